@@ -1,0 +1,49 @@
+// How subcommands plug into the `tuna` binary.
+//
+// Each cli/cmd_*.cc defines one Add*Command that adds its CLI11 subcommand(s) to the app.
+// A subcommand's callback stores the function to run into `*selected`; main runs it after
+// parsing, so every command returns an exit code instead of exiting from inside CLI11.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "CLI/CLI.hpp"
+
+namespace tuna::cli {
+
+// Options every subcommand sees (set before the subcommand runs).
+struct GlobalOptions {
+  std::string log_level = "info";
+  std::string log_format = "text";
+  std::string db_url;    // --db mysql://user@host:port/db; empty = embedded server
+  std::string data_dir;  // --data-dir of the embedded server; empty = default state dir
+};
+
+using CommandFn = std::function<int()>;
+
+struct CommandContext {
+  const GlobalOptions* global = nullptr;
+  CommandFn* selected = nullptr;  // the chosen subcommand's body
+};
+
+// Convenience for subcommands whose issue has not landed yet.
+int NotImplemented(const std::string& command, const std::string& issue);
+
+void AddVersionInfo(CLI::App& app);
+void AddDbCommand(CLI::App& app, CommandContext ctx);
+void AddProblemCommand(CLI::App& app, CommandContext ctx);
+void AddImportCommands(CLI::App& app, CommandContext ctx);      // import, import-db
+void AddSolversCommand(CLI::App& app, CommandContext ctx);
+void AddSessionCommand(CLI::App& app, CommandContext ctx);
+void AddApplicabilityCommand(CLI::App& app, CommandContext ctx);
+void AddJobsCommand(CLI::App& app, CommandContext ctx);
+void AddStatusCommand(CLI::App& app, CommandContext ctx);
+void AddCoordinatorCommand(CLI::App& app, CommandContext ctx);
+void AddWorkerCommand(CLI::App& app, CommandContext ctx);
+void AddExportCommand(CLI::App& app, CommandContext ctx);
+void AddTuneCommand(CLI::App& app, CommandContext ctx);
+void AddDriverCommand(CLI::App& app, CommandContext ctx);
+void AddDevicesCommand(CLI::App& app, CommandContext ctx);
+
+}  // namespace tuna::cli

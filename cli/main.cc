@@ -1,0 +1,55 @@
+// The `tuna` binary: global flags, then one subcommand (see cli/command.h).
+#include <iostream>
+
+#include "cli/command.h"
+#include "cli/logging.h"
+#include "cli/version.h"
+
+int main(int argc, char** argv) {
+  using namespace tuna::cli;
+  CLI::App app{"tuna: distributed convolution kernel tuning with MIOpen-compatible databases"};
+  app.require_subcommand(0, 1);
+  GlobalOptions global;
+  app.add_option("--log-level", global.log_level,
+                 "trace, debug, info, warn, error, critical or off")
+      ->capture_default_str();
+  app.add_option("--log-format", global.log_format, "text or json")->capture_default_str();
+  app.add_option("--db", global.db_url,
+                 "external server mysql://user@host:port/db (password from TUNA_DB_PASSWORD or "
+                 "an option file); default: the embedded server");
+  app.add_option("--data-dir", global.data_dir,
+                 "data directory of the embedded MariaDB (default: $XDG_STATE_HOME/tuna/mariadb)");
+  app.set_version_flag("--version", tuna::VersionLine());
+
+  CommandFn selected;
+  CommandContext ctx{&global, &selected};
+  AddDbCommand(app, ctx);
+  AddProblemCommand(app, ctx);
+  AddImportCommands(app, ctx);
+  AddSolversCommand(app, ctx);
+  AddSessionCommand(app, ctx);
+  AddApplicabilityCommand(app, ctx);
+  AddJobsCommand(app, ctx);
+  AddStatusCommand(app, ctx);
+  AddCoordinatorCommand(app, ctx);
+  AddWorkerCommand(app, ctx);
+  AddExportCommand(app, ctx);
+  AddTuneCommand(app, ctx);
+  AddDriverCommand(app, ctx);
+  AddDevicesCommand(app, ctx);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (!selected) {
+    std::cout << app.help();
+    return 0;
+  }
+  if (auto st = SetUpLogging(global.log_level, global.log_format); !st.ok()) {
+    std::cerr << "tuna: " << st.message() << "\n";
+    return 2;
+  }
+  return selected();
+}

@@ -1,0 +1,105 @@
+#include "tuner_core/problem/problem.h"
+
+#include <functional>
+
+namespace tuna {
+namespace {
+
+bool IsChannelsLast(Layout l) { return l == Layout::kNHWC || l == Layout::kNDHWC; }
+
+// Strides for dims (N, C, D, H, W) stored channels-first or channels-last.
+TensorDesc MakeDesc(std::array<int64_t, 5> dims, Layout layout) {
+  TensorDesc d;
+  d.dims = dims;
+  const int64_t c = dims[1], D = dims[2], h = dims[3], w = dims[4];
+  if (IsChannelsLast(layout)) {
+    d.strides = {D * h * w * c, 1, h * w * c, w * c, c};
+  } else {
+    d.strides = {c * D * h * w, D * h * w, h * w, w, 1};
+  }
+  return d;
+}
+
+}  // namespace
+
+Dhw Problem::Out() const {
+  Dhw out{};
+  for (int i = 0; i < 3; ++i) {
+    if (mode == ConvMode::kTrans) {
+      out[i] = (in[i] - 1) * stride[i] - 2 * pad[i] + dilation[i] * (fil[i] - 1) + 1 +
+               trans_output_pad[i];
+    } else {
+      out[i] = (in[i] + 2 * pad[i] - dilation[i] * (fil[i] - 1) - 1) / stride[i] + 1;
+    }
+  }
+  return out;
+}
+
+TensorDesc Problem::XDesc() const { return MakeDesc({n, c, in[0], in[1], in[2]}, in_layout); }
+
+TensorDesc Problem::WDesc() const {
+  return MakeDesc({k, c / groups, fil[0], fil[1], fil[2]}, fil_layout);
+}
+
+TensorDesc Problem::YDesc() const {
+  const Dhw o = Out();
+  return MakeDesc({n, k, o[0], o[1], o[2]}, out_layout);
+}
+
+double Problem::Flops() const {
+  const Dhw o = Out();
+  return 2.0 * double(n) * double(k) * double(c / groups) * double(fil[0] * fil[1] * fil[2]) *
+         double(o[0] * o[1] * o[2]);
+}
+
+std::string_view DirectionName(Direction d) {
+  switch (d) {
+    case Direction::kForward: return "F";
+    case Direction::kBackwardData: return "B";
+    case Direction::kBackwardWeights: return "W";
+  }
+  return "?";
+}
+
+std::string_view DataTypeName(DataType t) {
+  switch (t) {
+    case DataType::kFp32: return "FP32";
+    case DataType::kFp16: return "FP16";
+    case DataType::kBf16: return "BF16";
+    case DataType::kInt8: return "INT8";
+  }
+  return "?";
+}
+
+std::string_view LayoutName(Layout l) {
+  switch (l) {
+    case Layout::kNCHW: return "NCHW";
+    case Layout::kNHWC: return "NHWC";
+    case Layout::kNCDHW: return "NCDHW";
+    case Layout::kNDHWC: return "NDHWC";
+  }
+  return "?";
+}
+
+size_t DataTypeSize(DataType t) {
+  switch (t) {
+    case DataType::kFp32: return 4;
+    case DataType::kFp16: return 2;
+    case DataType::kBf16: return 2;
+    case DataType::kInt8: return 1;
+  }
+  return 0;
+}
+
+size_t ProblemHash::operator()(const Problem& p) const {
+  size_t h = 1469598103934665603ull;
+  auto mix = [&h](int64_t v) { h = (h ^ std::hash<int64_t>{}(v)) * 1099511628211ull; };
+  mix(p.spatial_dims), mix(p.n), mix(p.c), mix(p.k), mix(p.groups);
+  for (const Dhw* a : {&p.in, &p.fil, &p.pad, &p.stride, &p.dilation, &p.trans_output_pad})
+    for (int64_t v : *a) mix(v);
+  mix(int(p.mode)), mix(int(p.direction)), mix(int(p.data_type));
+  mix(int(p.in_layout)), mix(int(p.fil_layout)), mix(int(p.out_layout));
+  return h;
+}
+
+}  // namespace tuna
