@@ -1,0 +1,192 @@
+#include "tuner_core/db/perf_db.h"
+
+#include <tuple>
+
+#include "tuner_core/db/str_util.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "tuner_core/db/schema.h"
+
+namespace tuna::db {
+namespace {
+
+using internal::BindText;
+using internal::ColumnText;
+using internal::Prepare;
+using internal::SqlError;
+
+auto Tie(const PerfDbConfig& c) {
+  return std::tie(c.layout, c.data_type, c.direction, c.spatial_dim, c.in_channels, c.in_h, c.in_w,
+                  c.in_d, c.fil_h, c.fil_w, c.fil_d, c.out_channels, c.batchsize, c.pad_h, c.pad_w,
+                  c.pad_d, c.conv_stride_h, c.conv_stride_w, c.conv_stride_d, c.dilation_h,
+                  c.dilation_w, c.dilation_d, c.bias, c.group_count);
+}
+
+// The 21 integer columns in table order (schema.h kConfigColumns[3..]).
+std::vector<int64_t> IntColumns(const PerfDbConfig& c) {
+  return {c.spatial_dim, c.in_channels,   c.in_h,          c.in_w,          c.in_d,
+          c.fil_h,       c.fil_w,         c.fil_d,         c.out_channels,  c.batchsize,
+          c.pad_h,       c.pad_w,         c.pad_d,         c.conv_stride_h, c.conv_stride_w,
+          c.conv_stride_d, c.dilation_h,  c.dilation_w,    c.dilation_d,    c.bias,
+          c.group_count};
+}
+
+// Reads the 24 config columns starting at result column `first`.
+PerfDbConfig ReadConfig(sqlite3_stmt* s, int first) {
+  PerfDbConfig c;
+  c.layout = ColumnText(s, first);
+  c.data_type = ColumnText(s, first + 1);
+  c.direction = ColumnText(s, first + 2);
+  int64_t* ints[] = {&c.spatial_dim,   &c.in_channels,   &c.in_h,          &c.in_w,
+                     &c.in_d,          &c.fil_h,         &c.fil_w,         &c.fil_d,
+                     &c.out_channels,  &c.batchsize,     &c.pad_h,         &c.pad_w,
+                     &c.pad_d,         &c.conv_stride_h, &c.conv_stride_w, &c.conv_stride_d,
+                     &c.dilation_h,    &c.dilation_w,    &c.dilation_d,    &c.bias,
+                     &c.group_count};
+  for (int i = 0; i < 21; ++i) *ints[i] = sqlite3_column_int64(s, first + 3 + i);
+  return c;
+}
+
+std::string ConfigColumnList() { return absl::StrJoin(kConfigColumns, ","); }
+
+std::string WhereClause() {
+  std::vector<std::string> parts;
+  for (const char* c : kConfigColumns) parts.push_back(internal::Cat("(", c, " = ? )"));
+  return internal::Cat("( ", absl::StrJoin(parts, " AND "), " )");
+}
+
+}  // namespace
+
+bool PerfDbConfigLess::operator()(const PerfDbConfig& a, const PerfDbConfig& b) const {
+  return Tie(a) < Tie(b);
+}
+
+std::string PerfDbLookupSql() {
+  return internal::Cat(
+      "SELECT solver, params FROM perf_db INNER JOIN config ON perf_db.config = config.id WHERE ",
+      WhereClause(), ";");
+}
+
+void PerfDbWriter::Add(const PerfDbConfig& config, const std::string& solver,
+                       const std::string& params) {
+  rows_[config][solver] = params;
+}
+
+size_t PerfDbWriter::row_count() const {
+  size_t n = 0;
+  for (const auto& [c, solvers] : rows_) n += solvers.size();
+  return n;
+}
+
+absl::Status PerfDbWriter::Write(const std::string& path) const {
+  for (const auto& [c, solvers] : rows_) {
+    for (const auto& [solver, params] : solvers) {
+      if (solver.empty()) return absl::InvalidArgumentError("empty solver name in perf db row");
+    }
+  }
+  return internal::CreateDbFile(path, [this](sqlite3* db) -> absl::Status {
+    if (absl::Status s = internal::Exec(db, kCreateConfigSql); !s.ok()) return s;
+    if (absl::Status s = internal::Exec(db, kCreatePerfDbSql); !s.ok()) return s;
+    // Explicit ids: the row order defines them and they do not depend on SQLite's rowid choice.
+    std::string placeholders = "?";
+    for (int i = 0; i < 24; ++i) placeholders += ",?";
+    auto cfg = Prepare(db, internal::Cat("INSERT INTO config(id,", ConfigColumnList(),
+                                        ") VALUES(", placeholders, ");"));
+    if (!cfg.ok()) return cfg.status();
+    auto perf = Prepare(
+        db, "INSERT OR REPLACE INTO perf_db(id, config, solver, params) VALUES(?, ?, ?, ?);");
+    if (!perf.ok()) return perf.status();
+    int64_t config_id = 0, row_id = 0;
+    for (const auto& [c, solvers] : rows_) {
+      ++config_id;
+      sqlite3_stmt* s = cfg->get();
+      sqlite3_reset(s);
+      sqlite3_bind_int64(s, 1, config_id);
+      BindText(s, 2, c.layout);
+      BindText(s, 3, c.data_type);
+      BindText(s, 4, c.direction);
+      std::vector<int64_t> ints = IntColumns(c);
+      for (int i = 0; i < 21; ++i) sqlite3_bind_int64(s, 5 + i, ints[i]);
+      if (sqlite3_step(s) != SQLITE_DONE) {
+        return SqlError(db, internal::Cat("insert config ", config_id));
+      }
+      for (const auto& [solver, params] : solvers) {
+        sqlite3_stmt* p = perf->get();
+        sqlite3_reset(p);
+        sqlite3_bind_int64(p, 1, ++row_id);
+        sqlite3_bind_int64(p, 2, config_id);
+        BindText(p, 3, solver);
+        BindText(p, 4, params);
+        if (sqlite3_step(p) != SQLITE_DONE) {
+          return SqlError(db, internal::Cat("insert perf_db row ", solver, " config ", config_id));
+        }
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<PerfDbReader> PerfDbReader::Open(const std::string& path) {
+  absl::StatusOr<internal::SqliteHandle> db = internal::OpenReadOnly(path);
+  if (!db.ok()) return db.status();
+  if (absl::Status s = internal::CheckColumns(db->get(), "config", kConfigColumns); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = internal::CheckColumns(db->get(), "perf_db", kPerfDbColumns); !s.ok()) {
+    return s;
+  }
+  return PerfDbReader(*std::move(db));
+}
+
+absl::StatusOr<std::vector<PerfDbRow>> PerfDbReader::ReadAll() const {
+  auto st = Prepare(db_.get(), internal::Cat("SELECT perf_db.solver, perf_db.params, ",
+                                            ConfigColumnList(),
+                                            " FROM perf_db INNER JOIN config ON perf_db.config = "
+                                            "config.id ORDER BY perf_db.id;"));
+  if (!st.ok()) return st.status();
+  std::vector<PerfDbRow> rows;
+  int rc;
+  while ((rc = sqlite3_step(st->get())) == SQLITE_ROW) {
+    PerfDbRow r;
+    r.solver = ColumnText(st->get(), 0);
+    r.params = ColumnText(st->get(), 1);
+    r.config = ReadConfig(st->get(), 2);
+    rows.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_.get(), "read perf_db");
+  return rows;
+}
+
+absl::StatusOr<std::vector<SolverParams>> PerfDbReader::Lookup(const PerfDbConfig& c) const {
+  auto st = Prepare(db_.get(), PerfDbLookupSql());
+  if (!st.ok()) return st.status();
+  sqlite3_stmt* s = st->get();
+  BindText(s, 1, c.layout);
+  BindText(s, 2, c.data_type);
+  BindText(s, 3, c.direction);
+  std::vector<int64_t> ints = IntColumns(c);
+  for (int i = 0; i < 21; ++i) BindText(s, 4 + i, std::to_string(ints[i]));
+  std::vector<SolverParams> out;
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    out.push_back({ColumnText(s, 0), ColumnText(s, 1)});
+  }
+  if (rc != SQLITE_DONE) return SqlError(db_.get(), "perf db lookup");
+  return out;
+}
+
+absl::StatusOr<int64_t> PerfDbReader::Count(const char* sql) const {
+  auto st = Prepare(db_.get(), sql);
+  if (!st.ok()) return st.status();
+  if (sqlite3_step(st->get()) != SQLITE_ROW) return SqlError(db_.get(), sql);
+  return sqlite3_column_int64(st->get(), 0);
+}
+
+absl::StatusOr<int64_t> PerfDbReader::CountConfigs() const {
+  return Count("SELECT count(*) FROM config;");
+}
+absl::StatusOr<int64_t> PerfDbReader::CountRows() const {
+  return Count("SELECT count(*) FROM perf_db;");
+}
+
+}  // namespace tuna::db
