@@ -1,0 +1,139 @@
+#include "tuner_core/solver/invoker.h"
+
+#include "absl/strings/str_cat.h"
+#include "kernels/sources.h"
+
+namespace tuna::solver {
+namespace {
+
+// Every embedded kernel file is offered as a header, so sources may include their helpers
+// ("conv/igemm_tile.h") without any file on disk.
+std::vector<backend::SourceHeader> KernelTreeHeaders() {
+  std::vector<backend::SourceHeader> headers;
+  for (const kernels::KernelSourceFile& f : kernels::AllSources()) {
+    headers.push_back({f.path, f.text});
+  }
+  return headers;
+}
+
+const backend::DeviceBuffer* BufferFor(const ConvBuffers& b, BufferRole role) {
+  switch (role) {
+    case BufferRole::kX: return b.x;
+    case BufferRole::kW: return b.w;
+    case BufferRole::kY: return b.y;
+    case BufferRole::kWorkspace: return b.workspace;
+  }
+  return nullptr;
+}
+
+const char* RoleName(BufferRole role) {
+  switch (role) {
+    case BufferRole::kX: return "x";
+    case BufferRole::kW: return "w";
+    case BufferRole::kY: return "y";
+    case BufferRole::kWorkspace: return "workspace";
+  }
+  return "?";
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<backend::CodeObject>> CompileSolution(const backend::Backend& backend,
+                                                                 const Solution& solution,
+                                                                 const std::string& arch) {
+  std::vector<backend::CodeObject> out;
+  const std::vector<backend::SourceHeader> headers = KernelTreeHeaders();
+  for (const KernelBuild& k : solution.kernels) {
+    const char* text = kernels::FindSource(k.source);
+    if (text == nullptr) {
+      return absl::NotFoundError(absl::StrCat("kernel source '", k.source, "' is not embedded"));
+    }
+    backend::CompileRequest req;
+    req.source = text;
+    req.source_name = k.source;
+    req.entries = k.entries;
+    req.options = k.options;
+    req.arch = arch;
+    req.headers = headers;
+    absl::StatusOr<backend::CodeObject> code = backend.Compile(req);
+    if (!code.ok()) {
+      return absl::Status(code.status().code(),
+                          absl::StrCat(k.source, ": ", code.status().message()));
+    }
+    out.push_back(*std::move(code));
+  }
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<Invoker>> Invoker::Create(
+    backend::Device& device, Solution solution, const std::vector<backend::CodeObject>& code) {
+  if (code.size() != solution.kernels.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("solution has ", solution.kernels.size(),
+                                                   " kernels but ", code.size(),
+                                                   " code objects were given"));
+  }
+  std::unique_ptr<Invoker> inv(new Invoker(device, std::move(solution)));
+  for (size_t i = 0; i < code.size(); ++i) {
+    absl::StatusOr<std::unique_ptr<backend::Module>> m = device.Load(code[i]);
+    if (!m.ok()) return m.status();
+    std::vector<backend::Kernel> entries;
+    for (const std::string& name : inv->solution_.kernels[i].entries) {
+      absl::StatusOr<backend::Kernel> k = (*m)->GetKernel(name);
+      if (!k.ok()) return k.status();
+      entries.push_back(*k);
+    }
+    inv->modules_.push_back(*std::move(m));
+    inv->kernels_.push_back(std::move(entries));
+  }
+  for (const Launch& l : inv->solution_.launches) {
+    if (l.kernel < 0 || l.kernel >= static_cast<int>(inv->kernels_.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("launch of unknown kernel ", l.kernel));
+    }
+  }
+  return inv;
+}
+
+absl::Status Invoker::Run(const ConvBuffers& buffers) {
+  if (solution_.workspace_bytes > 0 &&
+      (buffers.workspace == nullptr || buffers.workspace->bytes() < solution_.workspace_bytes)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("solution needs a workspace of ", solution_.workspace_bytes, " bytes"));
+  }
+  for (BufferRole role : solution_.zero_first) {
+    const backend::DeviceBuffer* b = BufferFor(buffers, role);
+    if (b == nullptr) return absl::InvalidArgumentError(absl::StrCat("no ", RoleName(role), " buffer"));
+    if (absl::Status st = device_.Memset(*b, 0, b->bytes()); !st.ok()) return st;
+  }
+  for (const Launch& l : solution_.launches) {
+    const std::vector<backend::Kernel>& entries = kernels_[l.kernel];
+    const std::vector<std::string>& names = solution_.kernels[l.kernel].entries;
+    const backend::Kernel* kernel = nullptr;
+    for (size_t i = 0; i < names.size(); ++i)
+      if (names[i] == l.entry) kernel = &entries[i];
+    if (kernel == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("launch names unknown entry '", l.entry, "'"));
+    }
+    backend::KernelArgs args;
+    for (const KernelArg& a : l.args) {
+      switch (a.kind) {
+        case KernelArg::Kind::kBuffer: {
+          const backend::DeviceBuffer* b = BufferFor(buffers, a.role);
+          if (b == nullptr) {
+            return absl::InvalidArgumentError(absl::StrCat("no ", RoleName(a.role), " buffer"));
+          }
+          args.Add(*b);
+          break;
+        }
+        case KernelArg::Kind::kI32: args.Add(static_cast<int32_t>(a.i)); break;
+        case KernelArg::Kind::kI64: args.Add(static_cast<int64_t>(a.i)); break;
+        case KernelArg::Kind::kF32: args.Add(a.f); break;
+      }
+    }
+    if (absl::Status st = device_.Launch(*kernel, l.grid, l.block, l.shared_bytes, args); !st.ok()) {
+      return st;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tuna::solver

@@ -1,0 +1,107 @@
+#include "tuner_core/solver/perf_config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace tuna::solver {
+
+std::string PerfConfig::ToString() const { return absl::StrJoin(values, ","); }
+
+uint64_t SearchSpace::Size() const {
+  if (axes_.empty()) return 0;
+  uint64_t n = 1;
+  for (const ParamAxis& a : axes_) {
+    if (a.values.empty()) return 0;
+    if (n > std::numeric_limits<uint64_t>::max() / a.values.size()) {
+      return std::numeric_limits<uint64_t>::max();
+    }
+    n *= a.values.size();
+  }
+  return n;
+}
+
+PerfConfig SearchSpace::At(uint64_t index) const {
+  PerfConfig config;
+  config.values.resize(axes_.size());
+  for (size_t i = axes_.size(); i-- > 0;) {
+    const auto& domain = axes_[i].values;
+    config.values[i] = domain[index % domain.size()];
+    index /= domain.size();
+  }
+  return config;
+}
+
+bool SearchSpace::Contains(const PerfConfig& config) const {
+  if (config.values.size() != axes_.size()) return false;
+  for (size_t i = 0; i < axes_.size(); ++i) {
+    const auto& domain = axes_[i].values;
+    if (std::find(domain.begin(), domain.end(), config.values[i]) == domain.end()) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<PerfConfig> SearchSpace::Parse(std::string_view params) const {
+  std::vector<std::string> fields;
+  if (!params.empty()) fields = absl::StrSplit(std::string(params), ',');
+  if (fields.size() != axes_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("params '", std::string(params), "': expected ",
+                                                   axes_.size(), " values, got ", fields.size()));
+  }
+  PerfConfig config;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    int64_t v = 0;
+    const char* end = fields[i].data() + fields[i].size();
+    auto [ptr, ec] = std::from_chars(fields[i].data(), end, v);
+    if (ec != std::errc() || ptr != end) {
+      return absl::InvalidArgumentError(absl::StrCat("params '", std::string(params), "': ", axes_[i].name,
+                                                     " is not an integer: '", fields[i], "'"));
+    }
+    const auto& domain = axes_[i].values;
+    if (std::find(domain.begin(), domain.end(), v) == domain.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("params '", std::string(params), "': ", axes_[i].name, "=", v, " is outside {",
+                       absl::StrJoin(domain, ","), "}"));
+    }
+    config.values.push_back(v);
+  }
+  return config;
+}
+
+std::vector<std::string> SearchSpace::Defines(const PerfConfig& config) const {
+  std::vector<std::string> defines;
+  for (size_t i = 0; i < axes_.size() && i < config.values.size(); ++i) {
+    std::string upper = axes_[i].name;
+    std::transform(upper.begin(), upper.end(), upper.begin(),
+                   [](unsigned char c) { return std::toupper(c); });
+    defines.push_back(absl::StrCat("-DTUNA_", upper, "=", config.values[i]));
+  }
+  return defines;
+}
+
+std::string SearchSpace::Describe(const PerfConfig& config) const {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < axes_.size() && i < config.values.size(); ++i) {
+    parts.push_back(absl::StrCat(axes_[i].name, "=", config.values[i]));
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+std::vector<int64_t> Pow2Range(int64_t lo, int64_t hi) {
+  std::vector<int64_t> v;
+  for (int64_t x = lo; x <= hi; x *= 2) v.push_back(x);
+  return v;
+}
+
+std::vector<int64_t> LinearRange(int64_t lo, int64_t hi, int64_t step) {
+  std::vector<int64_t> v;
+  for (int64_t x = lo; x <= hi; x += step) v.push_back(x);
+  return v;
+}
+
+}  // namespace tuna::solver

@@ -1,0 +1,54 @@
+// What a solver returns for (target, problem, config): kernels to build and how to launch
+// them, as data. No function objects: a Solution can be planned on one host (compile worker)
+// and executed on another (GPU worker) by the generic Invoker (invoker.h), and printed in logs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tuner_core/backend/backend.h"
+
+namespace tuna::solver {
+
+// The convolution's buffers, in forward terms and in the problem's layouts. Which ones are
+// read and which one is written follows from the direction: F writes y, B writes x, W writes w.
+enum class BufferRole { kX, kW, kY, kWorkspace };
+
+struct KernelArg {
+  enum class Kind { kBuffer, kI32, kI64, kF32 };
+  Kind kind = Kind::kI32;
+  BufferRole role = BufferRole::kX;  // for kBuffer
+  int64_t i = 0;                     // for kI32 / kI64
+  float f = 0;                       // for kF32
+
+  static KernelArg Buffer(BufferRole r) { return {Kind::kBuffer, r, 0, 0}; }
+  static KernelArg I32(int64_t v) { return {Kind::kI32, BufferRole::kX, v, 0}; }
+  static KernelArg I64(int64_t v) { return {Kind::kI64, BufferRole::kX, v, 0}; }
+  static KernelArg F32(float v) { return {Kind::kF32, BufferRole::kX, 0, v}; }
+};
+
+// One kernel to compile: a source of the embedded kernel tree (kernels/sources.h) and the
+// -D options that specialise it.
+struct KernelBuild {
+  std::string source;                // "conv/naive_conv.cu", "cpu/gemm_conv.cc"
+  std::vector<std::string> entries;  // kernel names the code object must export
+  std::vector<std::string> options;  // "-DTUNA_TB_M=64", ...
+};
+
+struct Launch {
+  int kernel = 0;       // index into Solution::kernels
+  std::string entry;    // which entry of that kernel
+  backend::Dim3 grid, block;
+  size_t shared_bytes = 0;
+  std::vector<KernelArg> args;
+};
+
+struct Solution {
+  std::vector<KernelBuild> kernels;
+  std::vector<BufferRole> zero_first;  // buffers zeroed before the launches (split-K, atomics)
+  std::vector<Launch> launches;        // run in order on one stream
+  uint64_t workspace_bytes = 0;
+};
+
+}  // namespace tuna::solver

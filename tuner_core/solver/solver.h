@@ -1,0 +1,63 @@
+// The solver contract (MIOpen's verbs, tuna's shape; see docs/ARCHITECTURE.md).
+//
+// A solver is a stateless const object with a stable name (its perf-db / find-db id). Every
+// method is pure planning on the CPU: nothing here compiles, launches or times (search/ does).
+//   IsApplicable   OK, or NotApplicable-style FailedPrecondition whose message says why
+//                  ("requires NHWC", "groups > 1 not supported").
+//   Space          the tuning axes for this problem (empty for non-tunable solvers).
+//   DefaultConfig  constant-time heuristic choice; must be valid for any applicable problem.
+//   IsValid        a config (e.g. read from a perf db) fits this problem and target.
+//   GetSolution    kernels + launches + workspace for a valid config.
+// Threads: all methods are const and safe to call concurrently.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "tuner_core/problem/problem.h"
+#include "tuner_core/solver/perf_config.h"
+#include "tuner_core/solver/solution.h"
+#include "tuner_core/solver/target.h"
+
+namespace tuna::solver {
+
+// MIOpen's algorithm families (the find db's third field is derived from them).
+enum class Algorithm { kDirect, kGemm, kImplicitGemm, kWinograd, kFft };
+
+class Solver {
+ public:
+  virtual ~Solver() = default;
+
+  virtual std::string_view Name() const = 0;
+  virtual Algorithm Algo() const = 0;
+  virtual bool IsTunable() const = 0;
+  // MIOpen's "dynamic": one compiled kernel serves every problem size (no -D of sizes).
+  virtual bool IsDynamic() const { return false; }
+  virtual std::vector<Direction> Directions() const = 0;
+
+  virtual absl::Status IsApplicable(const Target& target, const Problem& problem) const = 0;
+  virtual SearchSpace Space(const Target& target, const Problem& problem) const {
+    (void)target, (void)problem;
+    return {};
+  }
+  virtual PerfConfig DefaultConfig(const Target& target, const Problem& problem) const {
+    (void)target, (void)problem;
+    return {};
+  }
+  // Default: the config lies in Space(). Solvers add their own constraints (shared memory,
+  // divisibility, register budget) by overriding and calling this first.
+  virtual absl::Status IsValid(const Target& target, const Problem& problem,
+                               const PerfConfig& config) const;
+  virtual absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
+                                               const PerfConfig& config) const = 0;
+};
+
+// "miopenConvolutionFwdAlgoImplicitGEMM" etc. (MIOpen src/conv_algo_name.cpp).
+std::string_view FindDbAlgorithmName(Algorithm algo, Direction direction);
+
+// FailedPrecondition("<solver>: <reason>") — the applicability "no" with its reason.
+absl::Status NotApplicable(std::string_view solver, std::string_view reason);
+
+}  // namespace tuna::solver
