@@ -1,11 +1,214 @@
+// `tuna problem parse (LINE... | -f FILE | --fdb-key KEY) [--json]`: shows how tuna reads a
+// MIOpenDriver line, a file of them or a find-db key: the canonical line, the find-db key,
+// the perf-db columns and the text perf-db key of every resulting problem.
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "cli/command.h"
+#include "tuner_core/problem/driver_line.h"
+#include "tuner_core/problem/keys.h"
 
 namespace tuna::cli {
+namespace {
+
+struct ParseOptions {
+  std::string file;
+  std::string fdb_key;
+  bool json = false;
+  std::vector<std::string> line;  // the MIOpenDriver line, as one or several args
+};
+
+std::string JsonString(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        // Control bytes and non-ASCII bytes (the input may not be UTF-8) as \u00XX.
+        if (c < 0x20 || c >= 0x7f) {
+          out += "\\u00";
+          out.push_back(kHex[c >> 4]);
+          out.push_back(kHex[c & 15]);
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// (name, value) pairs of the perf-db `config` columns in table order.
+std::vector<std::pair<std::string, std::string>> ConfigColumns(const PerfDbConfig& c) {
+  auto s = [](int64_t v) { return std::to_string(v); };
+  return {{"layout", c.layout},
+          {"data_type", c.data_type},
+          {"direction", c.direction},
+          {"spatial_dim", s(c.spatial_dim)},
+          {"in_channels", s(c.in_channels)},
+          {"in_h", s(c.in_h)},
+          {"in_w", s(c.in_w)},
+          {"in_d", s(c.in_d)},
+          {"fil_h", s(c.fil_h)},
+          {"fil_w", s(c.fil_w)},
+          {"fil_d", s(c.fil_d)},
+          {"out_channels", s(c.out_channels)},
+          {"batchsize", s(c.batchsize)},
+          {"pad_h", s(c.pad_h)},
+          {"pad_w", s(c.pad_w)},
+          {"pad_d", s(c.pad_d)},
+          {"conv_stride_h", s(c.conv_stride_h)},
+          {"conv_stride_w", s(c.conv_stride_w)},
+          {"conv_stride_d", s(c.conv_stride_d)},
+          {"dilation_h", s(c.dilation_h)},
+          {"dilation_w", s(c.dilation_w)},
+          {"dilation_d", s(c.dilation_d)},
+          {"bias", s(c.bias)},
+          {"group_count", s(c.group_count)}};
+}
+
+// One problem with where it came from (line 0 = not from a file).
+struct Item {
+  int line = 0;
+  std::string source;
+  Problem problem;
+};
+
+void PrintText(const std::vector<Item>& items) {
+  for (const Item& it : items) {
+    const Problem& p = it.problem;
+    if (it.line > 0) std::cout << "# line " << it.line << "\n";
+    std::cout << ToDriverLine(p) << "\n";
+    std::cout << "  find-db key:  " << FindDbKey(p) << "\n";
+    std::cout << "  perf-db key:  " << PerfDbTextKey(p) << "\n";
+    std::cout << "  perf-db row: ";
+    for (const auto& [name, value] : ConfigColumns(ToPerfDbConfig(p)))
+      std::cout << " " << name << "=" << value;
+    std::cout << "\n";
+  }
+}
+
+void PrintJson(const std::vector<Item>& items, const std::vector<DriverFileError>& errors) {
+  std::cout << "{\"problems\": [";
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Item& it = items[i];
+    const Problem& p = it.problem;
+    std::cout << (i ? ",\n  " : "\n  ") << "{";
+    if (it.line > 0) std::cout << "\"line\": " << it.line << ", ";
+    std::cout << "\"source\": " << JsonString(it.source)
+              << ", \"direction\": " << JsonString(DirectionName(p.direction))
+              << ", \"driver_line\": " << JsonString(ToDriverLine(p))
+              << ", \"fdb_key\": " << JsonString(FindDbKey(p))
+              << ", \"perf_db_text_key\": " << JsonString(PerfDbTextKey(p))
+              << ", \"perf_db_config\": {";
+    bool first = true;
+    for (const auto& [name, value] : ConfigColumns(ToPerfDbConfig(p))) {
+      const bool is_string = name == "layout" || name == "data_type" || name == "direction";
+      std::cout << (first ? "" : ", ") << JsonString(name) << ": "
+                << (is_string ? JsonString(value) : value);
+      first = false;
+    }
+    std::cout << "}, \"flops\": " << static_cast<int64_t>(p.Flops()) << "}";
+  }
+  std::cout << (items.empty() ? "" : "\n") << "], \"errors\": [";
+  for (size_t i = 0; i < errors.size(); ++i) {
+    const DriverFileError& e = errors[i];
+    std::cout << (i ? ",\n  " : "\n  ") << "{";
+    if (e.line_number > 0) std::cout << "\"line\": " << e.line_number << ", ";
+    std::cout << "\"source\": " << JsonString(e.text) << ", \"error\": " << JsonString(e.reason)
+              << "}";
+  }
+  std::cout << (errors.empty() ? "" : "\n") << "]}\n";
+}
+
+int RunParse(const ParseOptions& opt) {
+  std::string line;
+  for (const std::string& a : opt.line) line += (line.empty() ? "" : " ") + a;
+  const int given = !opt.file.empty() + !opt.fdb_key.empty() + !line.empty();
+  if (given != 1) {
+    std::cerr << "tuna problem parse: give exactly one of LINE, -f FILE or --fdb-key KEY\n";
+    return 2;
+  }
+  std::vector<Item> items;
+  std::vector<DriverFileError> errors;
+  std::string where;  // prefix of error lines
+  if (!opt.file.empty()) {
+    auto file = ParseDriverFile(opt.file);
+    if (!file.ok()) {
+      std::cerr << "tuna problem parse: " << file.status().message() << "\n";
+      return 1;
+    }
+    for (const DriverFileLine& l : file->lines)
+      for (const Problem& p : l.problems) items.push_back({l.line_number, l.text, p});
+    errors = file->errors;
+    where = opt.file + ":";
+  } else if (!opt.fdb_key.empty()) {
+    auto p = ParseFindDbKey(opt.fdb_key);
+    if (p.ok()) {
+      items.push_back({0, opt.fdb_key, *p});
+    } else {
+      errors.push_back({0, opt.fdb_key, std::string(p.status().message())});
+    }
+  } else {
+    auto ps = ParseDriverLine(line);
+    if (ps.ok()) {
+      for (const Problem& p : *ps) items.push_back({0, line, p});
+    } else {
+      errors.push_back({0, line, std::string(ps.status().message())});
+    }
+  }
+
+  if (opt.json) {
+    PrintJson(items, errors);
+  } else {
+    PrintText(items);
+  }
+  for (const DriverFileError& e : errors) {
+    std::cerr << "tuna problem parse: " << where;
+    if (e.line_number > 0) std::cerr << e.line_number << ": ";
+    else if (!where.empty()) std::cerr << " ";
+    std::cerr << e.reason << "\n    " << e.text << "\n";
+  }
+  if (!errors.empty() && !opt.file.empty()) {
+    std::cerr << "tuna problem parse: " << errors.size() << " bad line(s) in " << opt.file << "\n";
+  }
+  return errors.empty() ? 0 : 1;
+}
+
+}  // namespace
 
 void AddProblemCommand(CLI::App& app, CommandContext ctx) {
   CLI::App* cmd = app.add_subcommand("problem", "parse MIOpenDriver lines and MIOpen db keys");
-  cmd->allow_extras();
-  cmd->callback([ctx] { *ctx.selected = [] { return NotImplemented("problem", "Problem model"); }; });
+  cmd->require_subcommand(1);
+  auto opt = std::make_shared<ParseOptions>();
+  CLI::App* parse = cmd->add_subcommand(
+      "parse",
+      "show the canonical driver line, find-db key and perf-db columns of each problem of a "
+      "MIOpenDriver LINE (e.g. `tuna problem parse conv -n 32 -c 64 ... -F 0`), a file of "
+      "lines or a find-db key");
+  parse->add_option("-f,--file", opt->file, "a file of MIOpenDriver lines ('#' comments)");
+  parse->add_option("--fdb-key", opt->fdb_key, "a find-db key, e.g. 64-56-56-1x1-...-NCHW-FP32-F");
+  parse->add_flag("--json", opt->json, "print JSON instead of text");
+  // The driver line keeps its own flags (-f, -n ...): CLI11 stops at its first word.
+  parse->prefix_command();
+  parse->callback([ctx, opt, parse] {
+    opt->line.clear();
+    for (std::string& a : parse->remaining()) {
+      if (a == "--json") {
+        opt->json = true;  // accepted after the line too; MIOpenDriver has no such flag
+      } else {
+        opt->line.push_back(std::move(a));
+      }
+    }
+    *ctx.selected = [opt] { return RunParse(*opt); };
+  });
 }
 
 }  // namespace tuna::cli
