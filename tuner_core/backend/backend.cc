@@ -1,0 +1,74 @@
+#include "tuner_core/backend/backend.h"
+
+#include "absl/strings/cord.h"
+#include "spdlog/spdlog.h"
+
+namespace tuna::backend {
+namespace {
+// Marks a status as "the device context is gone" independently of its message text.
+constexpr char kContextLostPayload[] = "tuna.backend/context_lost";
+}  // namespace
+
+const char* BackendKindName(BackendKind kind) {
+  switch (kind) {
+    case BackendKind::kCpu: return "cpu";
+    case BackendKind::kCuda: return "cuda";
+    case BackendKind::kHip: return "hip";
+  }
+  return "unknown";
+}
+
+KernelArgs& KernelArgs::Add(const DeviceBuffer& buffer) {
+  return Add<uint64_t>(buffer.address());
+}
+
+void KernelArgs::Grow(size_t bytes) {
+  if (bytes > storage_.size() * kSlotAlign) storage_.resize((bytes + kSlotAlign - 1) / kSlotAlign * 2);
+  storage_size_ = bytes;
+}
+
+void** KernelArgs::Pointers() {
+  pointers_.clear();
+  for (size_t offset : offsets_) pointers_.push_back(Base() + offset);
+  return pointers_.data();
+}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    device_ = std::exchange(other.device_, nullptr);
+    address_ = std::exchange(other.address_, 0);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+void DeviceBuffer::Reset() {
+  if (device_ == nullptr) return;
+  if (absl::Status st = device_->FreeRaw(address_); !st.ok()) {
+    spdlog::warn("freeing {} bytes at {:#x} on {}: {}", bytes_, address_, device_->Info().name,
+                 st.ToString());
+  }
+  device_ = nullptr;
+  address_ = 0;
+  bytes_ = 0;
+}
+
+absl::StatusOr<DeviceBuffer> Device::Alloc(size_t bytes) {
+  if (bytes == 0) return absl::InvalidArgumentError("allocation of 0 bytes");
+  absl::StatusOr<uint64_t> address = AllocRaw(bytes);
+  if (!address.ok()) return address.status();
+  return DeviceBuffer(this, *address, bytes);
+}
+
+absl::Status ContextLostError(const std::string& what) {
+  absl::Status st = absl::InternalError("context lost: " + what);
+  st.SetPayload(kContextLostPayload, absl::Cord("1"));
+  return st;
+}
+
+bool IsContextLost(const absl::Status& status) {
+  return status.GetPayload(kContextLostPayload).has_value();
+}
+
+}  // namespace tuna::backend

@@ -1,0 +1,28 @@
+// The CPU backend: kernels are C++ built by the system compiler into a shared object and run
+// from a thread pool (ABI in kernels/cpu/cpu_kernel.h). Host memory is the device memory.
+// Used for CPU-only CI, as a reference, and for the CPU solvers.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "tuner_core/backend/backend.h"
+
+namespace tuna::backend {
+
+struct CpuBackendOptions {
+  std::string cxx = "c++";       // compiler (argv[0], searched in PATH)
+  std::string tmp_dir = "/tmp";  // for build directories and loaded shared objects
+  int threads = 0;               // launch threads; 0 = hardware concurrency
+
+  // cxx from $TUNA_CXX, tmp_dir from $TMPDIR when set.
+  static CpuBackendOptions FromEnv();
+};
+
+// Never fails: a missing compiler shows in CompilerStatus(); the device always exists.
+std::unique_ptr<Backend> NewCpuBackend(const CpuBackendOptions& options);
+
+// The arch of this host: "cpu-avx512", "cpu-avx2", "cpu-x86_64", "cpu-aarch64", "cpu-generic".
+std::string HostCpuArch();
+
+}  // namespace tuna::backend
