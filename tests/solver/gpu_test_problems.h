@@ -1,0 +1,80 @@
+// Problems for the GPU solver tests: the ResNet-50 layers of testdata/resnet50_n32.txt (the 23
+// unique convolutions) re-typed, re-laid-out and re-batched, plus small edge-case problems.
+#pragma once
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tuner_core/problem/driver_line.h"
+#include "tuner_core/problem/problem.h"
+
+namespace tuna::testing {
+
+inline Layout Layout3(Layout l, int dims) {
+  if (dims == 3) return l == Layout::kNHWC ? Layout::kNDHWC : Layout::kNCDHW;
+  return l;
+}
+
+inline Problem With(Problem p, Direction dir, DataType type, Layout layout) {
+  p.direction = dir;
+  p.data_type = type;
+  p.in_layout = p.fil_layout = p.out_layout = Layout3(layout, p.spatial_dims);
+  return p;
+}
+
+// Forward problems of the ResNet-50 file (cwd = runfiles root under bazel test); empty when the
+// file cannot be read or parsed (callers REQUIRE non-empty).
+inline std::vector<Problem> ResNet50Layers() {
+  std::ifstream in("tests/solver/testdata/resnet50_n32.txt");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::vector<Problem> out;
+  DriverFile file = ParseDriverText(ss.str());
+  if (!file.errors.empty()) return {};
+  for (const DriverFileLine& line : file.lines) {
+    for (const Problem& p : line.problems) {
+      if (p.direction == Direction::kForward) out.push_back(p);
+    }
+  }
+  return out;
+}
+
+// Small problems that exercise edges: odd sizes, padding, stride > filter, dilation, groups,
+// depthwise, 3D, channel counts below every tile.
+inline std::vector<Problem> EdgeProblems() {
+  std::vector<Problem> v;
+  auto make = [&](int64_t n, int64_t c, int64_t k, int64_t h, int64_t w, int64_t fy, int64_t fx, int64_t pad,
+                  int64_t stride, int64_t dil, int64_t groups) {
+    Problem p;
+    p.n = n, p.c = c, p.k = k;
+    p.in = {1, h, w};
+    p.fil = {1, fy, fx};
+    p.pad = {0, pad, pad};
+    p.stride = {1, stride, stride};
+    p.dilation = {1, dil, dil};
+    p.groups = groups;
+    v.push_back(p);
+  };
+  make(1, 1, 1, 5, 5, 3, 3, 1, 1, 1, 1);       // single channel
+  make(2, 3, 5, 7, 9, 3, 3, 1, 2, 1, 1);       // odd, stride 2
+  make(2, 8, 12, 11, 10, 1, 1, 0, 2, 1, 1);    // 1x1 stride 2: stride classes without taps (Bwd)
+  make(1, 6, 10, 9, 9, 3, 3, 2, 1, 2, 1);      // dilation 2
+  make(2, 8, 8, 8, 8, 3, 3, 1, 1, 1, 2);       // groups 2
+  make(2, 16, 16, 9, 9, 3, 3, 1, 1, 1, 16);    // depthwise
+  make(1, 4, 6, 12, 12, 5, 5, 2, 3, 1, 1);     // stride 3, 5x5
+  make(3, 20, 36, 6, 6, 2, 3, 0, 1, 1, 1);     // asymmetric filter, no padding
+  make(2, 16, 24, 14, 14, 3, 3, 1, 2, 1, 1);   // ResNet-like downsampling
+  Problem p3;                                  // 3D
+  p3.spatial_dims = 3;
+  p3.n = 2, p3.c = 4, p3.k = 6;
+  p3.in = {5, 6, 7};
+  p3.fil = {3, 3, 3};
+  p3.pad = {1, 1, 1};
+  p3.stride = {2, 1, 2};
+  v.push_back(p3);
+  return v;
+}
+
+}  // namespace tuna::testing

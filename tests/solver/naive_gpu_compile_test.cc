@@ -1,0 +1,80 @@
+// The naive GPU kernel (kernels/conv/naive_conv.cu) compiles for every direction and data type:
+// hiprtc for gfx908 and gfx90a, NVRTC for sm_90. Each compiler is skipped with a message where
+// its library is missing. One compile per (arch, data type) exports all three entries, after
+// checking that the three solvers plan the same source and options (only the entry differs).
+#include <cstdio>
+
+#include "catch2/catch.hpp"
+#include "tests/solver/cpu_solver_harness.h"
+#include "tuner_core/backend/cuda/cuda_backend.h"
+#include "tuner_core/backend/hip/hip_backend.h"
+#include "tuner_core/solver/conv/naive_solvers.h"
+#include "tuner_core/solver/invoker.h"
+
+namespace tuna {
+namespace {
+
+using solver::NaiveConvSolver;
+using solver::PerfConfig;
+
+// The build of the three naive solvers for `type` on `arch`, with all three entries.
+solver::Solution AllEntries(const std::string& arch, DataType type) {
+  absl::StatusOr<solver::Target> target = solver::TargetForArch(arch);
+  REQUIRE(target.ok());
+  Problem p = testing::SmallProblems()[3].problem;  // groups, mixed layouts
+  p.data_type = type;
+  solver::Solution all;
+  for (Direction dir : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
+    if (type == DataType::kInt8 && dir != Direction::kForward) continue;
+    p.direction = dir;
+    const NaiveConvSolver s(dir);
+    absl::StatusOr<solver::Solution> sol = s.GetSolution(*target, p, PerfConfig{});
+    INFO(sol.status().ToString());
+    REQUIRE(sol.ok());
+    REQUIRE(sol->kernels.size() == 1);
+    CHECK(sol->kernels[0].source == "conv/naive_conv.cu");
+    if (all.kernels.empty()) {
+      all = *sol;
+    } else {
+      CHECK(sol->kernels[0].options == all.kernels[0].options);
+    }
+  }
+  all.kernels[0].entries = {"naive_conv_fwd", "naive_conv_bwd", "naive_conv_wrw"};
+  return all;
+}
+
+void CompileEverything(const backend::Backend& be, const std::string& arch) {
+  for (DataType type : {DataType::kFp32, DataType::kFp16, DataType::kBf16, DataType::kInt8}) {
+    INFO(arch << " " << DataTypeName(type));
+    const solver::Solution sol = AllEntries(arch, type);
+    absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(be, sol, arch);
+    INFO(code.status().ToString());
+    REQUIRE(code.ok());
+    REQUIRE(code->size() == 1);
+    CHECK_FALSE((*code)[0].bytes.empty());
+    CHECK((*code)[0].arch == arch);
+  }
+}
+
+TEST_CASE("naive kernel compiles with hiprtc for gfx908 and gfx90a") {
+  std::unique_ptr<backend::Backend> hip = backend::NewHipBackend(backend::HipBackendOptions::FromEnv());
+  if (!hip->CompilerStatus().ok()) {
+    WARN("skipping hiprtc: " << hip->CompilerStatus().ToString());
+    std::printf("SKIPPED hiprtc: %s\n", hip->CompilerStatus().ToString().c_str());
+    return;
+  }
+  for (const char* arch : {"gfx908", "gfx90a"}) CompileEverything(*hip, arch);
+}
+
+TEST_CASE("naive kernel compiles with NVRTC for sm_90") {
+  std::unique_ptr<backend::Backend> cuda = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
+  if (!cuda->CompilerStatus().ok()) {
+    WARN("skipping NVRTC: " << cuda->CompilerStatus().ToString());
+    std::printf("SKIPPED nvrtc: %s\n", cuda->CompilerStatus().ToString().c_str());
+    return;
+  }
+  CompileEverything(*cuda, "sm_90");
+}
+
+}  // namespace
+}  // namespace tuna

@@ -1,0 +1,52 @@
+#include "tuner_core/solver/conv/gpu_common.h"
+
+#include "tuner_core/solver/solver.h"
+
+namespace tuna::solver::gpu {
+
+absl::Status CheckCommon(std::string_view solver, const Target& target, const Problem& problem,
+                         Direction direction) {
+  if (!target.IsGpu()) return NotApplicable(solver, "GPU targets only");
+  if (problem.direction != direction) {
+    return NotApplicable(solver, std::string("direction ") + std::string(DirectionName(problem.direction)) +
+                                     " not handled");
+  }
+  if (problem.mode != ConvMode::kConv) return NotApplicable(solver, "transposed convolution not supported");
+  if (problem.data_type != DataType::kFp32 && problem.data_type != DataType::kFp16 &&
+      problem.data_type != DataType::kBf16) {
+    return NotApplicable(solver, "FP32, FP16 and BF16 only");
+  }
+  if (problem.spatial_dims != 2 && problem.spatial_dims != 3) {
+    return NotApplicable(solver, "2 or 3 spatial dims only");
+  }
+  if (problem.groups < 1 || problem.c % problem.groups != 0 || problem.k % problem.groups != 0) {
+    return NotApplicable(solver, "C and K must be divisible by groups");
+  }
+  const Dhw out = problem.Out();
+  for (int i = 0; i < 3; ++i) {
+    if (out[i] < 1) return NotApplicable(solver, "empty output");
+    if (problem.stride[i] < 1 || problem.dilation[i] < 1) return NotApplicable(solver, "bad stride/dilation");
+  }
+  return absl::OkStatus();
+}
+
+std::string DTypeOption(DataType type) {
+  switch (type) {
+    case DataType::kFp16: return "-DTUNA_DTYPE=1";
+    case DataType::kBf16: return "-DTUNA_DTYPE=2";
+    default: return "-DTUNA_DTYPE=0";
+  }
+}
+
+void AppendStrides(std::vector<KernelArg>& args, const TensorDesc& desc) {
+  for (int64_t s : desc.strides) args.push_back(KernelArg::I64(s));
+}
+
+int64_t AxisValue(const SearchSpace& space, const PerfConfig& config, std::string_view name) {
+  for (size_t i = 0; i < space.axes().size() && i < config.values.size(); ++i) {
+    if (space.axes()[i].name == name) return config.values[i];
+  }
+  return -1;
+}
+
+}  // namespace tuna::solver::gpu

@@ -1,0 +1,41 @@
+// Helpers shared by tuna's tunable GPU solvers (gpu_*.cc): the applicability checks every GPU
+// kernel of kernels/conv/tuna_*.cu shares, and the pieces of a Solution they all build the
+// same way (element-type option, stride arguments, axis lookup). Pure functions, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "tuner_core/problem/problem.h"
+#include "tuner_core/solver/perf_config.h"
+#include "tuner_core/solver/solution.h"
+#include "tuner_core/solver/target.h"
+
+namespace tuna::solver::gpu {
+
+// OK when `target` is a GPU and the problem is a convolution (not transposed) of `direction`
+// in FP32/FP16/BF16 with 2 or 3 spatial dims; else NotApplicable naming `solver` and the reason.
+absl::Status CheckCommon(std::string_view solver, const Target& target, const Problem& problem,
+                         Direction direction);
+
+// "-DTUNA_DTYPE=0|1|2" for FP32/FP16/BF16.
+std::string DTypeOption(DataType type);
+
+// Appends the five element strides of `desc` as I64 arguments.
+void AppendStrides(std::vector<KernelArg>& args, const TensorDesc& desc);
+
+// The value of the axis `name` of `config` in `space`; -1 when there is no such axis.
+int64_t AxisValue(const SearchSpace& space, const PerfConfig& config, std::string_view name);
+
+inline bool IsChannelsLast(Layout l) { return l == Layout::kNHWC || l == Layout::kNDHWC; }
+inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Largest grid.y / grid.z extent accepted by both CUDA and HIP.
+inline constexpr int64_t kMaxGridYZ = 65535;
+// GEMM indices and image coordinates are 32-bit inside the kernels.
+inline constexpr int64_t kMaxIndex = (int64_t{1} << 31) - 1;
+
+}  // namespace tuna::solver::gpu

@@ -1,0 +1,63 @@
+// TunaIgemm{Fwd,Bwd,Wrw}: implicit-GEMM convolution on GPUs (kernels/conv/tuna_igemm.cu), SIMT
+// with shared-memory tiling, register micro-tiles, vector loads and double buffering.
+//
+// Covers: conv mode, FP32/FP16/BF16 (FP32 accumulate), 2D and 3D, any groups / padding /
+// stride / dilation, each tensor in any layout (NCHW, NHWC, NCDHW, NDHWC: indexed by strides).
+// Limits: GEMM sizes and image coordinates below 2^31 (offsets are 64-bit), grid.y/z <= 65535.
+//
+// Axes (perf-db params in this order): tb_m, tb_n, tb_k (block tile of the GEMM), thread_m,
+// thread_n (register micro-tile), vec (elements per global load along GEMM-K; used only where
+// the layout makes them contiguous and aligned), stages (1 or 2 shared-memory buffers), and
+// for Wrw split_k (the N*Do*Ho*Wo reduction split over blocks, summed with FP32 atomics).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tuner_core/solver/solver.h"
+
+namespace tuna::solver {
+
+// What an igemm config becomes for one problem: the GEMM shape and the derived kernel options.
+// Exposed for tests; GetSolution is the only other user.
+struct IgemmPlan {
+  int64_t gm = 0, gn = 0, gk = 0;  // GEMM sizes per group (Bwd: per stride class)
+  int64_t classes = 1;             // Bwd stride classes (sd*sh*sw), else 1
+  int tb_m = 0, tb_n = 0, tb_k = 0, thread_m = 0, thread_n = 0, vec = 1, stages = 1, split_k = 1;
+  int threads = 0;
+  int korder = 0;             // see TUNA_KORDER in the kernel
+  int vec_a = 1, vec_b = 1;   // per-operand vector width actually used
+  bool kfast_a = false, kfast_b = false;
+  int64_t k_tiles_per_split = 0;
+  uint64_t shared_bytes = 0;
+};
+
+class IgemmSolver : public Solver {
+ public:
+  explicit IgemmSolver(Direction direction);
+
+  std::string_view Name() const override { return name_; }
+  Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
+  bool IsTunable() const override { return true; }
+  bool IsDynamic() const override { return true; }  // sizes are kernel arguments
+  std::vector<Direction> Directions() const override { return {direction_}; }
+
+  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
+  SearchSpace Space(const Target& target, const Problem& problem) const override;
+  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
+  absl::Status IsValid(const Target& target, const Problem& problem,
+                       const PerfConfig& config) const override;
+  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
+                                       const PerfConfig& config) const override;
+
+  // The plan of a config that lies in Space() (no other validity checks).
+  IgemmPlan Plan(const Target& target, const Problem& problem, const PerfConfig& config) const;
+
+ private:
+  Direction direction_;
+  std::string name_;
+};
+
+}  // namespace tuna::solver

@@ -1,0 +1,19 @@
+// tuna's tunable GPU solvers (ids 1001-1099, solver_sets.h). Ids are permanent: append only.
+#include <memory>
+
+#include "tuner_core/solver/conv/gpu_direct_tiled.h"
+#include "tuner_core/solver/conv/gpu_igemm.h"
+#include "tuner_core/solver/conv/solver_sets.h"
+
+namespace tuna::solver {
+
+SolverList GpuTunableSolvers() {
+  SolverList list;
+  list.emplace_back(1001, std::make_unique<DirectTiledFwdSolver>());
+  list.emplace_back(1002, std::make_unique<IgemmSolver>(Direction::kForward));
+  list.emplace_back(1003, std::make_unique<IgemmSolver>(Direction::kBackwardData));
+  list.emplace_back(1004, std::make_unique<IgemmSolver>(Direction::kBackwardWeights));
+  return list;
+}
+
+}  // namespace tuna::solver

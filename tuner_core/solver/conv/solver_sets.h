@@ -1,0 +1,23 @@
+// The solver sets that make up the builtin registry (builtin.cc). Each set lives in its own
+// files under conv/ and returns (id, solver) pairs; ids are assigned here and nowhere else:
+//   85, 86, 87   ConvDirectNaiveConv{Fwd,Bwd,Wrw}: every backend (MIOpen's names and ids)
+//   1001-1099    tuna's tunable GPU solvers (CUDA and HIP)
+//   2001-2099    tuna's tunable CPU solvers
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "tuner_core/solver/solver.h"
+
+namespace tuna::solver {
+
+using SolverList = std::vector<std::pair<uint64_t, std::unique_ptr<Solver>>>;
+
+SolverList NaiveSolvers();      // conv/naive*.{h,cc}
+SolverList GpuTunableSolvers();  // conv/gpu_*.{h,cc}
+SolverList CpuTunableSolvers();  // conv/cpu_*.{h,cc}
+
+}  // namespace tuna::solver
