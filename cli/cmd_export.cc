@@ -1,11 +1,199 @@
+// `tuna export --session_id N [-p] [-f] [-k] [-o DIR] [--merge-into DIR] ...`: a session's verified
+// results as MIOpen's perf db, find db and kernel db (exporter/exporter.h).
+// Exit codes: 0 written; 1 error; 2 bad arguments; 3 refused by --require-complete.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
 #include "cli/command.h"
+#include "exporter/exporter.h"
+#include "exporter/registry_algorithms.h"
+#include "schema/embedded/mariadb_server.h"
+#include "schema/migrate/migrate.h"
+#include "schema/store/connection_info.h"
+#include "schema/store/database.h"
+#include "tuner_core/solver/registry.h"
 
 namespace tuna::cli {
+namespace {
+
+struct ExportArgs {
+  int64_t session_id = 0;
+  bool perf = false, find = false, kernel = false;
+  std::string output_dir;
+  std::string merge_dir;
+  std::string arch;
+  uint32_t num_cu = 0;
+  bool require_complete = false;
+  size_t top_n = 4;
+};
+
+// The schema version that added result_store's `verified` columns.
+constexpr int kVerifiedMigration = 3;
+
+absl::StatusOr<schema::ConnectionInfo> Connect(const GlobalOptions& global) {
+  if (!global.db_url.empty()) return schema::ConnectionInfoFromUrl(global.db_url);
+  schema::EmbeddedServerOptions o;
+  o.data_dir = global.data_dir;
+  schema::EmbeddedServer server(o);
+  auto started = server.Start();  // no-op when it runs
+  if (!started.ok()) return started.status();
+  return server.Connection();
+}
+
+absl::Status CheckSchema(schema::Database& db) {
+  auto applied = schema::AppliedMigrations(db);
+  if (!applied.ok()) return applied.status();
+  for (const auto& m : *applied) {
+    if (m.version == kVerifiedMigration) return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("the database lacks schema migration ", kVerifiedMigration,
+                   " (result verification); run `tuna db migrate`"));
+}
+
+// Progress lines on stderr, at most one a second and only once an export has run for a second.
+class ProgressPrinter {
+ public:
+  void operator()(std::string_view stage, int64_t done, int64_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::seconds(1)) return;
+    last_ = now;
+    if (total > 0) {
+      std::fprintf(stderr, "export: %.*s %lld/%lld\n", static_cast<int>(stage.size()),
+                   stage.data(), static_cast<long long>(done), static_cast<long long>(total));
+    } else {
+      std::fprintf(stderr, "export: %.*s\n", static_cast<int>(stage.size()), stage.data());
+    }
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_{};
+};
+
+void PrintFile(const char* what, const exporter::FileReport& f) {
+  if (!f.written) return;
+  std::cout << what << f.path << ": " << f.keys << " keys, " << f.entries << " entries";
+  const auto& m = f.merge;
+  if (f.merged) {
+    std::cout << " (merged: " << m.added << " added, " << m.improved << " improved, "
+              << m.unchanged << " unchanged, " << m.kept << " kept";
+    if (m.replaced_untimed) std::cout << ", " << m.replaced_untimed << " replaced without a time";
+    if (m.replaced) std::cout << ", " << m.replaced << " replaced";
+    std::cout << ")";
+  }
+  std::cout << "\n";
+  for (const auto& w : f.warnings) std::cerr << "warning: " << w << "\n";
+}
+
+int RunExport(const GlobalOptions& global, const ExportArgs& args) {
+  auto info = Connect(global);
+  if (!info.ok()) {
+    std::cerr << "tuna export: " << info.status().message() << "\n";
+    return 1;
+  }
+  schema::DatabaseOptions dbo;
+  dbo.connection = *info;
+  dbo.pool_size = 1;
+  auto db = schema::Database::Open(dbo);
+  if (!db.ok()) {
+    std::cerr << "tuna export: " << db.status().message() << "\n";
+    return 1;
+  }
+  if (auto st = CheckSchema(**db); !st.ok()) {
+    std::cerr << "tuna export: " << st.message() << "\n";
+    return 1;
+  }
+
+  exporter::ExportOptions o;
+  o.session_id = args.session_id;
+  const bool all = !args.perf && !args.find && !args.kernel;
+  o.perf_db = all || args.perf;
+  o.find_db = all || args.find;
+  o.kernel_db = all || args.kernel;
+  o.merge_dir = args.merge_dir;
+  // With only --merge-into, the merged files replace the ones merged into.
+  o.output_dir = !args.output_dir.empty() ? args.output_dir
+                 : !args.merge_dir.empty() ? args.merge_dir
+                                           : ".";
+  if (!args.arch.empty()) o.arch = args.arch;
+  if (args.num_cu > 0) o.num_cu = args.num_cu;
+  o.require_complete = args.require_complete;
+  o.top_n = args.top_n;
+  o.algorithm_for = exporter::RegistryAlgorithmResolver(solver::SolverRegistry::Builtin());
+  auto printer = std::make_shared<ProgressPrinter>();
+  o.progress = [printer](std::string_view stage, int64_t done, int64_t total) {
+    (*printer)(stage, done, total);
+  };
+
+  auto report = exporter::ExportSession(**db, o);
+  if (!report.ok()) {
+    std::cerr << "tuna export: " << report.status().message() << "\n";
+    return absl::IsFailedPrecondition(report.status()) && args.require_complete ? 3 : 1;
+  }
+  if (report->unfinished_jobs > 0) {
+    std::cerr << "warning: session " << args.session_id << " has " << report->unfinished_jobs
+              << " unfinished jobs; exported what is done. Jobs by state:";
+    for (const auto& j : report->jobs) std::cerr << " " << j.kind << "/" << j.state << "=" << j.count;
+    std::cerr << "\n";
+  }
+  const auto excluded = [](const schema::ResultCounts& c) { return c.total - c.exportable; };
+  if (excluded(report->find_results) || excluded(report->perf_results)) {
+    std::cerr << "note: not exported (unverified, untimed or invalid solver): "
+              << excluded(report->find_results) << " find results, "
+              << excluded(report->perf_results) << " perf results\n";
+  }
+  if (report->skipped_bad_config || report->skipped_unknown_solver) {
+    std::cerr << "warning: skipped " << report->skipped_bad_config
+              << " results of unusable configs, " << report->skipped_unknown_solver
+              << " find results of solvers without an algorithm\n";
+  }
+  for (const auto& w : report->warnings) std::cerr << "warning: " << w << "\n";
+  std::cout << "session " << args.session_id << " (" << report->session.arch << ", "
+            << report->session.num_cu << " CUs, " << report->session.backend << ") -> "
+            << report->basename << "\n";
+  PrintFile("perf db   ", report->perf);
+  PrintFile("find db   ", report->find);
+  PrintFile("kernel db ", report->kernel);
+  return 0;
+}
+
+}  // namespace
 
 void AddExportCommand(CLI::App& app, CommandContext ctx) {
-  CLI::App* cmd = app.add_subcommand("export", "write MIOpen perf db, find db and kernel db");
-  cmd->allow_extras();
-  cmd->callback([ctx] { *ctx.selected = [] { return NotImplemented("export", "Exporter"); }; });
+  CLI::App* cmd = app.add_subcommand(
+      "export", "write MIOpen perf db, find db and kernel db from a session's verified results");
+  auto args = std::make_shared<ExportArgs>();
+  cmd->add_option("--session_id,--session-id", args->session_id, "session to export")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("-p,--perf_db", args->perf, "write the perf db <base>.db");
+  cmd->add_flag("-f,--find_db", args->find, "write the find db <base>.<BACKEND>.fdb.txt");
+  cmd->add_flag("-k,--kern_db", args->kernel, "write the kernel db <base>.kdb");
+  cmd->footer("Without -p/-f/-k all three files are written. Exit code 3: refused by "
+              "--require-complete.");
+  cmd->add_option("-o,--output", args->output_dir,
+                  "output directory (default: the --merge-into directory, else .)");
+  cmd->add_option("--merge-into", args->merge_dir,
+                  "merge into the files of the same names in DIR, keeping the faster entry");
+  cmd->add_option("--arch", args->arch, "override the session's arch in file names and -mcpu");
+  cmd->add_option("--num_cu,--num-cu", args->num_cu, "override the session's CU count")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--require-complete", args->require_complete,
+                "refuse (exit 3) while jobs of the session are unfinished");
+  cmd->add_option("--top", args->top_n, "find db entries per problem (0 = all)")
+      ->capture_default_str();
+  const GlobalOptions* global = ctx.global;
+  cmd->callback([ctx, args, global] {
+    *ctx.selected = [args, global] { return RunExport(*global, *args); };
+  });
 }
 
 }  // namespace tuna::cli

@@ -1,0 +1,64 @@
+// The perf db: `<base>.db` (MIOpen's SQLite config + perf_db tables) from a session's perf results.
+#include <filesystem>
+#include <tuple>
+#include <utility>
+
+#include "exporter/formats.h"
+
+namespace tuna::exporter::internal {
+
+FoldedPerf FoldPerfResults(const std::vector<schema::PerfResultRow>& rows,
+                           const std::map<int64_t, Problem>& problems) {
+  FoldedPerf out;
+  // Config columns and keys are computed once per conv_config id.
+  std::map<int64_t, std::pair<PerfDbConfig, std::string>> configs;
+  for (const auto& r : rows) {
+    auto c = configs.find(r.config_id);
+    if (c == configs.end()) {
+      auto p = problems.find(r.config_id);
+      if (p == problems.end()) {
+        ++out.skipped_bad_config;
+        continue;
+      }
+      c = configs.emplace(r.config_id, std::make_pair(ToPerfDbConfig(p->second),
+                                                      FindDbKey(p->second)))
+              .first;
+    }
+    IncomingPerfEntry e{r.params, static_cast<float>(r.kernel_time), c->second.second};
+    auto [it, inserted] = out.rows[c->second.first].try_emplace(r.solver, e);
+    if (!inserted &&
+        std::tie(e.time_ms, e.params) < std::tie(it->second.time_ms, it->second.params)) {
+      it->second = std::move(e);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<FileReport> WritePerfDbExport(const IncomingPerf& incoming,
+                                             const std::optional<std::string>& existing_path,
+                                             const std::optional<db::FindDb>& existing_find,
+                                             const std::string& path) {
+  FileReport report;
+  report.path = path;
+  std::vector<db::PerfDbRow> existing;
+  std::error_code ec;
+  if (existing_path && std::filesystem::exists(*existing_path, ec)) {
+    auto reader = db::PerfDbReader::Open(*existing_path);
+    if (!reader.ok()) return reader.status();
+    auto rows = reader->ReadAll();
+    if (!rows.ok()) return rows.status();
+    existing = *std::move(rows);
+    report.merged = true;
+  }
+  PerfMergeResult merged = MergePerfDb(existing, incoming, existing_find);
+  report.merge = merged.counts;
+  db::PerfDbWriter writer;
+  for (const auto& row : merged.rows) writer.Add(row);
+  if (auto st = writer.Write(path); !st.ok()) return st;
+  report.keys = static_cast<int64_t>(writer.config_count());
+  report.entries = static_cast<int64_t>(writer.row_count());
+  report.written = true;
+  return report;
+}
+
+}  // namespace tuna::exporter::internal

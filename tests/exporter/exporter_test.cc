@@ -1,0 +1,462 @@
+// Integration tests of ExportSession against a real MariaDB (tests/fixtures): results are inserted
+// with result_store's helpers, exported, compared with golden files and read back with the
+// tuner_core/db readers.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "catch2/catch.hpp"
+#include "exporter/exporter.h"
+#include "schema/store/result_store.h"
+#include "tests/exporter/export_test_util.h"
+#include "tests/fixtures/mariadb_fixture.h"
+#include "tuner_core/db/find_db.h"
+#include "tuner_core/db/kernel_db.h"
+#include "tuner_core/db/perf_db.h"
+#include "tuner_core/problem/keys.h"
+
+namespace tuna::exporter::test {
+namespace {
+
+using schema::Database;
+using tuna::testing::MariadbTest;
+
+struct FindSpec {
+  int config;  // index into the session's problems
+  int solver;  // solver id
+  double time;
+  int64_t workspace = 0;
+  bool verified = true;
+  std::string kernel_name = {};  // a kernel linked to the result's job when not empty
+  std::string options = {};
+  std::string code = {};
+};
+struct PerfSpec {
+  int config;
+  int solver;
+  std::string params;
+  double time;
+  bool verified = true;
+};
+struct JobSpec {
+  int config;
+  int solver;
+  std::string kind;
+  std::string state;
+};
+
+// The solver table of every test: ids, names, tunable, valid.
+void InsertSolvers(Database& db) {
+  struct S {
+    int id;
+    const char* name;
+    bool tunable;
+    bool valid;
+  };
+  for (const S& s : {S{1, "ConvDirectNaiveConvFwd", false, true}, S{2, "TunaDirectTiled", true, true},
+                     S{3, "TunaIgemm", true, true}, S{4, "TunaGhost", true, true},
+                     S{5, "TunaRetired", true, false}, S{6, "TunaWinograd", true, true},
+                     S{7, "TunaFft", false, true}}) {
+    REQUIRE(schema::UpsertSolver(db, s.id, s.name, s.tunable, s.valid).ok());
+  }
+}
+
+std::vector<Problem> Problems() {
+  Problem wrw = Conv2d(4, 16, 32, 14, 1, 0, Direction::kBackwardWeights, DataType::kFp16);
+  wrw.in_layout = wrw.fil_layout = wrw.out_layout = Layout::kNHWC;
+  return {Conv2d(2, 64, 128, 28, 3, 1, Direction::kForward),
+          Conv2d(2, 64, 128, 28, 3, 1, Direction::kBackwardData), wrw};
+}
+
+int64_t InsertSessionData(Database& db, const schema::NewSession& target,
+                          std::vector<FindSpec> finds, std::vector<PerfSpec> perfs,
+                          const std::vector<JobSpec>& extra_jobs = {}, bool reverse = false) {
+  auto session = schema::InsertSession(db, target);
+  REQUIRE(session.ok());
+  auto configs = schema::InsertConfigs(db, Problems());
+  REQUIRE(configs.ok());
+  if (reverse) {
+    std::reverse(finds.begin(), finds.end());
+    std::reverse(perfs.begin(), perfs.end());
+  }
+  std::vector<schema::NewFindResult> find_rows;
+  for (const auto& f : finds) {
+    auto job = schema::InsertJob(db, {*session, (*configs)[f.config], f.solver, "find", "evaluated"});
+    REQUIRE(job.ok());
+    if (!f.kernel_name.empty()) {
+      auto kernel = schema::InsertKernel(db, {target.arch, "hipcc 6.2", f.kernel_name, f.options, f.code});
+      REQUIRE(kernel.ok());
+      REQUIRE(schema::LinkJobKernel(db, *job, *kernel).ok());
+    }
+    find_rows.push_back({*session, (*configs)[f.config], f.solver, *job, f.time, f.workspace, "",
+                         f.verified});
+  }
+  REQUIRE(schema::InsertFindResults(db, find_rows).ok());
+  std::vector<schema::NewPerfResult> perf_rows;
+  for (const auto& p : perfs) {
+    auto job = schema::InsertJob(db, {*session, (*configs)[p.config], p.solver, "perf", "evaluated"});
+    REQUIRE(job.ok());
+    perf_rows.push_back({*session, (*configs)[p.config], p.solver, *job, p.params, p.time, 0, 10,
+                         p.verified});
+  }
+  REQUIRE(schema::InsertPerfResults(db, perf_rows).ok());
+  for (const auto& j : extra_jobs) {
+    REQUIRE(schema::InsertJob(db, {*session, (*configs)[j.config], j.solver, j.kind, j.state}).ok());
+  }
+  return *session;
+}
+
+const std::string kBinaryCode("\x7f" "ELF\0\0\x01\x02 igemm code object", 26);
+
+// Session A: what every test exports. Comments say what the export must do with each row.
+std::vector<FindSpec> FindsA() {
+  return {
+      // config 0 (F): S2 fastest (its kernel goes to the kdb), S3, S1; the rest excluded.
+      {0, 2, 0.12, 1024, true, "tuna_direct_tiled.cu", "-DTILE=8 -DN=2", "tiled code object"},
+      {0, 3, 0.2, 0, true, "tuna_igemm.cu", "-DBLK=64", "not the fastest: not in the kdb"},
+      {0, 1, 0.5},
+      {0, 6, 0.001, 0, false},  // unverified: excluded although fastest
+      {0, 4, 0.01},             // solver unknown to the resolver: skipped
+      {0, 5, 0.02},             // solver no longer valid: excluded
+      // config 1 (B): five verified entries, the slowest cut by top 4; S3's two kernels.
+      {1, 1, 0.9},
+      {1, 2, 0.3},
+      {1, 3, 0.25, 4096, true, "tuna_igemm.cu", "-DBLK=32", kBinaryCode},
+      {1, 6, 0.4},
+      {1, 7, 0.35},
+      // config 2 (W, FP16 NHWC): one entry; a failed timing (-1) is excluded.
+      {2, 1, 1.5},
+      {2, 3, -1},
+  };
+}
+std::vector<PerfSpec> PerfsA() {
+  return {
+      {0, 2, "8,8,2", 0.12},
+      {0, 3, "64,32", 0.2},
+      {0, 1, "x", 0.5},           // non-tunable solver: excluded
+      {0, 6, "1,1", 0.001, false},  // unverified: excluded
+      {1, 3, "32,32", 0.25},
+      {2, 6, "", 1.0},            // empty params: excluded
+  };
+}
+
+const schema::NewSession kTarget{"gfx90a:sramecc+:xnack-", 104, "HIP", "export test"};
+
+ExportOptions Options(int64_t session, const std::string& dir) {
+  ExportOptions o;
+  o.session_id = session;
+  o.output_dir = dir;
+  o.algorithm_for = TestResolver();
+  return o;
+}
+
+// The kernel blob of the second kernel linked to config 1's S3 job (tests that a job with two
+// kernels exports both, and that -mcpu already present is not appended twice).
+void LinkSecondKernel(Database& db, int64_t session) {
+  auto rows = db.Query(
+      "SELECT r.job_id FROM find_result r WHERE r.session_id = ? AND r.solver_id = 3 "
+      "AND r.kernel_time = 0.25",
+      {session});
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 1);
+  auto kernel = schema::InsertKernel(
+      db, {"gfx90a", "hipcc 6.2", "tuna_common.cu", "-O3 -mcpu=gfx90a:xnack-", "common code"});
+  REQUIRE(kernel.ok());
+  REQUIRE(schema::LinkJobKernel(db, (*rows)[0].Int(0), *kernel).ok());
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(MariadbTest, "export writes the golden files", "[mariadb][exporter]") {
+  InsertSolvers(db());
+  const int64_t session = InsertSessionData(db(), kTarget, FindsA(), PerfsA());
+  LinkSecondKernel(db(), session);
+  const std::string dir = TmpDir("golden");
+  auto report = ExportSession(db(), Options(session, dir));
+  REQUIRE(report.ok());
+
+  CHECK(report->basename == "gfx90a68");
+  CHECK(report->unfinished_jobs == 0);
+  CHECK(report->find_results.total == 13);
+  CHECK(report->find_results.exportable == 10);  // minus unverified, invalid solver, -1
+  CHECK(report->perf_results.total == 6);
+  CHECK(report->perf_results.exportable == 3);
+  CHECK(report->skipped_unknown_solver == 1);
+  CHECK(report->skipped_bad_config == 0);
+
+  CHECK(report->find.path == dir + "/gfx90a68.HIP.fdb.txt");
+  CHECK(report->find.keys == 3);
+  CHECK(report->find.entries == 3 + 4 + 1);
+  CHECK_FALSE(report->find.merged);
+  CheckGolden("gfx90a68.HIP.fdb.txt", Slurp(dir + "/gfx90a68.HIP.fdb.txt"));
+
+  CHECK(report->perf.keys == 2);
+  CHECK(report->perf.entries == 3);
+  CheckGolden("gfx90a68.db.dump", DumpPerfDb(dir + "/gfx90a68.db"));
+
+  CHECK(report->kernel.entries == 3);
+  CheckGolden("gfx90a68.kdb.dump", DumpKernelDb(dir + "/gfx90a68.kdb"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/gfx90a68.db.tmp"));
+}
+
+TEST_CASE_METHOD(MariadbTest, "exported files read back as the same entries",
+                 "[mariadb][exporter]") {
+  InsertSolvers(db());
+  const int64_t session = InsertSessionData(db(), kTarget, FindsA(), PerfsA());
+  LinkSecondKernel(db(), session);
+  const std::string dir = TmpDir("readback");
+  REQUIRE(ExportSession(db(), Options(session, dir)).ok());
+  const std::vector<Problem> p = Problems();
+
+  auto fdb = db::ReadFindDbFile(dir + "/gfx90a68.HIP.fdb.txt");
+  REQUIRE(fdb.ok());
+  CHECK(fdb->warnings.empty());
+  REQUIRE(fdb->records.size() == 3);
+  const auto& f0 = fdb->records.at(FindDbKey(p[0]));
+  CHECK(f0 == std::vector<db::FindDbEntry>{
+                  {"TunaDirectTiled", 0.12f, 1024, "miopenConvolutionFwdAlgoDirect"},
+                  {"TunaIgemm", 0.2f, 0, "miopenConvolutionFwdAlgoImplicitGEMM"},
+                  {"ConvDirectNaiveConvFwd", 0.5f, 0, "miopenConvolutionFwdAlgoDirect"}});
+  const auto& f1 = fdb->records.at(FindDbKey(p[1]));
+  CHECK(f1 == std::vector<db::FindDbEntry>{
+                  {"TunaIgemm", 0.25f, 4096, "miopenConvolutionBwdDataAlgoImplicitGEMM"},
+                  {"TunaDirectTiled", 0.3f, 0, "miopenConvolutionBwdDataAlgoDirect"},
+                  {"TunaFft", 0.35f, 0, "miopenConvolutionBwdDataAlgoFFT"},
+                  {"TunaWinograd", 0.4f, 0, "miopenConvolutionBwdDataAlgoWinograd"}});
+  CHECK(fdb->records.at(FindDbKey(p[2])) ==
+        std::vector<db::FindDbEntry>{
+            {"ConvDirectNaiveConvFwd", 1.5f, 0, "miopenConvolutionBwdWeightsAlgoDirect"}});
+
+  auto pdb = db::PerfDbReader::Open(dir + "/gfx90a68.db");
+  REQUIRE(pdb.ok());
+  auto l0 = pdb->Lookup(ToPerfDbConfig(p[0]));
+  REQUIRE(l0.ok());
+  std::sort(l0->begin(), l0->end(),
+            [](const auto& a, const auto& b) { return a.solver < b.solver; });
+  CHECK(*l0 == std::vector<db::SolverParams>{{"TunaDirectTiled", "8,8,2"}, {"TunaIgemm", "64,32"}});
+  auto l1 = pdb->Lookup(ToPerfDbConfig(p[1]));
+  REQUIRE(l1.ok());
+  CHECK(*l1 == std::vector<db::SolverParams>{{"TunaIgemm", "32,32"}});
+  auto l2 = pdb->Lookup(ToPerfDbConfig(p[2]));
+  REQUIRE(l2.ok());
+  CHECK(l2->empty());
+
+  auto kdb = db::KernelDbReader::Open(dir + "/gfx90a68.kdb");
+  REQUIRE(kdb.ok());
+  auto entries = kdb->ReadAll();
+  REQUIRE(entries.ok());
+  CHECK(*entries == std::vector<db::KernelDbEntry>{
+                        {"tuna_common.cu.o", "-O3 -mcpu=gfx90a:xnack-", "common code"},
+                        {"tuna_direct_tiled.cu.o", "-DTILE=8 -DN=2 -mcpu=gfx90a", "tiled code object"},
+                        {"tuna_igemm.cu.o", "-DBLK=32 -mcpu=gfx90a", kBinaryCode}});
+}
+
+TEST_CASE_METHOD(MariadbTest, "export is deterministic", "[mariadb][exporter]") {
+  InsertSolvers(db());
+  const int64_t a = InsertSessionData(db(), kTarget, FindsA(), PerfsA());
+  // The same results inserted in the opposite order (other result ids, other job ids).
+  const int64_t b = InsertSessionData(db(), kTarget, FindsA(), PerfsA(), {}, /*reverse=*/true);
+  const std::string d1 = TmpDir("det1"), d2 = TmpDir("det2"), d3 = TmpDir("det3");
+  REQUIRE(ExportSession(db(), Options(a, d1)).ok());
+  REQUIRE(ExportSession(db(), Options(a, d2)).ok());
+  REQUIRE(ExportSession(db(), Options(b, d3)).ok());
+  for (const char* name : {"gfx90a68.db", "gfx90a68.HIP.fdb.txt", "gfx90a68.kdb"}) {
+    INFO(name);
+    const std::string first = Slurp(d1 + "/" + name);
+    CHECK(first.size() > 0);
+    CHECK(first == Slurp(d2 + "/" + name));
+    CHECK(first == Slurp(d3 + "/" + name));
+  }
+  // Re-export over the existing files: still the same bytes.
+  REQUIRE(ExportSession(db(), Options(a, d1)).ok());
+  CHECK(Slurp(d1 + "/gfx90a68.db") == Slurp(d2 + "/gfx90a68.db"));
+}
+
+TEST_CASE_METHOD(MariadbTest, "merge keeps the faster entry and reports what changed",
+                 "[mariadb][exporter]") {
+  InsertSolvers(db());
+  const int64_t a = InsertSessionData(db(), kTarget, FindsA(), PerfsA());
+  const std::string dir = TmpDir("merge");
+  REQUIRE(ExportSession(db(), Options(a, dir)).ok());
+
+  // Session B on the same target: config 0 only (configs 1, 2 must be kept untouched).
+  const int64_t b = InsertSessionData(
+      db(), kTarget,
+      {
+          {0, 2, 0.10, 512, true, "tuna_direct_tiled.cu", "-DTILE=8 -DN=2", "better tiled"},  // improved
+          {0, 3, 0.25},   // slower than 0.2: existing kept
+          {0, 7, 0.15},   // new solver for the key: added
+      },
+      {
+          {0, 2, "16,4,1", 0.10},  // faster than the existing fdb time 0.12: improved
+          {0, 3, "128,8", 0.25},   // slower than 0.2: existing params kept
+          {0, 6, "2,2", 0.3},      // not in the existing perf db: added
+      });
+  ExportOptions o = Options(b, dir);
+  o.merge_dir = dir;
+  auto report = ExportSession(db(), o);
+  REQUIRE(report.ok());
+
+  CHECK(report->find.merged);
+  CHECK(report->find.merge.added == 1);
+  CHECK(report->find.merge.improved == 1);
+  CHECK(report->find.merge.unchanged == 1);
+  CHECK(report->find.merge.kept == 1 + 4 + 1);  // S1 of config 0, all of configs 1 and 2
+  auto fdb = db::ReadFindDbFile(dir + "/gfx90a68.HIP.fdb.txt");
+  REQUIRE(fdb.ok());
+  const std::vector<Problem> p = Problems();
+  CHECK(fdb->records.at(FindDbKey(p[0])) ==
+        std::vector<db::FindDbEntry>{
+            {"TunaDirectTiled", 0.10f, 512, "miopenConvolutionFwdAlgoDirect"},
+            {"TunaFft", 0.15f, 0, "miopenConvolutionFwdAlgoFFT"},
+            {"TunaIgemm", 0.2f, 0, "miopenConvolutionFwdAlgoImplicitGEMM"},
+            {"ConvDirectNaiveConvFwd", 0.5f, 0, "miopenConvolutionFwdAlgoDirect"}});
+  CHECK(fdb->records.at(FindDbKey(p[1])).size() == 4);
+  CHECK(fdb->records.at(FindDbKey(p[2])).size() == 1);
+
+  CHECK(report->perf.merged);
+  CHECK(report->perf.merge.added == 1);
+  CHECK(report->perf.merge.improved == 1);
+  CHECK(report->perf.merge.unchanged == 1);
+  CHECK(report->perf.merge.kept == 1);  // config 1's TunaIgemm
+  CHECK(report->perf.merge.replaced_untimed == 0);
+  auto pdb = db::PerfDbReader::Open(dir + "/gfx90a68.db");
+  REQUIRE(pdb.ok());
+  auto l0 = pdb->Lookup(ToPerfDbConfig(p[0]));
+  REQUIRE(l0.ok());
+  std::sort(l0->begin(), l0->end(),
+            [](const auto& x, const auto& y) { return x.solver < y.solver; });
+  CHECK(*l0 == std::vector<db::SolverParams>{
+                   {"TunaDirectTiled", "16,4,1"}, {"TunaIgemm", "64,32"}, {"TunaWinograd", "2,2"}});
+  auto l1 = pdb->Lookup(ToPerfDbConfig(p[1]));
+  REQUIRE(l1.ok());
+  CHECK(*l1 == std::vector<db::SolverParams>{{"TunaIgemm", "32,32"}});
+
+  CHECK(report->kernel.merged);
+  CHECK(report->kernel.merge.replaced == 1);  // same name and args, new code object
+  CHECK(report->kernel.merge.kept == 1);      // config 1's igemm kernel
+  CHECK(report->kernel.merge.added == 0);
+  auto kdb = db::KernelDbReader::Open(dir + "/gfx90a68.kdb");
+  REQUIRE(kdb.ok());
+  auto blob = kdb->Find("tuna_direct_tiled.cu.o", "-DTILE=8 -DN=2 -mcpu=gfx90a");
+  REQUIRE(blob.ok());
+  CHECK(*blob == "better tiled");
+
+  // Merging the same session again changes nothing.
+  const std::string before = Slurp(dir + "/gfx90a68.HIP.fdb.txt");
+  auto again = ExportSession(db(), o);
+  REQUIRE(again.ok());
+  CHECK(again->find.merge.added == 0);
+  CHECK(again->find.merge.improved == 0);
+  CHECK(again->perf.merge.unchanged == 3);
+  CHECK(Slurp(dir + "/gfx90a68.HIP.fdb.txt") == before);
+}
+
+TEST_CASE_METHOD(MariadbTest, "a perf row without a known existing time is replaced",
+                 "[mariadb][exporter]") {
+  InsertSolvers(db());
+  const int64_t a = InsertSessionData(db(), kTarget, {}, {{0, 2, "8,8,2", 0.12}});
+  const std::string dir = TmpDir("untimed");
+  ExportOptions first = Options(a, dir);
+  first.find_db = first.kernel_db = false;
+  REQUIRE(ExportSession(db(), first).ok());
+  const int64_t b = InsertSessionData(db(), kTarget, {}, {{0, 2, "4,4,4", 0.5}});
+  ExportOptions o = Options(b, dir);
+  o.find_db = o.kernel_db = false;
+  o.merge_dir = dir;
+  auto report = ExportSession(db(), o);
+  REQUIRE(report.ok());
+  CHECK(report->perf.merge.replaced_untimed == 1);
+  CHECK_FALSE(std::filesystem::exists(dir + "/gfx90a68.HIP.fdb.txt"));
+  auto pdb = db::PerfDbReader::Open(dir + "/gfx90a68.db");
+  REQUIRE(pdb.ok());
+  auto rows = pdb->ReadAll();
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 1);
+  CHECK((*rows)[0].params == "4,4,4");
+}
+
+TEST_CASE_METHOD(MariadbTest, "unfinished jobs: partial export, or refusal when required",
+                 "[mariadb][exporter]") {
+  InsertSolvers(db());
+  const int64_t s = InsertSessionData(db(), kTarget, FindsA(), PerfsA(),
+                                      {{2, 2, "find", "new"},
+                                       {2, 6, "find", "new"},
+                                       {2, 7, "perf", "eval_start"},
+                                       {2, 7, "find", "failed"}});
+  const std::string dir = TmpDir("partial");
+  auto report = ExportSession(db(), Options(s, dir));
+  REQUIRE(report.ok());
+  CHECK(report->unfinished_jobs == 3);
+  int64_t find_new = 0, perf_eval = 0, failed = 0;
+  for (const auto& j : report->jobs) {
+    if (j.kind == "find" && j.state == "new") find_new = j.count;
+    if (j.kind == "perf" && j.state == "eval_start") perf_eval = j.count;
+    if (j.state == "failed") failed = j.count;
+  }
+  CHECK(find_new == 2);
+  CHECK(perf_eval == 1);
+  CHECK(failed == 1);
+  CHECK(report->find.keys == 3);  // what is done is exported
+  CHECK(std::filesystem::exists(dir + "/gfx90a68.HIP.fdb.txt"));
+
+  const std::string refused = TmpDir("refused");
+  ExportOptions o = Options(s, refused);
+  o.require_complete = true;
+  auto r = ExportSession(db(), o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(absl::IsFailedPrecondition(r.status()));
+  CHECK(std::string(r.status().message()).find("3 unfinished jobs") != std::string::npos);
+  CHECK(std::filesystem::is_empty(refused));
+}
+
+TEST_CASE_METHOD(MariadbTest, "unverified results are never exported", "[mariadb][exporter]") {
+  InsertSolvers(db());
+  const int64_t s = InsertSessionData(db(), kTarget, {{0, 2, 0.1, 0, false}, {1, 3, 0.2, 0, false}},
+                                      {{0, 2, "8,8,2", 0.1, false}});
+  const std::string dir = TmpDir("unverified");
+  auto report = ExportSession(db(), Options(s, dir));
+  REQUIRE(report.ok());
+  CHECK(report->find_results.total == 2);
+  CHECK(report->find_results.exportable == 0);
+  CHECK(report->perf_results.exportable == 0);
+  CHECK(Slurp(dir + "/gfx90a68.HIP.fdb.txt").empty());
+  auto pdb = db::PerfDbReader::Open(dir + "/gfx90a68.db");
+  REQUIRE(pdb.ok());
+  CHECK(*pdb->CountRows() == 0);
+
+  // Marking them verified (what the eval step does after the reference check) exports them.
+  REQUIRE(db().Execute("UPDATE find_result SET verified = TRUE WHERE session_id = ?", {s}).ok());
+  auto again = ExportSession(db(), Options(s, dir));
+  REQUIRE(again.ok());
+  CHECK(again->find.keys == 2);
+}
+
+TEST_CASE_METHOD(MariadbTest, "names, overrides and errors", "[mariadb][exporter]") {
+  InsertSolvers(db());
+  const int64_t cpu = InsertSessionData(db(), {"cpu-avx2", 16, "CPU", ""}, {{0, 1, 2.0}}, {});
+  const std::string dir = TmpDir("names");
+  ExportOptions o = Options(cpu, dir);
+  o.perf_db = o.kernel_db = false;
+  auto report = ExportSession(db(), o);
+  REQUIRE(report.ok());
+  CHECK(report->basename == "cpu-avx2_16");
+  CHECK(std::filesystem::exists(dir + "/cpu-avx2_16.CPU.fdb.txt"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/cpu-avx2_16.db"));
+
+  o.arch = "gfx942";
+  o.num_cu = 304;
+  report = ExportSession(db(), o);
+  REQUIRE(report.ok());
+  CHECK(report->basename == "gfx942130");
+  CHECK(std::filesystem::exists(dir + "/gfx942130.CPU.fdb.txt"));
+
+  CHECK(absl::IsNotFound(ExportSession(db(), Options(cpu + 100, dir)).status()));
+  ExportOptions none = Options(cpu, dir);
+  none.perf_db = none.find_db = none.kernel_db = false;
+  CHECK(absl::IsInvalidArgument(ExportSession(db(), none).status()));
+  CHECK(DbArchId("gfx90a:sramecc+:xnack+") == "gfx90a_xnack");
+  CHECK(BareArch("gfx90a:sramecc+:xnack+") == "gfx90a");
+}
+
+}  // namespace tuna::exporter::test
