@@ -1,0 +1,628 @@
+#include "coordinator/coordinator.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "spdlog/spdlog.h"
+#include "tuner_core/problem/driver_line.h"
+#include "tuner_core/solver/target.h"
+
+namespace tuna::coordinator {
+namespace {
+
+using schema::JobStep;
+
+constexpr size_t kMaxIdLength = 191;  // job.lease_owner
+constexpr size_t kMaxError = 64 * 1024;
+constexpr size_t kMaxParams = 1024;
+constexpr size_t kMaxSamples = 100000;
+constexpr size_t kMaxKernels = 100000;
+constexpr size_t kMaxDevices = 64;
+
+bool IsBackend(const std::string& b) { return b == "cpu" || b == "cuda" || b == "hip"; }
+
+bool PrintableAscii(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+}
+
+absl::Status CheckText(const std::string& what, const std::string& s, size_t max,
+                       bool allow_empty = false) {
+  if (!allow_empty && s.empty()) return absl::InvalidArgumentError(what + " is empty");
+  if (s.size() > max) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " is longer than ", max, " bytes"));
+  }
+  if (!PrintableAscii(s)) {
+    return absl::InvalidArgumentError(what + " holds non-printable or non-ASCII bytes");
+  }
+  return absl::OkStatus();
+}
+
+std::string ArchBase(const std::string& arch) { return arch.substr(0, arch.find(':')); }
+
+const std::vector<std::string>& DispositionNames() {
+  static const auto* names = new std::vector<std::string>{
+      "Passed", "CompileFailed", "LaunchFailed", "Incorrect", "Timeout", "NotApplicable",
+      "Skipped"};
+  return *names;
+}
+
+std::string FilterKey(const LeaseRequest& r) {
+  if (r.step == JobStep::kCompile) {
+    std::vector<std::string> b = r.compile_backends;
+    std::sort(b.begin(), b.end());
+    return absl::StrCat("compile|", absl::StrJoin(b, ","));
+  }
+  return absl::StrCat("eval|", r.device->backend, "|", r.device->arch, "|", r.device->num_cu);
+}
+
+std::string RandomHex(int n) {
+  std::random_device rd;
+  std::mt19937_64 gen((static_cast<uint64_t>(rd()) << 32) ^ rd());
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  for (int i = 0; i < n; ++i) s.push_back(kHex[gen() & 15]);
+  return s;
+}
+
+}  // namespace
+
+absl::StatusOr<JobStep> ParseStep(const std::string& s) {
+  if (s == "compile") return JobStep::kCompile;
+  if (s == "eval") return JobStep::kEval;
+  return absl::InvalidArgumentError(absl::StrCat("unknown step '", s, "' (compile|eval)"));
+}
+
+struct Coordinator::Waiter {
+  LeaseRequest req;
+  std::string key;
+  absl::Time deadline;
+  bool taken = false;
+  bool done = false;
+  absl::Status status;
+  std::vector<LeasedJob> jobs;
+};
+
+struct Coordinator::PendingReport {
+  schema::StepReport report;
+  bool done = false;
+  absl::Status status;
+};
+
+Coordinator::Coordinator(schema::Database& db, CoordinatorOptions options)
+    : db_(db),
+      options_(options),
+      store_(db, schema::LeaseStoreOptions{options.lease_seconds, options.max_retries,
+                                           options.quarantine_kills}) {}
+
+absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(schema::Database& db,
+                                                                  CoordinatorOptions options) {
+  if (options.lease_seconds < 1 || options.max_retries < 1 || options.quarantine_kills < 1 ||
+      options.dispatcher_threads < 1 || options.max_claim_batch < 1 ||
+      options.max_report_batch < 1 || options.max_jobs_per_lease < 1) {
+    return absl::InvalidArgumentError("coordinator options must be positive");
+  }
+  std::unique_ptr<Coordinator> c(new Coordinator(db, options));
+  if (absl::Status st = c->RefreshSessions(true); !st.ok()) return st;
+  for (int i = 0; i < options.dispatcher_threads; ++i) {
+    c->threads_.emplace_back([p = c.get()] { p->DispatchLoop(); });
+  }
+  c->threads_.emplace_back([p = c.get()] { p->ReportLoop(); });
+  if (options.reap_interval > absl::ZeroDuration()) {
+    c->threads_.emplace_back([p = c.get()] { p->ReapLoop(); });
+  }
+  return c;
+}
+
+Coordinator::~Coordinator() { Shutdown(); }
+
+void Coordinator::Shutdown() {
+  {
+    absl::MutexLock l(&mu_);
+    if (shutdown_ && threads_.empty()) return;
+    shutdown_ = true;
+    for (auto& w : waiters_) {
+      if (!w->taken) {
+        w->done = true;
+        w->status = absl::UnavailableError("coordinator shutting down");
+      }
+    }
+  }
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+  absl::MutexLock l(&mu_);
+  for (auto& r : reports_) {
+    r->done = true;
+    r->status = absl::UnavailableError("coordinator shutting down");
+  }
+  reports_.clear();
+}
+
+absl::Status Coordinator::RefreshSessions(bool force) {
+  absl::MutexLock l(&sessions_mu_);
+  if (!force && absl::Now() - sessions_loaded_ < options_.session_refresh) {
+    return absl::OkStatus();
+  }
+  auto rows = db_.Query("SELECT id, arch, num_cu, backend FROM session ORDER BY id");
+  if (!rows.ok()) return rows.status();
+  sessions_.clear();
+  session_by_id_.clear();
+  for (const schema::Row& r : *rows) {
+    SessionRow s{r.Int(0), r.String(1), static_cast<int>(r.Int(2)),
+                 absl::AsciiStrToLower(r.String(3))};
+    sessions_.push_back(s);
+    session_by_id_[s.id] = s;
+  }
+  sessions_loaded_ = absl::Now();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<int64_t>> Coordinator::MatchingSessions(const LeaseRequest& req) {
+  if (absl::Status st = RefreshSessions(false); !st.ok()) return st;
+  absl::MutexLock l(&sessions_mu_);
+  std::vector<int64_t> out;
+  for (const SessionRow& s : sessions_) {
+    if (req.step == JobStep::kCompile) {
+      if (std::find(req.compile_backends.begin(), req.compile_backends.end(), s.backend) !=
+          req.compile_backends.end()) {
+        out.push_back(s.id);
+      }
+    } else if (s.backend == req.device->backend &&
+               ArchBase(s.arch) == ArchBase(req.device->arch) &&
+               (s.num_cu <= 0 || req.device->num_cu <= 0 || s.num_cu == req.device->num_cu)) {
+      out.push_back(s.id);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<Registered> Coordinator::Register(const WorkerRegistration& w) {
+  if (w.protocol_version != kProtocolVersion) {
+    return absl::FailedPreconditionError(absl::StrCat("protocol version ", w.protocol_version,
+                                                      " is not supported (want ",
+                                                      kProtocolVersion, ")"));
+  }
+  if (auto st = CheckText("host", w.host, 128); !st.ok()) return st;
+  if (auto st = CheckText("version", w.version, 64, true); !st.ok()) return st;
+  if (w.devices.size() > kMaxDevices) return absl::InvalidArgumentError("too many devices");
+  for (const Device& d : w.devices) {
+    if (!IsBackend(d.backend)) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown backend '", d.backend, "'"));
+    }
+    if (auto st = CheckText("arch", d.arch, 64); !st.ok()) return st;
+    if (d.num_cu < 0 || d.index < 0 || d.index > 4096) {
+      return absl::InvalidArgumentError("device num_cu/index out of range");
+    }
+  }
+  for (const Device& d : w.devices) {
+    auto n = db_.Execute(
+        "INSERT INTO worker (host, device_index, arch, num_cu, backend, version, state, "
+        "last_seen) VALUES (?, ?, ?, ?, ?, ?, 'idle', NOW(6)) ON DUPLICATE KEY UPDATE "
+        "arch = VALUES(arch), num_cu = VALUES(num_cu), backend = VALUES(backend), "
+        "version = VALUES(version), state = 'idle', last_seen = NOW(6)",
+        {w.host, static_cast<int64_t>(d.index), d.arch, static_cast<int64_t>(d.num_cu),
+         absl::AsciiStrToUpper(d.backend), w.version});
+    if (!n.ok()) return n.status();
+  }
+  Registered r;
+  // Unique per registration: a restarted worker is a new lease owner, so leases of its
+  // previous life cannot be reported by it by mistake.
+  r.worker_id = absl::StrCat(w.host.substr(0, 100), "/", RandomHex(16));
+  r.lease_seconds = options_.lease_seconds;
+  spdlog::info("coordinator: registered worker {} ({} devices)", r.worker_id, w.devices.size());
+  return r;
+}
+
+absl::StatusOr<std::vector<LeasedJob>> Coordinator::LeaseJobs(const LeaseRequest& req) {
+  if (auto st = CheckText("worker_id", req.worker_id, kMaxIdLength); !st.ok()) return st;
+  if (req.max_jobs < 1 || req.max_jobs > options_.max_jobs_per_lease) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_jobs must be in 1..", options_.max_jobs_per_lease));
+  }
+  if (req.wait < absl::ZeroDuration()) return absl::InvalidArgumentError("negative wait");
+  if (req.step == JobStep::kCompile) {
+    if (req.compile_backends.empty() || req.compile_backends.size() > 3) {
+      return absl::InvalidArgumentError("compile lease needs 1..3 compile backends");
+    }
+    for (const auto& b : req.compile_backends) {
+      if (!IsBackend(b)) return absl::InvalidArgumentError(absl::StrCat("unknown backend '", b, "'"));
+    }
+  } else {
+    if (!req.device) return absl::InvalidArgumentError("eval lease needs a device");
+    if (!IsBackend(req.device->backend)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown backend '", req.device->backend, "'"));
+    }
+    if (auto st = CheckText("device arch", req.device->arch, 64); !st.ok()) return st;
+  }
+  auto w = std::make_shared<Waiter>();
+  w->req = req;
+  w->key = FilterKey(req);
+  w->deadline = absl::Now() + std::min(req.wait, options_.max_wait);
+  absl::MutexLock l(&mu_);
+  if (shutdown_) return absl::UnavailableError("coordinator shutting down");
+  waiters_.push_back(w);
+  // Wake up on our answer; past the deadline give up unless a dispatcher holds us (its claim
+  // is short, and the jobs it gets must not be lost).
+  mu_.AwaitWithDeadline(absl::Condition(&w->done), w->deadline);
+  if (!w->done && !w->taken) {
+    waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
+    return std::vector<LeasedJob>{};
+  }
+  mu_.Await(absl::Condition(&w->done));
+  if (!w->status.ok()) return w->status;
+  return std::move(w->jobs);
+}
+
+void Coordinator::DispatchLoop() {
+  while (true) {
+    std::vector<std::shared_ptr<Waiter>> batch;
+    {
+      absl::MutexLock l(&mu_);
+      auto eligible = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        if (shutdown_) return true;
+        const absl::Time now = absl::Now();
+        for (const auto& w : waiters_) {
+          if (w->taken) continue;
+          auto it = dry_until_.find(w->key);
+          if (it == dry_until_.end() || it->second <= now) return true;
+        }
+        return false;
+      };
+      // Dry filters become eligible again by time alone: wake periodically to re-check.
+      mu_.AwaitWithTimeout(absl::Condition(&eligible), absl::Milliseconds(50));
+      if (shutdown_) return;
+      const absl::Time now = absl::Now();
+      std::string key;
+      int wanted = 0;
+      for (const auto& w : waiters_) {
+        if (w->taken) continue;
+        if (key.empty()) {
+          auto it = dry_until_.find(w->key);
+          if (it != dry_until_.end() && it->second > now) continue;
+          key = w->key;
+        }
+        if (w->key != key) continue;
+        if (wanted > 0 && wanted + w->req.max_jobs > options_.max_claim_batch) break;
+        w->taken = true;
+        wanted += w->req.max_jobs;
+        batch.push_back(w);
+      }
+    }
+    if (batch.empty()) continue;
+    absl::Status status;
+    std::vector<schema::ClaimedJob> claimed;
+    auto sessions = MatchingSessions(batch[0]->req);
+    if (!sessions.ok()) {
+      status = sessions.status();
+    } else if (!sessions->empty()) {
+      std::vector<schema::ClaimWant> wants;
+      for (const auto& w : batch) wants.push_back({w->req.worker_id, w->req.max_jobs});
+      auto c = store_.Claim(batch[0]->req.step, *sessions, wants);
+      if (c.ok()) {
+        claimed = std::move(*c);
+      } else {
+        status = c.status();
+        spdlog::warn("coordinator: claim failed: {}", status.ToString());
+      }
+    }
+    std::map<int64_t, SessionRow> sessions_by_id;
+    {
+      absl::MutexLock l(&sessions_mu_);
+      sessions_by_id = session_by_id_;
+    }
+    absl::MutexLock l(&mu_);
+    // Jobs come back in the order of `wants`: hand them out by position.
+    size_t next = 0;
+    int got_total = 0, wanted_total = 0;
+    for (const auto& w : batch) {
+      wanted_total += w->req.max_jobs;
+      for (int k = 0; k < w->req.max_jobs && next < claimed.size(); ++k, ++next) {
+        const schema::ClaimedJob& c = claimed[next];
+        LeasedJob j;
+        j.job_id = c.job_id;
+        j.attempt = c.attempt;
+        j.step = w->req.step;
+        j.kind = c.kind;
+        j.session_id = c.session_id;
+        auto s = sessions_by_id.find(c.session_id);
+        if (s != sessions_by_id.end()) {
+          j.arch = s->second.arch;
+          j.num_cu = s->second.num_cu;
+          j.backend = s->second.backend;
+        }
+        j.config_id = c.config_id;
+        j.driver = c.driver;
+        j.solver_id = c.solver_id;
+        j.solver_name = c.solver_name;
+        j.lease_expires = absl::Now() + absl::Seconds(options_.lease_seconds);
+        w->jobs.push_back(std::move(j));
+      }
+      got_total += static_cast<int>(w->jobs.size());
+      if (!w->jobs.empty()) {
+        w->done = true;
+        waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
+      } else if (absl::Now() >= w->deadline || shutdown_) {
+        w->done = true;  // empty answer: the long-poll ended
+        if (shutdown_) w->status = absl::UnavailableError("coordinator shutting down");
+        waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
+      } else {
+        w->taken = false;  // wait on
+      }
+    }
+    if (got_total < wanted_total || !status.ok()) {
+      dry_until_[batch[0]->key] = absl::Now() + options_.empty_poll_interval;
+    }
+  }
+}
+
+absl::Status Coordinator::CheckHolder(const std::string& worker_id, int64_t job_id,
+                                      int64_t attempt, JobStep step) {
+  auto job = store_.GetJob(job_id);
+  if (!job.ok()) return job.status();
+  if (!job->has_value()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
+  const schema::JobInfo& j = **job;
+  if (j.lease_owner != worker_id || j.attempt != attempt || j.state != schema::LeasedState(step)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", job_id, " attempt ", attempt, " is not leased to this worker"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Lease>> Coordinator::Renew(const std::string& worker_id,
+                                                      const std::vector<Lease>& leases) {
+  if (auto st = CheckText("worker_id", worker_id, kMaxIdLength); !st.ok()) return st;
+  if (leases.size() > 4096) return absl::InvalidArgumentError("too many leases");
+  std::vector<schema::RenewedLease> in;
+  for (const Lease& l : leases) {
+    if (l.job_id < 1 || l.attempt < 1) return absl::InvalidArgumentError("bad job id/attempt");
+    in.push_back({l.job_id, l.attempt});
+  }
+  auto held = store_.Renew(worker_id, in);
+  if (!held.ok()) return held.status();
+  std::vector<Lease> out;
+  for (const auto& h : *held) out.push_back({h.job_id, h.attempt});
+  return out;
+}
+
+absl::StatusOr<int64_t> Coordinator::Release(const std::string& worker_id,
+                                             const std::vector<Lease>& leases) {
+  if (auto st = CheckText("worker_id", worker_id, kMaxIdLength); !st.ok()) return st;
+  std::vector<schema::RenewedLease> in;
+  for (const Lease& l : leases) {
+    if (l.job_id < 1 || l.attempt < 1) return absl::InvalidArgumentError("bad job id/attempt");
+    in.push_back({l.job_id, l.attempt});
+  }
+  return store_.Release(worker_id, in);
+}
+
+absl::Status Coordinator::ValidateReport(const Report& r) {
+  if (auto st = CheckText("worker_id", r.worker_id, kMaxIdLength); !st.ok()) return st;
+  if (r.job_id < 1) return absl::InvalidArgumentError("job_id must be positive");
+  if (r.attempt < 1) return absl::InvalidArgumentError("attempt must be positive");
+  if (r.error.size() > kMaxError) return absl::InvalidArgumentError("error text too long");
+  if (r.samples.size() > kMaxSamples) return absl::InvalidArgumentError("too many samples");
+  if (r.kernels.size() > kMaxKernels) return absl::InvalidArgumentError("too many kernels");
+  if (!r.succeeded) {
+    if (r.error.empty()) return absl::InvalidArgumentError("a failure report needs an error");
+    return absl::OkStatus();
+  }
+  if (r.step == JobStep::kCompile) {
+    for (const auto& k : r.kernels) {
+      if (k.kernel_id < 1) return absl::InvalidArgumentError("kernel id must be positive");
+      if (k.build_key.size() != 64 || !PrintableAscii(k.build_key)) {
+        return absl::InvalidArgumentError("build key must be 64 hex characters");
+      }
+    }
+    return absl::OkStatus();
+  }
+  if (r.has_result) {
+    if (!std::isfinite(r.kernel_time_ms) || r.kernel_time_ms <= 0) {
+      return absl::InvalidArgumentError("kernel_time_ms must be finite and positive");
+    }
+    if (r.workspace_bytes < 0) return absl::InvalidArgumentError("workspace_bytes is negative");
+    if (r.candidates_tried < 0) return absl::InvalidArgumentError("candidates_tried is negative");
+  }
+  if (auto st = CheckText("params", r.params, kMaxParams, true); !st.ok()) return st;
+  for (const Sample& s : r.samples) {
+    if (auto st = CheckText("sample params", s.params, kMaxParams, true); !st.ok()) return st;
+    if (s.time_ms && (!std::isfinite(*s.time_ms) || *s.time_ms <= 0)) {
+      return absl::InvalidArgumentError("sample time must be finite and positive");
+    }
+    const auto& names = DispositionNames();
+    if (std::find(names.begin(), names.end(), s.status) == names.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown sample status '", s.status, "'"));
+    }
+    if (s.error.size() > kMaxError) return absl::InvalidArgumentError("sample error too long");
+  }
+  if (options_.registry == nullptr) return absl::OkStatus();
+  // The params must be a point of the solver's space, valid for the job's problem and target.
+  auto job = store_.GetJob(r.job_id);
+  if (!job.ok()) return job.status();
+  if (!job->has_value()) return absl::NotFoundError(absl::StrCat("no job ", r.job_id));
+  const schema::JobInfo& j = **job;
+  const solver::RegisteredSolver* rs = options_.registry->ByName(j.solver_name);
+  if (rs == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("solver '", j.solver_name, "' is unknown to this coordinator"));
+  }
+  auto problems = ParseDriverLine(j.driver);
+  if (!problems.ok() || problems->size() != 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", r.job_id, ": its config does not parse to one problem"));
+  }
+  std::string arch;
+  int num_cu = 0;
+  {
+    absl::MutexLock l(&sessions_mu_);
+    auto it = session_by_id_.find(j.session_id);
+    if (it != session_by_id_.end()) arch = it->second.arch, num_cu = it->second.num_cu;
+  }
+  if (arch.empty()) {
+    if (auto st = RefreshSessions(true); !st.ok()) return st;
+    absl::MutexLock l(&sessions_mu_);
+    auto it = session_by_id_.find(j.session_id);
+    if (it == session_by_id_.end()) return absl::NotFoundError("job's session is gone");
+    arch = it->second.arch, num_cu = it->second.num_cu;
+  }
+  auto target = solver::TargetForArch(ArchBase(arch), num_cu);
+  if (!target.ok()) return absl::OkStatus();  // an arch this build does not know: cannot check
+  const solver::SearchSpace space = rs->solver->Space(*target, (*problems)[0]);
+  auto check = [&](const std::string& params, bool full) -> absl::Status {
+    auto cfg = space.Parse(params);
+    if (!cfg.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("params '", params, "' for ", j.solver_name,
+                                                     ": ", cfg.status().message()));
+    }
+    if (!full) return absl::OkStatus();
+    absl::Status v = rs->solver->IsValid(*target, (*problems)[0], *cfg);
+    if (!v.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("params '", params, "' are not valid for ",
+                                                     j.solver_name, ": ", v.message()));
+    }
+    return absl::OkStatus();
+  };
+  if (r.has_result) {
+    if (auto st = check(r.params, true); !st.ok()) return st;
+  }
+  for (const Sample& s : r.samples) {
+    if (auto st = check(s.params, false); !st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Coordinator::SubmitReport(const Report& r) {
+  if (absl::Status st = ValidateReport(r); !st.ok()) return st;
+  auto p = std::make_shared<PendingReport>();
+  schema::StepReport& s = p->report;
+  s.job_id = r.job_id;
+  s.attempt = r.attempt;
+  s.owner = r.worker_id;
+  s.step = r.step;
+  s.succeeded = r.succeeded;
+  s.error = r.error;
+  s.retryable = r.retryable;
+  s.executor_killed = r.executor_killed;
+  s.kernels = r.kernels;
+  s.has_result = r.has_result;
+  s.params = r.params;
+  s.kernel_time_ms = r.kernel_time_ms;
+  s.workspace_bytes = r.workspace_bytes;
+  s.candidates_tried = r.candidates_tried;
+  s.verified = r.verified;
+  for (const Sample& x : r.samples) s.samples.push_back({x.params, x.time_ms, x.status, x.error});
+  absl::MutexLock l(&mu_);
+  if (shutdown_) return absl::UnavailableError("coordinator shutting down");
+  reports_.push_back(p);
+  mu_.Await(absl::Condition(&p->done));
+  return p->status;
+}
+
+void Coordinator::ReportLoop() {
+  while (true) {
+    std::vector<std::shared_ptr<PendingReport>> batch;
+    {
+      absl::MutexLock l(&mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return shutdown_ || !reports_.empty();
+      };
+      mu_.Await(absl::Condition(&ready));
+      if (shutdown_) return;
+      while (!reports_.empty() && static_cast<int>(batch.size()) < options_.max_report_batch) {
+        batch.push_back(reports_.front());
+        reports_.pop_front();
+      }
+    }
+    std::vector<schema::StepReport> in;
+    for (const auto& p : batch) in.push_back(p->report);
+    std::vector<absl::StatusOr<schema::ReportOutcome>> outcomes;
+    auto all = store_.Report(in);
+    if (all.ok()) {
+      for (auto o : *all) outcomes.emplace_back(o);
+    } else {
+      // One bad report must not fail the others: commit them one by one.
+      for (const auto& one : in) {
+        auto o = store_.Report({one});
+        if (o.ok()) {
+          outcomes.emplace_back((*o)[0]);
+        } else {
+          outcomes.emplace_back(o.status());
+        }
+      }
+    }
+    absl::MutexLock l(&mu_);
+    for (size_t k = 0; k < batch.size(); ++k) {
+      auto& p = batch[k];
+      const auto& o = outcomes[k];
+      if (!o.ok()) {
+        p->status = o.status();
+      } else if (*o == schema::ReportOutcome::kStale) {
+        p->status = absl::FailedPreconditionError(
+            absl::StrCat("job ", p->report.job_id, " attempt ", p->report.attempt,
+                         ": the lease is no longer held by this worker (stale report ignored)"));
+      } else if (*o == schema::ReportOutcome::kNotFound) {
+        p->status = absl::NotFoundError(absl::StrCat("no job ", p->report.job_id));
+      } else {
+        if (*o == schema::ReportOutcome::kDuplicate) {
+          spdlog::info("coordinator: duplicate report for job {} attempt {} ignored",
+                       p->report.job_id, p->report.attempt);
+        }
+        p->status = absl::OkStatus();
+      }
+      p->done = true;
+    }
+  }
+}
+
+absl::StatusOr<std::vector<int64_t>> Coordinator::PutKernels(
+    const std::string& worker_id, int64_t job_id, int64_t attempt,
+    const std::vector<schema::StoredKernel>& kernels) {
+  if (kernels.size() > 4096) return absl::InvalidArgumentError("too many kernels in one call");
+  for (const auto& k : kernels) {
+    if (k.code_object.empty()) return absl::InvalidArgumentError("empty code object");
+    if (k.build_key.size() != 64) return absl::InvalidArgumentError("bad build key");
+    if (auto st = CheckText("kernel arch", k.arch, 64); !st.ok()) return st;
+    if (auto st = CheckText("kernel name", k.kernel_name, 255); !st.ok()) return st;
+    if (auto st = CheckText("kernel options", k.options, 16384, true); !st.ok()) return st;
+    if (auto st = CheckText("kernel entries", k.entries, 1024, true); !st.ok()) return st;
+    if (auto st = CheckText("compiler", k.compiler, 191, true); !st.ok()) return st;
+  }
+  if (auto st = CheckHolder(worker_id, job_id, attempt, JobStep::kCompile); !st.ok()) return st;
+  return store_.PutKernels(kernels);
+}
+
+absl::StatusOr<std::vector<schema::StoredKernel>> Coordinator::FetchKernels(
+    const std::string& worker_id, int64_t job_id, int64_t attempt) {
+  if (auto st = CheckHolder(worker_id, job_id, attempt, JobStep::kEval); !st.ok()) return st;
+  return store_.JobKernels(job_id);
+}
+
+absl::StatusOr<schema::ReapCounts> Coordinator::Reap() {
+  auto c = store_.Reap();
+  if (c.ok() && (c->requeued || c->failed)) {
+    spdlog::info("coordinator: reaped expired leases: {} requeued, {} failed", c->requeued,
+                 c->failed);
+  }
+  return c;
+}
+
+void Coordinator::ReapLoop() {
+  while (true) {
+    {
+      absl::MutexLock l(&mu_);
+      auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return shutdown_; };
+      if (mu_.AwaitWithTimeout(absl::Condition(&stop), options_.reap_interval)) return;
+    }
+    auto c = Reap();
+    if (!c.ok()) spdlog::warn("coordinator: reaper: {}", c.status().ToString());
+  }
+}
+
+}  // namespace tuna::coordinator

@@ -1,0 +1,214 @@
+// The coordinator's domain API (DESIGN §2, §3; STYLE §5): what workers call, in plain C++ types.
+// coordinator/service.cc translates the gRPC messages to these calls; the in-process worker
+// client (worker/coordinator_client.h) calls them directly.
+//
+// Stateless: everything durable is in the database, so several coordinators may serve one
+// database and a restarted one simply continues. In memory there are only caches (sessions, the
+// jobs leased through this coordinator) and the waiting requests.
+//
+// Batching (the measured reason is in DESIGN §3): Lease calls do not touch the database
+// themselves. They queue and block; `dispatcher_threads` threads take all waiting requests with
+// the same (step, sessions) filter, claim for all of them in one transaction of up to
+// `max_claim_batch` jobs, and hand the jobs out. When the queue is dry a filter is not polled
+// again for `empty_poll_interval` (long-poll without hammering the database). Reports likewise
+// queue; one reporter thread commits up to `max_report_batch` of them per transaction (group
+// commit) and falls back to one transaction per report when a batch fails, so one bad report
+// never fails the others.
+//
+// Validation: every request is checked before it queues (ids positive, sizes bounded, times
+// finite and positive, params parsed by the solver's SearchSpace and accepted by IsValid for
+// the job's problem). InvalidArgument names the field. A stale lease gives FailedPrecondition and
+// changes nothing; a duplicate report is OK and changes nothing.
+//
+// Threads: every method is thread-safe. Lease blocks up to its wait; everything else blocks for
+// one batch commit at most. Shutdown wakes all waiters (they get Unavailable).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "schema/store/database.h"
+#include "schema/store/lease_store.h"
+#include "tuner_core/solver/registry.h"
+
+namespace tuna::coordinator {
+
+inline constexpr uint32_t kProtocolVersion = 1;
+
+struct CoordinatorOptions {
+  int lease_seconds = 60;
+  int max_retries = 3;
+  int quarantine_kills = 3;
+  int dispatcher_threads = 2;   // concurrent claim transactions (a few, never one per worker)
+  int max_claim_batch = 64;     // jobs per claim transaction
+  int max_report_batch = 64;    // reports per commit
+  absl::Duration empty_poll_interval = absl::Milliseconds(500);
+  absl::Duration max_wait = absl::Seconds(30);     // longest long-poll
+  absl::Duration session_refresh = absl::Seconds(2);
+  absl::Duration reap_interval = absl::Seconds(5);  // 0: no background reaper (tests call Reap)
+  int max_jobs_per_lease = 64;
+  // Report validation needs the solvers; null skips the params checks (benchmarks).
+  const solver::SolverRegistry* registry = nullptr;
+};
+
+struct Device {
+  std::string backend;  // "cpu", "cuda", "hip" (lower case)
+  std::string arch;     // "cpu-avx2", "sm_90", "gfx90a"
+  int num_cu = 0;
+  int index = 0;
+  uint64_t memory_bytes = 0;
+};
+
+struct WorkerRegistration {
+  uint32_t protocol_version = kProtocolVersion;
+  std::string host;
+  std::string version;
+  std::vector<Device> devices;
+};
+
+struct Registered {
+  std::string worker_id;
+  int lease_seconds = 0;
+};
+
+struct LeaseRequest {
+  std::string worker_id;
+  schema::JobStep step = schema::JobStep::kCompile;
+  // compile: the backends this worker can compile for; eval: the one device to run on.
+  std::vector<std::string> compile_backends;
+  std::optional<Device> device;
+  int max_jobs = 1;
+  absl::Duration wait = absl::Seconds(10);  // long-poll; capped at max_wait
+};
+
+struct LeasedJob {
+  int64_t job_id = 0;
+  int64_t attempt = 0;
+  schema::JobStep step = schema::JobStep::kCompile;
+  std::string kind;          // perf | find
+  int64_t session_id = 0;
+  std::string arch;          // the session's target
+  int num_cu = 0;
+  std::string backend;       // lower case
+  int64_t config_id = 0;
+  std::string driver;        // canonical MIOpenDriver line of the problem
+  int64_t solver_id = 0;
+  std::string solver_name;
+  absl::Time lease_expires;
+};
+
+struct Lease {
+  int64_t job_id = 0;
+  int64_t attempt = 0;
+};
+
+struct Sample {
+  std::string params;
+  std::optional<double> time_ms;
+  std::string status;  // Disposition name
+  std::string error;
+};
+
+struct Report {
+  std::string worker_id;
+  int64_t job_id = 0;
+  int64_t attempt = 0;
+  schema::JobStep step = schema::JobStep::kCompile;
+  bool succeeded = false;
+  std::string error;
+  bool retryable = true;
+  bool executor_killed = false;
+  std::vector<schema::KernelLink> kernels;  // compile: from PutKernels
+  bool has_result = false;                   // eval: a passing candidate was found
+  std::string params;
+  double kernel_time_ms = 0;
+  int64_t workspace_bytes = 0;
+  int64_t candidates_tried = 0;
+  bool verified = false;
+  std::vector<Sample> samples;
+};
+
+class Coordinator {
+ public:
+  // Starts the dispatcher, reporter and reaper threads. The Database must outlive it.
+  static absl::StatusOr<std::unique_ptr<Coordinator>> Create(schema::Database& db,
+                                                             CoordinatorOptions options);
+  ~Coordinator();  // Shutdown()
+
+  absl::StatusOr<Registered> Register(const WorkerRegistration& w);
+  // Blocks until jobs are leased or the wait ends (then an empty vector: not an error).
+  absl::StatusOr<std::vector<LeasedJob>> LeaseJobs(const LeaseRequest& req);
+  // The leases still held (a lease missing from the answer is lost: stop working on it).
+  absl::StatusOr<std::vector<Lease>> Renew(const std::string& worker_id,
+                                           const std::vector<Lease>& leases);
+  // OK when applied or a duplicate; FailedPrecondition when stale; NotFound for no such job.
+  absl::Status SubmitReport(const Report& report);
+  // Graceful hand-back (no retry counted).
+  absl::StatusOr<int64_t> Release(const std::string& worker_id, const std::vector<Lease>& leases);
+  // Stores compiled code objects; returns their kernel ids (for Report.kernels). The caller must
+  // hold a compile lease on `job_id` with `attempt` (otherwise FailedPrecondition).
+  absl::StatusOr<std::vector<int64_t>> PutKernels(const std::string& worker_id, int64_t job_id,
+                                                  int64_t attempt,
+                                                  const std::vector<schema::StoredKernel>& k);
+  // The kernels the job's compile step produced; the caller must hold its eval lease.
+  absl::StatusOr<std::vector<schema::StoredKernel>> FetchKernels(const std::string& worker_id,
+                                                                 int64_t job_id, int64_t attempt);
+  absl::StatusOr<schema::ReapCounts> Reap();
+
+  void Shutdown();
+
+  const CoordinatorOptions& options() const { return options_; }
+
+ private:
+  struct Waiter;
+  struct PendingReport;
+  struct SessionRow {
+    int64_t id = 0;
+    std::string arch;
+    int num_cu = 0;
+    std::string backend;  // lower case
+  };
+
+  Coordinator(schema::Database& db, CoordinatorOptions options);
+  void DispatchLoop();
+  void ReportLoop();
+  void ReapLoop();
+  absl::StatusOr<std::vector<int64_t>> MatchingSessions(const LeaseRequest& req);
+  absl::Status RefreshSessions(bool force);
+  absl::Status ValidateReport(const Report& r);
+  absl::Status CheckHolder(const std::string& worker_id, int64_t job_id, int64_t attempt,
+                           schema::JobStep step);
+
+  schema::Database& db_;
+  const CoordinatorOptions options_;
+  schema::LeaseStore store_;
+
+  absl::Mutex mu_;
+  bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
+  std::deque<std::shared_ptr<Waiter>> waiters_ ABSL_GUARDED_BY(mu_);
+  // Filters known to be dry until this time (key: step + session list).
+  std::map<std::string, absl::Time> dry_until_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::shared_ptr<PendingReport>> reports_ ABSL_GUARDED_BY(mu_);
+
+  absl::Mutex sessions_mu_;
+  std::vector<SessionRow> sessions_ ABSL_GUARDED_BY(sessions_mu_);
+  absl::Time sessions_loaded_ ABSL_GUARDED_BY(sessions_mu_) = absl::InfinitePast();
+  std::map<int64_t, SessionRow> session_by_id_ ABSL_GUARDED_BY(sessions_mu_);
+
+  std::vector<std::thread> threads_;
+};
+
+// "compile"/"eval" → step; InvalidArgument otherwise.
+absl::StatusOr<schema::JobStep> ParseStep(const std::string& s);
+
+}  // namespace tuna::coordinator

@@ -1,0 +1,118 @@
+#include "coordinator/server.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <thread>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/codegen/service_type.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "coordinator/service.h"
+#include "spdlog/spdlog.h"
+
+namespace tuna::coordinator {
+
+bool IsLoopbackAddress(const std::string& listen) {
+  if (absl::StartsWith(listen, "unix:")) return true;
+  std::string host = listen;
+  const size_t colon = listen.rfind(':');
+  if (colon != std::string::npos) host = listen.substr(0, colon);
+  if (absl::StartsWith(host, "[") && absl::EndsWith(host, "]")) {
+    host = host.substr(1, host.size() - 2);
+  }
+  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+}
+
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) {
+    return absl::NotFoundError(absl::StrCat("token file ", path, " not found"));
+  }
+  if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("token file ", path, " is accessible by group/others (chmod 600 it)"));
+  }
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  std::string token(absl::StripAsciiWhitespace(line));
+  if (token.empty()) return absl::InvalidArgumentError(absl::StrCat("token file ", path, " is empty"));
+  return token;
+}
+
+absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
+    Coordinator& coordinator, const ServerOptions& options) {
+  if (!IsLoopbackAddress(options.listen) && options.token.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "refusing to listen on non-loopback address ", options.listen,
+        " without a token (--token-file)"));
+  }
+  if (options.tls_cert_pem.empty() != options.tls_key_pem.empty()) {
+    return absl::InvalidArgumentError("TLS needs both a certificate and a key");
+  }
+  std::unique_ptr<CoordinatorServer> s(new CoordinatorServer());
+  s->coordinator_ = &coordinator;
+  s->service_ = MakeWorkerService(coordinator, options.token);
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  std::shared_ptr<grpc::ServerCredentials> creds;
+  if (!options.tls_cert_pem.empty()) {
+    grpc::SslServerCredentialsOptions ssl;
+    ssl.pem_key_cert_pairs.push_back({options.tls_key_pem, options.tls_cert_pem});
+    creds = grpc::SslServerCredentials(ssl);
+  } else {
+    creds = grpc::InsecureServerCredentials();
+  }
+  builder.AddListeningPort(options.listen, creds, &s->port_);
+  builder.RegisterService(s->service_.get());
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  // Long-polls hold a thread each: allow well over one per worker.
+  grpc::ResourceQuota quota("tuna-coordinator");
+  quota.SetMaxThreads(1024);
+  builder.SetResourceQuota(quota);
+  s->server_ = builder.BuildAndStart();
+  if (!s->server_ || s->port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
+  }
+  const size_t colon = options.listen.rfind(':');
+  s->host_ = colon == std::string::npos ? options.listen : options.listen.substr(0, colon);
+  if (s->host_ == "0.0.0.0" || s->host_ == "[::]") s->host_ = "127.0.0.1";
+  s->server_->GetHealthCheckService()->SetServingStatus(true);
+  spdlog::info("coordinator: listening on {} (port {}, {}, {})", options.listen, s->port_,
+               options.token.empty() ? "no token" : "token required",
+               options.tls_cert_pem.empty() ? "plaintext" : "TLS");
+  return s;
+}
+
+std::string CoordinatorServer::address() const {
+  if (absl::StartsWith(host_, "unix:")) return host_;
+  return absl::StrCat(host_, ":", port_);
+}
+
+void CoordinatorServer::Wait() {
+  if (server_) server_->Wait();
+}
+
+void CoordinatorServer::Shutdown() {
+  if (!server_) return;
+  server_->GetHealthCheckService()->SetServingStatus(false);
+  // Blocked long-polls live in the Coordinator: wake them, or Shutdown would wait for them.
+  std::thread stopper([this] { server_->Shutdown(std::chrono::system_clock::now() +
+                                                 std::chrono::seconds(2)); });
+  coordinator_->Shutdown();
+  stopper.join();
+  server_.reset();
+}
+
+CoordinatorServer::~CoordinatorServer() { Shutdown(); }
+
+}  // namespace tuna::coordinator

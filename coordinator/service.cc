@@ -1,0 +1,136 @@
+// The gRPC adapter: the only server file that includes tuna.grpc.pb.h. Each handler checks the
+// token, converts the request (wire.h), calls the domain and maps absl::Status to grpc::Status.
+#include "coordinator/service.h"
+
+#include <openssl/crypto.h>
+
+#include "coordinator/wire.h"
+#include "proto/tuna.grpc.pb.h"
+
+namespace tuna::coordinator {
+namespace {
+
+grpc::Status ToGrpc(const absl::Status& s) {
+  if (s.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+
+class WorkerService final : public v1::Worker::Service {
+ public:
+  WorkerService(Coordinator& c, std::string token) : c_(c), token_(std::move(token)) {}
+
+  grpc::Status Register(grpc::ServerContext* ctx, const v1::RegisterRequest* req,
+                        v1::RegisterReply* reply) override {
+    if (auto st = Auth(ctx); !st.ok()) return st;
+    WorkerRegistration w;
+    w.protocol_version = req->protocol_version();
+    w.host = req->host();
+    w.version = req->tuna_version();
+    for (const auto& d : req->devices()) w.devices.push_back(FromWire(d));
+    auto r = c_.Register(w);
+    if (!r.ok()) return ToGrpc(r.status());
+    reply->set_worker_id(r->worker_id);
+    reply->set_lease_seconds(static_cast<uint32_t>(r->lease_seconds));
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Ping(grpc::ServerContext* ctx, const v1::PingRequest*,
+                    v1::PingReply* reply) override {
+    if (auto st = Auth(ctx); !st.ok()) return st;
+    reply->set_coordinator_version("tuna-coordinator/1");
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Lease(grpc::ServerContext* ctx, const v1::LeaseRequest* req,
+                     v1::LeaseReply* reply) override {
+    if (auto st = Auth(ctx); !st.ok()) return st;
+    auto r = FromWire(*req);
+    if (!r.ok()) return ToGrpc(r.status());
+    // Never wait past the caller's own deadline: jobs leased for a caller that gave up would
+    // sit until their lease expires.
+    const auto left = absl::FromChrono(ctx->deadline()) - absl::Now() - absl::Milliseconds(200);
+    if (left < r->wait) r->wait = std::max(left, absl::ZeroDuration());
+    auto jobs = c_.LeaseJobs(*r);
+    if (!jobs.ok()) return ToGrpc(jobs.status());
+    for (const auto& j : *jobs) ToWire(j, reply->add_jobs());
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Renew(grpc::ServerContext* ctx, const v1::RenewRequest* req,
+                     v1::RenewReply* reply) override {
+    if (auto st = Auth(ctx); !st.ok()) return st;
+    std::vector<coordinator::Lease> leases;
+    for (const auto& l : req->leases()) leases.push_back({l.job_id(), l.attempt()});
+    auto held = c_.Renew(req->worker_id(), leases);
+    if (!held.ok()) return ToGrpc(held.status());
+    for (const auto& h : *held) {
+      auto* l = reply->add_held();
+      l->set_job_id(h.job_id);
+      l->set_attempt(h.attempt);
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Report(grpc::ServerContext* ctx, const v1::ReportRequest* req,
+                      v1::ReportReply*) override {
+    if (auto st = Auth(ctx); !st.ok()) return st;
+    auto r = FromWire(*req);
+    if (!r.ok()) return ToGrpc(r.status());
+    return ToGrpc(c_.SubmitReport(*r));
+  }
+
+  grpc::Status Release(grpc::ServerContext* ctx, const v1::ReleaseRequest* req,
+                       v1::ReleaseReply* reply) override {
+    if (auto st = Auth(ctx); !st.ok()) return st;
+    std::vector<coordinator::Lease> leases;
+    for (const auto& l : req->leases()) leases.push_back({l.job_id(), l.attempt()});
+    auto n = c_.Release(req->worker_id(), leases);
+    if (!n.ok()) return ToGrpc(n.status());
+    reply->set_released(*n);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status PutKernels(grpc::ServerContext* ctx, const v1::PutKernelsRequest* req,
+                          v1::PutKernelsReply* reply) override {
+    if (auto st = Auth(ctx); !st.ok()) return st;
+    std::vector<schema::StoredKernel> kernels;
+    for (const auto& k : req->kernels()) kernels.push_back(FromWire(k));
+    auto ids = c_.PutKernels(req->worker_id(), req->job_id(), req->attempt(), kernels);
+    if (!ids.ok()) return ToGrpc(ids.status());
+    for (int64_t id : *ids) reply->add_kernel_ids(id);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status FetchKernels(grpc::ServerContext* ctx, const v1::FetchKernelsRequest* req,
+                            v1::FetchKernelsReply* reply) override {
+    if (auto st = Auth(ctx); !st.ok()) return st;
+    auto k = c_.FetchKernels(req->worker_id(), req->job_id(), req->attempt());
+    if (!k.ok()) return ToGrpc(k.status());
+    for (const auto& x : *k) ToWire(x, reply->add_kernels());
+    return grpc::Status::OK;
+  }
+
+ private:
+  grpc::Status Auth(grpc::ServerContext* ctx) const {
+    if (token_.empty()) return grpc::Status::OK;
+    const auto& md = ctx->client_metadata();
+    auto it = md.find("authorization");
+    const std::string want = "Bearer " + token_;
+    if (it != md.end() && it->second.size() == want.size() &&
+        CRYPTO_memcmp(it->second.data(), want.data(), want.size()) == 0) {
+      return grpc::Status::OK;
+    }
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "missing or wrong token");
+  }
+
+  Coordinator& c_;
+  const std::string token_;
+};
+
+}  // namespace
+
+std::unique_ptr<grpc::Service> MakeWorkerService(Coordinator& coordinator, std::string token) {
+  return std::make_unique<WorkerService>(coordinator, std::move(token));
+}
+
+}  // namespace tuna::coordinator

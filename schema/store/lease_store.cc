@@ -1,0 +1,525 @@
+#include "schema/store/lease_store.h"
+
+#include <openssl/evp.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "schema/store/sql_batch.h"
+
+namespace tuna::schema {
+namespace {
+
+constexpr size_t kSampleChunk = 200;  // eval_sample rows per INSERT (6 values each)
+constexpr char kLeasedStates[] = "('compile_start', 'eval_start')";
+
+Params IdParams(const std::vector<int64_t>& ids) {
+  Params p;
+  p.reserve(ids.size());
+  for (int64_t id : ids) p.push_back(id);
+  return p;
+}
+
+std::string Truncated(std::string s, size_t n = 4000) {
+  if (s.size() > n) s.resize(n);
+  return s;
+}
+
+JobInfo JobFromRow(const Row& r) {
+  JobInfo j;
+  j.job_id = r.Int("id");
+  j.session_id = r.Int("session_id");
+  j.config_id = r.Int("config_id");
+  j.solver_id = r.Int("solver_id");
+  j.kind = r.String("kind");
+  j.state = r.String("state");
+  j.attempt = r.Int("attempt");
+  j.lease_owner = r.String("lease_owner");
+  j.driver = r.String("driver");
+  j.solver_name = r.String("solver_name");
+  return j;
+}
+
+constexpr char kJobSelect[] =
+    "SELECT j.id, j.session_id, j.config_id, j.solver_id, j.kind, j.state, j.attempt, "
+    "j.retries, j.lease_owner, c.driver, s.name AS solver_name FROM job j "
+    "JOIN conv_config c ON c.id = j.config_id JOIN solver s ON s.id = j.solver_id ";
+
+}  // namespace
+
+const char* JobStepName(JobStep step) { return step == JobStep::kCompile ? "compile" : "eval"; }
+const char* ReadyState(JobStep step) { return step == JobStep::kCompile ? "new" : "compiled"; }
+const char* LeasedState(JobStep step) {
+  return step == JobStep::kCompile ? "compile_start" : "eval_start";
+}
+const char* DoneState(JobStep step) {
+  return step == JobStep::kCompile ? "compiled" : "evaluated";
+}
+
+const char* ReportOutcomeName(ReportOutcome o) {
+  switch (o) {
+    case ReportOutcome::kApplied: return "applied";
+    case ReportOutcome::kDuplicate: return "duplicate";
+    case ReportOutcome::kStale: return "stale";
+    case ReportOutcome::kNotFound: return "not_found";
+  }
+  return "?";
+}
+
+std::string LeaseSha256Hex(std::string_view data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(len * 2);
+  for (unsigned i = 0; i < len; ++i) {
+    out.push_back(kHex[md[i] >> 4]);
+    out.push_back(kHex[md[i] & 15]);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(JobStep step,
+                                                          const std::vector<int64_t>& session_ids,
+                                                          const std::vector<ClaimWant>& wants) {
+  int64_t total = 0;
+  for (const ClaimWant& w : wants) {
+    if (w.owner.empty() || w.count < 0) {
+      return absl::InvalidArgumentError("claim: empty owner or negative count");
+    }
+    total += w.count;
+  }
+  std::vector<ClaimedJob> out;
+  if (total == 0 || session_ids.empty()) return out;
+  absl::Status st = db_.Transaction([&](Connection& c) -> absl::Status {
+    out.clear();
+    std::vector<int64_t> ids;
+    for (int64_t sid : session_ids) {
+      const int64_t remaining = total - static_cast<int64_t>(ids.size());
+      if (remaining <= 0) break;
+      // One session at a time: `state = ? AND session_id = ?` walks idx_job_claim in order and
+      // stops after `remaining` unlocked rows; an IN list over sessions would sort.
+      auto rows = c.Query(
+          "SELECT id FROM job WHERE state = ? AND session_id = ? "
+          "ORDER BY priority DESC, retries, id LIMIT ? FOR UPDATE SKIP LOCKED",
+          {std::string(ReadyState(step)), sid, remaining});
+      if (!rows.ok()) return rows.status();
+      for (const Row& r : *rows) ids.push_back(r.Int(0));
+    }
+    if (ids.empty()) return absl::OkStatus();
+    // Hand out in order: wants[0] gets the first count ids, and so on.
+    std::vector<std::string> owner_of(ids.size());
+    size_t next = 0;
+    for (const ClaimWant& w : wants) {
+      for (int k = 0; k < w.count && next < ids.size(); ++k) owner_of[next++] = w.owner;
+    }
+    Params p;
+    std::string cases;
+    for (size_t k = 0; k < ids.size(); ++k) {
+      cases += " WHEN ? THEN ?";
+      p.push_back(ids[k]);
+      p.push_back(owner_of[k]);
+    }
+    p.push_back(std::string(LeasedState(step)));
+    p.push_back(static_cast<int64_t>(options_.lease_seconds));
+    for (int64_t id : ids) p.push_back(id);
+    p.push_back(std::string(ReadyState(step)));
+    auto n = c.Execute(
+        absl::StrCat("UPDATE job SET lease_owner = CASE id", cases,
+                     " END, state = ?, attempt = attempt + 1, "
+                     "lease_expires_at = NOW(6) + INTERVAL ? SECOND, "
+                     "started_at = COALESCE(started_at, NOW(6)) WHERE id IN (",
+                     ListPlaceholders(ids.size()), ") AND state = ?"),
+        p);
+    if (!n.ok()) return n.status();
+    if (*n != static_cast<int64_t>(ids.size())) {
+      // Rows were locked by our SELECT ... FOR UPDATE: nobody else can have moved them.
+      return absl::InternalError(absl::StrCat("claim: updated ", *n, " of ", ids.size(), " jobs"));
+    }
+    auto rows = c.Query(absl::StrCat(kJobSelect, "WHERE j.id IN (", ListPlaceholders(ids.size()),
+                                     ")"),
+                        IdParams(ids));
+    if (!rows.ok()) return rows.status();
+    std::map<int64_t, const Row*> by_id;
+    for (const Row& r : *rows) by_id[r.Int("id")] = &r;
+    for (size_t k = 0; k < ids.size(); ++k) {
+      auto it = by_id.find(ids[k]);
+      if (it == by_id.end()) return absl::InternalError("claim: leased job vanished");
+      const Row& r = *it->second;
+      ClaimedJob j;
+      j.owner = owner_of[k];
+      j.job_id = ids[k];
+      j.session_id = r.Int("session_id");
+      j.config_id = r.Int("config_id");
+      j.solver_id = r.Int("solver_id");
+      j.kind = r.String("kind");
+      j.attempt = r.Int("attempt");
+      j.retries = r.Int("retries");
+      j.driver = r.String("driver");
+      j.solver_name = r.String("solver_name");
+      out.push_back(std::move(j));
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+absl::StatusOr<std::vector<RenewedLease>> LeaseStore::Renew(
+    const std::string& owner, const std::vector<RenewedLease>& leases) {
+  std::vector<RenewedLease> out;
+  if (leases.empty()) return out;
+  std::vector<int64_t> ids;
+  for (const auto& l : leases) ids.push_back(l.job_id);
+  absl::Status st = db_.Transaction([&](Connection& c) -> absl::Status {
+    out.clear();
+    Params p{static_cast<int64_t>(options_.lease_seconds), owner};
+    for (int64_t id : ids) p.push_back(id);
+    auto n = c.Execute(absl::StrCat("UPDATE job SET lease_expires_at = NOW(6) + INTERVAL ? SECOND "
+                                    "WHERE lease_owner = ? AND state IN ",
+                                    kLeasedStates, " AND id IN (", ListPlaceholders(ids.size()),
+                                    ")"),
+                       p);
+    if (!n.ok()) return n.status();
+    Params q{owner};
+    for (int64_t id : ids) q.push_back(id);
+    auto rows = c.Query(absl::StrCat("SELECT id, attempt FROM job WHERE lease_owner = ? AND "
+                                     "state IN ",
+                                     kLeasedStates, " AND id IN (", ListPlaceholders(ids.size()),
+                                     ")"),
+                        q);
+    if (!rows.ok()) return rows.status();
+    std::map<int64_t, int64_t> held;
+    for (const Row& r : *rows) held[r.Int(0)] = r.Int(1);
+    for (const auto& l : leases) {
+      auto it = held.find(l.job_id);
+      if (it != held.end() && it->second == l.attempt) out.push_back(l);
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+absl::StatusOr<std::vector<ReportOutcome>> LeaseStore::Report(
+    const std::vector<StepReport>& reports) {
+  std::vector<ReportOutcome> out;
+  if (reports.empty()) return out;
+  absl::Status st = db_.Transaction([&](Connection& c) -> absl::Status {
+    out.clear();
+    for (const StepReport& r : reports) {
+      auto o = ReportOne(c, r);
+      if (!o.ok()) return o.status();
+      out.push_back(*o);
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+absl::StatusOr<ReportOutcome> LeaseStore::ReportOne(Connection& c, const StepReport& r) {
+  // Locks the job row only (a join would also lock its config and solver rows, serializing
+  // every report of one solver across coordinators).
+  auto rows = c.Query(
+      "SELECT id, session_id, config_id, solver_id, kind, state, attempt, retries, lease_owner, "
+      "'' AS driver, '' AS solver_name FROM job WHERE id = ? FOR UPDATE",
+      {r.job_id});
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return ReportOutcome::kNotFound;
+  const JobInfo job = JobFromRow((*rows)[0]);
+  const std::string leased = LeasedState(r.step);
+  if (job.state != leased || job.attempt != r.attempt || job.lease_owner != r.owner) {
+    // Already applied by an earlier copy of this very report (same attempt, lease released)?
+    const bool released = job.lease_owner.empty() && job.attempt == r.attempt;
+    if (released && r.succeeded && job.state == DoneState(r.step)) return ReportOutcome::kDuplicate;
+    if (released && !r.succeeded &&
+        (job.state == ReadyState(r.step) || job.state == "failed")) {
+      return ReportOutcome::kDuplicate;
+    }
+    return ReportOutcome::kStale;
+  }
+  if (!r.succeeded) {
+    absl::Status st = RecordFailure(c, r, job);
+    if (!st.ok()) return st;
+    return ReportOutcome::kApplied;
+  }
+  if (r.step == JobStep::kCompile) {
+    auto n = c.Execute(
+        "UPDATE job SET state = 'compiled', lease_owner = NULL, lease_expires_at = NULL, "
+        "compile_worker = ?, error = NULL WHERE id = ?",
+        {r.owner, r.job_id});
+    if (!n.ok()) return n.status();
+    // A re-compile (after `jobs reset`) replaces the links of the previous one.
+    auto d = c.Execute("DELETE FROM job_kernel WHERE job_id = ?", {r.job_id});
+    if (!d.ok()) return d.status();
+    if (!r.kernels.empty()) {
+      Params p;
+      for (const KernelLink& k : r.kernels) {
+        p.push_back(r.job_id);
+        p.push_back(k.kernel_id);
+        p.push_back(k.build_key);
+      }
+      auto i = c.Execute(absl::StrCat("INSERT IGNORE INTO job_kernel (job_id, kernel_id, build_key) "
+                                      "VALUES ",
+                                      RowPlaceholders(r.kernels.size(), 3)),
+                         p);
+      if (!i.ok()) return i.status();
+    }
+    return ReportOutcome::kApplied;
+  }
+  auto n = c.Execute(
+      "UPDATE job SET state = 'evaluated', lease_owner = NULL, lease_expires_at = NULL, "
+      "eval_worker = ?, error = NULL, finished_at = NOW(6) WHERE id = ?",
+      {r.owner, r.job_id});
+  if (!n.ok()) return n.status();
+  if (r.has_result) {
+    absl::Status st;
+    if (job.kind == "perf") {
+      st = c.Execute(
+                "INSERT INTO perf_result (session_id, config_id, solver_id, job_id, params, "
+                "kernel_time, workspace, candidates_tried, verified) VALUES (?, ?, ?, ?, ?, ?, ?, "
+                "?, ?) ON DUPLICATE KEY UPDATE job_id = VALUES(job_id), params = VALUES(params), "
+                "kernel_time = VALUES(kernel_time), workspace = VALUES(workspace), "
+                "candidates_tried = VALUES(candidates_tried), verified = VALUES(verified)",
+                {job.session_id, job.config_id, job.solver_id, r.job_id, r.params,
+                 r.kernel_time_ms, r.workspace_bytes, r.candidates_tried,
+                 static_cast<int64_t>(r.verified)})
+               .status();
+    } else {
+      st = c.Execute(
+                "INSERT INTO find_result (session_id, config_id, solver_id, job_id, kernel_time, "
+                "workspace, params, verified) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY "
+                "UPDATE job_id = VALUES(job_id), kernel_time = VALUES(kernel_time), "
+                "workspace = VALUES(workspace), params = VALUES(params), "
+                "verified = VALUES(verified)",
+                {job.session_id, job.config_id, job.solver_id, r.job_id, r.kernel_time_ms,
+                 r.workspace_bytes, r.params, static_cast<int64_t>(r.verified)})
+               .status();
+    }
+    if (!st.ok()) return st;
+  }
+  for (size_t begin = 0; begin < r.samples.size(); begin += kSampleChunk) {
+    const size_t end = std::min(r.samples.size(), begin + kSampleChunk);
+    Params p;
+    for (size_t k = begin; k < end; ++k) {
+      const EvalSampleRow& s = r.samples[k];
+      p.push_back(r.job_id);
+      p.push_back(r.attempt);
+      p.push_back(s.params);
+      if (s.time_ms) {
+        p.push_back(*s.time_ms);
+      } else {
+        p.push_back(nullptr);
+      }
+      p.push_back(s.status);
+      if (s.error.empty()) {
+        p.push_back(nullptr);
+      } else {
+        p.push_back(Truncated(s.error));
+      }
+    }
+    auto i = c.Execute(absl::StrCat("INSERT IGNORE INTO eval_sample (job_id, attempt, params, time, "
+                                    "status, error) VALUES ",
+                                    RowPlaceholders(end - begin, 6)),
+                       p);
+    if (!i.ok()) return i.status();
+  }
+  return ReportOutcome::kApplied;
+}
+
+absl::Status LeaseStore::RecordFailure(Connection& c, const StepReport& r, const JobInfo& job) {
+  auto cur = c.Query("SELECT retries FROM job WHERE id = ?", {r.job_id});
+  if (!cur.ok()) return cur.status();
+  const int64_t retries = (*cur)[0].Int(0) + 1;
+  const std::string error = Truncated(r.error.empty() ? "failed (no reason given)" : r.error);
+  bool quarantined = false;
+  int64_t kills = 0;
+  if (r.executor_killed) {
+    auto u = c.Execute(
+        "INSERT INTO config_quarantine (session_id, config_id, kills, last_error) "
+        "VALUES (?, ?, 1, ?) ON DUPLICATE KEY UPDATE kills = kills + 1, "
+        "last_error = VALUES(last_error)",
+        {job.session_id, job.config_id, error});
+    if (!u.ok()) return u.status();
+    auto k = c.Query("SELECT kills FROM config_quarantine WHERE session_id = ? AND config_id = ?",
+                     {job.session_id, job.config_id});
+    if (!k.ok()) return k.status();
+    kills = (*k)[0].Int(0);
+    if (kills >= options_.quarantine_kills) {
+      quarantined = true;
+      auto q = c.Execute(
+          "UPDATE config_quarantine SET quarantined = TRUE WHERE session_id = ? AND config_id = ?",
+          {job.session_id, job.config_id});
+      if (!q.ok()) return q.status();
+    }
+  }
+  const bool give_up = !r.retryable || retries >= options_.max_retries || quarantined;
+  std::string final_error = error;
+  if (quarantined) {
+    final_error = absl::StrCat("quarantined: config killed executors ", kills, " times; last: ",
+                               error);
+  } else if (give_up && r.retryable) {
+    final_error = absl::StrCat("gave up after ", retries, " tries; last: ", error);
+  }
+  auto n = c.Execute(
+      "UPDATE job SET state = ?, retries = retries + 1, executor_kills = executor_kills + ?, "
+      "lease_owner = NULL, lease_expires_at = NULL, error = ?, "
+      "finished_at = IF(? = 'failed', NOW(6), finished_at) WHERE id = ?",
+      {std::string(give_up ? "failed" : ReadyState(r.step)),
+       static_cast<int64_t>(r.executor_killed ? 1 : 0), final_error,
+       std::string(give_up ? "failed" : ReadyState(r.step)), r.job_id});
+  if (!n.ok()) return n.status();
+  if (quarantined) {
+    // The config's other waiting jobs would only kill more executors.
+    auto q = c.Execute(
+        "UPDATE job SET state = 'failed', error = ?, finished_at = NOW(6) WHERE session_id = ? "
+        "AND config_id = ? AND state IN ('new', 'compiled')",
+        {final_error, job.session_id, job.config_id});
+    if (!q.ok()) return q.status();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> LeaseStore::Release(const std::string& owner,
+                                            const std::vector<RenewedLease>& leases) {
+  int64_t released = 0;
+  absl::Status st = db_.Transaction([&](Connection& c) -> absl::Status {
+    released = 0;
+    for (const RenewedLease& l : leases) {
+      auto n = c.Execute(
+          absl::StrCat("UPDATE job SET state = IF(state = 'compile_start', 'new', 'compiled'), "
+                       "lease_owner = NULL, lease_expires_at = NULL WHERE id = ? AND attempt = ? "
+                       "AND lease_owner = ? AND state IN ",
+                       kLeasedStates),
+          {l.job_id, l.attempt, owner});
+      if (!n.ok()) return n.status();
+      released += *n;
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return released;
+}
+
+absl::StatusOr<ReapCounts> LeaseStore::Reap(int limit) {
+  ReapCounts counts;
+  absl::Status st = db_.Transaction([&](Connection& c) -> absl::Status {
+    counts = {};
+    auto rows = c.Query(absl::StrCat("SELECT id, retries FROM job WHERE state IN ", kLeasedStates,
+                                     " AND lease_expires_at < NOW(6) LIMIT ? "
+                                     "FOR UPDATE SKIP LOCKED"),
+                        {static_cast<int64_t>(limit)});
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return absl::OkStatus();
+    std::vector<int64_t> ids;
+    for (const Row& r : *rows) {
+      ids.push_back(r.Int(0));
+      if (r.Int(1) + 1 >= options_.max_retries) {
+        ++counts.failed;
+      } else {
+        ++counts.requeued;
+      }
+    }
+    // MariaDB applies SET assignments left to right, each seeing the previous ones: the error
+    // and the new state are computed from the old owner, attempt and retries first.
+    Params p{static_cast<int64_t>(options_.max_retries)};
+    for (int64_t id : ids) p.push_back(id);
+    auto n = c.Execute(
+        absl::StrCat(
+            "UPDATE job SET error = CONCAT('lease expired (owner ', IFNULL(lease_owner, '?'), "
+            "', attempt ', attempt, ', step ', state, ')'), "
+            "state = IF(retries + 1 >= ?, 'failed', "
+            "IF(state = 'compile_start', 'new', 'compiled')), "
+            "finished_at = IF(state = 'failed', NOW(6), finished_at), "
+            "retries = retries + 1, lease_owner = NULL, lease_expires_at = NULL "
+            "WHERE id IN (",
+            ListPlaceholders(ids.size()), ")"),
+        p);
+    return n.status();
+  });
+  if (!st.ok()) return st;
+  return counts;
+}
+
+absl::StatusOr<std::optional<JobInfo>> LeaseStore::GetJob(int64_t job_id) {
+  auto rows = db_.Query(absl::StrCat(kJobSelect, "WHERE j.id = ?"), {job_id});
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return std::optional<JobInfo>();
+  return std::optional<JobInfo>(JobFromRow((*rows)[0]));
+}
+
+absl::StatusOr<std::vector<int64_t>> LeaseStore::PutKernels(
+    const std::vector<StoredKernel>& kernels) {
+  std::vector<int64_t> ids;
+  absl::Status st = db_.WithConnection([&](Connection& c) -> absl::Status {
+    ids.clear();
+    for (const StoredKernel& k : kernels) {
+      const std::string hash = LeaseSha256Hex(k.code_object);
+      // Already stored? Skip compressing and shipping the blob again.
+      auto have = c.Query("SELECT id FROM kernel WHERE hash = ?", {hash});
+      if (!have.ok()) return have.status();
+      if (!have->empty()) {
+        ids.push_back((*have)[0].Int(0));
+        continue;
+      }
+      std::string blob(ZSTD_compressBound(k.code_object.size()), '\0');
+      const size_t size =
+          ZSTD_compress(blob.data(), blob.size(), k.code_object.data(), k.code_object.size(), 3);
+      if (ZSTD_isError(size)) {
+        return absl::InternalError(absl::StrCat("zstd: ", ZSTD_getErrorName(size)));
+      }
+      blob.resize(size);
+      auto n = c.Execute(
+          "INSERT INTO kernel (hash, arch, compiler, kernel_name, options, entries, `blob`, "
+          "uncompressed_size) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+          "ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)",
+          {hash, k.arch, k.compiler, k.kernel_name, k.options, k.entries, blob,
+           static_cast<int64_t>(k.code_object.size())});
+      if (!n.ok()) return n.status();
+      auto id = c.LastInsertId();
+      if (!id.ok()) return id.status();
+      ids.push_back(*id);
+    }
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  return ids;
+}
+
+absl::StatusOr<std::vector<StoredKernel>> LeaseStore::JobKernels(int64_t job_id) {
+  auto rows = db_.Query(
+      "SELECT jk.build_key, k.arch, k.compiler, k.kernel_name, k.options, k.entries, k.`blob`, "
+      "k.uncompressed_size FROM job_kernel jk JOIN kernel k ON k.id = jk.kernel_id "
+      "WHERE jk.job_id = ? ORDER BY jk.kernel_id",
+      {job_id});
+  if (!rows.ok()) return rows.status();
+  std::vector<StoredKernel> out;
+  for (const Row& r : *rows) {
+    StoredKernel k;
+    k.build_key = r.String(0);
+    k.arch = r.String(1);
+    k.compiler = r.String(2);
+    k.kernel_name = r.String(3);
+    k.options = r.String(4);
+    k.entries = r.String(5);
+    const std::string blob = r.String(6);
+    const int64_t size = r.Int(7);
+    k.code_object.assign(static_cast<size_t>(std::max<int64_t>(size, 0)), '\0');
+    const size_t got = ZSTD_decompress(k.code_object.data(), k.code_object.size(), blob.data(),
+                                       blob.size());
+    if (ZSTD_isError(got) || static_cast<int64_t>(got) != size) {
+      return absl::DataLossError(absl::StrCat("kernel blob of job ", job_id,
+                                              " does not decompress to ", size, " bytes"));
+    }
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+}  // namespace tuna::schema

@@ -1,0 +1,189 @@
+// The leasing SQL of the work queue (DESIGN §3): claim, renew, fenced report, reaper, quarantine,
+// and the kernel blobs that travel between a job's compile and eval steps. The coordinator is the
+// only caller; it batches many workers' requests into one call here, so that the database sees a
+// few connections and a few transactions, never one per worker.
+//
+// Job steps and states (migration 001):
+//   compile: ready 'new'      → claimed 'compile_start' → success 'compiled'
+//   eval:    ready 'compiled' → claimed 'eval_start'    → success 'evaluated'
+// A claim increments `attempt`, sets `lease_owner` and `lease_expires_at`. Every later write for
+// that lease (renew, report) names (job_id, attempt, owner) and changes nothing when they no
+// longer match (fencing). A failed step or an expired lease puts the job back into the step's
+// ready state with retries + 1 and the error kept; at `max_retries` it becomes 'failed'.
+// 'errored' is not produced here (a retryable failure is simply ready again, with its error).
+//
+// Idempotency: a report whose (job, attempt) already reached the step's success state is a
+// duplicate and a no-op (kDuplicate). Result rows use unique keys (perf_result/find_result per
+// (session, config, solver); eval_sample per (job, attempt, params)).
+//
+// Threads: as thread-safe as the Database. Errors: the store's codes (errors.h);
+// InvalidArgument for malformed input (unknown step, empty batch entries).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "schema/store/database.h"
+
+namespace tuna::schema {
+
+enum class JobStep { kCompile, kEval };
+const char* JobStepName(JobStep step);  // "compile", "eval"
+const char* ReadyState(JobStep step);   // "new", "compiled"
+const char* LeasedState(JobStep step);  // "compile_start", "eval_start"
+const char* DoneState(JobStep step);    // "compiled", "evaluated"
+
+struct LeaseStoreOptions {
+  int lease_seconds = 60;     // lease length set by claims and renewals
+  int max_retries = 3;        // failures / expiries before a job is 'failed'
+  int quarantine_kills = 3;   // executor kills of one (session, config) before quarantine
+};
+
+// One claimant of a batched claim: `owner` wants up to `count` jobs.
+struct ClaimWant {
+  std::string owner;
+  int count = 0;
+};
+
+struct ClaimedJob {
+  std::string owner;
+  int64_t job_id = 0;
+  int64_t session_id = 0;
+  int64_t config_id = 0;
+  int64_t solver_id = 0;
+  std::string kind;         // perf | find
+  int64_t attempt = 0;      // the fencing token of this lease
+  int64_t retries = 0;
+  std::string driver;       // conv_config.driver (canonical MIOpenDriver line)
+  std::string solver_name;  // solver.name
+};
+
+// The job as the coordinator needs it to validate a report (solver, problem, session).
+struct JobInfo {
+  int64_t job_id = 0;
+  int64_t session_id = 0;
+  int64_t config_id = 0;
+  int64_t solver_id = 0;
+  std::string kind;
+  std::string state;
+  int64_t attempt = 0;
+  std::string lease_owner;
+  std::string driver;
+  std::string solver_name;
+};
+
+struct EvalSampleRow {
+  std::string params;
+  std::optional<double> time_ms;  // null when the candidate did not run
+  std::string status;             // Disposition name
+  std::string error;
+};
+
+struct KernelLink {
+  int64_t kernel_id = 0;
+  std::string build_key;  // 64 hex
+};
+
+// A report of one leased step. `succeeded` selects which fields matter.
+struct StepReport {
+  int64_t job_id = 0;
+  int64_t attempt = 0;
+  std::string owner;
+  JobStep step = JobStep::kCompile;
+  bool succeeded = false;
+  // Failure:
+  std::string error;
+  bool retryable = true;      // false: straight to 'failed' (deterministic failure)
+  bool executor_killed = false;  // the step crashed or hung its executor (counts to quarantine)
+  // Compile success:
+  std::vector<KernelLink> kernels;
+  // Eval success (perf: winner params; find: the solver's time at its best/default params):
+  bool has_result = false;  // false: evaluated without a passing candidate (no result row)
+  std::string params;
+  double kernel_time_ms = 0;
+  int64_t workspace_bytes = 0;
+  int64_t candidates_tried = 0;
+  bool verified = false;
+  std::vector<EvalSampleRow> samples;
+};
+
+enum class ReportOutcome {
+  kApplied,    // state changed, results written
+  kDuplicate,  // this (job, attempt) already reached the step's done state: nothing written
+  kStale,      // not (or no longer) the holder of this lease: nothing written
+  kNotFound,   // no such job
+};
+const char* ReportOutcomeName(ReportOutcome o);
+
+struct RenewedLease {
+  int64_t job_id = 0;
+  int64_t attempt = 0;
+};
+
+struct StoredKernel {
+  std::string build_key;
+  std::string arch;
+  std::string compiler;
+  std::string kernel_name;
+  std::string options;
+  std::string entries;      // comma-separated
+  std::string code_object;  // uncompressed
+};
+
+struct ReapCounts {
+  int64_t requeued = 0;
+  int64_t failed = 0;
+};
+
+class LeaseStore {
+ public:
+  LeaseStore(Database& db, LeaseStoreOptions options) : db_(db), options_(options) {}
+
+  // One transaction: for each session in order, SELECT ready jobs ORDER BY priority DESC,
+  // retries, id LIMIT (what is still wanted) FOR UPDATE SKIP LOCKED, then a single UPDATE that
+  // leases them, handing them out to `wants` in order. Returns the claimed jobs (fewer when the
+  // queue runs dry; a job never goes to two owners). Quarantined configs' jobs are already
+  // 'failed' (Report does that when the threshold is reached), so they are never claimed.
+  absl::StatusOr<std::vector<ClaimedJob>> Claim(JobStep step,
+                                                const std::vector<int64_t>& session_ids,
+                                                const std::vector<ClaimWant>& wants);
+
+  // Extends the owner's leases that are still held with the same attempt; returns those.
+  absl::StatusOr<std::vector<RenewedLease>> Renew(const std::string& owner,
+                                                  const std::vector<RenewedLease>& leases);
+
+  // Group commit: all reports in one transaction (one outcome per report, in order). A report
+  // that cannot be written (bad data) fails the whole batch; the caller retries them one by one.
+  absl::StatusOr<std::vector<ReportOutcome>> Report(const std::vector<StepReport>& reports);
+
+  // Hands leases back without counting a retry (graceful worker shutdown): fenced like Report.
+  absl::StatusOr<int64_t> Release(const std::string& owner,
+                                  const std::vector<RenewedLease>& leases);
+
+  // Expired leases back to ready (retries + 1) or to failed at the limit. At most `limit` jobs.
+  absl::StatusOr<ReapCounts> Reap(int limit = 1000);
+
+  absl::StatusOr<std::optional<JobInfo>> GetJob(int64_t job_id);
+
+  // Stores code objects (zstd, deduplicated by SHA-256 of the content); ids in input order.
+  absl::StatusOr<std::vector<int64_t>> PutKernels(const std::vector<StoredKernel>& kernels);
+  // The kernels a job's compile step linked (decompressed; DataLoss on a corrupt blob).
+  absl::StatusOr<std::vector<StoredKernel>> JobKernels(int64_t job_id);
+
+  const LeaseStoreOptions& options() const { return options_; }
+
+ private:
+  absl::StatusOr<ReportOutcome> ReportOne(Connection& c, const StepReport& r);
+  absl::Status RecordFailure(Connection& c, const StepReport& r, const JobInfo& job);
+
+  Database& db_;
+  LeaseStoreOptions options_;
+};
+
+// SHA-256 hex of bytes (kernel content hashes, build keys).
+std::string LeaseSha256Hex(std::string_view data);
+
+}  // namespace tuna::schema

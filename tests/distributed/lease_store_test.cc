@@ -1,0 +1,252 @@
+// The leasing SQL against a real MariaDB: claims, fencing, idempotent reports, reaper, retry
+// limit, quarantine, kernels.
+#include "schema/store/lease_store.h"
+
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include "catch2/catch.hpp"
+#include "tests/distributed/seed.h"
+#include "tests/fixtures/mariadb_fixture.h"
+
+namespace tuna {
+namespace {
+
+using schema::ClaimWant;
+using schema::JobStep;
+using schema::LeaseStore;
+using schema::ReportOutcome;
+using schema::StepReport;
+
+int64_t Count(schema::Database& db, const std::string& sql, const schema::Params& p = {}) {
+  auto r = db.Query(sql, p);
+  REQUIRE(r.ok());
+  return (*r)[0].Int(0);
+}
+
+std::string JobState(schema::Database& db, int64_t id) {
+  auto r = db.Query("SELECT state FROM job WHERE id = ?", {id});
+  REQUIRE(r.ok());
+  REQUIRE(r->size() == 1);
+  return (*r)[0].String(0);
+}
+
+StepReport Success(const schema::ClaimedJob& j, JobStep step) {
+  StepReport r;
+  r.job_id = j.job_id;
+  r.attempt = j.attempt;
+  r.owner = j.owner;
+  r.step = step;
+  r.succeeded = true;
+  return r;
+}
+
+TEST_CASE_METHOD(testing::MariadbTest, "claims hand out distinct jobs with a fencing attempt",
+                 "[mariadb]") {
+  auto seeded = testing::SeedQueue(db(), 10, 2);
+  REQUIRE(seeded.ok());
+  REQUIRE(seeded->jobs == 20);
+  LeaseStore store(db(), {});
+  auto c = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"a", 3}, {"b", 2}});
+  REQUIRE(c.ok());
+  REQUIRE(c->size() == 5);
+  std::set<int64_t> ids;
+  for (size_t k = 0; k < c->size(); ++k) {
+    ids.insert((*c)[k].job_id);
+    CHECK((*c)[k].owner == (k < 3 ? "a" : "b"));
+    CHECK((*c)[k].attempt == 1);
+    CHECK(!(*c)[k].driver.empty());
+    CHECK(JobState(db(), (*c)[k].job_id) == "compile_start");
+  }
+  CHECK(ids.size() == 5);
+  // The rest, and then nothing.
+  auto rest = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"c", 64}});
+  REQUIRE(rest.ok());
+  CHECK(rest->size() == 15);
+  auto none = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"c", 4}});
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+  // Eval finds nothing until something is compiled.
+  auto eval = store.Claim(JobStep::kEval, {seeded->session_id}, {{"d", 4}});
+  REQUIRE(eval.ok());
+  CHECK(eval->empty());
+}
+
+TEST_CASE_METHOD(testing::MariadbTest, "concurrent claims never lease a job twice", "[mariadb]") {
+  auto seeded = testing::SeedQueue(db(), 100, 3);
+  REQUIRE(seeded.ok());
+  LeaseStore store(db(), {});
+  std::mutex mu;
+  std::vector<int64_t> all;
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      while (true) {
+        auto c = store.Claim(JobStep::kCompile, {seeded->session_id},
+                             {{"w" + std::to_string(t), 7}});
+        if (!c.ok()) {
+          ++errors;
+          return;
+        }
+        if (c->empty()) return;
+        std::lock_guard<std::mutex> l(mu);
+        for (const auto& j : *c) all.push_back(j.job_id);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(errors == 0);
+  CHECK(all.size() == 300);
+  CHECK(std::set<int64_t>(all.begin(), all.end()).size() == 300);
+  CHECK(Count(db(), "SELECT COUNT(*) FROM job WHERE attempt <> 1") == 0);
+}
+
+TEST_CASE_METHOD(testing::MariadbTest, "reports are fenced and idempotent", "[mariadb]") {
+  auto seeded = testing::SeedQueue(db(), 2, 1, "perf");
+  REQUIRE(seeded.ok());
+  LeaseStore store(db(), {});
+  auto c = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"a", 1}});
+  REQUIRE(c.ok());
+  REQUIRE(c->size() == 1);
+  const auto job = (*c)[0];
+
+  StepReport stale = Success(job, JobStep::kCompile);
+  stale.attempt = job.attempt + 1;
+  auto o = store.Report({stale});
+  REQUIRE(o.ok());
+  CHECK((*o)[0] == ReportOutcome::kStale);
+  StepReport other = Success(job, JobStep::kCompile);
+  other.owner = "intruder";
+  o = store.Report({other});
+  REQUIRE(o.ok());
+  CHECK((*o)[0] == ReportOutcome::kStale);
+  CHECK(JobState(db(), job.job_id) == "compile_start");
+
+  schema::StoredKernel k{std::string(64, 'a'), "cpu-test", "g++", "x.cc", "-DX=1", "f",
+                         std::string(1000, 'z')};
+  auto kid = store.PutKernels({k, k});
+  REQUIRE(kid.ok());
+  CHECK((*kid)[0] == (*kid)[1]);  // deduplicated by content
+  StepReport ok = Success(job, JobStep::kCompile);
+  ok.kernels = {{(*kid)[0], std::string(64, 'a')}};
+  o = store.Report({ok, ok});  // the second copy in the same batch is a duplicate
+  REQUIRE(o.ok());
+  CHECK((*o)[0] == ReportOutcome::kApplied);
+  CHECK((*o)[1] == ReportOutcome::kDuplicate);
+  CHECK(JobState(db(), job.job_id) == "compiled");
+  auto fetched = store.JobKernels(job.job_id);
+  REQUIRE(fetched.ok());
+  REQUIRE(fetched->size() == 1);
+  CHECK((*fetched)[0].code_object == std::string(1000, 'z'));
+  CHECK((*fetched)[0].build_key == std::string(64, 'a'));
+
+  auto e = store.Claim(JobStep::kEval, {seeded->session_id}, {{"b", 5}});
+  REQUIRE(e.ok());
+  REQUIRE(e->size() == 1);
+  CHECK((*e)[0].attempt == 2);
+  StepReport eval = Success((*e)[0], JobStep::kEval);
+  eval.has_result = true;
+  eval.params = "2";
+  eval.kernel_time_ms = 0.5;
+  eval.verified = true;
+  eval.samples = {{"1", 0.7, "Passed", ""}, {"2", 0.5, "Passed", ""}, {"4", std::nullopt,
+                                                                       "Incorrect", "mismatch"}};
+  o = store.Report({eval});
+  REQUIRE(o.ok());
+  CHECK((*o)[0] == ReportOutcome::kApplied);
+  o = store.Report({eval});
+  REQUIRE(o.ok());
+  CHECK((*o)[0] == ReportOutcome::kDuplicate);
+  CHECK(JobState(db(), job.job_id) == "evaluated");
+  CHECK(Count(db(), "SELECT COUNT(*) FROM perf_result") == 1);
+  CHECK(Count(db(), "SELECT COUNT(*) FROM eval_sample") == 3);
+  // A report from the compile lease after the eval finished is stale, not a duplicate.
+  o = store.Report({ok});
+  REQUIRE(o.ok());
+  CHECK((*o)[0] == ReportOutcome::kStale);
+}
+
+TEST_CASE_METHOD(testing::MariadbTest, "failures retry up to the limit, then fail with the error",
+                 "[mariadb]") {
+  auto seeded = testing::SeedQueue(db(), 1, 1);
+  REQUIRE(seeded.ok());
+  LeaseStore store(db(), {.lease_seconds = 60, .max_retries = 2, .quarantine_kills = 5});
+  for (int round = 1; round <= 2; ++round) {
+    auto c = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"a", 1}});
+    REQUIRE(c.ok());
+    REQUIRE(c->size() == 1);
+    StepReport f = Success((*c)[0], JobStep::kCompile);
+    f.succeeded = false;
+    f.error = "boom " + std::to_string(round);
+    auto o = store.Report({f});
+    REQUIRE(o.ok());
+    CHECK((*o)[0] == ReportOutcome::kApplied);
+    // A retried copy of the failure report changes nothing.
+    o = store.Report({f});
+    REQUIRE(o.ok());
+    CHECK((*o)[0] == ReportOutcome::kDuplicate);
+  }
+  auto r = db().Query("SELECT state, retries, error FROM job");
+  REQUIRE(r.ok());
+  CHECK((*r)[0].String(0) == "failed");
+  CHECK((*r)[0].Int(1) == 2);
+  CHECK((*r)[0].String(2).find("boom 2") != std::string::npos);
+}
+
+TEST_CASE_METHOD(testing::MariadbTest, "the reaper requeues expired leases and fences the old one",
+                 "[mariadb]") {
+  auto seeded = testing::SeedQueue(db(), 3, 1);
+  REQUIRE(seeded.ok());
+  LeaseStore store(db(), {.lease_seconds = 60, .max_retries = 2, .quarantine_kills = 5});
+  auto c = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"dead", 3}});
+  REQUIRE(c.ok());
+  REQUIRE(c->size() == 3);
+  // Renewal keeps them; then they expire.
+  auto held = store.Renew("dead", {{(*c)[0].job_id, 1}, {(*c)[1].job_id, 7}});
+  REQUIRE(held.ok());
+  CHECK(held->size() == 1);
+  REQUIRE(db().Execute("UPDATE job SET lease_expires_at = NOW(6) - INTERVAL 1 SECOND").ok());
+  auto reaped = store.Reap();
+  REQUIRE(reaped.ok());
+  CHECK(reaped->requeued == 3);
+  CHECK(Count(db(), "SELECT COUNT(*) FROM job WHERE state = 'new' AND retries = 1 AND "
+                    "error LIKE 'lease expired (owner dead%'") == 3);
+  auto again = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"alive", 3}});
+  REQUIRE(again.ok());
+  REQUIRE(again->size() == 3);
+  CHECK((*again)[0].attempt == 2);
+  auto o = store.Report({Success((*c)[0], JobStep::kCompile)});
+  REQUIRE(o.ok());
+  CHECK((*o)[0] == ReportOutcome::kStale);
+  // Second expiry reaches max_retries = 2: failed.
+  REQUIRE(db().Execute("UPDATE job SET lease_expires_at = NOW(6) - INTERVAL 1 SECOND").ok());
+  reaped = store.Reap();
+  REQUIRE(reaped.ok());
+  CHECK(reaped->failed == 3);
+  CHECK(Count(db(), "SELECT COUNT(*) FROM job WHERE state = 'failed'") == 3);
+}
+
+TEST_CASE_METHOD(testing::MariadbTest, "configs that keep killing executors are quarantined",
+                 "[mariadb]") {
+  auto seeded = testing::SeedQueue(db(), 1, 3);  // one config, three solvers' jobs
+  REQUIRE(seeded.ok());
+  LeaseStore store(db(), {.lease_seconds = 60, .max_retries = 10, .quarantine_kills = 2});
+  for (int k = 0; k < 2; ++k) {
+    auto c = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"a", 1}});
+    REQUIRE(c.ok());
+    REQUIRE(c->size() == 1);
+    StepReport f = Success((*c)[0], JobStep::kCompile);
+    f.succeeded = false;
+    f.executor_killed = true;
+    f.error = "executor killed by signal 9 (hang)";
+    REQUIRE(store.Report({f}).ok());
+  }
+  CHECK(Count(db(), "SELECT COUNT(*) FROM job WHERE state = 'failed' AND error LIKE "
+                    "'quarantined%'") == 3);
+  CHECK(Count(db(), "SELECT COUNT(*) FROM config_quarantine WHERE quarantined") == 1);
+}
+
+}  // namespace
+}  // namespace tuna

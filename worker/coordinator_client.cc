@@ -1,0 +1,195 @@
+#include "worker/coordinator_client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include "coordinator/wire.h"
+#include "proto/tuna.grpc.pb.h"
+
+namespace tuna::worker {
+namespace {
+
+using coordinator::FromWire;
+using coordinator::ToWire;
+
+absl::Status FromGrpc(const grpc::Status& s) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+}
+
+class GrpcClient final : public CoordinatorClient {
+ public:
+  explicit GrpcClient(const GrpcClientOptions& o) : options_(o) {
+    std::shared_ptr<grpc::ChannelCredentials> creds;
+    if (o.tls_root_pem.empty()) {
+      creds = grpc::InsecureChannelCredentials();
+    } else {
+      grpc::SslCredentialsOptions ssl;
+      ssl.pem_root_certs = o.tls_root_pem;
+      creds = grpc::SslCredentials(ssl);
+    }
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(256 << 20);
+    args.SetMaxSendMessageSize(256 << 20);
+    // Each client its own connection (the benchmark's simulated workers must not share one).
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+    stub_ = v1::Worker::NewStub(grpc::CreateCustomChannel(o.address, creds, args));
+  }
+
+  absl::StatusOr<coordinator::Registered> Register(
+      const coordinator::WorkerRegistration& w) override {
+    v1::RegisterRequest req;
+    req.set_protocol_version(w.protocol_version);
+    req.set_host(w.host);
+    req.set_tuna_version(w.version);
+    for (const auto& d : w.devices) ToWire(d, req.add_devices());
+    v1::RegisterReply reply;
+    auto ctx = Context(absl::ZeroDuration());
+    if (auto st = FromGrpc(stub_->Register(ctx.get(), req, &reply)); !st.ok()) return st;
+    return coordinator::Registered{reply.worker_id(), static_cast<int>(reply.lease_seconds())};
+  }
+
+  absl::StatusOr<std::vector<coordinator::LeasedJob>> Lease(
+      const coordinator::LeaseRequest& r) override {
+    v1::LeaseRequest req;
+    ToWire(r, &req);
+    v1::LeaseReply reply;
+    auto ctx = Context(r.wait);
+    if (auto st = FromGrpc(stub_->Lease(ctx.get(), req, &reply)); !st.ok()) return st;
+    std::vector<coordinator::LeasedJob> out;
+    for (const auto& j : reply.jobs()) {
+      auto x = FromWire(j);
+      if (!x.ok()) return x.status();
+      out.push_back(std::move(*x));
+    }
+    return out;
+  }
+
+  absl::StatusOr<std::vector<coordinator::Lease>> Renew(
+      const std::string& worker_id, const std::vector<coordinator::Lease>& leases) override {
+    v1::RenewRequest req;
+    req.set_worker_id(worker_id);
+    for (const auto& l : leases) {
+      auto* x = req.add_leases();
+      x->set_job_id(l.job_id);
+      x->set_attempt(l.attempt);
+    }
+    v1::RenewReply reply;
+    auto ctx = Context(absl::ZeroDuration());
+    if (auto st = FromGrpc(stub_->Renew(ctx.get(), req, &reply)); !st.ok()) return st;
+    std::vector<coordinator::Lease> out;
+    for (const auto& l : reply.held()) out.push_back({l.job_id(), l.attempt()});
+    return out;
+  }
+
+  absl::Status Report(const coordinator::Report& r) override {
+    v1::ReportRequest req;
+    ToWire(r, &req);
+    v1::ReportReply reply;
+    auto ctx = Context(absl::ZeroDuration());
+    return FromGrpc(stub_->Report(ctx.get(), req, &reply));
+  }
+
+  absl::StatusOr<int64_t> Release(const std::string& worker_id,
+                                  const std::vector<coordinator::Lease>& leases) override {
+    v1::ReleaseRequest req;
+    req.set_worker_id(worker_id);
+    for (const auto& l : leases) {
+      auto* x = req.add_leases();
+      x->set_job_id(l.job_id);
+      x->set_attempt(l.attempt);
+    }
+    v1::ReleaseReply reply;
+    auto ctx = Context(absl::ZeroDuration());
+    if (auto st = FromGrpc(stub_->Release(ctx.get(), req, &reply)); !st.ok()) return st;
+    return reply.released();
+  }
+
+  absl::StatusOr<std::vector<int64_t>> PutKernels(
+      const std::string& worker_id, int64_t job_id, int64_t attempt,
+      const std::vector<schema::StoredKernel>& kernels) override {
+    v1::PutKernelsRequest req;
+    req.set_worker_id(worker_id);
+    req.set_job_id(job_id);
+    req.set_attempt(attempt);
+    for (const auto& k : kernels) ToWire(k, req.add_kernels());
+    v1::PutKernelsReply reply;
+    auto ctx = Context(absl::ZeroDuration());
+    if (auto st = FromGrpc(stub_->PutKernels(ctx.get(), req, &reply)); !st.ok()) return st;
+    return std::vector<int64_t>(reply.kernel_ids().begin(), reply.kernel_ids().end());
+  }
+
+  absl::StatusOr<std::vector<schema::StoredKernel>> FetchKernels(const std::string& worker_id,
+                                                                 int64_t job_id,
+                                                                 int64_t attempt) override {
+    v1::FetchKernelsRequest req;
+    req.set_worker_id(worker_id);
+    req.set_job_id(job_id);
+    req.set_attempt(attempt);
+    v1::FetchKernelsReply reply;
+    auto ctx = Context(absl::ZeroDuration());
+    if (auto st = FromGrpc(stub_->FetchKernels(ctx.get(), req, &reply)); !st.ok()) return st;
+    std::vector<schema::StoredKernel> out;
+    for (const auto& k : reply.kernels()) out.push_back(FromWire(k));
+    return out;
+  }
+
+ private:
+  std::unique_ptr<grpc::ClientContext> Context(absl::Duration extra) {
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    ctx->set_deadline(absl::ToChronoTime(absl::Now() + options_.call_timeout + extra));
+    if (!options_.token.empty()) ctx->AddMetadata("authorization", "Bearer " + options_.token);
+    return ctx;
+  }
+
+  GrpcClientOptions options_;
+  std::unique_ptr<v1::Worker::Stub> stub_;
+};
+
+class InProcessClient final : public CoordinatorClient {
+ public:
+  explicit InProcessClient(coordinator::Coordinator& c) : c_(c) {}
+  absl::StatusOr<coordinator::Registered> Register(
+      const coordinator::WorkerRegistration& w) override {
+    return c_.Register(w);
+  }
+  absl::StatusOr<std::vector<coordinator::LeasedJob>> Lease(
+      const coordinator::LeaseRequest& r) override {
+    return c_.LeaseJobs(r);
+  }
+  absl::StatusOr<std::vector<coordinator::Lease>> Renew(
+      const std::string& id, const std::vector<coordinator::Lease>& l) override {
+    return c_.Renew(id, l);
+  }
+  absl::Status Report(const coordinator::Report& r) override { return c_.SubmitReport(r); }
+  absl::StatusOr<int64_t> Release(const std::string& id,
+                                  const std::vector<coordinator::Lease>& l) override {
+    return c_.Release(id, l);
+  }
+  absl::StatusOr<std::vector<int64_t>> PutKernels(
+      const std::string& id, int64_t job, int64_t attempt,
+      const std::vector<schema::StoredKernel>& k) override {
+    return c_.PutKernels(id, job, attempt, k);
+  }
+  absl::StatusOr<std::vector<schema::StoredKernel>> FetchKernels(const std::string& id,
+                                                                 int64_t job,
+                                                                 int64_t attempt) override {
+    return c_.FetchKernels(id, job, attempt);
+  }
+
+ private:
+  coordinator::Coordinator& c_;
+};
+
+}  // namespace
+
+std::unique_ptr<CoordinatorClient> MakeGrpcClient(const GrpcClientOptions& options) {
+  return std::make_unique<GrpcClient>(options);
+}
+
+std::unique_ptr<CoordinatorClient> MakeInProcessClient(coordinator::Coordinator& coordinator) {
+  return std::make_unique<InProcessClient>(coordinator);
+}
+
+}  // namespace tuna::worker
