@@ -1,0 +1,166 @@
+// Compiler + Evaluator on the cpu backend: correct candidates pass, faulty ones get the right
+// Disposition without aborting the batch, slow ones are dropped early, a hung launch is a
+// Timeout, and the device-reference path checks itself against the CPU reference.
+#include "catch2/catch.hpp"
+#include "tests/search/cpu_fixture.h"
+#include "tests/search/test_solvers.h"
+#include "tuner_core/search/measure/compiler.h"
+#include "tuner_core/search/measure/evaluator.h"
+
+namespace tuna::search {
+namespace {
+
+using testing::CpuFixture;
+using testing::ParseOne;
+
+const char* kLines[] = {
+    "conv -n 2 -c 4 -H 7 -W 7 -k 6 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -F 1",
+    "convfp16 -n 2 -c 4 -H 7 -W 7 -k 6 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -F 2",
+    "convbfp16 -n 2 -c 4 -H 7 -W 7 -k 4 -y 3 -x 3 -p 2 -q 2 -l 2 -j 2 -g 2 -F 4",
+};
+
+EvaluatorOptions FastOptions() {
+  EvaluatorOptions o;
+  o.repetitions = 5;
+  o.early_repetitions = 2;
+  return o;
+}
+
+TEST_CASE("faulty candidates are classified, the batch is never aborted") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kCorrect, testing::kGarbage, testing::kBrokenBuild,
+                                          testing::kWritesNothing, testing::kSlow});
+  const solver::Solver& faults = *registry->ByName("TestFaultSolver")->solver;
+  Compiler compiler(*f.backend, f.target);
+  for (const char* line : kLines) {
+    const Problem p = ParseOne(line);
+    INFO(line);
+    auto ev = Evaluator::Create(*f.device, p, FastOptions());
+    REQUIRE(ev.ok());
+    CHECK((*ev)->reference().source == "cpu");
+    std::vector<solver::PerfConfig> configs;
+    for (int64_t v : {0, 1, 2, 3, 5, 9}) configs.push_back(solver::PerfConfig{{v}});  // 9: not in space
+    const auto compiled = compiler.Compile(faults, p, configs);
+    REQUIRE(compiled.size() == configs.size());
+    CHECK(compiled[2].disposition == Disposition::kCompileFailed);
+    CHECK(compiled[2].error.find("TUNA_TESTONLY_BREAK") != std::string::npos);
+    CHECK(compiled[5].disposition == Disposition::kNotApplicable);
+
+    std::vector<Measurement> m;
+    for (const auto& c : compiled) m.push_back((*ev)->Evaluate(c, 0));
+    CHECK(m[0].disposition == Disposition::kPassed);
+    CHECK(m[0].time_ms > 0);
+    CHECK(m[0].samples_ms.size() >= 2);
+    CHECK(m[1].disposition == Disposition::kIncorrect);
+    CHECK(m[2].disposition == Disposition::kCompileFailed);
+    CHECK(m[3].disposition == Disposition::kIncorrect);  // the poison was never overwritten
+    CHECK(m[3].error.find("nan") != std::string::npos);
+    CHECK(m[4].disposition == Disposition::kPassed);
+    CHECK(m[5].disposition == Disposition::kNotApplicable);
+    CHECK((*ev)->healthy());
+  }
+}
+
+TEST_CASE("a candidate much slower than the best so far is dropped early") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kCorrect, testing::kSlow});
+  const solver::Solver& faults = *registry->ByName("TestFaultSolver")->solver;
+  Compiler compiler(*f.backend, f.target);
+  const Problem p = ParseOne(kLines[0]);
+  auto ev = Evaluator::Create(*f.device, p, FastOptions());
+  REQUIRE(ev.ok());
+  const auto slow = compiler.CompileOne(faults, p, solver::PerfConfig{{testing::kSlow}});
+  REQUIRE(slow.disposition == Disposition::kPassed);
+  const Measurement full = (*ev)->Evaluate(slow, 0);
+  REQUIRE(full.disposition == Disposition::kPassed);
+  CHECK_FALSE(full.dropped_early);
+  CHECK(full.samples_ms.size() == 5);
+  // Pretend something 10x faster was already found.
+  const Measurement dropped = (*ev)->Evaluate(slow, full.time_ms / 10);
+  CHECK(dropped.disposition == Disposition::kPassed);
+  CHECK(dropped.dropped_early);
+  CHECK(dropped.samples_ms.size() == 2);
+  // Re-timing interleaves and returns one median per candidate.
+  const auto again = (*ev)->Retime({&slow, &slow}, 3);
+  REQUIRE(again.size() == 2);
+  CHECK(again[0].samples_ms.size() == 3);
+  CHECK(again[1].time_ms > 0);
+}
+
+TEST_CASE("identical kernel builds are compiled once per compiler") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kCorrect});
+  const solver::Solver& naive = *registry->ByName("ConvDirectNaiveConvFwd")->solver;
+  Compiler compiler(*f.backend, f.target);
+  const Problem a = ParseOne(kLines[0]);
+  const Problem b = ParseOne("conv -n 1 -c 3 -H 5 -W 5 -k 2 -y 1 -x 1 -F 1");
+  const auto ca = compiler.CompileOne(naive, a, {});
+  const auto cb = compiler.CompileOne(naive, b, {});
+  REQUIRE(ca.disposition == Disposition::kPassed);
+  REQUIRE(cb.disposition == Disposition::kPassed);
+  CHECK(compiler.cache_size() == 1);  // the naive solver is dynamic: one kernel for both
+  CHECK(cb.compile_ms == 0);
+}
+
+TEST_CASE("a hung launch is reported as Timeout and stops the evaluator") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kSpin, testing::kCorrect}, /*spin_ms=*/1500);
+  const solver::Solver& faults = *registry->ByName("TestFaultSolver")->solver;
+  Compiler compiler(*f.backend, f.target);
+  const Problem p = ParseOne(kLines[0]);
+  EvaluatorOptions o = FastOptions();
+  o.launch_timeout = absl::Milliseconds(200);
+  {
+    auto ev = Evaluator::Create(*f.device, p, o);
+    REQUIRE(ev.ok());
+    const auto spin = compiler.CompileOne(faults, p, solver::PerfConfig{{testing::kSpin}});
+    const auto good = compiler.CompileOne(faults, p, solver::PerfConfig{{testing::kCorrect}});
+    REQUIRE(spin.disposition == Disposition::kPassed);
+    const auto t0 = std::chrono::steady_clock::now();
+    const Measurement m = (*ev)->Evaluate(spin, 0);
+    const double waited = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(m.disposition == Disposition::kTimeout);
+    CHECK(waited < 1200);  // the watchdog returned long before the launch ended
+    CHECK_FALSE((*ev)->healthy());
+    const Measurement after = (*ev)->Evaluate(good, 0);
+    CHECK(after.disposition == Disposition::kSkipped);
+  }  // the evaluator waits for the spinning launch (1.5 s < the 5 s grace) before freeing
+}
+
+TEST_CASE("the device reference is verified on batch 1 and then used") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kCorrect, testing::kGarbage});
+  const solver::Solver& faults = *registry->ByName("TestFaultSolver")->solver;
+  Compiler compiler(*f.backend, f.target);
+  for (const char* line : kLines) {
+    const Problem p = ParseOne(line);
+    INFO(line);
+    EvaluatorOptions o = FastOptions();
+    o.cpu_reference_max_flops = 0;  // force the device reference
+    auto ev = Evaluator::Create(*f.device, p, o, registry.get(), f.backend.get(), &f.target);
+    REQUIRE(ev.ok());
+    CHECK((*ev)->reference().source.rfind("ConvDirectNaiveConv", 0) == 0);
+    CHECK((*ev)->reference().check.rfind("ok", 0) == 0);
+    CHECK((*ev)->Evaluate(compiler.CompileOne(faults, p, solver::PerfConfig{{0}}), 0).disposition ==
+          Disposition::kPassed);
+    CHECK((*ev)->Evaluate(compiler.CompileOne(faults, p, solver::PerfConfig{{1}}), 0).disposition ==
+          Disposition::kIncorrect);
+  }
+  // A "reference" solver that is wrong fails its own check.
+  const Problem p = ParseOne(kLines[0]);
+  EvaluatorOptions o = FastOptions();
+  o.cpu_reference_max_flops = 0;
+  o.reference_solver = "TestFaultSolver";  // default config = kCorrect: passes
+  CHECK(Evaluator::Create(*f.device, p, o, registry.get(), f.backend.get(), &f.target).ok());
+  auto bad_registry = testing::FaultRegistry({testing::kGarbage});
+  auto bad = Evaluator::Create(*f.device, p, o, bad_registry.get(), f.backend.get(), &f.target);
+  CHECK(absl::IsFailedPrecondition(bad.status()));
+}
+
+}  // namespace
+}  // namespace tuna::search

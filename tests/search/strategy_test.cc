@@ -1,0 +1,196 @@
+// Search strategies against synthetic spaces (no compiler, no device).
+#include <cmath>
+#include <set>
+
+#include "catch2/catch.hpp"
+#include "tuner_core/search/strategy/strategy.h"
+
+namespace tuna::search {
+namespace {
+
+using solver::PerfConfig;
+using solver::SearchSpace;
+
+SearchSpace Space3() {
+  return SearchSpace({{"tb_m", solver::Pow2Range(8, 128)},   // 5 values
+                      {"tb_n", solver::Pow2Range(8, 64)},    // 4 values
+                      {"split_k", {1, 2, 3}}});              // 3 values -> 60 points
+}
+
+// Points with tb_m * tb_n > 4096 are "invalid" (e.g. too much shared memory).
+bool Valid3(const PerfConfig& c) { return c.values[0] * c.values[1] <= 4096; }
+
+std::vector<PerfConfig> Drain(SearchStrategy& s, size_t batch, size_t limit = 100000) {
+  std::vector<PerfConfig> all;
+  for (;;) {
+    auto b = s.Next(batch);
+    if (b.empty()) break;
+    REQUIRE(b.size() <= batch);
+    all.insert(all.end(), b.begin(), b.end());
+    REQUIRE(all.size() <= limit);
+  }
+  return all;
+}
+
+TEST_CASE("exhaustive proposes every valid point once, in odometer order") {
+  const SearchSpace space = Space3();
+  uint64_t valid_count = 0;
+  std::vector<PerfConfig> expected;
+  for (uint64_t i = 0; i < space.Size(); ++i)
+    if (Valid3(space.At(i))) expected.push_back(space.At(i)), ++valid_count;
+  REQUIRE(valid_count < space.Size());  // the predicate removes something
+
+  auto s = NewExhaustiveStrategy();
+  REQUIRE(s->Start({space, Valid3, 0, 7, {}}).ok());
+  REQUIRE(s->PlannedTotal().value() == valid_count);
+  const auto all = Drain(*s, 7);
+  CHECK(all == expected);
+  CHECK(s->Next(3).empty());  // stays done
+}
+
+TEST_CASE("exhaustive puts valid prior first, skips invalid and duplicate prior") {
+  const SearchSpace space = Space3();
+  const PerfConfig prior{{64, 32, 2}};
+  const PerfConfig invalid_prior{{128, 64, 1}};    // 8192 > 4096
+  const PerfConfig outside{{7, 8, 1}};             // not in the space
+  auto s = NewExhaustiveStrategy();
+  REQUIRE(s->Start({space, Valid3, 0, 1, {prior, invalid_prior, outside, prior}}).ok());
+  const auto all = Drain(*s, 4);
+  REQUIRE(!all.empty());
+  CHECK(all.front() == prior);
+  std::set<std::string> distinct;
+  for (const auto& c : all) {
+    CHECK(Valid3(c));
+    distinct.insert(c.ToString());
+  }
+  CHECK(distinct.size() == all.size());
+  CHECK(all.size() == *s->PlannedTotal());
+}
+
+TEST_CASE("random respects the budget, never repeats and is seed-deterministic") {
+  const SearchSpace space = Space3();
+  auto run = [&](uint64_t seed, uint64_t budget) {
+    auto s = NewRandomStrategy();
+    REQUIRE(s->Start({space, Valid3, budget, seed, {}}).ok());
+    return Drain(*s, 3);
+  };
+  const auto a = run(42, 10);
+  CHECK(a.size() == 10);
+  std::set<std::string> distinct;
+  for (const auto& c : a) {
+    CHECK(Valid3(c));
+    CHECK(space.Contains(c));
+    distinct.insert(c.ToString());
+  }
+  CHECK(distinct.size() == a.size());
+  CHECK(run(42, 10) == a);     // same seed, same sequence
+  CHECK(run(43, 10) != a);     // another seed, another sequence
+  // Without a budget: a permutation of all valid points.
+  const auto full = run(5, 0);
+  auto ex = NewExhaustiveStrategy();
+  REQUIRE(ex->Start({space, Valid3, 0, 1, {}}).ok());
+  auto sorted_full = full;
+  auto exhaustive = Drain(*ex, 100);
+  auto key = [](const PerfConfig& x, const PerfConfig& y) { return x.values < y.values; };
+  std::sort(sorted_full.begin(), sorted_full.end(), key);
+  std::sort(exhaustive.begin(), exhaustive.end(), key);
+  CHECK(sorted_full == exhaustive);
+  CHECK(full != Drain(*[&] { auto e = NewExhaustiveStrategy(); (void)e->Start({space, Valid3, 0, 1, {}}); return e; }(), 100));
+}
+
+TEST_CASE("prior counts against the budget") {
+  auto s = NewRandomStrategy();
+  REQUIRE(s->Start({Space3(), Valid3, 2, 3, {PerfConfig{{8, 8, 1}}}}).ok());
+  const auto all = Drain(*s, 10);
+  REQUIRE(all.size() == 2);
+  CHECK(all[0] == PerfConfig{{8, 8, 1}});
+}
+
+TEST_CASE("an empty space is rejected") {
+  for (StrategyKind k : {StrategyKind::kExhaustive, StrategyKind::kRandom, StrategyKind::kModel}) {
+    auto s = MakeStrategy(k);
+    CHECK_FALSE(s->Start({SearchSpace(), nullptr, 0, 1, {}}).ok());
+  }
+  CHECK(ParseStrategyKind("model").value() == StrategyKind::kModel);
+  CHECK_FALSE(ParseStrategyKind("annealing").ok());
+}
+
+// A synthetic tuning landscape over 4 pow2 axes (2401 points): log time is a bowl in log2
+// space with an interaction term, plus deterministic pseudo-noise; one unique optimum.
+struct Landscape {
+  SearchSpace space{{{"tb_m", solver::Pow2Range(1, 64)},
+                     {"tb_n", solver::Pow2Range(1, 64)},
+                     {"tb_k", solver::Pow2Range(1, 64)},
+                     {"warp", solver::Pow2Range(1, 64)}}};
+  double Time(const PerfConfig& c) const {
+    const double a = std::log2(c.values[0]), b = std::log2(c.values[1]);
+    const double k = std::log2(c.values[2]), w = std::log2(c.values[3]);
+    const uint64_t h = (c.values[0] * 73856093ULL) ^ (c.values[1] * 19349663ULL) ^
+                       (c.values[2] * 83492791ULL) ^ (c.values[3] * 2654435761ULL);
+    const double noise = 0.02 * static_cast<double>(h % 1000) / 1000.0;
+    return std::exp(0.3 * (a - 4) * (a - 4) + 0.2 * (b - 3) * (b - 3) + 0.15 * (k - 2) * (k - 2) +
+                    0.1 * (w - a + 1) * (w - a + 1) + noise);
+  }
+};
+
+// Evaluations until the true optimum is proposed (batch of 4, results observed after each).
+uint64_t EvalsToOptimum(StrategyKind kind, uint64_t seed, const Landscape& l, const PerfConfig& best) {
+  auto s = MakeStrategy(kind);
+  REQUIRE(s->Start({l.space, nullptr, 0, seed, {}}).ok());
+  uint64_t evals = 0;
+  for (;;) {
+    auto batch = s->Next(4);
+    REQUIRE(!batch.empty());
+    std::vector<Observation> obs;
+    for (const auto& c : batch) {
+      ++evals;
+      if (c == best) return evals;
+      obs.push_back({c, true, l.Time(c)});
+    }
+    s->Observe(obs);
+  }
+}
+
+TEST_CASE("model-guided search finds the optimum in far fewer evaluations than random") {
+  Landscape l;
+  PerfConfig best;
+  double best_t = 1e300;
+  for (uint64_t i = 0; i < l.space.Size(); ++i) {
+    const double t = l.Time(l.space.At(i));
+    if (t < best_t) best_t = t, best = l.space.At(i);
+  }
+  double model_sum = 0, random_sum = 0;
+  const int seeds = 8;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    model_sum += static_cast<double>(EvalsToOptimum(StrategyKind::kModel, seed, l, best));
+    random_sum += static_cast<double>(EvalsToOptimum(StrategyKind::kRandom, seed, l, best));
+  }
+  INFO("mean evaluations to optimum: model " << model_sum / seeds << ", random " << random_sum / seeds);
+  CHECK(model_sum < 0.25 * random_sum);
+  CHECK(model_sum / seeds < 150);
+}
+
+TEST_CASE("model-guided search respects budget, validity and never repeats, even unobserved") {
+  const SearchSpace space = Space3();
+  auto s = NewModelStrategy();
+  REQUIRE(s->Start({space, Valid3, 25, 9, {}}).ok());
+  std::set<std::string> seen;
+  uint64_t n = 0;
+  for (int round = 0;; ++round) {
+    auto b = s->Next(5);
+    if (b.empty()) break;
+    std::vector<Observation> obs;
+    for (const auto& c : b) {
+      CHECK(Valid3(c));
+      CHECK(seen.insert(c.ToString()).second);
+      // Failures (ok = false) on odd rounds: the model must cope.
+      obs.push_back({c, round % 2 == 0, static_cast<double>(c.values[0] + c.values[2])});
+      ++n;
+    }
+    s->Observe(obs);
+  }
+  CHECK(n == 25);
+}
+
+}  // namespace
+}  // namespace tuna::search

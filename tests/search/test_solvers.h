@@ -1,0 +1,29 @@
+// Test-only solvers for the search tests: a tunable "FaultSolver" whose single axis picks a
+// correct candidate (the naive solver's solution) or a deliberately faulty one from
+// kernels/cpu_conv/testonly_faults.cc. cpu backend only.
+#pragma once
+
+#include <memory>
+
+#include "tuner_core/solver/registry.h"
+#include "tuner_core/solver/solver.h"
+
+namespace tuna::search::testing {
+
+// Values of the "fault" axis.
+enum Fault : int64_t {
+  kCorrect = 0,       // the naive solver's solution
+  kGarbage = 1,       // writes a wrong constant over the output       -> Incorrect
+  kBrokenBuild = 2,   // #error at compile time                        -> CompileFailed
+  kWritesNothing = 3, // leaves the (poisoned) output untouched        -> Incorrect
+  kSpin = 4,          // busy-waits spin_ms in the launch              -> Timeout (watchdog)
+  kSlow = 5,          // correct, but runs the naive kernel 3 times    -> Passed, slower
+};
+
+// Axis "fault" with the given values; DefaultConfig is the first value.
+std::unique_ptr<solver::Solver> NewFaultSolver(std::vector<int64_t> faults, float spin_ms = 2000);
+
+// A registry with the FaultSolver (id 9001, name "TestFaultSolver") and the three naive solvers.
+std::unique_ptr<solver::SolverRegistry> FaultRegistry(std::vector<int64_t> faults, float spin_ms = 2000);
+
+}  // namespace tuna::search::testing

@@ -1,0 +1,137 @@
+// The Tuner's driver loop over a registry (cpu backend), dry runs (compile only) and reports.
+#include "catch2/catch.hpp"
+#include "tests/search/cpu_fixture.h"
+#include "tests/search/test_solvers.h"
+#include "tuner_core/backend/hip/hip_backend.h"
+#include "tuner_core/search/report.h"
+#include "tuner_core/search/session.h"
+#include "tuner_core/search/tuner.h"
+#include "tuner_core/solver/registry.h"
+
+namespace tuna::search {
+namespace {
+
+using testing::CpuFixture;
+using testing::ParseOne;
+
+TuneOptions Fast() {
+  TuneOptions o;
+  o.evaluator.repetitions = 4;
+  o.evaluator.early_repetitions = 2;
+  o.retime_repetitions = 3;
+  return o;
+}
+
+TEST_CASE("tuner searches every applicable solver and records every outcome") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kSlow, testing::kCorrect, testing::kGarbage,
+                                          testing::kBrokenBuild, testing::kWritesNothing});
+  std::vector<TuneProgress> progress;
+  TuneOptions o = Fast();
+  o.progress = [&](const TuneProgress& p) { progress.push_back(p); };
+  Tuner tuner(*registry, *f.backend, f.device.get(), f.target, o);
+  const Problem p = ParseOne("conv -n 2 -c 4 -H 7 -W 7 -k 6 -y 3 -x 3 -p 1 -q 1 -F 1");
+  auto r = tuner.Tune(p);
+  REQUIRE(r.ok());
+  REQUIRE(r->solvers.size() == 2);  // naive fwd + fault solver (bwd naive not applicable)
+  CHECK(r->reference == "cpu");
+  const SolverTuneResult& naive = r->solvers[0];
+  CHECK(naive.name == "ConvDirectNaiveConvFwd");
+  CHECK_FALSE(naive.tunable);
+  CHECK(naive.disposition == Disposition::kPassed);
+  CHECK(naive.tried == 1);
+  const SolverTuneResult& t = r->solvers[1];
+  CHECK(t.tunable);
+  CHECK(t.disposition == Disposition::kPassed);
+  CHECK(t.tried == 5);
+  CHECK(t.passed == 2);
+  CHECK(t.failed == 3);
+  CHECK(t.by_disposition.at(Disposition::kIncorrect) == 2);
+  CHECK(t.by_disposition.at(Disposition::kCompileFailed) == 1);
+  REQUIRE(t.default_ms.has_value());  // the default (kSlow) is always tried first
+  CHECK(t.history.front().first == solver::PerfConfig{{testing::kSlow}});
+  CHECK((t.best_params == "0" || t.best_params == "5"));
+  CHECK(t.best_ms > 0);
+  CHECK(r->best >= 0);
+  // Progress: one call per candidate, totals known up front for exhaustive search.
+  REQUIRE(progress.size() == 6);
+  for (size_t i = 0; i < progress.size(); ++i) {
+    CHECK(progress[i].done == i + 1);
+    CHECK(progress[i].total == 6);
+  }
+  CHECK(progress.back().best_ms > 0);
+  // Reports carry the outcome.
+  const std::string text = FormatTuneResult(*r);
+  CHECK(text.find("TestFaultSolver") != std::string::npos);
+  const std::string json = TuneResultsJson({*r});
+  CHECK(json.find("\"Incorrect\": 2") != std::string::npos);
+  CHECK(json.find("\"best\": {\"solver\"") != std::string::npos);
+}
+
+TEST_CASE("tuner honours the budget, the strategy and the solver filter") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({0, 1, 3, 5});
+  TuneOptions o = Fast();
+  o.strategy = StrategyKind::kRandom;
+  o.budget = 2;
+  o.solvers = {"TestFaultSolver"};
+  Tuner tuner(*registry, *f.backend, f.device.get(), f.target, o);
+  auto r = tuner.Tune(ParseOne("conv -n 1 -c 4 -H 5 -W 5 -k 4 -y 3 -x 3 -F 4"));
+  REQUIRE(r.ok());
+  REQUIRE(r->solvers.size() == 1);
+  CHECK(r->solvers[0].tried == 2);
+  CHECK(r->solvers[0].history.front().first == solver::PerfConfig{{0}});  // default first
+  CHECK(r->solvers[0].disposition == Disposition::kPassed);
+}
+
+TEST_CASE("dry run compiles without a device") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({0, 1, 2, 3});
+  SessionOptions s;
+  s.target_arch = f.target.arch;
+  s.tune.dry_run = true;
+  const std::vector<Problem> problems = {ParseOne("conv -n 1 -c 4 -H 5 -W 5 -k 4 -y 3 -x 3 -F 2")};
+  auto r = TuneProblems(problems, s, *registry);
+  REQUIRE(r.ok());
+  REQUIRE(r->size() == 1);
+  const TuneResult& res = r->front();
+  CHECK(res.dry_run);
+  CHECK(res.error.empty());
+  REQUIRE(res.solvers.size() == 2);
+  CHECK(res.solvers[0].compiled == 1);
+  CHECK(res.solvers[1].compiled == 3);
+  CHECK(res.solvers[1].compile_failed == 1);
+  CHECK(res.best == -1);
+  CHECK(FormatTuneResult(res).find("compiled") != std::string::npos);
+}
+
+TEST_CASE("dry run for gfx90a compiles the builtin GPU solvers through hiprtc") {
+  auto hip = backend::NewHipBackend(backend::HipBackendOptions::FromEnv());
+  if (!hip->CompilerStatus().ok()) {
+    WARN("SKIP: hiprtc unavailable: " << hip->CompilerStatus().ToString());
+    return;
+  }
+  SessionOptions s;
+  s.target_arch = "gfx90a";
+  s.tune.dry_run = true;
+  s.tune.budget = 2;
+  s.tune.strategy = StrategyKind::kRandom;
+  const std::vector<Problem> problems = {ParseOne("conv -n 2 -c 8 -H 8 -W 8 -k 8 -y 3 -x 3 -p 1 -q 1 -F 1")};
+  auto r = TuneProblems(problems, s, solver::SolverRegistry::Builtin());
+  REQUIRE(r.ok());
+  const TuneResult& res = r->front();
+  INFO(FormatTuneResult(res));
+  CHECK(res.error.empty());
+  REQUIRE_FALSE(res.solvers.empty());
+  uint64_t compiled = 0, failed = 0;
+  for (const auto& sr : res.solvers) compiled += sr.compiled, failed += sr.compile_failed;
+  CHECK(compiled >= 1);
+  CHECK(failed == 0);
+  CHECK(res.solvers.front().name == "ConvDirectNaiveConvFwd");
+}
+
+}  // namespace
+}  // namespace tuna::search

@@ -1,0 +1,105 @@
+#include "tuner_core/search/measure/compiler.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "tuner_core/solver/invoker.h"
+
+namespace tuna::search {
+namespace {
+
+std::string CacheKey(const solver::KernelBuild& k, const std::string& arch) {
+  // \x1f separators: no option or path contains a unit separator.
+  return absl::StrCat(k.source, "\x1f", absl::StrJoin(k.entries, ","), "\x1f",
+                      absl::StrJoin(k.options, "\x1e"), "\x1f", arch);
+}
+
+}  // namespace
+
+Compiler::Compiler(const backend::Backend& backend, solver::Target target, CompilerOptions options)
+    : backend_(backend), target_(std::move(target)), options_(options) {}
+
+size_t Compiler::cache_size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cache_.size();
+}
+
+CompiledCandidate Compiler::CompileOne(const solver::Solver& solver, const Problem& problem,
+                                       const solver::PerfConfig& config) {
+  CompiledCandidate out;
+  out.config = config;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (absl::Status valid = solver.IsValid(target_, problem, config); !valid.ok()) {
+    out.disposition = Disposition::kNotApplicable;
+    out.error = std::string(valid.message());
+    return out;
+  }
+  absl::StatusOr<solver::Solution> solution = solver.GetSolution(target_, problem, config);
+  if (!solution.ok()) {
+    // A FailedPrecondition from GetSolution is the solver saying "not for this problem".
+    out.disposition = absl::IsFailedPrecondition(solution.status()) ? Disposition::kNotApplicable
+                                                                    : Disposition::kCompileFailed;
+    out.error = absl::StrCat("GetSolution: ", solution.status().ToString());
+    return out;
+  }
+  out.solution = *std::move(solution);
+  bool compiled_any = false;
+  for (const solver::KernelBuild& k : out.solution.kernels) {
+    const std::string key = CacheKey(k, target_.arch);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = cache_.find(key);
+      if (it != cache_.end()) {
+        out.code.push_back(it->second);
+        continue;
+      }
+    }
+    solver::Solution one;
+    one.kernels.push_back(k);
+    absl::StatusOr<std::vector<backend::CodeObject>> code =
+        solver::CompileSolution(backend_, one, target_.arch);
+    if (!code.ok()) {
+      out.disposition = Disposition::kCompileFailed;
+      out.error = code.status().ToString();
+      out.code.clear();
+      out.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      return out;
+    }
+    compiled_any = true;
+    std::lock_guard<std::mutex> lock(mu_);
+    cache_.emplace(key, code->front());
+    out.code.push_back(std::move(code->front()));
+  }
+  out.disposition = Disposition::kPassed;
+  if (compiled_any) {
+    out.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  return out;
+}
+
+std::vector<CompiledCandidate> Compiler::Compile(const solver::Solver& solver, const Problem& problem,
+                                                 const std::vector<solver::PerfConfig>& configs) {
+  std::vector<CompiledCandidate> out(configs.size());
+  int threads = options_.threads > 0 ? options_.threads
+                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = std::min<int>(threads, static_cast<int>(configs.size()));
+  if (threads <= 1) {
+    for (size_t i = 0; i < configs.size(); ++i) out[i] = CompileOne(solver, problem, configs[i]);
+    return out;
+  }
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < configs.size(); i = next++) out[i] = CompileOne(solver, problem, configs[i]);
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  return out;
+}
+
+}  // namespace tuna::search

@@ -1,0 +1,66 @@
+// Compile stage of a measurement (TVM's Builder; tuna's *_compile step): per candidate,
+// GetSolution then CompileSolution, on a pool of CPU threads. Needs no device, so it also
+// serves dry runs and compile-only workers.
+//
+// Errors are data: each candidate gets its own result (kPassed = compiled, kNotApplicable =
+// IsValid refused the config, kCompileFailed = GetSolution or the compiler failed, with the
+// message); a failure never aborts the batch.
+//
+// Identical kernel builds (same source, options, entries and arch) are compiled once per
+// Compiler and shared: "dynamic" solvers build one kernel for every config and problem.
+//
+// Threads: Compile may be called from several threads; the Backend must outlive the Compiler.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tuner_core/backend/backend.h"
+#include "tuner_core/problem/problem.h"
+#include "tuner_core/search/measure/disposition.h"
+#include "tuner_core/solver/perf_config.h"
+#include "tuner_core/solver/solution.h"
+#include "tuner_core/solver/solver.h"
+#include "tuner_core/solver/target.h"
+
+namespace tuna::search {
+
+struct CompiledCandidate {
+  solver::PerfConfig config;
+  Disposition disposition = Disposition::kSkipped;  // kPassed when `code` is ready to load
+  std::string error;
+  solver::Solution solution;
+  std::vector<backend::CodeObject> code;  // one per solution kernel (shared_ptr-free copies)
+  double compile_ms = 0;                  // wall time of this candidate (0 on a cache hit)
+};
+
+struct CompilerOptions {
+  int threads = 0;  // 0 = hardware concurrency
+};
+
+class Compiler {
+ public:
+  Compiler(const backend::Backend& backend, solver::Target target, CompilerOptions options = {});
+
+  // One result per config, in order.
+  std::vector<CompiledCandidate> Compile(const solver::Solver& solver, const Problem& problem,
+                                         const std::vector<solver::PerfConfig>& configs);
+  // A single candidate on the calling thread.
+  CompiledCandidate CompileOne(const solver::Solver& solver, const Problem& problem,
+                               const solver::PerfConfig& config);
+
+  const solver::Target& target() const { return target_; }
+  size_t cache_size() const;
+
+ private:
+  const backend::Backend& backend_;
+  solver::Target target_;
+  CompilerOptions options_;
+  mutable std::mutex mu_;
+  std::map<std::string, backend::CodeObject> cache_;  // guarded by mu_
+};
+
+}  // namespace tuna::search

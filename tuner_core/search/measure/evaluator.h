@@ -1,0 +1,120 @@
+// Evaluate stage of a measurement (TVM's Runner; tuna's *_eval step): verify and time compiled
+// candidates of one problem on one device.
+//
+// Per problem (Create): x, w and y are allocated once and filled with seeded random data
+// (reference/fill.h; the output buffer's fill is overwritten by the poison below). The
+// reference output is computed once: on the CPU (reference/reference_conv.h) when
+// Problem::Flops() <= cpu_reference_max_flops, otherwise by the naive device solver
+// (ConvDirectNaiveConv*), which is first itself verified against the CPU reference on the same
+// problem with batch 1 (FailedPrecondition when it disagrees). Without a device reference
+// solver the CPU reference is used whatever the size.
+//
+// Per candidate (Evaluate):
+//   1. Invoker::Create (load) — LaunchFailed on error.
+//   2. Inputs re-uploaded, output poisoned with 0xFF bytes (NaN for floats), one run: the
+//      warm-up and the verified run. Incorrect when the output does not match the reference
+//      (reference/verify.h, per-type tolerances), LaunchFailed on a launch/device error.
+//   3. Timing with Device::TimeLaunches, one launch per timed call; on GPUs an L2 flush (a
+//      memset of a buffer of at least 2x the L2 size) precedes each launch, outside the timed
+//      region. The first `early_repetitions` decide an early drop: if their median exceeds
+//      early_drop_ratio x best_so_far, timing stops (dropped_early, time = that median).
+//      Otherwise up to `repetitions` runs (fewer for slow kernels, see max_timing_ms); the
+//      result is the median.
+// Every device operation runs under the watchdog (watchdog.h): a launch that misses
+// launch_timeout gives Timeout, after which the evaluator is unusable (healthy() false and
+// every later candidate Skipped) — the device must be abandoned by the caller.
+//
+// Ownership: the Device (and its Backend) must outlive the Evaluator. Threads: one thread at a
+// time; all device work happens on the watchdog's thread.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "tuner_core/backend/backend.h"
+#include "tuner_core/problem/problem.h"
+#include "tuner_core/reference/verify.h"
+#include "tuner_core/search/measure/compiler.h"
+#include "tuner_core/search/measure/disposition.h"
+#include "tuner_core/solver/registry.h"
+#include "tuner_core/solver/target.h"
+
+namespace tuna::search {
+
+struct EvaluatorOptions {
+  uint64_t seed = 1;  // input data seed
+  int repetitions = 10;
+  int early_repetitions = 3;
+  double early_drop_ratio = 1.5;
+  // Timing stops after this much measured time (at least early_repetitions runs): a 2 s CPU
+  // kernel is not run ten times.
+  double max_timing_ms = 2000;
+  bool flush_l2 = true;  // GPUs only; the CPU backend is never flushed
+  absl::Duration launch_timeout = absl::Seconds(30);
+  // Problems above this many flops get the device reference (when one is available).
+  double cpu_reference_max_flops = 2e10;
+  int reference_threads = 0;  // CPU reference threads; 0 = all
+  // The device reference solver's name; empty = the registry's ConvDirectNaiveConv for the
+  // direction. Only used above cpu_reference_max_flops.
+  std::string reference_solver;
+  // Overrides reference::DefaultTolerance(type) when set.
+  bool has_tolerance = false;
+  reference::Tolerance tolerance;
+};
+
+struct Measurement {
+  Disposition disposition = Disposition::kSkipped;
+  std::string error;
+  double time_ms = 0;               // median of samples (kPassed only)
+  std::vector<double> samples_ms;   // every timed run
+  bool dropped_early = false;
+  std::string verify_summary;       // reference::VerifyReport::Summary() of the verified run
+};
+
+// Where the reference came from (for logs and reports).
+struct ReferenceInfo {
+  std::string source;  // "cpu" or the device solver's name
+  double ms = 0;       // time to compute it
+  std::string check;   // the batch-1 check summary when a device solver was used
+};
+
+class Evaluator {
+ public:
+  // The registry, backend and target are only needed for the device reference (may be null
+  // otherwise: then every problem uses the CPU reference). Errors: InvalidArgument for a
+  // problem the reference cannot handle, ResourceExhausted when buffers do not fit,
+  // FailedPrecondition when the device reference fails its own check.
+  static absl::StatusOr<std::unique_ptr<Evaluator>> Create(
+      backend::Device& device, const Problem& problem, const EvaluatorOptions& options,
+      const solver::SolverRegistry* registry = nullptr, const backend::Backend* backend = nullptr,
+      const solver::Target* target = nullptr);
+  ~Evaluator();
+
+  // Verifies and times one compiled candidate (any disposition but kPassed is passed through).
+  // best_so_far_ms <= 0 disables the early drop.
+  Measurement Evaluate(const CompiledCandidate& candidate, double best_so_far_ms);
+
+  // Re-times candidates that passed, interleaving their runs (one launch of each per round, so
+  // clock and thermal drift hit them alike). Returns one measurement per candidate, in order.
+  std::vector<Measurement> Retime(const std::vector<const CompiledCandidate*>& candidates,
+                                  int repetitions);
+
+  bool healthy() const;
+  const ReferenceInfo& reference() const { return reference_info_; }
+  const Problem& problem() const { return problem_; }
+
+ private:
+  struct Impl;
+  Evaluator(std::unique_ptr<Impl> impl, Problem problem);
+  std::unique_ptr<Impl> impl_;
+  Problem problem_;
+  ReferenceInfo reference_info_;
+};
+
+// Median of a non-empty vector (the mean of the two middle values for an even size).
+double Median(std::vector<double> v);
+
+}  // namespace tuna::search

@@ -1,0 +1,216 @@
+// Model-guided search: ridge regression on quadratic features of log2(axis values), fitted on
+// log(time). Tile-size effects are roughly multiplicative and bowl-shaped in log space (too
+// small: overhead; too large: occupancy/spills), which a quadratic in log2 values captures;
+// pairwise products capture the tb_m*tb_n-style interactions. Failed configs are fed back as
+// slow (twice the slowest success) so the model steers away from regions that do not build.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <unordered_set>
+
+#include "tuner_core/search/strategy/strategy_base.h"
+
+namespace tuna::search {
+namespace {
+
+double AxisFeature(int64_t v) {
+  return v > 0 ? std::log2(static_cast<double>(v)) : -std::log2(1.0 + static_cast<double>(-v));
+}
+
+std::vector<double> Features(const solver::PerfConfig& config) {
+  const size_t d = config.values.size();
+  std::vector<double> f;
+  f.reserve(2 * d + d * (d - 1) / 2);
+  std::vector<double> base(d);
+  for (size_t i = 0; i < d; ++i) base[i] = AxisFeature(config.values[i]);
+  for (size_t i = 0; i < d; ++i) f.push_back(base[i]);
+  for (size_t i = 0; i < d; ++i) f.push_back(base[i] * base[i]);
+  for (size_t i = 0; i < d; ++i)
+    for (size_t j = i + 1; j < d; ++j) f.push_back(base[i] * base[j]);
+  return f;
+}
+
+// Solves A x = b (A symmetric positive definite after the ridge term) by Gaussian elimination
+// with partial pivoting; returns false when singular.
+bool Solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vector<double>& x) {
+  const size_t n = b.size();
+  for (size_t col = 0; col < n; ++col) {
+    size_t pivot = col;
+    for (size_t r = col + 1; r < n; ++r)
+      if (std::fabs(a[r][col]) > std::fabs(a[pivot][col])) pivot = r;
+    if (std::fabs(a[pivot][col]) < 1e-12) return false;
+    std::swap(a[pivot], a[col]);
+    std::swap(b[pivot], b[col]);
+    for (size_t r = col + 1; r < n; ++r) {
+      const double m = a[r][col] / a[col][col];
+      if (m == 0) continue;
+      for (size_t c = col; c < n; ++c) a[r][c] -= m * a[col][c];
+      b[r] -= m * b[col];
+    }
+  }
+  x.assign(n, 0);
+  for (size_t i = n; i-- > 0;) {
+    double s = b[i];
+    for (size_t c = i + 1; c < n; ++c) s -= a[i][c] * x[c];
+    x[i] = s / a[i][i];
+  }
+  return true;
+}
+
+class RidgeModel {
+ public:
+  // rows: feature vectors; y: targets. Features are standardised; the intercept is the mean.
+  bool Fit(const std::vector<std::vector<double>>& rows, const std::vector<double>& y, double lambda) {
+    if (rows.empty()) return false;
+    const size_t p = rows[0].size();
+    const double n = static_cast<double>(rows.size());
+    mean_.assign(p, 0);
+    scale_.assign(p, 0);
+    for (const auto& r : rows)
+      for (size_t j = 0; j < p; ++j) mean_[j] += r[j] / n;
+    for (const auto& r : rows)
+      for (size_t j = 0; j < p; ++j) scale_[j] += (r[j] - mean_[j]) * (r[j] - mean_[j]) / n;
+    for (double& s : scale_) s = s > 1e-18 ? 1.0 / std::sqrt(s) : 0.0;  // constant feature: off
+    y_mean_ = 0;
+    for (double v : y) y_mean_ += v / n;
+    std::vector<std::vector<double>> a(p, std::vector<double>(p, 0));
+    std::vector<double> b(p, 0);
+    std::vector<double> z(p);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      for (size_t j = 0; j < p; ++j) z[j] = (rows[i][j] - mean_[j]) * scale_[j];
+      for (size_t j = 0; j < p; ++j) {
+        b[j] += z[j] * (y[i] - y_mean_);
+        for (size_t k = j; k < p; ++k) a[j][k] += z[j] * z[k];
+      }
+    }
+    for (size_t j = 0; j < p; ++j) {
+      for (size_t k = 0; k < j; ++k) a[j][k] = a[k][j];
+      a[j][j] += lambda * n + 1e-9;
+    }
+    return Solve(std::move(a), std::move(b), beta_);
+  }
+  double Predict(const std::vector<double>& f) const {
+    double s = y_mean_;
+    for (size_t j = 0; j < beta_.size(); ++j) s += beta_[j] * (f[j] - mean_[j]) * scale_[j];
+    return s;
+  }
+
+ private:
+  std::vector<double> mean_, scale_, beta_;
+  double y_mean_ = 0;
+};
+
+class ModelStrategy final : public internal::StrategyBase {
+ public:
+  explicit ModelStrategy(ModelStrategyOptions options) : options_(options) {}
+  std::string_view Name() const override { return "model"; }
+
+  void Observe(const std::vector<Observation>& observations) override {
+    for (const Observation& o : observations) {
+      std::optional<uint64_t> index = internal::IndexOf(input().space, o.config);
+      if (!index) continue;
+      observed_[*index] = o.ok && o.time_ms > 0 && std::isfinite(o.time_ms)
+                              ? std::log(o.time_ms)
+                              : std::numeric_limits<double>::quiet_NaN();
+    }
+  }
+
+ protected:
+  void OnStart() override {
+    observed_.clear();
+    explore_credit_ = 0;
+    const size_t d = input().space.axes().size();
+    initial_ = options_.initial_random > 0 ? options_.initial_random : std::max<size_t>(8, 2 * d + 2);
+  }
+
+  std::vector<uint64_t> Propose(size_t n) override {
+    std::vector<uint64_t> pool = Pool();
+    if (pool.empty()) return {};
+    size_t ok = 0;
+    for (const auto& [index, t] : observed_) ok += std::isfinite(t) ? 1 : 0;
+    RidgeModel model;
+    const bool fitted = ok >= initial_ && Fit(model);
+    if (!fitted) {
+      internal::Shuffle(pool, rng());
+      if (pool.size() > n) pool.resize(n);
+      return pool;
+    }
+    explore_credit_ += options_.exploration * static_cast<double>(n);
+    size_t explore = std::min<size_t>(n, static_cast<size_t>(explore_credit_));
+    explore_credit_ -= static_cast<double>(explore);
+    const size_t exploit = n - explore;
+
+    std::vector<std::pair<double, uint64_t>> scored;
+    scored.reserve(pool.size());
+    for (uint64_t index : pool) scored.push_back({model.Predict(Features(input().space.At(index))), index});
+    // Ties (e.g. constant features) are broken by index, so the result is deterministic.
+    std::sort(scored.begin(), scored.end());
+    std::vector<uint64_t> out;
+    std::unordered_set<uint64_t> taken;
+    for (size_t i = 0; i < scored.size() && out.size() < exploit; ++i) {
+      out.push_back(scored[i].second);
+      taken.insert(scored[i].second);
+    }
+    std::vector<uint64_t> rest;
+    for (const auto& s : scored)
+      if (!taken.count(s.second)) rest.push_back(s.second);
+    internal::Shuffle(rest, rng());
+    for (size_t i = 0; i < rest.size() && out.size() < n; ++i) out.push_back(rest[i]);
+    return out;
+  }
+
+ private:
+  // Unseen valid points to score: all of them, or a random sample when there are too many.
+  std::vector<uint64_t> Pool() {
+    std::vector<uint64_t> pool;
+    if (enumerated()) {
+      for (uint64_t index : valid_points())
+        if (!Seen(index)) pool.push_back(index);
+      if (pool.size() > options_.max_pool) {
+        internal::Shuffle(pool, rng());
+        pool.resize(options_.max_pool);
+      }
+      return pool;
+    }
+    std::unordered_set<uint64_t> drawn;
+    int misses = 0;
+    while (pool.size() < options_.max_pool && misses < 10000) {
+      uint64_t index = rng().Below(space_size());
+      if (Seen(index) || drawn.count(index) || !Valid(index)) {
+        ++misses;
+        continue;
+      }
+      misses = 0;
+      drawn.insert(index);
+      pool.push_back(index);
+    }
+    return pool;
+  }
+
+  bool Fit(RidgeModel& model) const {
+    double worst = -std::numeric_limits<double>::infinity();
+    for (const auto& [index, t] : observed_)
+      if (std::isfinite(t)) worst = std::max(worst, t);
+    std::vector<std::vector<double>> rows;
+    std::vector<double> y;
+    for (const auto& [index, t] : observed_) {
+      rows.push_back(Features(input().space.At(index)));
+      y.push_back(std::isfinite(t) ? t : worst + std::log(2.0));
+    }
+    return model.Fit(rows, y, options_.ridge_lambda);
+  }
+
+  ModelStrategyOptions options_;
+  std::map<uint64_t, double> observed_;  // index -> log(ms); NaN for failures
+  size_t initial_ = 8;
+  double explore_credit_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<SearchStrategy> NewModelStrategy(const ModelStrategyOptions& options) {
+  return std::make_unique<ModelStrategy>(options);
+}
+
+}  // namespace tuna::search

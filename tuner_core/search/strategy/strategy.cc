@@ -1,0 +1,33 @@
+#include "tuner_core/search/strategy/strategy.h"
+
+#include <string>
+
+namespace tuna::search {
+
+absl::StatusOr<StrategyKind> ParseStrategyKind(std::string_view name) {
+  if (name == "exhaustive") return StrategyKind::kExhaustive;
+  if (name == "random") return StrategyKind::kRandom;
+  if (name == "model") return StrategyKind::kModel;
+  return absl::InvalidArgumentError("unknown strategy '" + std::string(name) +
+                                    "' (exhaustive, random, model)");
+}
+
+std::string_view StrategyKindName(StrategyKind kind) {
+  switch (kind) {
+    case StrategyKind::kExhaustive: return "exhaustive";
+    case StrategyKind::kRandom: return "random";
+    case StrategyKind::kModel: return "model";
+  }
+  return "?";
+}
+
+std::unique_ptr<SearchStrategy> MakeStrategy(StrategyKind kind) {
+  switch (kind) {
+    case StrategyKind::kExhaustive: return NewExhaustiveStrategy();
+    case StrategyKind::kRandom: return NewRandomStrategy();
+    case StrategyKind::kModel: return NewModelStrategy();
+  }
+  return NewExhaustiveStrategy();
+}
+
+}  // namespace tuna::search

@@ -1,0 +1,95 @@
+// Search strategies: which perf configs to measure next (TVM meta_schedule's SearchStrategy).
+//
+//   Tuner ──Start(space, validity, budget, seed, prior)──▶ SearchStrategy
+//         ◀──────────── Next(n): batch of configs ─────────
+//         ── Compiler → Evaluator (measure/) ──▶ results
+//         ───────────── Observe(results) ─────────────────▶
+//
+// A strategy never compiles, launches or times anything: it only proposes configs and learns
+// from the outcomes it is told about, so the same strategy drives an in-process search, a
+// dry-run compile sweep, a distributed job or a synthetic cost function in a test.
+//
+// Contract of every implementation:
+//   * Next proposes only configs inside the space for which the validity predicate is true,
+//     never the same config twice, and at most `budget` configs in total (0 = no limit).
+//   * Prior configs (e.g. the solver's default, perf-db entries) are proposed first, in order,
+//     when valid; they count against the budget.
+//   * An empty batch means the search is over; every later Next is empty too.
+//   * Observe may be called with any subset of proposed configs, in any order, or not at all.
+//   * Same (space, predicate, budget, seed, prior, observations) → same proposals, on every
+//     platform (own PRNG use, no std::*_distribution).
+// Threads: one strategy object is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "tuner_core/solver/perf_config.h"
+
+namespace tuna::search {
+
+using ValidityFn = std::function<bool(const solver::PerfConfig&)>;
+
+struct StrategyInput {
+  solver::SearchSpace space;
+  ValidityFn is_valid;  // null = every point of the space is valid
+  uint64_t budget = 0;  // most configs proposed in total; 0 = no limit
+  uint64_t seed = 1;
+  std::vector<solver::PerfConfig> prior;  // proposed first when valid
+};
+
+// What the tuner learned about one proposed config. `ok` is false for configs that failed to
+// compile, launch or verify; the time is then meaningless.
+struct Observation {
+  solver::PerfConfig config;
+  bool ok = false;
+  double time_ms = 0;
+};
+
+class SearchStrategy {
+ public:
+  virtual ~SearchStrategy() = default;
+  virtual std::string_view Name() const = 0;
+  // Resets all state. InvalidArgument for an empty space.
+  virtual absl::Status Start(const StrategyInput& input) = 0;
+  // Up to n (n >= 1) new configs; empty when done.
+  virtual std::vector<solver::PerfConfig> Next(size_t n) = 0;
+  virtual void Observe(const std::vector<Observation>& observations) = 0;
+  // How many configs the whole search will propose if known (exhaustive and random know it
+  // after Start: min(budget, valid points)); nullopt when not known in advance.
+  virtual std::optional<uint64_t> PlannedTotal() const = 0;
+};
+
+enum class StrategyKind { kExhaustive, kRandom, kModel };
+
+// "exhaustive" | "random" | "model"; InvalidArgument otherwise.
+absl::StatusOr<StrategyKind> ParseStrategyKind(std::string_view name);
+std::string_view StrategyKindName(StrategyKind kind);
+
+std::unique_ptr<SearchStrategy> MakeStrategy(StrategyKind kind);
+
+// Exhaustive: valid points in odometer order (SearchSpace::At), after the prior.
+std::unique_ptr<SearchStrategy> NewExhaustiveStrategy();
+// Seeded random order without replacement, after the prior.
+std::unique_ptr<SearchStrategy> NewRandomStrategy();
+
+// Model-guided: a ridge-regression cost model over config features (log2 of each axis value,
+// their squares and pairwise products), fitted online on log(time) of the observed configs.
+// After an initial random sample it proposes the unseen points with the lowest predicted time,
+// with a share of random exploration.
+struct ModelStrategyOptions {
+  size_t initial_random = 0;       // random points before the first fit; 0 = auto (2d+2, >= 8)
+  double exploration = 0.2;        // share of each batch drawn at random
+  double ridge_lambda = 1e-2;      // L2 penalty on standardised features
+  size_t max_pool = 20000;         // unseen points scored per batch (sampled when larger)
+};
+std::unique_ptr<SearchStrategy> NewModelStrategy(const ModelStrategyOptions& options = {});
+
+}  // namespace tuna::search

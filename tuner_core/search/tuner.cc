@@ -1,0 +1,226 @@
+#include "tuner_core/search/tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
+
+namespace tuna::search {
+
+Tuner::Tuner(const solver::SolverRegistry& registry, const backend::Backend& backend,
+             backend::Device* device, solver::Target target, TuneOptions options)
+    : registry_(registry),
+      backend_(backend),
+      device_(device),
+      target_(target),
+      options_(std::move(options)),
+      compiler_(backend, target, options_.compiler) {}
+
+absl::StatusOr<TuneResult> Tuner::Tune(const Problem& problem) {
+  const auto t0 = std::chrono::steady_clock::now();
+  TuneResult result;
+  result.problem = problem;
+  result.arch = target_.arch;
+  result.dry_run = options_.dry_run;
+  if (!options_.dry_run && device_ == nullptr) {
+    return absl::FailedPreconditionError("tuning needs a device unless it is a dry run");
+  }
+
+  std::vector<solver::RegisteredSolver> solvers;
+  for (const solver::RegisteredSolver& r : registry_.Applicable(target_, problem)) {
+    const auto dirs = r.solver->Directions();
+    if (std::find(dirs.begin(), dirs.end(), problem.direction) == dirs.end()) continue;
+    if (!options_.solvers.empty() &&
+        std::find(options_.solvers.begin(), options_.solvers.end(), std::string(r.solver->Name())) ==
+            options_.solvers.end()) {
+      continue;
+    }
+    solvers.push_back(r);
+  }
+
+  std::unique_ptr<Evaluator> evaluator;
+  if (!options_.dry_run && !solvers.empty()) {
+    absl::StatusOr<std::unique_ptr<Evaluator>> ev =
+        Evaluator::Create(*device_, problem, options_.evaluator, &registry_, &backend_, &target_);
+    if (!ev.ok()) {
+      return absl::Status(ev.status().code(),
+                          absl::StrCat("preparing ", problem.Canonical(), ": ", ev.status().message()));
+    }
+    evaluator = *std::move(ev);
+    result.reference = evaluator->reference().source;
+  }
+
+  // Plan every solver first so progress reports a real total from the first candidate on.
+  std::vector<SolverPlan> plans;
+  TuneProgress progress;
+  for (const solver::RegisteredSolver& r : solvers) {
+    plans.push_back(Plan(r, problem));
+    progress.total += plans.back().planned;
+  }
+  for (SolverPlan& plan : plans) {
+    result.solvers.push_back(TuneSolver(plan, problem, evaluator.get(), progress));
+    const SolverTuneResult& s = result.solvers.back();
+    if (!options_.dry_run && s.disposition == Disposition::kPassed &&
+        (result.best < 0 || s.best_ms < result.solvers[result.best].best_ms)) {
+      result.best = static_cast<int>(result.solvers.size() - 1);
+    }
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return result;
+}
+
+Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& problem) const {
+  const solver::Solver& s = *r.solver;
+  SolverPlan plan;
+  plan.registered = r;
+  plan.default_config = s.DefaultConfig(target_, problem);
+  const solver::SearchSpace space = s.IsTunable() ? s.Space(target_, problem) : solver::SearchSpace();
+  plan.tunable = s.IsTunable() && !space.empty();
+  plan.planned = 1;
+  if (!plan.tunable) return plan;
+  plan.strategy = MakeStrategy(options_.strategy);
+  StrategyInput in;
+  in.space = space;
+  // The predicate outlives this call (the strategy keeps it): capture by value.
+  in.is_valid = [target = target_, solver = &s, problem](const solver::PerfConfig& c) {
+    return solver->IsValid(target, problem, c).ok();
+  };
+  in.budget = options_.budget;
+  in.seed = options_.seed;
+  in.prior = {plan.default_config};
+  if (absl::Status st = plan.strategy->Start(in); !st.ok()) {
+    plan.error = st.ToString();
+    plan.strategy.reset();
+    plan.planned = 0;
+    return plan;
+  }
+  plan.planned = plan.strategy->PlannedTotal().value_or(options_.budget);
+  return plan;
+}
+
+SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Evaluator* evaluator,
+                                   TuneProgress& progress) {
+  const solver::RegisteredSolver& r = plan.registered;
+  const solver::Solver& s = *r.solver;
+  SolverTuneResult out;
+  out.id = r.id;
+  out.name = std::string(s.Name());
+  out.tunable = plan.tunable;
+  out.planned = plan.planned;
+  const solver::PerfConfig& default_config = plan.default_config;
+  std::unique_ptr<SearchStrategy>& strategy = plan.strategy;
+  if (out.tunable && !strategy) {
+    out.error = plan.error;
+    return out;
+  }
+  progress.solver = out.name;
+
+  size_t batch = options_.batch;
+  if (batch == 0) {
+    const int threads = options_.compiler.threads > 0
+                            ? options_.compiler.threads
+                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    batch = static_cast<size_t>(std::max(2, 2 * threads));
+  }
+
+  double best = 0;  // this solver's best (ms); 0 = none yet
+  // The best few compiled candidates, kept for the final re-timing (sorted by time).
+  std::vector<std::pair<double, CompiledCandidate>> top;
+  bool first_batch = true;
+  for (;;) {
+    std::vector<solver::PerfConfig> configs;
+    if (out.tunable) {
+      configs = strategy->Next(batch);
+    } else if (first_batch) {
+      configs = {default_config};
+    }
+    first_batch = false;
+    if (configs.empty()) break;
+    std::vector<CompiledCandidate> compiled = compiler_.Compile(s, problem, configs);
+    std::vector<Observation> observations;
+    for (CompiledCandidate& c : compiled) {
+      if (c.disposition == Disposition::kPassed) ++out.compiled;
+      if (c.disposition == Disposition::kCompileFailed) ++out.compile_failed;
+      Measurement m;
+      if (evaluator == nullptr) {  // dry run: the compile outcome is the result
+        m.disposition = c.disposition;
+        m.error = c.error;
+      } else {
+        m = evaluator->Evaluate(c, best);
+      }
+      ++out.tried;
+      ++out.by_disposition[m.disposition];
+      const bool ok = m.disposition == Disposition::kPassed && evaluator != nullptr;
+      if (ok) {
+        ++out.passed;
+        if (m.dropped_early) ++out.dropped_early;
+        if (c.config == default_config) out.default_ms = m.time_ms;
+        if (!m.dropped_early && (best == 0 || m.time_ms < best)) {
+          best = m.time_ms;
+          out.best_config = c.config;
+        }
+        if (!m.dropped_early && options_.retime_top > 0) {
+          top.emplace_back(m.time_ms, c);
+          std::stable_sort(top.begin(), top.end(),
+                           [](const auto& a, const auto& b) { return a.first < b.first; });
+          if (top.size() > static_cast<size_t>(options_.retime_top)) top.pop_back();
+        }
+      } else if (m.disposition != Disposition::kSkipped && !(evaluator == nullptr && m.disposition == Disposition::kPassed)) {
+        ++out.failed;
+        if (out.error.empty()) {
+          out.error = absl::StrCat(std::string(DispositionName(m.disposition)), " [", c.config.ToString(), "]: ", m.error);
+        }
+        spdlog::debug("{} [{}]: {}: {}", out.name, c.config.ToString(), DispositionName(m.disposition), m.error);
+      }
+      observations.push_back({c.config, ok, m.time_ms});
+      m.samples_ms.shrink_to_fit();
+      out.history.emplace_back(c.config, std::move(m));
+      ++progress.done;
+      if (ok && (progress.best_ms == 0 || best < progress.best_ms)) {
+        progress.best_ms = best;
+        progress.best_solver = out.name;
+      }
+      if (options_.progress) options_.progress(progress);
+    }
+    if (strategy) strategy->Observe(observations);
+    if (evaluator != nullptr && !evaluator->healthy()) {
+      out.error = absl::StrCat("device unusable; search stopped: ", out.error);
+      break;
+    }
+  }
+  // Unused planned candidates (a stopped search) must not keep the progress total inflated.
+  if (out.tried < out.planned) progress.total -= out.planned - out.tried;
+  if (out.tried > out.planned) progress.total += out.tried - out.planned;
+
+  if (evaluator != nullptr && top.size() > 1 && options_.retime_repetitions > 0 && evaluator->healthy()) {
+    std::vector<const CompiledCandidate*> cands;
+    for (const auto& t : top) cands.push_back(&t.second);
+    std::vector<Measurement> again = evaluator->Retime(cands, options_.retime_repetitions);
+    double retimed_best = 0;
+    for (size_t i = 0; i < again.size(); ++i) {
+      if (again[i].disposition != Disposition::kPassed) continue;
+      if (top[i].second.config == default_config) out.default_ms = again[i].time_ms;
+      if (retimed_best == 0 || again[i].time_ms < retimed_best) {
+        retimed_best = again[i].time_ms;
+        out.best_config = top[i].second.config;
+      }
+    }
+    if (retimed_best > 0) best = retimed_best;
+  }
+
+  if (out.passed > 0 && evaluator != nullptr) {
+    out.disposition = Disposition::kPassed;
+    out.best_ms = best;
+    out.best_params = out.best_config.ToString();
+  } else if (evaluator == nullptr) {
+    out.disposition = out.compiled > 0 ? Disposition::kSkipped : Disposition::kCompileFailed;
+  } else if (!out.history.empty()) {
+    out.disposition = out.history.front().second.disposition;
+  }
+  return out;
+}
+
+}  // namespace tuna::search

@@ -1,0 +1,125 @@
+// The in-process tuner: one problem on one device (or, in a dry run, one target arch without a
+// device). The driver loop of search/ (TVM's TaskScheduler::Tune, MIOpen's GenericSearch):
+//
+//   for each applicable solver (registry order, optionally filtered by name):
+//     non-tunable: its single solution           → compile → evaluate
+//     tunable:     strategy.Start(space, IsValid, budget, seed, prior = {DefaultConfig})
+//                  loop: Next(batch) → Compiler → Evaluator → Observe
+//                  re-time the best few, interleaved
+//   overall best = fastest passing solver
+//
+// The default config is always the first candidate of a tunable solver, so its time is known
+// (`default_ms`) and the search can only improve on it.
+//
+// Errors: a candidate's failure is data (its Disposition); Tune itself fails only when the
+// problem cannot be evaluated at all (reference, buffers). No applicable solver is not an
+// error: the result then lists no solvers. Threads: a Tuner is used by one thread at a time; it
+// compiles on its own pool. The registry, backend and device must outlive it.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "tuner_core/backend/backend.h"
+#include "tuner_core/problem/problem.h"
+#include "tuner_core/search/measure/compiler.h"
+#include "tuner_core/search/measure/disposition.h"
+#include "tuner_core/search/measure/evaluator.h"
+#include "tuner_core/search/strategy/strategy.h"
+#include "tuner_core/solver/registry.h"
+#include "tuner_core/solver/target.h"
+
+namespace tuna::search {
+
+struct TuneProgress {
+  std::string solver;         // the solver being searched
+  uint64_t done = 0;          // candidates finished for this problem (all solvers)
+  uint64_t total = 0;         // planned candidates for this problem (grows when unknown)
+  double best_ms = 0;         // best time so far for the problem (0 = none yet)
+  std::string best_solver;
+};
+
+struct TuneOptions {
+  StrategyKind strategy = StrategyKind::kExhaustive;
+  uint64_t budget = 0;  // candidates per tunable solver; 0 = every valid config
+  uint64_t seed = 1;    // strategy seed (data seed is evaluator.seed)
+  std::vector<std::string> solvers;  // only these names (empty = every applicable solver)
+  size_t batch = 0;                  // configs per strategy batch; 0 = compile threads * 2
+  CompilerOptions compiler;
+  EvaluatorOptions evaluator;
+  int retime_top = 3;          // re-time this many best candidates per solver (0 = none)
+  int retime_repetitions = 10;
+  bool dry_run = false;        // compile only (no device needed)
+  std::function<void(const TuneProgress&)> progress;  // called after every candidate
+};
+
+struct SolverTuneResult {
+  uint64_t id = 0;
+  std::string name;
+  bool tunable = false;
+  Disposition disposition = Disposition::kSkipped;  // kPassed when some candidate passed
+  std::string error;                                // the first failure's text, if none passed
+  solver::PerfConfig best_config;
+  std::string best_params;  // best_config.ToString()
+  double best_ms = 0;       // 0 unless kPassed
+  std::optional<double> default_ms;  // the default config's time (when it passed)
+  uint64_t planned = 0;     // candidates the strategy planned (exhaustive: valid points)
+  uint64_t tried = 0;       // candidates proposed and processed
+  uint64_t passed = 0;
+  uint64_t failed = 0;      // tried - passed - skipped
+  uint64_t dropped_early = 0;
+  uint64_t compiled = 0;        // candidates whose kernels built (the dry run's count)
+  uint64_t compile_failed = 0;
+  std::map<Disposition, uint64_t> by_disposition;
+  // Order in which candidates were tried and their times (ms; 0 for failures): for benchmarks.
+  std::vector<std::pair<solver::PerfConfig, Measurement>> history;
+};
+
+struct TuneResult {
+  Problem problem;
+  std::string arch;
+  bool dry_run = false;
+  std::string reference;  // where the reference came from ("cpu", solver name); empty in a dry run
+  std::vector<SolverTuneResult> solvers;
+  int best = -1;  // index into solvers of the fastest passing one; -1 when none passed
+  double seconds = 0;
+  std::string error;  // set by TuneProblems when the problem could not be tuned at all
+};
+
+class Tuner {
+ public:
+  // device may be null only when options.dry_run is true.
+  Tuner(const solver::SolverRegistry& registry, const backend::Backend& backend,
+        backend::Device* device, solver::Target target, TuneOptions options);
+
+  absl::StatusOr<TuneResult> Tune(const Problem& problem);
+
+  const solver::Target& target() const { return target_; }
+
+ private:
+  struct SolverPlan {
+    solver::RegisteredSolver registered;
+    bool tunable = false;
+    solver::PerfConfig default_config;
+    std::unique_ptr<SearchStrategy> strategy;  // started; null for non-tunable solvers
+    uint64_t planned = 0;
+    std::string error;  // the strategy could not start
+  };
+  SolverPlan Plan(const solver::RegisteredSolver& r, const Problem& problem) const;
+  SolverTuneResult TuneSolver(SolverPlan& plan, const Problem& problem, Evaluator* evaluator,
+                              TuneProgress& progress);
+
+  const solver::SolverRegistry& registry_;
+  const backend::Backend& backend_;
+  backend::Device* device_;
+  solver::Target target_;
+  TuneOptions options_;
+  Compiler compiler_;
+};
+
+}  // namespace tuna::search
