@@ -1,11 +1,73 @@
+// `tuna applicability update --session_id N [-t TAG] [--threads N]` (MITuna's
+// --update_applicability; admin/applicability.h).
+#include <iostream>
+#include <memory>
+
+#include "admin/applicability.h"
 #include "cli/command.h"
+#include "cli/db_access.h"
+#include "tuner_core/solver/registry.h"
 
 namespace tuna::cli {
+namespace {
+
+struct Flags {
+  int64_t session_id = 0;
+  std::string tag;
+  int threads = 0;
+  bool json = false;
+};
+
+int Update(const GlobalOptions& global, const Flags& f) {
+  auto db = OpenCommandDatabase(global);
+  if (!db.ok()) {
+    std::cerr << "tuna applicability update: " << db.status().message() << "\n";
+    return 1;
+  }
+  admin::ApplicabilityOptions o;
+  o.session_id = f.session_id;
+  if (!f.tag.empty()) o.tag = f.tag;
+  o.threads = f.threads;
+  auto last = std::make_shared<int64_t>(-1);
+  o.progress = [last](int64_t done, int64_t total) {
+    if (total < 50000 || done * 10 / total == *last) return;
+    *last = done * 10 / total;
+    std::cerr << "applicability: stored " << done << "/" << total << "\n";
+  };
+  auto r = admin::UpdateApplicability(**db, solver::SolverRegistry::Builtin(), o);
+  if (!r.ok()) {
+    std::cerr << "tuna applicability update: " << r.status().message() << "\n";
+    return 1;
+  }
+  if (f.json) {
+    std::cout << "{\"session_id\": " << f.session_id << ", \"configs\": " << r->configs
+              << ", \"solvers\": " << r->solvers << ", \"applicable\": " << r->applicable
+              << ", \"not_applicable\": " << r->not_applicable << "}\n";
+  } else {
+    std::cout << "session " << f.session_id << ": " << r->configs << " configs x " << r->solvers
+              << " solvers\n"
+              << "applicable:     " << r->applicable << "\n"
+              << "not applicable: " << r->not_applicable << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
 
 void AddApplicabilityCommand(CLI::App& app, CommandContext ctx) {
-  CLI::App* cmd = app.add_subcommand("applicability", "compute solver applicability for a session");
-  cmd->allow_extras();
-  cmd->callback([ctx] { *ctx.selected = [] { return NotImplemented("applicability", "Tuning database"); }; });
+  CLI::App* cmd = app.add_subcommand("applicability", "which solver can run which config");
+  cmd->require_subcommand(1);
+  auto f = std::make_shared<Flags>();
+  const GlobalOptions* global = ctx.global;
+  CommandFn* selected = ctx.selected;
+  CLI::App* update = cmd->add_subcommand(
+      "update", "compute every solver x config for the session's target (all cores) and store "
+                "it with the reason for 'no'");
+  update->add_option("--session_id", f->session_id, "session")->required();
+  update->add_option("-t,--tag", f->tag, "only configs with this tag (default: all)");
+  update->add_option("--threads", f->threads, "worker threads (default: all cores)");
+  update->add_flag("--json", f->json, "print the counts as JSON");
+  update->callback([=] { *selected = [=] { return Update(*global, *f); }; });
 }
 
 }  // namespace tuna::cli

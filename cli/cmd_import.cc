@@ -1,15 +1,148 @@
+// `tuna import -t TAG -f FILE [--mark_recurrent]` and `tuna import-db --session_id N FILE`
+// (MITuna's import_configs and import_db; admin/import_configs.h, admin/import_db.h).
+#include <iostream>
+#include <memory>
+
+#include "absl/strings/str_join.h"
+#include "admin/import_configs.h"
+#include "admin/import_db.h"
 #include "cli/command.h"
+#include "cli/db_access.h"
+#include "cli/json_text.h"
+#include "tuner_core/solver/registry.h"
 
 namespace tuna::cli {
+namespace {
+
+struct ImportFlags {
+  std::string tag;
+  std::string file;
+  bool mark_recurrent = false;
+  bool json = false;
+};
+
+struct ImportDbFlags {
+  int64_t session_id = 0;
+  std::string file;
+  std::string tag;
+  bool skip_invalid = false;
+  bool json = false;
+};
+
+// Progress lines on stderr for big inputs only (every 10%).
+schema::ProgressFn StderrProgress(const std::string& what, int64_t min_total) {
+  auto last = std::make_shared<int64_t>(-1);
+  return [what, min_total, last](int64_t done, int64_t total) {
+    if (total < min_total) return;
+    const int64_t decile = total > 0 ? done * 10 / total : 10;
+    if (decile == *last) return;
+    *last = decile;
+    std::cerr << what << ": " << done << "/" << total << "\n";
+  };
+}
+
+int RunImport(const GlobalOptions& global, const ImportFlags& f) {
+  auto db = OpenCommandDatabase(global);
+  if (!db.ok()) {
+    std::cerr << "tuna import: " << db.status().message() << "\n";
+    return 1;
+  }
+  admin::ImportOptions o;
+  o.tag = f.tag;
+  o.mark_recurrent = f.mark_recurrent;
+  o.progress = StderrProgress("import: configs written", 2000);
+  auto r = admin::ImportDriverFile(**db, f.file, o);
+  if (!r.ok()) {
+    std::cerr << "tuna import: " << r.status().message() << "\n";
+    return 1;
+  }
+  if (f.json) {
+    std::cout << "{\"tag\": " << JsonQuote(f.tag) << ", \"lines\": " << r->lines
+              << ", \"problems\": " << r->problems << ", \"configs_new\": " << r->configs_new
+              << ", \"configs_known\": " << r->configs_known << ", \"tags_added\": "
+              << r->tags_added << "}\n";
+  } else {
+    std::cout << "lines read:     " << r->lines << " (" << r->problems << " problems, "
+              << r->unique_configs << " distinct)\n"
+              << "configs new:    " << r->configs_new << "\n"
+              << "configs known:  " << r->configs_known << "\n"
+              << "tags added:     " << r->tags_added << " (tag " << f.tag << ")\n";
+  }
+  return 0;
+}
+
+int RunImportDb(const GlobalOptions& global, const ImportDbFlags& f) {
+  auto db = OpenCommandDatabase(global);
+  if (!db.ok()) {
+    std::cerr << "tuna import-db: " << db.status().message() << "\n";
+    return 1;
+  }
+  admin::ImportDbOptions o;
+  o.session_id = f.session_id;
+  o.path = f.file;
+  if (!f.tag.empty()) o.tag = f.tag;
+  o.skip_invalid = f.skip_invalid;
+  o.progress = StderrProgress("import-db: results written", 5000);
+  auto r = admin::ImportMiopenDb(**db, solver::SolverRegistry::Builtin(), o);
+  if (!r.ok()) {
+    std::cerr << "tuna import-db: " << r.status().message() << "\n";
+    return 1;
+  }
+  if (f.json) {
+    std::vector<std::string> unknown;
+    for (const auto& n : r->unknown_solvers) unknown.push_back(JsonQuote(n));
+    std::cout << "{\"format\": " << JsonQuote(r->format) << ", \"keys\": " << r->keys
+              << ", \"entries\": " << r->entries << ", \"skipped\": " << r->skipped
+              << ", \"configs_new\": " << r->configs_new << ", \"configs_known\": "
+              << r->configs_known << ", \"solvers_added\": " << r->solvers_added
+              << ", \"results_added\": " << r->results_added << ", \"results_existing\": "
+              << r->results_existing << ", \"unknown_solvers\": [" << absl::StrJoin(unknown, ", ")
+              << "]}\n";
+  } else {
+    std::cout << (r->format == "find" ? "find db" : "perf db") << " " << f.file << "\n"
+              << "keys:             " << r->keys << (r->skipped ? " (" : "")
+              << (r->skipped ? std::to_string(r->skipped) + " invalid skipped)" : "") << "\n"
+              << "entries:          " << r->entries << "\n"
+              << "configs new:      " << r->configs_new << "\n"
+              << "configs known:    " << r->configs_known << "\n"
+              << "results new:      " << r->results_added << "\n"
+              << "results existing: " << r->results_existing << "\n"
+              << "solvers added:    " << r->solvers_added << " (" << r->unknown_solvers.size()
+              << " not in the registry, stored with valid=0)\n";
+  }
+  return 0;
+}
+
+}  // namespace
 
 void AddImportCommands(CLI::App& app, CommandContext ctx) {
-  CLI::App* imp = app.add_subcommand("import", "import MIOpenDriver command files under a tag");
-  imp->allow_extras();
-  imp->callback([ctx] { *ctx.selected = [] { return NotImplemented("import", "Tuning database"); }; });
-  CLI::App* idb = app.add_subcommand("import-db", "import an existing MIOpen find db or perf db");
-  idb->allow_extras();
-  idb->callback(
-      [ctx] { *ctx.selected = [] { return NotImplemented("import-db", "Tuning database"); }; });
+  const GlobalOptions* global = ctx.global;
+  CommandFn* selected = ctx.selected;
+
+  auto f = std::make_shared<ImportFlags>();
+  CLI::App* imp = app.add_subcommand(
+      "import", "import MIOpenDriver command lines under a tag (one transaction: a bad line "
+                "imports nothing)");
+  imp->add_option("-t,--tag", f->tag, "tag for the imported configs")->required();
+  imp->add_option("-f,--file_name,--file", f->file, "file of MIOpenDriver lines")
+      ->required()
+      ->check(CLI::ExistingFile);
+  imp->add_flag("--mark_recurrent", f->mark_recurrent, "mark the tagged configs recurrent");
+  imp->add_flag("--json", f->json, "print the counts as one JSON object");
+  imp->callback([=] { *selected = [=] { return RunImport(*global, *f); }; });
+
+  auto d = std::make_shared<ImportDbFlags>();
+  CLI::App* idb = app.add_subcommand(
+      "import-db", "import an existing MIOpen find db (.fdb.txt) or perf db (.db) into a "
+                   "session's results");
+  idb->add_option("--session_id", d->session_id, "session that receives the results")
+      ->required();
+  idb->add_option("file", d->file, "FILE.fdb.txt or FILE.db")->required()->check(CLI::ExistingFile);
+  idb->add_option("-t,--tag", d->tag, "also tag the imported configs");
+  idb->add_flag("--skip_invalid", d->skip_invalid,
+                "skip unparsable lines/keys (default: report them all and import nothing)");
+  idb->add_flag("--json", d->json, "print the counts as one JSON object");
+  idb->callback([=] { *selected = [=] { return RunImportDb(*global, *d); }; });
 }
 
 }  // namespace tuna::cli

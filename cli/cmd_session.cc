@@ -1,11 +1,169 @@
+// `tuna session init -l LABEL (--arch A --num_cu N [--backend B] | --detect) [--json]` and
+// `tuna session list [--json]` (MITuna's --init_session).
+#include <iomanip>
+#include <iostream>
+#include <memory>
+
+#include "absl/strings/ascii.h"
 #include "cli/command.h"
+#include "cli/db_access.h"
+#include "cli/json_text.h"
+#include "cli/version.h"
+#include "schema/store/session_store.h"
+#include "tuner_core/backend/registry.h"
+#include "tuner_core/solver/target.h"
 
 namespace tuna::cli {
+namespace {
+
+struct InitFlags {
+  std::string label;
+  std::string arch;
+  int num_cu = 0;
+  std::string backend;
+  bool detect = false;
+  bool json = false;
+};
+
+int Fail(const std::string& what, const absl::Status& st) {
+  std::cerr << "tuna session " << what << ": " << st.message() << "\n";
+  return 1;
+}
+
+std::string ColumnName(backend::BackendKind k) {
+  return absl::AsciiStrToUpper(backend::BackendKindName(k));  // the session.backend ENUM
+}
+
+// The first usable backend with a device, in DetectBackends' order (cuda, hip, cpu).
+absl::Status Detect(schema::SessionRecord* s) {
+  std::vector<backend::DetectedBackend> found =
+      backend::DetectBackends(backend::DetectOptions::FromEnv());
+  std::string why;
+  for (const backend::DetectedBackend& d : found) {
+    auto devices = d.backend->ListDevices();
+    if (!d.usable || !devices.ok() || devices->empty()) {
+      why += std::string("\n  ") + d.backend->Name() + ": " +
+             (devices.ok() ? "no device" : std::string(devices.status().message()));
+      continue;
+    }
+    const backend::DeviceInfo& dev = (*devices)[0];
+    s->arch = dev.arch;
+    s->num_cu = dev.compute_units;
+    s->backend = ColumnName(d.kind);
+    s->compiler_versions = d.backend->CompilerVersion();
+    return absl::OkStatus();
+  }
+  return absl::UnavailableError("--detect found no device:" + why);
+}
+
+absl::Status FromFlags(const InitFlags& f, schema::SessionRecord* s) {
+  auto target = solver::TargetForArch(f.arch, f.num_cu);  // validates the arch
+  if (!target.ok()) return target.status();
+  backend::BackendKind kind = target->backend;
+  if (!f.backend.empty()) {
+    auto parsed = backend::ParseBackendKind(absl::AsciiStrToLower(f.backend));
+    if (!parsed.ok()) return parsed.status();
+    if (*parsed != kind) {
+      return absl::InvalidArgumentError("backend " + f.backend + " does not match arch " + f.arch);
+    }
+    kind = *parsed;
+  }
+  s->arch = f.arch;
+  s->num_cu = target->num_cu;
+  s->backend = ColumnName(kind);
+  // The compiler's version when this host has it; a head node without it records none.
+  auto b = backend::OpenBackend(kind, backend::DetectOptions::FromEnv());
+  if (b.ok()) s->compiler_versions = (*b)->CompilerVersion();
+  return absl::OkStatus();
+}
+
+int Init(const GlobalOptions& global, const InitFlags& f) {
+  schema::SessionRecord s;
+  s.label = f.label;
+  s.tuner_version = VersionLine();
+  absl::Status st = f.detect ? Detect(&s) : FromFlags(f, &s);
+  if (!st.ok()) return Fail("init", st);
+  auto db = OpenCommandDatabase(global);
+  if (!db.ok()) return Fail("init", db.status());
+  schema::SessionStore store(**db);
+  auto id = store.Create(s);
+  if (!id.ok()) return Fail("init", id.status());
+  if (f.json) {
+    std::cout << "{\"session_id\": " << *id << ", \"arch\": " << JsonQuote(s.arch)
+              << ", \"num_cu\": " << s.num_cu << ", \"backend\": " << JsonQuote(s.backend)
+              << "}\n";
+  } else {
+    std::cout << *id << "\n";
+  }
+  return 0;
+}
+
+int List(const GlobalOptions& global, bool json) {
+  auto db = OpenCommandDatabase(global);
+  if (!db.ok()) return Fail("list", db.status());
+  schema::SessionStore store(**db);
+  auto rows = store.List();
+  if (!rows.ok()) return Fail("list", rows.status());
+  if (json) {
+    std::cout << "[";
+    for (size_t k = 0; k < rows->size(); ++k) {
+      const auto& s = (*rows)[k];
+      std::cout << (k ? ",\n " : "") << "{\"session_id\": " << s.id
+                << ", \"arch\": " << JsonQuote(s.arch) << ", \"num_cu\": " << s.num_cu
+                << ", \"backend\": " << JsonQuote(s.backend)
+                << ", \"label\": " << JsonQuote(s.label)
+                << ", \"tuner_version\": " << JsonQuote(s.tuner_version)
+                << ", \"compiler_versions\": " << JsonQuote(s.compiler_versions)
+                << ", \"created\": " << JsonQuote(s.created) << "}";
+    }
+    std::cout << "]\n";
+    return 0;
+  }
+  std::cout << std::left << std::setw(6) << "id" << std::setw(12) << "arch" << std::setw(8)
+            << "num_cu" << std::setw(9) << "backend" << std::setw(28) << "created" << "label\n";
+  for (const auto& s : *rows) {
+    std::cout << std::left << std::setw(6) << s.id << std::setw(12) << s.arch << std::setw(8)
+              << s.num_cu << std::setw(9) << s.backend << std::setw(28) << s.created << s.label
+              << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
 
 void AddSessionCommand(CLI::App& app, CommandContext ctx) {
-  CLI::App* cmd = app.add_subcommand("session", "create or list tuning sessions");
-  cmd->allow_extras();
-  cmd->callback([ctx] { *ctx.selected = [] { return NotImplemented("session", "Tuning database"); }; });
+  CLI::App* cmd = app.add_subcommand("session", "tuning sessions (one campaign for one target)");
+  cmd->require_subcommand(1);
+  const GlobalOptions* global = ctx.global;
+  CommandFn* selected = ctx.selected;
+
+  auto f = std::make_shared<InitFlags>();
+  CLI::App* init = cmd->add_subcommand("init", "create a session and print its id");
+  init->add_option("-l,--label", f->label, "what this session is for (MITuna's reason)")
+      ->required();
+  auto* arch = init->add_option("-a,--arch", f->arch, "target arch: gfx90a, gfx942, sm_90, cpu-avx2");
+  init->add_option("-n,--num_cu", f->num_cu, "CUs / SMs / threads (default: the arch's usual)")
+      ->needs(arch);
+  init->add_option("--backend", f->backend, "HIP, CUDA or CPU (default: follows from the arch)")
+      ->needs(arch);
+  auto* detect = init->add_flag("--detect", f->detect,
+                                "use this host's best device (cuda, hip, then cpu)");
+  detect->excludes(arch);
+  init->add_flag("--json", f->json, "print {\"session_id\": N, ...}");
+  init->callback([=] {
+    *selected = [=] {
+      if (!f->detect && f->arch.empty()) {
+        std::cerr << "tuna session init: give --arch (with --num_cu, --backend) or --detect\n";
+        return 2;
+      }
+      return Init(*global, *f);
+    };
+  });
+
+  auto json = std::make_shared<bool>(false);
+  CLI::App* list = cmd->add_subcommand("list", "list sessions");
+  list->add_flag("--json", *json, "print one JSON array");
+  list->callback([=] { *selected = [=] { return List(*global, *json); }; });
 }
 
 }  // namespace tuna::cli

@@ -1,11 +1,86 @@
+// `tuna solvers update | list [--json]` (MITuna's --update_solvers / --list_solvers).
+#include <iomanip>
+#include <iostream>
+#include <memory>
+
+#include "admin/solver_records.h"
 #include "cli/command.h"
+#include "cli/db_access.h"
+#include "cli/json_text.h"
+#include "schema/store/solver_store.h"
+#include "tuner_core/solver/registry.h"
 
 namespace tuna::cli {
+namespace {
+
+int Fail(const std::string& what, const absl::Status& st) {
+  std::cerr << "tuna solvers " << what << ": " << st.message() << "\n";
+  return 1;
+}
+
+int Update(const GlobalOptions& global, bool json) {
+  auto db = OpenCommandDatabase(global);
+  if (!db.ok()) return Fail("update", db.status());
+  schema::SolverStore store(**db);
+  auto c = store.Sync(admin::SolverRecords(solver::SolverRegistry::Builtin()));
+  if (!c.ok()) return Fail("update", c.status());
+  if (json) {
+    std::cout << "{\"added\": " << c->added << ", \"updated\": " << c->updated
+              << ", \"unchanged\": " << c->unchanged << ", \"invalidated\": " << c->invalidated
+              << "}\n";
+  } else {
+    std::cout << "solvers added: " << c->added << ", updated: " << c->updated
+              << ", unchanged: " << c->unchanged << ", marked invalid: " << c->invalidated
+              << "\n";
+  }
+  return 0;
+}
+
+int List(const GlobalOptions& global, bool json) {
+  auto db = OpenCommandDatabase(global);
+  if (!db.ok()) return Fail("list", db.status());
+  schema::SolverStore store(**db);
+  auto rows = store.List();
+  if (!rows.ok()) return Fail("list", rows.status());
+  if (json) {
+    std::cout << "[";
+    for (size_t k = 0; k < rows->size(); ++k) {
+      const auto& s = (*rows)[k];
+      std::cout << (k ? ",\n " : "") << "{\"id\": " << s.id << ", \"name\": " << JsonQuote(s.name)
+                << ", \"tunable\": " << (s.tunable ? "true" : "false")
+                << ", \"directions\": " << JsonQuote(s.directions)
+                << ", \"is_dynamic\": " << (s.is_dynamic ? "true" : "false")
+                << ", \"valid\": " << (s.valid ? "true" : "false") << "}";
+    }
+    std::cout << "]\n";
+    return 0;
+  }
+  std::cout << std::left << std::setw(9) << "id" << std::setw(44) << "name" << std::setw(9)
+            << "tunable" << std::setw(6) << "dirs" << std::setw(9) << "dynamic" << "valid\n";
+  for (const auto& s : *rows) {
+    std::cout << std::left << std::setw(9) << s.id << std::setw(44) << s.name << std::setw(9)
+              << (s.tunable ? "yes" : "no") << std::setw(6) << s.directions << std::setw(9)
+              << (s.is_dynamic ? "yes" : "no") << (s.valid ? "yes" : "no") << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
 
 void AddSolversCommand(CLI::App& app, CommandContext ctx) {
-  CLI::App* cmd = app.add_subcommand("solvers", "write or list the solver registry");
-  cmd->allow_extras();
-  cmd->callback([ctx] { *ctx.selected = [] { return NotImplemented("solvers", "Tuning database"); }; });
+  CLI::App* cmd = app.add_subcommand("solvers", "the solver table (registry -> database)");
+  cmd->require_subcommand(1);
+  const GlobalOptions* global = ctx.global;
+  CommandFn* selected = ctx.selected;
+  auto json = std::make_shared<bool>(false);
+  CLI::App* update = cmd->add_subcommand(
+      "update", "write this binary's solver registry into the solver table (idempotent; solvers "
+                "no longer registered are marked invalid, never deleted)");
+  update->add_flag("--json", *json, "print the counts as JSON");
+  update->callback([=] { *selected = [=] { return Update(*global, *json); }; });
+  CLI::App* list = cmd->add_subcommand("list", "list the solver table");
+  list->add_flag("--json", *json, "print one JSON array");
+  list->callback([=] { *selected = [=] { return List(*global, *json); }; });
 }
 
 }  // namespace tuna::cli

@@ -1,0 +1,85 @@
+#include "admin/import_configs.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
+#include "tuner_core/problem/driver_line.h"
+
+namespace tuna::admin {
+namespace {
+
+absl::Status ValidateTag(const std::string& tag) {
+  if (tag.empty()) return absl::InvalidArgumentError("a tag is required (-t TAG)");
+  size_t chars = 0;
+  for (unsigned char ch : tag) chars += (ch & 0xC0) != 0x80;
+  if (chars > schema::kMaxTagChars) {
+    return absl::InvalidArgumentError(absl::StrCat("tag is ", chars, " characters long; at most ",
+                                                   schema::kMaxTagChars, " are stored"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ImportReport> Import(schema::Database& db, const DriverFile& file,
+                                    const std::string& source, const ImportOptions& options) {
+  if (!file.errors.empty()) {
+    std::string msg = absl::StrCat(file.errors.size(), " bad line",
+                                   file.errors.size() == 1 ? "" : "s", " in ", source,
+                                   "; nothing was imported:");
+    for (const DriverFileError& e : file.errors) {
+      absl::StrAppend(&msg, "\n  line ", e.line_number, ": ", e.reason, ": ", e.text);
+    }
+    return absl::InvalidArgumentError(msg);
+  }
+  if (file.lines.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(source, " holds no driver lines"));
+  }
+  ImportReport report;
+  std::vector<Problem> problems;
+  for (const DriverFileLine& line : file.lines) {
+    ++report.lines;
+    for (const Problem& p : line.problems) problems.push_back(p);
+  }
+  report.problems = static_cast<int64_t>(problems.size());
+
+  schema::ConfigStore store(db);
+  absl::Status st = db.Transaction([&](schema::Connection& c) -> absl::Status {
+    int64_t inserted = 0;
+    auto ids = store.Upsert(c, problems, &inserted, options.progress);
+    if (!ids.ok()) return ids.status();
+    auto tags = store.AddTag(c, *ids, options.tag, options.mark_recurrent);
+    if (!tags.ok()) return tags.status();
+    std::vector<int64_t> unique = *ids;
+    std::sort(unique.begin(), unique.end());
+    unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+    report.unique_configs = static_cast<int64_t>(unique.size());
+    report.configs_new = inserted;
+    report.configs_known = report.unique_configs - inserted;
+    report.tags_added = *tags;
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  spdlog::info("import {} tag={}: {} lines, {} configs new, {} known, {} tags added", source,
+               options.tag, report.lines, report.configs_new, report.configs_known,
+               report.tags_added);
+  return report;
+}
+
+}  // namespace
+
+absl::StatusOr<ImportReport> ImportDriverText(schema::Database& db, const std::string& contents,
+                                              const ImportOptions& options) {
+  if (auto st = ValidateTag(options.tag); !st.ok()) return st;
+  return Import(db, ParseDriverText(contents), "input", options);
+}
+
+absl::StatusOr<ImportReport> ImportDriverFile(schema::Database& db, const std::string& path,
+                                              const ImportOptions& options) {
+  if (auto st = ValidateTag(options.tag); !st.ok()) return st;
+  auto file = ParseDriverFile(path);
+  if (!file.ok()) return file.status();
+  return Import(db, *file, path, options);
+}
+
+}  // namespace tuna::admin

@@ -1,0 +1,186 @@
+#include "admin/import_db.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "admin/solver_records.h"
+#include "schema/store/imported_result_store.h"
+#include "schema/store/session_store.h"
+#include "schema/store/solver_store.h"
+#include "spdlog/spdlog.h"
+#include "tuner_core/db/find_db.h"
+#include "tuner_core/db/perf_db.h"
+#include "tuner_core/problem/keys.h"
+
+namespace tuna::admin {
+namespace {
+
+// What the file is: by name first, then SQLite's magic header.
+absl::StatusOr<std::string> DetectFormat(const std::string& path) {
+  if (absl::EndsWith(path, ".fdb.txt")) return std::string("find");
+  if (absl::EndsWith(path, ".db") || absl::EndsWith(path, ".udb")) return std::string("perf");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  char header[16] = {};
+  in.read(header, sizeof(header));
+  if (std::string(header, 15) == "SQLite format 3") return std::string("perf");
+  return std::string("find");
+}
+
+// The problems and entries of either format, before any database work.
+struct Parsed {
+  std::vector<Problem> problems;  // one per key / config row
+  struct Entry {
+    size_t problem = 0;
+    std::string solver;
+    double time = 0;
+    int64_t workspace = 0;
+    std::string alg;
+    std::string params;
+  };
+  std::vector<Entry> entries;
+  std::vector<std::string> errors;
+  int64_t skipped = 0;
+};
+
+absl::StatusOr<Parsed> ParseFind(const std::string& path) {
+  auto read = db::ReadFindDbFile(path);
+  if (!read.ok()) return read.status();
+  Parsed out;
+  for (const db::ReadWarning& w : read->warnings) {
+    out.errors.push_back(absl::StrCat("line ", w.line, ": ", w.message));
+  }
+  for (const auto& [key, entries] : read->records) {
+    auto problem = ParseFindDbKey(key);
+    if (!problem.ok()) {
+      out.errors.push_back(absl::StrCat("key ", key, ": ", problem.status().message()));
+      continue;
+    }
+    const size_t index = out.problems.size();
+    out.problems.push_back(*problem);
+    for (const db::FindDbEntry& e : entries) {
+      out.entries.push_back({index, e.solver, static_cast<double>(e.time_ms),
+                             static_cast<int64_t>(e.workspace), e.algorithm, ""});
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<Parsed> ParsePerf(const std::string& path) {
+  auto reader = db::PerfDbReader::Open(path);
+  if (!reader.ok()) return reader.status();
+  auto rows = reader->ReadAll();
+  if (!rows.ok()) return rows.status();
+  Parsed out;
+  std::map<PerfDbConfig, size_t, db::PerfDbConfigLess> index_of;
+  std::set<PerfDbConfig, db::PerfDbConfigLess> bad;
+  for (const db::PerfDbRow& row : *rows) {
+    auto it = index_of.find(row.config);
+    if (it == index_of.end()) {
+      if (bad.count(row.config)) continue;
+      auto problem = FromPerfDbConfig(row.config);
+      if (!problem.ok()) {
+        bad.insert(row.config);
+        out.errors.push_back(absl::StrCat("config ", row.config.direction, " ",
+                                          row.config.layout, " ", row.config.data_type, " c",
+                                          row.config.in_channels, " k", row.config.out_channels,
+                                          ": ", problem.status().message()));
+        continue;
+      }
+      it = index_of.emplace(row.config, out.problems.size()).first;
+      out.problems.push_back(*problem);
+    }
+    out.entries.push_back({it->second, row.solver, -1, -1, "", row.params});
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<ImportDbReport> ImportMiopenDb(schema::Database& db,
+                                              const solver::SolverRegistry& registry,
+                                              const ImportDbOptions& options) {
+  ImportDbReport report;
+  schema::SessionStore sessions(db);
+  if (auto s = sessions.Get(options.session_id); !s.ok()) return s.status();
+  auto format = DetectFormat(options.path);
+  if (!format.ok()) return format.status();
+  report.format = *format;
+  auto parsed = report.format == "find" ? ParseFind(options.path) : ParsePerf(options.path);
+  if (!parsed.ok()) return parsed.status();
+  if (!parsed->errors.empty()) {
+    if (!options.skip_invalid) {
+      std::string msg = absl::StrCat(parsed->errors.size(), " invalid entr",
+                                     parsed->errors.size() == 1 ? "y" : "ies", " in ",
+                                     options.path, "; nothing was imported (--skip_invalid skips "
+                                     "them):");
+      for (const std::string& e : parsed->errors) absl::StrAppend(&msg, "\n  ", e);
+      return absl::InvalidArgumentError(msg);
+    }
+    for (const std::string& e : parsed->errors) spdlog::warn("import-db: skipped {}", e);
+    report.skipped = static_cast<int64_t>(parsed->errors.size());
+  }
+  report.keys = static_cast<int64_t>(parsed->problems.size());
+  report.entries = static_cast<int64_t>(parsed->entries.size());
+
+  std::set<std::string> names;
+  for (const auto& e : parsed->entries) names.insert(e.solver);
+  for (const std::string& n : names) {
+    if (registry.ByName(n) == nullptr) report.unknown_solvers.push_back(n);
+  }
+  const std::vector<schema::SolverRecord> known = SolverRecords(registry);
+
+  schema::ConfigStore configs(db);
+  schema::SolverStore solvers(db);
+  const ImportDbReport base = report;
+  absl::Status st = db.Transaction([&](schema::Connection& c) -> absl::Status {
+    report = base;  // the body may run again after a deadlock
+    int64_t inserted = 0;
+    auto ids = configs.Upsert(c, parsed->problems, &inserted);
+    if (!ids.ok()) return ids.status();
+    std::set<int64_t> unique(ids->begin(), ids->end());
+    report.configs_new = inserted;
+    report.configs_known = static_cast<int64_t>(unique.size()) - inserted;
+    if (options.tag) {
+      auto tags = configs.AddTag(c, *ids, *options.tag, false);
+      if (!tags.ok()) return tags.status();
+      report.tags_added = *tags;
+    }
+    auto solver_ids = solvers.EnsureNames(c, std::vector<std::string>(names.begin(), names.end()),
+                                          known, &report.solvers_added);
+    if (!solver_ids.ok()) return solver_ids.status();
+    absl::StatusOr<schema::UpsertCounts> counts;
+    if (report.format == "find") {
+      std::vector<schema::FindResultRecord> rows;
+      rows.reserve(parsed->entries.size());
+      for (const auto& e : parsed->entries) {
+        rows.push_back({(*ids)[e.problem], solver_ids->at(e.solver), e.time, e.workspace, e.alg});
+      }
+      counts = schema::ImportedResultStore::UpsertFind(c, options.session_id, rows,
+                                                       options.progress);
+    } else {
+      std::vector<schema::PerfResultRecord> rows;
+      rows.reserve(parsed->entries.size());
+      for (const auto& e : parsed->entries) {
+        rows.push_back({(*ids)[e.problem], solver_ids->at(e.solver), e.params});
+      }
+      counts = schema::ImportedResultStore::UpsertPerf(c, options.session_id, rows,
+                                                       options.progress);
+    }
+    if (!counts.ok()) return counts.status();
+    report.results_added = counts->added;
+    report.results_existing = counts->existing;
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  spdlog::info("import-db {} session {}: {} keys, {} entries, {} results new, {} existing",
+               options.path, options.session_id, report.keys, report.entries,
+               report.results_added, report.results_existing);
+  return report;
+}
+
+}  // namespace tuna::admin

@@ -1,0 +1,52 @@
+// `tuna import-db` (MITuna's import_db): an existing MIOpen find db (`*.fdb.txt`) or SQLite perf
+// db (`*.db`) -> conv_config + find_result / perf_result of a session.
+//
+// Each key / perf-db config row becomes a config (ParseFindDbKey / FromPerfDbConfig, then the
+// same ConfigHash dedup as `tuna import`). Each entry becomes one result row keyed by (session,
+// config, solver); re-importing is a no-op. Solvers are matched by name: a registry solver gets
+// its registry id (inserted if `tuna solvers update` has not run), any other name a placeholder
+// solver row with valid=0 (schema/store/solver_store.h), so no entry of the file is lost and
+// none of them ever becomes a job. Everything happens in one transaction.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "schema/store/config_store.h"
+#include "schema/store/database.h"
+#include "tuner_core/solver/registry.h"
+
+namespace tuna::admin {
+
+struct ImportDbOptions {
+  int64_t session_id = 0;
+  std::string path;
+  std::optional<std::string> tag;  // also tag the imported configs
+  bool skip_invalid = false;       // skip unparsable lines/keys instead of failing
+  schema::ProgressFn progress;     // result rows stored / total
+};
+
+struct ImportDbReport {
+  std::string format;             // "find" or "perf"
+  int64_t keys = 0;               // find-db records / perf-db config rows used
+  int64_t entries = 0;            // solver entries / perf_db rows
+  int64_t skipped = 0;            // invalid lines or keys skipped (skip_invalid)
+  int64_t configs_new = 0;
+  int64_t configs_known = 0;
+  int64_t solvers_added = 0;      // solver rows inserted (registry or placeholder)
+  std::vector<std::string> unknown_solvers;  // names not in the registry
+  int64_t results_added = 0;
+  int64_t results_existing = 0;
+  int64_t tags_added = 0;
+};
+
+// Errors: NotFound (file, session), InvalidArgument (unknown format; invalid lines or keys,
+// all listed, unless skip_invalid), the store's codes. Nothing is written on error.
+absl::StatusOr<ImportDbReport> ImportMiopenDb(schema::Database& db,
+                                              const solver::SolverRegistry& registry,
+                                              const ImportDbOptions& options);
+
+}  // namespace tuna::admin

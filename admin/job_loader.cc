@@ -1,0 +1,126 @@
+#include "admin/job_loader.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "admin/applicability.h"
+#include "schema/store/applicability_store.h"
+#include "schema/store/job_store.h"
+#include "schema/store/session_store.h"
+#include "spdlog/spdlog.h"
+
+namespace tuna::admin {
+
+absl::StatusOr<std::vector<std::string>> KindsForFinSteps(const std::vector<std::string>& steps) {
+  bool perf = false, find = false;
+  for (const std::string& s : steps) {
+    if (s == "miopen_perf_compile" || s == "miopen_perf_eval") {
+      perf = true;
+    } else if (s == "miopen_find_compile" || s == "miopen_find_eval") {
+      find = true;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown fin step '", s,
+          "' (expected miopen_perf_compile, miopen_perf_eval, miopen_find_compile, "
+          "miopen_find_eval)"));
+    }
+  }
+  if (!perf && !find) return absl::InvalidArgumentError("no fin steps given (--fin_steps)");
+  std::vector<std::string> kinds;
+  if (perf) kinds.push_back("perf");
+  if (find) kinds.push_back("find");
+  return kinds;
+}
+
+absl::StatusOr<LoadJobsReport> LoadJobs(schema::Database& db,
+                                        const solver::SolverRegistry& registry,
+                                        const LoadJobsOptions& options) {
+  LoadJobsReport report;
+  auto kinds = KindsForFinSteps(options.fin_steps);
+  if (!kinds.ok()) return kinds.status();
+  report.kinds = *kinds;
+  schema::SessionStore sessions(db);
+  if (auto s = sessions.Get(options.session_id); !s.ok()) return s.status();
+
+  auto all_solvers = ValidRegistrySolvers(db, registry);
+  if (!all_solvers.ok()) return all_solvers.status();
+  std::map<int64_t, const solver::Solver*> solvers;
+  if (options.solvers.empty()) {
+    for (const SolverRef& s : *all_solvers) solvers[s.id] = s.solver;
+  } else {
+    for (const std::string& name : options.solvers) {
+      auto it = std::find_if(all_solvers->begin(), all_solvers->end(),
+                             [&](const SolverRef& s) { return s.solver->Name() == name; });
+      if (it == all_solvers->end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "solver '", name, "' is not a valid solver of this registry (see `tuna solvers list`)"));
+      }
+      solvers[it->id] = it->solver;
+    }
+  }
+  report.solvers = static_cast<int64_t>(solvers.size());
+
+  schema::ConfigStore config_store(db);
+  auto configs = config_store.List(options.tag);
+  if (!configs.ok()) return configs.status();
+  if (configs->empty()) {
+    return absl::NotFoundError(absl::StrCat("no config is tagged '", options.tag, "'"));
+  }
+  report.configs = static_cast<int64_t>(configs->size());
+
+  // (config, solver) candidates.
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  if (options.only_applicable) {
+    schema::ApplicabilityStore store(db);
+    auto applicable = store.Applicable(options.session_id);
+    if (!applicable.ok()) return applicable.status();
+    auto counts = store.Count(options.session_id);
+    if (!counts.ok()) return counts.status();
+    if (counts->applicable + counts->not_applicable == 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "session ", options.session_id,
+          " has no applicability yet: run `tuna applicability update --session_id ",
+          options.session_id, "` first (or load without -o)"));
+    }
+    std::set<int64_t> tagged;
+    for (const auto& c : *configs) tagged.insert(c.id);
+    for (const auto& a : *applicable) {
+      if (tagged.count(a.config_id) && solvers.count(a.solver_id)) {
+        pairs.emplace_back(a.config_id, a.solver_id);
+      }
+    }
+  } else {
+    for (const auto& c : *configs) {
+      for (const auto& [id, s] : solvers) {
+        const auto dirs = s->Directions();
+        if (std::find(dirs.begin(), dirs.end(), c.problem.direction) != dirs.end()) {
+          pairs.emplace_back(c.id, id);
+        }
+      }
+    }
+  }
+
+  std::vector<schema::JobSpec> jobs;
+  for (const auto& [config_id, solver_id] : pairs) {
+    for (const std::string& kind : report.kinds) {
+      if (kind == "perf" && !solvers.at(solver_id)->IsTunable()) {
+        ++report.skipped_not_tunable;
+        continue;
+      }
+      jobs.push_back({config_id, solver_id, kind});
+    }
+  }
+  schema::JobStore job_store(db);
+  auto counts = job_store.Load(options.session_id, jobs, options.label, options.progress);
+  if (!counts.ok()) return counts.status();
+  report.added = counts->added;
+  report.existing = counts->existing;
+  spdlog::info("jobs load session {} tag {} kinds {}: {} new, {} existing", options.session_id,
+               options.tag, absl::StrJoin(report.kinds, ","), report.added, report.existing);
+  return report;
+}
+
+}  // namespace tuna::admin

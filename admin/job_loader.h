@@ -1,0 +1,50 @@
+// `tuna jobs load` (MITuna's load_job): one job per (config tagged TAG, solver, kind).
+//
+// Solvers: with only_applicable, the (config, solver) pairs that `tuna applicability update`
+// found applicable for the session; otherwise every valid solver whose directions include the
+// config's direction. Kinds come from the fin steps: miopen_perf_* -> perf, miopen_find_* ->
+// find. A non-tunable solver gets no perf job (nothing to tune; MITuna does the same). Loading
+// again adds nothing (unique (session, config, solver, kind)).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "schema/store/config_store.h"
+#include "schema/store/database.h"
+#include "tuner_core/solver/registry.h"
+
+namespace tuna::admin {
+
+// {"perf"} / {"find"} / both, in that order. InvalidArgument names an unknown step.
+absl::StatusOr<std::vector<std::string>> KindsForFinSteps(const std::vector<std::string>& steps);
+
+struct LoadJobsOptions {
+  int64_t session_id = 0;
+  std::string tag;
+  std::vector<std::string> fin_steps;  // miopen_perf_compile, miopen_perf_eval, ...
+  bool only_applicable = false;        // -o
+  std::string label;                   // -l, stored in job.label
+  std::vector<std::string> solvers;    // -s: only these solver names (default: all)
+  schema::ProgressFn progress;
+};
+
+struct LoadJobsReport {
+  int64_t configs = 0;
+  int64_t solvers = 0;  // solvers considered
+  std::vector<std::string> kinds;
+  int64_t added = 0;
+  int64_t existing = 0;
+  int64_t skipped_not_tunable = 0;  // (config, solver) pairs that got no perf job
+};
+
+// Errors: InvalidArgument (fin step, unknown -s solver), NotFound (session, or no config has the
+// tag), FailedPrecondition (solvers not synced; -o without applicability for the session), the
+// store's codes.
+absl::StatusOr<LoadJobsReport> LoadJobs(schema::Database& db,
+                                        const solver::SolverRegistry& registry,
+                                        const LoadJobsOptions& options);
+
+}  // namespace tuna::admin

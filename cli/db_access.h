@@ -1,0 +1,20 @@
+// How a subcommand gets its database from the global options (DESIGN §10): `--db URL` names an
+// external server; otherwise the embedded server of `--data-dir` (default state dir) is started
+// when it is not running. Either way the embedded migrations are applied first (a no-op when the
+// schema is current; concurrent runners are serialised by the migrator's named lock).
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "cli/command.h"
+#include "schema/store/database.h"
+
+namespace tuna::cli {
+
+// Errors: the URL's InvalidArgument, the embedded server's start errors, connection errors,
+// migration errors (e.g. FailedPrecondition for a database newer than this binary).
+absl::StatusOr<std::unique_ptr<schema::Database>> OpenCommandDatabase(const GlobalOptions& global,
+                                                                      int pool_size = 4);
+
+}  // namespace tuna::cli

@@ -1,0 +1,113 @@
+#include "schema/store/imported_result_store.h"
+
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "schema/store/sql_batch.h"
+
+namespace tuna::schema {
+namespace {
+
+constexpr size_t kChunk = 2000;
+
+absl::StatusOr<int64_t> CountRows(Connection& c, const char* table, int64_t session_id) {
+  auto rows = c.Query(absl::StrCat("SELECT COUNT(*) FROM ", table, " WHERE session_id = ?"),
+                      {session_id});
+  if (!rows.ok()) return rows.status();
+  return (*rows)[0].Int(0);
+}
+
+// Runs `insert_chunk` over [0, n) in chunks, counting rows added by the before/after difference
+// of the session's row count (exact inside one transaction).
+template <typename InsertChunk>
+absl::StatusOr<UpsertCounts> Chunked(Connection& c, const char* table, int64_t session_id,
+                                     size_t n, const ProgressFn& progress,
+                                     InsertChunk insert_chunk) {
+  auto before = CountRows(c, table, session_id);
+  if (!before.ok()) return before.status();
+  for (size_t begin = 0; begin < n; begin += kChunk) {
+    const size_t end = std::min(n, begin + kChunk);
+    if (auto st = insert_chunk(begin, end); !st.ok()) return st;
+    if (progress) progress(static_cast<int64_t>(end), static_cast<int64_t>(n));
+  }
+  auto after = CountRows(c, table, session_id);
+  if (!after.ok()) return after.status();
+  UpsertCounts counts;
+  counts.added = *after - *before;
+  counts.existing = static_cast<int64_t>(n) - counts.added;
+  return counts;
+}
+
+// Last record per (config, solver), in key order.
+template <typename Record>
+std::vector<Record> LastPerKey(const std::vector<Record>& rows) {
+  std::map<std::pair<int64_t, int64_t>, const Record*> last;
+  for (const Record& r : rows) last[{r.config_id, r.solver_id}] = &r;
+  std::vector<Record> out;
+  out.reserve(last.size());
+  for (const auto& [key, r] : last) out.push_back(*r);
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<UpsertCounts> ImportedResultStore::UpsertFind(
+    Connection& c, int64_t session_id, const std::vector<FindResultRecord>& input,
+    const ProgressFn& progress) {
+  const std::vector<FindResultRecord> rows = LastPerKey(input);
+  return Chunked(c, "find_result", session_id, rows.size(), progress,
+                 [&](size_t begin, size_t end) -> absl::Status {
+                   Params params;
+                   params.reserve((end - begin) * 7);
+                   for (size_t k = begin; k < end; ++k) {
+                     const FindResultRecord& r = rows[k];
+                     params.insert(params.end(),
+                                   {session_id, r.config_id, r.solver_id, r.kernel_time,
+                                    r.workspace, std::string(), r.alg_lib});
+                   }
+                   return c
+                       .Execute(absl::StrCat(
+                                    "INSERT INTO find_result (session_id, config_id, solver_id, "
+                                    "kernel_time, workspace, params, alg_lib) VALUES ",
+                                    RowPlaceholders(end - begin, 7),
+                                    " ON DUPLICATE KEY UPDATE kernel_time = VALUES(kernel_time), "
+                                    "workspace = VALUES(workspace), alg_lib = VALUES(alg_lib)"),
+                                params)
+                       .status();
+                 });
+}
+
+absl::StatusOr<UpsertCounts> ImportedResultStore::UpsertPerf(
+    Connection& c, int64_t session_id, const std::vector<PerfResultRecord>& input,
+    const ProgressFn& progress) {
+  const std::vector<PerfResultRecord> rows = LastPerKey(input);
+  return Chunked(c, "perf_result", session_id, rows.size(), progress,
+                 [&](size_t begin, size_t end) -> absl::Status {
+                   Params params;
+                   params.reserve((end - begin) * 6);
+                   for (size_t k = begin; k < end; ++k) {
+                     const PerfResultRecord& r = rows[k];
+                     params.insert(params.end(), {session_id, r.config_id, r.solver_id, r.params,
+                                                  double{-1}, int64_t{-1}});
+                   }
+                   return c
+                       .Execute(absl::StrCat(
+                                    "INSERT INTO perf_result (session_id, config_id, solver_id, "
+                                    "params, kernel_time, workspace) VALUES ",
+                                    RowPlaceholders(end - begin, 6),
+                                    " ON DUPLICATE KEY UPDATE params = VALUES(params)"),
+                                params)
+                       .status();
+                 });
+}
+
+absl::StatusOr<int64_t> ImportedResultStore::CountFind(Connection& c, int64_t session_id) {
+  return CountRows(c, "find_result", session_id);
+}
+
+absl::StatusOr<int64_t> ImportedResultStore::CountPerf(Connection& c, int64_t session_id) {
+  return CountRows(c, "perf_result", session_id);
+}
+
+}  // namespace tuna::schema

@@ -1,0 +1,55 @@
+// find_result / perf_result rows that come from existing MIOpen files (`tuna import-db`, like
+// MITuna's import_db). Results measured by workers are written by the coordinator, not here.
+//
+// Conventions for imported rows (MITuna's): a perf-db row has no measurement, so kernel_time
+// and workspace are -1; a find-db row has no parameters, so params is '' and alg_lib keeps the
+// file's algorithm field. Re-importing the same file is a no-op; a different value for the same
+// (session, config, solver) overwrites the stored one (the file is the source of truth).
+// Methods run inside the caller's transaction. Errors: the store's codes (errors.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "schema/store/config_store.h"
+#include "schema/store/database.h"
+
+namespace tuna::schema {
+
+struct FindResultRecord {
+  int64_t config_id = 0;
+  int64_t solver_id = 0;
+  double kernel_time = 0;  // ms
+  int64_t workspace = 0;   // bytes
+  std::string alg_lib;     // e.g. miopenConvolutionFwdAlgoWinograd
+};
+
+struct PerfResultRecord {
+  int64_t config_id = 0;
+  int64_t solver_id = 0;
+  std::string params;
+};
+
+struct UpsertCounts {
+  int64_t added = 0;
+  int64_t existing = 0;  // matched a stored row (updated if its values differed)
+};
+
+class ImportedResultStore {
+ public:
+  // Chunked multi-row INSERT ... ON DUPLICATE KEY UPDATE. Duplicate (config, solver) pairs in
+  // one call: the last wins.
+  static absl::StatusOr<UpsertCounts> UpsertFind(Connection& c, int64_t session_id,
+                                                 const std::vector<FindResultRecord>& rows,
+                                                 const ProgressFn& progress = nullptr);
+  static absl::StatusOr<UpsertCounts> UpsertPerf(Connection& c, int64_t session_id,
+                                                 const std::vector<PerfResultRecord>& rows,
+                                                 const ProgressFn& progress = nullptr);
+  // Row counts of the session (for reports and tests).
+  static absl::StatusOr<int64_t> CountFind(Connection& c, int64_t session_id);
+  static absl::StatusOr<int64_t> CountPerf(Connection& c, int64_t session_id);
+};
+
+}  // namespace tuna::schema

@@ -1,0 +1,40 @@
+// The `session` table: one tuning campaign for one target (DESIGN §1.3, §4).
+// Threads: as thread-safe as the Database. Errors: the store's codes (errors.h); Get of an
+// unknown id is NotFound.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "schema/store/database.h"
+
+namespace tuna::schema {
+
+struct SessionRecord {
+  int64_t id = 0;               // assigned by Create
+  std::string arch;             // "gfx90a", "sm_90", "cpu-avx2"
+  int64_t num_cu = 0;
+  std::string backend;          // "HIP", "CUDA" or "CPU" (the column's ENUM)
+  std::string tuner_version;    // cli/version.h VersionLine()
+  std::string compiler_versions;
+  std::string label;
+  std::string created;          // "YYYY-MM-DD hh:mm:ss.ffffff" UTC, set by the database
+};
+
+class SessionStore {
+ public:
+  explicit SessionStore(Database& db) : db_(db) {}
+
+  // Inserts a new session (every init is a new campaign; ids are never reused). InvalidArgument
+  // for an empty arch, num_cu < 1 or a backend other than HIP/CUDA/CPU.
+  absl::StatusOr<int64_t> Create(const SessionRecord& s);
+  absl::StatusOr<SessionRecord> Get(int64_t id);
+  absl::StatusOr<std::vector<SessionRecord>> List();
+
+ private:
+  Database& db_;
+};
+
+}  // namespace tuna::schema

@@ -1,0 +1,190 @@
+// `tuna import-db` of MIOpen's shipped gfx942 find db and perf db against a real MariaDB.
+#include <set>
+#include <string>
+
+#include "admin/import_db.h"
+#include "admin/solver_records.h"
+#include "catch2/catch.hpp"
+#include "schema/store/session_store.h"
+#include "schema/store/solver_store.h"
+#include "tests/admin/test_solvers.h"
+#include "tests/fixtures/mariadb_fixture.h"
+#include "tuner_core/db/find_db.h"
+#include "tuner_core/db/perf_db.h"
+
+using namespace tuna;
+using tuna::testing::MariadbTest;
+
+namespace {
+
+const char* kFdb = "tests/problem/testdata/miopen/gfx942130.HIP.fdb.txt";
+const char* kPdb = "tests/problem/testdata/miopen/gfx942130.db";
+
+int64_t Scalar(schema::Database& db, const std::string& sql) {
+  auto rows = db.Query(sql);
+  REQUIRE(rows.ok());
+  return (*rows)[0].Int(0);
+}
+
+int64_t NewSession(schema::Database& db) {
+  schema::SessionStore sessions(db);
+  schema::SessionRecord rec;
+  rec.arch = "gfx942";
+  rec.num_cu = 304;
+  rec.backend = "HIP";
+  rec.label = "imported";
+  auto id = sessions.Create(rec);
+  REQUIRE(id.ok());
+  return *id;
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(MariadbTest, "import-db loads every entry of the gfx942 find db and perf db",
+                 "[mariadb][admin][import-db]") {
+  auto registry = testing::MakeTestRegistry();
+  const int64_t session = NewSession(db());
+
+  auto fdb = db::ReadFindDbFile(kFdb);
+  REQUIRE(fdb.ok());
+  REQUIRE(fdb->records.size() == 9600);
+  int64_t entries = 0;
+  std::set<std::string> names;
+  for (const auto& [key, list] : fdb->records) {
+    entries += static_cast<int64_t>(list.size());
+    for (const auto& e : list) names.insert(e.solver);
+  }
+
+  admin::ImportDbOptions o;
+  o.session_id = session;
+  o.path = kFdb;
+  o.tag = "gfx942-fdb";
+  auto r = admin::ImportMiopenDb(db(), *registry, o);
+  REQUIRE(r.ok());
+  CHECK(r->format == "find");
+  CHECK(r->keys == 9600);
+  CHECK(r->entries == entries);
+  CHECK(r->skipped == 0);
+  CHECK(r->configs_new == 9600);
+  CHECK(r->results_added == entries);
+  CHECK(r->tags_added == 9600);
+  CHECK(r->solvers_added == static_cast<int64_t>(names.size()));
+  CHECK(r->unknown_solvers.size() == names.size() - 1);  // GemmBwd1x1_stride1 is registered
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM conv_config") == 9600);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM find_result") == entries);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM find_result WHERE alg_lib LIKE 'miopenConvolution%'") ==
+        entries);
+  // The registry's solver keeps its id and is valid; every other name is a placeholder.
+  CHECK(Scalar(db(), "SELECT id FROM solver WHERE name = 'GemmBwd1x1_stride1'") == 1004);
+  CHECK(Scalar(db(), "SELECT valid FROM solver WHERE name = 'GemmBwd1x1_stride1'") == 1);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM solver WHERE valid = 0 AND id >= 1000000") ==
+        static_cast<int64_t>(names.size()) - 1);
+  // A value survives exactly: the first entry of the first key.
+  const auto& first = *fdb->records.begin();
+  auto row = db().Query(
+      "SELECT f.kernel_time, f.workspace, f.alg_lib FROM find_result f JOIN solver s ON s.id = "
+      "f.solver_id WHERE s.name = ? ORDER BY f.kernel_time",
+      {first.second[0].solver});
+  REQUIRE(row.ok());
+  bool found = false;
+  for (const auto& x : *row) {
+    found = found || (static_cast<float>(x.Double(0)) == first.second[0].time_ms &&
+                      x.Int(1) == static_cast<int64_t>(first.second[0].workspace) &&
+                      x.String(2) == first.second[0].algorithm);
+  }
+  CHECK(found);
+
+  // Idempotent.
+  auto again = admin::ImportMiopenDb(db(), *registry, o);
+  REQUIRE(again.ok());
+  CHECK(again->configs_new == 0);
+  CHECK(again->results_added == 0);
+  CHECK(again->results_existing == entries);
+  CHECK(again->solvers_added == 0);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM find_result") == entries);
+
+  // The perf db: its configs are mostly the find db's problems.
+  auto reader = db::PerfDbReader::Open(kPdb);
+  REQUIRE(reader.ok());
+  const int64_t pdb_configs = *reader->CountConfigs();
+  const int64_t pdb_rows = *reader->CountRows();
+  REQUIRE(pdb_configs == 9393);
+  admin::ImportDbOptions p;
+  p.session_id = session;
+  p.path = kPdb;
+  auto pr = admin::ImportMiopenDb(db(), *registry, p);
+  REQUIRE(pr.ok());
+  CHECK(pr->format == "perf");
+  CHECK(pr->keys == pdb_configs);
+  CHECK(pr->entries == pdb_rows);
+  CHECK(pr->results_added == pdb_rows);
+  CHECK(pr->configs_new + pr->configs_known == pdb_configs);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM perf_result") == pdb_rows);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM perf_result WHERE kernel_time = -1 AND workspace = -1 "
+                     "AND params <> ''") == pdb_rows);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM conv_config") == 9600 + pr->configs_new);
+  auto pagain = admin::ImportMiopenDb(db(), *registry, p);
+  REQUIRE(pagain.ok());
+  CHECK(pagain->results_added == 0);
+}
+
+TEST_CASE_METHOD(MariadbTest, "A placeholder solver is replaced when the registry gains it",
+                 "[mariadb][admin][import-db]") {
+  auto registry = testing::MakeTestRegistry();
+  const int64_t session = NewSession(db());
+  admin::ImportDbOptions o;
+  o.session_id = session;
+  o.path = kFdb;
+  REQUIRE(admin::ImportMiopenDb(db(), *registry, o).ok());
+  const int64_t rows =
+      Scalar(db(), "SELECT COUNT(*) FROM find_result f JOIN solver s ON s.id = f.solver_id WHERE "
+                   "s.name = 'ConvBinWinogradRxSf2x3'");
+  REQUIRE(rows > 0);
+  REQUIRE(Scalar(db(), "SELECT id FROM solver WHERE name = 'ConvBinWinogradRxSf2x3'") >=
+          schema::kImportedSolverIdBase);
+
+  std::vector<schema::SolverRecord> records = admin::SolverRecords(*registry);
+  records.push_back({1005, "ConvBinWinogradRxSf2x3", false, "FBW", false, true});
+  schema::SolverStore solvers(db());
+  auto sync = solvers.Sync(records);
+  REQUIRE(sync.ok());
+  CHECK(Scalar(db(), "SELECT id FROM solver WHERE name = 'ConvBinWinogradRxSf2x3'") == 1005);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM find_result WHERE solver_id = 1005") == rows);
+  // The other placeholders are not registry solvers: they stay, invalid.
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM solver WHERE id >= 1000000 AND valid = 1") == 0);
+}
+
+TEST_CASE_METHOD(MariadbTest, "import-db refuses unknown sessions and bad keys, writing nothing",
+                 "[mariadb][admin][import-db]") {
+  auto registry = testing::MakeTestRegistry();
+  admin::ImportDbOptions o;
+  o.session_id = 12345;
+  o.path = kFdb;
+  CHECK(admin::ImportMiopenDb(db(), *registry, o).status().code() == absl::StatusCode::kNotFound);
+
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/bad.fdb.txt";
+  {
+    FILE* f = std::fopen(path.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs(
+        "64-56-56-1x1-64-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F=ConvDirectNaiveConvFwd:1.5,0,"
+        "miopenConvolutionFwdAlgoDirect\n"
+        "64-56-56-1x1-64-55-56-32-0x0-1x1-1x1-0-NCHW-FP32-F=ConvDirectNaiveConvFwd:1.5,0,"
+        "miopenConvolutionFwdAlgoDirect\n",
+        f);
+    std::fclose(f);
+  }
+  o.session_id = NewSession(db());
+  o.path = path;
+  auto r = admin::ImportMiopenDb(db(), *registry, o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(std::string(r.status().message()).find("64-56-56-1x1-64-55-56") != std::string::npos);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM conv_config") == 0);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM solver") == 0);
+
+  o.skip_invalid = true;
+  auto skipped = admin::ImportMiopenDb(db(), *registry, o);
+  REQUIRE(skipped.ok());
+  CHECK(skipped->skipped == 1);
+  CHECK(skipped->results_added == 1);
+}
