@@ -181,3 +181,44 @@ TEST_CASE("fills are deterministic, seed-dependent and in range") {
 
 }  // namespace
 }  // namespace tuna
+
+namespace tuna {
+namespace {
+
+// A long FP32 reduction summed one product after another (what a naive backward-weights kernel
+// does over N*Ho*Wo) against the exact sums: the RMS bound grows with sqrt(L) as the rounding
+// model says, so the correct-but-sequential result passes, while a real error of the same
+// size as the FP32 base bound still fails on a short reduction.
+TEST_CASE("the FP32 RMS bound follows the reduction length") {
+  constexpr int kOutputs = 256;
+  constexpr int64_t kLength = 400000;
+  std::vector<double> exact(kOutputs), sequential(kOutputs);
+  uint64_t state = 12345;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return double(int64_t(state >> 11) % 2001 - 1000) / 1000.0;  // [-1, 1]
+  };
+  for (int o = 0; o < kOutputs; ++o) {
+    float acc = 0;
+    double ref = 0;
+    for (int64_t l = 0; l < kLength; ++l) {
+      const float a = float(next()), b = float(next());
+      acc += a * b;
+      ref += double(a) * double(b);
+    }
+    sequential[o] = acc;
+    exact[o] = ref;
+  }
+  const Tolerance tol = DefaultTolerance(DataType::kFp32);
+  const VerifyReport long_sum = Compare(sequential, exact, kLength, tol);
+  INFO(long_sum.Summary());
+  CHECK(long_sum.rms_error > tol.rms);  // the fixed bound alone would reject a correct kernel
+  CHECK(long_sum.ok);
+
+  // The same relative error on a 9-term reduction is a real defect.
+  const VerifyReport short_sum = Compare(sequential, exact, 9, tol);
+  CHECK_FALSE(short_sum.ok);
+}
+
+}  // namespace
+}  // namespace tuna
