@@ -1,0 +1,125 @@
+// `tuna driver` end to end through the built binary (//cli:tuna as data): -V 1 verification,
+// -t 1 kernel time, the choice's origin (benchmark, then system db), a second process over the
+// same kernel cache compiling nothing, LOGGING_CMD on stderr, immediate mode with -S, and
+// MIOPEN_FIND_MODE=4 rejected.
+#include <array>
+#include <cstdio>
+
+#include "catch2/catch.hpp"
+#include "tests/runtime/test_util.h"
+#include "tuner_core/db/find_db.h"
+#include "tuner_core/problem/keys.h"
+
+using namespace tuna;
+using tuna::testing::TempDir;
+
+namespace {
+
+std::string TunaPath() {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  return std::string(srcdir != nullptr ? srcdir : ".") + "/tuna/cli/tuna";
+}
+
+struct Run {
+  int rc = -1;
+  std::string out;  // stdout and stderr
+};
+
+Run Exec(const std::string& env, const std::string& args) {
+  const std::string cmd = env + " " + TunaPath() + " driver --backend cpu " + args + " 2>&1";
+  Run r;
+  FILE* f = popen(cmd.c_str(), "r");
+  if (f == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(f);
+  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+bool Has(const Run& r, const std::string& s) { return r.out.find(s) != std::string::npos; }
+
+constexpr const char* kArgs = "conv -n 1 -c 4 -H 8 -W 8 -k 4 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -l 1 -j 1 -g 1 -F 1";
+
+}  // namespace
+
+TEST_CASE("tuna driver conv: verifies, times, reports the origin; second process compiles nothing") {
+  REQUIRE(testing::FileExists(TunaPath()));
+  TempDir user("cli_user"), sys("cli_sys"), cache("cli_cache");
+  const std::string env = "HOME=" + user.str() + " MIOPEN_USER_DB_PATH=" + user.str() +
+                          " MIOPEN_CUSTOM_CACHE_DIR=" + cache.str() + " MIOPEN_FIND_MODE=NORMAL";
+  Run a = Exec(env, std::string(kArgs) + " -V 1 -t 1 -i 3");
+  INFO(a.out);
+  REQUIRE(a.rc == 0);
+  CHECK(Has(a, "Verifies OK on CPU reference"));
+  CHECK(Has(a, "Kernel time: "));
+  CHECK(Has(a, "from benchmark"));
+  CHECK(!Has(a, "kernels: 0 compiled"));
+
+  // Second process, same cache dir: nothing compiled. With HYBRID the user find db record
+  // written by the first run is the choice.
+  Run b = Exec("HOME=" + user.str() + " MIOPEN_USER_DB_PATH=" + user.str() + " MIOPEN_CUSTOM_CACHE_DIR=" +
+                   cache.str() + " MIOPEN_FIND_MODE=HYBRID MIOPEN_ENABLE_LOGGING_CMD=1",
+               std::string(kArgs) + " -V 1");
+  INFO(b.out);
+  REQUIRE(b.rc == 0);
+  CHECK(Has(b, "from user db"));
+  CHECK(Has(b, "kernels: 0 compiled"));
+  CHECK(Has(b, "Verifies OK on CPU reference"));
+  // The LOGGING_CMD line of the run re-parses to the problem.
+  const size_t at = b.out.find("MIOpen(CPU): Command [LogCmdConvolution] ./bin/MIOpenDriver ");
+  REQUIRE(at != std::string::npos);
+  const std::string line = b.out.substr(at, b.out.find('\n', at) - at);
+  auto back = ParseDriverLine(line);
+  REQUIRE(back.ok());
+  CHECK(back->front() == testing::ParseOne(kArgs));
+}
+
+TEST_CASE("tuna driver: a system find db makes the choice (\"system db\"); -S immediate mode") {
+  TempDir user("cli2_user"), sys("cli2_sys"), cache("cli2_cache");
+  const Problem p = testing::ParseOne(kArgs);
+  // The basename the binary will use: ask a handle with the same backend.
+  auto h = testing::CpuHandle(testing::CpuConfig(user.str(), sys.str(), cache.str()));
+  REQUIRE(h.ok());
+  db::FindDb system;
+  system[FindDbKey(p)] = {{"ConvDirectNaiveConvFwd", 0.125f, 0, "miopenConvolutionFwdAlgoDirect"}};
+  REQUIRE(db::WriteFindDbFile((*h)->db().files().system_find_db, system).ok());
+  const std::string env = "HOME=" + user.str() + " MIOPEN_USER_DB_PATH=" + user.str() + " MIOPEN_SYSTEM_DB_PATH=" +
+                          sys.str() + " MIOPEN_CUSTOM_CACHE_DIR=" + cache.str();
+  Run a = Exec(env + " MIOPEN_FIND_MODE=FAST", std::string(kArgs) + " -V 1");
+  INFO(a.out);
+  REQUIRE(a.rc == 0);
+  CHECK(Has(a, "solver: ConvDirectNaiveConvFwd (id 85) from system db"));
+  CHECK(Has(a, "Verifies OK"));
+
+  Run s = Exec(env, std::string(kArgs) + " -V 1 -S TunaCpuGemmConv");
+  INFO(s.out);
+  REQUIRE(s.rc == 0);
+  CHECK(Has(s, "solver: TunaCpuGemmConv (id 2001) from immediate mode"));
+  CHECK(Has(s, "Verifies OK"));
+
+  Run bad = Exec(env + " MIOPEN_FIND_MODE=4", kArgs);
+  CHECK(bad.rc == 2);
+  CHECK(Has(bad, "MIOPEN_FIND_MODE=4"));
+  Run unknown = Exec(env, std::string(kArgs) + " -S NoSuchSolver");
+  CHECK(unknown.rc != 0);
+}
+
+TEST_CASE("tuna driver -s 1: search writes the user perf db") {
+  TempDir user("cli3_user"), cache("cli3_cache");
+  const std::string env = "HOME=" + user.str() + " MIOPEN_USER_DB_PATH=" + user.str() + " MIOPEN_CUSTOM_CACHE_DIR=" +
+                          cache.str() + " MIOPEN_FIND_MODE=NORMAL MIOPEN_DEBUG_TUNING_ITERATIONS_MAX=2";
+  Run a = Exec(env, std::string(kArgs) + " -V 1 -s 1");
+  INFO(a.out);
+  REQUIRE(a.rc == 0);
+  CHECK(Has(a, "Verifies OK"));
+  bool found = false;
+  for (const auto& e : std::filesystem::directory_iterator(user.str())) {
+    if (e.path().string().ends_with(".udb.txt")) {
+      found = true;
+      CHECK(testing::ReadAll(e.path().string()).find("TunaCpuGemmConv:") != std::string::npos);
+    }
+  }
+  CHECK(found);
+}

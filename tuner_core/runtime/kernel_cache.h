@@ -1,0 +1,70 @@
+// Where the runtime gets code objects from, in order:
+//   1. the system kernel db (`<sysdir>/<base>.kdb`, else `<sysdir>/<bare arch>.kdb`), MIOpen's
+//      precompiled kernels, looked up by MIOpen's key (db::MakeKernelDbEntry):
+//        kernel_name = file name of the kernel source + ".o"   ("naive_conv.cc.o")
+//        kernel_args = " " + options joined by " " + " -mcpu=<bare arch>"  (MIOpen's leading space)
+//   2. the on-disk cache directory (MIOPEN_CUSTOM_CACHE_DIR): one file per code object named by
+//      md5(backend, arch, compiler version, source name, md5 of the source text and of the whole
+//      embedded kernel tree (its includes), options, entries), so a compiler upgrade or a kernel
+//      edit never reuses a stale object;
+//   3. the backend's compiler; the result is stored in the cache directory (write to a temporary
+//      file, then rename: concurrent processes at worst compile the same kernel twice).
+// compilations() counts step 3 only: a second Handle (or process) over the same cache directory
+// running the same problem performs 0 compilations.
+//
+// A corrupt cache file is ignored (logged) and replaced; a corrupt kdb entry is skipped.
+// Threads: one thread at a time. The backend must outlive the cache.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "tuner_core/backend/backend.h"
+#include "tuner_core/db/kernel_db.h"
+#include "tuner_core/solver/solution.h"
+
+namespace tuna::runtime {
+
+struct KernelCacheStats {
+  int compilations = 0;
+  int cache_hits = 0;  // from the cache directory
+  int kdb_hits = 0;    // from the system kernel db
+};
+
+class KernelCache {
+ public:
+  // cache_dir empty: no on-disk cache. kdb_paths: candidate system kdbs, first existing used.
+  KernelCache(const backend::Backend& backend, std::string arch, std::string cache_dir,
+              std::vector<std::string> kdb_paths);
+
+  // One code object per solution kernel.
+  absl::StatusOr<std::vector<backend::CodeObject>> Get(const solver::Solution& solution);
+  absl::StatusOr<backend::CodeObject> Get(const solver::KernelBuild& build);
+
+  const KernelCacheStats& stats() const { return stats_; }
+  int compilations() const { return stats_.compilations; }
+
+  // The key parts of MIOpen's kernel db for a build (used by tests and by exports).
+  static std::string KdbName(const solver::KernelBuild& build);
+  static std::string KdbArgs(const solver::KernelBuild& build, const std::string& arch);
+
+ private:
+  std::string CacheKey(const solver::KernelBuild& build, const std::string& source_text) const;
+
+  const backend::Backend& backend_;
+  std::string arch_;
+  std::string cache_dir_;
+  std::vector<std::string> kdb_paths_;
+  bool kdb_opened_ = false;
+  std::optional<db::KernelDbReader> kdb_;
+  std::string tree_hash_;
+  KernelCacheStats stats_;
+};
+
+// The cache file format (exposed for tests): a text header then the raw bytes.
+std::string SerializeCodeObject(const backend::CodeObject& code);
+absl::StatusOr<backend::CodeObject> ParseCodeObject(const std::string& data);
+
+}  // namespace tuna::runtime
