@@ -1,5 +1,7 @@
-// `tuna tune`: tune problems in this process, without a database (the in-process path;
-// tuner_core/search/session.h does the work so other callers can run it as a library).
+// `tuna tune`: with -f FILE, the one-machine pipeline (pipeline/local_pipeline.h: the database
+// of --db or the embedded one, an in-process coordinator, local workers, export to
+// --output-dir). With --driver, --no-db or --dry-run: tune problems in this process without a
+// database (tuner_core/search/session.h).
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -7,6 +9,9 @@
 
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
+#include "cli/db_access.h"
+#include "cli/version.h"
+#include "pipeline/local_pipeline.h"
 #include "fmt/format.h"
 #include "tuner_core/problem/driver_line.h"
 #include "tuner_core/search/report.h"
@@ -20,6 +25,7 @@ struct TuneArgs {
   std::string driver;
   std::string file;
   std::string backend = "cpu";
+  bool backend_set = false;  // the pipeline picks the best backend unless told
   int device = 0;
   std::string strategy = "exhaustive";
   uint64_t budget = 0;
@@ -30,7 +36,75 @@ struct TuneArgs {
   std::vector<std::string> solvers;
   int repetitions = 10;
   int threads = 0;
+  // The pipeline (-f without --no-db):
+  bool no_db = false;
+  std::string output_dir = "./tuna-out";
+  int workers = 1;
+  std::string steps = "perf,find";
+  std::string tag;
+  int eval_timeout_s = 1800;
+  int max_minutes = 0;
 };
+
+int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
+  pipeline::LocalPipelineOptions o;
+  o.file = a.file;
+  o.tag = a.tag;
+  o.backend = a.backend_set ? a.backend : "";
+  o.solvers = a.solvers;
+  o.workers = std::max(1, a.workers);
+  o.compile_jobs = a.threads;
+  o.output_dir = a.output_dir;
+  o.eval_deadline = absl::Seconds(std::max(1, a.eval_timeout_s));
+  if (a.max_minutes > 0) o.max_duration = absl::Minutes(a.max_minutes);
+  o.tuner_version = VersionLine();
+  auto strategy = search::ParseStrategyKind(a.strategy);
+  if (!strategy.ok()) {
+    std::fprintf(stderr, "tuna tune: %s\n", std::string(strategy.status().message()).c_str());
+    return 2;
+  }
+  o.tuning.strategy = *strategy;
+  o.tuning.budget = a.budget;
+  o.tuning.seed = a.seed;
+  o.tuning.repetitions = std::max(1, a.repetitions);
+  o.fin_steps.clear();
+  for (absl::string_view s : absl::StrSplit(a.steps, ',', absl::SkipEmpty())) {
+    if (s == "perf") {
+      o.fin_steps.push_back("miopen_perf_compile");
+      o.fin_steps.push_back("miopen_perf_eval");
+    } else if (s == "find") {
+      o.fin_steps.push_back("miopen_find_compile");
+      o.fin_steps.push_back("miopen_find_eval");
+    } else {
+      std::fprintf(stderr, "tuna tune: --steps takes perf and/or find\n");
+      return 2;
+    }
+  }
+  if (o.fin_steps.empty()) {
+    std::fprintf(stderr, "tuna tune: --steps is empty\n");
+    return 2;
+  }
+  const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
+  for (const std::string& name : a.solvers) {
+    if (registry.ByName(name) == nullptr) {
+      std::fprintf(stderr, "tuna tune: unknown solver '%s' (see `tuna solvers`)\n", name.c_str());
+      return 2;
+    }
+  }
+  auto db = OpenCommandDatabase(global);
+  if (!db.ok()) {
+    std::fprintf(stderr, "tuna tune: database: %s\n(use --no-db to tune without a database)\n",
+                 std::string(db.status().message()).c_str());
+    return 1;
+  }
+  auto r = pipeline::RunLocalPipeline(**db, o);
+  if (!r.ok()) {
+    std::fprintf(stderr, "tuna tune: %s\n", std::string(r.status().message()).c_str());
+    return 1;
+  }
+  std::fputs(pipeline::FormatPipelineSummary(*r).c_str(), stdout);
+  return r->jobs_done > 0 && r->jobs_unfinished == 0 ? 0 : 1;
+}
 
 int RunTune(const TuneArgs& a) {
   std::vector<Problem> problems;
@@ -123,11 +197,12 @@ int RunTune(const TuneArgs& a) {
 }  // namespace
 
 void AddTuneCommand(CLI::App& app, CommandContext ctx) {
-  CLI::App* cmd = app.add_subcommand("tune", "tune problems on this machine (no database)");
+  CLI::App* cmd = app.add_subcommand("tune", "tune problems on this machine (-f: the full pipeline with a database and export)");
   auto args = std::make_shared<TuneArgs>();
   cmd->add_option("--driver", args->driver, "one MIOpenDriver command line");
   cmd->add_option("-f,--file", args->file, "file of MIOpenDriver lines");
-  cmd->add_option("--backend", args->backend, "cpu | cuda | hip")->check(CLI::IsMember({"cpu", "cuda", "hip"}));
+  auto* backend = cmd->add_option("--backend", args->backend, "cpu | cuda | hip (with -f: default the best with a device)")
+      ->check(CLI::IsMember({"cpu", "cuda", "hip"}));
   cmd->add_option("--device", args->device, "device index");
   cmd->add_option("--strategy", args->strategy, "exhaustive | random | model")
       ->check(CLI::IsMember({"exhaustive", "random", "model"}));
@@ -139,7 +214,23 @@ void AddTuneCommand(CLI::App& app, CommandContext ctx) {
   cmd->add_option("-s,--solvers", args->solvers, "only these solvers (comma-separated)")->delimiter(',');
   cmd->add_option("--repetitions", args->repetitions, "timed runs per candidate");
   cmd->add_option("--compile-threads", args->threads, "compile threads (0 = all cores)");
-  cmd->callback([ctx, args] { *ctx.selected = [args] { return RunTune(*args); }; });
+  cmd->add_flag("--no-db", args->no_db, "-f without a database: tune in this process, no export");
+  cmd->add_option("-o,--output-dir", args->output_dir, "where -f writes the db files (default ./tuna-out)");
+  cmd->add_option("--workers", args->workers, "local workers for -f");
+  cmd->add_option("--steps", args->steps, "job kinds for -f: perf,find");
+  cmd->add_option("--tag", args->tag, "import tag for -f (default tune:<file name>)");
+  cmd->add_option("--eval-timeout", args->eval_timeout_s, "seconds per eval job before its executor is killed");
+  cmd->add_option("--max-minutes", args->max_minutes, "stop -f after this long and export what is done");
+  const GlobalOptions* global = ctx.global;
+  cmd->callback([ctx, args, backend, global] {
+    args->backend_set = backend->count() > 0;
+    *ctx.selected = [args, global] {
+      if (!args->file.empty() && args->driver.empty() && !args->no_db && !args->dry_run) {
+        return RunPipeline(*global, *args);
+      }
+      return RunTune(*args);
+    };
+  });
 }
 
 }  // namespace tuna::cli

@@ -1,11 +1,172 @@
+// `tuna worker --coordinator ADDR [--token-file F] [--backend B] [--devices all|0,1]
+//  [--steps compile,eval] [--compile-jobs N] [--lease-batch N] ...`: the supervisor of
+// worker/worker.h. `tuna worker --executor ...` (hidden) is the per-device executor child the
+// supervisor starts (worker/executor.h); it is not meant to be run by hand.
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "cli/command.h"
+#include "cli/version.h"
+#include "coordinator/server.h"
+#include "spdlog/spdlog.h"
+#include "tuner_core/solver/registry.h"
+#include "worker/coordinator_client.h"
+#include "worker/executor.h"
+#include "worker/worker.h"
 
 namespace tuna::cli {
+namespace {
+
+struct WorkerFlags {
+  std::string coordinator;
+  std::string token_file;
+  std::string tls_ca;
+  std::string backend;
+  std::string devices = "all";
+  std::string steps = "compile,eval";
+  int compile_jobs = 1;
+  int lease_batch = 1;
+  std::string strategy = "exhaustive";
+  uint64_t budget = 0;
+  uint64_t seed = 1;
+  int repetitions = 10;
+  int launch_timeout_s = 30;
+  int eval_timeout_s = 1800;
+  std::string host;
+  // Hidden executor mode.
+  bool executor = false;
+  int executor_fd = -1;
+};
+
+int Fail(const std::string& what) {
+  std::cerr << "tuna worker: " << what << "\n";
+  return 2;
+}
+
+absl::StatusOr<worker::JobTuning> Tuning(const WorkerFlags& f) {
+  worker::JobTuning t;
+  auto k = search::ParseStrategyKind(f.strategy);
+  if (!k.ok()) return k.status();
+  t.strategy = *k;
+  t.budget = f.budget;
+  t.seed = f.seed;
+  t.compile_threads = 1;
+  t.repetitions = std::max(1, f.repetitions);
+  t.launch_timeout = absl::Seconds(std::max(1, f.launch_timeout_s));
+  return t;
+}
+
+int RunExecutorMode(const WorkerFlags& f) {
+  auto t = Tuning(f);
+  if (!t.ok()) return Fail(std::string(t.status().message()));
+  if (f.executor_fd < 0) return Fail("--executor needs --executor-fd");
+  int device = 0;
+  try {
+    device = std::stoi(f.devices);
+  } catch (const std::exception&) {
+    return Fail("--executor needs one --devices index");
+  }
+  return worker::RunExecutor(f.executor_fd, f.backend.empty() ? "cpu" : f.backend, device,
+                             solver::SolverRegistry::Builtin(), *t);
+}
+
+int RunWorker(const WorkerFlags& f) {
+  if (f.executor) return RunExecutorMode(f);
+  if (f.coordinator.empty()) return Fail("--coordinator ADDR is required");
+  // SIGTERM / SIGINT: stop leasing, finish or release, exit 0. Blocked before any thread exists
+  // (gRPC starts its own), so every thread inherits the mask and one waiting thread takes them;
+  // no work happens in a signal handler.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  worker::WorkerOptions o;
+  auto t = Tuning(f);
+  if (!t.ok()) return Fail(std::string(t.status().message()));
+  o.tuning = *t;
+  o.backend = f.backend;
+  o.host = f.host;
+  o.version = VersionLine().substr(0, 64);
+  o.compile_jobs = std::max(1, f.compile_jobs);
+  o.lease_batch = std::clamp(f.lease_batch, 1, 64);
+  o.eval_deadline = absl::Seconds(std::max(1, f.eval_timeout_s));
+  o.compile = o.eval = false;
+  for (absl::string_view s : absl::StrSplit(f.steps, ',', absl::SkipEmpty())) {
+    if (s == "compile") o.compile = true;
+    else if (s == "eval") o.eval = true;
+    else return Fail("--steps takes compile and/or eval");
+  }
+  if (!o.compile && !o.eval) return Fail("--steps is empty");
+  if (f.devices != "all") {
+    for (absl::string_view s : absl::StrSplit(f.devices, ',', absl::SkipEmpty())) {
+      int i = 0;
+      if (!absl::SimpleAtoi(s, &i) || i < 0) return Fail("--devices takes all or indices like 0,1");
+      o.devices.push_back(i);
+    }
+  }
+  worker::GrpcClientOptions c;
+  c.address = f.coordinator;
+  if (!f.token_file.empty()) {
+    auto token = coordinator::ReadTokenFile(f.token_file);
+    if (!token.ok()) return Fail(std::string(token.status().message()));
+    c.token = *token;
+  }
+  if (!f.tls_ca.empty()) {
+    std::ifstream in(f.tls_ca);
+    if (!in) return Fail("cannot read --tls-ca " + f.tls_ca);
+    c.tls_root_pem.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  auto client = worker::MakeGrpcClient(c);
+
+  worker::Worker w(*client, o);
+  std::thread([&w, set] {
+    int sig = 0;
+    sigwait(&set, &sig);
+    spdlog::info("worker: signal {}: stopping", sig);
+    w.RequestStop();
+  }).detach();
+  absl::Status st = w.Run();
+  if (!st.ok()) {
+    std::cerr << "tuna worker: " << st.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
 
 void AddWorkerCommand(CLI::App& app, CommandContext ctx) {
   CLI::App* cmd = app.add_subcommand("worker", "lease and run jobs from a coordinator");
-  cmd->allow_extras();
-  cmd->callback([ctx] { *ctx.selected = [] { return NotImplemented("worker", "Distributed execution"); }; });
+  auto f = std::make_shared<WorkerFlags>();
+  cmd->add_option("--coordinator", f->coordinator, "coordinator address host:port");
+  cmd->add_option("--token-file", f->token_file, "file holding the coordinator's token (mode 600)");
+  cmd->add_option("--tls-ca", f->tls_ca, "CA certificate (PEM) of a TLS coordinator");
+  cmd->add_option("--backend", f->backend, "cpu | cuda | hip (default: the best with a device)")
+      ->check(CLI::IsMember({"cpu", "cuda", "hip"}));
+  cmd->add_option("--devices", f->devices, "devices to evaluate on: all or 0,1,...");
+  cmd->add_option("--steps", f->steps, "compile,eval (default both)");
+  cmd->add_option("--compile-jobs", f->compile_jobs, "compile threads");
+  cmd->add_option("--lease-batch", f->lease_batch, "jobs per lease call / eval jobs prefetched");
+  cmd->add_option("--strategy", f->strategy, "exhaustive | random (model: eval only)");
+  cmd->add_option("--budget", f->budget, "candidates per perf job (0 = all valid)");
+  cmd->add_option("--seed", f->seed, "strategy and data seed");
+  cmd->add_option("--repetitions", f->repetitions, "timed runs per candidate");
+  cmd->add_option("--launch-timeout", f->launch_timeout_s, "seconds per kernel launch");
+  cmd->add_option("--eval-timeout", f->eval_timeout_s,
+                  "seconds per eval job; then the executor is killed and the job failed");
+  cmd->add_option("--host", f->host, "host name to register (default: this host's)");
+  cmd->add_flag("--executor", f->executor)->group("");  // hidden: the executor child
+  cmd->add_option("--executor-fd", f->executor_fd)->group("");
+  cmd->callback([ctx, f] { *ctx.selected = [f] { return RunWorker(*f); }; });
 }
 
 }  // namespace tuna::cli

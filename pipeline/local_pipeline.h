@@ -1,0 +1,78 @@
+// The one-machine end to end behind `tuna tune -f FILE` (DESIGN §2 "Embedded default"):
+//   import FILE under a tag → solvers update → session init on the best backend with a device
+//   (or the chosen one) → applicability → jobs load (perf and/or find) → an in-process
+//   coordinator on a loopback gRPC port and `workers` local workers (compile threads + one
+//   executor child per device) → wait until no job is unfinished, printing a progress line →
+//   export the perf, find and kernel db files → a summary (configs, jobs done/failed, the best
+//   solver per config, files written).
+// The same code paths as the distributed deployment (admin/, coordinator/, worker/, exporter/),
+// so the one-machine run exercises them all.
+//
+// Ownership: the caller opens the database (cli/db_access: embedded server started if needed,
+// migrations applied) and keeps it open for the call. Threads: blocks the caller; starts and
+// joins its own. Errors: the first failing stage's status, prefixed with the stage name; jobs
+// that fail are not errors (they are counted in the report).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "schema/store/database.h"
+#include "tuner_core/solver/registry.h"
+#include "worker/job_runner.h"
+
+namespace tuna::pipeline {
+
+struct LocalPipelineOptions {
+  std::string file;               // MIOpenDriver command lines
+  std::string tag;                // empty: "tune:<file name>"
+  std::string backend;            // cpu | cuda | hip; empty: the first with a device (cuda, hip, cpu)
+  std::vector<std::string> fin_steps = {"miopen_perf_compile", "miopen_perf_eval",
+                                        "miopen_find_compile", "miopen_find_eval"};
+  std::vector<std::string> solvers;  // only these (empty: every applicable one)
+  int workers = 1;                   // local worker supervisors
+  int compile_jobs = 0;              // compile threads per worker; 0: cores / workers
+  worker::JobTuning tuning;
+  absl::Duration eval_deadline = absl::Minutes(30);
+  absl::Duration max_duration = absl::InfiniteDuration();  // then stop and export what is done
+  std::string output_dir = "./tuna-out";
+  std::vector<std::string> executor_argv;  // empty: this binary's `worker --executor`
+  const solver::SolverRegistry* registry = nullptr;  // null: builtin
+  std::function<void(const std::string&)> progress;  // progress lines (default: stderr)
+  std::string tuner_version = "tuna";              // recorded in the session
+};
+
+struct ConfigBest {
+  int64_t config_id = 0;
+  std::string driver;
+  std::string solver;  // empty: no verified result
+  double time_ms = 0;
+};
+
+struct LocalPipelineReport {
+  int64_t session_id = 0;
+  std::string arch;
+  std::string backend;
+  int64_t configs = 0;
+  int64_t jobs = 0;
+  int64_t jobs_done = 0;    // evaluated
+  int64_t jobs_failed = 0;  // failed / not_applicable / cancelled
+  int64_t jobs_unfinished = 0;  // only after max_duration
+  std::map<std::string, int64_t> errors;  // failure reason → jobs
+  std::vector<ConfigBest> best;           // per config (find results, fastest)
+  std::vector<std::string> files;         // written
+  double seconds = 0;
+};
+
+absl::StatusOr<LocalPipelineReport> RunLocalPipeline(schema::Database& db,
+                                                     const LocalPipelineOptions& options);
+
+// The report as the lines `tuna tune` prints.
+std::string FormatPipelineSummary(const LocalPipelineReport& r);
+
+}  // namespace tuna::pipeline

@@ -1,0 +1,37 @@
+// Helpers of the worker and pipeline tests: load a workload through the admin workflow (import,
+// solvers update, session on this host's CPU device, applicability, jobs load), count rows,
+// find the `tuna` binary in the runfiles, and spawn / signal / reap child processes.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "schema/store/database.h"
+#include "tuner_core/solver/registry.h"
+
+namespace tuna::testing {
+
+// `lines` MIOpenDriver lines under `tag`; jobs for `solvers` and `kinds` ("perf", "find").
+absl::StatusOr<int64_t> LoadCpuWorkload(schema::Database& db, const solver::SolverRegistry& registry,
+                                        const std::string& lines, const std::string& tag,
+                                        const std::vector<std::string>& solvers,
+                                        const std::vector<std::string>& kinds);
+
+int64_t CountRows(schema::Database& db, const std::string& sql);
+
+// The path of a runfile ("cli/tuna"), or "" when not found.
+std::string Runfile(const std::string& path);
+
+// fork + exec with stdout/stderr appended to `log`; returns the pid (or -1).
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& log);
+// waitpid with a deadline; returns the raw status, or -1 when it did not end in time.
+int WaitFor(pid_t pid, int seconds);
+
+// `n` small forward fp32 problems (distinct H), cheap to tune on a CPU.
+std::string SmallDriverLines(int n);
+
+}  // namespace tuna::testing

@@ -1,0 +1,324 @@
+#include "worker/executor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "coordinator/wire.h"
+#include "proto/tuna.pb.h"
+#include "spdlog/spdlog.h"
+#include "tuner_core/backend/registry.h"
+#include "worker/kernel_cache.h"
+
+namespace tuna::worker {
+namespace {
+
+bool WriteAll(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+absl::Status WriteFrame(int fd, const google::protobuf::Message& m) {
+  std::string body;
+  if (!m.SerializeToString(&body)) return absl::InternalError("cannot serialize a frame");
+  unsigned char len[4];
+  const uint32_t n = static_cast<uint32_t>(body.size());
+  for (int i = 0; i < 4; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
+  if (!WriteAll(fd, reinterpret_cast<char*>(len), 4) || !WriteAll(fd, body.data(), body.size())) {
+    return absl::AbortedError(absl::StrCat("write to executor socket: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+// Aborted at EOF, DeadlineExceeded at the deadline.
+absl::Status ReadAll(int fd, char* p, size_t n, absl::Time deadline) {
+  while (n > 0) {
+    int timeout_ms = -1;
+    if (deadline != absl::InfiniteFuture()) {
+      const absl::Duration left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration()) return absl::DeadlineExceededError("deadline");
+      timeout_ms = static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1 << 30));
+    }
+    pollfd pfd{fd, POLLIN, 0};
+    int r = poll(&pfd, 1, timeout_ms);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return absl::AbortedError(absl::StrCat("poll: ", std::strerror(errno)));
+    if (r == 0) continue;  // re-check the deadline
+    ssize_t got = read(fd, p, n);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (got <= 0) return absl::AbortedError("end of stream");
+    p += got;
+    n -= static_cast<size_t>(got);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadFrame(int fd, google::protobuf::Message* m, absl::Time deadline) {
+  unsigned char len[4];
+  if (auto st = ReadAll(fd, reinterpret_cast<char*>(len), 4, deadline); !st.ok()) return st;
+  uint32_t n = 0;
+  for (int i = 0; i < 4; ++i) n |= static_cast<uint32_t>(len[i]) << (8 * i);
+  if (n > kMaxFrameBytes) return absl::DataLossError("executor frame too large");
+  std::string body(n, '\0');
+  if (auto st = ReadAll(fd, body.data(), n, deadline); !st.ok()) return st;
+  if (!m->ParseFromString(body)) return absl::DataLossError("executor frame does not parse");
+  return absl::OkStatus();
+}
+
+coordinator::Report FailureFor(const coordinator::LeasedJob& job, const std::string& error,
+                               bool retryable) {
+  coordinator::Report r;
+  r.job_id = job.job_id;
+  r.attempt = job.attempt;
+  r.step = schema::JobStep::kEval;
+  r.error = error;
+  r.retryable = retryable;
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<ExecutorArgs> ParseExecutorArgs(const std::vector<std::string>& args) {
+  ExecutorArgs out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "worker" || a == "--executor") continue;
+    if (i + 1 >= args.size()) return absl::InvalidArgumentError(absl::StrCat("missing value of ", a));
+    const std::string& v = args[++i];
+    try {
+      if (a == "--executor-fd") out.fd = std::stoi(v);
+      else if (a == "--backend") out.backend = v;
+      else if (a == "--devices") out.device = std::stoi(v);
+      else if (a == "--strategy") {
+        auto k = search::ParseStrategyKind(v);
+        if (!k.ok()) return k.status();
+        out.tuning.strategy = *k;
+      } else if (a == "--budget") out.tuning.budget = std::stoull(v);
+      else if (a == "--seed") out.tuning.seed = std::stoull(v);
+      else if (a == "--compile-jobs") out.tuning.compile_threads = std::stoi(v);
+      else if (a == "--repetitions") out.tuning.repetitions = std::stoi(v);
+      else if (a == "--launch-timeout") out.tuning.launch_timeout = absl::Seconds(std::stoi(v));
+      else return absl::InvalidArgumentError(absl::StrCat("unknown executor flag ", a));
+    } catch (const std::exception&) {
+      return absl::InvalidArgumentError(absl::StrCat("bad value of ", a, ": ", v));
+    }
+  }
+  if (out.fd < 0) return absl::InvalidArgumentError("--executor-fd is required");
+  return out;
+}
+
+int RunExecutor(int fd, const std::string& backend_name, int device_index,
+                const solver::SolverRegistry& registry, const JobTuning& tuning) {
+  std::unique_ptr<backend::Backend> be;
+  std::unique_ptr<backend::Device> device;
+  absl::Status open_error;
+  auto kind = backend::ParseBackendKind(backend_name);
+  if (!kind.ok()) {
+    open_error = kind.status();
+  } else {
+    auto b = backend::OpenBackend(*kind, backend::DetectOptions::FromEnv());
+    if (!b.ok()) {
+      open_error = b.status();
+    } else {
+      be = *std::move(b);
+      auto d = be->OpenDevice(device_index);
+      if (!d.ok()) open_error = d.status(); else device = *std::move(d);
+    }
+  }
+  std::unique_ptr<KernelCacheBackend> cache;
+  if (be) cache = std::make_unique<KernelCacheBackend>(*be);
+  spdlog::info("executor pid {}: {} device {} {}", getpid(), backend_name, device_index,
+               open_error.ok() ? device->Info().name : open_error.ToString());
+  for (;;) {
+    v1::LeasedJob wire_job;
+    v1::FetchKernelsReply wire_kernels;
+    absl::Status st = ReadFrame(fd, &wire_job, absl::InfiniteFuture());
+    if (st.ok()) st = ReadFrame(fd, &wire_kernels, absl::InfiniteFuture());
+    if (!st.ok()) {
+      if (absl::IsAborted(st)) return 0;  // the supervisor closed its end
+      spdlog::error("executor: {}", st.ToString());
+      return 1;
+    }
+    auto job = coordinator::FromWire(wire_job);
+    if (!job.ok()) {
+      spdlog::error("executor: bad job: {}", job.status().ToString());
+      return 1;
+    }
+    coordinator::Report report;
+    bool wedged = false;
+    if (!open_error.ok()) {
+      report = FailureFor(*job, absl::StrCat("executor: cannot open the device: ", open_error.message()), true);
+    } else {
+      std::vector<schema::StoredKernel> kernels;
+      for (const v1::Kernel& k : wire_kernels.kernels()) kernels.push_back(coordinator::FromWire(k));
+      cache->Clear();  // one job's kernels at a time bounds the child's memory
+      cache->Prefetch(kernels);
+      spdlog::info("executor: job {} (config {}, solver {}, {}): {} kernels prefetched", job->job_id,
+                   job->config_id, job->solver_name, job->kind, kernels.size());
+      report = EvalJob(*job, *cache, *device, registry, tuning, &wedged);
+      spdlog::info("executor: job {} done: {} (kernel cache: {} hits, {} local builds)", job->job_id,
+                   report.succeeded ? (report.has_result ? "result" : "no passing candidate")
+                                    : report.error,
+                   cache->hits(), cache->builds());
+    }
+    report.executor_killed = wedged;  // tells the supervisor this child is about to exit
+    v1::ReportRequest out;
+    coordinator::ToWire(report, &out);
+    if (!WriteFrame(fd, out).ok()) return 1;
+    if (wedged) {
+      spdlog::error("executor: a launch timed out; the device is unusable, exiting");
+      _exit(3);  // never run destructors of a device a kernel may still be using
+    }
+    if (!open_error.ok()) return 2;
+  }
+}
+
+ExecutorProcess::~ExecutorProcess() {
+  if (pid_ > 0) Reap(false);
+}
+
+absl::Status ExecutorProcess::Start() {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    return absl::UnavailableError(absl::StrCat("socketpair: ", std::strerror(errno)));
+  }
+  std::vector<std::string> args = argv_;
+  args.push_back("--executor-fd");
+  args.push_back("3");
+  std::vector<char*> cargv;
+  for (std::string& a : args) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(sv[0]);
+    close(sv[1]);
+    return absl::UnavailableError(absl::StrCat("fork: ", std::strerror(errno)));
+  }
+  if (pid == 0) {
+    // Only async-signal-safe calls here.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // a killed supervisor takes its executors along
+    if (getppid() != parent) _exit(127);
+    sigset_t all;
+    sigemptyset(&all);
+    sigprocmask(SIG_SETMASK, &all, nullptr);  // the supervisor blocks SIGTERM for its sigwait
+    if (sv[1] == 3) {
+      fcntl(3, F_SETFD, 0);
+    } else if (dup2(sv[1], 3) < 0) {
+      _exit(127);
+    }
+    execv(cargv[0], cargv.data());
+    _exit(127);
+  }
+  close(sv[1]);
+  fd_ = sv[0];
+  pid_ = pid;
+  ++starts_;
+  spdlog::info("worker: started executor pid {} ({})", pid, argv_.size() > 4 ? argv_[4] : "");
+  return absl::OkStatus();
+}
+
+std::string ExecutorProcess::Reap(bool kill_first) {
+  if (fd_ >= 0) {
+    close(fd_);
+    fd_ = -1;
+  }
+  const pid_t pid = pid_;
+  if (pid <= 0) return "not running";
+  if (kill_first) kill(pid, SIGKILL);
+  int status = 0;
+  const absl::Time give_up = absl::Now() + absl::Seconds(5);
+  for (;;) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) {
+      pid_ = -1;
+      return "lost";
+    }
+    if (absl::Now() > give_up) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      break;
+    }
+    usleep(10000);
+  }
+  pid_ = -1;
+  if (WIFSIGNALED(status)) return absl::StrCat("signal ", WTERMSIG(status));
+  if (WIFEXITED(status)) return absl::StrCat("status ", WEXITSTATUS(status));
+  return "unknown status";
+}
+
+void ExecutorProcess::Kill() {
+  const pid_t pid = pid_;
+  if (pid > 0) kill(pid, SIGKILL);
+}
+
+absl::StatusOr<ExecutorOutcome> ExecutorProcess::Run(const coordinator::LeasedJob& job,
+                                                     const std::vector<schema::StoredKernel>& kernels,
+                                                     absl::Duration deadline) {
+  if (pid_ > 0) {  // a child that died while idle is replaced, not blamed on this job
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      spdlog::warn("worker: executor pid {} ended while idle", pid_);
+      pid_ = -1;
+      close(fd_);
+      fd_ = -1;
+    }
+  }
+  if (pid_ <= 0) {
+    if (auto st = Start(); !st.ok()) return st;
+  }
+  v1::LeasedJob wire_job;
+  coordinator::ToWire(job, &wire_job);
+  v1::FetchKernelsReply wire_kernels;
+  for (const schema::StoredKernel& k : kernels) coordinator::ToWire(k, wire_kernels.add_kernels());
+  ExecutorOutcome out;
+  absl::Status st = WriteFrame(fd_, wire_job);
+  if (st.ok()) st = WriteFrame(fd_, wire_kernels);
+  v1::ReportRequest wire_report;
+  if (st.ok()) st = ReadFrame(fd_, &wire_report, absl::Now() + deadline);
+  if (st.ok()) {
+    auto rep = coordinator::FromWire(wire_report);
+    if (rep.ok()) {
+      out.report = *std::move(rep);
+      if (out.report.executor_killed) {  // the child exits after a launch timeout
+        const std::string how = Reap(false);
+        spdlog::warn("worker: executor of job {} wedged its device and ended ({})", job.job_id, how);
+      }
+      return out;
+    }
+    st = rep.status();
+  }
+  out.killed = true;
+  std::string reason;
+  if (absl::IsDeadlineExceeded(st)) {
+    const std::string how = Reap(true);
+    reason = absl::StrCat("timeout after ", absl::ToInt64Seconds(deadline), " s (executor killed)");
+    spdlog::error("worker: job {}: {} ({})", job.job_id, reason, how);
+  } else {
+    const std::string how = Reap(!absl::IsAborted(st));
+    reason = absl::StrCat("executor crashed: ", how);
+    if (!absl::IsAborted(st)) absl::StrAppend(&reason, " (", st.message(), ")");
+    spdlog::error("worker: job {}: {}", job.job_id, reason);
+  }
+  out.report = FailureFor(job, reason, true);
+  out.report.executor_killed = true;
+  return out;
+}
+
+}  // namespace tuna::worker

@@ -1,0 +1,187 @@
+#include "worker/job_runner.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
+#include "tuner_core/problem/driver_line.h"
+#include "tuner_core/search/measure/compiler.h"
+#include "tuner_core/search/measure/evaluator.h"
+#include "tuner_core/search/tuner.h"
+#include "tuner_core/solver/target.h"
+
+namespace tuna::worker {
+namespace {
+
+struct Prepared {
+  Problem problem;
+  const solver::RegisteredSolver* solver = nullptr;
+};
+
+absl::StatusOr<Prepared> Prepare(const coordinator::LeasedJob& job,
+                                 const solver::SolverRegistry& registry) {
+  auto problems = ParseDriverLine(job.driver);
+  if (!problems.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("driver line: ", problems.status().message()));
+  }
+  if (problems->size() != 1) {
+    return absl::FailedPreconditionError("the driver line is not exactly one problem");
+  }
+  Prepared p;
+  p.problem = (*problems)[0];
+  p.solver = registry.ByName(job.solver_name);
+  if (p.solver == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("solver '", job.solver_name, "' is unknown to this worker"));
+  }
+  return p;
+}
+
+search::TuneOptions TuneOptionsFor(const JobTuning& t, const std::string& solver, bool dry_run) {
+  search::TuneOptions o;
+  o.strategy = t.strategy;
+  o.budget = t.budget;
+  o.seed = t.seed;
+  o.solvers = {solver};
+  o.compiler.threads = t.compile_threads;
+  o.evaluator.seed = t.seed;
+  o.evaluator.repetitions = std::max(1, t.repetitions);
+  o.evaluator.launch_timeout = t.launch_timeout;
+  o.dry_run = dry_run;
+  return o;
+}
+
+coordinator::Report Failure(const coordinator::LeasedJob& job, const std::string& error,
+                            bool retryable) {
+  coordinator::Report r;
+  r.job_id = job.job_id;
+  r.attempt = job.attempt;
+  r.step = schema::JobStep::kEval;
+  r.succeeded = false;
+  r.error = error;
+  r.retryable = retryable;
+  return r;
+}
+
+coordinator::Sample ToSample(const solver::PerfConfig& config, const search::Measurement& m) {
+  coordinator::Sample s;
+  s.params = config.ToString();
+  if (m.disposition == search::Disposition::kPassed && std::isfinite(m.time_ms) && m.time_ms > 0) {
+    s.time_ms = m.time_ms;
+  }
+  s.status = std::string(search::DispositionName(m.disposition));
+  s.error = m.error.substr(0, 2000);
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> JobTuningArgs(const JobTuning& t) {
+  return {"--strategy", std::string(search::StrategyKindName(t.strategy)),
+          "--budget", std::to_string(t.budget),
+          "--seed", std::to_string(t.seed),
+          "--compile-jobs", std::to_string(t.compile_threads),
+          "--repetitions", std::to_string(t.repetitions),
+          "--launch-timeout", std::to_string(absl::ToInt64Seconds(t.launch_timeout))};
+}
+
+absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
+                                          const backend::Backend& backend,
+                                          const solver::SolverRegistry& registry,
+                                          const JobTuning& tuning) {
+  auto prepared = Prepare(job, registry);
+  if (!prepared.ok()) return prepared.status();
+  auto target = solver::TargetForArch(job.arch, job.num_cu);
+  if (!target.ok()) return absl::FailedPreconditionError(std::string(target.status().message()));
+  CompileOutcome out;
+  const solver::Solver& s = *prepared->solver->solver;
+  if (job.kind == "find" || !s.IsTunable()) {
+    search::Compiler compiler(backend, *target, {tuning.compile_threads});
+    search::CompiledCandidate c = compiler.CompileOne(s, prepared->problem, s.DefaultConfig(*target, prepared->problem));
+    out.candidates = 1;
+    out.compiled = c.disposition == search::Disposition::kPassed;
+    out.failed = c.disposition == search::Disposition::kCompileFailed;
+    if (c.disposition != search::Disposition::kPassed) out.first_error = c.error;
+  } else {
+    // The dry run proposes the same candidates as the eval search (exhaustive and random
+    // strategies do not depend on observations), so it compiles what eval will load.
+    search::Tuner tuner(registry, backend, nullptr, *target, TuneOptionsFor(tuning, job.solver_name, true));
+    auto r = tuner.Tune(prepared->problem);
+    if (!r.ok()) return absl::FailedPreconditionError(std::string(r.status().message()));
+    for (const search::SolverTuneResult& sr : r->solvers) {
+      out.candidates += sr.tried;
+      out.compiled += sr.compiled;
+      out.failed += sr.compile_failed;
+      if (out.first_error.empty() && sr.compiled == 0) out.first_error = sr.error;
+    }
+  }
+  return out;
+}
+
+coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Backend& backend,
+                            backend::Device& device, const solver::SolverRegistry& registry,
+                            const JobTuning& tuning, bool* device_wedged) {
+  *device_wedged = false;
+  auto prepared = Prepare(job, registry);
+  if (!prepared.ok()) return Failure(job, std::string(prepared.status().message()), false);
+  const solver::Target target = solver::TargetForDevice(backend.Kind(), device.Info());
+  const solver::Solver& s = *prepared->solver->solver;
+  const Problem& problem = prepared->problem;
+  if (absl::Status st = s.IsApplicable(target, problem); !st.ok()) {
+    return Failure(job, absl::StrCat("not applicable on ", target.arch, ": ", st.message()), false);
+  }
+  coordinator::Report rep;
+  rep.job_id = job.job_id;
+  rep.attempt = job.attempt;
+  rep.step = schema::JobStep::kEval;
+  rep.succeeded = true;
+
+  if (job.kind == "find" || !s.IsTunable()) {
+    search::Compiler compiler(backend, target, {tuning.compile_threads});
+    const solver::PerfConfig config = s.DefaultConfig(target, problem);
+    search::CompiledCandidate c = compiler.CompileOne(s, problem, config);
+    search::EvaluatorOptions eo = TuneOptionsFor(tuning, job.solver_name, false).evaluator;
+    auto ev = search::Evaluator::Create(device, problem, eo, &registry, &backend, &target);
+    if (!ev.ok()) return Failure(job, absl::StrCat("evaluator: ", ev.status().ToString()), false);
+    search::Measurement m = (*ev)->Evaluate(c, 0);
+    *device_wedged = !(*ev)->healthy();
+    rep.samples.push_back(ToSample(config, m));
+    rep.candidates_tried = 1;
+    if (m.disposition == search::Disposition::kPassed && m.time_ms > 0) {
+      rep.has_result = true;
+      rep.params = config.ToString();
+      rep.kernel_time_ms = m.time_ms;
+      rep.workspace_bytes = static_cast<int64_t>(c.solution.workspace_bytes);
+      rep.verified = true;  // kPassed means the output matched the reference
+    } else if (m.disposition == search::Disposition::kTimeout) {
+      return Failure(job, absl::StrCat("launch timeout: ", m.error), true);
+    }
+    return rep;
+  }
+
+  search::Tuner tuner(registry, backend, &device, target, TuneOptionsFor(tuning, job.solver_name, false));
+  auto r = tuner.Tune(problem);
+  if (!r.ok()) return Failure(job, r.status().ToString(), false);
+  const search::SolverTuneResult* sr = nullptr;
+  for (const auto& x : r->solvers) {
+    if (x.name == job.solver_name) sr = &x;
+  }
+  if (sr == nullptr) return Failure(job, "the solver was not searched (not applicable)", false);
+  for (const auto& [config, m] : sr->history) rep.samples.push_back(ToSample(config, m));
+  if (sr->by_disposition.count(search::Disposition::kTimeout) > 0) *device_wedged = true;
+  rep.candidates_tried = static_cast<int64_t>(sr->tried);
+  if (sr->disposition == search::Disposition::kPassed && sr->best_ms > 0) {
+    rep.has_result = true;
+    rep.params = sr->best_params;
+    rep.kernel_time_ms = sr->best_ms;
+    auto sol = s.GetSolution(target, problem, sr->best_config);
+    rep.workspace_bytes = sol.ok() ? static_cast<int64_t>(sol->workspace_bytes) : 0;
+    rep.verified = true;  // only candidates whose output matched the reference can pass
+  } else if (*device_wedged) {
+    return Failure(job, absl::StrCat("launch timeout: ", sr->error), true);
+  }
+  return rep;
+}
+
+}  // namespace tuna::worker

@@ -1,0 +1,65 @@
+// The work of one leased step, as plain functions over tuner_core/search (no process, no RPC):
+//   CompileJob  GetSolution + CompileSolution for every candidate the job's search would try
+//               (perf: the strategy's candidates within the budget, as a dry run proposes them;
+//               find: the solver's default config). Needs no device.
+//   EvalJob     perf: the search on a device (every candidate verified and timed, the best few
+//               re-timed); find: the solver at its default config. Returns the Report the
+//               coordinator takes, every candidate as a sample.
+// The executor child calls EvalJob; the compile pool calls CompileJob. Both use a
+// KernelCacheBackend so that compile and eval share kernels through the coordinator.
+//
+// Errors are data in the Report (succeeded=false, retryable=false for deterministic failures
+// such as a driver line that does not parse or an unknown solver). Threads: each call uses only
+// its arguments; the Backend must be safe for concurrent Compile; a Device is used by one
+// EvalJob at a time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "coordinator/coordinator.h"
+#include "tuner_core/backend/backend.h"
+#include "tuner_core/search/strategy/strategy.h"
+#include "tuner_core/solver/registry.h"
+
+namespace tuna::worker {
+
+// How a job is searched. Compile and eval workers must agree on strategy/budget/seed for the
+// eval step to find every kernel precompiled (a miss is compiled locally, never an error).
+struct JobTuning {
+  search::StrategyKind strategy = search::StrategyKind::kExhaustive;
+  uint64_t budget = 0;  // candidates per perf job; 0 = every valid config
+  uint64_t seed = 1;
+  int compile_threads = 1;
+  int repetitions = 10;
+  absl::Duration launch_timeout = absl::Seconds(30);
+};
+
+// argv form of JobTuning (for the executor child) and back.
+std::vector<std::string> JobTuningArgs(const JobTuning& t);
+
+struct CompileOutcome {
+  std::vector<schema::StoredKernel> kernels;  // unique by build key
+  int64_t candidates = 0;
+  int64_t compiled = 0;
+  int64_t failed = 0;  // CompileFailed candidates
+  std::string first_error;
+};
+
+// FailedPrecondition for a job that cannot be compiled at all (bad driver line, unknown solver,
+// unknown arch); such a job is failed for good.
+absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
+                                          const backend::Backend& backend,
+                                          const solver::SolverRegistry& registry,
+                                          const JobTuning& tuning);
+
+// `backend` should already hold the job's fetched kernels (KernelCacheBackend::Prefetch).
+// `device_wedged` is set when a launch timed out: the device must be abandoned (exit).
+coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Backend& backend,
+                            backend::Device& device, const solver::SolverRegistry& registry,
+                            const JobTuning& tuning, bool* device_wedged);
+
+}  // namespace tuna::worker

@@ -1,0 +1,87 @@
+#include "worker/kernel_cache.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace tuna::worker {
+
+std::string BuildKey(const backend::CompileRequest& r) {
+  // \x1f / \x1e separators: no option, entry or header name contains a unit separator.
+  std::string text = absl::StrCat(r.arch, "\x1f", r.source, "\x1f", absl::StrJoin(r.options, "\x1e"),
+                                  "\x1f", absl::StrJoin(r.entries, "\x1e"));
+  for (const backend::SourceHeader& h : r.headers) absl::StrAppend(&text, "\x1f", h.name, "\x1e", h.content);
+  return schema::LeaseSha256Hex(text);
+}
+
+schema::StoredKernel ToStoredKernel(const std::string& build_key, const backend::CompileRequest& r,
+                                    const backend::CodeObject& code) {
+  schema::StoredKernel k;
+  k.build_key = build_key;
+  k.arch = code.arch.empty() ? r.arch : code.arch;
+  k.compiler = code.compiler_version;
+  k.kernel_name = r.source_name;
+  k.options = absl::StrJoin(r.options, " ");
+  k.entries = absl::StrJoin(code.entries.empty() ? r.entries : code.entries, ",");
+  k.code_object = code.bytes;
+  return k;
+}
+
+backend::CodeObject ToCodeObject(backend::BackendKind kind, const schema::StoredKernel& k) {
+  backend::CodeObject c;
+  c.kind = kind;
+  c.arch = k.arch;
+  c.compiler_version = k.compiler;
+  if (!k.entries.empty()) c.entries = absl::StrSplit(k.entries, ',');
+  c.bytes = k.code_object;
+  return c;
+}
+
+void KernelCacheBackend::Prefetch(const std::vector<schema::StoredKernel>& kernels) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const schema::StoredKernel& k : kernels) known_[k.build_key] = ToCodeObject(inner_.Kind(), k);
+}
+
+std::vector<schema::StoredKernel> KernelCacheBackend::TakeBuilt() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<schema::StoredKernel> out;
+  out.swap(built_);
+  return out;
+}
+
+void KernelCacheBackend::Clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  known_.clear();
+  built_.clear();
+}
+
+size_t KernelCacheBackend::hits() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return hits_;
+}
+
+size_t KernelCacheBackend::builds() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return builds_;
+}
+
+absl::StatusOr<backend::CodeObject> KernelCacheBackend::Compile(
+    const backend::CompileRequest& request) const {
+  const std::string key = BuildKey(request);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = known_.find(key);
+    if (it != known_.end()) {
+      ++hits_;
+      return it->second;
+    }
+  }
+  absl::StatusOr<backend::CodeObject> code = inner_.Compile(request);
+  if (!code.ok()) return code;
+  std::lock_guard<std::mutex> lock(mu_);
+  ++builds_;
+  if (known_.emplace(key, *code).second) built_.push_back(ToStoredKernel(key, request, *code));
+  return code;
+}
+
+}  // namespace tuna::worker

@@ -1,0 +1,70 @@
+// A Backend decorator that turns kernel builds into the kernel rows that travel between a job's
+// compile step and its eval step (DESIGN §1.6-1.7).
+//
+// Compile requests are keyed by BuildKey (SHA-256 of arch, source, options, entries and extra
+// headers). A request whose key is known (Prefetch: kernels fetched from the coordinator, or an
+// earlier build through this object) is answered from memory without compiling; anything else
+// goes to the wrapped backend, and the result is remembered and recorded (TakeBuilt), so that a
+// compile worker can put exactly the kernels it built. Devices are passed straight through.
+//
+// Ownership: the wrapped Backend must outlive this object. Threads: safe for concurrent use
+// (Compile is called from the compile pool).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "schema/store/lease_store.h"
+#include "tuner_core/backend/backend.h"
+
+namespace tuna::worker {
+
+// SHA-256 hex (64 characters) identifying a build: equal keys give interchangeable code objects.
+std::string BuildKey(const backend::CompileRequest& request);
+
+schema::StoredKernel ToStoredKernel(const std::string& build_key,
+                                    const backend::CompileRequest& request,
+                                    const backend::CodeObject& code);
+backend::CodeObject ToCodeObject(backend::BackendKind kind, const schema::StoredKernel& k);
+
+class KernelCacheBackend : public backend::Backend {
+ public:
+  explicit KernelCacheBackend(const backend::Backend& inner) : inner_(inner) {}
+
+  // Makes these kernels answer later Compile calls (kernels of another backend kind are fine:
+  // the device's Load rejects them and the candidate fails like any bad code object).
+  void Prefetch(const std::vector<schema::StoredKernel>& kernels);
+  // The kernels compiled (not prefetched) since the last call, in build order, unique by key.
+  std::vector<schema::StoredKernel> TakeBuilt();
+  // Forget everything (bounds memory between jobs).
+  void Clear();
+  size_t hits() const;    // Compile calls answered from memory
+  size_t builds() const;  // Compile calls that ran the compiler successfully
+
+  backend::BackendKind Kind() const override { return inner_.Kind(); }
+  std::string Name() const override { return inner_.Name(); }
+  absl::Status CompilerStatus() const override { return inner_.CompilerStatus(); }
+  absl::Status DriverStatus() const override { return inner_.DriverStatus(); }
+  std::string CompilerVersion() const override { return inner_.CompilerVersion(); }
+  std::string DriverVersion() const override { return inner_.DriverVersion(); }
+  std::vector<std::string> CompileTargets() const override { return inner_.CompileTargets(); }
+  absl::StatusOr<backend::CodeObject> Compile(const backend::CompileRequest& request) const override;
+  absl::StatusOr<std::vector<backend::DeviceInfo>> ListDevices() const override {
+    return inner_.ListDevices();
+  }
+  absl::StatusOr<std::unique_ptr<backend::Device>> OpenDevice(int index) const override {
+    return inner_.OpenDevice(index);
+  }
+
+ private:
+  const backend::Backend& inner_;
+  mutable std::mutex mu_;
+  mutable std::map<std::string, backend::CodeObject> known_;  // guarded by mu_
+  mutable std::vector<schema::StoredKernel> built_;           // guarded by mu_
+  mutable size_t hits_ = 0, builds_ = 0;                       // guarded by mu_
+};
+
+}  // namespace tuna::worker

@@ -1,0 +1,495 @@
+#include "worker/worker.h"
+
+#include <unistd.h>
+
+#include <condition_variable>
+#include <deque>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
+#include "tuner_core/backend/registry.h"
+#include "worker/executor.h"
+#include "worker/kernel_cache.h"
+
+namespace tuna::worker {
+namespace {
+
+bool Transient(const absl::Status& st) {
+  return absl::IsUnavailable(st) || absl::IsDeadlineExceeded(st) || absl::IsAborted(st) ||
+         absl::IsResourceExhausted(st);
+}
+
+template <typename T>
+absl::Status StatusOf(const absl::StatusOr<T>& s) {
+  return s.status();
+}
+absl::Status StatusOf(const absl::Status& s) { return s; }
+
+std::string JobContext(const coordinator::LeasedJob& j) {
+  return absl::StrCat("job ", j.job_id, " (", j.kind, ", config ", j.config_id, ", solver ",
+                      j.solver_name, ", attempt ", j.attempt, ")");
+}
+
+}  // namespace
+
+struct Worker::EvalLane {
+  coordinator::Device device;
+  std::unique_ptr<ExecutorProcess> executor;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::pair<coordinator::LeasedJob, std::vector<schema::StoredKernel>>> queue;
+  bool leasing_done = false;
+};
+
+Worker::Worker(CoordinatorClient& client, WorkerOptions options)
+    : client_(client),
+      options_(std::move(options)),
+      registry_(options_.registry ? *options_.registry : solver::SolverRegistry::Builtin()) {}
+
+Worker::~Worker() { RequestStop(); }
+
+void Worker::RequestStop() {
+  if (!stop_flag_.exchange(true)) stop_.Notify();
+}
+
+bool Worker::Sleep(absl::Duration d) { return !stop_.WaitForNotificationWithTimeout(d); }
+
+WorkerStats Worker::stats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return stats_;
+}
+
+std::string Worker::worker_id() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return worker_id_;
+}
+
+template <typename Fn>
+auto Worker::Retry(const char* what, Fn fn) -> decltype(fn()) {
+  absl::Duration backoff = absl::Milliseconds(100);
+  for (int k = 0;; ++k) {
+    auto r = fn();
+    const absl::Status st = StatusOf(r);
+    if (st.ok() || !Transient(st) || stop_flag_) return r;
+    if (k == 0 || k % 10 == 0) {
+      spdlog::warn("worker {}: {}: {} (retrying with backoff)", worker_id_, what, st.ToString());
+    }
+    if (!Sleep(backoff)) return r;
+    backoff = std::min(backoff * 2, absl::Seconds(5));
+  }
+}
+
+void Worker::Hold(const coordinator::LeasedJob& j, std::function<void()> on_lost) {
+  std::lock_guard<std::mutex> l(mu_);
+  held_[j.job_id] = Held{j.attempt, false, std::move(on_lost)};
+}
+
+void Worker::Drop(int64_t job_id) {
+  std::lock_guard<std::mutex> l(mu_);
+  held_.erase(job_id);
+}
+
+bool Worker::IsLost(int64_t job_id) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = held_.find(job_id);
+  return it == held_.end() || it->second.lost;
+}
+
+void Worker::ReleaseAll(const std::vector<coordinator::LeasedJob>& jobs) {
+  if (jobs.empty()) return;
+  std::vector<coordinator::Lease> leases;
+  for (const auto& j : jobs) leases.push_back({j.job_id, j.attempt});
+  // Not Retry: Retry gives up at once when stopping, and a release matters most then.
+  absl::StatusOr<int64_t> n;
+  for (int k = 0; k < 5; ++k) {
+    n = client_.Release(worker_id_, leases);
+    if (n.ok() || !Transient(n.status())) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200 << k));
+  }
+  if (n.ok()) {
+    spdlog::info("worker {}: released {} lease(s)", worker_id_, *n);
+  } else {
+    spdlog::warn("worker {}: release failed ({}); the leases expire instead", worker_id_,
+                 n.status().ToString());
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  for (const auto& j : jobs) held_.erase(j.job_id);
+  if (n.ok()) stats_.released += *n;
+}
+
+void Worker::SendReport(coordinator::Report report, const coordinator::LeasedJob& job) {
+  report.worker_id = worker_id_;
+  report.job_id = job.job_id;
+  report.attempt = job.attempt;
+  report.step = job.step;
+  if (!report.succeeded && report.error.empty()) report.error = "failed (no reason given)";
+  absl::Status st;
+  const absl::Time give_up = job.lease_expires + absl::Seconds(lease_seconds_);
+  absl::Duration backoff = absl::Milliseconds(100);
+  for (;;) {  // a report is worth retrying past a stop request, up to about the lease's end
+    st = client_.Report(report);
+    if (st.ok() || !Transient(st) || absl::Now() > give_up) break;
+    std::this_thread::sleep_for(absl::ToChronoMilliseconds(backoff));
+    backoff = std::min(backoff * 2, absl::Seconds(5));
+  }
+  if (absl::IsInvalidArgument(st) && report.succeeded) {
+    // The coordinator refused the result (validation): record the job as failed with why.
+    spdlog::error("worker {}: {}: report rejected: {}", worker_id_, JobContext(job), st.ToString());
+    coordinator::Report f;
+    f.worker_id = worker_id_;
+    f.job_id = job.job_id;
+    f.attempt = job.attempt;
+    f.step = job.step;
+    f.error = absl::StrCat("report rejected: ", st.message());
+    f.retryable = false;
+    st = client_.Report(f);
+  }
+  if (!st.ok()) {
+    spdlog::warn("worker {}: {}: report not accepted: {}", worker_id_, JobContext(job), st.ToString());
+  }
+  Drop(job.job_id);
+}
+
+void Worker::HeartbeatLoop() {
+  const absl::Duration every = absl::Seconds(std::max(1, lease_seconds_)) / 3;
+  for (;;) {
+    if (!stop_flag_) {
+      Sleep(every);
+    } else {  // stopping: keep renewing what still runs, notice quickly when all is done
+      const absl::Time until = absl::Now() + every;
+      while (absl::Now() < until) {
+        {
+          std::lock_guard<std::mutex> l(mu_);
+          if (held_.empty()) return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+    std::vector<coordinator::Lease> leases;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      for (const auto& [id, h] : held_) {
+        if (!h.lost) leases.push_back({id, h.attempt});
+      }
+    }
+    if (leases.empty()) continue;
+    auto held = client_.Renew(worker_id_, leases);
+    if (!held.ok()) {
+      spdlog::warn("worker {}: renew failed: {}", worker_id_, held.status().ToString());
+      continue;
+    }
+    std::map<int64_t, int64_t> ok;
+    for (const auto& h : *held) ok[h.job_id] = h.attempt;
+    std::vector<std::function<void()>> callbacks;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      for (const auto& lease : leases) {
+        auto it = held_.find(lease.job_id);
+        if (it == held_.end() || it->second.attempt != lease.attempt) continue;  // done meanwhile
+        auto confirmed = ok.find(lease.job_id);
+        if (confirmed != ok.end() && confirmed->second == lease.attempt) continue;
+        it->second.lost = true;
+        ++stats_.lost_leases;
+        spdlog::warn("worker {}: lease of job {} (attempt {}) lost", worker_id_, lease.job_id,
+                     lease.attempt);
+        if (it->second.on_lost) callbacks.push_back(it->second.on_lost);
+      }
+    }
+    for (auto& cb : callbacks) cb();
+  }
+}
+
+void Worker::RunCompile(const coordinator::LeasedJob& job) {
+  spdlog::info("worker {}: compiling {}", worker_id_, JobContext(job));
+  const auto t0 = std::chrono::steady_clock::now();
+  KernelCacheBackend cache(*backend_);
+  JobTuning tuning = options_.tuning;
+  tuning.compile_threads = 1;  // parallelism comes from the pool
+  coordinator::Report report;
+  report.succeeded = false;
+  auto outcome = CompileJob(job, cache, registry_, tuning);
+  if (!outcome.ok()) {
+    report.error = absl::StrCat("compile: ", outcome.status().message());
+    report.retryable = !absl::IsFailedPrecondition(outcome.status());
+  } else if (outcome->compiled == 0 && outcome->failed > 0) {
+    report.error = absl::StrCat("compile: no candidate compiled: ", outcome->first_error);
+    report.retryable = false;
+  } else {
+    std::vector<schema::StoredKernel> kernels = cache.TakeBuilt();
+    absl::StatusOr<std::vector<int64_t>> ids = std::vector<int64_t>{};
+    if (!kernels.empty()) {
+      ids = Retry("put kernels", [&] { return client_.PutKernels(worker_id_, job.job_id, job.attempt, kernels); });
+    }
+    if (!ids.ok()) {
+      spdlog::warn("worker {}: {}: put kernels: {}", worker_id_, JobContext(job), ids.status().ToString());
+      report.error = absl::StrCat("put kernels: ", ids.status().message());
+    } else {
+      report.succeeded = true;
+      for (size_t i = 0; i < kernels.size() && i < ids->size(); ++i) {
+        report.kernels.push_back({(*ids)[i], kernels[i].build_key});
+      }
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    spdlog::info("worker {}: compiled {}: {} candidates, {} kernels, {} failed, {:.1f} s", worker_id_,
+                 JobContext(job), outcome->candidates, kernels.size(), outcome->failed, s);
+  }
+  if (IsLost(job.job_id)) {
+    spdlog::warn("worker {}: {}: lease lost during compile; result dropped", worker_id_, JobContext(job));
+    Drop(job.job_id);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++(report.succeeded ? stats_.compiled : stats_.compile_failed);
+  }
+  if (!report.succeeded) spdlog::warn("worker {}: {}: {}", worker_id_, JobContext(job), report.error);
+  SendReport(std::move(report), job);
+}
+
+void Worker::CompileLoop(int index) {
+  while (!stop_flag_) {
+    coordinator::LeaseRequest req;
+    req.worker_id = worker_id_;
+    req.step = schema::JobStep::kCompile;
+    req.compile_backends = {backend_->Name()};
+    req.max_jobs = std::max(1, options_.lease_batch);
+    req.wait = options_.lease_wait;
+    auto jobs = Retry("lease compile jobs", [&] { return client_.Lease(req); });
+    if (!jobs.ok()) {
+      if (!stop_flag_) spdlog::warn("worker {}: compile lease: {}", worker_id_, jobs.status().ToString());
+      Sleep(absl::Seconds(1));
+      continue;
+    }
+    for (const auto& j : *jobs) Hold(j);
+    for (size_t k = 0; k < jobs->size(); ++k) {
+      if (stop_flag_) {
+        ReleaseAll(std::vector<coordinator::LeasedJob>(jobs->begin() + k, jobs->end()));
+        break;
+      }
+      RunCompile((*jobs)[k]);
+    }
+  }
+  spdlog::debug("worker {}: compile thread {} stopped", worker_id_, index);
+}
+
+void Worker::EvalLeaseLoop(EvalLane* lane) {
+  const size_t ahead = static_cast<size_t>(std::max(1, options_.lease_batch));
+  while (!stop_flag_) {
+    {  // prefetch at most `ahead` jobs beyond the running one
+      std::unique_lock<std::mutex> l(lane->mu);
+      lane->cv.wait_for(l, std::chrono::milliseconds(200), [&] { return lane->queue.size() < ahead || stop_flag_; });
+      if (lane->queue.size() >= ahead) continue;
+    }
+    if (stop_flag_) break;
+    coordinator::LeaseRequest req;
+    req.worker_id = worker_id_;
+    req.step = schema::JobStep::kEval;
+    req.device = lane->device;
+    req.max_jobs = static_cast<int>(ahead);
+    req.wait = options_.lease_wait;
+    auto jobs = Retry("lease eval jobs", [&] { return client_.Lease(req); });
+    if (!jobs.ok()) {
+      if (!stop_flag_) spdlog::warn("worker {}: eval lease: {}", worker_id_, jobs.status().ToString());
+      Sleep(absl::Seconds(1));
+      continue;
+    }
+    for (const auto& j : *jobs) {
+      Hold(j, [lane, id = j.job_id] {
+        // The runner kills the executor only if it is running this job (checked there).
+        (void)id;
+        lane->cv.notify_all();
+      });
+    }
+    for (size_t k = 0; k < jobs->size(); ++k) {
+      const auto& j = (*jobs)[k];
+      auto kernels = Retry("fetch kernels", [&] { return client_.FetchKernels(worker_id_, j.job_id, j.attempt); });
+      std::vector<schema::StoredKernel> ks;
+      if (kernels.ok()) {
+        ks = *std::move(kernels);
+      } else {  // not fatal: the executor compiles what is missing
+        spdlog::warn("worker {}: {}: fetch kernels: {}", worker_id_, JobContext(j), kernels.status().ToString());
+      }
+      std::lock_guard<std::mutex> l(lane->mu);
+      lane->queue.emplace_back(j, std::move(ks));
+      lane->cv.notify_all();
+    }
+  }
+  std::lock_guard<std::mutex> l(lane->mu);
+  lane->leasing_done = true;
+  lane->cv.notify_all();
+}
+
+void Worker::EvalRunLoop(EvalLane* lane) {
+  for (;;) {
+    std::pair<coordinator::LeasedJob, std::vector<schema::StoredKernel>> item;
+    {
+      std::unique_lock<std::mutex> l(lane->mu);
+      lane->cv.wait(l, [&] { return !lane->queue.empty() || lane->leasing_done || stop_flag_; });
+      if (stop_flag_) {
+        // Stopping: what is queued was never started; hand it back.
+        std::vector<coordinator::LeasedJob> rest;
+        for (auto& q : lane->queue) rest.push_back(q.first);
+        lane->queue.clear();
+        l.unlock();
+        ReleaseAll(rest);
+        l.lock();
+        if (lane->leasing_done && lane->queue.empty()) return;
+        lane->cv.wait_for(l, std::chrono::milliseconds(100));
+        continue;
+      }
+      if (lane->queue.empty()) return;
+      item = std::move(lane->queue.front());
+      lane->queue.pop_front();
+      lane->cv.notify_all();
+    }
+    const coordinator::LeasedJob& job = item.first;
+    if (IsLost(job.job_id)) {
+      Drop(job.job_id);
+      continue;
+    }
+    spdlog::info("worker {}: evaluating {} on {} device {}", worker_id_, JobContext(job),
+                 lane->device.arch, lane->device.index);
+    const auto t0 = std::chrono::steady_clock::now();
+    // Kill the executor if the lease is lost mid-run (someone else owns the job now).
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      auto it = held_.find(job.job_id);
+      if (it != held_.end()) {
+        ExecutorProcess* ex = lane->executor.get();
+        it->second.on_lost = [ex] { ex->Kill(); };
+      }
+    }
+    auto out = lane->executor->Run(job, item.second, options_.eval_deadline);
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      auto it = held_.find(job.job_id);
+      if (it != held_.end()) it->second.on_lost = nullptr;
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    coordinator::Report report;
+    if (!out.ok()) {
+      report.error = absl::StrCat("executor: ", out.status().message());
+      report.retryable = true;
+    } else {
+      report = std::move(out->report);
+    }
+    if (IsLost(job.job_id)) {
+      spdlog::warn("worker {}: {}: lease lost during eval; result dropped", worker_id_, JobContext(job));
+      Drop(job.job_id);
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ++(report.succeeded ? stats_.evaluated : stats_.eval_failed);
+      if (out.ok() && out->killed) ++stats_.executor_kills;
+    }
+    if (report.succeeded) {
+      spdlog::info("worker {}: evaluated {} in {:.1f} s: {}", worker_id_, JobContext(job), s,
+                   report.has_result ? absl::StrCat(report.kernel_time_ms, " ms [", report.params, "], ",
+                                                    report.samples.size(), " candidates")
+                                     : "no candidate passed");
+    } else {
+      spdlog::warn("worker {}: {} failed after {:.1f} s: {}", worker_id_, JobContext(job), s, report.error);
+    }
+    SendReport(std::move(report), job);
+  }
+}
+
+absl::Status Worker::Run() {
+  // Backend and devices.
+  auto detected = backend::DetectBackends(backend::DetectOptions::FromEnv());
+  std::vector<backend::DeviceInfo> devices;
+  for (auto& d : detected) {
+    if (!options_.backend.empty() && options_.backend != d.backend->Name()) continue;
+    if (!d.usable) continue;
+    auto list = d.backend->ListDevices();
+    const bool has_devices = list.ok() && !list->empty();
+    if (options_.backend.empty() && !has_devices) continue;
+    if (has_devices) devices = *list;
+    backend_ = std::move(d.backend);
+    break;
+  }
+  if (!backend_) {
+    return absl::UnavailableError(options_.backend.empty()
+                                      ? "no usable backend with a device on this host"
+                                      : absl::StrCat("backend ", options_.backend, " is not usable here"));
+  }
+  std::vector<backend::DeviceInfo> chosen;
+  for (const auto& d : devices) {
+    if (options_.devices.empty() ||
+        std::find(options_.devices.begin(), options_.devices.end(), d.index) != options_.devices.end()) {
+      chosen.push_back(d);
+    }
+  }
+  if (options_.eval && chosen.empty()) {
+    return absl::UnavailableError(absl::StrCat("no ", backend_->Name(), " device matches --devices"));
+  }
+  if (options_.compile && !backend_->CompilerStatus().ok()) {
+    return absl::UnavailableError(absl::StrCat(backend_->Name(), " compiler: ",
+                                               backend_->CompilerStatus().message()));
+  }
+  coordinator::WorkerRegistration reg;
+  if (options_.host.empty()) {
+    char host[256] = {0};
+    gethostname(host, sizeof(host) - 1);
+    reg.host = host;
+  } else {
+    reg.host = options_.host;
+  }
+  reg.version = options_.version;
+  for (const auto& d : chosen) {
+    reg.devices.push_back({backend_->Name(), d.arch, d.compute_units, d.index, d.global_memory_bytes});
+  }
+  auto registered = Retry("register", [&] { return client_.Register(reg); });
+  if (!registered.ok()) {
+    if (stop_flag_) return absl::CancelledError("stopped before registering");
+    return registered.status();
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    worker_id_ = registered->worker_id;
+  }
+  lease_seconds_ = registered->lease_seconds;
+  spdlog::info("worker {}: registered ({} backend, {} device(s), steps {}{}, {} compile thread(s), lease {} s)",
+               worker_id_, backend_->Name(), chosen.size(), options_.compile ? "compile " : "",
+               options_.eval ? "eval" : "", options_.compile ? options_.compile_jobs : 0, lease_seconds_);
+
+  std::vector<std::thread> threads;
+  std::vector<std::unique_ptr<EvalLane>> lanes;
+  if (options_.compile) {
+    for (int i = 0; i < std::max(1, options_.compile_jobs); ++i) threads.emplace_back([this, i] { CompileLoop(i); });
+  }
+  if (options_.eval) {
+    for (const auto& d : chosen) {
+      auto lane = std::make_unique<EvalLane>();
+      lane->device = {backend_->Name(), d.arch, d.compute_units, d.index, d.global_memory_bytes};
+      std::vector<std::string> argv = options_.executor_argv;
+      if (argv.empty()) argv = {"/proc/self/exe", "worker", "--executor"};
+      for (const std::string& a : {std::string("--backend"), backend_->Name(), std::string("--devices"),
+                                   std::to_string(d.index)}) {
+        argv.push_back(a);
+      }
+      for (const std::string& a : JobTuningArgs(options_.tuning)) argv.push_back(a);
+      lane->executor = std::make_unique<ExecutorProcess>(argv);
+      EvalLane* p = lane.get();
+      threads.emplace_back([this, p] { EvalLeaseLoop(p); });
+      threads.emplace_back([this, p] { EvalRunLoop(p); });
+      lanes.push_back(std::move(lane));
+    }
+  }
+  std::thread heartbeat([this] { HeartbeatLoop(); });
+  stop_.WaitForNotification();
+  spdlog::info("worker {}: stopping: no new leases; finishing jobs in progress", worker_id_);
+  for (auto& lane : lanes) lane->cv.notify_all();
+  for (auto& t : threads) t.join();
+  heartbeat.join();
+  lanes.clear();  // closes the executors' sockets; they exit
+  const WorkerStats s = stats();
+  spdlog::info("worker {}: stopped: {} compiled, {} compile failures, {} evaluated, {} eval failures, "
+               "{} executor kills, {} released", worker_id_, s.compiled, s.compile_failed, s.evaluated,
+               s.eval_failed, s.executor_kills, s.released);
+  return absl::OkStatus();
+}
+
+}  // namespace tuna::worker

@@ -1,0 +1,118 @@
+// The worker supervisor (DESIGN §2, §3): registers this host's devices with a coordinator, then
+//   compile pool   `compile_jobs` threads, each leasing compile steps (`lease_batch` at a time),
+//                  building every candidate's kernels (job_runner.h CompileJob), putting them to
+//                  the coordinator (content-deduplicated there; unique by build key here) and
+//                  reporting the links;
+//   eval lanes     per device a leasing thread that prefetches the next eval leases and their
+//                  kernels (at most `lease_batch` jobs ahead) while a runner thread hands the
+//                  current job to that device's executor child (executor.h) under a per-job
+//                  deadline; the child's report is sent as is; a hang or a crash kills and
+//                  restarts the child and reports the job failed with the reason
+//                  (executor_killed, which the coordinator counts towards quarantine);
+//   heartbeat      Renew of every held lease each lease_seconds / 3; a lease the coordinator no
+//                  longer confirms is dropped (an eval in progress on it is killed).
+// Every RPC that fails with Unavailable / DeadlineExceeded is retried with exponential backoff
+// (100 ms .. 5 s) until it succeeds or the worker stops: a coordinator restart only delays work.
+//
+// Stop (RequestStop, e.g. on SIGTERM): no new leases; jobs in progress finish and are reported;
+// leased jobs not started are Released; Run then returns OK.
+//
+// Threads: Run blocks the caller and owns every thread it starts; RequestStop and stats() may
+// be called from any thread. The client and registry must outlive the Worker.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "tuner_core/solver/registry.h"
+#include "worker/coordinator_client.h"
+#include "worker/job_runner.h"
+
+namespace tuna::worker {
+
+struct WorkerOptions {
+  std::string host;              // empty: gethostname()
+  std::string version = "tuna";  // reported at registration
+  std::string backend;           // cpu | cuda | hip; empty: the first usable with a device
+  std::vector<int> devices;      // device indices to evaluate on; empty: all
+  bool compile = true;
+  bool eval = true;
+  int compile_jobs = 1;   // compile threads (each compiles one job at a time)
+  int lease_batch = 1;    // jobs per Lease call / eval jobs prefetched per device
+  JobTuning tuning;
+  absl::Duration eval_deadline = absl::Minutes(30);  // per eval job; then SIGKILL
+  absl::Duration lease_wait = absl::Seconds(5);      // long-poll per Lease call
+  // The executor command without device/tuning/fd arguments; empty: this binary's
+  // `worker --executor` ({"/proc/self/exe", "worker", "--executor"}).
+  std::vector<std::string> executor_argv;
+  const solver::SolverRegistry* registry = nullptr;  // null: the builtin registry
+};
+
+struct WorkerStats {
+  int64_t compiled = 0;
+  int64_t compile_failed = 0;
+  int64_t evaluated = 0;
+  int64_t eval_failed = 0;
+  int64_t executor_kills = 0;
+  int64_t released = 0;
+  int64_t lost_leases = 0;
+};
+
+class Worker {
+ public:
+  Worker(CoordinatorClient& client, WorkerOptions options);
+  ~Worker();
+
+  // Errors: Unavailable when no backend/device matches the options, FailedPrecondition when
+  // the coordinator refuses the registration (protocol), Cancelled when stopped before
+  // registering. OK after a clean stop.
+  absl::Status Run();
+  void RequestStop();
+  WorkerStats stats() const;
+  std::string worker_id() const;
+
+ private:
+  struct Held {
+    int64_t attempt = 0;
+    bool lost = false;
+    std::function<void()> on_lost;
+  };
+  struct EvalLane;
+
+  template <typename Fn>
+  auto Retry(const char* what, Fn fn) -> decltype(fn());
+  void Hold(const coordinator::LeasedJob& j, std::function<void()> on_lost = nullptr);
+  void Drop(int64_t job_id);
+  bool IsLost(int64_t job_id);
+  void ReleaseAll(const std::vector<coordinator::LeasedJob>& jobs);
+  void SendReport(coordinator::Report report, const coordinator::LeasedJob& job);
+  void HeartbeatLoop();
+  void CompileLoop(int index);
+  void RunCompile(const coordinator::LeasedJob& job);
+  void EvalLeaseLoop(EvalLane* lane);
+  void EvalRunLoop(EvalLane* lane);
+  bool Sleep(absl::Duration d);  // false when stopping
+
+  CoordinatorClient& client_;
+  WorkerOptions options_;
+  const solver::SolverRegistry& registry_;
+  std::unique_ptr<backend::Backend> backend_;
+  std::string worker_id_;
+  int lease_seconds_ = 60;
+  absl::Notification stop_;
+  std::atomic<bool> stop_flag_{false};
+
+  mutable std::mutex mu_;
+  std::map<int64_t, Held> held_;  // guarded by mu_
+  WorkerStats stats_;             // guarded by mu_
+};
+
+}  // namespace tuna::worker
