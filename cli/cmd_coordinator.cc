@@ -1,11 +1,180 @@
+// `tuna coordinator --listen ADDR [--token-file F] [--tls-cert F --tls-key F] [--metrics ADDR]
+// [--lease-seconds N] [--max-retries N]`: serves jobs to workers over gRPC (coordinator/server.h)
+// until SIGTERM or SIGINT, then shuts down gracefully: waiting long-polls are answered, queued
+// reports are committed or refused (the worker retries them), the metrics server stops last.
+// The database comes from the global --db / --data-dir like every admin command.
+#include <signal.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
 #include "cli/command.h"
+#include "cli/db_access.h"
+#include "coordinator/coordinator.h"
+#include "coordinator/metrics.h"
+#include "coordinator/server.h"
+#include "spdlog/spdlog.h"
+#include "tuner_core/solver/registry.h"
 
 namespace tuna::cli {
+namespace {
+
+struct Flags {
+  std::string listen = "127.0.0.1:50051";
+  std::string token_file;
+  std::string tls_cert, tls_key;
+  std::string metrics;  // empty: no metrics server
+  int lease_seconds = 60;
+  int max_retries = 3;
+  int quarantine_kills = 3;
+  int dispatcher_threads = 2;
+  int sample_seconds = 15;
+};
+
+int Fail(const std::string& what) {
+  std::cerr << "tuna coordinator: " << what << "\n";
+  return 1;
+}
+
+absl::StatusOr<std::string> ReadPem(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (ss.str().find("-----BEGIN") == std::string::npos) {
+    return absl::InvalidArgumentError(path + " is not a PEM file");
+  }
+  return ss.str();
+}
+
+int Run(const GlobalOptions& global, const Flags& f) {
+  // Refuse bad setups before touching the database (fast, and no secret is read in vain).
+  coordinator::ServerOptions so;
+  so.listen = f.listen;
+  if (!f.token_file.empty()) {
+    auto token = coordinator::ReadTokenFile(f.token_file);
+    if (!token.ok()) return Fail(std::string(token.status().message()));
+    so.token = *token;
+  }
+  if (!coordinator::IsLoopbackAddress(f.listen) && so.token.empty()) {
+    return Fail("refusing to listen on non-loopback address " + f.listen +
+                " without a token (--token-file)");
+  }
+  if (f.tls_cert.empty() != f.tls_key.empty()) return Fail("--tls-cert and --tls-key go together");
+  if (!f.tls_cert.empty()) {
+    auto cert = ReadPem(f.tls_cert);
+    if (!cert.ok()) return Fail(std::string(cert.status().message()));
+    auto key = ReadPem(f.tls_key);
+    if (!key.ok()) return Fail(std::string(key.status().message()));
+    so.tls_cert_pem = *cert;
+    so.tls_key_pem = *key;
+  }
+
+  // Signals go to sigwait below, not to a handler: block them before any thread starts so that
+  // every thread inherits the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  auto db = OpenCommandDatabase(global, f.dispatcher_threads + 4);
+  if (!db.ok()) return Fail(std::string(db.status().message()));
+
+  auto metrics = coordinator::Metrics::ForCoordinator();
+  coordinator::CoordinatorOptions co;
+  co.lease_seconds = f.lease_seconds;
+  co.max_retries = f.max_retries;
+  co.quarantine_kills = f.quarantine_kills;
+  co.dispatcher_threads = f.dispatcher_threads;
+  co.registry = &solver::SolverRegistry::Builtin();
+  co.metrics = metrics.get();
+  auto coord = coordinator::Coordinator::Create(**db, co);
+  if (!coord.ok()) return Fail(std::string(coord.status().message()));
+
+  coordinator::QueueSamplerOptions qo;
+  qo.interval = absl::Seconds(f.sample_seconds);
+  qo.alive_window = std::max(absl::Seconds(2 * f.lease_seconds),
+                             co.max_wait + absl::Seconds(2 * f.sample_seconds));
+  auto sampler = coordinator::QueueSampler::Start(**db, *metrics, qo);
+
+  auto server = coordinator::CoordinatorServer::Start(**coord, so);
+  if (!server.ok()) return Fail(std::string(server.status().message()));
+
+  std::unique_ptr<coordinator::MetricsHttpServer> http;
+  if (!f.metrics.empty()) {
+    coordinator::MetricsHttpOptions mo;
+    mo.listen = f.metrics;
+    coordinator::QueueSampler* s = sampler.get();
+    mo.healthy = [s] { return s->Healthy(); };
+    auto h = coordinator::MetricsHttpServer::Start(*metrics, mo);
+    if (!h.ok()) {
+      (*server)->Shutdown();
+      return Fail(std::string(h.status().message()));
+    }
+    http = std::move(*h);
+  }
+  // One machine-readable line on stdout (scripts and tests read the ports chosen for port 0).
+  std::cout << "coordinator ready: grpc " << (*server)->address();
+  if (http) std::cout << " metrics port " << http->port();
+  std::cout << std::endl;
+
+  int sig = 0;
+  while (sigwait(&stop_signals, &sig) != 0) {
+  }
+  spdlog::info("coordinator: {} received, shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  (*server)->Shutdown();  // stops gRPC, wakes long-polls, joins the coordinator's threads
+  server->reset();
+  coord->reset();
+  sampler->Stop();
+  if (http) http->Shutdown();
+  spdlog::info("coordinator: stopped");
+  return 0;
+}
+
+}  // namespace
 
 void AddCoordinatorCommand(CLI::App& app, CommandContext ctx) {
-  CLI::App* cmd = app.add_subcommand("coordinator", "serve jobs to workers over gRPC");
-  cmd->allow_extras();
-  cmd->callback([ctx] { *ctx.selected = [] { return NotImplemented("coordinator", "Distributed execution"); }; });
+  CLI::App* cmd = app.add_subcommand(
+      "coordinator",
+      "serve jobs to workers over gRPC (leasing, reports, reaper; metrics and health over HTTP)");
+  auto f = std::make_shared<Flags>();
+  cmd->add_option("--listen", f->listen,
+                  "gRPC address host:port (port 0: a free one); a non-loopback address needs "
+                  "--token-file")
+      ->capture_default_str();
+  cmd->add_option("--token-file", f->token_file,
+                  "file holding the workers' shared token (first line; mode 600)");
+  cmd->add_option("--tls-cert", f->tls_cert, "PEM certificate chain (with --tls-key: TLS)");
+  cmd->add_option("--tls-key", f->tls_key, "PEM private key");
+  cmd->add_option("--metrics", f->metrics,
+                  "serve GET /metrics (Prometheus) and GET /healthz on host:port, e.g. "
+                  "127.0.0.1:9464");
+  cmd->add_option("--lease-seconds", f->lease_seconds, "lease length (workers renew every 1/3)")
+      ->check(CLI::Range(5, 86400))
+      ->capture_default_str();
+  cmd->add_option("--max-retries", f->max_retries,
+                  "failures or expired leases before a job is 'failed'")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--quarantine-kills", f->quarantine_kills,
+                  "executor kills of one config before its jobs are failed")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--dispatcher-threads", f->dispatcher_threads,
+                  "concurrent claim transactions (about the database's core count)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--sample-seconds", f->sample_seconds,
+                  "how often the queue depth is sampled from the database for /metrics")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  const GlobalOptions* global = ctx.global;
+  CommandFn* selected = ctx.selected;
+  cmd->callback([=] { *selected = [=] { return Run(*global, *f); }; });
 }
 
 }  // namespace tuna::cli

@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "coordinator/metrics.h"
 #include "spdlog/spdlog.h"
 #include "tuner_core/problem/driver_line.h"
 #include "tuner_core/solver/target.h"
@@ -68,6 +69,17 @@ std::string RandomHex(int n) {
   std::string s;
   for (int i = 0; i < n; ++i) s.push_back(kHex[gen() & 15]);
   return s;
+}
+
+// Metrics are optional (null in benchmarks and most tests): these helpers make that one check.
+void Count(Metrics* m, const char* name, const Labels& labels, double delta = 1) {
+  if (m != nullptr) m->Add(name, labels, delta);
+}
+void DbError(Metrics* m, const char* operation) {
+  Count(m, "tuna_db_errors_total", {{"operation", operation}});
+}
+void Seen(Metrics* m, const std::string& worker_id) {
+  if (m != nullptr) m->WorkerSeen(worker_id);
 }
 
 }  // namespace
@@ -209,13 +221,18 @@ absl::StatusOr<Registered> Coordinator::Register(const WorkerRegistration& w) {
         "version = VALUES(version), state = 'idle', last_seen = NOW(6)",
         {w.host, static_cast<int64_t>(d.index), d.arch, static_cast<int64_t>(d.num_cu),
          absl::AsciiStrToUpper(d.backend), w.version});
-    if (!n.ok()) return n.status();
+    if (!n.ok()) {
+      DbError(options_.metrics, "register");
+      return n.status();
+    }
   }
   Registered r;
   // Unique per registration: a restarted worker is a new lease owner, so leases of its
   // previous life cannot be reported by it by mistake.
   r.worker_id = absl::StrCat(w.host.substr(0, 100), "/", RandomHex(16));
   r.lease_seconds = options_.lease_seconds;
+  Count(options_.metrics, "tuna_worker_registrations_total", {});
+  Seen(options_.metrics, r.worker_id);
   spdlog::info("coordinator: registered worker {} ({} devices)", r.worker_id, w.devices.size());
   return r;
 }
@@ -242,6 +259,11 @@ absl::StatusOr<std::vector<LeasedJob>> Coordinator::LeaseJobs(const LeaseRequest
     }
     if (auto st = CheckText("device arch", req.device->arch, 64); !st.ok()) return st;
   }
+  Metrics* const m = options_.metrics;
+  const Labels step_label{{"step", schema::JobStepName(req.step)}};
+  Seen(m, req.worker_id);
+  Count(m, "tuna_lease_requests_total", step_label);
+  const absl::Time started = absl::Now();
   auto w = std::make_shared<Waiter>();
   w->req = req;
   w->key = FilterKey(req);
@@ -249,6 +271,7 @@ absl::StatusOr<std::vector<LeasedJob>> Coordinator::LeaseJobs(const LeaseRequest
   absl::MutexLock l(&mu_);
   if (shutdown_) return absl::UnavailableError("coordinator shutting down");
   waiters_.push_back(w);
+  if (m != nullptr) m->Set("tuna_lease_waiters", {}, static_cast<double>(waiters_.size()));
   // Wake up on our answer; past the deadline give up unless a dispatcher holds us (its claim
   // is short, and the jobs it gets must not be lost).
   mu_.AwaitWithDeadline(absl::Condition(&w->done), w->deadline);
@@ -258,6 +281,11 @@ absl::StatusOr<std::vector<LeasedJob>> Coordinator::LeaseJobs(const LeaseRequest
   }
   mu_.Await(absl::Condition(&w->done));
   if (!w->status.ok()) return w->status;
+  if (m != nullptr && !w->jobs.empty()) {
+    m->Add("tuna_leases_total", step_label, static_cast<double>(w->jobs.size()));
+    m->Observe("tuna_lease_latency_seconds", step_label,
+               absl::ToDoubleSeconds(absl::Now() - started));
+  }
   return std::move(w->jobs);
 }
 
@@ -302,14 +330,22 @@ void Coordinator::DispatchLoop() {
     auto sessions = MatchingSessions(batch[0]->req);
     if (!sessions.ok()) {
       status = sessions.status();
+      DbError(options_.metrics, "claim");
     } else if (!sessions->empty()) {
       std::vector<schema::ClaimWant> wants;
       for (const auto& w : batch) wants.push_back({w->req.worker_id, w->req.max_jobs});
+      const absl::Time claim_start = absl::Now();
       auto c = store_.Claim(batch[0]->req.step, *sessions, wants);
+      if (options_.metrics != nullptr) {
+        options_.metrics->Observe("tuna_claim_duration_seconds",
+                                  {{"step", schema::JobStepName(batch[0]->req.step)}},
+                                  absl::ToDoubleSeconds(absl::Now() - claim_start));
+      }
       if (c.ok()) {
         claimed = std::move(*c);
       } else {
         status = c.status();
+        DbError(options_.metrics, "claim");
         spdlog::warn("coordinator: claim failed: {}", status.ToString());
       }
     }
@@ -360,6 +396,9 @@ void Coordinator::DispatchLoop() {
     if (got_total < wanted_total || !status.ok()) {
       dry_until_[batch[0]->key] = absl::Now() + options_.empty_poll_interval;
     }
+    if (options_.metrics != nullptr) {
+      options_.metrics->Set("tuna_lease_waiters", {}, static_cast<double>(waiters_.size()));
+    }
   }
 }
 
@@ -385,10 +424,18 @@ absl::StatusOr<std::vector<Lease>> Coordinator::Renew(const std::string& worker_
     if (l.job_id < 1 || l.attempt < 1) return absl::InvalidArgumentError("bad job id/attempt");
     in.push_back({l.job_id, l.attempt});
   }
+  Seen(options_.metrics, worker_id);
   auto held = store_.Renew(worker_id, in);
-  if (!held.ok()) return held.status();
+  if (!held.ok()) {
+    DbError(options_.metrics, "renew");
+    return held.status();
+  }
   std::vector<Lease> out;
   for (const auto& h : *held) out.push_back({h.job_id, h.attempt});
+  Count(options_.metrics, "tuna_renewals_total", {{"outcome", "held"}},
+        static_cast<double>(out.size()));
+  Count(options_.metrics, "tuna_renewals_total", {{"outcome", "lost"}},
+        static_cast<double>(leases.size() - out.size()));
   return out;
 }
 
@@ -400,7 +447,14 @@ absl::StatusOr<int64_t> Coordinator::Release(const std::string& worker_id,
     if (l.job_id < 1 || l.attempt < 1) return absl::InvalidArgumentError("bad job id/attempt");
     in.push_back({l.job_id, l.attempt});
   }
-  return store_.Release(worker_id, in);
+  Seen(options_.metrics, worker_id);
+  auto n = store_.Release(worker_id, in);
+  if (!n.ok()) {
+    DbError(options_.metrics, "release");
+  } else {
+    Count(options_.metrics, "tuna_released_jobs_total", {}, static_cast<double>(*n));
+  }
+  return n;
 }
 
 absl::Status Coordinator::ValidateReport(const Report& r) {
@@ -499,7 +553,14 @@ absl::Status Coordinator::ValidateReport(const Report& r) {
 }
 
 absl::Status Coordinator::SubmitReport(const Report& r) {
-  if (absl::Status st = ValidateReport(r); !st.ok()) return st;
+  Seen(options_.metrics, r.worker_id);
+  if (absl::Status st = ValidateReport(r); !st.ok()) {
+    Count(options_.metrics, "tuna_reports_total",
+          {{"step", schema::JobStepName(r.step)},
+           {"result", r.succeeded ? "success" : "failure"},
+           {"outcome", st.code() == absl::StatusCode::kInvalidArgument ? "invalid" : "error"}});
+    return st;
+  }
   auto p = std::make_shared<PendingReport>();
   schema::StepReport& s = p->report;
   s.job_id = r.job_id;
@@ -557,6 +618,32 @@ void Coordinator::ReportLoop() {
         }
       }
     }
+    if (Metrics* m = options_.metrics; m != nullptr) {
+      if (!all.ok()) DbError(m, "report");
+      for (size_t k = 0; k < batch.size(); ++k) {
+        const schema::StepReport& rep = batch[k]->report;
+        const auto& o = outcomes[k];
+        const char* outcome = "error";
+        if (o.ok()) {
+          switch (*o) {
+            case schema::ReportOutcome::kApplied: outcome = "applied"; break;
+            case schema::ReportOutcome::kDuplicate: outcome = "duplicate"; break;
+            case schema::ReportOutcome::kStale: outcome = "stale"; break;
+            case schema::ReportOutcome::kNotFound: outcome = "not_found"; break;
+          }
+        }
+        m->Add("tuna_reports_total", {{"step", schema::JobStepName(rep.step)},
+                                      {"result", rep.succeeded ? "success" : "failure"},
+                                      {"outcome", outcome}});
+        if (o.ok() && *o == schema::ReportOutcome::kApplied && !rep.succeeded) {
+          const char* reason = rep.executor_killed ? "executor_killed"
+                               : rep.retryable     ? "retryable"
+                                                   : "permanent";
+          m->Add("tuna_job_failures_total",
+                 {{"step", schema::JobStepName(rep.step)}, {"reason", reason}});
+        }
+      }
+    }
     absl::MutexLock l(&mu_);
     for (size_t k = 0; k < batch.size(); ++k) {
       auto& p = batch[k];
@@ -594,18 +681,34 @@ absl::StatusOr<std::vector<int64_t>> Coordinator::PutKernels(
     if (auto st = CheckText("kernel entries", k.entries, 1024, true); !st.ok()) return st;
     if (auto st = CheckText("compiler", k.compiler, 191, true); !st.ok()) return st;
   }
+  Seen(options_.metrics, worker_id);
   if (auto st = CheckHolder(worker_id, job_id, attempt, JobStep::kCompile); !st.ok()) return st;
-  return store_.PutKernels(kernels);
+  auto ids = store_.PutKernels(kernels);
+  if (!ids.ok()) {
+    DbError(options_.metrics, "kernels");
+  } else {
+    Count(options_.metrics, "tuna_kernels_stored_total", {}, static_cast<double>(ids->size()));
+  }
+  return ids;
 }
 
 absl::StatusOr<std::vector<schema::StoredKernel>> Coordinator::FetchKernels(
     const std::string& worker_id, int64_t job_id, int64_t attempt) {
+  Seen(options_.metrics, worker_id);
   if (auto st = CheckHolder(worker_id, job_id, attempt, JobStep::kEval); !st.ok()) return st;
   return store_.JobKernels(job_id);
 }
 
 absl::StatusOr<schema::ReapCounts> Coordinator::Reap() {
   auto c = store_.Reap();
+  if (!c.ok()) {
+    DbError(options_.metrics, "reap");
+  } else {
+    Count(options_.metrics, "tuna_reaped_jobs_total", {{"outcome", "requeued"}},
+          static_cast<double>(c->requeued));
+    Count(options_.metrics, "tuna_reaped_jobs_total", {{"outcome", "failed"}},
+          static_cast<double>(c->failed));
+  }
   if (c.ok() && (c->requeued || c->failed)) {
     spdlog::info("coordinator: reaped expired leases: {} requeued, {} failed", c->requeued,
                  c->failed);

@@ -43,6 +43,8 @@
 
 namespace tuna::coordinator {
 
+class Metrics;  // coordinator/metrics.h
+
 inline constexpr uint32_t kProtocolVersion = 1;
 
 struct CoordinatorOptions {
@@ -59,6 +61,8 @@ struct CoordinatorOptions {
   int max_jobs_per_lease = 64;
   // Report validation needs the solvers; null skips the params checks (benchmarks).
   const solver::SolverRegistry* registry = nullptr;
+  // Counters, histograms and workers seen (docs/OPERATIONS.md); null: none. Must outlive it.
+  Metrics* metrics = nullptr;
 };
 
 struct Device {

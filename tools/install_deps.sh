@@ -11,6 +11,7 @@ PACKAGES=(
   libsqlite3-dev sqlite3 libzstd-dev libbz2-dev libssl-dev
   libamdhip64-dev
   tmux
+  systemd curl
 )
 
 missing=()

@@ -1,0 +1,186 @@
+// What operators observe of a running coordinator (docs/OPERATIONS.md lists every name):
+//   Metrics             counters, gauges and histograms with labels, rendered in the Prometheus
+//                       text exposition format (version 0.0.4)
+//   QueueSampler        a thread that samples the queue depth per (session, state) from the
+//                       database, counts the workers seen recently and writes their last_seen
+//   MetricsHttpServer   a tiny HTTP/1.1 server: GET /metrics and GET /healthz
+//   live view queries   ReadWorkerActivity: the worker table joined with the leases they hold
+//                       (`tuna status --watch`)
+//
+// The Coordinator counts into a Metrics it is given (CoordinatorOptions::metrics); the Metrics
+// knows nothing of the coordinator, so it can be tested and reused (a worker could serve one too).
+//
+// Threads: every class here is thread-safe. Ownership: a Metrics must outlive the Coordinator,
+// QueueSampler and MetricsHttpServer that use it. Errors: absl::Status; a scrape never fails
+// (a metric that cannot be sampled keeps its last value and tuna_db_errors_total counts it).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "schema/store/database.h"
+
+namespace tuna::coordinator {
+
+// Label name → value, ordered (so one label set has one rendering).
+using Labels = std::map<std::string, std::string>;
+
+enum class MetricType { kCounter, kGauge, kHistogram };
+
+class Metrics {
+ public:
+  // With every coordinator family defined (names in docs/OPERATIONS.md).
+  static std::unique_ptr<Metrics> ForCoordinator();
+
+  Metrics() = default;
+  // Declares a family. `buckets` (upper bounds, ascending) only for histograms. Defining a name
+  // twice keeps the first definition.
+  void Define(const std::string& name, MetricType type, const std::string& help,
+              std::vector<double> buckets = {});
+
+  // Updates of an undefined family are ignored (and logged once): metrics never fail the caller.
+  void Add(const std::string& name, const Labels& labels, double delta = 1);  // counter
+  void Set(const std::string& name, const Labels& labels, double value);      // gauge
+  void Observe(const std::string& name, const Labels& labels, double value);  // histogram
+  // Drops every series of a gauge family (before a fresh sample replaces them all).
+  void ClearGauge(const std::string& name);
+
+  // Counter/gauge value, or a histogram's observation count; 0 when the series does not exist.
+  double Value(const std::string& name, const Labels& labels) const;
+  // Sum over every series of a family (same meaning as Value).
+  double Total(const std::string& name) const;
+
+  // The exposition text: families sorted by name, each with # HELP and # TYPE.
+  std::string Render() const;
+
+  // Workers: any call from a worker marks it seen (coordinator.cc calls this).
+  void WorkerSeen(const std::string& worker_id);
+  // Worker ids seen at or after `since`.
+  std::vector<std::string> WorkersSeenSince(absl::Time since) const;
+
+ private:
+  struct Series {
+    double value = 0;                // counter/gauge; histogram: sum
+    uint64_t count = 0;              // histogram
+    std::vector<uint64_t> buckets;   // histogram: per bucket (not cumulative)
+  };
+  struct Family {
+    MetricType type = MetricType::kCounter;
+    std::string help;
+    std::vector<double> bounds;
+    std::map<Labels, Series> series;
+  };
+  Family* Find(const std::string& name, MetricType type) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  mutable absl::Mutex mu_;
+  std::map<std::string, Family> families_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, bool> warned_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, absl::Time> workers_seen_ ABSL_GUARDED_BY(mu_);
+};
+
+// Prometheus label value / help escaping (\\, \", \n).
+std::string EscapeLabelValue(const std::string& v);
+// A number as Prometheus writes it: integers without a fraction, +Inf, NaN.
+std::string FormatMetricValue(double v);
+
+struct QueueSamplerOptions {
+  absl::Duration interval = absl::Seconds(15);
+  // A worker seen within this window counts as alive (a long-poll holds a worker up to the
+  // coordinator's max_wait, so keep it above that).
+  absl::Duration alive_window = absl::Seconds(90);
+  bool update_worker_last_seen = true;  // UPDATE worker.last_seen for the hosts seen
+};
+
+// Samples every `interval` on its own thread (the first sample at Start). Each sample sets
+// tuna_queue_jobs{session,state}, tuna_workers_alive, tuna_queue_sample_timestamp_seconds; a
+// failed query adds to tuna_db_errors_total{operation="sample"}.
+class QueueSampler {
+ public:
+  // The Database and Metrics must outlive the sampler.
+  static std::unique_ptr<QueueSampler> Start(schema::Database& db, Metrics& metrics,
+                                             QueueSamplerOptions options);
+  ~QueueSampler();  // Stop()
+  void Stop();
+  // One sample now (also what the thread runs). Returns the first error.
+  absl::Status SampleOnce();
+  // True when the last sample succeeded and is not older than 3 intervals (healthz).
+  bool Healthy() const;
+
+ private:
+  QueueSampler(schema::Database& db, Metrics& metrics, QueueSamplerOptions options)
+      : db_(db), metrics_(metrics), options_(options) {}
+  void Loop();
+
+  schema::Database& db_;
+  Metrics& metrics_;
+  const QueueSamplerOptions options_;
+  mutable absl::Mutex mu_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Time last_ok_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  absl::Time last_flush_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  std::thread thread_;
+};
+
+struct MetricsHttpOptions {
+  std::string listen = "127.0.0.1:9464";  // "host:port" (IPv4 or [IPv6]); port 0 picks one
+  // GET /healthz answers 200 "ok" when this returns true (or is unset), else 503.
+  std::function<bool()> healthy;
+};
+
+// Serves GET (and HEAD) /metrics and /healthz on one thread, one connection at a time (scrapes
+// are rare and small); 404 for other paths, 405 for other methods, a 2 s read timeout per
+// connection so a stuck client cannot block the next scrape for long.
+class MetricsHttpServer {
+ public:
+  // Unavailable when the address cannot be bound; InvalidArgument when it does not parse.
+  static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(const Metrics& metrics,
+                                                                   MetricsHttpOptions options);
+  ~MetricsHttpServer();  // Shutdown()
+  int port() const { return port_; }
+  void Shutdown();
+
+ private:
+  MetricsHttpServer(const Metrics& metrics, MetricsHttpOptions options)
+      : metrics_(metrics), options_(std::move(options)) {}
+  void Serve();
+  void HandleConnection(int fd);
+
+  const Metrics& metrics_;
+  const MetricsHttpOptions options_;
+  int listen_fd_ = -1;
+  int wake_fd_[2] = {-1, -1};  // a pipe: writing to it ends Serve()
+  int port_ = 0;
+  std::thread thread_;
+};
+
+// One row of the live view's worker table: a registered device and the jobs its host's workers
+// lease right now (lease_owner is "<host>/<random>", see Coordinator::Register).
+struct WorkerActivity {
+  std::string host;
+  int device_index = 0;
+  std::string backend;
+  std::string arch;
+  int num_cu = 0;
+  std::string state;          // the worker table's state
+  double seconds_since_seen = 0;
+  std::vector<std::string> current_jobs;  // "job 17 eval_start (ConvDirectNaiveConvFwd)"
+};
+
+// Workers seen within `within` (most recent first), with the leases held by their host.
+// `session_id` limits the jobs shown (not the workers).
+absl::StatusOr<std::vector<WorkerActivity>> ReadWorkerActivity(schema::Database& db,
+                                                               std::optional<int64_t> session_id,
+                                                               absl::Duration within,
+                                                               int max_workers = 50);
+
+}  // namespace tuna::coordinator
