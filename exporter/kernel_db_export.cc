@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "absl/strings/str_split.h"
 #include "exporter/formats.h"
 
 namespace tuna::exporter::internal {
@@ -11,7 +12,9 @@ std::vector<db::KernelDbEntry> KernelDbEntries(const std::vector<schema::KernelO
   std::vector<db::KernelDbEntry> out;
   out.reserve(kernels.size());
   for (const auto& k : kernels) {
-    out.push_back(db::MakeKernelDbEntry(k.kernel_name, k.options, bare_arch, k.code_object));
+    // The compile step stores the options joined by single spaces (worker/kernel_cache.cc).
+    const std::vector<std::string> options = absl::StrSplit(k.options, ' ', absl::SkipEmpty());
+    out.push_back(db::MakeTunaKernelDbEntry(k.kernel_name, options, bare_arch, k.code_object));
   }
   return out;
 }

@@ -246,9 +246,9 @@ TEST_CASE_METHOD(MariadbTest, "exported files read back as the same entries",
   auto entries = kdb->ReadAll();
   REQUIRE(entries.ok());
   CHECK(*entries == std::vector<db::KernelDbEntry>{
-                        {"tuna_common.cu.o", "-O3 -mcpu=gfx90a:xnack-", "common code"},
-                        {"tuna_direct_tiled.cu.o", "-DTILE=8 -DN=2 -mcpu=gfx90a", "tiled code object"},
-                        {"tuna_igemm.cu.o", "-DBLK=32 -mcpu=gfx90a", kBinaryCode}});
+                        {"tuna_common.cu.o", " -O3 -mcpu=gfx90a:xnack-", "common code"},
+                        {"tuna_direct_tiled.cu.o", " -DTILE=8 -DN=2 -mcpu=gfx90a", "tiled code object"},
+                        {"tuna_igemm.cu.o", " -DBLK=32 -mcpu=gfx90a", kBinaryCode}});
 }
 
 TEST_CASE_METHOD(MariadbTest, "export is deterministic", "[mariadb][exporter]") {
@@ -338,7 +338,7 @@ TEST_CASE_METHOD(MariadbTest, "merge keeps the faster entry and reports what cha
   CHECK(report->kernel.merge.added == 0);
   auto kdb = db::KernelDbReader::Open(dir + "/gfx90a68.kdb");
   REQUIRE(kdb.ok());
-  auto blob = kdb->Find("tuna_direct_tiled.cu.o", "-DTILE=8 -DN=2 -mcpu=gfx90a");
+  auto blob = kdb->Find("tuna_direct_tiled.cu.o", " -DTILE=8 -DN=2 -mcpu=gfx90a");
   REQUIRE(blob.ok());
   CHECK(*blob == "better tiled");
 

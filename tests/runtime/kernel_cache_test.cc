@@ -89,10 +89,9 @@ TEST_CASE("kernel cache: a system .kdb's kernels are used first") {
     for (const solver::KernelBuild& k : (*prepared)->solution.kernels) {
       auto code = (*h)->kernels().Get(k);
       REQUIRE(code.ok());
-      std::string opts;
-      for (const auto& o : k.options) opts += " " + o;
-      db::KernelDbEntry e = db::MakeKernelDbEntry(std::filesystem::path(k.source).filename().string(), opts,
-                                                  BareArch((*h)->target().arch), code->bytes);
+      // Written as the exporter writes it (the shared key rule of tuner_core/db/kernel_db.h).
+      db::KernelDbEntry e =
+          db::MakeTunaKernelDbEntry(k.source, k.options, BareArch((*h)->target().arch), code->bytes);
       CHECK(e.kernel_name == KernelCache::KdbName(k));
       CHECK(e.kernel_args == KernelCache::KdbArgs(k, (*h)->target().arch));
       w.Add(std::move(e));

@@ -56,6 +56,14 @@ KernelDbEntry MakeKernelDbEntry(std::string_view file_name, std::string_view opt
   return e;
 }
 
+KernelDbEntry MakeTunaKernelDbEntry(std::string_view source_path,
+                                    const std::vector<std::string>& options,
+                                    std::string_view arch, std::string blob) {
+  std::string args;
+  for (const std::string& o : options) internal::Append(&args, " ", o);
+  return MakeKernelDbEntry(source_path, args, arch, std::move(blob));
+}
+
 void KernelDbWriter::Add(KernelDbEntry entry) {
   entries_[{std::move(entry.kernel_name), std::move(entry.kernel_args)}] = std::move(entry.blob);
 }

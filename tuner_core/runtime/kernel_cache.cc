@@ -77,13 +77,11 @@ KernelCache::KernelCache(const backend::Backend& backend, std::string arch, std:
 }
 
 std::string KernelCache::KdbName(const solver::KernelBuild& build) {
-  return std::filesystem::path(build.source).filename().string() + ".o";
+  return db::MakeTunaKernelDbEntry(build.source, build.options, "", "").kernel_name;
 }
 
 std::string KernelCache::KdbArgs(const solver::KernelBuild& build, const std::string& arch) {
-  std::string opts;
-  for (const std::string& o : build.options) absl::StrAppend(&opts, " ", o);
-  return db::MakeKernelDbEntry(KdbName(build), opts, BareArch(arch), "").kernel_args;
+  return db::MakeTunaKernelDbEntry(build.source, build.options, BareArch(arch), "").kernel_args;
 }
 
 std::string KernelCache::CacheKey(const solver::KernelBuild& build, const std::string& source_text) const {
