@@ -42,8 +42,27 @@ Problem ResNet(int index, Direction dir, DataType type, Layout layout) {
   return testing::With(layers[index], dir, type, layout);
 }
 
+// The general-coverage solvers (ids 1001-1004: every layout, type, 2D/3D, HIP and CUDA). The
+// fast forward solvers (1010+, CUDA sm_80+ only) have their own tests (gpu_fast_*_test.cc).
+solver::SolverList GeneralSolvers() {
+  solver::SolverList out;
+  for (auto& entry : solver::GpuTunableSolvers()) {
+    if (entry.first <= 1004) out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+TEST_CASE("GPU solver set: ids unique in 1001-1099") {
+  std::set<uint64_t> ids;
+  for (const auto& [id, s] : solver::GpuTunableSolvers()) {
+    CHECK(id >= 1001);
+    CHECK(id <= 1099);
+    CHECK(ids.insert(id).second);
+  }
+}
+
 TEST_CASE("GPU solver set: ids 1001+, unique names, axis names prefixed by level") {
-  const solver::SolverList list = solver::GpuTunableSolvers();
+  const solver::SolverList list = GeneralSolvers();
   REQUIRE(list.size() == 4);
   std::set<std::string> names;
   uint64_t expect = 1001;
@@ -102,7 +121,7 @@ TEST_CASE("GPU solvers: applicability follows direction, type, mode, target and 
 }
 
 TEST_CASE("GPU solvers: default config is valid and params round-trip, for every test problem") {
-  const solver::SolverList list = solver::GpuTunableSolvers();
+  const solver::SolverList list = GeneralSolvers();
   std::vector<Problem> base = testing::ResNet50Layers();
   REQUIRE(base.size() == 23);
   for (const Problem& p : testing::EdgeProblems()) base.push_back(p);
@@ -267,7 +286,7 @@ TEST_CASE("DirectTiledFwdSolver: pruning and shared memory") {
 }
 
 TEST_CASE("GPU solvers: random sampling finds many valid configs and IsValid agrees with GetSolution") {
-  const solver::SolverList list = solver::GpuTunableSolvers();
+  const solver::SolverList list = GeneralSolvers();
   const Target t = Arch("sm_90");
   std::mt19937_64 rng(7);
   for (const auto& [id, s] : list) {

@@ -2,6 +2,8 @@
 #include <memory>
 
 #include "tuner_core/solver/conv/gpu_direct_tiled.h"
+#include "tuner_core/solver/conv/gpu_fast_simt.h"
+#include "tuner_core/solver/conv/gpu_fast_tc.h"
 #include "tuner_core/solver/conv/gpu_igemm.h"
 #include "tuner_core/solver/conv/solver_sets.h"
 
@@ -13,6 +15,8 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1002, std::make_unique<IgemmSolver>(Direction::kForward));
   list.emplace_back(1003, std::make_unique<IgemmSolver>(Direction::kBackwardData));
   list.emplace_back(1004, std::make_unique<IgemmSolver>(Direction::kBackwardWeights));
+  list.emplace_back(1010, std::make_unique<FastTcFwdSolver>());
+  list.emplace_back(1011, std::make_unique<FastSimtFwdSolver>());
   return list;
 }
 

@@ -1,0 +1,33 @@
+#!/bin/bash
+# Packs //bench/kernels:kernels_bench into a relocatable folder (default out/kernels_bench):
+# bin/ (stripped), lib/ (its shared libraries, minus libc/libm/libstdc++/libgcc_s/ld-linux, which
+# the GPU host has newer), data/ and run.sh, which finds cuDNN in the python package
+# nvidia.cudnn (or $TUNA_CUDNN_PATH) and runs the bench with the given arguments.
+set -euo pipefail
+dest=${1:-out/kernels_bench}
+cd "$(dirname "$0")/../.."
+bazel build //bench/kernels:kernels_bench >/dev/null
+rm -rf "$dest" && mkdir -p "$dest/bin" "$dest/lib" "$dest/data"
+cp bazel-bin/bench/kernels/kernels_bench "$dest/bin/" && chmod u+w "$dest/bin/kernels_bench" && strip "$dest/bin/kernels_bench"
+ldd bazel-bin/bench/kernels/kernels_bench | awk '/=>/ {print $3}' |
+  grep -vE '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux)[.-]' |
+  while read -r lib; do cp -L "$lib" "$dest/lib/"; done
+cp bench/kernels/data/*.txt "$dest/data/"
+cat > "$dest/run.sh" <<'RUN'
+#!/bin/bash
+# run.sh [kernels_bench args...]: sets LD_LIBRARY_PATH (bundle libs, cuDNN and its python-package
+# neighbours: cublas, nvrtc) and runs the bench from this folder.
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -z "${TUNA_CUDNN_PATH:-}" ]; then
+  TUNA_CUDNN_PATH=$(python3 -c "import nvidia.cudnn, os; print(os.path.join(os.path.dirname(nvidia.cudnn.__file__), 'lib'))" 2>/dev/null || true)
+fi
+export TUNA_CUDNN_PATH
+nv=$(dirname "$TUNA_CUDNN_PATH" 2>/dev/null)/..
+extra=""
+for d in "$nv"/*/lib; do [ -d "$d" ] && extra="$extra:$d"; done
+export LD_LIBRARY_PATH="$here/lib:$TUNA_CUDNN_PATH$extra:${LD_LIBRARY_PATH:-}"
+cd "$here"
+exec "$here/bin/kernels_bench" "$@"
+RUN
+chmod +x "$dest/run.sh"
+du -sh "$dest"

@@ -1,0 +1,222 @@
+// FP32 SIMT implicit-GEMM forward convolution, NCHW (CUDA sm_80+: cp.async), for the solver
+// TunaFastSimtFwd (tuner_core/solver/conv/gpu_fast_simt.cc). No layout transform:
+//
+//   GEMM  M = K (filter rows, KCRS dense)   N = N*Ho*Wo (output pixels)   Kdim = C*R*S
+//   A = w, B = im2col(x) gathered on the fly (pixels contiguous along a row of NCHW), C -> y.
+//
+// A block computes a BM x BN tile with (BM/8)*(BN/8) threads, each an 8x8 register micro-tile
+// split in two 4-wide halves per dimension (rows ty*4.. and BM/2+ty*4.., likewise columns), so
+// shared-memory reads are 128-bit and conflict-free. K advances by BK through a STAGES-deep
+// ring of shared tiles filled by cp.async: 4-byte copies with zero-fill (padding, tails), or
+// 16-byte copies of 4 pixels for 1x1 / stride 1 / pad 0 convolutions with H*W % 4 == 0
+// (TUNA_VEC4_B). A is stored transposed (k-major) with rows padded by 4 floats, which makes
+// its 4-byte scatter stores conflict-free.
+//
+// Options: TUNA_BM, TUNA_BN, TUNA_BK, TUNA_STAGES, TUNA_FR, TUNA_FS (filter size: compile-time
+// so the tap decomposition is multiply-shift), TUNA_VEC4_B.
+// Arguments: x, w, y, then the sizes as int32.
+#include "common/portability.h"
+
+#if !defined(TUNA_BACKEND_CUDA)
+#error "fast_simt_fwd.cu needs CUDA (cp.async)"
+#endif
+
+constexpr int kBM = TUNA_BM;
+constexpr int kBN = TUNA_BN;
+constexpr int kBK = TUNA_BK;
+constexpr int kStages = TUNA_STAGES;
+constexpr int kR = TUNA_FR;
+constexpr int kS = TUNA_FS;
+constexpr int kRS = kR * kS;
+constexpr int kTX = kBN / 8;
+constexpr int kTY = kBM / 8;
+constexpr int kThreads = kTX * kTY;
+constexpr int kLdA = kBM + 4;
+constexpr int kLdB = kBN;
+constexpr int kStageFloats = kBK * (kLdA + kLdB);
+constexpr int kAIters = kBM * kBK / kThreads;
+static_assert(kBM * kBK % kThreads == 0, "A split");
+static_assert(kThreads % kBN == 0, "threads must cover whole pixel rows");
+constexpr int kBIters = kBN * kBK / kThreads;
+constexpr int kB4PerRow = kBN / 4;
+static_assert(kThreads % kB4PerRow == 0, "vector B split");
+constexpr int kB4Iters = kBK * kB4PerRow / kThreads;
+static_assert(kStages >= 2, "at least two stages");
+
+TUNA_DEVICE unsigned tuna_smem_u32(const void* p) {
+  unsigned r;
+  asm volatile("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+  return r;
+}
+TUNA_DEVICE void tuna_cp_async4(unsigned saddr, const void* src, int src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(saddr), "l"(src), "r"(src_bytes));
+}
+TUNA_DEVICE void tuna_cp_async16(unsigned saddr, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(saddr), "l"(src), "r"(src_bytes));
+}
+TUNA_DEVICE void tuna_cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+TUNA_DEVICE void tuna_cp_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
+    tuna_fast_simt_fwd(const float* TUNA_RESTRICT x, const float* TUNA_RESTRICT w, float* TUNA_RESTRICT y,
+                       int n_img, int C, int H, int W, int K, int Ho, int Wo, int pad_h, int pad_w,
+                       int stride_h, int stride_w, int dil_h, int dil_w) {
+  TUNA_DYNAMIC_SHARED(float, smem);
+  const int tid = TUNA_TID_X;
+  const int tx = tid % kTX;
+  const int ty = tid / kTX;
+  const int HWo = Ho * Wo;
+  const int P = n_img * HWo;
+  const int Kg = C * kRS;
+  const int HW = H * W;
+  const int m0 = TUNA_BID_Y * kBM;  // output channels
+  const int p0 = TUNA_BID_X * kBN;  // pixels
+  const unsigned smem_base = tuna_smem_u32(smem);
+
+  // B (gather path): this thread's pixel column is fixed; its K rows step by kThreads / kBN.
+  const int b_col = tid % kBN;
+  const int b_row0 = tid / kBN;
+  constexpr int kBRowStep = kThreads / kBN;
+  long long b_base;
+  int b_h0, b_w0;
+  {
+    const int p = p0 + b_col;
+    if (p < P) {
+      const int img = p / HWo;
+      const int rem = p - img * HWo;
+      const int ho = rem / Wo;
+      const int wo = rem - ho * Wo;
+      b_base = (long long)img * C * HW;
+      b_h0 = ho * stride_h - pad_h;
+      b_w0 = wo * stride_w - pad_w;
+    } else {
+      b_base = -1;
+      b_h0 = b_w0 = 0;
+    }
+  }
+  // B (vector path): 4 pixels per copy, same image (H*W % 4 == 0), input offset = output's.
+  const int b4_col = (tid % kB4PerRow) * 4;
+  const int b4_row0 = tid / kB4PerRow;
+  constexpr int kB4RowStep = kThreads / kB4PerRow;
+  long long b4_base;
+  {
+    const int p = p0 + b4_col;
+    if (p < P) {
+      const int img = p / HWo;
+      b4_base = (long long)img * C * HW + (p - img * HWo);
+    } else {
+      b4_base = -1;
+    }
+  }
+
+  const int k_tiles = (Kg + kBK - 1) / kBK;
+  auto load_tile = [&](int stage, int kt) {
+    const unsigned a_s = smem_base + (unsigned)(stage * kStageFloats) * 4u;
+    const unsigned b_s = a_s + (unsigned)(kBK * kLdA) * 4u;
+    const int k0 = kt * kBK;
+#pragma unroll
+    for (int i = 0; i < kAIters; ++i) {
+      const int e = tid + i * kThreads;
+      const int m = e / kBK;
+      const int kk = e - m * kBK;
+      const bool v = m0 + m < K && k0 + kk < Kg;
+      const float* src = v ? w + (long long)(m0 + m) * Kg + k0 + kk : w;
+      tuna_cp_async4(a_s + (unsigned)(kk * kLdA + m) * 4u, src, v ? 4 : 0);
+    }
+#if TUNA_VEC4_B
+#pragma unroll
+    for (int i = 0; i < kB4Iters; ++i) {
+      const int kr = b4_row0 + i * kB4RowStep;
+      const int c = k0 + kr;
+      const bool v = b4_base >= 0 && c < Kg;
+      const float* src = v ? x + b4_base + (long long)c * HW : x;
+      tuna_cp_async16(b_s + (unsigned)(kr * kLdB + b4_col) * 4u, src, v ? 16 : 0);
+    }
+#else
+#pragma unroll
+    for (int i = 0; i < kBIters; ++i) {
+      const int kr = b_row0 + i * kBRowStep;
+      const int k = k0 + kr;
+      const int c = k / kRS;
+      const int rs = k - c * kRS;
+      const int r = rs / kS;
+      const int s = rs - r * kS;
+      const int hi = b_h0 + r * dil_h;
+      const int wi = b_w0 + s * dil_w;
+      const bool v = b_base >= 0 && k < Kg && (unsigned)hi < (unsigned)H && (unsigned)wi < (unsigned)W;
+      const float* src = v ? x + b_base + (long long)c * HW + hi * W + wi : x;
+      tuna_cp_async4(b_s + (unsigned)(kr * kLdB + b_col) * 4u, src, v ? 4 : 0);
+    }
+#endif
+  };
+
+  float acc[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
+
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < k_tiles) load_tile(s, s);
+    tuna_cp_commit();
+  }
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    tuna_cp_wait<kStages - 2>();
+    TUNA_SYNC();
+    const int next = kt + kStages - 1;
+    if (next < k_tiles) load_tile(next % kStages, next);
+    tuna_cp_commit();
+    const float* As = smem + (kt % kStages) * kStageFloats;
+    const float* Bs = As + kBK * kLdA;
+#pragma unroll
+    for (int kk = 0; kk < kBK; ++kk) {
+      const float4 a0 = *reinterpret_cast<const float4*>(As + kk * kLdA + ty * 4);
+      const float4 a1 = *reinterpret_cast<const float4*>(As + kk * kLdA + kBM / 2 + ty * 4);
+      const float4 b0 = *reinterpret_cast<const float4*>(Bs + kk * kLdB + tx * 4);
+      const float4 b1 = *reinterpret_cast<const float4*>(Bs + kk * kLdB + kBN / 2 + tx * 4);
+      const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+      const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+  }
+  tuna_cp_wait<0>();
+
+  // Epilogue: rows are output channels, columns pixels (contiguous within an image).
+  const bool vec_out = (HWo & 3) == 0;
+#pragma unroll
+  for (int jh = 0; jh < 2; ++jh) {
+    const int p = p0 + jh * (kBN / 2) + tx * 4;
+    if (p >= P) continue;
+    const int img = p / HWo;
+    const int hw = p - img * HWo;
+    float* ybase = y + (long long)img * K * HWo + hw;
+#pragma unroll
+    for (int ih = 0; ih < 2; ++ih) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int m = m0 + ih * (kBM / 2) + ty * 4 + i;
+        if (m >= K) continue;
+        const float* v = acc[ih * 4 + i] + jh * 4;
+        if (vec_out) {  // p % 4 == 0 and HWo % 4 == 0: four pixels of one image, 16-byte aligned
+          *reinterpret_cast<float4*>(ybase + (long long)m * HWo) = make_float4(v[0], v[1], v[2], v[3]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const int pj = p + j;
+            if (pj >= P) break;
+            const int ij = pj / HWo;
+            const int hwj = pj - ij * HWo;
+            y[(long long)ij * K * HWo + (long long)m * HWo + hwj] = v[j];
+          }
+        }
+      }
+    }
+  }
+}

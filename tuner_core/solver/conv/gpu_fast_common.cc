@@ -1,0 +1,54 @@
+#include "tuner_core/solver/conv/gpu_fast_common.h"
+
+#include "tuner_core/solver/conv/gpu_common.h"
+#include "tuner_core/solver/solver.h"
+
+namespace tuna::solver::gpu {
+
+bool IsDense(const TensorDesc& t, Layout layout) {
+  const auto& d = t.dims;  // n, c, d, h, w
+  const auto& s = t.strides;
+  if (layout == Layout::kNCHW) {
+    return s[4] == 1 && s[3] == d[4] && s[2] == d[3] * d[4] && s[1] == d[2] * d[3] * d[4] &&
+           s[0] == d[1] * d[2] * d[3] * d[4];
+  }
+  if (layout == Layout::kNHWC) {
+    return s[1] == 1 && s[4] == d[1] && s[3] == d[4] * d[1] && s[2] == d[3] * d[4] * d[1] &&
+           s[0] == d[1] * d[2] * d[3] * d[4];
+  }
+  return false;
+}
+
+absl::Status CheckFastForward(std::string_view solver, const Target& target, const Problem& p,
+                              DataType type_a, DataType type_b, Layout layout) {
+  if (target.backend != backend::BackendKind::kCuda) {
+    return NotApplicable(solver, "CUDA only (inline PTX: cp.async, ldmatrix, mma.sync)");
+  }
+  if (target.SmVersion() < 80) return NotApplicable(solver, "requires sm_80 or newer");
+  if (absl::Status st = CheckCommon(solver, target, p, Direction::kForward); !st.ok()) return st;
+  if (p.data_type != type_a && p.data_type != type_b) {
+    return NotApplicable(solver, std::string("data type ") + std::string(DataTypeName(p.data_type)) +
+                                     " not handled");
+  }
+  if (p.spatial_dims != 2) return NotApplicable(solver, "2D only");
+  if (p.groups != 1) return NotApplicable(solver, "groups > 1 not supported");
+  if (p.in_layout != layout || p.fil_layout != layout || p.out_layout != layout) {
+    return NotApplicable(solver, std::string("requires ") + std::string(LayoutName(layout)) + " x, w and y");
+  }
+  if (!IsDense(p.XDesc(), layout) || !IsDense(p.WDesc(), layout) || !IsDense(p.YDesc(), layout)) {
+    return NotApplicable(solver, "requires densely packed tensors");
+  }
+  const Dhw o = p.Out();
+  const int64_t rows = p.n * o[1] * o[2];
+  const int64_t kdim = p.c * p.fil[1] * p.fil[2];
+  if (rows > kMaxIndex || kdim > kMaxIndex || p.k > kMaxIndex ||
+      p.n * p.c * p.in[1] * p.in[2] > (int64_t{1} << 40)) {
+    return NotApplicable(solver, "sizes exceed 32-bit GEMM indices");
+  }
+  if (p.pad[1] > p.in[1] || p.pad[2] > p.in[2] || p.stride[1] > 65535 || p.dilation[1] > 65535) {
+    return NotApplicable(solver, "padding/stride out of range");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tuna::solver::gpu

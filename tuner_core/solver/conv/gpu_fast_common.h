@@ -1,0 +1,23 @@
+// Helpers of tuna's fast CUDA forward solvers (gpu_fast_tc.cc, gpu_fast_simt.cc): the checks
+// they share (CUDA sm_80+, dense 2D tensors, 32-bit indices). Pure functions, thread-safe.
+#pragma once
+
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "tuner_core/problem/problem.h"
+#include "tuner_core/solver/target.h"
+
+namespace tuna::solver::gpu {
+
+// OK for a 2D, ungrouped, undilated-or-dilated forward convolution of `type` whose x, w and y
+// are all `layout` (NCHW or NHWC) with dense strides, on a CUDA target of sm_80 or newer (the
+// kernels use cp.async / mma.sync inline PTX: HIP targets are not applicable), with every
+// index the kernels form below 2^31. Else NotApplicable naming `solver` and the reason.
+absl::Status CheckFastForward(std::string_view solver, const Target& target, const Problem& problem,
+                              DataType type_a, DataType type_b, Layout layout);
+
+// True when `desc` has the dense strides of `layout` for its dims.
+bool IsDense(const TensorDesc& desc, Layout layout);
+
+}  // namespace tuna::solver::gpu

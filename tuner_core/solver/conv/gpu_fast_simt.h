@@ -1,0 +1,42 @@
+// TunaFastSimtFwd (id 1011): FP32 NCHW forward convolution as a register-blocked SIMT implicit
+// GEMM on NVIDIA sm_80+ (kernels/conv/fast_simt_fwd.cu): M = K output channels, N = N*Ho*Wo
+// pixels, Kdim = C*R*S, so NCHW needs no transform; 8x8 micro-tiles, 128-bit shared reads,
+// cp.async multi-stage pipeline; 1x1 / stride 1 / pad 0 layers with H*W % 4 == 0 load four
+// pixels per 16-byte copy (a plain GEMM over the channels).
+//
+// Covers: conv mode, FP32, 2D, groups 1, any padding / stride / dilation, x, w, y dense NCHW.
+// Not applicable on HIP targets (inline PTX). The filter size is compiled in (-DTUNA_FR/FS).
+//
+// Axes (perf-db params in this order): tb_m (output channels per block), tb_n (pixels per
+// block), tb_k, stages.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "tuner_core/solver/solver.h"
+
+namespace tuna::solver {
+
+class FastSimtFwdSolver : public Solver {
+ public:
+  std::string_view Name() const override { return "TunaFastSimtFwd"; }
+  Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
+  bool IsTunable() const override { return true; }
+  std::vector<Direction> Directions() const override { return {Direction::kForward}; }
+
+  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
+  SearchSpace Space(const Target& target, const Problem& problem) const override;
+  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
+  absl::Status IsValid(const Target& target, const Problem& problem,
+                       const PerfConfig& config) const override;
+  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
+                                       const PerfConfig& config) const override;
+
+  // Dynamic shared memory of a config: stages * tb_k * ((tb_m + 4) + tb_n) floats.
+  static uint64_t SharedBytes(int tb_m, int tb_n, int tb_k, int stages);
+  // True when the problem takes the 4-pixel vector loads.
+  static bool VectorB(const Problem& problem);
+};
+
+}  // namespace tuna::solver

@@ -1,0 +1,114 @@
+#include "tuner_core/solver/conv/gpu_fast_tc.h"
+
+#include "absl/strings/str_cat.h"
+#include "tuner_core/solver/conv/gpu_common.h"
+#include "tuner_core/solver/conv/gpu_fast_common.h"
+
+namespace tuna::solver {
+namespace {
+
+using gpu::CeilDiv;
+
+struct TcParams {
+  int tb_m, tb_n, warp_m, warp_n, stages;
+};
+
+TcParams Params(const PerfConfig& c) {
+  return {static_cast<int>(c.values[0]), static_cast<int>(c.values[1]), static_cast<int>(c.values[2]),
+          static_cast<int>(c.values[3]), static_cast<int>(c.values[4])};
+}
+
+}  // namespace
+
+uint64_t FastTcFwdSolver::SharedBytes(int tb_m, int tb_n, int stages) {
+  return static_cast<uint64_t>(stages) * (tb_m + tb_n) * (32 + 8) * 2;
+}
+
+absl::Status FastTcFwdSolver::IsApplicable(const Target& target, const Problem& p) const {
+  return gpu::CheckFastForward(Name(), target, p, DataType::kFp16, DataType::kBf16, Layout::kNHWC);
+}
+
+SearchSpace FastTcFwdSolver::Space(const Target& target, const Problem& problem) const {
+  (void)target, (void)problem;
+  return SearchSpace({{"tb_m", Pow2Range(64, 256)},
+                      {"tb_n", Pow2Range(64, 256)},
+                      {"warp_m", Pow2Range(32, 64)},
+                      {"warp_n", Pow2Range(32, 64)},
+                      {"stages", LinearRange(2, 4)}});
+}
+
+absl::Status FastTcFwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
+  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
+  // A config is valid only for a problem the solver handles (GetSolution agrees).
+  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
+  const TcParams t = Params(config);
+  auto invalid = [&](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat(std::string(Name()), ": params '", config.ToString(), "': ", why));
+  };
+  const int threads = (t.tb_m / t.warp_m) * (t.tb_n / t.warp_n) * 32;
+  // 64..256 threads: each thread's 16-byte chunks cover whole rows of the BK = 32 tile, and a
+  // 64x64 warp tile (128 FP32 accumulators) leaves registers for 2 blocks of 128 threads.
+  if (threads < 64 || threads > 256) return invalid(absl::StrCat(threads, " threads outside [64, 256]"));
+  const uint64_t smem = SharedBytes(t.tb_m, t.tb_n, t.stages);
+  if (smem > target.max_shared_bytes_per_block) {
+    return invalid(absl::StrCat(smem, " bytes of shared memory > ", target.max_shared_bytes_per_block));
+  }
+  const Dhw o = p.Out();
+  const int64_t gm = p.n * o[1] * o[2];
+  // Tiles twice the GEMM extent only waste threads (never prune the smallest tile).
+  if (t.tb_n > 64 && t.tb_n / 2 >= p.k) return invalid("tb_n much larger than K");
+  if (t.tb_m > 64 && t.tb_m / 2 >= gm) return invalid("tb_m much larger than N*Ho*Wo");
+  if (CeilDiv(p.k, t.tb_n) > gpu::kMaxGridYZ) return invalid("grid.y too large");
+  return absl::OkStatus();
+}
+
+PerfConfig FastTcFwdSolver::DefaultConfig(const Target& target, const Problem& p) const {
+  const Dhw o = p.Out();
+  const int64_t gm = p.n * o[1] * o[2];
+  // Enough blocks to fill every SM once with 128x128 tiles, else 64x64 (small late layers).
+  const int64_t big_blocks = CeilDiv(gm, 128) * CeilDiv(p.k, 128);
+  PerfConfig c;
+  if (big_blocks >= target.num_cu && p.k >= 128) {
+    c.values = {128, 128, 64, 64, 3};
+  } else {
+    c.values = {64, 64, 32, 32, 4};
+  }
+  if (IsValid(target, p, c).ok()) return c;
+  c.values = {64, 64, 32, 32, 2};  // 128 threads, 20 KiB: valid for every applicable problem
+  return c;
+}
+
+absl::StatusOr<Solution> FastTcFwdSolver::GetSolution(const Target& target, const Problem& p,
+                                                      const PerfConfig& config) const {
+  if (absl::Status st = IsApplicable(target, p); !st.ok()) return st;
+  if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
+  const TcParams t = Params(config);
+  const int threads = (t.tb_m / t.warp_m) * (t.tb_n / t.warp_n) * 32;
+  KernelBuild build;
+  build.source = "conv/fast_tc_fwd.cu";
+  build.entries = {"tuna_fast_tc_fwd"};
+  build.options = {absl::StrCat("-DTUNA_BM=", t.tb_m),     absl::StrCat("-DTUNA_BN=", t.tb_n),
+                   absl::StrCat("-DTUNA_WM=", t.warp_m),   absl::StrCat("-DTUNA_WN=", t.warp_n),
+                   absl::StrCat("-DTUNA_STAGES=", t.stages), gpu::DTypeOption(p.data_type),
+                   absl::StrCat("-DTUNA_VEC8=", p.c % 8 == 0 ? 1 : 0)};
+  const Dhw o = p.Out();
+  const int64_t gm = p.n * o[1] * o[2];
+  Solution sol;
+  sol.kernels.push_back(build);
+  Launch l;
+  l.kernel = 0;
+  l.entry = "tuna_fast_tc_fwd";
+  l.grid.x = static_cast<uint32_t>(CeilDiv(gm, t.tb_m));
+  l.grid.y = static_cast<uint32_t>(CeilDiv(p.k, t.tb_n));
+  l.block.x = static_cast<uint32_t>(threads);
+  l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.stages);
+  l.args = {KernelArg::Buffer(BufferRole::kX), KernelArg::Buffer(BufferRole::kW), KernelArg::Buffer(BufferRole::kY)};
+  for (int64_t v : {p.n, p.c, p.in[1], p.in[2], p.k, o[1], o[2], p.fil[1], p.fil[2], p.pad[1], p.pad[2],
+                    p.stride[1], p.stride[2], p.dilation[1], p.dilation[2]}) {
+    l.args.push_back(KernelArg::I32(v));
+  }
+  sol.launches.push_back(l);
+  return sol;
+}
+
+}  // namespace tuna::solver

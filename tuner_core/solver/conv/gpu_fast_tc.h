@@ -1,0 +1,40 @@
+// TunaFastTcFwd (id 1010): tensor-core implicit-GEMM forward convolution for FP16/BF16 NHWC
+// on NVIDIA sm_80+ (kernels/conv/fast_tc_fwd.cu: mma.sync m16n8k16 with FP32 accumulate,
+// ldmatrix, a cp.async multi-stage pipeline over padded conflict-free shared tiles).
+//
+// Covers: conv mode, 2D, groups 1, any padding / stride / dilation, x, w and y dense NHWC.
+// C % 8 == 0 takes 16-byte cp.async loads; other C (the 3-channel stem) a gather path.
+// Not applicable on HIP targets (inline PTX). Sizes are kernel arguments (dynamic).
+//
+// Axes (perf-db params in this order): tb_m, tb_n (block tile of the GEMM, M = N*Ho*Wo rows,
+// N = K), warp_m, warp_n (warp tile), stages (shared-memory ring depth). BK is 32.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "tuner_core/solver/solver.h"
+
+namespace tuna::solver {
+
+class FastTcFwdSolver : public Solver {
+ public:
+  std::string_view Name() const override { return "TunaFastTcFwd"; }
+  Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
+  bool IsTunable() const override { return true; }
+  bool IsDynamic() const override { return true; }
+  std::vector<Direction> Directions() const override { return {Direction::kForward}; }
+
+  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
+  SearchSpace Space(const Target& target, const Problem& problem) const override;
+  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
+  absl::Status IsValid(const Target& target, const Problem& problem,
+                       const PerfConfig& config) const override;
+  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
+                                       const PerfConfig& config) const override;
+
+  // Dynamic shared memory of a config (stages * (tb_m + tb_n) rows of 40 halves).
+  static uint64_t SharedBytes(int tb_m, int tb_n, int stages);
+};
+
+}  // namespace tuna::solver
