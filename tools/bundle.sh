@@ -5,9 +5,12 @@
 #   dist/tuna/lib/                the shared libraries they link (not glibc's, not libstdc++/libgcc_s:
 #                                 the target's own are as new or newer)
 #   dist/tuna/share/mariadb/      what `mariadbd --bootstrap` and the server need
-# Usage: tools/bundle.sh [OUT_DIR]   (default dist/tuna)
+# Usage: tools/bundle.sh [--tar] [OUT_DIR]   (default dist/tuna)
+#   --tar  also writes OUT_DIR.tar.gz, one file to copy to hosts (tar -xzf it anywhere)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tarball=0
+if [ "${1:-}" = "--tar" ]; then tarball=1; shift; fi
 out=${1:-dist/tuna}
 
 bazel build //cli:tuna >/dev/null
@@ -42,3 +45,7 @@ LAUNCH
 chmod 755 "$out/bin/tuna"
 
 echo "bundle: $out ($(du -sh "$out" | cut -f1), $(ls "$out/lib" | wc -l) libraries)"
+if [ "$tarball" -eq 1 ]; then
+  tar -C "$(dirname "$out")" -czf "$out.tar.gz" "$(basename "$out")"
+  echo "bundle: $out.tar.gz ($(du -sh "$out.tar.gz" | cut -f1))"
+fi
