@@ -85,15 +85,20 @@ void Worker::Hold(const coordinator::LeasedJob& j, std::function<void()> on_lost
   held_[j.job_id] = Held{j.attempt, false, std::move(on_lost)};
 }
 
-void Worker::Drop(int64_t job_id) {
+// Holds are per (job, attempt): the same worker may report a job's compile step (attempt n) and
+// lease its eval step (attempt n+1) before the compile side has dropped its hold, and the late
+// drop must not erase the newer hold (the eval would then look lost and be dropped unreported,
+// stuck until its lease expired).
+void Worker::Drop(const coordinator::LeasedJob& job) {
   std::lock_guard<std::mutex> l(mu_);
-  held_.erase(job_id);
+  auto it = held_.find(job.job_id);
+  if (it != held_.end() && it->second.attempt == job.attempt) held_.erase(it);
 }
 
-bool Worker::IsLost(int64_t job_id) {
+bool Worker::IsLost(const coordinator::LeasedJob& job) {
   std::lock_guard<std::mutex> l(mu_);
-  auto it = held_.find(job_id);
-  return it == held_.end() || it->second.lost;
+  auto it = held_.find(job.job_id);
+  return it == held_.end() || it->second.attempt != job.attempt || it->second.lost;
 }
 
 void Worker::ReleaseAll(const std::vector<coordinator::LeasedJob>& jobs) {
@@ -114,7 +119,10 @@ void Worker::ReleaseAll(const std::vector<coordinator::LeasedJob>& jobs) {
                  n.status().ToString());
   }
   std::lock_guard<std::mutex> l(mu_);
-  for (const auto& j : jobs) held_.erase(j.job_id);
+  for (const auto& j : jobs) {
+    auto it = held_.find(j.job_id);
+    if (it != held_.end() && it->second.attempt == j.attempt) held_.erase(it);
+  }
   if (n.ok()) stats_.released += *n;
 }
 
@@ -148,7 +156,7 @@ void Worker::SendReport(coordinator::Report report, const coordinator::LeasedJob
   if (!st.ok()) {
     spdlog::warn("worker {}: {}: report not accepted: {}", worker_id_, JobContext(job), st.ToString());
   }
-  Drop(job.job_id);
+  Drop(job);
 }
 
 void Worker::HeartbeatLoop() {
@@ -234,9 +242,9 @@ void Worker::RunCompile(const coordinator::LeasedJob& job) {
     spdlog::info("worker {}: compiled {}: {} candidates, {} kernels, {} failed, {:.1f} s", worker_id_,
                  JobContext(job), outcome->candidates, kernels.size(), outcome->failed, s);
   }
-  if (IsLost(job.job_id)) {
+  if (IsLost(job)) {
     spdlog::warn("worker {}: {}: lease lost during compile; result dropped", worker_id_, JobContext(job));
-    Drop(job.job_id);
+    Drop(job);
     return;
   }
   {
@@ -344,8 +352,8 @@ void Worker::EvalRunLoop(EvalLane* lane) {
       lane->cv.notify_all();
     }
     const coordinator::LeasedJob& job = item.first;
-    if (IsLost(job.job_id)) {
-      Drop(job.job_id);
+    if (IsLost(job)) {
+      Drop(job);
       continue;
     }
     spdlog::info("worker {}: evaluating {} on {} device {}", worker_id_, JobContext(job),
@@ -374,9 +382,9 @@ void Worker::EvalRunLoop(EvalLane* lane) {
     } else {
       report = std::move(out->report);
     }
-    if (IsLost(job.job_id)) {
+    if (IsLost(job)) {
       spdlog::warn("worker {}: {}: lease lost during eval; result dropped", worker_id_, JobContext(job));
-      Drop(job.job_id);
+      Drop(job);
       continue;
     }
     {

@@ -90,8 +90,8 @@ class Worker {
   template <typename Fn>
   auto Retry(const char* what, Fn fn) -> decltype(fn());
   void Hold(const coordinator::LeasedJob& j, std::function<void()> on_lost = nullptr);
-  void Drop(int64_t job_id);
-  bool IsLost(int64_t job_id);
+  void Drop(const coordinator::LeasedJob& job);
+  bool IsLost(const coordinator::LeasedJob& job);
   void ReleaseAll(const std::vector<coordinator::LeasedJob>& jobs);
   void SendReport(coordinator::Report report, const coordinator::LeasedJob& job);
   void HeartbeatLoop();
