@@ -27,9 +27,6 @@ struct CommandContext {
   CommandFn* selected = nullptr;  // the chosen subcommand's body
 };
 
-// Convenience for subcommands whose issue has not landed yet.
-int NotImplemented(const std::string& command, const std::string& issue);
-
 void AddVersionInfo(CLI::App& app);
 void AddDbCommand(CLI::App& app, CommandContext ctx);
 void AddProblemCommand(CLI::App& app, CommandContext ctx);
