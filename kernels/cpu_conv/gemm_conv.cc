@@ -21,6 +21,7 @@
 #include "cpu/cpu_kernel.h"
 #include "cpu_conv/cpu_portability.h"
 #include "conv/naive_conv_geom.h"
+#include "cpu_conv/geom_args.h"
 
 #if !defined(TUNA_TILE_M) || !defined(TUNA_TILE_N) || !defined(TUNA_TILE_K) || \
     !defined(TUNA_MICRO_M) || !defined(TUNA_MICRO_N) || !defined(TUNA_SPLIT_K)
@@ -213,24 +214,6 @@ Operands OperandsFromArgs(void** args) {
   o.c = tuna_arg<tuna_conv_out_t*>(args, 1);
 #endif
   return o;
-}
-
-TunaConvGeom GeomFromArgs(void** args, int first) {
-  tuna_i64 v[TUNA_CONV_GEOM_NARGS];
-  for (int i = 0; i < TUNA_CONV_GEOM_NARGS; ++i) v[i] = tuna_arg<tuna_i64>(args, first + i);
-  TunaConvGeom g;
-  int i = 0;
-  g.n = v[i++]; g.c = v[i++]; g.k = v[i++]; g.groups = v[i++];
-  for (int d = 0; d < 3; ++d) g.in[d] = v[i++];
-  for (int d = 0; d < 3; ++d) g.fil[d] = v[i++];
-  for (int d = 0; d < 3; ++d) g.out[d] = v[i++];
-  for (int d = 0; d < 3; ++d) g.pad[d] = v[i++];
-  for (int d = 0; d < 3; ++d) g.stride[d] = v[i++];
-  for (int d = 0; d < 3; ++d) g.dil[d] = v[i++];
-  for (int d = 0; d < 5; ++d) g.xs[d] = v[i++];
-  for (int d = 0; d < 5; ++d) g.ws[d] = v[i++];
-  for (int d = 0; d < 5; ++d) g.ys[d] = v[i++];
-  return g;
 }
 
 // C[TM x TN] += Ap[kc x TM]^T * Bp[kc x TN], both packed k-major; rows >= m_end and columns

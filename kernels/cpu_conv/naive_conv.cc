@@ -10,27 +10,10 @@
 #include "cpu/cpu_kernel.h"
 #include "cpu_conv/cpu_portability.h"
 #include "conv/naive_conv_geom.h"
+#include "cpu_conv/geom_args.h"
 #include "conv/naive_conv_impl.h"
 
 namespace {
-
-TunaConvGeom GeomFromArgs(void** args, int first) {
-  tuna_i64 v[TUNA_CONV_GEOM_NARGS];
-  for (int i = 0; i < TUNA_CONV_GEOM_NARGS; ++i) v[i] = tuna_arg<tuna_i64>(args, first + i);
-  TunaConvGeom g;
-  int i = 0;
-  g.n = v[i++]; g.c = v[i++]; g.k = v[i++]; g.groups = v[i++];
-  for (int d = 0; d < 3; ++d) g.in[d] = v[i++];
-  for (int d = 0; d < 3; ++d) g.fil[d] = v[i++];
-  for (int d = 0; d < 3; ++d) g.out[d] = v[i++];
-  for (int d = 0; d < 3; ++d) g.pad[d] = v[i++];
-  for (int d = 0; d < 3; ++d) g.stride[d] = v[i++];
-  for (int d = 0; d < 3; ++d) g.dil[d] = v[i++];
-  for (int d = 0; d < 5; ++d) g.xs[d] = v[i++];
-  for (int d = 0; d < 5; ++d) g.ws[d] = v[i++];
-  for (int d = 0; d < 5; ++d) g.ys[d] = v[i++];
-  return g;
-}
 
 // This block's share [*begin, *end) of `total` elements.
 void BlockRange(const TunaCpuLaunch* launch, tuna_i64 total, tuna_i64* begin, tuna_i64* end) {
