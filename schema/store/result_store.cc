@@ -206,6 +206,39 @@ absl::StatusOr<SessionConfigs> ReadConfigs(Database& db, const std::vector<int64
   return out;
 }
 
+namespace {
+
+// Keyset pagination over a session's results: `sql` selects rows with id > ? in id order,
+// LIMIT ?; `decode` turns one row into a T whose `id` is the next page's lower bound.
+template <typename T>
+absl::Status ScanPages(Database& db, const std::string& sql, int64_t session_id, int page_size,
+                       T (*decode)(const Row&),
+                       const std::function<absl::Status(const std::vector<T>&)>& page) {
+  int64_t last = 0;
+  std::vector<T> batch;
+  for (;;) {
+    auto rows = db.Query(sql, {session_id, last, int64_t{page_size}});
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return absl::OkStatus();
+    batch.clear();
+    batch.reserve(rows->size());
+    for (const Row& r : *rows) batch.push_back(decode(r));
+    last = batch.back().id;
+    if (auto st = page(batch); !st.ok()) return st;
+    if (static_cast<int>(rows->size()) < page_size) return absl::OkStatus();
+  }
+}
+
+FindResultRow DecodeFindResult(const Row& r) {
+  return {r.Int(0), r.Int(1), r.String(2), r.Double(3), r.Int(4), OptJob(r, 5)};
+}
+
+PerfResultRow DecodePerfResult(const Row& r) {
+  return {r.Int(0), r.Int(1), r.String(2), r.String(3), r.Double(4), r.Int(5), OptJob(r, 6)};
+}
+
+}  // namespace
+
 absl::Status ScanExportableFindResults(
     Database& db, int64_t session_id, int page_size,
     const std::function<absl::Status(const std::vector<FindResultRow>&)>& page) {
@@ -213,21 +246,7 @@ absl::Status ScanExportableFindResults(
       "SELECT r.id, r.config_id, s.name, r.kernel_time, r.workspace, r.job_id "
       "FROM find_result r JOIN solver s ON s.id = r.solver_id "
       "WHERE r.session_id = ? AND r.id > ? AND ", kExportableFind, " ORDER BY r.id LIMIT ?");
-  int64_t last = 0;
-  std::vector<FindResultRow> batch;
-  for (;;) {
-    auto rows = db.Query(sql, {session_id, last, int64_t{page_size}});
-    if (!rows.ok()) return rows.status();
-    if (rows->empty()) return absl::OkStatus();
-    batch.clear();
-    batch.reserve(rows->size());
-    for (const Row& r : *rows) {
-      batch.push_back({r.Int(0), r.Int(1), r.String(2), r.Double(3), r.Int(4), OptJob(r, 5)});
-    }
-    last = batch.back().id;
-    if (auto st = page(batch); !st.ok()) return st;
-    if (static_cast<int>(rows->size()) < page_size) return absl::OkStatus();
-  }
+  return ScanPages(db, sql, session_id, page_size, &DecodeFindResult, page);
 }
 
 absl::Status ScanExportablePerfResults(
@@ -237,22 +256,7 @@ absl::Status ScanExportablePerfResults(
       "SELECT r.id, r.config_id, s.name, r.params, r.kernel_time, r.workspace, r.job_id "
       "FROM perf_result r JOIN solver s ON s.id = r.solver_id "
       "WHERE r.session_id = ? AND r.id > ? AND ", kExportablePerf, " ORDER BY r.id LIMIT ?");
-  int64_t last = 0;
-  std::vector<PerfResultRow> batch;
-  for (;;) {
-    auto rows = db.Query(sql, {session_id, last, int64_t{page_size}});
-    if (!rows.ok()) return rows.status();
-    if (rows->empty()) return absl::OkStatus();
-    batch.clear();
-    batch.reserve(rows->size());
-    for (const Row& r : *rows) {
-      batch.push_back({r.Int(0), r.Int(1), r.String(2), r.String(3), r.Double(4), r.Int(5),
-                       OptJob(r, 6)});
-    }
-    last = batch.back().id;
-    if (auto st = page(batch); !st.ok()) return st;
-    if (static_cast<int>(rows->size()) < page_size) return absl::OkStatus();
-  }
+  return ScanPages(db, sql, session_id, page_size, &DecodePerfResult, page);
 }
 
 absl::StatusOr<std::vector<KernelObject>> ReadJobKernels(Database& db,
