@@ -5,15 +5,7 @@
 namespace tuna::backend {
 namespace {
 
-CompileRequest GpuRequest(const std::string& arch) {
-  CompileRequest req;
-  req.source = testing::kGpuSource;
-  req.source_name = "portable.cu";
-  req.entries = {"vector_add", "warp_sum", "round_trip", "smem_reverse", "poke"};
-  req.options = {"-DTUNA_SCALE=2.0f"};
-  req.arch = arch;
-  return req;
-}
+using testing::GpuRequest;
 
 TEST_CASE("nvrtc compiles the portable kernel to a cubin and to PTX") {
   auto backend = NewCudaBackend(CudaBackendOptions::FromEnv());

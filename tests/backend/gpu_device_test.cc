@@ -30,13 +30,7 @@ std::vector<std::unique_ptr<Backend>> GpuBackends() {
 }
 
 absl::StatusOr<CodeObject> CompileFor(const Backend& backend, const std::string& arch) {
-  CompileRequest req;
-  req.source = testing::kGpuSource;
-  req.source_name = "portable.cu";
-  req.entries = {"vector_add", "warp_sum", "round_trip", "smem_reverse", "poke"};
-  req.options = {"-DTUNA_SCALE=2.0f"};
-  req.arch = arch;
-  return backend.Compile(req);
+  return backend.Compile(testing::GpuRequest(arch));
 }
 
 float BitsToFloat(uint32_t u) {

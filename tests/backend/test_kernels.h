@@ -1,6 +1,10 @@
 // Kernel sources shared by the backend tests.
 #pragma once
 
+#include <string>
+
+#include "tuner_core/backend/backend.h"
+
 namespace tuna::backend::testing {
 
 // CUDA/HIP-common source exercising kernels/common/portability.h. Needs -DTUNA_SCALE=<float>.
@@ -74,5 +78,16 @@ TUNA_CPU_KERNEL(smem_reverse) {
   for (unsigned t = 0; t < bd; ++t) out[base + t] = s[bd - 1 - t];
 }
 )src";
+
+// The request that compiles kGpuSource (all its entries) for a GPU arch.
+inline CompileRequest GpuRequest(const std::string& arch) {
+  CompileRequest req;
+  req.source = kGpuSource;
+  req.source_name = "portable.cu";
+  req.entries = {"vector_add", "warp_sum", "round_trip", "smem_reverse", "poke"};
+  req.options = {"-DTUNA_SCALE=2.0f"};
+  req.arch = arch;
+  return req;
+}
 
 }  // namespace tuna::backend::testing
