@@ -38,6 +38,9 @@ constexpr char kSocketFile[] = "mariadbd.sock";
 constexpr char kLockFile[] = "tuna.lock";
 constexpr char kBootstrapLog[] = "bootstrap.log";
 constexpr char kIncomplete[] = "tuna-bootstrap.incomplete";
+// The server's private temp dir: MariaDB names temp files by pid, and servers in separate pid
+// namespaces (sandboxed tests, containers) sharing /tmp collide on them.
+constexpr char kTmpDir[] = "tuna-tmp";
 
 std::string ErrnoText(int err) { return std::strerror(err); }
 
@@ -433,6 +436,18 @@ int EmbeddedServer::RunningPid() const {
   return IsOurServer(pid, data_dir_) ? pid : 0;
 }
 
+absl::Status EmbeddedServer::PrivateTmpArgs(std::vector<std::string>& argv) const {
+  std::error_code ec;
+  fs::create_directories(Path(kTmpDir), ec);
+  if (ec) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create ", Path(kTmpDir), ": ", ec.message()));
+  }
+  argv.push_back("--tmpdir=" + Path(kTmpDir));
+  argv.push_back(absl::StrCat("--ignore-db-dirs=", kTmpDir));  // not a database
+  return absl::OkStatus();
+}
+
 absl::Status EmbeddedServer::Bootstrap(const MariadbPaths& paths) {
   // A bootstrap that was interrupted leaves the marker: wipe and start over.
   if (IsFile(Path(kIncomplete))) {
@@ -478,6 +493,7 @@ absl::Status EmbeddedServer::Bootstrap(const MariadbPaths& paths) {
                                    "--log-warnings=0",
                                    absl::StrCat("--innodb-buffer-pool-size=",
                                                 options_.buffer_pool_mb, "M")};
+  if (auto st = PrivateTmpArgs(argv); !st.ok()) return st;
   if (::geteuid() == 0) argv.push_back("--user=root");
   spdlog::info("bootstrapping MariaDB data dir {} with {}", data_dir_, paths.mariadbd);
   auto rc = RunWithInput(argv, sql, Path(kBootstrapLog));
@@ -623,6 +639,7 @@ absl::StatusOr<StartResult> EmbeddedServer::Start() {
       "--key-buffer-size=8M",
       "--log-warnings=1",
   };
+  if (auto st = PrivateTmpArgs(argv); !st.ok()) return st;
   if (::geteuid() == 0) argv.push_back("--user=root");
   for (const auto& a : options_.extra_args) argv.push_back(a);
 

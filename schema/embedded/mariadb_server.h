@@ -114,6 +114,8 @@ class EmbeddedServer {
   std::string Path(const std::string& name) const;
   std::string SocketPath() const;
   absl::Status Bootstrap(const MariadbPaths& paths);
+  // Appends --tmpdir (a private dir under the data dir, created here) to a mariadbd command line.
+  absl::Status PrivateTmpArgs(std::vector<std::string>& argv) const;
   absl::StatusOr<int> ChoosePort();
   absl::Status WriteClientConfig(int port);
   int RunningPid() const;  // 0 when not running
