@@ -82,6 +82,18 @@ void Seen(Metrics* m, const std::string& worker_id) {
   if (m != nullptr) m->WorkerSeen(worker_id);
 }
 
+// The worker's own measure of an applied step (the host names the series: a worker id changes
+// with every restart).
+void CountTimings(Metrics* m, const schema::StepReport& rep, const StepTimings& t) {
+  if (t.wall_seconds <= 0) return;  // not reported
+  m->Observe("tuna_worker_step_seconds", {{"step", schema::JobStepName(rep.step)}}, t.wall_seconds);
+  if (rep.step != schema::JobStep::kEval) return;
+  const Labels worker{{"worker", rep.owner.substr(0, rep.owner.find('/'))}};
+  m->Add("tuna_worker_eval_seconds_total", worker, t.wall_seconds);
+  m->Add("tuna_worker_device_seconds_total", worker, t.device_seconds);
+  m->Add("tuna_worker_kernel_seconds_total", worker, t.kernel_seconds);
+}
+
 }  // namespace
 
 absl::StatusOr<JobStep> ParseStep(const std::string& s) {
@@ -102,6 +114,7 @@ struct Coordinator::Waiter {
 
 struct Coordinator::PendingReport {
   schema::StepReport report;
+  StepTimings timings;  // counted into the metrics once the report is applied
   bool done = false;
   absl::Status status;
 };
@@ -464,6 +477,11 @@ absl::Status Coordinator::ValidateReport(const Report& r) {
   if (r.error.size() > kMaxError) return absl::InvalidArgumentError("error text too long");
   if (r.samples.size() > kMaxSamples) return absl::InvalidArgumentError("too many samples");
   if (r.kernels.size() > kMaxKernels) return absl::InvalidArgumentError("too many kernels");
+  for (double v : {r.timings.wall_seconds, r.timings.device_seconds, r.timings.kernel_seconds}) {
+    if (!std::isfinite(v) || v < 0) {
+      return absl::InvalidArgumentError("timings must be finite and >= 0 seconds");
+    }
+  }
   if (!r.succeeded) {
     if (r.error.empty()) return absl::InvalidArgumentError("a failure report needs an error");
     return absl::OkStatus();
@@ -579,6 +597,7 @@ absl::Status Coordinator::SubmitReport(const Report& r) {
   s.candidates_tried = r.candidates_tried;
   s.verified = r.verified;
   for (const Sample& x : r.samples) s.samples.push_back({x.params, x.time_ms, x.status, x.error});
+  p->timings = r.timings;
   absl::MutexLock l(&mu_);
   if (shutdown_) return absl::UnavailableError("coordinator shutting down");
   reports_.push_back(p);
@@ -642,6 +661,7 @@ void Coordinator::ReportLoop() {
           m->Add("tuna_job_failures_total",
                  {{"step", schema::JobStepName(rep.step)}, {"reason", reason}});
         }
+        if (o.ok() && *o == schema::ReportOutcome::kApplied) CountTimings(m, rep, batch[k]->timings);
       }
     }
     absl::MutexLock l(&mu_);

@@ -123,6 +123,13 @@ struct Sample {
   std::string error;
 };
 
+// How long a step took on the worker (for the coordinator's metrics; 0 = not reported).
+struct StepTimings {
+  double wall_seconds = 0;    // the step, end to end on the worker
+  double device_seconds = 0;  // eval: device work (copies, loads, runs, timed batches)
+  double kernel_seconds = 0;  // eval: timed kernel runs (device events)
+};
+
 struct Report {
   std::string worker_id;
   int64_t job_id = 0;
@@ -140,6 +147,7 @@ struct Report {
   int64_t candidates_tried = 0;
   bool verified = false;
   std::vector<Sample> samples;
+  StepTimings timings;
 };
 
 class Coordinator {

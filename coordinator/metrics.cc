@@ -121,6 +121,15 @@ std::unique_ptr<Metrics> Metrics::ForCoordinator() {
   m->Define("tuna_workers_alive", T::kGauge,
             "Workers (registrations) that called this coordinator within the alive window.");
   m->Define("tuna_lease_waiters", T::kGauge, "Lease calls waiting for jobs right now.");
+  m->Define("tuna_worker_step_seconds", T::kHistogram,
+            "Job steps as long as the worker measured them (applied reports), by step.",
+            {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800});
+  m->Define("tuna_worker_eval_seconds_total", T::kCounter,
+            "Eval steps' wall time on the workers (applied reports), by worker host.");
+  m->Define("tuna_worker_device_seconds_total", T::kCounter,
+            "Of which in device work (copies, loads, runs, timed batches), by worker host.");
+  m->Define("tuna_worker_kernel_seconds_total", T::kCounter,
+            "Of which timed kernel runs (device events), by worker host.");
   m->Set("tuna_coordinator_start_time_seconds", {}, absl::ToUnixMicros(absl::Now()) / 1e6);
   // Zero series from the start, so that rate() and alerts see the counters before the first
   // event rather than an absent series.

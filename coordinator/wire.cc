@@ -115,6 +115,10 @@ void ToWire(const Report& r, v1::ReportRequest* out) {
     w->set_status(s.status);
     w->set_error(s.error);
   }
+  auto* t = out->mutable_timings();
+  t->set_wall_seconds(r.timings.wall_seconds);
+  t->set_device_seconds(r.timings.device_seconds);
+  t->set_kernel_seconds(r.timings.kernel_seconds);
 }
 
 absl::StatusOr<Report> FromWire(const v1::ReportRequest& r) {
@@ -144,6 +148,8 @@ absl::StatusOr<Report> FromWire(const v1::ReportRequest& r) {
     x.error = s.error();
     out.samples.push_back(std::move(x));
   }
+  out.timings = {r.timings().wall_seconds(), r.timings().device_seconds(),
+                 r.timings().kernel_seconds()};
   return out;
 }
 

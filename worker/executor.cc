@@ -142,6 +142,7 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
   }
   std::unique_ptr<KernelCacheBackend> cache;
   if (be) cache = std::make_unique<KernelCacheBackend>(*be);
+  EvaluatorCache evaluators;
   spdlog::info("executor pid {}: {} device {} {}", getpid(), backend_name, device_index,
                open_error.ok() ? device->Info().name : open_error.ToString());
   for (;;) {
@@ -170,7 +171,7 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
       cache->Prefetch(kernels);
       spdlog::info("executor: job {} (config {}, solver {}, {}): {} kernels prefetched", job->job_id,
                    job->config_id, job->solver_name, job->kind, kernels.size());
-      report = EvalJob(*job, *cache, *device, registry, tuning, &wedged);
+      report = EvalJob(*job, *cache, *device, registry, tuning, evaluators, &wedged);
       spdlog::info("executor: job {} done: {} (kernel cache: {} hits, {} local builds)", job->job_id,
                    report.succeeded ? (report.has_result ? "result" : "no passing candidate")
                                     : report.error,

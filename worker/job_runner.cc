@@ -119,9 +119,60 @@ absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
   return out;
 }
 
+absl::StatusOr<search::Evaluator*> EvaluatorCache::Get(backend::Device& device,
+                                                      const Problem& problem,
+                                                      const search::EvaluatorOptions& options,
+                                                      const solver::SolverRegistry& registry,
+                                                      const backend::Backend& backend,
+                                                      const solver::Target& target) {
+  // Everything of the options that changes the data or the reference (the rest only changes
+  // how candidates are timed).
+  const std::string key = absl::StrCat(problem.Canonical(), "|", options.seed, "|",
+                                       options.cpu_reference_max_flops, "|",
+                                       options.reference_solver, "|", options.flush_l2);
+  if (evaluator_ && key_ == key && evaluator_->healthy() && evaluator_->problem() == problem) {
+    ++reuses_;
+    return evaluator_.get();
+  }
+  evaluator_.reset();
+  key_.clear();
+  search::EvaluatorOptions with_cache = options;
+  if (!with_cache.compare_kernels) with_cache.compare_kernels = compare_kernels_;
+  auto ev = search::Evaluator::Create(device, problem, with_cache, &registry, &backend, &target);
+  if (!ev.ok()) return ev.status();
+  evaluator_ = *std::move(ev);
+  key_ = key;
+  return evaluator_.get();
+}
+
+namespace {
+
+// Where an eval job's time went, for its log line and the report.
+void Account(const coordinator::LeasedJob& job, const search::EvalTimings& t, double wall_s,
+             coordinator::Report& rep) {
+  rep.timings.wall_seconds = wall_s;
+  rep.timings.device_seconds = t.device_ms / 1e3;
+  rep.timings.kernel_seconds = t.kernel_ms / 1e3;
+  spdlog::info(
+      "job {} ({}, config {}, {}): {:.3f} s: setup {:.0f} ms, reference {:.0f} ms, load {:.0f} ms, "
+      "verify {:.0f} ms, timing {:.0f} ms; device {:.0f} ms ({:.0f}%), kernels {:.0f} ms, "
+      "{} candidate(s)",
+      job.job_id, job.kind, job.config_id, job.solver_name, wall_s, t.setup_ms, t.reference_ms,
+      t.load_ms, t.verify_ms, t.timing_ms, t.device_ms,
+      wall_s > 0 ? 100 * t.device_ms / 1e3 / wall_s : 0.0, t.kernel_ms, t.candidates);
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
 coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Backend& backend,
                             backend::Device& device, const solver::SolverRegistry& registry,
-                            const JobTuning& tuning, bool* device_wedged) {
+                            const JobTuning& tuning, EvaluatorCache& evaluators,
+                            bool* device_wedged) {
+  const auto start = std::chrono::steady_clock::now();
   *device_wedged = false;
   auto prepared = Prepare(job, registry);
   if (!prepared.ok()) return Failure(job, std::string(prepared.status().message()), false);
@@ -142,10 +193,15 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
     const solver::PerfConfig config = s.DefaultConfig(target, problem);
     search::CompiledCandidate c = compiler.CompileOne(s, problem, config);
     search::EvaluatorOptions eo = TuneOptionsFor(tuning, job.solver_name, false).evaluator;
-    auto ev = search::Evaluator::Create(device, problem, eo, &registry, &backend, &target);
+    const int64_t reuses = evaluators.reuses();
+    auto ev = evaluators.Get(device, problem, eo, registry, backend, target);
     if (!ev.ok()) return Failure(job, absl::StrCat("evaluator: ", ev.status().ToString()), false);
+    // A reused evaluator's setup and reference were another job's.
+    const search::EvalTimings before =
+        evaluators.reuses() > reuses ? (*ev)->timings() : search::EvalTimings{};
     search::Measurement m = (*ev)->Evaluate(c, 0);
     *device_wedged = !(*ev)->healthy();
+    Account(job, (*ev)->timings() - before, SecondsSince(start), rep);
     rep.samples.push_back(ToSample(config, m));
     rep.candidates_tried = 1;
     if (m.disposition == search::Disposition::kPassed && m.time_ms > 0) {
@@ -160,8 +216,16 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
     return rep;
   }
 
-  search::Tuner tuner(registry, backend, &device, target, TuneOptionsFor(tuning, job.solver_name, false));
-  auto r = tuner.Tune(problem);
+  const search::TuneOptions options = TuneOptionsFor(tuning, job.solver_name, false);
+  const int64_t reuses = evaluators.reuses();
+  auto ev = evaluators.Get(device, problem, options.evaluator, registry, backend, target);
+  if (!ev.ok()) return Failure(job, absl::StrCat("evaluator: ", ev.status().ToString()), false);
+  const search::EvalTimings before =
+      evaluators.reuses() > reuses ? (*ev)->timings() : search::EvalTimings{};
+  search::Tuner tuner(registry, backend, &device, target, options);
+  auto r = tuner.Tune(problem, *ev);
+  *device_wedged = !(*ev)->healthy();
+  Account(job, (*ev)->timings() - before, SecondsSince(start), rep);
   if (!r.ok()) return Failure(job, r.status().ToString(), false);
   const search::SolverTuneResult* sr = nullptr;
   for (const auto& x : r->solvers) {

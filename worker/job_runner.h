@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "absl/time/time.h"
 #include "coordinator/coordinator.h"
 #include "tuner_core/backend/backend.h"
+#include "tuner_core/search/measure/evaluator.h"
 #include "tuner_core/search/strategy/strategy.h"
 #include "tuner_core/solver/registry.h"
 
@@ -56,10 +58,35 @@ absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
                                           const solver::SolverRegistry& registry,
                                           const JobTuning& tuning);
 
+// What an executor keeps between the eval jobs of one device: the evaluator (input tensors,
+// their device copies and the reference output) of the last problem, so the next job of the
+// same config (the coordinator hands a config's jobs out together) skips that preparation.
+// Threads: one at a time.
+class EvaluatorCache {
+ public:
+  // The cached evaluator when it is for this problem and options and still healthy; else a
+  // new one (the old one is freed first: device memory holds one problem at a time).
+  absl::StatusOr<search::Evaluator*> Get(backend::Device& device, const Problem& problem,
+                                         const search::EvaluatorOptions& options,
+                                         const solver::SolverRegistry& registry,
+                                         const backend::Backend& backend,
+                                         const solver::Target& target);
+  int64_t reuses() const { return reuses_; }
+
+ private:
+  std::unique_ptr<search::Evaluator> evaluator_;
+  std::string key_;
+  int64_t reuses_ = 0;
+  std::shared_ptr<search::CompareKernelCache> compare_kernels_ =
+      std::make_shared<search::CompareKernelCache>();
+};
+
 // `backend` should already hold the job's fetched kernels (KernelCacheBackend::Prefetch).
 // `device_wedged` is set when a launch timed out: the device must be abandoned (exit).
+// The report's timings say where the job's time went (and the log line of the job too).
 coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Backend& backend,
                             backend::Device& device, const solver::SolverRegistry& registry,
-                            const JobTuning& tuning, bool* device_wedged);
+                            const JobTuning& tuning, EvaluatorCache& evaluators,
+                            bool* device_wedged);
 
 }  // namespace tuna::worker

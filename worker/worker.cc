@@ -252,6 +252,8 @@ void Worker::RunCompile(const coordinator::LeasedJob& job) {
     ++(report.succeeded ? stats_.compiled : stats_.compile_failed);
   }
   if (!report.succeeded) spdlog::warn("worker {}: {}: {}", worker_id_, JobContext(job), report.error);
+  report.timings.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   SendReport(std::move(report), job);
 }
 

@@ -91,6 +91,24 @@ TEST_CASE("cpu backend compiles, loads and runs a kernel") {
   REQUIRE(times.ok());
   REQUIRE(times->size() == 5);
   for (double t : *times) CHECK(t > 0.0);
+
+  // An untimed step before each run, in order with the runs.
+  std::vector<char> order;
+  times = (*device)->TimeLaunches([&] { order.push_back('L'); return absl::OkStatus(); }, 3,
+                                  [&] { order.push_back('b'); return absl::OkStatus(); });
+  REQUIRE(times.ok());
+  CHECK(times->size() == 3);
+  CHECK(std::string(order.begin(), order.end()) == "bLbLbL");
+  CHECK((*device)->TimeLaunches([] { return absl::OkStatus(); }, 0).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+
+  // Device-to-device copies, range-checked.
+  REQUIRE((*device)->CopyOnDevice(*dc, *da, n * sizeof(float)).ok());
+  REQUIRE((*device)->CopyToHost(c.data(), *dc, n * sizeof(float)).ok());
+  CHECK(c == a);
+  auto small = (*device)->Alloc(16);
+  REQUIRE(small.ok());
+  CHECK((*device)->CopyOnDevice(*small, *da, 32).code() == absl::StatusCode::kInvalidArgument);
 }
 
 TEST_CASE("cpu compile errors carry the compiler log") {

@@ -150,6 +150,21 @@ TEST_CASE("gpu: allocate, copy, launch, time and fault") {
                          << 12.0 * m / (sorted[5] * 1e-3) / 1e9 << " GB/s)");
     for (double t : *times) CHECK(t > 0.0);
 
+    // Timing with an untimed flush before each run, queued as one batch; then a copy on the
+    // device checked on the host.
+    auto flushed = dev.TimeLaunches(
+        [&] { return dev.Launch(*add, Dim3{(m + 255) / 256}, Dim3{256}, 0, args); }, 4,
+        [&] { return dev.Memset(*dc, 0, m * 4); });
+    REQUIRE(flushed.ok());
+    REQUIRE(flushed->size() == 4);
+    for (double t : *flushed) CHECK(t > 0.0);
+    REQUIRE(dev.CopyOnDevice(*dc, *da, m * 4).ok());
+    std::vector<float> copied(m);
+    REQUIRE(dev.CopyToHost(copied.data(), *dc, m * 4).ok());
+    std::vector<float> original(m);
+    REQUIRE(dev.CopyToHost(original.data(), *da, m * 4).ok());
+    CHECK(copied == original);
+
     // Unknown kernel name.
     CHECK((*module)->GetKernel("nope").status().code() == absl::StatusCode::kInvalidArgument);
 

@@ -198,6 +198,7 @@ TEST_CASE_METHOD(testing::MariadbTest, "metrics follow a run of jobs", "[mariadb
         rep.verified = true;
         rep.candidates_tried = 1;
         rep.samples = {{"2", 0.25, "Passed", ""}};
+        rep.timings = {2.0, 1.5, 1.0};  // the worker's own measure of the step
         good_eval = rep;
         ++passed;
       }
@@ -211,14 +212,22 @@ TEST_CASE_METHOD(testing::MariadbTest, "metrics follow a run of jobs", "[mariadb
   Report bad = good_eval;
   bad.kernel_time_ms = -1;
   CHECK(client->Report(bad).code() == absl::StatusCode::kInvalidArgument);
+  bad = good_eval;
+  bad.timings.device_seconds = -1;
+  CHECK(client->Report(bad).code() == absl::StatusCode::kInvalidArgument);
 
   text = Scrape(port);
   CHECK(Sample(text, "tuna_leases_total{step=\"eval\"}") == 12);
   CHECK(Sample(text, "tuna_reports_total{outcome=\"applied\",result=\"success\",step=\"eval\"}") == 11);
   CHECK(Sample(text, "tuna_reports_total{outcome=\"applied\",result=\"failure\",step=\"eval\"}") == 1);
   CHECK(Sample(text, "tuna_reports_total{outcome=\"duplicate\",result=\"success\",step=\"eval\"}") == 1);
-  CHECK(Sample(text, "tuna_reports_total{outcome=\"invalid\",result=\"success\",step=\"eval\"}") == 1);
+  CHECK(Sample(text, "tuna_reports_total{outcome=\"invalid\",result=\"success\",step=\"eval\"}") == 2);
   CHECK(Sample(text, "tuna_job_failures_total{reason=\"permanent\",step=\"eval\"}") == 1);
+  // Worker timings of applied reports only (not of the duplicate): 11 x (2, 1.5, 1) s.
+  CHECK(Sample(text, "tuna_worker_step_seconds_count{step=\"eval\"}") == 11);
+  CHECK(Sample(text, "tuna_worker_eval_seconds_total{worker=\"gpu-host-1\"}") == 22);
+  CHECK(Sample(text, "tuna_worker_device_seconds_total{worker=\"gpu-host-1\"}") == 16.5);
+  CHECK(Sample(text, "tuna_worker_kernel_seconds_total{worker=\"gpu-host-1\"}") == 11);
   CHECK(Sample(text, "tuna_lease_latency_seconds_count{step=\"eval\"}") >= 4);
   CHECK(Sample(text, "tuna_lease_latency_seconds_bucket{step=\"eval\",le=\"+Inf\"}") ==
         Sample(text, "tuna_lease_latency_seconds_count{step=\"eval\"}"));

@@ -90,6 +90,66 @@ TEST_CASE("a candidate much slower than the best so far is dropped early") {
   CHECK(again[1].time_ms > 0);
 }
 
+TEST_CASE("a candidate that overwrites its inputs does not spoil the next one") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kClobbersInputs, testing::kCorrect});
+  const solver::Solver& faults = *registry->ByName("TestFaultSolver")->solver;
+  Compiler compiler(*f.backend, f.target);
+  for (const char* line : kLines) {
+    INFO(line);
+    const Problem p = ParseOne(line);
+    auto ev = Evaluator::Create(*f.device, p, FastOptions());
+    REQUIRE(ev.ok());
+    const auto clobber = compiler.CompileOne(faults, p, solver::PerfConfig{{testing::kClobbersInputs}});
+    const auto correct = compiler.CompileOne(faults, p, solver::PerfConfig{{testing::kCorrect}});
+    REQUIRE(clobber.disposition == Disposition::kPassed);
+    REQUIRE(correct.disposition == Disposition::kPassed);
+    // Its output was computed before it clobbered the inputs; every timed run of it garbles
+    // them again, and the next candidate must still see the original data.
+    CHECK((*ev)->Evaluate(clobber, 0).disposition == Disposition::kPassed);
+    const Measurement after = (*ev)->Evaluate(correct, 0);
+    CHECK(after.disposition == Disposition::kPassed);
+    INFO(after.error);
+    CHECK((*ev)->Evaluate(clobber, 0).disposition == Disposition::kPassed);
+  }
+}
+
+TEST_CASE("the evaluator accounts where its time went") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kCorrect, testing::kGarbage});
+  const solver::Solver& faults = *registry->ByName("TestFaultSolver")->solver;
+  Compiler compiler(*f.backend, f.target);
+  const Problem p = ParseOne(kLines[0]);
+  auto ev = Evaluator::Create(*f.device, p, FastOptions());
+  REQUIRE(ev.ok());
+  const EvalTimings created = (*ev)->timings();
+  CHECK(created.setup_ms > 0);
+  CHECK(created.reference_ms > 0);
+  CHECK(created.candidates == 0);
+  CHECK(created.kernel_ms == 0);
+
+  const auto good = compiler.CompileOne(faults, p, solver::PerfConfig{{testing::kCorrect}});
+  const auto bad = compiler.CompileOne(faults, p, solver::PerfConfig{{testing::kGarbage}});
+  const Measurement m = (*ev)->Evaluate(good, 0);
+  REQUIRE(m.disposition == Disposition::kPassed);
+  const Measurement wrong = (*ev)->Evaluate(bad, 0);
+  CHECK(wrong.disposition == Disposition::kIncorrect);
+  CHECK(wrong.samples_ms.empty());  // timed while being compared, then discarded
+
+  const EvalTimings d = (*ev)->timings() - created;
+  CHECK(d.candidates == 2);
+  CHECK(d.setup_ms == 0);
+  CHECK(d.load_ms > 0);
+  CHECK(d.verify_ms > 0);
+  double sum = 0;
+  for (double t : m.samples_ms) sum += t;
+  CHECK(d.kernel_ms >= sum);           // the incorrect candidate's runs count too
+  CHECK(d.timing_ms >= d.kernel_ms);   // timed batches contain their kernels
+  CHECK(d.device_ms >= d.timing_ms);   // and are device work
+}
+
 TEST_CASE("identical kernel builds are compiled once per compiler") {
   CpuFixture f;
   if (!f.ok) return;

@@ -43,6 +43,28 @@ class FaultSolver : public solver::Solver {
     if (absl::Status st = IsValid(target, problem, config); !st.ok()) return st;
     const int64_t fault = config.values[0];
     const solver::NaiveConvSolver naive(problem.direction);
+    if (fault == kClobbersInputs) {
+      absl::StatusOr<solver::Solution> s = naive.GetSolution(target, problem, solver::PerfConfig{});
+      if (!s.ok()) return s;
+      solver::KernelBuild k;
+      k.source = "cpu_conv/testonly_faults.cc";
+      k.entries = {"testonly_write_garbage"};
+      s->kernels.push_back(k);
+      for (BufferRole role : {BufferRole::kX, BufferRole::kW, BufferRole::kY}) {
+        if (role == OutRole(problem.direction)) continue;
+        const TensorDesc d = role == BufferRole::kX ? problem.XDesc()
+                             : role == BufferRole::kW ? problem.WDesc()
+                                                      : problem.YDesc();
+        solver::Launch l;
+        l.kernel = static_cast<int>(s->kernels.size() - 1);
+        l.entry = "testonly_write_garbage";
+        l.args = {KernelArg::Buffer(role),
+                  KernelArg::I64(d.ElementCount() * static_cast<int64_t>(DataTypeSize(problem.data_type))),
+                  KernelArg::F32(0)};
+        s->launches.push_back(l);
+      }
+      return s;
+    }
     if (fault == kCorrect || fault == kSlow) {
       absl::StatusOr<solver::Solution> s = naive.GetSolution(target, problem, solver::PerfConfig{});
       if (!s.ok() || fault == kCorrect) return s;

@@ -18,6 +18,8 @@ enum Fault : int64_t {
   kWritesNothing = 3, // leaves the (poisoned) output untouched        -> Incorrect
   kSpin = 4,          // busy-waits spin_ms in the launch              -> Timeout (watchdog)
   kSlow = 5,          // correct, but runs the naive kernel 3 times    -> Passed, slower
+  kClobbersInputs = 6,  // correct output, then garbage over both inputs -> Passed; the next
+                        // candidate still gets the original inputs
 };
 
 // Axis "fault" with the given values; DefaultConfig is the first value.

@@ -182,6 +182,10 @@ class Device {
   virtual absl::Status CopyToHost(void* dst, const DeviceBuffer& src, size_t bytes,
                                   size_t src_offset = 0) = 0;
   virtual absl::Status Memset(const DeviceBuffer& dst, uint8_t value, size_t bytes) = 0;
+  // Device-to-device copy of the first `bytes` of src into dst (asynchronous on GPUs, ordered
+  // with launches). InvalidArgument when either buffer is smaller than `bytes`.
+  virtual absl::Status CopyOnDevice(const DeviceBuffer& dst, const DeviceBuffer& src,
+                                    size_t bytes) = 0;
 
   // InvalidArgument for a code object of another backend or an incompatible arch.
   virtual absl::StatusOr<std::unique_ptr<Module>> Load(const CodeObject& code) = 0;
@@ -192,14 +196,25 @@ class Device {
                               KernelArgs& args) = 0;
   virtual absl::Status Synchronize() = 0;
 
-  // Runs `launch` `repetitions` times back to back and returns each run's device time in
-  // milliseconds (GPU events between the runs; steady_clock on the CPU). `launch` may issue
-  // several kernels; the first error it returns stops the timing and is returned.
-  virtual absl::StatusOr<std::vector<double>> TimeLaunches(
-      const std::function<absl::Status()>& launch, int repetitions) = 0;
+  // Runs `launch` `repetitions` times and returns each run's device time in milliseconds (GPU
+  // events around each run; steady_clock on the CPU). `launch` may issue several kernels; the
+  // first error it returns stops the timing and is returned. `before_each` (optional; e.g. an
+  // L2 flush) runs before every launch, outside the timed region. On GPUs everything is
+  // queued at once and synchronised once at the end: no host round trip leaves the device idle
+  // between runs.
+  absl::StatusOr<std::vector<double>> TimeLaunches(
+      const std::function<absl::Status()>& launch, int repetitions,
+      const std::function<absl::Status()>& before_each = nullptr) {
+    if (repetitions <= 0) return absl::InvalidArgumentError("repetitions must be positive");
+    return TimeRuns(launch, repetitions, before_each);
+  }
 
  protected:
   Device() = default;
+  // TimeLaunches with repetitions > 0 and before_each possibly empty.
+  virtual absl::StatusOr<std::vector<double>> TimeRuns(
+      const std::function<absl::Status()>& launch, int repetitions,
+      const std::function<absl::Status()>& before_each) = 0;
   friend class DeviceBuffer;
   virtual absl::StatusOr<uint64_t> AllocRaw(size_t bytes) = 0;
   virtual absl::Status FreeRaw(uint64_t address) = 0;

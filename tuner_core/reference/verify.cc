@@ -63,56 +63,76 @@ std::string VerifyReport::Summary() const {
   return s;
 }
 
-VerifyReport Compare(std::span<const double> got, std::span<const double> expected,
-                     int64_t reduction_length, const Tolerance& tol) {
+double AbsBound(const Tolerance& tol, int64_t reduction_length, double scale) {
+  return tol.element_abs * std::sqrt(double(std::max<int64_t>(1, reduction_length))) * scale;
+}
+
+VerifyReport FinishReport(const CompareSums& s, int64_t reduction_length, const Tolerance& tol,
+                          const TensorDesc* desc) {
   VerifyReport r;
   r.reduction_length = std::max<int64_t>(1, reduction_length);
+  r.count = s.count;
+  r.scale = s.scale;
+  r.ref_nonfinite = s.ref_nonfinite;
+  r.got_nan = s.got_nan;
+  r.got_inf = s.got_inf;
+  r.max_abs_error = s.max_abs_error;
+  r.worst_index = s.worst_index;
+  r.mismatches = s.mismatches;
+  r.first_mismatch = s.first_mismatch;
+  r.first_got = s.first_got;
+  r.first_expected = s.first_expected;
+  r.max_rel_error = r.max_abs_error / (r.scale + kTiny);
+  r.rms_error = std::sqrt(s.sum_sq) /
+                (std::sqrt(double(std::max<int64_t>(1, r.count))) *
+                 std::max({s.max_got, r.scale, kTiny}));
+  const double rms_bound =
+      std::max(tol.rms, tol.rms_per_sqrt_l * std::sqrt(double(r.reduction_length)));
+  r.ok = r.mismatches == 0 && r.rms_error <= rms_bound;
+  if (desc != nullptr && r.first_mismatch >= 0) r.first_location = Location(*desc, r.first_mismatch);
+  return r;
+}
+
+VerifyReport Compare(std::span<const double> got, std::span<const double> expected,
+                     int64_t reduction_length, const Tolerance& tol) {
   if (got.size() != expected.size()) {
+    VerifyReport r;
+    r.reduction_length = std::max<int64_t>(1, reduction_length);
     r.first_location = absl::StrFormat("size mismatch: got %d expected %d elements",
                                        got.size(), expected.size());
     return r;
   }
-  r.count = static_cast<int64_t>(got.size());
-  double max_got = 0;
-  for (int64_t i = 0; i < r.count; ++i) {
-    if (std::isfinite(expected[i])) r.scale = std::max(r.scale, std::fabs(expected[i]));
-    else ++r.ref_nonfinite;
-    if (std::isnan(got[i])) ++r.got_nan;
-    else if (std::isinf(got[i])) ++r.got_inf;
-    else max_got = std::max(max_got, std::fabs(got[i]));
+  CompareSums s;
+  s.count = static_cast<int64_t>(got.size());
+  for (int64_t i = 0; i < s.count; ++i) {
+    if (std::isfinite(expected[i])) s.scale = std::max(s.scale, std::fabs(expected[i]));
+    else ++s.ref_nonfinite;
+    if (std::isnan(got[i])) ++s.got_nan;
+    else if (std::isinf(got[i])) ++s.got_inf;
+    else s.max_got = std::max(s.max_got, std::fabs(got[i]));
   }
-  const double abs_bound = tol.element_abs * std::sqrt(double(r.reduction_length)) * r.scale;
-  double sum_sq = 0;
-  for (int64_t i = 0; i < r.count; ++i) {
+  const double abs_bound = AbsBound(tol, reduction_length, s.scale);
+  for (int64_t i = 0; i < s.count; ++i) {
     const double g = got[i], e = expected[i];
     bool pass;
     if (!std::isfinite(g) || !std::isfinite(e)) {
       pass = NonFiniteMatches(g, e);
     } else {
       const double d = std::fabs(g - e);
-      sum_sq += d * d;
-      if (d > r.max_abs_error) {
-        r.max_abs_error = d;
-        r.worst_index = i;
+      s.sum_sq += d * d;
+      if (d > s.max_abs_error) {
+        s.max_abs_error = d;
+        s.worst_index = i;
       }
       pass = d <= tol.element_rel * std::fabs(e) + abs_bound;
     }
-    if (!pass) {
-      if (r.mismatches++ == 0) {
-        r.first_mismatch = i;
-        r.first_got = g;
-        r.first_expected = e;
-      }
+    if (!pass && s.mismatches++ == 0) {
+      s.first_mismatch = i;
+      s.first_got = g;
+      s.first_expected = e;
     }
   }
-  r.max_rel_error = r.max_abs_error / (r.scale + kTiny);
-  r.rms_error = std::sqrt(sum_sq) /
-                (std::sqrt(double(std::max<int64_t>(1, r.count))) *
-                 std::max({max_got, r.scale, kTiny}));
-  const double rms_bound =
-      std::max(tol.rms, tol.rms_per_sqrt_l * std::sqrt(double(r.reduction_length)));
-  r.ok = r.mismatches == 0 && r.rms_error <= rms_bound;
-  return r;
+  return FinishReport(s, reduction_length, tol);
 }
 
 VerifyReport CompareBuffers(ElementType type, const void* got, const void* expected,

@@ -64,6 +64,30 @@ struct VerifyReport {
   std::string Summary() const;
 };
 
+// The sums a comparison is made of (what Compare accumulates, and what a device reduction
+// returns: search/measure/device_compare.h). Defined as in the header comment above.
+struct CompareSums {
+  int64_t count = 0;
+  double scale = 0;          // max |expected| over finite elements
+  int64_t ref_nonfinite = 0;
+  double max_got = 0;        // max |got| over finite elements
+  int64_t got_nan = 0, got_inf = 0;
+  double max_abs_error = 0;  // over elements where both are finite
+  int64_t worst_index = -1;  // -1 when unknown
+  double sum_sq = 0;         // of (got - expected) over elements where both are finite
+  int64_t mismatches = 0;
+  int64_t first_mismatch = -1;
+  double first_got = 0, first_expected = 0;
+};
+
+// The per-element absolute bound: element_abs * sqrt(L) * scale.
+double AbsBound(const Tolerance& tolerance, int64_t reduction_length, double scale);
+
+// The report of those sums: metrics, and ok against the tolerance's RMS bound. `desc`, when
+// given, names the first mismatch's coordinates.
+VerifyReport FinishReport(const CompareSums& sums, int64_t reduction_length,
+                          const Tolerance& tolerance, const TensorDesc* desc = nullptr);
+
 // got and expected must have the same size.
 VerifyReport Compare(std::span<const double> got, std::span<const double> expected,
                      int64_t reduction_length, const Tolerance& tolerance);

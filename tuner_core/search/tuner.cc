@@ -19,7 +19,7 @@ Tuner::Tuner(const solver::SolverRegistry& registry, const backend::Backend& bac
       options_(std::move(options)),
       compiler_(backend, target, options_.compiler) {}
 
-absl::StatusOr<TuneResult> Tuner::Tune(const Problem& problem) {
+absl::StatusOr<TuneResult> Tuner::Tune(const Problem& problem, Evaluator* shared) {
   const auto t0 = std::chrono::steady_clock::now();
   TuneResult result;
   result.problem = problem;
@@ -41,17 +41,24 @@ absl::StatusOr<TuneResult> Tuner::Tune(const Problem& problem) {
     solvers.push_back(r);
   }
 
-  std::unique_ptr<Evaluator> evaluator;
-  if (!options_.dry_run && !solvers.empty()) {
+  if (shared != nullptr && !(shared->problem() == problem)) {
+    return absl::InvalidArgumentError(absl::StrCat("the evaluator given is for ",
+                                                   shared->problem().Canonical(), ", not ",
+                                                   problem.Canonical()));
+  }
+  std::unique_ptr<Evaluator> owned;
+  Evaluator* evaluator = options_.dry_run ? nullptr : shared;
+  if (!options_.dry_run && !solvers.empty() && evaluator == nullptr) {
     absl::StatusOr<std::unique_ptr<Evaluator>> ev =
         Evaluator::Create(*device_, problem, options_.evaluator, &registry_, &backend_, &target_);
     if (!ev.ok()) {
       return absl::Status(ev.status().code(),
                           absl::StrCat("preparing ", problem.Canonical(), ": ", ev.status().message()));
     }
-    evaluator = *std::move(ev);
-    result.reference = evaluator->reference().source;
+    owned = *std::move(ev);
+    evaluator = owned.get();
   }
+  if (evaluator != nullptr) result.reference = evaluator->reference().source;
 
   // Plan every solver first so progress reports a real total from the first candidate on.
   std::vector<SolverPlan> plans;
@@ -61,7 +68,7 @@ absl::StatusOr<TuneResult> Tuner::Tune(const Problem& problem) {
     progress.total += plans.back().planned;
   }
   for (SolverPlan& plan : plans) {
-    result.solvers.push_back(TuneSolver(plan, problem, evaluator.get(), progress));
+    result.solvers.push_back(TuneSolver(plan, problem, evaluator, progress));
     const SolverTuneResult& s = result.solvers.back();
     if (!options_.dry_run && s.disposition == Disposition::kPassed &&
         (result.best < 0 || s.best_ms < result.solvers[result.best].best_ms)) {

@@ -97,7 +97,10 @@ class Tuner {
   Tuner(const solver::SolverRegistry& registry, const backend::Backend& backend,
         backend::Device* device, solver::Target target, TuneOptions options);
 
-  absl::StatusOr<TuneResult> Tune(const Problem& problem);
+  // `evaluator`, when given, is used instead of a new one: it must have been created for this
+  // problem on this tuner's device (a worker keeps one across the jobs of a config, so the
+  // inputs and the reference are prepared once). InvalidArgument when it is for another problem.
+  absl::StatusOr<TuneResult> Tune(const Problem& problem, Evaluator* evaluator = nullptr);
 
   const solver::Target& target() const { return target_; }
 

@@ -216,6 +216,14 @@ class CpuDevice : public Device {
     std::memset(reinterpret_cast<void*>(dst.address()), value, bytes);
     return absl::OkStatus();
   }
+  absl::Status CopyOnDevice(const DeviceBuffer& dst, const DeviceBuffer& src,
+                            size_t bytes) override {
+    if (absl::Status st = CheckRange(dst, 0, bytes); !st.ok()) return st;
+    if (absl::Status st = CheckRange(src, 0, bytes); !st.ok()) return st;
+    std::memmove(reinterpret_cast<void*>(dst.address()),
+                 reinterpret_cast<const void*>(src.address()), bytes);
+    return absl::OkStatus();
+  }
 
   absl::StatusOr<std::unique_ptr<Module>> Load(const CodeObject& code) override {
     if (code.kind != BackendKind::kCpu) {
@@ -270,11 +278,15 @@ class CpuDevice : public Device {
 
   absl::Status Synchronize() override { return absl::OkStatus(); }
 
-  absl::StatusOr<std::vector<double>> TimeLaunches(const std::function<absl::Status()>& launch,
-                                                   int repetitions) override {
-    if (repetitions <= 0) return absl::InvalidArgumentError("repetitions must be positive");
+ protected:
+  absl::StatusOr<std::vector<double>> TimeRuns(const std::function<absl::Status()>& launch,
+                                               int repetitions,
+                                               const std::function<absl::Status()>& before_each) override {
     std::vector<double> ms;
     for (int i = 0; i < repetitions; ++i) {
+      if (before_each) {
+        if (absl::Status st = before_each(); !st.ok()) return st;
+      }
       auto t0 = std::chrono::steady_clock::now();
       if (absl::Status st = launch(); !st.ok()) return st;
       auto t1 = std::chrono::steady_clock::now();
@@ -283,7 +295,6 @@ class CpuDevice : public Device {
     return ms;
   }
 
- protected:
   absl::StatusOr<uint64_t> AllocRaw(size_t bytes) override {
     void* p = aligned_alloc(256, (bytes + 255) / 256 * 256);
     if (p == nullptr) {

@@ -120,6 +120,8 @@ TUNA_CUDA_CONSTANTS(TUNA_CUDA_DECLARE_CONSTANT)
   X(cuMemcpyHtoD_v2, (CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount))        \
   X(cuMemcpyDtoH_v2, (void* dstHost, CUdeviceptr srcDevice, size_t ByteCount))              \
   X(cuMemsetD8_v2, (CUdeviceptr dstDevice, unsigned char uc, size_t N))                     \
+  X(cuMemcpyDtoDAsync_v2,                                                                    \
+    (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream))      \
   X(cuEventCreate, (CUevent * phEvent, unsigned int Flags))                                  \
   X(cuEventDestroy_v2, (CUevent hEvent))                                                     \
   X(cuEventRecord, (CUevent hEvent, CUstream hStream))                                       \

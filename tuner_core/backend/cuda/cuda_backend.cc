@@ -193,39 +193,46 @@ class CudaDevice : public Device {
     return Check(api_->cuCtxSynchronize(), "cuCtxSynchronize");
   }
 
-  absl::StatusOr<std::vector<double>> TimeLaunches(const std::function<absl::Status()>& launch,
-                                                   int repetitions) override {
-    if (repetitions <= 0) return absl::InvalidArgumentError("repetitions must be positive");
+  absl::Status CopyOnDevice(const DeviceBuffer& dst, const DeviceBuffer& src,
+                            size_t bytes) override {
+    if (absl::Status st = Enter(dst, 0, bytes); !st.ok()) return st;
+    if (absl::Status st = Enter(src, 0, bytes); !st.ok()) return st;
+    return Check(api_->cuMemcpyDtoDAsync_v2(dst.address(), src.address(), bytes, nullptr),
+                 "cuMemcpyDtoDAsync");
+  }
+
+ protected:
+  absl::StatusOr<std::vector<double>> TimeRuns(const std::function<absl::Status()>& launch,
+                                               int repetitions,
+                                               const std::function<absl::Status()>& before_each) override {
     if (absl::Status st = Enter(); !st.ok()) return st;
+    // A start and a stop event per run: before_each runs between the runs, untimed.
     std::vector<CUevent> events;
-    auto destroy = [&] {
-      for (CUevent e : events) api_->cuEventDestroy_v2(e);
-    };
     absl::Status st;
-    for (int i = 0; i <= repetitions && st.ok(); ++i) {
+    for (int i = 0; i < 2 * repetitions && st.ok(); ++i) {
       CUevent e = nullptr;
       st = Check(api_->cuEventCreate(&e, kCU_EVENT_DEFAULT), "cuEventCreate");
       if (st.ok()) events.push_back(e);
     }
-    // One event between consecutive runs: no host round trip inside the timed sequence.
-    if (st.ok()) st = Check(api_->cuEventRecord(events[0], nullptr), "cuEventRecord");
     for (int i = 0; i < repetitions && st.ok(); ++i) {
-      st = launch();
-      if (st.ok()) st = Check(api_->cuEventRecord(events[i + 1], nullptr), "cuEventRecord");
+      if (before_each) st = before_each();
+      if (st.ok()) st = Check(api_->cuEventRecord(events[2 * i], nullptr), "cuEventRecord");
+      if (st.ok()) st = launch();
+      if (st.ok()) st = Check(api_->cuEventRecord(events[2 * i + 1], nullptr), "cuEventRecord");
     }
     if (st.ok()) st = Check(api_->cuEventSynchronize(events.back()), "cuEventSynchronize");
     std::vector<double> ms;
     for (int i = 0; i < repetitions && st.ok(); ++i) {
       float t = 0;
-      st = Check(api_->cuEventElapsedTime_v2(&t, events[i], events[i + 1]), "cuEventElapsedTime");
+      st = Check(api_->cuEventElapsedTime_v2(&t, events[2 * i], events[2 * i + 1]),
+                 "cuEventElapsedTime");
       ms.push_back(t);
     }
-    destroy();
+    for (CUevent e : events) api_->cuEventDestroy_v2(e);
     if (!st.ok()) return st;
     return ms;
   }
 
- protected:
   absl::StatusOr<uint64_t> AllocRaw(size_t bytes) override {
     if (absl::Status st = Enter(); !st.ok()) return st;
     CUdeviceptr p = 0;

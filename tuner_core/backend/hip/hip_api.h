@@ -23,6 +23,7 @@ namespace tuna::hip_api {
   X(hipMemcpyHtoD)                    \
   X(hipMemcpyDtoH)                    \
   X(hipMemsetD8)                      \
+  X(hipMemcpyDtoDAsync)               \
   X(hipModuleLoadData)                \
   X(hipModuleUnload)                  \
   X(hipModuleGetFunction)             \

@@ -188,27 +188,39 @@ class HipDevice : public Device {
     return Check(api_->hipDeviceSynchronize(), "hipDeviceSynchronize");
   }
 
-  absl::StatusOr<std::vector<double>> TimeLaunches(const std::function<absl::Status()>& launch,
-                                                   int repetitions) override {
-    if (repetitions <= 0) return absl::InvalidArgumentError("repetitions must be positive");
+  absl::Status CopyOnDevice(const DeviceBuffer& dst, const DeviceBuffer& src,
+                            size_t bytes) override {
+    if (absl::Status st = Enter(dst, 0, bytes); !st.ok()) return st;
+    if (absl::Status st = Enter(src, 0, bytes); !st.ok()) return st;
+    return Check(api_->hipMemcpyDtoDAsync(Ptr(dst.address()), Ptr(src.address()), bytes, nullptr),
+                 "hipMemcpyDtoDAsync");
+  }
+
+ protected:
+  absl::StatusOr<std::vector<double>> TimeRuns(const std::function<absl::Status()>& launch,
+                                               int repetitions,
+                                               const std::function<absl::Status()>& before_each) override {
     if (absl::Status st = Enter(); !st.ok()) return st;
+    // A start and a stop event per run: before_each runs between the runs, untimed.
     std::vector<hipEvent_t> events;
     absl::Status st;
-    for (int i = 0; i <= repetitions && st.ok(); ++i) {
+    for (int i = 0; i < 2 * repetitions && st.ok(); ++i) {
       hipEvent_t e = nullptr;
       st = Check(api_->hipEventCreate(&e), "hipEventCreate");
       if (st.ok()) events.push_back(e);
     }
-    if (st.ok()) st = Check(api_->hipEventRecord(events[0], nullptr), "hipEventRecord");
     for (int i = 0; i < repetitions && st.ok(); ++i) {
-      st = launch();
-      if (st.ok()) st = Check(api_->hipEventRecord(events[i + 1], nullptr), "hipEventRecord");
+      if (before_each) st = before_each();
+      if (st.ok()) st = Check(api_->hipEventRecord(events[2 * i], nullptr), "hipEventRecord");
+      if (st.ok()) st = launch();
+      if (st.ok()) st = Check(api_->hipEventRecord(events[2 * i + 1], nullptr), "hipEventRecord");
     }
     if (st.ok()) st = Check(api_->hipEventSynchronize(events.back()), "hipEventSynchronize");
     std::vector<double> ms;
     for (int i = 0; i < repetitions && st.ok(); ++i) {
       float t = 0;
-      st = Check(api_->hipEventElapsedTime(&t, events[i], events[i + 1]), "hipEventElapsedTime");
+      st = Check(api_->hipEventElapsedTime(&t, events[2 * i], events[2 * i + 1]),
+                 "hipEventElapsedTime");
       ms.push_back(t);
     }
     for (hipEvent_t e : events) (void)api_->hipEventDestroy(e);
@@ -216,7 +228,6 @@ class HipDevice : public Device {
     return ms;
   }
 
- protected:
   absl::StatusOr<uint64_t> AllocRaw(size_t bytes) override {
     if (absl::Status st = Enter(); !st.ok()) return st;
     void* p = nullptr;

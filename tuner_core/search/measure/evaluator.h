@@ -9,17 +9,23 @@
 // problem with batch 1 (FailedPrecondition when it disagrees). Without a device reference
 // solver the CPU reference is used whatever the size.
 //
+// Pristine device copies of the input tensors are kept beside the working buffers (when they
+// fit), so a candidate's inputs are restored on the device, not uploaded from the host.
+//
 // Per candidate (Evaluate):
 //   1. Invoker::Create (load) — LaunchFailed on error.
-//   2. Inputs re-uploaded, output poisoned with 0xFF bytes (NaN for floats), one run: the
-//      warm-up and the verified run. Incorrect when the output does not match the reference
-//      (reference/verify.h, per-type tolerances), LaunchFailed on a launch/device error.
-//   3. Timing with Device::TimeLaunches, one launch per timed call; on GPUs an L2 flush (a
-//      memset of a buffer of at least 2x the L2 size) precedes each launch, outside the timed
-//      region. The first `early_repetitions` decide an early drop: if their median exceeds
-//      early_drop_ratio x best_so_far, timing stops (dropped_early, time = that median).
-//      Otherwise up to `repetitions` runs (fewer for slow kernels, see max_timing_ms); the
-//      result is the median.
+//   2. Inputs restored, output poisoned with 0xFF bytes (NaN for floats), one run: the
+//      warm-up and the verified run; its output is copied back. LaunchFailed on a launch or
+//      device error.
+//   3. Timing with Device::TimeLaunches while a CPU thread compares that output with the
+//      reference (reference/verify.h, per-type tolerances): Incorrect when it does not match,
+//      and the timing is then discarded. On GPUs an L2 flush (a memset of a buffer of at least
+//      2x the L2 size) precedes each launch, outside the timed region; the runs of a batch are
+//      queued at once, so the device does not wait for the host between them. A first batch of
+//      `early_repetitions` decides an early drop: if its median exceeds early_drop_ratio x
+//      best_so_far, timing stops (dropped_early, time = that median). Otherwise a second batch
+//      brings it to `repetitions` runs (fewer for slow kernels, see max_timing_ms); the result
+//      is the median.
 // Every device operation runs under the watchdog (watchdog.h): a launch that misses
 // launch_timeout gives Timeout, after which the evaluator is unusable (healthy() false and
 // every later candidate Skipped) — the device must be abandoned by the caller.
@@ -38,6 +44,7 @@
 #include "tuner_core/problem/problem.h"
 #include "tuner_core/reference/verify.h"
 #include "tuner_core/search/measure/compiler.h"
+#include "tuner_core/search/measure/device_compare.h"
 #include "tuner_core/search/measure/disposition.h"
 #include "tuner_core/solver/registry.h"
 #include "tuner_core/solver/target.h"
@@ -63,6 +70,11 @@ struct EvaluatorOptions {
   // Overrides reference::DefaultTolerance(type) when set.
   bool has_tolerance = false;
   reference::Tolerance tolerance;
+  // GPUs: compare outputs on the device (device_compare.h) when its kernel builds and passes
+  // its self-check; otherwise on the host. Needs the backend and target at Create.
+  bool device_compare = true;
+  // Where comparison kernels are kept between evaluators (null: each evaluator builds its own).
+  std::shared_ptr<CompareKernelCache> compare_kernels;
 };
 
 struct Measurement {
@@ -74,11 +86,29 @@ struct Measurement {
   std::string verify_summary;       // reference::VerifyReport::Summary() of the verified run
 };
 
+// Where an evaluator's wall time went, cumulated since Create (for logs and worker metrics).
+// device_ms is the time spent in device work (every task under the watchdog: allocations,
+// copies, loads, runs, timed batches with their flushes); kernel_ms the part of it the device
+// events timed (timed runs only).
+struct EvalTimings {
+  double setup_ms = 0;      // input data and buffers (Create)
+  double reference_ms = 0;  // the reference output (Create)
+  double load_ms = 0;       // module loads
+  double verify_ms = 0;     // verified runs: restore, run, copy back, compare (not overlapped)
+  double timing_ms = 0;     // timed batches (flushes included)
+  double device_ms = 0;
+  double kernel_ms = 0;
+  int64_t candidates = 0;   // Evaluate calls that reached the device
+
+  EvalTimings operator-(const EvalTimings& earlier) const;
+};
+
 // Where the reference came from (for logs and reports).
 struct ReferenceInfo {
   std::string source;  // "cpu" or the device solver's name
   double ms = 0;       // time to compute it
   std::string check;   // the batch-1 check summary when a device solver was used
+  std::string compare;  // "device" or "host" (and why not on the device)
 };
 
 class Evaluator {
@@ -105,6 +135,8 @@ class Evaluator {
   bool healthy() const;
   const ReferenceInfo& reference() const { return reference_info_; }
   const Problem& problem() const { return problem_; }
+  const EvaluatorOptions& options() const;
+  EvalTimings timings() const;
 
  private:
   struct Impl;

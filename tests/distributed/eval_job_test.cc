@@ -1,0 +1,71 @@
+// EvalJob in-process on the cpu backend: the executor's evaluator cache serves the jobs of one
+// config from one preparation, a new config gets a new one, and every report says where the
+// job's time went.
+#include "catch2/catch.hpp"
+#include "tests/search/cpu_fixture.h"
+#include "tests/search/test_solvers.h"
+#include "worker/job_runner.h"
+
+namespace tuna::worker {
+namespace {
+
+coordinator::LeasedJob Job(int64_t id, const std::string& kind, const std::string& driver,
+                           const std::string& solver, const solver::Target& target) {
+  coordinator::LeasedJob j;
+  j.job_id = id;
+  j.attempt = 1;
+  j.step = schema::JobStep::kEval;
+  j.kind = kind;
+  j.arch = target.arch;
+  j.num_cu = target.num_cu;
+  j.backend = "cpu";
+  j.config_id = id;
+  j.driver = driver;
+  j.solver_name = solver;
+  return j;
+}
+
+TEST_CASE("the jobs of one config share one evaluator; reports carry timings") {
+  search::testing::CpuFixture f;
+  if (!f.ok) return;
+  auto registry = search::testing::FaultRegistry({search::testing::kCorrect, search::testing::kSlow});
+  JobTuning tuning;
+  tuning.strategy = search::StrategyKind::kExhaustive;
+  tuning.repetitions = 3;
+  const std::string a = "conv -n 2 -c 4 -H 7 -W 7 -k 6 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -F 1";
+  const std::string b = "conv -n 1 -c 3 -H 5 -W 5 -k 2 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -F 1";
+  EvaluatorCache evaluators;
+  bool wedged = true;
+
+  const coordinator::Report first =
+      EvalJob(Job(1, "perf", a, "TestFaultSolver", f.target), *f.backend, *f.device, *registry,
+              tuning, evaluators, &wedged);
+  REQUIRE(first.succeeded);
+  CHECK_FALSE(wedged);
+  CHECK(first.has_result);
+  CHECK(first.candidates_tried == 2);
+  CHECK(evaluators.reuses() == 0);
+  CHECK(first.timings.wall_seconds > 0);
+  CHECK(first.timings.device_seconds > 0);
+  CHECK(first.timings.kernel_seconds > 0);
+  CHECK(first.timings.device_seconds <= first.timings.wall_seconds);
+  CHECK(first.timings.kernel_seconds <= first.timings.device_seconds);
+
+  const coordinator::Report second =
+      EvalJob(Job(2, "find", a, "ConvDirectNaiveConvFwd", f.target), *f.backend, *f.device,
+              *registry, tuning, evaluators, &wedged);
+  REQUIRE(second.succeeded);
+  CHECK(second.has_result);
+  CHECK(evaluators.reuses() == 1);
+  CHECK(second.timings.kernel_seconds > 0);
+
+  const coordinator::Report third =
+      EvalJob(Job(3, "find", b, "ConvDirectNaiveConvFwd", f.target), *f.backend, *f.device,
+              *registry, tuning, evaluators, &wedged);
+  REQUIRE(third.succeeded);
+  CHECK(third.has_result);
+  CHECK(evaluators.reuses() == 1);  // another problem: prepared anew
+}
+
+}  // namespace
+}  // namespace tuna::worker
