@@ -21,7 +21,7 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
 
 std::vector<schema::ApplicabilityRecord> ComputeApplicability(
     const solver::Target& target, const std::vector<schema::StoredConfig>& configs,
-    const std::vector<SolverRef>& solvers, int threads) {
+    const std::vector<SolverRef>& solvers, int threads, const schema::ProgressFn& progress) {
   const size_t per_config = solvers.size();
   std::vector<schema::ApplicabilityRecord> out(configs.size() * per_config);
   if (out.empty()) return out;
@@ -29,7 +29,10 @@ std::vector<schema::ApplicabilityRecord> ComputeApplicability(
   for (const SolverRef& s : solvers) directions.push_back(s.solver->Directions());
 
   std::atomic<size_t> next{0};
-  auto work = [&] {
+  std::atomic<size_t> checked{0};  // configs finished, for `progress`
+  const auto total = static_cast<int64_t>(configs.size());
+  if (progress) progress(0, total);
+  auto work = [&](bool report) {
     // Small blocks of configs per grab: cheap solvers make per-config atomics visible.
     constexpr size_t kBlock = 16;
     for (;;) {
@@ -54,14 +57,17 @@ std::vector<schema::ApplicabilityRecord> ComputeApplicability(
           if (!st.ok()) r.reason = std::string(st.message());
         }
       }
+      const size_t now_checked = checked.fetch_add(end - begin) + (end - begin);
+      if (report && progress) progress(static_cast<int64_t>(now_checked), total);
     }
   };
   int n = threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
   n = std::max(1, std::min<int>(n, static_cast<int>((configs.size() + 15) / 16)));
   std::vector<std::thread> pool;
-  for (int t = 1; t < n; ++t) pool.emplace_back(work);
-  work();
+  for (int t = 1; t < n; ++t) pool.emplace_back(work, false);
+  work(true);  // the calling thread reports: progress is documented to run on it
   for (std::thread& t : pool) t.join();
+  if (progress) progress(total, total);
   return out;
 }
 
@@ -108,13 +114,16 @@ absl::StatusOr<ApplicabilityReport> UpdateApplicability(schema::Database& db,
   report.solvers = static_cast<int64_t>(solvers->size());
   auto t0 = std::chrono::steady_clock::now();
   std::vector<schema::ApplicabilityRecord> records =
-      ComputeApplicability(*target, *configs, *solvers, options.threads);
+      ComputeApplicability(*target, *configs, *solvers, options.threads,
+                           ForStage(options.progress, "configs checked"));
   report.compute_seconds = SecondsSince(t0);
   for (const auto& r : records) (r.applicable ? report.applicable : report.not_applicable)++;
 
   auto t1 = std::chrono::steady_clock::now();
   schema::ApplicabilityStore store(db);
-  if (auto st = store.Upsert(options.session_id, records, options.progress); !st.ok()) return st;
+  if (options.progress) options.progress("rows stored", 0, static_cast<int64_t>(records.size()));
+  auto stored = store.Upsert(options.session_id, records, ForStage(options.progress, "rows stored"));
+  if (!stored.ok()) return stored;
   report.store_seconds = SecondsSince(t1);
   spdlog::info("applicability session {}: {} configs x {} solvers, {} applicable ({:.2f} s "
                "compute, {:.2f} s store)",

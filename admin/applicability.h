@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "admin/stage_progress.h"
 #include "schema/store/applicability_store.h"
 #include "schema/store/config_store.h"
 #include "schema/store/database.h"
@@ -24,16 +25,18 @@ struct SolverRef {
 
 // Pure computation: one record per (config, solver), config-major. A solver whose directions do
 // not include the problem's is "not applicable" with that reason without asking it. `threads`
-// <= 0 uses every core. Thread-safe (solvers are const and stateless).
+// <= 0 uses every core. Thread-safe (solvers are const and stateless). `progress` (configs
+// checked, configs) is called on the calling thread only.
 std::vector<schema::ApplicabilityRecord> ComputeApplicability(
     const solver::Target& target, const std::vector<schema::StoredConfig>& configs,
-    const std::vector<SolverRef>& solvers, int threads = 0);
+    const std::vector<SolverRef>& solvers, int threads = 0,
+    const schema::ProgressFn& progress = nullptr);
 
 struct ApplicabilityOptions {
   int64_t session_id = 0;
   std::optional<std::string> tag;  // only configs with this tag (default: all)
   int threads = 0;                 // <= 0: all cores
-  schema::ProgressFn progress;     // rows stored so far / total
+  StageProgressFn progress;        // "configs checked", then "rows stored"
 };
 
 struct ApplicabilityReport {

@@ -46,10 +46,17 @@ absl::StatusOr<ImportReport> Import(schema::Database& db, const DriverFile& file
   schema::ConfigStore store(db);
   absl::Status st = db.Transaction([&](schema::Connection& c) -> absl::Status {
     int64_t inserted = 0;
-    auto ids = store.Upsert(c, problems, &inserted, options.progress);
+    // Each stage is announced before its first chunk, so its time counts from its start.
+    if (options.progress) options.progress("configs written", 0, 0);
+    auto ids = store.Upsert(c, problems, &inserted,
+                            ForStage(options.progress, "configs written"));
     if (!ids.ok()) return ids.status();
+    // Tagging is one more pass over every config: a stage of its own, so a bar at 100 % of
+    // the inserts does not look stuck.
+    if (options.progress) options.progress("configs tagged", 0, 0);
     auto tags = store.AddTag(c, *ids, options.tag, options.mark_recurrent);
     if (!tags.ok()) return tags.status();
+    if (options.progress) options.progress("configs tagged", *tags, *tags);
     std::vector<int64_t> unique = *ids;
     std::sort(unique.begin(), unique.end());
     unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
@@ -77,8 +84,13 @@ absl::StatusOr<ImportReport> ImportDriverText(schema::Database& db, const std::s
 absl::StatusOr<ImportReport> ImportDriverFile(schema::Database& db, const std::string& path,
                                               const ImportOptions& options) {
   if (auto st = ValidateTag(options.tag); !st.ok()) return st;
+  if (options.progress) options.progress("lines parsed", 0, 0);
   auto file = ParseDriverFile(path);
   if (!file.ok()) return file.status();
+  if (options.progress) {
+    const auto n = static_cast<int64_t>(file->lines.size() + file->errors.size());
+    options.progress("lines parsed", n, n);
+  }
   return Import(db, *file, path, options);
 }
 

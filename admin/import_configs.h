@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "admin/stage_progress.h"
 #include "schema/store/config_store.h"
 #include "schema/store/database.h"
 
@@ -20,7 +21,7 @@ namespace tuna::admin {
 struct ImportOptions {
   std::string tag;
   bool mark_recurrent = false;
-  schema::ProgressFn progress;  // configs inserted so far / to insert
+  StageProgressFn progress;  // "lines parsed" (file only), "configs written", "configs tagged"
 };
 
 struct ImportReport {

@@ -110,8 +110,13 @@ absl::StatusOr<ImportDbReport> ImportMiopenDb(schema::Database& db,
   auto format = DetectFormat(options.path);
   if (!format.ok()) return format.status();
   report.format = *format;
+  if (options.progress) options.progress("entries parsed", 0, 0);
   auto parsed = report.format == "find" ? ParseFind(options.path) : ParsePerf(options.path);
   if (!parsed.ok()) return parsed.status();
+  if (options.progress) {
+    const auto n = static_cast<int64_t>(parsed->entries.size());
+    options.progress("entries parsed", n, n);
+  }
   if (!parsed->errors.empty()) {
     if (!options.skip_invalid) {
       std::string msg = absl::StrCat(parsed->errors.size(), " invalid entr",
@@ -140,36 +145,44 @@ absl::StatusOr<ImportDbReport> ImportMiopenDb(schema::Database& db,
   absl::Status st = db.Transaction([&](schema::Connection& c) -> absl::Status {
     report = base;  // the body may run again after a deadlock
     int64_t inserted = 0;
-    auto ids = configs.Upsert(c, parsed->problems, &inserted);
+    // Each stage is announced before its first chunk, so its time counts from its start.
+    if (options.progress) options.progress("configs written", 0, 0);
+    auto ids = configs.Upsert(c, parsed->problems, &inserted,
+                              ForStage(options.progress, "configs written"));
     if (!ids.ok()) return ids.status();
     std::set<int64_t> unique(ids->begin(), ids->end());
     report.configs_new = inserted;
     report.configs_known = static_cast<int64_t>(unique.size()) - inserted;
     if (options.tag) {
+      if (options.progress) options.progress("configs tagged", 0, 0);
       auto tags = configs.AddTag(c, *ids, *options.tag, false);
       if (!tags.ok()) return tags.status();
       report.tags_added = *tags;
+      if (options.progress) options.progress("configs tagged", *tags, *tags);
     }
     auto solver_ids = solvers.EnsureNames(c, std::vector<std::string>(names.begin(), names.end()),
                                           known, &report.solvers_added);
     if (!solver_ids.ok()) return solver_ids.status();
     absl::StatusOr<schema::UpsertCounts> counts;
+    if (options.progress) {
+      options.progress("results written", 0, static_cast<int64_t>(parsed->entries.size()));
+    }
     if (report.format == "find") {
       std::vector<schema::FindResultRecord> rows;
       rows.reserve(parsed->entries.size());
       for (const auto& e : parsed->entries) {
         rows.push_back({(*ids)[e.problem], solver_ids->at(e.solver), e.time, e.workspace, e.alg});
       }
-      counts = schema::ImportedResultStore::UpsertFind(c, options.session_id, rows,
-                                                       options.progress);
+      counts = schema::ImportedResultStore::UpsertFind(
+          c, options.session_id, rows, ForStage(options.progress, "results written"));
     } else {
       std::vector<schema::PerfResultRecord> rows;
       rows.reserve(parsed->entries.size());
       for (const auto& e : parsed->entries) {
         rows.push_back({(*ids)[e.problem], solver_ids->at(e.solver), e.params});
       }
-      counts = schema::ImportedResultStore::UpsertPerf(c, options.session_id, rows,
-                                                       options.progress);
+      counts = schema::ImportedResultStore::UpsertPerf(
+          c, options.session_id, rows, ForStage(options.progress, "results written"));
     }
     if (!counts.ok()) return counts.status();
     report.results_added = counts->added;

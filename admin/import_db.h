@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "admin/stage_progress.h"
 #include "schema/store/config_store.h"
 #include "schema/store/database.h"
 #include "tuner_core/solver/registry.h"
@@ -26,7 +27,8 @@ struct ImportDbOptions {
   std::string path;
   std::optional<std::string> tag;  // also tag the imported configs
   bool skip_invalid = false;       // skip unparsable lines/keys instead of failing
-  schema::ProgressFn progress;     // result rows stored / total
+  // "entries parsed", "configs written", "configs tagged" (with tag), "results written"
+  StageProgressFn progress;
 };
 
 struct ImportDbReport {

@@ -114,7 +114,9 @@ absl::StatusOr<LoadJobsReport> LoadJobs(schema::Database& db,
     }
   }
   schema::JobStore job_store(db);
-  auto counts = job_store.Load(options.session_id, jobs, options.label, options.progress);
+  if (options.progress) options.progress("jobs stored", 0, static_cast<int64_t>(jobs.size()));
+  auto counts = job_store.Load(options.session_id, jobs, options.label,
+                               ForStage(options.progress, "jobs stored"));
   if (!counts.ok()) return counts.status();
   report.added = counts->added;
   report.existing = counts->existing;

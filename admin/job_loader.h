@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "admin/stage_progress.h"
 #include "schema/store/config_store.h"
 #include "schema/store/database.h"
 #include "tuner_core/solver/registry.h"
@@ -28,7 +29,7 @@ struct LoadJobsOptions {
   bool only_applicable = false;        // -o
   std::string label;                   // -l, stored in job.label
   std::vector<std::string> solvers;    // -s: only these solver names (default: all)
-  schema::ProgressFn progress;
+  StageProgressFn progress;            // "jobs stored": rows inserted or found / jobs
 };
 
 struct LoadJobsReport {

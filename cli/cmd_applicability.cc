@@ -6,6 +6,8 @@
 #include "admin/applicability.h"
 #include "cli/command.h"
 #include "cli/db_access.h"
+#include "cli/json_text.h"
+#include "cli/progress.h"
 #include "tuner_core/solver/registry.h"
 
 namespace tuna::cli {
@@ -19,35 +21,35 @@ struct Flags {
 };
 
 int Update(const GlobalOptions& global, const Flags& f) {
-  auto db = OpenCommandDatabase(global);
-  if (!db.ok()) {
-    std::cerr << "tuna applicability update: " << db.status().message() << "\n";
+  Progress progress("applicability", StderrProgressOptions(global.progress));
+  auto fail = [&](const absl::Status& st) {
+    progress.Clear();
+    std::cerr << "tuna applicability update: " << st.message() << "\n";
     return 1;
-  }
+  };
+  auto db = OpenCommandDatabase(global);
+  if (!db.ok()) return fail(db.status());
   admin::ApplicabilityOptions o;
   o.session_id = f.session_id;
   if (!f.tag.empty()) o.tag = f.tag;
   o.threads = f.threads;
-  auto last = std::make_shared<int64_t>(-1);
-  o.progress = [last](int64_t done, int64_t total) {
-    if (total < 50000 || done * 10 / total == *last) return;
-    *last = done * 10 / total;
-    std::cerr << "applicability: stored " << done << "/" << total << "\n";
-  };
+  o.progress = progress.StageCallback();
   auto r = admin::UpdateApplicability(**db, solver::SolverRegistry::Builtin(), o);
-  if (!r.ok()) {
-    std::cerr << "tuna applicability update: " << r.status().message() << "\n";
-    return 1;
-  }
+  if (!r.ok()) return fail(r.status());
+  progress.Finish();
   if (f.json) {
     std::cout << "{\"session_id\": " << f.session_id << ", \"configs\": " << r->configs
               << ", \"solvers\": " << r->solvers << ", \"applicable\": " << r->applicable
-              << ", \"not_applicable\": " << r->not_applicable << "}\n";
+              << ", \"not_applicable\": " << r->not_applicable
+              << ", \"seconds\": " << JsonSeconds(progress.Seconds()) << "}\n";
   } else {
     std::cout << "session " << f.session_id << ": " << r->configs << " configs x " << r->solvers
               << " solvers\n"
               << "applicable:     " << r->applicable << "\n"
-              << "not applicable: " << r->not_applicable << "\n";
+              << "not applicable: " << r->not_applicable << "\n"
+              << "time:           " << FormatDuration(progress.Seconds()) << " ("
+              << FormatDuration(r->compute_seconds) << " checking, "
+              << FormatDuration(r->store_seconds) << " storing)\n";
   }
   return 0;
 }

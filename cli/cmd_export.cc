@@ -1,10 +1,6 @@
 // `tuna export --session_id N [-p] [-f] [-k] [-o DIR] [--merge-into DIR] ...`: a session's verified
 // results as MIOpen's perf db, find db and kernel db (exporter/exporter.h).
 // Exit codes: 0 written; 1 error; 2 bad arguments; 3 refused by --require-complete.
-#include <unistd.h>
-
-#include <chrono>
-#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -12,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/command.h"
+#include "cli/progress.h"
 #include "exporter/exporter.h"
 #include "exporter/registry_algorithms.h"
 #include "schema/embedded/mariadb_server.h"
@@ -58,26 +55,6 @@ absl::Status CheckSchema(schema::Database& db) {
                    " (result verification); run `tuna db migrate`"));
 }
 
-// Progress lines on stderr, at most one a second and only once an export has run for a second.
-class ProgressPrinter {
- public:
-  void operator()(std::string_view stage, int64_t done, int64_t total) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::seconds(1)) return;
-    last_ = now;
-    if (total > 0) {
-      std::fprintf(stderr, "export: %.*s %lld/%lld\n", static_cast<int>(stage.size()),
-                   stage.data(), static_cast<long long>(done), static_cast<long long>(total));
-    } else {
-      std::fprintf(stderr, "export: %.*s\n", static_cast<int>(stage.size()), stage.data());
-    }
-  }
-
- private:
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point last_{};
-};
-
 void PrintFile(const char* what, const exporter::FileReport& f) {
   if (!f.written) return;
   std::cout << what << f.path << ": " << f.keys << " keys, " << f.entries << " entries";
@@ -94,23 +71,20 @@ void PrintFile(const char* what, const exporter::FileReport& f) {
 }
 
 int RunExport(const GlobalOptions& global, const ExportArgs& args) {
-  auto info = Connect(global);
-  if (!info.ok()) {
-    std::cerr << "tuna export: " << info.status().message() << "\n";
+  Progress progress("export", StderrProgressOptions(global.progress));
+  auto fail = [&](const absl::Status& st) {
+    progress.Clear();
+    std::cerr << "tuna export: " << st.message() << "\n";
     return 1;
-  }
+  };
+  auto info = Connect(global);
+  if (!info.ok()) return fail(info.status());
   schema::DatabaseOptions dbo;
   dbo.connection = *info;
   dbo.pool_size = 1;
   auto db = schema::Database::Open(dbo);
-  if (!db.ok()) {
-    std::cerr << "tuna export: " << db.status().message() << "\n";
-    return 1;
-  }
-  if (auto st = CheckSchema(**db); !st.ok()) {
-    std::cerr << "tuna export: " << st.message() << "\n";
-    return 1;
-  }
+  if (!db.ok()) return fail(db.status());
+  if (auto st = CheckSchema(**db); !st.ok()) return fail(st);
 
   exporter::ExportOptions o;
   o.session_id = args.session_id;
@@ -128,16 +102,14 @@ int RunExport(const GlobalOptions& global, const ExportArgs& args) {
   o.require_complete = args.require_complete;
   o.top_n = args.top_n;
   o.algorithm_for = exporter::RegistryAlgorithmResolver(solver::SolverRegistry::Builtin());
-  auto printer = std::make_shared<ProgressPrinter>();
-  o.progress = [printer](std::string_view stage, int64_t done, int64_t total) {
-    (*printer)(stage, done, total);
-  };
+  o.progress = progress.StageCallback();
 
   auto report = exporter::ExportSession(**db, o);
   if (!report.ok()) {
-    std::cerr << "tuna export: " << report.status().message() << "\n";
+    fail(report.status());
     return absl::IsFailedPrecondition(report.status()) && args.require_complete ? 3 : 1;
   }
+  progress.Finish();
   if (report->unfinished_jobs > 0) {
     std::cerr << "warning: session " << args.session_id << " has " << report->unfinished_jobs
               << " unfinished jobs; exported what is done. Jobs by state:";
@@ -162,6 +134,7 @@ int RunExport(const GlobalOptions& global, const ExportArgs& args) {
   PrintFile("perf db   ", report->perf);
   PrintFile("find db   ", report->find);
   PrintFile("kernel db ", report->kernel);
+  std::cout << "time      " << FormatDuration(progress.Seconds()) << "\n";
   return 0;
 }
 

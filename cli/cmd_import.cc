@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "cli/db_access.h"
 #include "cli/json_text.h"
+#include "cli/progress.h"
 #include "tuner_core/solver/registry.h"
 
 namespace tuna::cli {
@@ -29,65 +30,56 @@ struct ImportDbFlags {
   bool json = false;
 };
 
-// Progress lines on stderr for big inputs only (every 10%).
-schema::ProgressFn StderrProgress(const std::string& what, int64_t min_total) {
-  auto last = std::make_shared<int64_t>(-1);
-  return [what, min_total, last](int64_t done, int64_t total) {
-    if (total < min_total) return;
-    const int64_t decile = total > 0 ? done * 10 / total : 10;
-    if (decile == *last) return;
-    *last = decile;
-    std::cerr << what << ": " << done << "/" << total << "\n";
-  };
-}
-
 int RunImport(const GlobalOptions& global, const ImportFlags& f) {
-  auto db = OpenCommandDatabase(global);
-  if (!db.ok()) {
-    std::cerr << "tuna import: " << db.status().message() << "\n";
+  Progress progress("import", StderrProgressOptions(global.progress));
+  auto fail = [&](const absl::Status& st) {
+    progress.Clear();
+    std::cerr << "tuna import: " << st.message() << "\n";
     return 1;
-  }
+  };
+  auto db = OpenCommandDatabase(global);
+  if (!db.ok()) return fail(db.status());
   admin::ImportOptions o;
   o.tag = f.tag;
   o.mark_recurrent = f.mark_recurrent;
-  o.progress = StderrProgress("import: configs written", 2000);
+  o.progress = progress.StageCallback();
   auto r = admin::ImportDriverFile(**db, f.file, o);
-  if (!r.ok()) {
-    std::cerr << "tuna import: " << r.status().message() << "\n";
-    return 1;
-  }
+  if (!r.ok()) return fail(r.status());
+  progress.Finish();
   if (f.json) {
     std::cout << "{\"tag\": " << JsonQuote(f.tag) << ", \"lines\": " << r->lines
               << ", \"problems\": " << r->problems << ", \"configs_new\": " << r->configs_new
               << ", \"configs_known\": " << r->configs_known << ", \"tags_added\": "
-              << r->tags_added << "}\n";
+              << r->tags_added << ", \"seconds\": " << JsonSeconds(progress.Seconds()) << "}\n";
   } else {
     std::cout << "lines read:     " << r->lines << " (" << r->problems << " problems, "
               << r->unique_configs << " distinct)\n"
               << "configs new:    " << r->configs_new << "\n"
               << "configs known:  " << r->configs_known << "\n"
-              << "tags added:     " << r->tags_added << " (tag " << f.tag << ")\n";
+              << "tags added:     " << r->tags_added << " (tag " << f.tag << ")\n"
+              << "time:           " << FormatDuration(progress.Seconds()) << "\n";
   }
   return 0;
 }
 
 int RunImportDb(const GlobalOptions& global, const ImportDbFlags& f) {
-  auto db = OpenCommandDatabase(global);
-  if (!db.ok()) {
-    std::cerr << "tuna import-db: " << db.status().message() << "\n";
+  Progress progress("import-db", StderrProgressOptions(global.progress));
+  auto fail = [&](const absl::Status& st) {
+    progress.Clear();
+    std::cerr << "tuna import-db: " << st.message() << "\n";
     return 1;
-  }
+  };
+  auto db = OpenCommandDatabase(global);
+  if (!db.ok()) return fail(db.status());
   admin::ImportDbOptions o;
   o.session_id = f.session_id;
   o.path = f.file;
   if (!f.tag.empty()) o.tag = f.tag;
   o.skip_invalid = f.skip_invalid;
-  o.progress = StderrProgress("import-db: results written", 5000);
+  o.progress = progress.StageCallback();
   auto r = admin::ImportMiopenDb(**db, solver::SolverRegistry::Builtin(), o);
-  if (!r.ok()) {
-    std::cerr << "tuna import-db: " << r.status().message() << "\n";
-    return 1;
-  }
+  if (!r.ok()) return fail(r.status());
+  progress.Finish();
   if (f.json) {
     std::vector<std::string> unknown;
     for (const auto& n : r->unknown_solvers) unknown.push_back(JsonQuote(n));
@@ -97,7 +89,7 @@ int RunImportDb(const GlobalOptions& global, const ImportDbFlags& f) {
               << r->configs_known << ", \"solvers_added\": " << r->solvers_added
               << ", \"results_added\": " << r->results_added << ", \"results_existing\": "
               << r->results_existing << ", \"unknown_solvers\": [" << absl::StrJoin(unknown, ", ")
-              << "]}\n";
+              << "], \"seconds\": " << JsonSeconds(progress.Seconds()) << "}\n";
   } else {
     std::cout << (r->format == "find" ? "find db" : "perf db") << " " << f.file << "\n"
               << "keys:             " << r->keys << (r->skipped ? " (" : "")
@@ -108,7 +100,8 @@ int RunImportDb(const GlobalOptions& global, const ImportDbFlags& f) {
               << "results new:      " << r->results_added << "\n"
               << "results existing: " << r->results_existing << "\n"
               << "solvers added:    " << r->solvers_added << " (" << r->unknown_solvers.size()
-              << " not in the registry, stored with valid=0)\n";
+              << " not in the registry, stored with valid=0)\n"
+              << "time:             " << FormatDuration(progress.Seconds()) << "\n";
   }
   return 0;
 }

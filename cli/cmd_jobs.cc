@@ -8,6 +8,8 @@
 #include "admin/job_loader.h"
 #include "cli/command.h"
 #include "cli/db_access.h"
+#include "cli/json_text.h"
+#include "cli/progress.h"
 #include "schema/store/job_store.h"
 #include "tuner_core/solver/registry.h"
 
@@ -36,11 +38,14 @@ std::vector<std::string> SplitList(const std::string& s) {
 }
 
 int Load(const GlobalOptions& global, const LoadFlags& f) {
-  auto db = OpenCommandDatabase(global);
-  if (!db.ok()) {
-    std::cerr << "tuna jobs load: " << db.status().message() << "\n";
+  Progress progress("jobs load", StderrProgressOptions(global.progress));
+  auto fail = [&](const absl::Status& st) {
+    progress.Clear();
+    std::cerr << "tuna jobs load: " << st.message() << "\n";
     return 1;
-  }
+  };
+  auto db = OpenCommandDatabase(global);
+  if (!db.ok()) return fail(db.status());
   admin::LoadJobsOptions o;
   o.session_id = f.session_id;
   o.tag = f.tag;
@@ -48,16 +53,16 @@ int Load(const GlobalOptions& global, const LoadFlags& f) {
   o.only_applicable = f.only_applicable;
   o.label = f.label;
   o.solvers = SplitList(f.solvers);
+  o.progress = progress.StageCallback();
   auto r = admin::LoadJobs(**db, solver::SolverRegistry::Builtin(), o);
-  if (!r.ok()) {
-    std::cerr << "tuna jobs load: " << r.status().message() << "\n";
-    return 1;
-  }
+  if (!r.ok()) return fail(r.status());
+  progress.Finish();
   if (f.json) {
     std::cout << "{\"session_id\": " << f.session_id << ", \"configs\": " << r->configs
               << ", \"solvers\": " << r->solvers << ", \"new\": " << r->added
               << ", \"existing\": " << r->existing << ", \"skipped_not_tunable\": "
-              << r->skipped_not_tunable << "}\n";
+              << r->skipped_not_tunable << ", \"seconds\": " << JsonSeconds(progress.Seconds())
+              << "}\n";
   } else {
     std::cout << "session " << f.session_id << ", " << r->configs << " configs x " << r->solvers
               << " solvers, kinds " << absl::StrJoin(r->kinds, ",") << "\n"
@@ -67,6 +72,7 @@ int Load(const GlobalOptions& global, const LoadFlags& f) {
       std::cout << "no perf job for " << r->skipped_not_tunable
                 << " (config, non-tunable solver) pairs\n";
     }
+    std::cout << "time:          " << FormatDuration(progress.Seconds()) << "\n";
   }
   return 0;
 }

@@ -21,6 +21,7 @@
 #include "cli/command.h"
 #include "cli/db_access.h"
 #include "cli/json_text.h"
+#include "cli/progress.h"
 #include "coordinator/metrics.h"
 
 namespace tuna::cli {
@@ -109,18 +110,12 @@ void PrintText(const Flags& f, const admin::StatusReport& r) {
 
 // ---- the live view (--watch, text) ----
 
-std::string Bar(int64_t done, int64_t total, int width) {
-  const double frac = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
-  const int filled = static_cast<int>(frac * width + 0.5);
-  return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
-}
-
 std::string ProgressLine(const std::string& name, int name_width, int64_t done, int64_t total,
                          int bar_width) {
   char buf[256];
   const double pct = total > 0 ? 100.0 * static_cast<double>(done) / total : 100.0;
   std::snprintf(buf, sizeof(buf), "  %-*.*s %s %5.1f%%  %lld/%lld", name_width, name_width,
-                name.c_str(), Bar(done, total, bar_width).c_str(), pct,
+                name.c_str(), ProgressBar(done, total, bar_width).c_str(), pct,
                 static_cast<long long>(done), static_cast<long long>(total));
   return buf;
 }

@@ -2,7 +2,7 @@
 // of --db or the embedded one, an in-process coordinator, local workers, export to
 // --output-dir). With --driver, --no-db or --dry-run: tune problems in this process without a
 // database (tuner_core/search/session.h).
-#include <chrono>
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
 #include "cli/db_access.h"
+#include "cli/progress.h"
 #include "cli/version.h"
 #include "pipeline/local_pipeline.h"
 #include "fmt/format.h"
@@ -91,22 +92,33 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
       return 2;
     }
   }
+  Progress progress("tune", StderrProgressOptions(global.progress));
   auto db = OpenCommandDatabase(global);
   if (!db.ok()) {
+    progress.Clear();
     std::fprintf(stderr, "tuna tune: database: %s\n(use --no-db to tune without a database)\n",
                  std::string(db.status().message()).c_str());
     return 1;
   }
+  o.progress = [&progress](const std::string& line) { progress.Note(line); };
+  o.stage_progress = progress.StageCallback();
+  o.job_progress = [&progress](const pipeline::JobProgress& j) {
+    progress.Update("jobs", j.done + j.failed, j.total,
+                    fmt::format("{} evaluated, {} failed, {} running", j.done, j.failed,
+                                j.running));
+  };
   auto r = pipeline::RunLocalPipeline(**db, o);
   if (!r.ok()) {
+    progress.Clear();
     std::fprintf(stderr, "tuna tune: %s\n", std::string(r.status().message()).c_str());
     return 1;
   }
+  progress.Finish();
   std::fputs(pipeline::FormatPipelineSummary(*r).c_str(), stdout);
   return r->jobs_done > 0 && r->jobs_unfinished == 0 ? 0 : 1;
 }
 
-int RunTune(const TuneArgs& a) {
+int RunTune(const GlobalOptions& global, const TuneArgs& a) {
   std::vector<Problem> problems;
   if (a.driver.empty() == a.file.empty()) {
     std::fprintf(stderr, "tuna tune: give exactly one of --driver LINE or -f FILE\n");
@@ -161,25 +173,25 @@ int RunTune(const TuneArgs& a) {
   s.tune.evaluator.repetitions = std::max(1, a.repetitions);
   s.tune.evaluator.seed = a.seed;
 
-  size_t current = 0;
-  auto last = std::chrono::steady_clock::now() - std::chrono::seconds(10);
+  // One stage per problem, counting its candidates over all solvers.
+  Progress progress("tune", StderrProgressOptions(global.progress));
+  std::atomic<size_t> current{0};
   s.tune.progress = [&](const search::TuneProgress& p) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last < std::chrono::seconds(1) && p.done != p.total) return;
-    last = now;
-    std::string best = p.best_ms > 0 ? fmt::format("best {:.4f} ms ({})", p.best_ms, p.best_solver) : "best -";
-    std::fprintf(stderr, "[%zu/%zu] %s: %llu/%llu candidates, %s\n", current + 1, problems.size(),
-                 p.solver.c_str(), static_cast<unsigned long long>(p.done),
-                 static_cast<unsigned long long>(p.total), best.c_str());
+    std::string detail = p.solver;
+    if (p.best_ms > 0) detail += fmt::format(", best {:.4f} ms ({})", p.best_ms, p.best_solver);
+    progress.Update(fmt::format("[{}/{}] candidates", current.load() + 1, problems.size()),
+                    static_cast<int64_t>(p.done), static_cast<int64_t>(p.total), detail);
   };
   int failed = 0;
   auto results = search::TuneProblems(problems, s, registry, [&](size_t i, const search::TuneResult& r) {
+    progress.Finish();
     std::fputs(search::FormatTuneResult(r).c_str(), stdout);
     std::fflush(stdout);
     if (!r.error.empty() || (!r.dry_run && r.best < 0)) ++failed;
     current = i + 1;
   });
   if (!results.ok()) {
+    progress.Clear();
     std::fprintf(stderr, "tuna tune: %s\n", results.status().ToString().c_str());
     return 1;
   }
@@ -191,6 +203,10 @@ int RunTune(const TuneArgs& a) {
       return 1;
     }
   }
+  std::fputs(fmt::format("{} problem(s), {} failed, in {}\n", problems.size(), failed,
+                         FormatDuration(progress.Seconds()))
+                 .c_str(),
+             stdout);
   return failed == 0 ? 0 : 1;
 }
 
@@ -228,7 +244,7 @@ void AddTuneCommand(CLI::App& app, CommandContext ctx) {
       if (!args->file.empty() && args->driver.empty() && !args->no_db && !args->dry_run) {
         return RunPipeline(*global, *args);
       }
-      return RunTune(*args);
+      return RunTune(*global, *args);
     };
   });
 }

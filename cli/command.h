@@ -18,6 +18,7 @@ struct GlobalOptions {
   std::string log_format = "text";
   std::string db_url;    // --db mysql://user@host:port/db; empty = embedded server
   std::string data_dir;  // --data-dir of the embedded server; empty = default state dir
+  std::string progress = "auto";  // --progress auto|bar|plain|off (cli/progress.h)
 };
 
 using CommandFn = std::function<int()>;

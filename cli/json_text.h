@@ -1,4 +1,5 @@
-// JSON string quoting for the subcommands' --json output (UTF-8 passes through unchanged).
+// JSON text for the subcommands' --json output: string quoting (UTF-8 passes through
+// unchanged) and seconds.
 #pragma once
 
 #include <cstdio>
@@ -26,6 +27,13 @@ inline std::string JsonQuote(const std::string& s) {
     }
   }
   return out + "\"";
+}
+
+// A duration in seconds for --json output ("seconds": 2.345): milliseconds are enough.
+inline std::string JsonSeconds(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3f", seconds);
+  return buf;
 }
 
 }  // namespace tuna::cli

@@ -1,6 +1,9 @@
 #include "cli/logging.h"
 
+#include <unistd.h>
+
 #include <memory>
+#include <string>
 
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -21,7 +24,11 @@ absl::Status SetUpLogging(const std::string& level, const std::string& format) {
     logger->set_pattern(
         R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","pid":%P,"thread":%t,"msg":"%v"})");
   } else if (format == "text") {
-    logger->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] %v");
+    // On a terminal a progress bar may sit on the last line, parked with the cursor in column 0
+    // (cli/progress.h): each log line first erases it, so no part of the bar stays behind the
+    // message. This holds for the executor children too, which log to the same terminal.
+    const std::string erase = isatty(STDERR_FILENO) == 1 ? "\x1b[K" : "";
+    logger->set_pattern(erase + "[%Y-%m-%d %H:%M:%S.%e] [%^%l%$] %v");
   } else {
     spdlog::drop("tuna");
     return absl::InvalidArgumentError("--log-format: unknown format '" + format +

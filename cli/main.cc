@@ -19,6 +19,11 @@ int main(int argc, char** argv) {
                  "an option file); default: the embedded server");
   app.add_option("--data-dir", global.data_dir,
                  "data directory of the embedded MariaDB (default: $XDG_STATE_HOME/tuna/mariadb)");
+  app.add_option("--progress", global.progress,
+                 "progress of long commands on stderr: auto (a bar redrawn in place when stderr "
+                 "is a terminal, else a plain line every few seconds), bar, plain or off")
+      ->check(CLI::IsMember({"auto", "bar", "plain", "off"}))
+      ->capture_default_str();
   app.set_version_flag("--version", tuna::VersionLine());
 
   CommandFn selected;

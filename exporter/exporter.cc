@@ -98,6 +98,7 @@ absl::StatusOr<ExportReport> ExportSession(schema::Database& db, const ExportOpt
   std::vector<int64_t> config_ids;
   if (o.find_db || o.kernel_db) {
     find_rows.reserve(report.find_results.exportable);
+    Progress(o, "read find results", 0, report.find_results.exportable);
     auto st = schema::ScanExportableFindResults(
         db, o.session_id, o.page_size, [&](const std::vector<schema::FindResultRow>& page) {
           for (const auto& r : page) {
@@ -111,6 +112,7 @@ absl::StatusOr<ExportReport> ExportSession(schema::Database& db, const ExportOpt
   }
   if (o.perf_db) {
     perf_rows.reserve(report.perf_results.exportable);
+    Progress(o, "read perf results", 0, report.perf_results.exportable);
     auto st = schema::ScanExportablePerfResults(
         db, o.session_id, o.page_size, [&](const std::vector<schema::PerfResultRow>& page) {
           for (const auto& r : page) {
@@ -122,6 +124,7 @@ absl::StatusOr<ExportReport> ExportSession(schema::Database& db, const ExportOpt
         });
     if (!st.ok()) return st;
   }
+  Progress(o, "read configs", 0, 0);
   auto configs = schema::ReadConfigs(db, config_ids);
   if (!configs.ok()) return configs.status();
   Progress(o, "read configs", configs->problems.size() + configs->bad.size(),
@@ -155,6 +158,7 @@ absl::StatusOr<ExportReport> ExportSession(schema::Database& db, const ExportOpt
         JoinPath(o.output_dir, PerfDbFileName(report.basename)));
     if (!written.ok()) return written.status();
     report.perf = *std::move(written);
+    Progress(o, "write perf db", report.perf.entries, report.perf.entries);
   }
 
   internal::IncomingFind incoming_find;
@@ -172,6 +176,7 @@ absl::StatusOr<ExportReport> ExportSession(schema::Database& db, const ExportOpt
     if (!written.ok()) return written.status();
     report.find = *std::move(written);
     report.find.warnings = std::move(merge_warnings);
+    Progress(o, "write find db", report.find.keys, report.find.keys);
   }
 
   if (o.kernel_db) {
@@ -182,12 +187,15 @@ absl::StatusOr<ExportReport> ExportSession(schema::Database& db, const ExportOpt
     Progress(o, "read kernels", 0, static_cast<int64_t>(jobs_set.size()));
     auto kernels = schema::ReadJobKernels(db, {jobs_set.begin(), jobs_set.end()});
     if (!kernels.ok()) return kernels.status();
+    Progress(o, "read kernels", static_cast<int64_t>(jobs_set.size()),
+             static_cast<int64_t>(jobs_set.size()));
     Progress(o, "write kernel db", 0, static_cast<int64_t>(kernels->size()));
     auto written = internal::WriteKernelDbExport(
         internal::KernelDbEntries(*kernels, BareArch(arch)), merge_kdb,
         JoinPath(o.output_dir, KernelDbFileName(report.basename)));
     if (!written.ok()) return written.status();
     report.kernel = *std::move(written);
+    Progress(o, "write kernel db", report.kernel.entries, report.kernel.entries);
   }
   spdlog::info("export session {}: {} ({} perf rows, {} find keys, {} kernels)", o.session_id,
                report.basename, report.perf.entries, report.find.keys, report.kernel.entries);

@@ -51,8 +51,8 @@ namespace tuna::exporter {
 using AlgorithmResolver =
     std::function<absl::StatusOr<std::string>(std::string_view solver, Direction direction)>;
 
-// Called now and then during long steps: stage ("read find results", "write find db", ...),
-// work done and total (total 0 when unknown).
+// Called when a stage begins, now and then during it and when it ends: stage ("read find
+// results", "write find db", ...), work done and total (total 0 when unknown).
 using ProgressFn = std::function<void(std::string_view stage, int64_t done, int64_t total)>;
 
 struct ExportOptions {

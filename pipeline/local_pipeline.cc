@@ -94,6 +94,7 @@ absl::StatusOr<LocalPipelineReport> RunLocalPipeline(schema::Database& db,
   // 1. Import.
   admin::ImportOptions io;
   io.tag = tag;
+  io.progress = options.stage_progress;
   auto imported = admin::ImportDriverFile(db, options.file, io);
   if (!imported.ok()) return Stage("import", imported.status());
   report.configs = imported->unique_configs;
@@ -120,6 +121,7 @@ absl::StatusOr<LocalPipelineReport> RunLocalPipeline(schema::Database& db,
   admin::ApplicabilityOptions ao;
   ao.session_id = *session_id;
   ao.tag = tag;
+  ao.progress = options.stage_progress;
   auto app = admin::UpdateApplicability(db, registry, ao);
   if (!app.ok()) return Stage("applicability", app.status());
   admin::LoadJobsOptions lo;
@@ -129,6 +131,7 @@ absl::StatusOr<LocalPipelineReport> RunLocalPipeline(schema::Database& db,
   lo.only_applicable = true;
   lo.solvers = options.solvers;
   lo.label = "tuna tune";
+  lo.progress = options.stage_progress;
   auto loaded = admin::LoadJobs(db, registry, lo);
   if (!loaded.ok()) return Stage("jobs load", loaded.status());
   report.jobs = loaded->added + loaded->existing;
@@ -196,7 +199,9 @@ absl::StatusOr<LocalPipelineReport> RunLocalPipeline(schema::Database& db,
     }
     c = *counted;
     const auto now = std::chrono::steady_clock::now();
-    if (c.unfinished == 0 || now - last_line >= std::chrono::seconds(5)) {
+    if (options.job_progress) {
+      options.job_progress({c.total, c.done, c.failed, c.leased, c.unfinished - c.leased});
+    } else if (c.unfinished == 0 || now - last_line >= std::chrono::seconds(5)) {
       last_line = now;
       const double el = std::chrono::duration<double>(now - t0).count();
       say(fmt::format("[{:6.1f} s] jobs: {}/{} done, {} failed, {} running, {} waiting", el, c.done,
@@ -245,6 +250,7 @@ absl::StatusOr<LocalPipelineReport> RunLocalPipeline(schema::Database& db,
   eo.session_id = *session_id;
   eo.output_dir = options.output_dir;
   eo.algorithm_for = exporter::RegistryAlgorithmResolver(registry);
+  eo.progress = options.stage_progress;
   auto exported = exporter::ExportSession(db, eo);
   if (!exported.ok()) return Stage("export", exported.status());
   for (const exporter::FileReport* f : {&exported->perf, &exported->find, &exported->kernel}) {

@@ -22,11 +22,17 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "admin/stage_progress.h"
 #include "schema/store/database.h"
 #include "tuner_core/solver/registry.h"
 #include "worker/job_runner.h"
 
 namespace tuna::pipeline {
+
+// Job counts at one poll of the wait for the workers.
+struct JobProgress {
+  int64_t total = 0, done = 0, failed = 0, running = 0, waiting = 0;
+};
 
 struct LocalPipelineOptions {
   std::string file;               // MIOpenDriver command lines
@@ -44,6 +50,11 @@ struct LocalPipelineOptions {
   std::vector<std::string> executor_argv;  // empty: this binary's `worker --executor`
   const solver::SolverRegistry* registry = nullptr;  // null: builtin
   std::function<void(const std::string&)> progress;  // progress lines (default: stderr)
+  // Optional structured progress for a live display: `stage_progress` gets the import,
+  // applicability, job load and export stages; `job_progress` the job counts at every poll of
+  // the wait (twice a second), and with it the periodic "[t s] jobs:" line is left out.
+  admin::StageProgressFn stage_progress;
+  std::function<void(const JobProgress&)> job_progress;
   std::string tuner_version = "tuna";              // recorded in the session
 };
 

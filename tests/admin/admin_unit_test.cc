@@ -65,7 +65,20 @@ TEST_CASE("Applicability is computed for every pair, the same on any thread coun
   auto target = solver::TargetForArch("gfx90a", 104);
   REQUIRE(target.ok());
   auto one = admin::ComputeApplicability(*target, many, solvers, 1);
-  auto four = admin::ComputeApplicability(*target, many, solvers, 4);
+  // Progress comes from the calling thread only (no lock here), never goes back and ends at
+  // every config checked.
+  std::vector<std::pair<int64_t, int64_t>> progress;
+  auto four = admin::ComputeApplicability(
+      *target, many, solvers, 4,
+      [&](int64_t done, int64_t total) { progress.emplace_back(done, total); });
+  REQUIRE(progress.size() >= 2);
+  CHECK(progress.front() == std::make_pair(int64_t{0}, static_cast<int64_t>(many.size())));
+  CHECK(progress.back() ==
+        std::make_pair(static_cast<int64_t>(many.size()), static_cast<int64_t>(many.size())));
+  for (size_t k = 1; k < progress.size(); ++k) {
+    CHECK(progress[k].first >= progress[k - 1].first);
+    CHECK(progress[k].second == static_cast<int64_t>(many.size()));
+  }
   REQUIRE(one.size() == many.size() * 4);
   REQUIRE(four.size() == one.size());
   int64_t applicable = 0;

@@ -3,6 +3,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "admin/import_configs.h"
 #include "catch2/catch.hpp"
@@ -54,8 +56,17 @@ std::string Fingerprint(tuna::schema::Database& db) {
 
 TEST_CASE_METHOD(MariadbTest, "Importing resnet50 gives 69 configs once, tags merge",
                  "[mariadb][admin][import]") {
-  auto first = ImportDriverFile(db(), kResnet, Tag("resnet50"));
+  // Stages for the progress display, each announced with nothing done and ended with its count.
+  std::vector<std::string> calls;
+  ImportOptions o = Tag("resnet50");
+  o.progress = [&](std::string_view stage, int64_t done, int64_t total) {
+    calls.push_back(std::string(stage) + " " + std::to_string(done) + "/" + std::to_string(total));
+  };
+  auto first = ImportDriverFile(db(), kResnet, o);
   REQUIRE(first.ok());
+  CHECK(calls == std::vector<std::string>{"lines parsed 0/0", "lines parsed 23/23",
+                                          "configs written 0/0", "configs written 69/69",
+                                          "configs tagged 0/0", "configs tagged 69/69"});
   CHECK(first->lines == 23);
   CHECK(first->problems == 69);
   CHECK(first->configs_new == 69);

@@ -2,7 +2,9 @@
 // with result_store's helpers, exported, compared with golden files and read back with the
 // tuner_core/db readers.
 #include <algorithm>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "catch2/catch.hpp"
@@ -172,8 +174,32 @@ TEST_CASE_METHOD(MariadbTest, "export writes the golden files", "[mariadb][expor
   const int64_t session = InsertSessionData(db(), kTarget, FindsA(), PerfsA());
   LinkSecondKernel(db(), session);
   const std::string dir = TmpDir("golden");
-  auto report = ExportSession(db(), Options(session, dir));
+  ExportOptions o = Options(session, dir);
+  // Every stage is reported when it begins (nothing done yet) and when it ends (all done), in
+  // this order, so a progress display can time each one.
+  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> calls;
+  o.progress = [&](std::string_view stage, int64_t done, int64_t total) {
+    calls.push_back({std::string(stage), {done, total}});
+  };
+  auto report = ExportSession(db(), o);
   REQUIRE(report.ok());
+  std::vector<std::string> stages;
+  for (const auto& c : calls) {
+    if (stages.empty() || stages.back() != c.first) {
+      CHECK(c.second.first == 0);
+      stages.push_back(c.first);
+    }
+  }
+  CHECK(stages == std::vector<std::string>{"read find results", "read perf results",
+                                           "read configs", "write perf db", "write find db",
+                                           "read kernels", "write kernel db"});
+  std::map<std::string, std::pair<int64_t, int64_t>> last;
+  for (const auto& c : calls) last[c.first] = c.second;
+  CHECK(last["read find results"] == std::make_pair(int64_t{10}, int64_t{10}));
+  CHECK(last["read perf results"] == std::make_pair(int64_t{3}, int64_t{3}));
+  CHECK(last["write find db"] == std::make_pair(int64_t{3}, int64_t{3}));
+  CHECK(last["write perf db"] == std::make_pair(int64_t{3}, int64_t{3}));
+  CHECK(last["write kernel db"] == std::make_pair(int64_t{3}, int64_t{3}));
 
   CHECK(report->basename == "gfx90a68");
   CHECK(report->unfinished_jobs == 0);
