@@ -38,8 +38,15 @@ absl::StatusOr<Prepared> Prepare(const coordinator::LeasedJob& job,
   return p;
 }
 
-search::TuneOptions TuneOptionsFor(const JobTuning& t, const std::string& solver, bool dry_run) {
+// On a GPU the naive device solver (checked against the CPU reference at batch 1 first) makes
+// the reference of every problem above this size: milliseconds instead of the CPU reference's
+// tenths of a second, while the GPU waits.
+constexpr double kGpuCpuReferenceMaxFlops = 1e9;
+
+search::TuneOptions TuneOptionsFor(const JobTuning& t, const std::string& solver, bool dry_run,
+                                   bool gpu = false) {
   search::TuneOptions o;
+  if (gpu) o.evaluator.cpu_reference_max_flops = kGpuCpuReferenceMaxFlops;
   o.strategy = t.strategy;
   o.budget = t.budget;
   o.seed = t.seed;
@@ -130,19 +137,25 @@ absl::StatusOr<search::Evaluator*> EvaluatorCache::Get(backend::Device& device,
   const std::string key = absl::StrCat(problem.Canonical(), "|", options.seed, "|",
                                        options.cpu_reference_max_flops, "|",
                                        options.reference_solver, "|", options.flush_l2);
-  if (evaluator_ && key_ == key && evaluator_->healthy() && evaluator_->problem() == problem) {
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    Entry& e = entries_[i];
+    if (e.key != key || !(e.evaluator->problem() == problem)) continue;
+    if (!e.evaluator->healthy()) {
+      entries_.erase(entries_.begin() + static_cast<ptrdiff_t>(i));
+      break;
+    }
+    std::rotate(entries_.begin(), entries_.begin() + static_cast<ptrdiff_t>(i),
+                entries_.begin() + static_cast<ptrdiff_t>(i) + 1);
     ++reuses_;
-    return evaluator_.get();
+    return entries_.front().evaluator.get();
   }
-  evaluator_.reset();
-  key_.clear();
+  while (entries_.size() >= capacity_) entries_.pop_back();
   search::EvaluatorOptions with_cache = options;
   if (!with_cache.compare_kernels) with_cache.compare_kernels = compare_kernels_;
   auto ev = search::Evaluator::Create(device, problem, with_cache, &registry, &backend, &target);
   if (!ev.ok()) return ev.status();
-  evaluator_ = *std::move(ev);
-  key_ = key;
-  return evaluator_.get();
+  entries_.insert(entries_.begin(), Entry{key, *std::move(ev)});
+  return entries_.front().evaluator.get();
 }
 
 namespace {
@@ -192,7 +205,7 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
     search::Compiler compiler(backend, target, {tuning.compile_threads});
     const solver::PerfConfig config = s.DefaultConfig(target, problem);
     search::CompiledCandidate c = compiler.CompileOne(s, problem, config);
-    search::EvaluatorOptions eo = TuneOptionsFor(tuning, job.solver_name, false).evaluator;
+    search::EvaluatorOptions eo = TuneOptionsFor(tuning, job.solver_name, false, target.IsGpu()).evaluator;
     const int64_t reuses = evaluators.reuses();
     auto ev = evaluators.Get(device, problem, eo, registry, backend, target);
     if (!ev.ok()) return Failure(job, absl::StrCat("evaluator: ", ev.status().ToString()), false);
@@ -216,7 +229,7 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
     return rep;
   }
 
-  const search::TuneOptions options = TuneOptionsFor(tuning, job.solver_name, false);
+  const search::TuneOptions options = TuneOptionsFor(tuning, job.solver_name, false, target.IsGpu());
   const int64_t reuses = evaluators.reuses();
   auto ev = evaluators.Get(device, problem, options.evaluator, registry, backend, target);
   if (!ev.ok()) return Failure(job, absl::StrCat("evaluator: ", ev.status().ToString()), false);

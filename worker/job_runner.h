@@ -14,6 +14,7 @@
 // EvalJob at a time.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -58,14 +59,16 @@ absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
                                           const solver::SolverRegistry& registry,
                                           const JobTuning& tuning);
 
-// What an executor keeps between the eval jobs of one device: the evaluator (input tensors,
-// their device copies and the reference output) of the last problem, so the next job of the
-// same config (the coordinator hands a config's jobs out together) skips that preparation.
-// Threads: one at a time.
+// What an executor keeps between the eval jobs of one device: the evaluators (input tensors,
+// their device copies and the reference output) of the last few problems, so that later jobs
+// of the same config (the coordinator hands a config's jobs out close together, but find and
+// perf jobs of neighbouring configs interleave) skip that preparation. Threads: one at a time.
 class EvaluatorCache {
  public:
-  // The cached evaluator when it is for this problem and options and still healthy; else a
-  // new one (the old one is freed first: device memory holds one problem at a time).
+  explicit EvaluatorCache(size_t capacity = 3) : capacity_(std::max<size_t>(1, capacity)) {}
+
+  // The cached evaluator when one is for this problem and options and still healthy; else a
+  // new one (the least recently used is freed first: device memory holds `capacity` problems).
   absl::StatusOr<search::Evaluator*> Get(backend::Device& device, const Problem& problem,
                                          const search::EvaluatorOptions& options,
                                          const solver::SolverRegistry& registry,
@@ -74,8 +77,12 @@ class EvaluatorCache {
   int64_t reuses() const { return reuses_; }
 
  private:
-  std::unique_ptr<search::Evaluator> evaluator_;
-  std::string key_;
+  struct Entry {
+    std::string key;
+    std::unique_ptr<search::Evaluator> evaluator;
+  };
+  size_t capacity_;
+  std::vector<Entry> entries_;  // most recently used first
   int64_t reuses_ = 0;
   std::shared_ptr<search::CompareKernelCache> compare_kernels_ =
       std::make_shared<search::CompareKernelCache>();

@@ -51,7 +51,7 @@ std::vector<schema::StoredKernel> KernelCacheBackend::TakeBuilt() {
 
 void KernelCacheBackend::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
-  known_.clear();
+  known_ = built_here_;
   built_.clear();
 }
 
@@ -80,6 +80,7 @@ absl::StatusOr<backend::CodeObject> KernelCacheBackend::Compile(
   if (!code.ok()) return code;
   std::lock_guard<std::mutex> lock(mu_);
   ++builds_;
+  built_here_.emplace(key, *code);
   if (known_.emplace(key, *code).second) built_.push_back(ToStoredKernel(key, request, *code));
   return code;
 }

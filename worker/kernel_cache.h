@@ -39,7 +39,9 @@ class KernelCacheBackend : public backend::Backend {
   void Prefetch(const std::vector<schema::StoredKernel>& kernels);
   // The kernels compiled (not prefetched) since the last call, in build order, unique by key.
   std::vector<schema::StoredKernel> TakeBuilt();
-  // Forget everything (bounds memory between jobs).
+  // Forgets the prefetched kernels (bounds memory between jobs). Kernels built here are kept:
+  // they are few (the evaluator's reference and comparison kernels, misses of the compile
+  // step) and the next job often needs them again.
   void Clear();
   size_t hits() const;    // Compile calls answered from memory
   size_t builds() const;  // Compile calls that ran the compiler successfully
@@ -63,6 +65,7 @@ class KernelCacheBackend : public backend::Backend {
   const backend::Backend& inner_;
   mutable std::mutex mu_;
   mutable std::map<std::string, backend::CodeObject> known_;  // guarded by mu_
+  mutable std::map<std::string, backend::CodeObject> built_here_;  // guarded by mu_
   mutable std::vector<schema::StoredKernel> built_;           // guarded by mu_
   mutable size_t hits_ = 0, builds_ = 0;                       // guarded by mu_
 };

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One call on a GPU host, from the bundle: the distributed pipeline and the runtime on a real GPU.
 #   bench/gpu/pipeline.sh BUNDLE_DIR OUT_DIR [BUDGET]
-# 1. `tuna tune -f` on the ResNet-50 forward FP32 configs (embedded MariaDB, coordinator, a
-#    worker whose compile pool builds on the CPU while its executor evaluates on the GPU, export),
-#    with nvidia-smi sampling GPU utilisation every 100 ms: the busy fraction while jobs run;
+# 1. `tuna tune -f` on the ResNet-50 forward FP32 configs (embedded MariaDB, coordinator, one
+#    worker whose compile pool builds on the CPU while one executor per GPU evaluates, export),
+#    with nvidia-smi sampling every GPU every 100 ms: the busy fraction while jobs run, from
+#    outside (nvidia-smi) and inside (the executors' per-job accounts);
 # 2. `tuna driver` on three layers with MIOPEN_SYSTEM_DB_PATH at the export vs an empty db.
 set -uo pipefail
 bundle=$1 out=$2 budget=${3:-8}
@@ -11,7 +12,7 @@ tuna="$bundle/bin/tuna"
 mkdir -p "$out"
 work=$(mktemp -d)
 
-nvidia-smi --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 \
+nvidia-smi --query-gpu=index,timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 \
   >"$out/gpu_util.csv" 2>/dev/null &
 smi=$!
 start=$(date +%s.%N)
@@ -22,11 +23,9 @@ kill "$smi" 2>/dev/null
 tail -n 30 "$out/pipeline.txt"
 "$tuna" --data-dir "$work/db" status --json >"$out/status.json" 2>/dev/null
 "$tuna" --data-dir "$work/db" db stop >/dev/null 2>&1
-# Busy fraction over the window between the first and the last sample with a kernel running.
-awk -F', ' '{u[NR]=$2} END {f=0; l=0; for (i=1;i<=NR;i++) if (u[i]>0) {if(!f)f=i; l=i}
-  n=0; s=0; busy=0; for (i=f;i<=l;i++) {n++; s+=u[i]; if (u[i]>0) busy++}
-  if (n) printf "GPU utilisation over %d samples (%.1f s): mean %.1f %%, samples with a kernel running %.1f %%\n", n, n/10, s/n, 100*busy/n}' \
-  "$out/gpu_util.csv" | tee "$out/gpu_busy.txt"
+# Busy fraction: nvidia-smi per GPU, and the executors' own accounts (bench/gpu/busy.py).
+python3 "$(dirname "$0")/busy.py" "$out/gpu_util.csv" "$out/pipeline.err" | tee "$out/gpu_busy.txt"
+grep -c "comparing on the host" "$out/pipeline.err" | sed 's/^/evaluators comparing on the host: /'
 
 mkdir -p "$work/empty"
 for layer in "-n 32 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1" \

@@ -1,6 +1,10 @@
 #include "tuner_core/reference/fill.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <thread>
+#include <vector>
 
 namespace tuna::reference {
 namespace {
@@ -25,9 +29,9 @@ double RandomValue(uint64_t seed, int64_t i, double lo, double hi) {
   return lo + (hi - lo) * u;
 }
 
-void FillRandom(ElementType type, void* data, int64_t count, uint64_t seed,
-                const FillOptions& o) {
-  for (int64_t i = 0; i < count; ++i) {
+static void FillRange(ElementType type, void* data, int64_t begin, int64_t end, uint64_t seed,
+               const FillOptions& o) {
+  for (int64_t i = begin; i < end; ++i) {
     double v;
     if (IsInteger(type)) {
       const uint64_t span = static_cast<uint64_t>(int64_t(o.int_hi) - o.int_lo + 1);
@@ -37,6 +41,25 @@ void FillRandom(ElementType type, void* data, int64_t count, uint64_t seed,
     }
     StoreFromDouble(type, data, i, v);
   }
+}
+
+void FillRandom(ElementType type, void* data, int64_t count, uint64_t seed,
+                const FillOptions& o) {
+  // Element i depends only on (seed, i): chunks on several threads give the same bytes.
+  constexpr int64_t kChunk = int64_t{1} << 20;
+  const int64_t threads = std::min<int64_t>((count + kChunk - 1) / kChunk,
+                                            std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 1) {
+    FillRange(type, data, 0, count, seed, o);
+    return;
+  }
+  std::vector<std::thread> pool;
+  const int64_t per = (count + threads - 1) / threads;
+  for (int64_t t = 0; t < threads; ++t) {
+    const int64_t begin = t * per, end = std::min(count, begin + per);
+    if (begin < end) pool.emplace_back(FillRange, type, data, begin, end, seed, std::cref(o));
+  }
+  for (std::thread& t : pool) t.join();
 }
 
 std::vector<std::byte> RandomBuffer(ElementType type, int64_t count, uint64_t seed,
