@@ -162,17 +162,17 @@ namespace {
 
 // Where an eval job's time went, for its log line and the report.
 void Account(const coordinator::LeasedJob& job, const search::EvalTimings& t, double wall_s,
-             coordinator::Report& rep) {
+             double ready_ms, coordinator::Report& rep) {
   rep.timings.wall_seconds = wall_s;
   rep.timings.device_seconds = t.device_ms / 1e3;
   rep.timings.kernel_seconds = t.kernel_ms / 1e3;
   spdlog::info(
       "job {} ({}, config {}, {}): {:.3f} s: setup {:.0f} ms, reference {:.0f} ms, load {:.0f} ms, "
       "verify {:.0f} ms, timing {:.0f} ms; device {:.0f} ms ({:.0f}%), kernels {:.0f} ms, "
-      "{} candidate(s)",
+      "{} candidate(s); evaluator ready in {:.0f} ms",
       job.job_id, job.kind, job.config_id, job.solver_name, wall_s, t.setup_ms, t.reference_ms,
       t.load_ms, t.verify_ms, t.timing_ms, t.device_ms,
-      wall_s > 0 ? 100 * t.device_ms / 1e3 / wall_s : 0.0, t.kernel_ms, t.candidates);
+      wall_s > 0 ? 100 * t.device_ms / 1e3 / wall_s : 0.0, t.kernel_ms, t.candidates, ready_ms);
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
@@ -207,14 +207,16 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
     search::CompiledCandidate c = compiler.CompileOne(s, problem, config);
     search::EvaluatorOptions eo = TuneOptionsFor(tuning, job.solver_name, false, target.IsGpu()).evaluator;
     const int64_t reuses = evaluators.reuses();
+    const auto get_start = std::chrono::steady_clock::now();
     auto ev = evaluators.Get(device, problem, eo, registry, backend, target);
+    const double ready_ms = 1e3 * SecondsSince(get_start);
     if (!ev.ok()) return Failure(job, absl::StrCat("evaluator: ", ev.status().ToString()), false);
     // A reused evaluator's setup and reference were another job's.
     const search::EvalTimings before =
         evaluators.reuses() > reuses ? (*ev)->timings() : search::EvalTimings{};
     search::Measurement m = (*ev)->Evaluate(c, 0);
     *device_wedged = !(*ev)->healthy();
-    Account(job, (*ev)->timings() - before, SecondsSince(start), rep);
+    Account(job, (*ev)->timings() - before, SecondsSince(start), ready_ms, rep);
     rep.samples.push_back(ToSample(config, m));
     rep.candidates_tried = 1;
     if (m.disposition == search::Disposition::kPassed && m.time_ms > 0) {
@@ -231,14 +233,16 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
 
   const search::TuneOptions options = TuneOptionsFor(tuning, job.solver_name, false, target.IsGpu());
   const int64_t reuses = evaluators.reuses();
+  const auto get_start = std::chrono::steady_clock::now();
   auto ev = evaluators.Get(device, problem, options.evaluator, registry, backend, target);
+  const double ready_ms = 1e3 * SecondsSince(get_start);
   if (!ev.ok()) return Failure(job, absl::StrCat("evaluator: ", ev.status().ToString()), false);
   const search::EvalTimings before =
       evaluators.reuses() > reuses ? (*ev)->timings() : search::EvalTimings{};
   search::Tuner tuner(registry, backend, &device, target, options);
   auto r = tuner.Tune(problem, *ev);
   *device_wedged = !(*ev)->healthy();
-  Account(job, (*ev)->timings() - before, SecondsSince(start), rep);
+  Account(job, (*ev)->timings() - before, SecondsSince(start), ready_ms, rep);
   if (!r.ok()) return Failure(job, r.status().ToString(), false);
   const search::SolverTuneResult* sr = nullptr;
   for (const auto& x : r->solvers) {

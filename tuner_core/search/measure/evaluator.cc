@@ -393,6 +393,7 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
   info.ms = MsSince(t0);
   m.timings.reference_ms = info.ms;
   info.compare = "host";
+  const auto compare_start = std::chrono::steady_clock::now();
   if (m.is_gpu && options.device_compare && backend != nullptr && target != nullptr) {
     absl::Status why = m.UseDeviceCompare(*backend, target->arch);
     if (why.ok()) {
@@ -402,6 +403,7 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
       spdlog::warn("evaluator: {}: comparing on the host: {}", problem.Canonical(), why.ToString());
     }
   }
+  m.timings.setup_ms += MsSince(compare_start);  // the comparison's kernel, upload and check
   std::unique_ptr<Evaluator> ev(new Evaluator(std::move(impl), problem));
   ev->reference_info_ = std::move(info);
   return ev;
