@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -14,15 +15,10 @@
 namespace tuna::schema {
 namespace {
 
-constexpr size_t kSampleChunk = 200;  // eval_sample rows per INSERT (6 values each)
+// Rows per multi-row INSERT (a power of two, so padding never exceeds it; at most 9 values a row
+// keeps a statement far below MariaDB's 65,535 placeholders).
+constexpr size_t kRowChunk = 256;
 constexpr char kLeasedStates[] = "('compile_start', 'eval_start')";
-
-Params IdParams(const std::vector<int64_t>& ids) {
-  Params p;
-  p.reserve(ids.size());
-  for (int64_t id : ids) p.push_back(id);
-  return p;
-}
 
 std::string Truncated(std::string s, size_t n = 4000) {
   if (s.size() > n) s.resize(n);
@@ -42,6 +38,36 @@ JobInfo JobFromRow(const Row& r) {
   j.driver = r.String("driver");
   j.solver_name = r.String("solver_name");
   return j;
+}
+
+// The fencing decision for one report against its locked job row: kApplied when the report
+// names the current lease (write it), kDuplicate when this very (job, attempt) already reached
+// the state the report leads to (an earlier copy was applied; the lease is released), else kStale.
+ReportOutcome Fence(const JobInfo& job, const StepReport& r) {
+  if (job.state == LeasedState(r.step) && job.attempt == r.attempt && job.lease_owner == r.owner) {
+    return ReportOutcome::kApplied;
+  }
+  const bool released = job.lease_owner.empty() && job.attempt == r.attempt;
+  if (released && r.succeeded && job.state == DoneState(r.step)) return ReportOutcome::kDuplicate;
+  if (released && !r.succeeded && (job.state == ReadyState(r.step) || job.state == "failed")) {
+    return ReportOutcome::kDuplicate;
+  }
+  return ReportOutcome::kStale;
+}
+
+// Multi-row INSERT of `rows` rows of `width` values each (`params` holds them in order), in
+// chunks of kRowChunk rows, each padded (sql_batch.h) so that a few statement texts serve every
+// batch. Only for INSERT IGNORE and upserts, where a repeated row changes nothing.
+absl::Status InsertRows(Connection& c, const char* head, const char* tail,
+                        const Params& params, size_t rows, size_t width) {
+  for (size_t begin = 0; begin < rows; begin += kRowChunk) {
+    const size_t end = std::min(rows, begin + kRowChunk);
+    Params p(params.begin() + begin * width, params.begin() + end * width);
+    const size_t count = PadRows(p, end - begin, width);
+    auto n = c.Execute(absl::StrCat(head, RowPlaceholders(count, width), tail), p);
+    if (!n.ok()) return n.status();
+  }
+  return absl::OkStatus();
 }
 
 constexpr char kJobSelect[] =
@@ -96,73 +122,72 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(JobStep step,
   }
   std::vector<ClaimedJob> out;
   if (total == 0 || session_ids.empty()) return out;
+  // The locking SELECT returns everything the claimants need, so a claim of one session is four
+  // round trips whatever its size (START TRANSACTION, SELECT, UPDATE, COMMIT).
   absl::Status st = db_.Transaction([&](Connection& c) -> absl::Status {
     out.clear();
-    std::vector<int64_t> ids;
     for (int64_t sid : session_ids) {
-      const int64_t remaining = total - static_cast<int64_t>(ids.size());
+      const int64_t remaining = total - static_cast<int64_t>(out.size());
       if (remaining <= 0) break;
       // One session at a time: `state = ? AND session_id = ?` walks idx_job_claim in order and
       // stops after `remaining` unlocked rows; an IN list over sessions would sort.
+      // The problem and solver name come from subqueries, which read without locking: FOR UPDATE
+      // locks only the job rows (on a join it would also lock the config and solver rows, and
+      // concurrent claims would then skip every job of a solver one of them had claimed).
       auto rows = c.Query(
-          "SELECT id FROM job WHERE state = ? AND session_id = ? "
-          "ORDER BY priority DESC, retries, id LIMIT ? FOR UPDATE SKIP LOCKED",
+          "SELECT j.id, j.session_id, j.config_id, j.solver_id, j.kind, j.attempt, j.retries, "
+          "(SELECT c.driver FROM conv_config c WHERE c.id = j.config_id) AS driver, "
+          "(SELECT s.name FROM solver s WHERE s.id = j.solver_id) AS solver_name "
+          "FROM job j WHERE j.state = ? AND j.session_id = ? "
+          "ORDER BY j.priority DESC, j.retries, j.id LIMIT ? FOR UPDATE SKIP LOCKED",
           {std::string(ReadyState(step)), sid, remaining});
       if (!rows.ok()) return rows.status();
-      for (const Row& r : *rows) ids.push_back(r.Int(0));
+      for (const Row& r : *rows) {
+        ClaimedJob j;
+        j.job_id = r.Int("id");
+        j.session_id = r.Int("session_id");
+        j.config_id = r.Int("config_id");
+        j.solver_id = r.Int("solver_id");
+        j.kind = r.String("kind");
+        // The row is locked until COMMIT and the UPDATE below adds exactly one.
+        j.attempt = r.Int("attempt") + 1;
+        j.retries = r.Int("retries");
+        j.driver = r.String("driver");
+        j.solver_name = r.String("solver_name");
+        out.push_back(std::move(j));
+      }
     }
-    if (ids.empty()) return absl::OkStatus();
-    // Hand out in order: wants[0] gets the first count ids, and so on.
-    std::vector<std::string> owner_of(ids.size());
+    if (out.empty()) return absl::OkStatus();
+    // Hand out in order: wants[0] gets the first count jobs, and so on.
     size_t next = 0;
     for (const ClaimWant& w : wants) {
-      for (int k = 0; k < w.count && next < ids.size(); ++k) owner_of[next++] = w.owner;
+      for (int k = 0; k < w.count && next < out.size(); ++k) out[next++].owner = w.owner;
     }
     Params p;
-    std::string cases;
-    for (size_t k = 0; k < ids.size(); ++k) {
-      cases += " WHEN ? THEN ?";
-      p.push_back(ids[k]);
-      p.push_back(owner_of[k]);
+    for (const ClaimedJob& j : out) {
+      p.push_back(j.job_id);
+      p.push_back(j.owner);
     }
+    const size_t padded = PadRows(p, out.size(), 2);
+    std::string cases;
+    for (size_t k = 0; k < padded; ++k) cases += " WHEN ? THEN ?";
     p.push_back(std::string(LeasedState(step)));
     p.push_back(static_cast<int64_t>(options_.lease_seconds));
-    for (int64_t id : ids) p.push_back(id);
+    for (const ClaimedJob& j : out) p.push_back(j.job_id);
+    PadRows(p, out.size(), 1);
     p.push_back(std::string(ReadyState(step)));
     auto n = c.Execute(
         absl::StrCat("UPDATE job SET lease_owner = CASE id", cases,
                      " END, state = ?, attempt = attempt + 1, "
                      "lease_expires_at = NOW(6) + INTERVAL ? SECOND, "
                      "started_at = COALESCE(started_at, NOW(6)) WHERE id IN (",
-                     ListPlaceholders(ids.size()), ") AND state = ?"),
+                     ListPlaceholders(padded), ") AND state = ?"),
         p);
     if (!n.ok()) return n.status();
-    if (*n != static_cast<int64_t>(ids.size())) {
+    if (*n != static_cast<int64_t>(out.size())) {
       // Rows were locked by our SELECT ... FOR UPDATE: nobody else can have moved them.
-      return absl::InternalError(absl::StrCat("claim: updated ", *n, " of ", ids.size(), " jobs"));
-    }
-    auto rows = c.Query(absl::StrCat(kJobSelect, "WHERE j.id IN (", ListPlaceholders(ids.size()),
-                                     ")"),
-                        IdParams(ids));
-    if (!rows.ok()) return rows.status();
-    std::map<int64_t, const Row*> by_id;
-    for (const Row& r : *rows) by_id[r.Int("id")] = &r;
-    for (size_t k = 0; k < ids.size(); ++k) {
-      auto it = by_id.find(ids[k]);
-      if (it == by_id.end()) return absl::InternalError("claim: leased job vanished");
-      const Row& r = *it->second;
-      ClaimedJob j;
-      j.owner = owner_of[k];
-      j.job_id = ids[k];
-      j.session_id = r.Int("session_id");
-      j.config_id = r.Int("config_id");
-      j.solver_id = r.Int("solver_id");
-      j.kind = r.String("kind");
-      j.attempt = r.Int("attempt");
-      j.retries = r.Int("retries");
-      j.driver = r.String("driver");
-      j.solver_name = r.String("solver_name");
-      out.push_back(std::move(j));
+      return absl::InternalError(
+          absl::StrCat("claim: updated ", *n, " of ", out.size(), " jobs"));
     }
     return absl::OkStatus();
   });
@@ -210,10 +235,26 @@ absl::StatusOr<std::vector<ReportOutcome>> LeaseStore::Report(
     const std::vector<StepReport>& reports) {
   std::vector<ReportOutcome> out;
   if (reports.empty()) return out;
+  // Successes of distinct jobs (the steady state) are written together, in a few statements
+  // whatever their number. A batch holding a failure or two reports of one job goes report by
+  // report, in order, because there a report must see what the ones before it wrote (retries,
+  // quarantine of a config, a duplicate of an applied report).
+  std::vector<const StepReport*> all;
+  std::set<int64_t> jobs;
+  bool together = true;
+  for (const StepReport& r : reports) {
+    all.push_back(&r);
+    if (!r.succeeded || !jobs.insert(r.job_id).second) together = false;
+  }
   absl::Status st = db_.Transaction([&](Connection& c) -> absl::Status {
     out.clear();
+    if (together) return ReportSuccesses(c, all, out);
     for (const StepReport& r : reports) {
-      auto o = ReportOne(c, r);
+      if (r.succeeded) {
+        if (absl::Status s = ReportSuccesses(c, {&r}, out); !s.ok()) return s;
+        continue;
+      }
+      auto o = ReportFailure(c, r);
       if (!o.ok()) return o.status();
       out.push_back(*o);
     }
@@ -223,9 +264,142 @@ absl::StatusOr<std::vector<ReportOutcome>> LeaseStore::Report(
   return out;
 }
 
-absl::StatusOr<ReportOutcome> LeaseStore::ReportOne(Connection& c, const StepReport& r) {
-  // Locks the job row only (a join would also lock its config and solver rows, serializing
+absl::Status LeaseStore::ReportSuccesses(Connection& c,
+                                         const std::vector<const StepReport*>& reports,
+                                         std::vector<ReportOutcome>& out) {
+  Params ids;
+  for (const StepReport* r : reports) ids.push_back(r->job_id);
+  const size_t id_count = PadRows(ids, reports.size(), 1);
+  // Locks the job rows only (a join would also lock their config and solver rows, serializing
   // every report of one solver across coordinators).
+  auto rows = c.Query(absl::StrCat("SELECT id, session_id, config_id, solver_id, kind, state, "
+                                   "attempt, retries, lease_owner, '' AS driver, "
+                                   "'' AS solver_name FROM job WHERE id IN (",
+                                   ListPlaceholders(id_count), ") FOR UPDATE"),
+                      ids);
+  if (!rows.ok()) return rows.status();
+  std::map<int64_t, JobInfo> locked;
+  for (const Row& row : *rows) {
+    JobInfo j = JobFromRow(row);
+    locked.emplace(j.job_id, std::move(j));
+  }
+  // What the applied reports write, gathered per statement.
+  std::vector<int64_t> compiled, evaluated;
+  Params links, perf, find, samples;
+  size_t link_rows = 0, perf_rows = 0, find_rows = 0, sample_rows = 0;
+  for (const StepReport* r : reports) {
+    auto it = locked.find(r->job_id);
+    if (it == locked.end()) {
+      out.push_back(ReportOutcome::kNotFound);
+      continue;
+    }
+    const JobInfo& job = it->second;
+    const ReportOutcome o = Fence(job, *r);
+    out.push_back(o);
+    if (o != ReportOutcome::kApplied) continue;
+    if (r->step == JobStep::kCompile) {
+      compiled.push_back(r->job_id);
+      for (const KernelLink& k : r->kernels) {
+        links.insert(links.end(), {r->job_id, k.kernel_id, k.build_key});
+        ++link_rows;
+      }
+      continue;
+    }
+    evaluated.push_back(r->job_id);
+    if (r->has_result && job.kind == "perf") {
+      perf.insert(perf.end(), {job.session_id, job.config_id, job.solver_id, r->job_id, r->params,
+                               r->kernel_time_ms, r->workspace_bytes, r->candidates_tried,
+                               static_cast<int64_t>(r->verified)});
+      ++perf_rows;
+    } else if (r->has_result) {
+      find.insert(find.end(), {job.session_id, job.config_id, job.solver_id, r->job_id,
+                               r->kernel_time_ms, r->workspace_bytes, r->params,
+                               static_cast<int64_t>(r->verified)});
+      ++find_rows;
+    }
+    for (const EvalSampleRow& x : r->samples) {
+      samples.insert(samples.end(),
+                     {r->job_id, r->attempt, x.params,
+                      x.time_ms ? Value(*x.time_ms) : Value(nullptr), x.status,
+                      x.error.empty() ? Value(nullptr) : Value(Truncated(x.error))});
+      ++sample_rows;
+    }
+  }
+  // The owner becomes the step's worker: `x_worker = lease_owner` reads the owner before the
+  // next assignment clears it (MariaDB assigns left to right, and the standard's simultaneous
+  // assignment reads old values too). The rows are locked above and were fenced to the leased
+  // state, which the WHERE repeats: a mismatch fails the batch instead of writing.
+  auto finish = [&](const std::vector<int64_t>& done, JobStep step,
+                    const char* sql) -> absl::Status {
+    if (done.empty()) return absl::OkStatus();
+    Params p{std::string(LeasedState(step))};
+    for (int64_t id : done) p.push_back(id);
+    const size_t count = PadRows(p, done.size(), 1);
+    auto n = c.Execute(
+        absl::StrCat(sql, " WHERE state = ? AND id IN (", ListPlaceholders(count), ")"), p);
+    if (!n.ok()) return n.status();
+    if (*n != static_cast<int64_t>(done.size())) {
+      return absl::InternalError(
+          absl::StrCat("report: updated ", *n, " of ", done.size(), " locked jobs"));
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status st = finish(compiled, JobStep::kCompile,
+                               "UPDATE job SET state = 'compiled', compile_worker = lease_owner, "
+                               "lease_owner = NULL, lease_expires_at = NULL, error = NULL");
+      !st.ok()) {
+    return st;
+  }
+  if (!compiled.empty()) {
+    // A re-compile (after `jobs reset`) replaces the links of the previous one.
+    Params p(compiled.begin(), compiled.end());
+    const size_t count = PadRows(p, compiled.size(), 1);
+    auto d = c.Execute(
+        absl::StrCat("DELETE FROM job_kernel WHERE job_id IN (", ListPlaceholders(count), ")"), p);
+    if (!d.ok()) return d.status();
+  }
+  if (absl::Status st = finish(evaluated, JobStep::kEval,
+                               "UPDATE job SET state = 'evaluated', eval_worker = lease_owner, "
+                               "lease_owner = NULL, lease_expires_at = NULL, error = NULL, "
+                               "finished_at = NOW(6)");
+      !st.ok()) {
+    return st;
+  }
+  if (absl::Status st = InsertRows(
+          c, "INSERT IGNORE INTO job_kernel (job_id, kernel_id, build_key) VALUES ", "", links,
+          link_rows, 3);
+      !st.ok()) {
+    return st;
+  }
+  if (absl::Status st = InsertRows(
+          c,
+          "INSERT INTO perf_result (session_id, config_id, solver_id, job_id, params, kernel_time, "
+          "workspace, candidates_tried, verified) VALUES ",
+          " ON DUPLICATE KEY UPDATE job_id = VALUES(job_id), params = VALUES(params), "
+          "kernel_time = VALUES(kernel_time), workspace = VALUES(workspace), "
+          "candidates_tried = VALUES(candidates_tried), verified = VALUES(verified)",
+          perf, perf_rows, 9);
+      !st.ok()) {
+    return st;
+  }
+  if (absl::Status st = InsertRows(
+          c,
+          "INSERT INTO find_result (session_id, config_id, solver_id, job_id, kernel_time, "
+          "workspace, params, verified) VALUES ",
+          " ON DUPLICATE KEY UPDATE job_id = VALUES(job_id), kernel_time = VALUES(kernel_time), "
+          "workspace = VALUES(workspace), params = VALUES(params), verified = VALUES(verified)",
+          find, find_rows, 8);
+      !st.ok()) {
+    return st;
+  }
+  return InsertRows(c,
+                    "INSERT IGNORE INTO eval_sample (job_id, attempt, params, time, status, error) "
+                    "VALUES ",
+                    "", samples, sample_rows, 6);
+}
+
+absl::StatusOr<ReportOutcome> LeaseStore::ReportFailure(Connection& c, const StepReport& r) {
+  // Locks the job row only (see ReportSuccesses).
   auto rows = c.Query(
       "SELECT id, session_id, config_id, solver_id, kind, state, attempt, retries, lease_owner, "
       "'' AS driver, '' AS solver_name FROM job WHERE id = ? FOR UPDATE",
@@ -233,103 +407,10 @@ absl::StatusOr<ReportOutcome> LeaseStore::ReportOne(Connection& c, const StepRep
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return ReportOutcome::kNotFound;
   const JobInfo job = JobFromRow((*rows)[0]);
-  const std::string leased = LeasedState(r.step);
-  if (job.state != leased || job.attempt != r.attempt || job.lease_owner != r.owner) {
-    // Already applied by an earlier copy of this very report (same attempt, lease released)?
-    const bool released = job.lease_owner.empty() && job.attempt == r.attempt;
-    if (released && r.succeeded && job.state == DoneState(r.step)) return ReportOutcome::kDuplicate;
-    if (released && !r.succeeded &&
-        (job.state == ReadyState(r.step) || job.state == "failed")) {
-      return ReportOutcome::kDuplicate;
-    }
-    return ReportOutcome::kStale;
-  }
-  if (!r.succeeded) {
-    absl::Status st = RecordFailure(c, r, job);
-    if (!st.ok()) return st;
-    return ReportOutcome::kApplied;
-  }
-  if (r.step == JobStep::kCompile) {
-    auto n = c.Execute(
-        "UPDATE job SET state = 'compiled', lease_owner = NULL, lease_expires_at = NULL, "
-        "compile_worker = ?, error = NULL WHERE id = ?",
-        {r.owner, r.job_id});
-    if (!n.ok()) return n.status();
-    // A re-compile (after `jobs reset`) replaces the links of the previous one.
-    auto d = c.Execute("DELETE FROM job_kernel WHERE job_id = ?", {r.job_id});
-    if (!d.ok()) return d.status();
-    if (!r.kernels.empty()) {
-      Params p;
-      for (const KernelLink& k : r.kernels) {
-        p.push_back(r.job_id);
-        p.push_back(k.kernel_id);
-        p.push_back(k.build_key);
-      }
-      auto i = c.Execute(absl::StrCat("INSERT IGNORE INTO job_kernel (job_id, kernel_id, build_key) "
-                                      "VALUES ",
-                                      RowPlaceholders(r.kernels.size(), 3)),
-                         p);
-      if (!i.ok()) return i.status();
-    }
-    return ReportOutcome::kApplied;
-  }
-  auto n = c.Execute(
-      "UPDATE job SET state = 'evaluated', lease_owner = NULL, lease_expires_at = NULL, "
-      "eval_worker = ?, error = NULL, finished_at = NOW(6) WHERE id = ?",
-      {r.owner, r.job_id});
-  if (!n.ok()) return n.status();
-  if (r.has_result) {
-    absl::Status st;
-    if (job.kind == "perf") {
-      st = c.Execute(
-                "INSERT INTO perf_result (session_id, config_id, solver_id, job_id, params, "
-                "kernel_time, workspace, candidates_tried, verified) VALUES (?, ?, ?, ?, ?, ?, ?, "
-                "?, ?) ON DUPLICATE KEY UPDATE job_id = VALUES(job_id), params = VALUES(params), "
-                "kernel_time = VALUES(kernel_time), workspace = VALUES(workspace), "
-                "candidates_tried = VALUES(candidates_tried), verified = VALUES(verified)",
-                {job.session_id, job.config_id, job.solver_id, r.job_id, r.params,
-                 r.kernel_time_ms, r.workspace_bytes, r.candidates_tried,
-                 static_cast<int64_t>(r.verified)})
-               .status();
-    } else {
-      st = c.Execute(
-                "INSERT INTO find_result (session_id, config_id, solver_id, job_id, kernel_time, "
-                "workspace, params, verified) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY "
-                "UPDATE job_id = VALUES(job_id), kernel_time = VALUES(kernel_time), "
-                "workspace = VALUES(workspace), params = VALUES(params), "
-                "verified = VALUES(verified)",
-                {job.session_id, job.config_id, job.solver_id, r.job_id, r.kernel_time_ms,
-                 r.workspace_bytes, r.params, static_cast<int64_t>(r.verified)})
-               .status();
-    }
-    if (!st.ok()) return st;
-  }
-  for (size_t begin = 0; begin < r.samples.size(); begin += kSampleChunk) {
-    const size_t end = std::min(r.samples.size(), begin + kSampleChunk);
-    Params p;
-    for (size_t k = begin; k < end; ++k) {
-      const EvalSampleRow& s = r.samples[k];
-      p.push_back(r.job_id);
-      p.push_back(r.attempt);
-      p.push_back(s.params);
-      if (s.time_ms) {
-        p.push_back(*s.time_ms);
-      } else {
-        p.push_back(nullptr);
-      }
-      p.push_back(s.status);
-      if (s.error.empty()) {
-        p.push_back(nullptr);
-      } else {
-        p.push_back(Truncated(s.error));
-      }
-    }
-    auto i = c.Execute(absl::StrCat("INSERT IGNORE INTO eval_sample (job_id, attempt, params, time, "
-                                    "status, error) VALUES ",
-                                    RowPlaceholders(end - begin, 6)),
-                       p);
-    if (!i.ok()) return i.status();
-  }
+  const ReportOutcome o = Fence(job, r);
+  if (o != ReportOutcome::kApplied) return o;
+  absl::Status st = RecordFailure(c, r, job);
+  if (!st.ok()) return st;
   return ReportOutcome::kApplied;
 }
 

@@ -143,10 +143,11 @@ class LeaseStore {
   LeaseStore(Database& db, LeaseStoreOptions options) : db_(db), options_(options) {}
 
   // One transaction: for each session in order, SELECT ready jobs ORDER BY priority DESC,
-  // retries, id LIMIT (what is still wanted) FOR UPDATE SKIP LOCKED, then a single UPDATE that
-  // leases them, handing them out to `wants` in order. Returns the claimed jobs (fewer when the
-  // queue runs dry; a job never goes to two owners). Quarantined configs' jobs are already
-  // 'failed' (Report does that when the threshold is reached), so they are never claimed.
+  // retries, id LIMIT (what is still wanted) FOR UPDATE SKIP LOCKED (with their problem and
+  // solver name, read without locking), then a single UPDATE that leases them, handing them out
+  // to `wants` in order. Returns the claimed jobs (fewer when the queue runs dry; a job never
+  // goes to two owners). Quarantined configs' jobs are already 'failed' (Report does that when
+  // the threshold is reached), so they are never claimed.
   absl::StatusOr<std::vector<ClaimedJob>> Claim(JobStep step,
                                                 const std::vector<int64_t>& session_ids,
                                                 const std::vector<ClaimWant>& wants);
@@ -155,8 +156,10 @@ class LeaseStore {
   absl::StatusOr<std::vector<RenewedLease>> Renew(const std::string& owner,
                                                   const std::vector<RenewedLease>& leases);
 
-  // Group commit: all reports in one transaction (one outcome per report, in order). A report
-  // that cannot be written (bad data) fails the whole batch; the caller retries them one by one.
+  // Group commit: all reports in one transaction (one outcome per report, in order). Successes
+  // of distinct jobs share one locking SELECT, one UPDATE per step and multi-row inserts; a batch
+  // with a failure or a repeated job is applied report by report. A report that cannot be written
+  // (bad data) fails the whole batch; the caller retries them one by one.
   absl::StatusOr<std::vector<ReportOutcome>> Report(const std::vector<StepReport>& reports);
 
   // Hands leases back without counting a retry (graceful worker shutdown): fenced like Report.
@@ -176,7 +179,10 @@ class LeaseStore {
   const LeaseStoreOptions& options() const { return options_; }
 
  private:
-  absl::StatusOr<ReportOutcome> ReportOne(Connection& c, const StepReport& r);
+  // Successes of distinct jobs, written together; one outcome per report appended to `out`.
+  absl::Status ReportSuccesses(Connection& c, const std::vector<const StepReport*>& reports,
+                               std::vector<ReportOutcome>& out);
+  absl::StatusOr<ReportOutcome> ReportFailure(Connection& c, const StepReport& r);
   absl::Status RecordFailure(Connection& c, const StepReport& r, const JobInfo& job);
 
   Database& db_;

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <string>
 
+#include "schema/store/rows.h"
+
 namespace tuna::schema {
 
 // "?, ?, ?" (n >= 1).
@@ -25,6 +27,29 @@ inline std::string RowPlaceholders(size_t rows, size_t cols) {
     s += row;
   }
   return s;
+}
+
+// Every distinct statement text is prepared once per connection and cached (database.h: 256
+// texts, then the cache is cleared), and a list of n placeholders is a new text for every n:
+// batches of 1..64 rows would make 64 texts of each batched statement. Lists are therefore padded
+// to the next power of two by repeating their last value (or row), which changes nothing where a
+// statement takes them as a set: IN lists, CASE arms, INSERT IGNORE / upsert rows of equal values.
+inline size_t PaddedCount(size_t n) {
+  size_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+// `params` ends with `rows` rows of `width` values (rows, width >= 1; values before them are left
+// alone): appends copies of its last row up to PaddedCount(rows) rows and returns that count.
+inline size_t PadRows(Params& params, size_t rows, size_t width) {
+  const size_t padded = PaddedCount(rows);
+  const size_t last = params.size() - width;
+  params.reserve(params.size() + (padded - rows) * width);  // keeps params[last + k] valid
+  for (size_t r = rows; r < padded; ++r) {
+    for (size_t k = 0; k < width; ++k) params.push_back(params[last + k]);
+  }
+  return padded;
 }
 
 }  // namespace tuna::schema

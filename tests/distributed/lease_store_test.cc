@@ -248,5 +248,110 @@ TEST_CASE_METHOD(testing::MariadbTest, "configs that keep killing executors are 
   CHECK(Count(db(), "SELECT COUNT(*) FROM config_quarantine WHERE quarantined") == 1);
 }
 
+TEST_CASE_METHOD(testing::MariadbTest,
+                 "a batch of reports is applied as if one by one, in order", "[mariadb]") {
+  auto seeded = testing::SeedQueue(db(), 4, 2);  // 8 perf jobs
+  REQUIRE(seeded.ok());
+  LeaseStore store(db(), {});
+  auto c = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"a", 3}, {"b", 3}});
+  REQUIRE(c.ok());
+  REQUIRE(c->size() == 6);
+  schema::StoredKernel k{std::string(64, 'c'), "cpu-test", "g++", "y.cc", "", "f", "code"};
+  auto kid = store.PutKernels({k});
+  REQUIRE(kid.ok());
+
+  // Successes of distinct jobs, with a stale one and an unknown job among them.
+  std::vector<StepReport> batch;
+  for (int j = 0; j < 5; ++j) batch.push_back(Success((*c)[j], JobStep::kCompile));
+  batch[0].kernels = {{(*kid)[0], std::string(64, 'c')}};
+  batch[3].kernels = {{(*kid)[0], std::string(64, 'c')}};
+  batch.push_back(Success((*c)[5], JobStep::kCompile));
+  batch.back().attempt += 1;
+  batch.push_back(Success((*c)[4], JobStep::kCompile));
+  batch.back().job_id = (*c)[5].job_id + 1000;
+  const std::vector<ReportOutcome> first = {
+      ReportOutcome::kApplied, ReportOutcome::kApplied, ReportOutcome::kApplied,
+      ReportOutcome::kApplied, ReportOutcome::kApplied, ReportOutcome::kStale,
+      ReportOutcome::kNotFound};
+  auto o = store.Report(batch);
+  REQUIRE(o.ok());
+  CHECK(*o == first);
+  CHECK(Count(db(), "SELECT COUNT(*) FROM job WHERE state = 'compiled' AND lease_owner IS NULL "
+                    "AND lease_expires_at IS NULL") == 5);
+  CHECK(Count(db(), "SELECT COUNT(*) FROM job WHERE id = ? AND compile_worker = 'b'",
+              {(*c)[3].job_id}) == 1);
+  CHECK(JobState(db(), (*c)[5].job_id) == "compile_start");
+  CHECK(Count(db(), "SELECT COUNT(*) FROM job_kernel") == 2);
+  // The same batch again: duplicates, nothing written.
+  o = store.Report(batch);
+  REQUIRE(o.ok());
+  CHECK(*o == std::vector<ReportOutcome>{
+                  ReportOutcome::kDuplicate, ReportOutcome::kDuplicate, ReportOutcome::kDuplicate,
+                  ReportOutcome::kDuplicate, ReportOutcome::kDuplicate, ReportOutcome::kStale,
+                  ReportOutcome::kNotFound});
+  CHECK(Count(db(), "SELECT COUNT(*) FROM job_kernel") == 2);
+
+  // A failure in the batch: each report sees the ones before it (the success of the lease the
+  // failure just ended is stale).
+  StepReport failed = Success((*c)[5], JobStep::kCompile);
+  failed.succeeded = false;
+  failed.error = "boom";
+  o = store.Report({failed, Success((*c)[5], JobStep::kCompile)});
+  REQUIRE(o.ok());
+  CHECK(*o == std::vector<ReportOutcome>{ReportOutcome::kApplied, ReportOutcome::kStale});
+  CHECK(JobState(db(), (*c)[5].job_id) == "new");
+
+  // Eval: perf and find results and samples (more than one INSERT's worth) in one batch.
+  auto finds = testing::SeedQueue(db(), 2, 2, "find");
+  REQUIRE(finds.ok());
+  REQUIRE(db().Execute("UPDATE job SET state = 'compiled' WHERE session_id = ?",
+                       {finds->session_id})
+              .ok());
+  auto e = store.Claim(JobStep::kEval, {seeded->session_id, finds->session_id}, {{"g", 9}});
+  REQUIRE(e.ok());
+  REQUIRE(e->size() == 9);  // the 5 compiled perf jobs, then the 4 find jobs
+  std::vector<StepReport> evals;
+  for (size_t j = 0; j < e->size(); ++j) {
+    StepReport r = Success((*e)[j], JobStep::kEval);
+    r.has_result = j + 1 < e->size();
+    r.params = "2";
+    r.kernel_time_ms = 0.5 + static_cast<double>(j);
+    r.workspace_bytes = 1024 * static_cast<int64_t>(j);
+    r.verified = true;
+    if (j == 0) {
+      for (int p = 0; p < 300; ++p) r.samples.push_back({std::to_string(p), 1.0, "Passed", ""});
+    } else {
+      r.samples = {{"1", 0.7, "Passed", ""}, {"4", std::nullopt, "Incorrect", "mismatch"}};
+    }
+    evals.push_back(std::move(r));
+  }
+  o = store.Report(evals);
+  REQUIRE(o.ok());
+  CHECK(*o == std::vector<ReportOutcome>(9, ReportOutcome::kApplied));
+  CHECK(Count(db(), "SELECT COUNT(*) FROM job WHERE state = 'evaluated' AND eval_worker = 'g' "
+                    "AND finished_at IS NOT NULL AND lease_owner IS NULL") == 9);
+  CHECK(Count(db(), "SELECT COUNT(*) FROM perf_result") == 5);
+  CHECK(Count(db(), "SELECT COUNT(*) FROM find_result") == 3);
+  CHECK(Count(db(), "SELECT COUNT(*) FROM eval_sample") == 300 + 8 * 2);
+  CHECK(Count(db(), "SELECT COUNT(*) FROM eval_sample WHERE time IS NULL AND error = 'mismatch'") ==
+        8);
+  auto perf = db().Query("SELECT kernel_time, params FROM perf_result WHERE job_id = ?",
+                         {(*e)[1].job_id});
+  REQUIRE(perf.ok());
+  REQUIRE(perf->size() == 1);
+  CHECK((*perf)[0].Double(0) == 1.5);
+  CHECK((*perf)[0].String(1) == "2");
+  auto find = db().Query("SELECT workspace, kernel_time FROM find_result WHERE job_id = ?",
+                         {(*e)[6].job_id});
+  REQUIRE(find.ok());
+  REQUIRE(find->size() == 1);
+  CHECK((*find)[0].Int(0) == 6 * 1024);
+  CHECK((*find)[0].Double(1) == 6.5);
+  o = store.Report(evals);
+  REQUIRE(o.ok());
+  CHECK(*o == std::vector<ReportOutcome>(9, ReportOutcome::kDuplicate));
+  CHECK(Count(db(), "SELECT COUNT(*) FROM eval_sample") == 300 + 8 * 2);
+}
+
 }  // namespace
 }  // namespace tuna
