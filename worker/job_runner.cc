@@ -162,17 +162,17 @@ namespace {
 
 // Where an eval job's time went, for its log line and the report.
 void Account(const coordinator::LeasedJob& job, const search::EvalTimings& t, double wall_s,
-             double ready_ms, coordinator::Report& rep) {
+             double ready_ms, double plan_ms, double compile_ms, coordinator::Report& rep) {
   rep.timings.wall_seconds = wall_s;
   rep.timings.device_seconds = t.device_ms / 1e3;
   rep.timings.kernel_seconds = t.kernel_ms / 1e3;
   spdlog::info(
       "job {} ({}, config {}, {}): {:.3f} s: setup {:.0f} ms, reference {:.0f} ms, load {:.0f} ms, "
       "verify {:.0f} ms, timing {:.0f} ms; device {:.0f} ms ({:.0f}%), kernels {:.0f} ms, "
-      "{} candidate(s); evaluator ready in {:.0f} ms",
+      "{} candidate(s); evaluator ready in {:.0f} ms, plan {:.0f} ms, code {:.0f} ms",
       job.job_id, job.kind, job.config_id, job.solver_name, wall_s, t.setup_ms, t.reference_ms,
       t.load_ms, t.verify_ms, t.timing_ms, t.device_ms,
-      wall_s > 0 ? 100 * t.device_ms / 1e3 / wall_s : 0.0, t.kernel_ms, t.candidates, ready_ms);
+      wall_s > 0 ? 100 * t.device_ms / 1e3 / wall_s : 0.0, t.kernel_ms, t.candidates, ready_ms, plan_ms, compile_ms);
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
@@ -204,7 +204,9 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
   if (job.kind == "find" || !s.IsTunable()) {
     search::Compiler compiler(backend, target, {tuning.compile_threads});
     const solver::PerfConfig config = s.DefaultConfig(target, problem);
+    const auto code_start = std::chrono::steady_clock::now();
     search::CompiledCandidate c = compiler.CompileOne(s, problem, config);
+    const double code_ms = 1e3 * SecondsSince(code_start);
     search::EvaluatorOptions eo = TuneOptionsFor(tuning, job.solver_name, false, target.IsGpu()).evaluator;
     const int64_t reuses = evaluators.reuses();
     const auto get_start = std::chrono::steady_clock::now();
@@ -216,7 +218,7 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
         evaluators.reuses() > reuses ? (*ev)->timings() : search::EvalTimings{};
     search::Measurement m = (*ev)->Evaluate(c, 0);
     *device_wedged = !(*ev)->healthy();
-    Account(job, (*ev)->timings() - before, SecondsSince(start), ready_ms, rep);
+    Account(job, (*ev)->timings() - before, SecondsSince(start), ready_ms, 0, code_ms, rep);
     rep.samples.push_back(ToSample(config, m));
     rep.candidates_tried = 1;
     if (m.disposition == search::Disposition::kPassed && m.time_ms > 0) {
@@ -242,7 +244,8 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
   search::Tuner tuner(registry, backend, &device, target, options);
   auto r = tuner.Tune(problem, *ev);
   *device_wedged = !(*ev)->healthy();
-  Account(job, (*ev)->timings() - before, SecondsSince(start), ready_ms, rep);
+  Account(job, (*ev)->timings() - before, SecondsSince(start), ready_ms,
+          r.ok() ? r->plan_ms : 0, r.ok() ? r->compile_ms : 0, rep);
   if (!r.ok()) return Failure(job, r.status().ToString(), false);
   const search::SolverTuneResult* sr = nullptr;
   for (const auto& x : r->solvers) {

@@ -63,12 +63,14 @@ absl::StatusOr<TuneResult> Tuner::Tune(const Problem& problem, Evaluator* shared
   // Plan every solver first so progress reports a real total from the first candidate on.
   std::vector<SolverPlan> plans;
   TuneProgress progress;
+  const auto plan_start = std::chrono::steady_clock::now();
   for (const solver::RegisteredSolver& r : solvers) {
     plans.push_back(Plan(r, problem));
     progress.total += plans.back().planned;
   }
+  result.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - plan_start).count();
   for (SolverPlan& plan : plans) {
-    result.solvers.push_back(TuneSolver(plan, problem, evaluator, progress));
+    result.solvers.push_back(TuneSolver(plan, problem, evaluator, progress, result.compile_ms));
     const SolverTuneResult& s = result.solvers.back();
     if (!options_.dry_run && s.disposition == Disposition::kPassed &&
         (result.best < 0 || s.best_ms < result.solvers[result.best].best_ms)) {
@@ -109,7 +111,7 @@ Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& 
 }
 
 SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Evaluator* evaluator,
-                                   TuneProgress& progress) {
+                                   TuneProgress& progress, double& compile_ms) {
   const solver::RegisteredSolver& r = plan.registered;
   const solver::Solver& s = *r.solver;
   SolverTuneResult out;
@@ -146,7 +148,9 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
     }
     first_batch = false;
     if (configs.empty()) break;
+    const auto compile_start = std::chrono::steady_clock::now();
     std::vector<CompiledCandidate> compiled = compiler_.Compile(s, problem, configs);
+    compile_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compile_start).count();
     std::vector<Observation> observations;
     for (CompiledCandidate& c : compiled) {
       if (c.disposition == Disposition::kPassed) ++out.compiled;

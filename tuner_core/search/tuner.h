@@ -88,6 +88,8 @@ struct TuneResult {
   std::vector<SolverTuneResult> solvers;
   int best = -1;  // index into solvers of the fastest passing one; -1 when none passed
   double seconds = 0;
+  double plan_ms = 0;     // of which planning the searches (strategies over the spaces)
+  double compile_ms = 0;  // of which getting candidates' code (builds or cache hits)
   std::string error;  // set by TuneProblems when the problem could not be tuned at all
 };
 
@@ -115,7 +117,7 @@ class Tuner {
   };
   SolverPlan Plan(const solver::RegisteredSolver& r, const Problem& problem) const;
   SolverTuneResult TuneSolver(SolverPlan& plan, const Problem& problem, Evaluator* evaluator,
-                              TuneProgress& progress);
+                              TuneProgress& progress, double& compile_ms);
 
   const solver::SolverRegistry& registry_;
   const backend::Backend& backend_;
