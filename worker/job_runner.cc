@@ -155,6 +155,13 @@ absl::StatusOr<search::Evaluator*> EvaluatorCache::Get(backend::Device& device,
   auto ev = search::Evaluator::Create(device, problem, with_cache, &registry, &backend, &target);
   if (!ev.ok()) return ev.status();
   entries_.insert(entries_.begin(), Entry{key, *std::move(ev)});
+  const double budget = max_device_fraction_ * static_cast<double>(device.Info().global_memory_bytes);
+  size_t held = 0;
+  for (const Entry& e : entries_) held += e.evaluator->device_bytes();
+  while (entries_.size() > 1 && budget > 0 && static_cast<double>(held) > budget) {
+    held -= entries_.back().evaluator->device_bytes();
+    entries_.pop_back();
+  }
   return entries_.front().evaluator.get();
 }
 

@@ -62,13 +62,17 @@ absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
 // What an executor keeps between the eval jobs of one device: the evaluators (input tensors,
 // their device copies and the reference output) of the last few problems, so that later jobs
 // of the same config (the coordinator hands a config's jobs out close together, but find and
-// perf jobs of neighbouring configs interleave) skip that preparation. Threads: one at a time.
+// perf jobs of neighbouring configs interleave, and several devices share them) skip that
+// preparation. Threads: one at a time.
 class EvaluatorCache {
  public:
-  explicit EvaluatorCache(size_t capacity = 3) : capacity_(std::max<size_t>(1, capacity)) {}
+  // At most `capacity` evaluators, together holding at most `max_device_fraction` of the
+  // device's memory (the newest one is kept whatever its size).
+  explicit EvaluatorCache(size_t capacity = 8, double max_device_fraction = 0.25)
+      : capacity_(std::max<size_t>(1, capacity)), max_device_fraction_(max_device_fraction) {}
 
   // The cached evaluator when one is for this problem and options and still healthy; else a
-  // new one (the least recently used is freed first: device memory holds `capacity` problems).
+  // new one (least recently used ones are freed first, to stay within the bounds).
   absl::StatusOr<search::Evaluator*> Get(backend::Device& device, const Problem& problem,
                                          const search::EvaluatorOptions& options,
                                          const solver::SolverRegistry& registry,
@@ -82,6 +86,7 @@ class EvaluatorCache {
     std::unique_ptr<search::Evaluator> evaluator;
   };
   size_t capacity_;
+  double max_device_fraction_;
   std::vector<Entry> entries_;  // most recently used first
   int64_t reuses_ = 0;
   std::shared_ptr<search::CompareKernelCache> compare_kernels_ =

@@ -65,6 +65,22 @@ TEST_CASE("the jobs of one config share one evaluator; reports carry timings") {
   REQUIRE(third.succeeded);
   CHECK(third.has_result);
   CHECK(evaluators.reuses() == 1);  // another problem: prepared anew
+
+  // Back to the first problem: still held (least recently used, not evicted).
+  const coordinator::Report fourth =
+      EvalJob(Job(4, "find", a, "TestFaultSolver", f.target), *f.backend, *f.device, *registry,
+              tuning, evaluators, &wedged);
+  REQUIRE(fourth.succeeded);
+  CHECK(evaluators.reuses() == 2);
+
+  // A cache of one evaluator prepares every change of problem anew.
+  EvaluatorCache one(1);
+  for (const std::string& line : {a, b, a}) {
+    REQUIRE(EvalJob(Job(5, "find", line, "ConvDirectNaiveConvFwd", f.target), *f.backend,
+                    *f.device, *registry, tuning, one, &wedged)
+                .succeeded);
+  }
+  CHECK(one.reuses() == 0);
 }
 
 }  // namespace

@@ -291,6 +291,13 @@ Evaluator::~Evaluator() = default;
 bool Evaluator::healthy() const { return !impl_->lost; }
 const EvaluatorOptions& Evaluator::options() const { return impl_->options; }
 EvalTimings Evaluator::timings() const { return impl_->timings; }
+size_t Evaluator::device_bytes() const {
+  const Impl& m = *impl_;
+  size_t bytes = m.x.bytes() + m.w.bytes() + m.y.bytes() + m.workspace.bytes() + m.flush.bytes();
+  for (const backend::DeviceBuffer& p : m.pristine) bytes += p.bytes();
+  if (m.comparer) bytes += m.expected.size();
+  return bytes;
+}
 
 absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
     backend::Device& device, const Problem& problem, const EvaluatorOptions& options,

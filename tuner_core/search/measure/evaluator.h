@@ -137,6 +137,9 @@ class Evaluator {
   const Problem& problem() const { return problem_; }
   const EvaluatorOptions& options() const;
   EvalTimings timings() const;
+  // Device memory held (tensors, their pristine copies, workspace, flush buffer, the reference's
+  // copy for the device comparison).
+  size_t device_bytes() const;
 
  private:
   struct Impl;
