@@ -1,7 +1,8 @@
 // `tuna worker --coordinator ADDR [--token-file F] [--backend B] [--devices all|0,1]
-//  [--steps compile,eval] [--compile-jobs N] [--lease-batch N] ...`: the supervisor of
-// worker/worker.h. `tuna worker --executor ...` (hidden) is the per-device executor child the
-// supervisor starts (worker/executor.h); it is not meant to be run by hand.
+//  [--steps compile,eval] [--compile-jobs N] [--lease-batch N] [--health ADDR] ...`: the
+// supervisor of worker/worker.h, with an optional gRPC health server (worker/health_server.h)
+// that follows Worker::Healthy. `tuna worker --executor ...` (hidden) is the per-device
+// executor child the supervisor starts (worker/executor.h); it is not meant to be run by hand.
 #include <pthread.h>
 #include <signal.h>
 
@@ -20,6 +21,7 @@
 #include "tuner_core/solver/registry.h"
 #include "worker/coordinator_client.h"
 #include "worker/executor.h"
+#include "worker/health_server.h"
 #include "worker/worker.h"
 
 namespace tuna::cli {
@@ -41,6 +43,7 @@ struct WorkerFlags {
   int launch_timeout_s = 30;
   int eval_timeout_s = 1800;
   std::string host;
+  std::string health;  // host:port of the gRPC health server; empty: none
   // Hidden executor mode.
   bool executor = false;
   int executor_fd = -1;
@@ -127,6 +130,24 @@ int RunWorker(const WorkerFlags& f) {
   }
   auto client = worker::MakeGrpcClient(c);
 
+  // Started before the Worker (so it outlives it: the Worker's last word is NOT_SERVING when it
+  // stops) and after the signal mask (its threads must not take SIGTERM).
+  std::unique_ptr<worker::HealthServer> health;
+  if (!f.health.empty()) {
+    // "tuna.v1.Worker": the protocol the worker speaks, for probes that name a service.
+    auto h = worker::HealthServer::Start(f.health, {"tuna.v1.Worker"});
+    if (!h.ok()) {
+      std::cerr << "tuna worker: --health: " << h.status().message() << "\n";
+      return 1;
+    }
+    health = *std::move(h);
+    if (!coordinator::IsLoopbackAddress(f.health)) {
+      spdlog::info("worker: health service on {} is reachable off this host, without a token "
+                   "(it answers SERVING / NOT_SERVING only)", f.health);
+    }
+    o.on_health_change = [server = health.get()](bool healthy) { server->SetServing(healthy); };
+  }
+
   worker::Worker w(*client, o);
   std::thread([&w, set] {
     int sig = 0;
@@ -164,6 +185,9 @@ void AddWorkerCommand(CLI::App& app, CommandContext ctx) {
   cmd->add_option("--eval-timeout", f->eval_timeout_s,
                   "seconds per eval job; then the executor is killed and the job failed");
   cmd->add_option("--host", f->host, "host name to register (default: this host's)");
+  cmd->add_option("--health", f->health,
+                  "serve the gRPC health service on host:port (port 0: any; logged): SERVING "
+                  "while registered and the coordinator answers");
   cmd->add_flag("--executor", f->executor)->group("");  // hidden: the executor child
   cmd->add_option("--executor-fd", f->executor_fd)->group("");
   cmd->callback([ctx, f] { *ctx.selected = [f] { return RunWorker(*f); }; });

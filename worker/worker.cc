@@ -15,6 +15,11 @@
 namespace tuna::worker {
 namespace {
 
+// The coordinator did not answer (down, unreachable, or too slow): counts against health.
+bool Unreachable(const absl::Status& st) {
+  return absl::IsUnavailable(st) || absl::IsDeadlineExceeded(st);
+}
+
 bool Transient(const absl::Status& st) {
   return absl::IsUnavailable(st) || absl::IsDeadlineExceeded(st) || absl::IsAborted(st) ||
          absl::IsResourceExhausted(st);
@@ -51,6 +56,37 @@ Worker::~Worker() { RequestStop(); }
 
 void Worker::RequestStop() {
   if (!stop_flag_.exchange(true)) stop_.Notify();
+  UpdateHealth();
+}
+
+bool Worker::Healthy() const {
+  return registered_ && !stop_flag_ && failed_calls_ < kUnhealthyAfterFailedCalls;
+}
+
+void Worker::NoteCall(const absl::Status& st) {
+  if (Unreachable(st)) {
+    ++failed_calls_;
+  } else {
+    failed_calls_ = 0;  // any answer, an error included, means the coordinator is there
+  }
+  UpdateHealth();
+}
+
+void Worker::UpdateHealth() {
+  // Evaluated and passed on under one lock, so concurrent changes reach the callback in order
+  // and the last call always carries the current value.
+  std::lock_guard<std::mutex> l(health_mu_);
+  const bool healthy = Healthy();
+  if (healthy == health_told_) return;
+  health_told_ = healthy;
+  if (healthy && was_healthy_) {  // the first time, the registration line says it
+    spdlog::info("worker {}: healthy again: the coordinator answers", worker_id());
+  } else if (!healthy && !stop_flag_) {
+    spdlog::warn("worker {}: unhealthy: coordinator unreachable for {} calls in a row", worker_id(),
+                 failed_calls_.load());
+  }
+  was_healthy_ = was_healthy_ || healthy;
+  if (options_.on_health_change) options_.on_health_change(healthy);
 }
 
 bool Worker::Sleep(absl::Duration d) { return !stop_.WaitForNotificationWithTimeout(d); }
@@ -71,6 +107,7 @@ auto Worker::Retry(const char* what, Fn fn) -> decltype(fn()) {
   for (int k = 0;; ++k) {
     auto r = fn();
     const absl::Status st = StatusOf(r);
+    NoteCall(st);
     if (st.ok() || !Transient(st) || stop_flag_) return r;
     if (k == 0 || k % 10 == 0) {
       spdlog::warn("worker {}: {}: {} (retrying with backoff)", worker_id_, what, st.ToString());
@@ -137,6 +174,7 @@ void Worker::SendReport(coordinator::Report report, const coordinator::LeasedJob
   absl::Duration backoff = absl::Milliseconds(100);
   for (;;) {  // a report is worth retrying past a stop request, up to about the lease's end
     st = client_.Report(report);
+    NoteCall(st);
     if (st.ok() || !Transient(st) || absl::Now() > give_up) break;
     std::this_thread::sleep_for(absl::ToChronoMilliseconds(backoff));
     backoff = std::min(backoff * 2, absl::Seconds(5));
@@ -183,6 +221,7 @@ void Worker::HeartbeatLoop() {
     }
     if (leases.empty()) continue;
     auto held = client_.Renew(worker_id_, leases);
+    NoteCall(held.status());
     if (!held.ok()) {
       spdlog::warn("worker {}: renew failed: {}", worker_id_, held.status().ToString());
       continue;
@@ -464,6 +503,8 @@ absl::Status Worker::Run() {
   spdlog::info("worker {}: registered ({} backend, {} device(s), steps {}{}, {} compile thread(s), lease {} s)",
                worker_id_, backend_->Name(), chosen.size(), options_.compile ? "compile " : "",
                options_.eval ? "eval" : "", options_.compile ? options_.compile_jobs : 0, lease_seconds_);
+  registered_ = true;
+  UpdateHealth();
 
   std::vector<std::thread> threads;
   std::vector<std::unique_ptr<EvalLane>> lanes;

@@ -17,12 +17,21 @@
 // Stop (RequestStop, e.g. on SIGTERM): no new leases; jobs in progress finish and are reported;
 // leased jobs not started are Released; Run then returns OK.
 //
-// Threads: Run blocks the caller and owns every thread it starts; RequestStop and stats() may
-// be called from any thread. The client and registry must outlive the Worker.
+// Health (for `tuna worker --health`, worker/health_server.h): the worker is healthy while it
+// is registered, not stopping, and the coordinator answered at least one of its last
+// kUnhealthyAfterFailedCalls calls. Unreachable means Unavailable / DeadlineExceeded: every
+// such call is retried with the backoff above, so a coordinator that is down turns a worker
+// unhealthy after a few retries (about 1.5 s with one leasing thread, sooner with more), and
+// the first call it answers again makes it healthy. The worker stays free of server code: it
+// only reports changes through WorkerOptions::on_health_change.
+//
+// Threads: Run blocks the caller and owns every thread it starts; RequestStop, Healthy and
+// stats() may be called from any thread. The client and registry must outlive the Worker.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -54,6 +63,10 @@ struct WorkerOptions {
   // `worker --executor` ({"/proc/self/exe", "worker", "--executor"}).
   std::vector<std::string> executor_argv;
   const solver::SolverRegistry* registry = nullptr;  // null: the builtin registry
+  // Called with Healthy()'s new value each time it changes (first with true after
+  // registering), in order, from the worker thread (or RequestStop's caller) that changed it.
+  // Must be quick and must not call into the Worker except Healthy(). Null: not told.
+  std::function<void(bool healthy)> on_health_change;
 };
 
 struct WorkerStats {
@@ -76,6 +89,10 @@ class Worker {
   // registering. OK after a clean stop.
   absl::Status Run();
   void RequestStop();
+  // Consecutive failed calls (coordinator unreachable) after which the worker is unhealthy.
+  static constexpr int kUnhealthyAfterFailedCalls = 5;
+  // Registered, not stopping, coordinator reachable (see the file comment). Any thread.
+  bool Healthy() const;
   WorkerStats stats() const;
   std::string worker_id() const;
 
@@ -100,6 +117,9 @@ class Worker {
   void EvalLeaseLoop(EvalLane* lane);
   void EvalRunLoop(EvalLane* lane);
   bool Sleep(absl::Duration d);  // false when stopping
+  // After every coordinator call: counts unreachable-coordinator failures, resets on an answer.
+  void NoteCall(const absl::Status& st);
+  void UpdateHealth();  // tells on_health_change when Healthy() changed
 
   CoordinatorClient& client_;
   WorkerOptions options_;
@@ -109,6 +129,12 @@ class Worker {
   int lease_seconds_ = 60;
   absl::Notification stop_;
   std::atomic<bool> stop_flag_{false};
+  std::atomic<bool> registered_{false};
+  std::atomic<int> failed_calls_{0};  // consecutive, across threads
+
+  std::mutex health_mu_;         // orders on_health_change calls
+  bool health_told_ = false;     // guarded by health_mu_: the last value passed on
+  bool was_healthy_ = false;     // guarded by health_mu_
 
   mutable std::mutex mu_;
   std::map<int64_t, Held> held_;  // guarded by mu_
