@@ -68,7 +68,7 @@ class EvaluatorCache {
  public:
   // At most `capacity` evaluators, together holding at most `max_device_fraction` of the
   // device's memory (the newest one is kept whatever its size).
-  explicit EvaluatorCache(size_t capacity = 8, double max_device_fraction = 0.25)
+  explicit EvaluatorCache(size_t capacity = 64, double max_device_fraction = 0.25)
       : capacity_(std::max<size_t>(1, capacity)), max_device_fraction_(max_device_fraction) {}
 
   // The cached evaluator when one is for this problem and options and still healthy; else a

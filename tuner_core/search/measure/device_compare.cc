@@ -68,7 +68,6 @@ absl::StatusOr<std::unique_ptr<DeviceComparer>> DeviceComparer::Create(
   if (expected.size() < bytes || poison.bytes() < bytes) {
     return absl::InvalidArgumentError("device comparison: buffers smaller than the output");
   }
-  c->expected_host_.assign(expected.begin(), expected.begin() + static_cast<ptrdiff_t>(bytes));
 
   absl::StatusOr<std::unique_ptr<backend::Module>> module = device.Load(code);
   if (!module.ok()) return module.status();
@@ -140,13 +139,14 @@ absl::StatusOr<reference::CompareSums> DeviceComparer::Sums(const backend::Devic
   s.sum_sq = FromBits(out[6]);
   if (s.first_mismatch >= 0) {
     const size_t elem = reference::ElementSize(type_);
-    std::vector<std::byte> one(elem);
-    if (absl::Status st = device_.CopyToHost(one.data(), got, elem, s.first_mismatch * elem); !st.ok()) {
+    std::vector<std::byte> one(2 * elem);
+    const size_t at = static_cast<size_t>(s.first_mismatch) * elem;
+    if (absl::Status st = device_.CopyToHost(one.data(), got, elem, at); !st.ok()) return st;
+    if (absl::Status st = device_.CopyToHost(one.data() + elem, expected_, elem, at); !st.ok()) {
       return st;
     }
-    s.first_got = reference::ToDoubles(type_, one.data(), 1)[0];
-    s.first_expected =
-        reference::ToDoubles(type_, expected_host_.data() + s.first_mismatch * elem, 1)[0];
+    s.first_got = reference::LoadAsDouble(type_, one.data(), 0);
+    s.first_expected = reference::LoadAsDouble(type_, one.data(), 1);
   }
   return s;
 }

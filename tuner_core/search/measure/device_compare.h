@@ -53,6 +53,9 @@ class DeviceComparer {
   // Compares `got` (the output buffer, after the candidate ran on the same stream) and waits.
   absl::StatusOr<reference::VerifyReport> Compare(const backend::DeviceBuffer& got);
 
+  // Device memory held (the reference's copy and the sums).
+  size_t device_bytes() const { return expected_.bytes() + sums_.bytes(); }
+
  private:
   DeviceComparer(backend::Device& device) : device_(device) {}
   absl::StatusOr<reference::CompareSums> Sums(const backend::DeviceBuffer& got);
@@ -67,7 +70,6 @@ class DeviceComparer {
   reference::Tolerance tolerance_;
   double scale_ = 0;
   int64_t ref_nonfinite_ = 0;
-  std::vector<std::byte> expected_host_;
   backend::DeviceBuffer expected_, sums_;
 };
 

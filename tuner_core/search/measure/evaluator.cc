@@ -295,7 +295,7 @@ size_t Evaluator::device_bytes() const {
   const Impl& m = *impl_;
   size_t bytes = m.x.bytes() + m.w.bytes() + m.y.bytes() + m.workspace.bytes() + m.flush.bytes();
   for (const backend::DeviceBuffer& p : m.pristine) bytes += p.bytes();
-  if (m.comparer) bytes += m.expected.size();
+  if (m.comparer) bytes += m.comparer->device_bytes();
   return bytes;
 }
 
@@ -411,6 +411,11 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
     }
   }
   m.timings.setup_ms += MsSince(compare_start);  // the comparison's kernel, upload and check
+  // What lives on the device need not stay on the host too (an executor keeps many evaluators).
+  if (m.comparer) std::vector<std::byte>().swap(m.expected);
+  for (int i = 0; i < 3; ++i) {
+    if (m.pristine[i].valid()) std::vector<std::byte>().swap(i == 0 ? m.host.x : i == 1 ? m.host.w : m.host.y);
+  }
   std::unique_ptr<Evaluator> ev(new Evaluator(std::move(impl), problem));
   ev->reference_info_ = std::move(info);
   return ev;
