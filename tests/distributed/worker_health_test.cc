@@ -35,20 +35,7 @@ namespace {
 using testing::CheckHealth;
 using testing::CountRows;
 
-std::string TmpDir() {  // the worker's log is kept with the test's outputs
-  const char* t = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
-  if (t == nullptr) t = std::getenv("TEST_TMPDIR");
-  return t ? t : "/tmp";
-}
-
-bool WaitUntil(int seconds, const std::function<bool()>& done) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < until) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return done();
-}
+using testing::WaitUntil;
 
 std::string Status(const absl::StatusOr<std::string>& s) {  // readable in failure messages
   return s.ok() ? *s : s.status().ToString();
@@ -133,7 +120,7 @@ TEST_CASE_METHOD(testing::MariadbTest,
   const int coordinator_port = UnusedPort();
   REQUIRE(coordinator_port > 0);
   const std::string coordinator_addr = absl::StrCat("127.0.0.1:", coordinator_port);
-  const std::string log = TmpDir() + "/worker_health.log";
+  const std::string log = testing::TestOutputDir() + "/worker_health.log";
   std::remove(log.c_str());
 
   // 1. No coordinator yet: the worker retries Register, its health says NOT_SERVING.

@@ -27,20 +27,7 @@ namespace {
 
 using testing::CountRows;
 
-std::string TmpDir() {  // worker logs are kept with the test's outputs
-  const char* t = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
-  if (t == nullptr) t = std::getenv("TEST_TMPDIR");
-  return t ? t : "/tmp";
-}
-
-bool WaitUntil(int seconds, const std::function<bool()>& done) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < until) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return done();
-}
+using testing::WaitUntil;
 
 TEST_CASE_METHOD(testing::MariadbTest,
                  "three worker processes finish every job once, surviving a kill -9",
@@ -73,7 +60,7 @@ TEST_CASE_METHOD(testing::MariadbTest,
                                     "--steps", steps, "--host", host, "--budget", "2",
                                     "--repetitions", "2", "--lease-batch", "3", "--compile-jobs", "1"};
   };
-  const std::string log = TmpDir() + "/workers.log";
+  const std::string log = testing::TestOutputDir() + "/workers.log";
   // The victim starts first and alone on eval, so it is sure to hold eval leases.
   pid_t compiler = testing::Spawn(worker("compiler", "compile"), log + ".compiler");
   pid_t victim = testing::Spawn(worker("victim", "eval"), log + ".victim");

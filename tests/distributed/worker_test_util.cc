@@ -98,6 +98,21 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
   return pid;
 }
 
+std::string TestOutputDir() {
+  const char* t = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
+  if (t == nullptr) t = std::getenv("TEST_TMPDIR");
+  return t ? t : "/tmp";
+}
+
+bool WaitUntil(int seconds, const std::function<bool()>& done) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return done();
+}
+
 int WaitFor(pid_t pid, int seconds) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   while (std::chrono::steady_clock::now() < until) {

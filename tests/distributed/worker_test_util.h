@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,12 @@ std::string Runfile(const std::string& path);
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& log);
 // waitpid with a deadline; returns the raw status, or -1 when it did not end in time.
 int WaitFor(pid_t pid, int seconds);
+
+// Where a test keeps files worth reading after it (worker logs): Bazel's undeclared outputs
+// dir, else its temp dir, else /tmp.
+std::string TestOutputDir();
+// Polls `done` every 100 ms for up to `seconds`; its last answer.
+bool WaitUntil(int seconds, const std::function<bool()>& done);
 
 // `n` small forward fp32 problems (distinct H), cheap to tune on a CPU.
 std::string SmallDriverLines(int n);
