@@ -391,6 +391,7 @@ void Coordinator::DispatchLoop() {
         j.driver = c.driver;
         j.solver_id = c.solver_id;
         j.solver_name = c.solver_name;
+        j.tuned_params = c.tuned_params;
         j.lease_expires = absl::Now() + absl::Seconds(options_.lease_seconds);
         w->jobs.push_back(std::move(j));
       }

@@ -108,6 +108,7 @@ struct LeasedJob {
   std::string driver;        // canonical MIOpenDriver line of the problem
   int64_t solver_id = 0;
   std::string solver_name;
+  std::string tuned_params;  // find jobs: the perf result's params ("" = none: default params)
   absl::Time lease_expires;
 };
 

@@ -64,6 +64,7 @@ void ToWire(const LeasedJob& j, v1::LeasedJob* out) {
   out->set_driver(j.driver);
   out->set_solver_id(j.solver_id);
   out->set_solver_name(j.solver_name);
+  out->set_tuned_params(j.tuned_params);
   out->set_lease_expires_unix_ms(absl::ToUnixMillis(j.lease_expires));
 }
 
@@ -83,6 +84,7 @@ absl::StatusOr<LeasedJob> FromWire(const v1::LeasedJob& j) {
   out.driver = j.driver();
   out.solver_id = j.solver_id();
   out.solver_name = j.solver_name();
+  out.tuned_params = j.tuned_params();
   out.lease_expires = absl::FromUnixMillis(j.lease_expires_unix_ms());
   return out;
 }

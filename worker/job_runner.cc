@@ -82,6 +82,21 @@ coordinator::Sample ToSample(const solver::PerfConfig& config, const search::Mea
   return s;
 }
 
+// The config a find job times: the session's tuned params when the coordinator sent valid
+// ones (the perf job of the same config and solver ended first), else the default.
+solver::PerfConfig FindConfig(const coordinator::LeasedJob& job, const solver::Solver& s,
+                              const solver::Target& target, const Problem& problem) {
+  if (!job.tuned_params.empty() && s.IsTunable()) {
+    absl::StatusOr<solver::PerfConfig> tuned = s.Space(target, problem).Parse(job.tuned_params);
+    if (tuned.ok() && s.IsValid(target, problem, *tuned).ok()) return *tuned;
+    spdlog::warn("job {} ({}): tuned params '{}' unusable ({}); timing the default params",
+                 job.job_id, job.solver_name, job.tuned_params,
+                 tuned.ok() ? std::string(s.IsValid(target, problem, *tuned).message())
+                            : std::string(tuned.status().message()));
+  }
+  return s.DefaultConfig(target, problem);
+}
+
 }  // namespace
 
 std::vector<std::string> JobTuningArgs(const JobTuning& t) {
@@ -105,7 +120,8 @@ absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
   const solver::Solver& s = *prepared->solver->solver;
   if (job.kind == "find" || !s.IsTunable()) {
     search::Compiler compiler(backend, *target, {tuning.compile_threads});
-    search::CompiledCandidate c = compiler.CompileOne(s, prepared->problem, s.DefaultConfig(*target, prepared->problem));
+    search::CompiledCandidate c =
+        compiler.CompileOne(s, prepared->problem, FindConfig(job, s, *target, prepared->problem));
     out.candidates = 1;
     out.compiled = c.disposition == search::Disposition::kPassed;
     out.failed = c.disposition == search::Disposition::kCompileFailed;
@@ -210,7 +226,7 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
 
   if (job.kind == "find" || !s.IsTunable()) {
     search::Compiler compiler(backend, target, {tuning.compile_threads});
-    const solver::PerfConfig config = s.DefaultConfig(target, problem);
+    const solver::PerfConfig config = FindConfig(job, s, target, problem);
     const auto code_start = std::chrono::steady_clock::now();
     search::CompiledCandidate c = compiler.CompileOne(s, problem, config);
     const double code_ms = 1e3 * SecondsSince(code_start);

@@ -1,9 +1,10 @@
 // The work of one leased step, as plain functions over tuner_core/search (no process, no RPC):
 //   CompileJob  GetSolution + CompileSolution for every candidate the job's search would try
 //               (perf: the strategy's candidates within the budget, as a dry run proposes them;
-//               find: the solver's default config). Needs no device.
+//               find: the solver at the tuned params the coordinator sent, else its default config).
+//               Needs no device.
 //   EvalJob     perf: the search on a device (every candidate verified and timed, the best few
-//               re-timed); find: the solver at its default config. Returns the Report the
+//               re-timed); find: the solver at its tuned (else default) config. Returns the Report the
 //               coordinator takes, every candidate as a sample.
 // The executor child calls EvalJob; the compile pool calls CompileJob. Both use a
 // KernelCacheBackend so that compile and eval share kernels through the coordinator.

@@ -137,8 +137,15 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(JobStep step,
       auto rows = c.Query(
           "SELECT j.id, j.session_id, j.config_id, j.solver_id, j.kind, j.attempt, j.retries, "
           "(SELECT c.driver FROM conv_config c WHERE c.id = j.config_id) AS driver, "
-          "(SELECT s.name FROM solver s WHERE s.id = j.solver_id) AS solver_name "
+          "(SELECT s.name FROM solver s WHERE s.id = j.solver_id) AS solver_name, "
+          "(SELECT pr.params FROM perf_result pr WHERE pr.session_id = j.session_id AND "
+          "pr.config_id = j.config_id AND pr.solver_id = j.solver_id) AS tuned_params "
           "FROM job j WHERE j.state = ? AND j.session_id = ? "
+          // A find job waits for the perf job of its config and solver to end, so that it
+          // times the tuned params (MITuna runs find after perf the same way).
+          "AND (j.kind <> 'find' OR NOT EXISTS (SELECT 1 FROM job p WHERE "
+          "p.session_id = j.session_id AND p.config_id = j.config_id AND "
+          "p.solver_id = j.solver_id AND p.kind = 'perf' AND p.state NOT IN ('evaluated', 'failed', 'not_applicable', 'cancelled'))) "
           "ORDER BY j.priority DESC, j.retries, j.id LIMIT ? FOR UPDATE SKIP LOCKED",
           {std::string(ReadyState(step)), sid, remaining});
       if (!rows.ok()) return rows.status();
@@ -154,6 +161,7 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(JobStep step,
         j.retries = r.Int("retries");
         j.driver = r.String("driver");
         j.solver_name = r.String("solver_name");
+        j.tuned_params = r.String("tuned_params");  // NULL (no perf result) reads as ""
         out.push_back(std::move(j));
       }
     }

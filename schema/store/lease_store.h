@@ -59,6 +59,7 @@ struct ClaimedJob {
   int64_t retries = 0;
   std::string driver;       // conv_config.driver (canonical MIOpenDriver line)
   std::string solver_name;  // solver.name
+  std::string tuned_params;  // perf_result.params of the same session, config and solver, or ""
 };
 
 // The job as the coordinator needs it to validate a report (solver, problem, session).

@@ -73,6 +73,20 @@ TEST_CASE("the jobs of one config share one evaluator; reports carry timings") {
   REQUIRE(fourth.succeeded);
   CHECK(evaluators.reuses() == 2);
 
+  // A find job times the tuned params the coordinator sent, the default without them, and
+  // the default again when they are not valid for the problem.
+  coordinator::LeasedJob find = Job(6, "find", a, "TestFaultSolver", f.target);
+  find.tuned_params = std::to_string(search::testing::kSlow);
+  coordinator::Report timed = EvalJob(find, *f.backend, *f.device, *registry, tuning, evaluators, &wedged);
+  REQUIRE(timed.succeeded);
+  CHECK(timed.params == find.tuned_params);
+  find.tuned_params = "";
+  timed = EvalJob(find, *f.backend, *f.device, *registry, tuning, evaluators, &wedged);
+  CHECK(timed.params == std::to_string(search::testing::kCorrect));
+  find.tuned_params = "9";  // not a value of the axis
+  timed = EvalJob(find, *f.backend, *f.device, *registry, tuning, evaluators, &wedged);
+  CHECK(timed.params == std::to_string(search::testing::kCorrect));
+
   // A cache of one evaluator prepares every change of problem anew.
   EvaluatorCache one(1);
   for (const std::string& line : {a, b, a}) {

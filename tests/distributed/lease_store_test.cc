@@ -3,6 +3,7 @@
 #include "schema/store/lease_store.h"
 
 #include <atomic>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -166,6 +167,56 @@ TEST_CASE_METHOD(testing::MariadbTest, "reports are fenced and idempotent", "[ma
   o = store.Report({ok});
   REQUIRE(o.ok());
   CHECK((*o)[0] == ReportOutcome::kStale);
+}
+
+TEST_CASE_METHOD(testing::MariadbTest,
+                 "a find job waits for its perf job and is handed the tuned params", "[mariadb]") {
+  auto seeded = testing::SeedQueue(db(), 2, 1, "perf");
+  REQUIRE(seeded.ok());
+  REQUIRE(db().Execute("INSERT INTO job (session_id, config_id, solver_id, kind, state) "
+                       "SELECT session_id, config_id, solver_id, 'find', 'new' FROM job")
+              .ok());
+  LeaseStore store(db(), {});
+  // Only the perf jobs can be claimed while they run.
+  auto c = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"a", 10}});
+  REQUIRE(c.ok());
+  REQUIRE(c->size() == 2);
+  for (const auto& j : *c) {
+    CHECK(j.kind == "perf");
+    CHECK(j.tuned_params.empty());
+  }
+  auto o = store.Report({Success((*c)[0], JobStep::kCompile), Success((*c)[1], JobStep::kCompile)});
+  REQUIRE(o.ok());
+  auto none = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"a", 10}});
+  REQUIRE(none.ok());
+  CHECK(none->empty());  // perf compiled, not evaluated: the find jobs still wait
+
+  auto e = store.Claim(JobStep::kEval, {seeded->session_id}, {{"b", 10}});
+  REQUIRE(e.ok());
+  REQUIRE(e->size() == 2);
+  StepReport tuned = Success((*e)[0], JobStep::kEval);
+  tuned.has_result = true;
+  tuned.params = "2";
+  tuned.kernel_time_ms = 0.5;
+  tuned.verified = true;
+  StepReport failed = Success((*e)[1], JobStep::kEval);
+  failed.succeeded = false;
+  failed.retryable = false;
+  failed.error = "Incorrect: every candidate";
+  o = store.Report({tuned, failed});
+  REQUIRE(o.ok());
+
+  // Both perf jobs ended (one evaluated, one failed): both find jobs go, one with the params.
+  auto f = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"a", 10}});
+  REQUIRE(f.ok());
+  REQUIRE(f->size() == 2);
+  std::map<int64_t, std::string> params_by_config;
+  for (const auto& j : *f) {
+    CHECK(j.kind == "find");
+    params_by_config[j.config_id] = j.tuned_params;
+  }
+  CHECK(params_by_config[(*e)[0].config_id] == "2");
+  CHECK(params_by_config[(*e)[1].config_id].empty());
 }
 
 TEST_CASE_METHOD(testing::MariadbTest, "failures retry up to the limit, then fail with the error",

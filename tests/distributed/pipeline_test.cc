@@ -65,6 +65,17 @@ TEST_CASE_METHOD(testing::MariadbTest, "the local pipeline tunes a file and expo
   for (const auto& [key, entries] : read->records) CHECK(!entries.empty());
   const std::string summary = pipeline::FormatPipelineSummary(*r);
   CHECK(summary.find("3 config(s)") != std::string::npos);
+
+  // Find ran after perf and timed the tuned params: every find result of a tuned solver
+  // carries its perf result's params.
+  const int64_t tuned = testing::CountRows(
+      db(), "SELECT COUNT(*) FROM find_result f JOIN perf_result p ON p.session_id = f.session_id "
+            "AND p.config_id = f.config_id AND p.solver_id = f.solver_id");
+  const int64_t same = testing::CountRows(
+      db(), "SELECT COUNT(*) FROM find_result f JOIN perf_result p ON p.session_id = f.session_id "
+            "AND p.config_id = f.config_id AND p.solver_id = f.solver_id AND p.params = f.params");
+  CHECK(tuned > 0);
+  CHECK(same == tuned);
 }
 
 }  // namespace
