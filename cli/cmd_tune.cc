@@ -4,12 +4,14 @@
 // database (tuner_core/search/session.h).
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
 #include "cli/db_access.h"
+#include "cli/logging.h"
 #include "cli/progress.h"
 #include "cli/version.h"
 #include "pipeline/local_pipeline.h"
@@ -92,6 +94,21 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
       return 2;
     }
   }
+  // The pipeline's workers and executors log a few lines per job: they go to a file (stderr
+  // keeps the progress, warnings and errors), and the executor children append to it too.
+  std::string log_file = global.log_file;
+  if (log_file.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(a.output_dir, ec);
+    log_file = (std::filesystem::path(a.output_dir) / "tune.log").string();
+    if (auto st = SetUpLogging(global.log_level, global.log_format, log_file); !st.ok()) {
+      std::fprintf(stderr, "tuna tune: %s\n", std::string(st.message()).c_str());
+      return 1;
+    }
+  }
+  o.executor_argv = {"/proc/self/exe", "--log-level", global.log_level, "--log-format",
+                     global.log_format, "--log-file", log_file, "worker", "--executor"};
+  std::fprintf(stderr, "tuna tune: detailed log in %s\n", log_file.c_str());
   Progress progress("tune", StderrProgressOptions(global.progress));
   auto db = OpenCommandDatabase(global);
   if (!db.ok()) {

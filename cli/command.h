@@ -19,6 +19,7 @@ struct GlobalOptions {
   std::string db_url;    // --db mysql://user@host:port/db; empty = embedded server
   std::string data_dir;  // --data-dir of the embedded server; empty = default state dir
   std::string progress = "auto";  // --progress auto|bar|plain|off (cli/progress.h)
+  std::string log_file;           // --log-file: logs there, stderr only warnings and errors
 };
 
 using CommandFn = std::function<int()>;

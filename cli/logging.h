@@ -7,7 +7,11 @@
 
 namespace tuna::cli {
 
-// Installs the default logger (stderr). InvalidArgument for an unknown level or format.
-absl::Status SetUpLogging(const std::string& level, const std::string& format);
+// Installs the default logger: stderr, or with `log_file` the file (appended; several
+// processes may share it) at `level` and stderr for warnings and errors only. May be called
+// again to change that. InvalidArgument for an unknown level or format, Unavailable when the
+// file cannot be opened.
+absl::Status SetUpLogging(const std::string& level, const std::string& format,
+                          const std::string& log_file = "");
 
 }  // namespace tuna::cli

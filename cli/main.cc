@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
                  "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
   app.add_option("--log-format", global.log_format, "text or json")->capture_default_str();
+  app.add_option("--log-file", global.log_file,
+                 "write logs to this file (appended) and only warnings and errors to stderr "
+                 "(`tune -f` does this by default, to OUTPUT_DIR/tune.log)");
   app.add_option("--db", global.db_url,
                  "external server mysql://user@host:port/db (password from TUNA_DB_PASSWORD or "
                  "an option file); default: the embedded server");
@@ -52,7 +55,7 @@ int main(int argc, char** argv) {
     std::cout << app.help();
     return 0;
   }
-  if (auto st = SetUpLogging(global.log_level, global.log_format); !st.ok()) {
+  if (auto st = SetUpLogging(global.log_level, global.log_format, global.log_file); !st.ok()) {
     std::cerr << "tuna: " << st.message() << "\n";
     return 2;
   }

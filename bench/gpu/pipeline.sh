@@ -24,8 +24,8 @@ tail -n 30 "$out/pipeline.txt"
 "$tuna" --data-dir "$work/db" status --json >"$out/status.json" 2>/dev/null
 "$tuna" --data-dir "$work/db" db stop >/dev/null 2>&1
 # Busy fraction: nvidia-smi per GPU, and the executors' own accounts (bench/gpu/busy.py).
-python3 "$(dirname "$0")/busy.py" "$out/gpu_util.csv" "$out/pipeline.err" | tee "$out/gpu_busy.txt"
-grep -c "comparing on the host" "$out/pipeline.err" | sed 's/^/evaluators comparing on the host: /'
+python3 "$(dirname "$0")/busy.py" "$out/gpu_util.csv" "$out/db/tune.log" | tee "$out/gpu_busy.txt"
+grep -c "comparing on the host" "$out/db/tune.log" | sed 's/^/evaluators comparing on the host: /'
 
 mkdir -p "$work/empty"
 for layer in "-n 32 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1" \

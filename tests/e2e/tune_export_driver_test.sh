@@ -18,6 +18,10 @@ printf '# two small problems\n%s\n%s\n' "$fwd" "$bwd" >"$work/small.txt"
 
 "$tuna" --data-dir "$data" tune -f "$work/small.txt" -o "$work/out" --budget 3 --backend cpu \
   >"$work/tune.txt" 2>"$work/tune.err" || { cat "$work/tune.txt" "$work/tune.err"; fail "tune"; }
+# The details go to OUTPUT_DIR/tune.log (the executor children's lines too), not to stderr.
+grep -q "executor pid .*: cpu device 0" "$work/out/tune.log" || fail "no executor lines in tune.log"
+grep -q "\] job [0-9]* (perf, config" "$work/out/tune.log" || fail "no per-job accounts in tune.log"
+if grep -q "\[info\]" "$work/tune.err"; then cat "$work/tune.err"; fail "info logs on stderr"; fi
 cat "$work/tune.txt"
 fdb=$(ls "$work"/out/*.CPU.fdb.txt) || fail "no find db written"
 ls "$work"/out/*.db "$work"/out/*.kdb >/dev/null || fail "no perf db / kernel db written"
