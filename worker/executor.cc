@@ -148,8 +148,10 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
   for (;;) {
     v1::LeasedJob wire_job;
     v1::FetchKernelsReply wire_kernels;
+    v1::LeasedJob wire_next;  // the job after this one, if the supervisor has it (job_id 0: none)
     absl::Status st = ReadFrame(fd, &wire_job, absl::InfiniteFuture());
     if (st.ok()) st = ReadFrame(fd, &wire_kernels, absl::InfiniteFuture());
+    if (st.ok()) st = ReadFrame(fd, &wire_next, absl::InfiniteFuture());
     if (!st.ok()) {
       if (absl::IsAborted(st)) return 0;  // the supervisor closed its end
       spdlog::error("executor: {}", st.ToString());
@@ -171,6 +173,11 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
       cache->Prefetch(kernels);
       spdlog::info("executor: job {} (config {}, solver {}, {}): {} kernels prefetched", job->job_id,
                    job->config_id, job->solver_name, job->kind, kernels.size());
+      if (wire_next.job_id() > 0) {
+        if (auto next = coordinator::FromWire(wire_next); next.ok()) {
+          PrefetchEvaluator(*next, *be, *device, tuning, evaluators);
+        }
+      }
       report = EvalJob(*job, *cache, *device, registry, tuning, evaluators, &wedged);
       spdlog::info("executor: job {} done: {} (kernel cache: {} hits, {} local builds)", job->job_id,
                    report.succeeded ? (report.has_result ? "result" : "no passing candidate")
@@ -271,7 +278,8 @@ void ExecutorProcess::Kill() {
 
 absl::StatusOr<ExecutorOutcome> ExecutorProcess::Run(const coordinator::LeasedJob& job,
                                                      const std::vector<schema::StoredKernel>& kernels,
-                                                     absl::Duration deadline) {
+                                                     absl::Duration deadline,
+                                                     const coordinator::LeasedJob* next) {
   if (pid_ > 0) {  // a child that died while idle is replaced, not blamed on this job
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -289,8 +297,11 @@ absl::StatusOr<ExecutorOutcome> ExecutorProcess::Run(const coordinator::LeasedJo
   v1::FetchKernelsReply wire_kernels;
   for (const schema::StoredKernel& k : kernels) coordinator::ToWire(k, wire_kernels.add_kernels());
   ExecutorOutcome out;
+  v1::LeasedJob wire_next;
+  if (next != nullptr) coordinator::ToWire(*next, &wire_next);
   absl::Status st = WriteFrame(fd_, wire_job);
   if (st.ok()) st = WriteFrame(fd_, wire_kernels);
+  if (st.ok()) st = WriteFrame(fd_, wire_next);
   v1::ReportRequest wire_report;
   if (st.ok()) st = ReadFrame(fd_, &wire_report, absl::Now() + deadline);
   if (st.ok()) {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
@@ -148,11 +149,7 @@ absl::StatusOr<search::Evaluator*> EvaluatorCache::Get(backend::Device& device,
                                                       const solver::SolverRegistry& registry,
                                                       const backend::Backend& backend,
                                                       const solver::Target& target) {
-  // Everything of the options that changes the data or the reference (the rest only changes
-  // how candidates are timed).
-  const std::string key = absl::StrCat(problem.Canonical(), "|", options.seed, "|",
-                                       options.cpu_reference_max_flops, "|",
-                                       options.reference_solver, "|", options.flush_l2);
+  const std::string key = Key(problem, options);
   for (size_t i = 0; i < entries_.size(); ++i) {
     Entry& e = entries_[i];
     if (e.key != key || !(e.evaluator->problem() == problem)) continue;
@@ -168,7 +165,17 @@ absl::StatusOr<search::Evaluator*> EvaluatorCache::Get(backend::Device& device,
   while (entries_.size() >= capacity_) entries_.pop_back();
   search::EvaluatorOptions with_cache = options;
   if (!with_cache.compare_kernels) with_cache.compare_kernels = compare_kernels_;
-  auto ev = search::Evaluator::Create(device, problem, with_cache, &registry, &backend, &target);
+  std::optional<search::HostPreparation> host;
+  if (pending_.valid() && pending_key_ == key) {
+    absl::StatusOr<search::HostPreparation> h = pending_.get();  // usually done by now
+    pending_key_.clear();
+    if (h.ok()) {
+      host = *std::move(h);
+      ++prefetched_;
+    }
+  }
+  auto ev = search::Evaluator::Create(device, problem, with_cache, &registry, &backend, &target,
+                                      host ? &*host : nullptr);
   if (!ev.ok()) return ev.status();
   entries_.insert(entries_.begin(), Entry{key, *std::move(ev)});
   const double budget = max_device_fraction_ * static_cast<double>(device.Info().global_memory_bytes);
@@ -179,6 +186,26 @@ absl::StatusOr<search::Evaluator*> EvaluatorCache::Get(backend::Device& device,
     entries_.pop_back();
   }
   return entries_.front().evaluator.get();
+}
+
+std::string EvaluatorCache::Key(const Problem& problem, const search::EvaluatorOptions& options) {
+  // Everything of the options that changes the data or the reference (the rest only changes
+  // how candidates are timed).
+  return absl::StrCat(problem.Canonical(), "|", options.seed, "|", options.cpu_reference_max_flops,
+                      "|", options.reference_solver, "|", options.flush_l2);
+}
+
+void EvaluatorCache::Prefetch(const Problem& problem, const search::EvaluatorOptions& options) {
+  const std::string key = Key(problem, options);
+  if (pending_key_ == key) return;
+  for (const Entry& e : entries_) {
+    if (e.key == key) return;
+  }
+  if (pending_.valid()) pending_.wait();  // one at a time; an unused one is dropped
+  pending_key_ = key;
+  pending_ = std::async(std::launch::async, [problem, options] {
+    return search::Evaluator::PrepareOnHost(problem, options);
+  });
 }
 
 namespace {
@@ -203,6 +230,16 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
 }
 
 }  // namespace
+
+void PrefetchEvaluator(const coordinator::LeasedJob& next, const backend::Backend& backend,
+                       backend::Device& device, const JobTuning& tuning,
+                       EvaluatorCache& evaluators) {
+  auto problems = ParseDriverLine(next.driver);
+  if (!problems.ok() || problems->size() != 1) return;
+  const solver::Target target = solver::TargetForDevice(backend.Kind(), device.Info());
+  evaluators.Prefetch((*problems)[0],
+                      TuneOptionsFor(tuning, next.solver_name, false, target.IsGpu()).evaluator);
+}
 
 coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Backend& backend,
                             backend::Device& device, const solver::SolverRegistry& registry,

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,7 +82,15 @@ class EvaluatorCache {
                                          const solver::Target& target);
   int64_t reuses() const { return reuses_; }
 
+  // Starts the host half of the preparation of `problem` (inputs, CPU reference) on another
+  // thread, for a later Get: the executor calls it with the next job while the device runs the
+  // current one. Nothing when that problem is held or already being prepared; one at a time
+  // (a newer call waits for the older preparation to end first).
+  void Prefetch(const Problem& problem, const search::EvaluatorOptions& options);
+  int64_t prefetched() const { return prefetched_; }  // Gets served by a prefetch
+
  private:
+  static std::string Key(const Problem& problem, const search::EvaluatorOptions& options);
   struct Entry {
     std::string key;
     std::unique_ptr<search::Evaluator> evaluator;
@@ -90,9 +99,19 @@ class EvaluatorCache {
   double max_device_fraction_;
   std::vector<Entry> entries_;  // most recently used first
   int64_t reuses_ = 0;
+  int64_t prefetched_ = 0;
+  std::string pending_key_;
+  std::future<absl::StatusOr<search::HostPreparation>> pending_;
   std::shared_ptr<search::CompareKernelCache> compare_kernels_ =
       std::make_shared<search::CompareKernelCache>();
 };
+
+// Starts preparing the evaluator of `next` (the job the supervisor will send after the current
+// one) on the host while the device is busy: EvaluatorCache::Prefetch with the options EvalJob
+// will use. A driver line that does not parse is ignored (EvalJob reports it).
+void PrefetchEvaluator(const coordinator::LeasedJob& next, const backend::Backend& backend,
+                       backend::Device& device, const JobTuning& tuning,
+                       EvaluatorCache& evaluators);
 
 // `backend` should already hold the job's fetched kernels (KernelCacheBackend::Prefetch).
 // `device_wedged` is set when a launch timed out: the device must be abandoned (exit).

@@ -87,6 +87,27 @@ TEST_CASE("the jobs of one config share one evaluator; reports carry timings") {
   timed = EvalJob(find, *f.backend, *f.device, *registry, tuning, evaluators, &wedged);
   CHECK(timed.params == std::to_string(search::testing::kCorrect));
 
+  // The next job's evaluator prepared on the host ahead of time serves it, with the same
+  // verified results as one prepared in place.
+  const std::string c = "conv -n 2 -c 8 -H 9 -W 9 -k 4 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -F 1";
+  EvaluatorCache ahead;
+  const coordinator::LeasedJob next = Job(7, "perf", c, "TestFaultSolver", f.target);
+  PrefetchEvaluator(next, *f.backend, *f.device, tuning, ahead);
+  const coordinator::Report early = EvalJob(next, *f.backend, *f.device, *registry, tuning, ahead, &wedged);
+  REQUIRE(early.succeeded);
+  CHECK(ahead.prefetched() == 1);
+  EvaluatorCache in_place;
+  const coordinator::Report late = EvalJob(next, *f.backend, *f.device, *registry, tuning, in_place, &wedged);
+  REQUIRE(late.succeeded);
+  CHECK(in_place.prefetched() == 0);
+  REQUIRE(early.samples.size() == late.samples.size());
+  for (size_t i = 0; i < early.samples.size(); ++i) {
+    CHECK(early.samples[i].status == late.samples[i].status);
+  }
+  PrefetchEvaluator(next, *f.backend, *f.device, tuning, ahead);  // already held: nothing to do
+  CHECK(EvalJob(next, *f.backend, *f.device, *registry, tuning, ahead, &wedged).succeeded);
+  CHECK(ahead.prefetched() == 1);
+
   // A cache of one evaluator prepares every change of problem anew.
   EvaluatorCache one(1);
   for (const std::string& line : {a, b, a}) {

@@ -299,15 +299,45 @@ size_t Evaluator::device_bytes() const {
   return bytes;
 }
 
+absl::StatusOr<HostPreparation> Evaluator::PrepareOnHost(const Problem& problem,
+                                                         const EvaluatorOptions& options) {
+  if (absl::Status st = reference::CheckProblem(problem); !st.ok()) return st;
+  const auto t0 = std::chrono::steady_clock::now();
+  HostPreparation h;
+  h.problem = problem;
+  h.seed = options.seed;
+  HostTensors t = MakeInputs(problem, options.seed);
+  if (problem.Flops() <= options.cpu_reference_max_flops) {
+    absl::StatusOr<std::vector<std::byte>> ref = CpuReference(problem, t, options.reference_threads);
+    if (!ref.ok()) return ref.status();
+    h.expected = *std::move(ref);
+    h.has_expected = true;
+  }
+  h.x = std::move(t.x);
+  h.w = std::move(t.w);
+  h.y = std::move(t.y);
+  h.ms = MsSince(t0);
+  return h;
+}
+
 absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
     backend::Device& device, const Problem& problem, const EvaluatorOptions& options,
     const solver::SolverRegistry* registry, const backend::Backend* backend,
-    const solver::Target* target) {
+    const solver::Target* target, HostPreparation* prepared) {
+  if (prepared != nullptr && !(prepared->problem == problem && prepared->seed == options.seed)) {
+    prepared = nullptr;  // for something else: prepare here
+  }
   if (absl::Status st = reference::CheckProblem(problem); !st.ok()) return st;
   const auto setup_start = std::chrono::steady_clock::now();
   auto impl = std::make_unique<Impl>(device, problem, options);
   Impl& m = *impl;
-  m.host = MakeInputs(problem, options.seed);
+  if (prepared != nullptr) {
+    m.host.x = std::move(prepared->x);
+    m.host.w = std::move(prepared->w);
+    m.host.y = std::move(prepared->y);
+  } else {
+    m.host = MakeInputs(problem, options.seed);
+  }
 
   absl::Status st = m.OnDevice([&]() -> absl::Status {
     auto alloc = [&](backend::DeviceBuffer& dst, size_t bytes) -> absl::Status {
@@ -351,7 +381,10 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
     }
   }
 
-  if (ref_solver == nullptr) {
+  if (ref_solver == nullptr && prepared != nullptr && prepared->has_expected) {
+    m.expected = std::move(prepared->expected);
+    info.source = "cpu";
+  } else if (ref_solver == nullptr) {
     absl::StatusOr<std::vector<std::byte>> ref = CpuReference(problem, m.host, options.reference_threads);
     if (!ref.ok()) return ref.status();
     m.expected = *std::move(ref);

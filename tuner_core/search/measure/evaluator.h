@@ -103,6 +103,18 @@ struct EvalTimings {
   EvalTimings operator-(const EvalTimings& earlier) const;
 };
 
+// The host half of an evaluator's preparation, which needs no device and so can run on another
+// thread while the device is busy with an earlier problem: the seeded inputs and, for problems
+// the CPU reference serves (Problem::Flops() <= cpu_reference_max_flops), the reference output.
+struct HostPreparation {
+  Problem problem;
+  uint64_t seed = 0;
+  std::vector<std::byte> x, w, y;  // y (or the output tensor) only sized
+  bool has_expected = false;
+  std::vector<std::byte> expected;
+  double ms = 0;  // time it took
+};
+
 // Where the reference came from (for logs and reports).
 struct ReferenceInfo {
   std::string source;  // "cpu" or the device solver's name
@@ -117,10 +129,14 @@ class Evaluator {
   // otherwise: then every problem uses the CPU reference). Errors: InvalidArgument for a
   // problem the reference cannot handle, ResourceExhausted when buffers do not fit,
   // FailedPrecondition when the device reference fails its own check.
+  // `prepared` (optional; consumed) is used when it is for this problem and seed.
   static absl::StatusOr<std::unique_ptr<Evaluator>> Create(
       backend::Device& device, const Problem& problem, const EvaluatorOptions& options,
       const solver::SolverRegistry* registry = nullptr, const backend::Backend* backend = nullptr,
-      const solver::Target* target = nullptr);
+      const solver::Target* target = nullptr, HostPreparation* prepared = nullptr);
+  // Thread-safe (no device). InvalidArgument for a problem the reference cannot handle.
+  static absl::StatusOr<HostPreparation> PrepareOnHost(const Problem& problem,
+                                                       const EvaluatorOptions& options);
   ~Evaluator();
 
   // Verifies and times one compiled candidate (any disposition but kPassed is passed through).
