@@ -145,6 +145,7 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
   EvaluatorCache evaluators;
   spdlog::info("executor pid {}: {} device {} {}", getpid(), backend_name, device_index,
                open_error.ok() ? device->Info().name : open_error.ToString());
+  if (open_error.ok()) evaluators.WarmUp(*cache, *device, registry);
   for (;;) {
     v1::LeasedJob wire_job;
     v1::FetchKernelsReply wire_kernels;

@@ -73,6 +73,9 @@ class ExecutorProcess {
   // Kills the child now (SIGKILL) if one runs (e.g. its lease was lost). Thread-safe against a
   // concurrent Run (it makes that Run return killed).
   void Kill();
+  // Starts the child now (it opens its device and warms up while the first compile steps run)
+  // rather than at the first Run; a failure here is retried by that Run.
+  absl::Status StartEarly() { return pid_ > 0 ? absl::OkStatus() : Start(); }
   pid_t pid() const { return pid_; }
   int restarts() const { return starts_ > 0 ? starts_ - 1 : 0; }
 

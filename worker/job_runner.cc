@@ -1,5 +1,6 @@
 #include "worker/job_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -7,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
 #include "tuner_core/problem/driver_line.h"
+#include "tuner_core/reference/element.h"
 #include "tuner_core/search/measure/compiler.h"
 #include "tuner_core/search/measure/evaluator.h"
 #include "tuner_core/search/tuner.h"
@@ -193,6 +195,32 @@ std::string EvaluatorCache::Key(const Problem& problem, const search::EvaluatorO
   // how candidates are timed).
   return absl::StrCat(problem.Canonical(), "|", options.seed, "|", options.cpu_reference_max_flops,
                       "|", options.reference_solver, "|", options.flush_l2);
+}
+
+void EvaluatorCache::WarmUp(const backend::Backend& backend, backend::Device& device,
+                            const solver::SolverRegistry& registry) {
+  const solver::Target target = solver::TargetForDevice(backend.Kind(), device.Info());
+  if (!target.IsGpu()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  (void)compare_kernels_->Get(backend, target.arch, reference::ElementType::kFp32);
+  search::Compiler compiler(backend, target, {1});
+  for (const char* line : {"conv -n 1 -c 1 -H 4 -W 4 -k 1 -y 1 -x 1 -F 1",
+                           "conv -n 1 -c 1 -H 4 -W 4 -k 1 -y 1 -x 1 -F 2",
+                           "conv -n 1 -c 1 -H 4 -W 4 -k 1 -y 1 -x 1 -F 4"}) {
+    auto problems = ParseDriverLine(line);
+    if (!problems.ok() || problems->size() != 1) continue;
+    for (const solver::RegisteredSolver& r : registry.All()) {
+      const auto dirs = r.solver->Directions();
+      if (std::string_view(r.solver->Name()).substr(0, 19) != "ConvDirectNaiveConv" ||
+          std::find(dirs.begin(), dirs.end(), (*problems)[0].direction) == dirs.end()) {
+        continue;
+      }
+      (void)compiler.CompileOne(*r.solver, (*problems)[0],
+                                r.solver->DefaultConfig(target, (*problems)[0]));
+    }
+  }
+  spdlog::info("executor: warmed up for {} in {:.0f} ms", target.arch,
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 }
 
 void EvaluatorCache::Prefetch(const Problem& problem, const search::EvaluatorOptions& options) {

@@ -89,6 +89,12 @@ class EvaluatorCache {
   void Prefetch(const Problem& problem, const search::EvaluatorOptions& options);
   int64_t prefetched() const { return prefetched_; }  // Gets served by a prefetch
 
+  // Builds what the first evaluators on a GPU would otherwise build on the device's time: the
+  // FP32 comparison kernel and the naive FP32 reference solvers (their code does not depend on
+  // the problem). Failures are left for the jobs to meet and report.
+  void WarmUp(const backend::Backend& backend, backend::Device& device,
+              const solver::SolverRegistry& registry);
+
  private:
   static std::string Key(const Problem& problem, const search::EvaluatorOptions& options);
   struct Entry {

@@ -527,6 +527,10 @@ absl::Status Worker::Run() {
       }
       for (const std::string& a : JobTuningArgs(options_.tuning)) argv.push_back(a);
       lane->executor = std::make_unique<ExecutorProcess>(argv);
+      if (absl::Status st = lane->executor->StartEarly(); !st.ok()) {
+        spdlog::warn("worker {}: executor for device {} not started yet: {}", worker_id_, d.index,
+                     st.ToString());
+      }
       EvalLane* p = lane.get();
       threads.emplace_back([this, p] { EvalLeaseLoop(p); });
       threads.emplace_back([this, p] { EvalRunLoop(p); });
