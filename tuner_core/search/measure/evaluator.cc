@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <future>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
@@ -476,36 +477,35 @@ Measurement Evaluator::Evaluate(const CompiledCandidate& candidate, double best_
   }
   std::unique_ptr<solver::Invoker> invoker = *std::move(inv);
 
+  // Ends the evaluation of this candidate without a time.
+  auto fail = [&](Disposition disposition, std::string error) {
+    out.samples_ms.clear();
+    out.dropped_early = false;
+    out.disposition = disposition;
+    out.error = std::move(error);
+    m.Drop(std::move(invoker));
+    return out;
+  };
+
   std::vector<std::byte> got;
   // The verdict: compared on the device before timing, or on a CPU thread during it.
+  std::optional<absl::StatusOr<reference::VerifyReport>> compared;
   std::future<absl::StatusOr<reference::VerifyReport>> verdict;
   const auto verify_start = std::chrono::steady_clock::now();
   if (m.comparer) {
-    absl::StatusOr<reference::VerifyReport> report = m.RunCompared(*invoker);
-    if (!report.ok()) {
-      out.disposition = m.FailureDisposition(report.status());
-      out.error = absl::StrCat("run: ", report.status().ToString());
+    compared = m.RunCompared(*invoker);
+    if (!compared->ok() || !(*compared)->ok) {  // an incorrect candidate is not worth timing
       m.timings.verify_ms += MsSince(verify_start);
-      m.Drop(std::move(invoker));
-      return out;
+      if (!compared->ok()) {
+        return fail(m.FailureDisposition(compared->status()),
+                    absl::StrCat("run: ", compared->status().ToString()));
+      }
+      out.verify_summary = (*compared)->Summary();
+      return fail(Disposition::kIncorrect, out.verify_summary);
     }
-    if (!report->ok) {  // incorrect: not worth timing
-      out.disposition = Disposition::kIncorrect;
-      out.verify_summary = report->Summary();
-      out.error = out.verify_summary;
-      m.timings.verify_ms += MsSince(verify_start);
-      m.Drop(std::move(invoker));
-      return out;
-    }
-    std::promise<absl::StatusOr<reference::VerifyReport>> ready;
-    ready.set_value(*std::move(report));
-    verdict = ready.get_future();
   } else {
     if (absl::Status st = m.RunVerified(*invoker, got); !st.ok()) {
-      out.disposition = m.FailureDisposition(st);
-      out.error = absl::StrCat("run: ", st.ToString());
-      m.Drop(std::move(invoker));
-      return out;
+      return fail(m.FailureDisposition(st), absl::StrCat("run: ", st.ToString()));
     }
     // The comparison runs on a CPU thread while the device times the candidate; an incorrect
     // candidate only wastes its timing.
@@ -549,32 +549,16 @@ Measurement Evaluator::Evaluate(const CompiledCandidate& candidate, double best_
   }
 
   const auto wait_start = std::chrono::steady_clock::now();
-  absl::StatusOr<reference::VerifyReport> report = verdict.get();
+  absl::StatusOr<reference::VerifyReport> report = compared ? *std::move(compared) : verdict.get();
   m.timings.verify_ms += MsSince(wait_start);
   if (!timing.ok()) {
-    out.samples_ms.clear();
-    out.disposition = m.FailureDisposition(timing);
-    out.error = absl::StrCat("timing: ", timing.ToString());
-    m.Drop(std::move(invoker));
-    return out;
+    return fail(m.FailureDisposition(timing), absl::StrCat("timing: ", timing.ToString()));
   }
   if (!report.ok()) {
-    out.samples_ms.clear();
-    out.dropped_early = false;
-    out.disposition = Disposition::kIncorrect;
-    out.error = absl::StrCat("verify: ", report.status().ToString());
-    m.Drop(std::move(invoker));
-    return out;
+    return fail(Disposition::kIncorrect, absl::StrCat("verify: ", report.status().ToString()));
   }
   out.verify_summary = report->Summary();
-  if (!report->ok) {
-    out.samples_ms.clear();
-    out.dropped_early = false;
-    out.disposition = Disposition::kIncorrect;
-    out.error = out.verify_summary;
-    m.Drop(std::move(invoker));
-    return out;
-  }
+  if (!report->ok) return fail(Disposition::kIncorrect, out.verify_summary);
   out.time_ms = Median(out.samples_ms);
   out.disposition = Disposition::kPassed;
   m.Drop(std::move(invoker));
