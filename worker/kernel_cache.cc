@@ -51,7 +51,7 @@ std::vector<schema::StoredKernel> KernelCacheBackend::TakeBuilt() {
 
 void KernelCacheBackend::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
-  known_ = built_here_;
+  std::erase_if(known_, [&](const auto& entry) { return !built_here_.count(entry.first); });
   built_.clear();
 }
 
@@ -80,7 +80,7 @@ absl::StatusOr<backend::CodeObject> KernelCacheBackend::Compile(
   if (!code.ok()) return code;
   std::lock_guard<std::mutex> lock(mu_);
   ++builds_;
-  built_here_.emplace(key, *code);
+  built_here_.insert(key);
   if (known_.emplace(key, *code).second) built_.push_back(ToStoredKernel(key, request, *code));
   return code;
 }

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,7 @@ class KernelCacheBackend : public backend::Backend {
   const backend::Backend& inner_;
   mutable std::mutex mu_;
   mutable std::map<std::string, backend::CodeObject> known_;  // guarded by mu_
-  mutable std::map<std::string, backend::CodeObject> built_here_;  // guarded by mu_
+  mutable std::set<std::string> built_here_;  // keys of known_ compiled here; guarded by mu_
   mutable std::vector<schema::StoredKernel> built_;           // guarded by mu_
   mutable size_t hits_ = 0, builds_ = 0;                       // guarded by mu_
 };

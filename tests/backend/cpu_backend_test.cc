@@ -11,16 +11,6 @@ namespace {
 
 std::unique_ptr<Backend> Cpu() { return NewCpuBackend(CpuBackendOptions::FromEnv()); }
 
-CompileRequest VectorAddRequest(const std::string& arch) {
-  CompileRequest req;
-  req.source = testing::kCpuSource;
-  req.source_name = "vector_add.cc";
-  req.entries = {"vector_add", "smem_reverse"};
-  req.options = {"-DTUNA_SCALE=2.0f"};
-  req.arch = arch;
-  return req;
-}
-
 TEST_CASE("cpu backend compiles, loads and runs a kernel") {
   auto backend = Cpu();
   REQUIRE(backend->CompilerStatus().ok());
@@ -35,7 +25,7 @@ TEST_CASE("cpu backend compiles, loads and runs a kernel") {
   CHECK(info.global_memory_bytes > 0);
   CHECK(info.arch.rfind("cpu-", 0) == 0);
 
-  absl::StatusOr<CodeObject> code = backend->Compile(VectorAddRequest(info.arch));
+  absl::StatusOr<CodeObject> code = backend->Compile(testing::CpuRequest(info.arch));
   INFO(code.status().ToString());
   REQUIRE(code.ok());
   CHECK(code->kind == BackendKind::kCpu);
@@ -114,19 +104,19 @@ TEST_CASE("cpu backend compiles, loads and runs a kernel") {
 TEST_CASE("cpu compile errors carry the compiler log") {
   auto backend = Cpu();
   REQUIRE(backend->CompilerStatus().ok());
-  CompileRequest req = VectorAddRequest("cpu-x86_64");
+  CompileRequest req = testing::CpuRequest("cpu-x86_64");
   req.options.clear();  // TUNA_SCALE missing → the source's #error
   absl::StatusOr<CodeObject> code = backend->Compile(req);
   REQUIRE(code.status().code() == absl::StatusCode::kFailedPrecondition);
   CHECK(code.status().message().find("TUNA_SCALE must be defined") != std::string::npos);
 
-  req = VectorAddRequest("cpu-x86_64");
+  req = testing::CpuRequest("cpu-x86_64");
   req.source += "\nthis is not C++;\n";
   code = backend->Compile(req);
   REQUIRE(code.status().code() == absl::StatusCode::kFailedPrecondition);
   CHECK(code.status().message().find("kernel.cc") != std::string::npos);
 
-  req = VectorAddRequest("cpu-x86_64");
+  req = testing::CpuRequest("cpu-x86_64");
   req.entries.push_back("no_such_kernel");
   code = backend->Compile(req);
   REQUIRE(code.status().code() == absl::StatusCode::kFailedPrecondition);
@@ -135,15 +125,15 @@ TEST_CASE("cpu compile errors carry the compiler log") {
 
 TEST_CASE("cpu compile rejects bad requests") {
   auto backend = Cpu();
-  CompileRequest req = VectorAddRequest("cpu-pentium2");
+  CompileRequest req = testing::CpuRequest("cpu-pentium2");
   CHECK(backend->Compile(req).status().code() == absl::StatusCode::kInvalidArgument);
-  req = VectorAddRequest("cpu-x86_64");
+  req = testing::CpuRequest("cpu-x86_64");
   req.options.push_back("-o/etc/passwd");
   CHECK(backend->Compile(req).status().code() == absl::StatusCode::kInvalidArgument);
-  req = VectorAddRequest("cpu-x86_64");
+  req = testing::CpuRequest("cpu-x86_64");
   req.source.clear();
   CHECK(backend->Compile(req).status().code() == absl::StatusCode::kInvalidArgument);
-  req = VectorAddRequest("cpu-x86_64");
+  req = testing::CpuRequest("cpu-x86_64");
   req.headers.push_back({"../escape.h", "int x;"});
   CHECK(backend->Compile(req).status().code() == absl::StatusCode::kInvalidArgument);
 }
@@ -183,7 +173,7 @@ TEST_CASE("an avx512 code object does not load on an older cpu level") {
     WARN("host is avx512: nothing newer to refuse");
     return;
   }
-  absl::StatusOr<CodeObject> code = backend->Compile(VectorAddRequest("cpu-avx512"));
+  absl::StatusOr<CodeObject> code = backend->Compile(testing::CpuRequest("cpu-avx512"));
   REQUIRE(code.ok());  // compiling for another target needs no such CPU
   CHECK((*device)->Load(*code).status().code() == absl::StatusCode::kInvalidArgument);
 }
@@ -207,7 +197,7 @@ TEST_CASE("a missing compiler is Unavailable, not a crash") {
   options.cxx = "/nonexistent/c++";
   auto backend = NewCpuBackend(options);
   CHECK(backend->CompilerStatus().code() == absl::StatusCode::kUnavailable);
-  CHECK(backend->Compile(VectorAddRequest("cpu-x86_64")).status().code() ==
+  CHECK(backend->Compile(testing::CpuRequest("cpu-x86_64")).status().code() ==
         absl::StatusCode::kUnavailable);
   CHECK(backend->DriverStatus().ok());  // the host still runs prebuilt code objects
 }

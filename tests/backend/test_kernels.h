@@ -90,4 +90,15 @@ inline CompileRequest GpuRequest(const std::string& arch) {
   return req;
 }
 
+// The request that compiles kCpuSource for a cpu arch ("cpu-x86_64").
+inline CompileRequest CpuRequest(const std::string& arch) {
+  CompileRequest req;
+  req.source = kCpuSource;
+  req.source_name = "vector_add.cc";
+  req.entries = {"vector_add", "smem_reverse"};
+  req.options = {"-DTUNA_SCALE=2.0f"};
+  req.arch = arch;
+  return req;
+}
+
 }  // namespace tuna::backend::testing

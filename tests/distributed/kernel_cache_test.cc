@@ -1,0 +1,52 @@
+// KernelCacheBackend (worker/kernel_cache.h) over the real cpu backend: known builds are
+// answered without compiling, what it built is recorded once, and Clear forgets the prefetched
+// kernels but keeps those built here.
+#include "worker/kernel_cache.h"
+
+#include "catch2/catch.hpp"
+#include "tests/backend/test_kernels.h"
+#include "tuner_core/backend/cpu/cpu_backend.h"
+
+namespace tuna::worker {
+namespace {
+
+TEST_CASE("the kernel cache answers known builds and keeps its own across Clear") {
+  auto cpu = backend::NewCpuBackend(backend::CpuBackendOptions::FromEnv());
+  if (!cpu->CompilerStatus().ok()) {
+    WARN("SKIP: no C++ compiler for the cpu backend: " << cpu->CompilerStatus().ToString());
+    return;
+  }
+  backend::CompileRequest built = backend::testing::CpuRequest("cpu-x86_64");
+  backend::CompileRequest fetched = built;
+  fetched.options = {"-DTUNA_SCALE=3.0f"};
+  CHECK(BuildKey(built) != BuildKey(fetched));
+
+  KernelCacheBackend cache(*cpu);
+  REQUIRE(cache.Compile(built).ok());
+  REQUIRE(cache.Compile(built).ok());
+  CHECK(cache.builds() == 1);
+  CHECK(cache.hits() == 1);
+  std::vector<schema::StoredKernel> taken = cache.TakeBuilt();
+  REQUIRE(taken.size() == 1);
+  CHECK(taken[0].build_key == BuildKey(built));
+  CHECK(cache.TakeBuilt().empty());
+
+  // A kernel compiled elsewhere (a compile worker) and fetched: answered, never built here.
+  absl::StatusOr<backend::CodeObject> elsewhere = cpu->Compile(fetched);
+  REQUIRE(elsewhere.ok());
+  cache.Prefetch({ToStoredKernel(BuildKey(fetched), fetched, *elsewhere)});
+  REQUIRE(cache.Compile(fetched).ok());
+  CHECK(cache.builds() == 1);
+  CHECK(cache.hits() == 2);
+
+  // Between jobs: the fetched kernel is forgotten, the one built here is kept.
+  cache.Clear();
+  REQUIRE(cache.Compile(built).ok());
+  CHECK(cache.builds() == 1);
+  CHECK(cache.hits() == 3);
+  REQUIRE(cache.Compile(fetched).ok());
+  CHECK(cache.builds() == 2);
+}
+
+}  // namespace
+}  // namespace tuna::worker
