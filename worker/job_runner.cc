@@ -289,21 +289,22 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
   rep.step = schema::JobStep::kEval;
   rep.succeeded = true;
 
+  const search::TuneOptions options = TuneOptionsFor(tuning, job.solver_name, false, target.IsGpu());
+  const int64_t reuses = evaluators.reuses();
+  const auto get_start = std::chrono::steady_clock::now();
+  auto ev = evaluators.Get(device, problem, options.evaluator, registry, backend, target);
+  const double ready_ms = 1e3 * SecondsSince(get_start);
+  if (!ev.ok()) return Failure(job, absl::StrCat("evaluator: ", ev.status().ToString()), false);
+  // A reused evaluator's setup and reference were another job's.
+  const search::EvalTimings before =
+      evaluators.reuses() > reuses ? (*ev)->timings() : search::EvalTimings{};
+
   if (job.kind == "find" || !s.IsTunable()) {
     search::Compiler compiler(backend, target, {tuning.compile_threads});
     const solver::PerfConfig config = FindConfig(job, s, target, problem);
     const auto code_start = std::chrono::steady_clock::now();
     search::CompiledCandidate c = compiler.CompileOne(s, problem, config);
     const double code_ms = 1e3 * SecondsSince(code_start);
-    search::EvaluatorOptions eo = TuneOptionsFor(tuning, job.solver_name, false, target.IsGpu()).evaluator;
-    const int64_t reuses = evaluators.reuses();
-    const auto get_start = std::chrono::steady_clock::now();
-    auto ev = evaluators.Get(device, problem, eo, registry, backend, target);
-    const double ready_ms = 1e3 * SecondsSince(get_start);
-    if (!ev.ok()) return Failure(job, absl::StrCat("evaluator: ", ev.status().ToString()), false);
-    // A reused evaluator's setup and reference were another job's.
-    const search::EvalTimings before =
-        evaluators.reuses() > reuses ? (*ev)->timings() : search::EvalTimings{};
     search::Measurement m = (*ev)->Evaluate(c, 0);
     *device_wedged = !(*ev)->healthy();
     Account(job, (*ev)->timings() - before, SecondsSince(start), ready_ms, 0, code_ms, rep);
@@ -321,14 +322,6 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
     return rep;
   }
 
-  const search::TuneOptions options = TuneOptionsFor(tuning, job.solver_name, false, target.IsGpu());
-  const int64_t reuses = evaluators.reuses();
-  const auto get_start = std::chrono::steady_clock::now();
-  auto ev = evaluators.Get(device, problem, options.evaluator, registry, backend, target);
-  const double ready_ms = 1e3 * SecondsSince(get_start);
-  if (!ev.ok()) return Failure(job, absl::StrCat("evaluator: ", ev.status().ToString()), false);
-  const search::EvalTimings before =
-      evaluators.reuses() > reuses ? (*ev)->timings() : search::EvalTimings{};
   search::Tuner tuner(registry, backend, &device, target, options);
   auto r = tuner.Tune(problem, *ev);
   *device_wedged = !(*ev)->healthy();
