@@ -47,7 +47,7 @@ absl::StatusOr<Prepared> Prepare(const coordinator::LeasedJob& job,
 constexpr double kGpuCpuReferenceMaxFlops = 1e9;
 
 search::TuneOptions TuneOptionsFor(const JobTuning& t, const std::string& solver, bool dry_run,
-                                   bool gpu = false) {
+                                   bool gpu = false, search::CompilePool* pool = nullptr) {
   search::TuneOptions o;
   if (gpu) o.evaluator.cpu_reference_max_flops = kGpuCpuReferenceMaxFlops;
   o.strategy = t.strategy;
@@ -55,6 +55,7 @@ search::TuneOptions TuneOptionsFor(const JobTuning& t, const std::string& solver
   o.seed = t.seed;
   o.solvers = {solver};
   o.compiler.threads = t.compile_threads;
+  o.compiler.pool = pool;
   o.evaluator.seed = t.seed;
   o.evaluator.repetitions = std::max(1, t.repetitions);
   o.evaluator.launch_timeout = t.launch_timeout;
@@ -114,7 +115,8 @@ std::vector<std::string> JobTuningArgs(const JobTuning& t) {
 absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
                                           const backend::Backend& backend,
                                           const solver::SolverRegistry& registry,
-                                          const JobTuning& tuning) {
+                                          const JobTuning& tuning,
+                                          search::CompilePool* pool) {
   auto prepared = Prepare(job, registry);
   if (!prepared.ok()) return prepared.status();
   auto target = solver::TargetForArch(job.arch, job.num_cu);
@@ -122,9 +124,9 @@ absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
   CompileOutcome out;
   const solver::Solver& s = *prepared->solver->solver;
   if (job.kind == "find" || !s.IsTunable()) {
-    search::Compiler compiler(backend, *target, {tuning.compile_threads});
-    search::CompiledCandidate c =
-        compiler.CompileOne(s, prepared->problem, FindConfig(job, s, *target, prepared->problem));
+    search::Compiler compiler(backend, *target, {tuning.compile_threads, pool});
+    const search::CompiledCandidate c =
+        compiler.Compile(s, prepared->problem, {FindConfig(job, s, *target, prepared->problem)}).front();
     out.candidates = 1;
     out.compiled = c.disposition == search::Disposition::kPassed;
     out.failed = c.disposition == search::Disposition::kCompileFailed;
@@ -132,7 +134,7 @@ absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
   } else {
     // The dry run proposes the same candidates as the eval search (exhaustive and random
     // strategies do not depend on observations), so it compiles what eval will load.
-    search::Tuner tuner(registry, backend, nullptr, *target, TuneOptionsFor(tuning, job.solver_name, true));
+    search::Tuner tuner(registry, backend, nullptr, *target, TuneOptionsFor(tuning, job.solver_name, true, false, pool));
     auto r = tuner.Tune(prepared->problem);
     if (!r.ok()) return absl::FailedPreconditionError(std::string(r.status().message()));
     for (const search::SolverTuneResult& sr : r->solvers) {

@@ -26,6 +26,7 @@
 #include "absl/time/time.h"
 #include "coordinator/coordinator.h"
 #include "tuner_core/backend/backend.h"
+#include "tuner_core/search/measure/compile_pool.h"
 #include "tuner_core/search/measure/evaluator.h"
 #include "tuner_core/search/strategy/strategy.h"
 #include "tuner_core/solver/registry.h"
@@ -55,11 +56,13 @@ struct CompileOutcome {
 };
 
 // FailedPrecondition for a job that cannot be compiled at all (bad driver line, unknown solver,
-// unknown arch); such a job is failed for good.
+// unknown arch); such a job is failed for good. With a pool, the candidates build on its
+// threads after those of jobs started earlier (tuning.compile_threads is then unused).
 absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
                                           const backend::Backend& backend,
                                           const solver::SolverRegistry& registry,
-                                          const JobTuning& tuning);
+                                          const JobTuning& tuning,
+                                          search::CompilePool* pool = nullptr);
 
 // What an executor keeps between the eval jobs of one device: the evaluators (input tensors,
 // their device copies and the reference output) of the last few problems, so that later jobs

@@ -46,6 +46,10 @@ struct Worker::EvalLane {
   std::condition_variable cv;
   std::deque<std::pair<coordinator::LeasedJob, std::vector<schema::StoredKernel>>> queue;
   bool leasing_done = false;
+  // Finished jobs whose reports are still to be sent: the runner hands the device its next job
+  // at once instead of waiting for the coordinator's commit of the last one.
+  std::deque<std::pair<coordinator::Report, coordinator::LeasedJob>> reports;
+  bool running_done = false;
 };
 
 Worker::Worker(CoordinatorClient& client, WorkerOptions options)
@@ -252,11 +256,9 @@ void Worker::RunCompile(const coordinator::LeasedJob& job) {
   spdlog::info("worker {}: compiling {}", worker_id_, JobContext(job));
   const auto t0 = std::chrono::steady_clock::now();
   KernelCacheBackend cache(*backend_);
-  JobTuning tuning = options_.tuning;
-  tuning.compile_threads = 1;  // parallelism comes from the pool
   coordinator::Report report;
   report.succeeded = false;
-  auto outcome = CompileJob(job, cache, registry_, tuning);
+  auto outcome = CompileJob(job, cache, registry_, options_.tuning, compile_pool_.get());
   if (!outcome.ok()) {
     report.error = absl::StrCat("compile: ", outcome.status().message());
     report.retryable = !absl::IsFailedPrecondition(outcome.status());
@@ -445,7 +447,23 @@ void Worker::EvalRunLoop(EvalLane* lane) {
     } else {
       spdlog::warn("worker {}: {} failed after {:.1f} s: {}", worker_id_, JobContext(job), s, report.error);
     }
-    SendReport(std::move(report), job);
+    std::lock_guard<std::mutex> l(lane->mu);
+    lane->reports.emplace_back(std::move(report), job);
+    lane->cv.notify_all();
+  }
+}
+
+void Worker::EvalReportLoop(EvalLane* lane) {
+  for (;;) {
+    std::pair<coordinator::Report, coordinator::LeasedJob> item;
+    {
+      std::unique_lock<std::mutex> l(lane->mu);
+      lane->cv.wait(l, [&] { return !lane->reports.empty() || lane->running_done; });
+      if (lane->reports.empty()) return;  // the runner has ended and every report is sent
+      item = std::move(lane->reports.front());
+      lane->reports.pop_front();
+    }
+    SendReport(std::move(item.first), item.second);
   }
 }
 
@@ -513,6 +531,7 @@ absl::Status Worker::Run() {
   std::vector<std::thread> threads;
   std::vector<std::unique_ptr<EvalLane>> lanes;
   if (options_.compile) {
+    compile_pool_ = std::make_unique<search::CompilePool>(std::max(1, options_.compile_jobs));
     for (int i = 0; i < std::max(1, options_.compile_jobs); ++i) threads.emplace_back([this, i] { CompileLoop(i); });
   }
   if (options_.eval) {
@@ -533,7 +552,13 @@ absl::Status Worker::Run() {
       }
       EvalLane* p = lane.get();
       threads.emplace_back([this, p] { EvalLeaseLoop(p); });
-      threads.emplace_back([this, p] { EvalRunLoop(p); });
+      threads.emplace_back([this, p] {
+        EvalRunLoop(p);
+        std::lock_guard<std::mutex> l(p->mu);
+        p->running_done = true;
+        p->cv.notify_all();
+      });
+      threads.emplace_back([this, p] { EvalReportLoop(p); });
       lanes.push_back(std::move(lane));
     }
   }

@@ -2,11 +2,15 @@
 //   compile pool   `compile_jobs` threads, each leasing compile steps (`lease_batch` at a time),
 //                  building every candidate's kernels (job_runner.h CompileJob), putting them to
 //                  the coordinator (content-deduplicated there; unique by build key here) and
-//                  reporting the links;
+//                  reporting the links; the candidates build on `compile_jobs` shared threads,
+//                  the oldest job's first (search::CompilePool), so jobs reach eval one by one
+//                  from the first seconds on instead of all together at the end;
 //   eval lanes     per device a leasing thread that prefetches the next eval leases and their
 //                  kernels (at most `lease_batch` jobs ahead) while a runner thread hands the
 //                  current job to that device's executor child (executor.h) under a per-job
-//                  deadline; the child's report is sent as is; a hang or a crash kills and
+//                  deadline; the child's report is sent as is, by a reporting thread, so the
+//                  device starts its next job meanwhile (in order; all are sent before Run
+//                  returns, a stop included); a hang or a crash kills and
 //                  restarts the child and reports the job failed with the reason
 //                  (executor_killed, which the coordinator counts towards quarantine);
 //   heartbeat      Renew of every held lease each lease_seconds / 3; a lease the coordinator no
@@ -41,6 +45,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "tuner_core/search/measure/compile_pool.h"
 #include "tuner_core/solver/registry.h"
 #include "worker/coordinator_client.h"
 #include "worker/job_runner.h"
@@ -116,6 +121,7 @@ class Worker {
   void RunCompile(const coordinator::LeasedJob& job);
   void EvalLeaseLoop(EvalLane* lane);
   void EvalRunLoop(EvalLane* lane);
+  void EvalReportLoop(EvalLane* lane);
   bool Sleep(absl::Duration d);  // false when stopping
   // After every coordinator call: counts unreachable-coordinator failures, resets on an answer.
   void NoteCall(const absl::Status& st);
@@ -139,6 +145,7 @@ class Worker {
   mutable std::mutex mu_;
   std::map<int64_t, Held> held_;  // guarded by mu_
   WorkerStats stats_;             // guarded by mu_
+  std::unique_ptr<search::CompilePool> compile_pool_;  // made by Run before its compile threads
 };
 
 }  // namespace tuna::worker

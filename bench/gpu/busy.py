@@ -4,12 +4,16 @@
   busy.py GPU_UTIL_CSV PIPELINE_LOG
 
 1. nvidia-smi (outside view): samples of `index, timestamp, utilization.gpu` every 100 ms. Per
-   GPU, over the window from its first to its last sample with a kernel running: the share of
-   samples with utilisation > 0 and the mean utilisation (nvidia-smi's utilisation is the share
-   of its own sample period in which some kernel ran).
+   GPU, over the window from its first to its last sample with a kernel running, and over the
+   eval window (the worker's first `evaluating job` to its last `evaluated job` on that device):
+   the share of samples with utilisation > 0 and the mean utilisation (nvidia-smi's utilisation
+   is the share of its own sample period in which some kernel ran).
 2. The executors' own accounts (inside view): every eval job logs
    `job N (...): W s: ... device D ms (...), kernels K ms, ...`. Summed over jobs and divided by
    the eval window (first `evaluating job` to last job line) times the number of devices seen.
+3. The worker's lanes: per device, how much of the eval window had a job in the executor, and
+   how the rest splits into short gaps (the hand-over between jobs: report, next job) and long
+   ones (over 0.1 s: no eval job was ready, i.e. the compile steps were behind).
 """
 import collections
 import datetime
@@ -22,26 +26,80 @@ def stamp(line):
     return datetime.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f") if m else None
 
 
-def smi(path):
+def smi_samples(path):
+    """{gpu: [(time or None, utilisation)]} in sample order."""
     per_gpu = collections.defaultdict(list)
     for row in open(path):
         parts = [p.strip() for p in row.split(",")]
         if len(parts) != 3:
             continue
         try:
-            per_gpu[int(parts[0])].append(float(parts[2]))
+            t = datetime.datetime.strptime(parts[1], "%Y/%m/%d %H:%M:%S.%f")
+        except ValueError:
+            t = None
+        try:
+            per_gpu[int(parts[0])].append((t, float(parts[2])))
         except ValueError:
             continue
-    for gpu, u in sorted(per_gpu.items()):
+    return per_gpu
+
+
+def describe(label, u):
+    busy = sum(1 for v in u if v > 0)
+    print(f"nvidia-smi GPU {label}: {len(u)} samples ({len(u) / 10:.1f} s): "
+          f"{100 * busy / len(u):.1f} % with a kernel running, mean utilisation {sum(u) / len(u):.1f} %")
+
+
+def smi(path, windows):
+    for gpu, samples in sorted(smi_samples(path).items()):
+        u = [v for _, v in samples]
         active = [i for i, v in enumerate(u) if v > 0]
         if not active:
             print(f"nvidia-smi GPU {gpu}: no kernel seen in {len(u)} samples")
             continue
-        w = u[active[0]:active[-1] + 1]
-        busy = sum(1 for v in w if v > 0)
-        print(f"nvidia-smi GPU {gpu}: {len(w)} samples ({len(w) / 10:.1f} s) from first to last "
-              f"kernel: {100 * busy / len(w):.1f} % with a kernel running, mean utilisation "
-              f"{sum(w) / len(w):.1f} %")
+        describe(f"{gpu}, first to last kernel", u[active[0]:active[-1] + 1])
+        if gpu in windows:
+            lo, hi = windows[gpu]
+            w = [v for t, v in samples if t and lo <= t <= hi]
+            if w:
+                describe(f"{gpu}, eval window", w)
+
+
+def lanes(path):
+    """Per device: the worker's eval jobs as (start, end) from its evaluating/evaluated lines."""
+    start = re.compile(r"evaluating job (\d+) .* device (\d+)$")
+    end = re.compile(r"(?:evaluated job (\d+) .* in [0-9.]+ s|job (\d+) .* failed after)")
+    running = {}
+    per_device = collections.defaultdict(list)
+    for line in open(path):
+        t = stamp(line)
+        if not t:
+            continue
+        m = start.search(line.rstrip())
+        if m:
+            running[m.group(1)] = (int(m.group(2)), t)
+            continue
+        m = end.search(line)
+        if m:
+            job = m.group(1) or m.group(2)
+            if job in running:
+                device, t0 = running.pop(job)
+                per_device[device].append((t0, t))
+    windows = {}
+    for device, jobs in sorted(per_device.items()):
+        jobs.sort()
+        lo, hi = jobs[0][0], max(e for _, e in jobs)
+        windows[device] = (lo, hi)
+        window = (hi - lo).total_seconds()
+        in_jobs = sum((e - s).total_seconds() for s, e in jobs)
+        gaps = [(b[0] - a[1]).total_seconds() for a, b in zip(jobs, jobs[1:])]
+        short = [g for g in gaps if 0 <= g <= 0.1]
+        long = [g for g in gaps if g > 0.1]
+        print(f"lane device {device}: {len(jobs)} jobs in a {window:.1f} s eval window: in the "
+              f"executor {100 * in_jobs / max(window, 1e-9):.1f} %; hand-overs {len(short)} x "
+              f"{1e3 * sum(short) / max(1, len(short)):.1f} ms = {sum(short):.2f} s; waiting for "
+              f"ready jobs {len(long)} x = {sum(long):.2f} s")
+    return windows
 
 
 def executors(path):
@@ -80,5 +138,6 @@ def executors(path):
 
 
 if __name__ == "__main__":
-    smi(sys.argv[1])
+    windows = lanes(sys.argv[2])
+    smi(sys.argv[1], windows)
     executors(sys.argv[2])

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
@@ -129,10 +128,7 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
 
   size_t batch = options_.batch;
   if (batch == 0) {
-    const int threads = options_.compiler.threads > 0
-                            ? options_.compiler.threads
-                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    batch = static_cast<size_t>(std::max(2, 2 * threads));
+    batch = static_cast<size_t>(std::max(2, 2 * compiler_.threads()));
   }
 
   double best = 0;  // this solver's best (ms); 0 = none yet

@@ -21,7 +21,16 @@ std::string CacheKey(const solver::KernelBuild& k, const std::string& arch) {
 }  // namespace
 
 Compiler::Compiler(const backend::Backend& backend, solver::Target target, CompilerOptions options)
-    : backend_(backend), target_(std::move(target)), options_(options) {}
+    : backend_(backend),
+      target_(std::move(target)),
+      options_(options),
+      ticket_(options.pool ? options.pool->NewTicket() : 0) {}
+
+int Compiler::threads() const {
+  if (options_.pool) return options_.pool->threads();
+  return options_.threads > 0 ? options_.threads
+                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 size_t Compiler::cache_size() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -84,9 +93,12 @@ CompiledCandidate Compiler::CompileOne(const solver::Solver& solver, const Probl
 std::vector<CompiledCandidate> Compiler::Compile(const solver::Solver& solver, const Problem& problem,
                                                  const std::vector<solver::PerfConfig>& configs) {
   std::vector<CompiledCandidate> out(configs.size());
-  int threads = options_.threads > 0 ? options_.threads
-                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = std::min<int>(threads, static_cast<int>(configs.size()));
+  if (options_.pool) {
+    options_.pool->Run(ticket_, configs.size(),
+                       [&](size_t i) { out[i] = CompileOne(solver, problem, configs[i]); });
+    return out;
+  }
+  const int threads = std::min<int>(this->threads(), static_cast<int>(configs.size()));
   if (threads <= 1) {
     for (size_t i = 0; i < configs.size(); ++i) out[i] = CompileOne(solver, problem, configs[i]);
     return out;

@@ -9,7 +9,8 @@
 // Identical kernel builds (same source, options, entries and arch) are compiled once per
 // Compiler and shared: "dynamic" solvers build one kernel for every config and problem.
 //
-// Threads: Compile may be called from several threads; the Backend must outlive the Compiler.
+// Threads: Compile may be called from several threads; the Backend (and the pool, if any) must
+// outlive the Compiler.
 #pragma once
 
 #include <map>
@@ -20,6 +21,7 @@
 
 #include "tuner_core/backend/backend.h"
 #include "tuner_core/problem/problem.h"
+#include "tuner_core/search/measure/compile_pool.h"
 #include "tuner_core/search/measure/disposition.h"
 #include "tuner_core/solver/perf_config.h"
 #include "tuner_core/solver/solution.h"
@@ -38,7 +40,10 @@ struct CompiledCandidate {
 };
 
 struct CompilerOptions {
-  int threads = 0;  // 0 = hardware concurrency
+  int threads = 0;  // 0 = hardware concurrency; ignored with a pool
+  // Threads shared with other Compilers (compile_pool.h): this Compiler's candidates are
+  // served after those of Compilers made before it. Null: threads of its own per Compile.
+  CompilePool* pool = nullptr;
 };
 
 class Compiler {
@@ -54,11 +59,14 @@ class Compiler {
 
   const solver::Target& target() const { return target_; }
   size_t cache_size() const;
+  // Candidates compiled at once: the pool's threads, else the threads option resolved.
+  int threads() const;
 
  private:
   const backend::Backend& backend_;
   solver::Target target_;
   CompilerOptions options_;
+  uint64_t ticket_ = 0;  // this Compiler's place in the pool's order
   mutable std::mutex mu_;
   std::map<std::string, backend::CodeObject> cache_;  // guarded by mu_
 };

@@ -1,0 +1,117 @@
+// CompilePool: every item runs once, never more at once than the pool's threads, older tickets
+// are served first; and a Compiler on a pool builds the same candidates as one on its own
+// threads (cpu backend, the real C++ compiler).
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "catch2/catch.hpp"
+#include "tests/search/cpu_fixture.h"
+#include "tests/search/test_solvers.h"
+#include "tuner_core/search/measure/compile_pool.h"
+#include "tuner_core/search/measure/compiler.h"
+
+namespace tuna::search {
+namespace {
+
+TEST_CASE("compile pool: each item once, at most `threads` at a time") {
+  CompilePool pool(3);
+  REQUIRE(pool.threads() == 3);
+  std::atomic<int> running{0}, most{0};
+  std::vector<std::atomic<int>> runs(4 * 25);
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 4; ++c) {
+    callers.emplace_back([&, c] {
+      pool.Run(pool.NewTicket(), 25, [&](size_t i) {
+        const int now = ++running;
+        int seen = most.load();
+        while (now > seen && !most.compare_exchange_weak(seen, now)) {
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        ++runs[static_cast<size_t>(c) * 25 + i];
+        --running;
+      });
+    });
+  }
+  for (auto& t : callers) t.join();
+  for (size_t i = 0; i < runs.size(); ++i) {
+    INFO("item " << i);
+    CHECK(runs[i] == 1);
+  }
+  CHECK(most.load() <= 3);
+  CHECK(most.load() >= 2);  // the threads do work at once
+  pool.Run(pool.NewTicket(), 0, [](size_t) { FAIL("no item to run"); });
+}
+
+TEST_CASE("compile pool: the oldest ticket's items go first, whenever they arrive") {
+  CompilePool pool(1);
+  const uint64_t gate_ticket = pool.NewTicket();
+  const uint64_t older = pool.NewTicket();
+  const uint64_t newer = pool.NewTicket();
+  REQUIRE(gate_ticket < older);
+  REQUIRE(older < newer);
+  std::promise<void> open;
+  std::shared_future<void> opened = open.get_future().share();
+  std::promise<void> gate_running;
+  std::mutex mu;
+  std::string order;
+  auto record = [&](char tag) {
+    return [&, tag](size_t) {
+      std::lock_guard<std::mutex> l(mu);
+      order += tag;
+    };
+  };
+  // The only thread is held by the gate while the newer job arrives before the older one.
+  std::thread gate([&] {
+    pool.Run(gate_ticket, 1, [&](size_t) {
+      gate_running.set_value();
+      opened.wait();
+    });
+  });
+  gate_running.get_future().wait();
+  std::thread late([&] { pool.Run(newer, 3, record('n')); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let it queue first
+  std::thread early([&] { pool.Run(older, 3, record('o')); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  open.set_value();
+  gate.join();
+  late.join();
+  early.join();
+  CHECK(order == "ooonnn");
+}
+
+TEST_CASE("a Compiler on a pool builds what one on its own threads builds") {
+  testing::CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kCorrect, testing::kBrokenBuild, testing::kSlow});
+  const solver::Solver& faults = *registry->ByName("TestFaultSolver")->solver;
+  const Problem p = testing::ParseOne("conv -n 1 -c 4 -H 6 -W 6 -k 4 -y 3 -x 3 -p 1 -q 1 -F 1");
+  std::vector<solver::PerfConfig> configs;
+  for (int64_t v : {0, 2, 5, 9}) configs.push_back(solver::PerfConfig{{v}});  // 9: not in space
+
+  CompilePool pool(2);
+  Compiler pooled(*f.backend, f.target, {0, &pool});
+  Compiler own(*f.backend, f.target, {2});
+  CHECK(pooled.threads() == 2);
+  const auto a = pooled.Compile(faults, p, configs);
+  const auto b = own.Compile(faults, p, configs);
+  REQUIRE(a.size() == configs.size());
+  REQUIRE(b.size() == configs.size());
+  for (size_t i = 0; i < configs.size(); ++i) {
+    INFO("candidate " << i);
+    CHECK(a[i].config == configs[i]);
+    CHECK(a[i].disposition == b[i].disposition);
+    CHECK(a[i].code.size() == b[i].code.size());
+  }
+  CHECK(a[0].disposition == Disposition::kPassed);
+  CHECK(a[1].disposition == Disposition::kCompileFailed);
+  CHECK(a[3].disposition == Disposition::kNotApplicable);
+}
+
+}  // namespace
+}  // namespace tuna::search

@@ -1,0 +1,52 @@
+#include "tuner_core/search/measure/compile_pool.h"
+
+#include <algorithm>
+
+namespace tuna::search {
+
+CompilePool::CompilePool(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads_.reserve(static_cast<size_t>(threads));
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Serve(); });
+}
+
+CompilePool::~CompilePool() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stopping_ = true;
+  }
+  work_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+uint64_t CompilePool::NewTicket() {
+  std::lock_guard<std::mutex> l(mu_);
+  return tickets_++;
+}
+
+void CompilePool::Run(uint64_t ticket, size_t n, const std::function<void(size_t)>& fn) {
+  if (n == 0) return;
+  Batch batch{&fn, n};
+  std::unique_lock<std::mutex> l(mu_);
+  queue_.emplace(std::make_pair(ticket, arrivals_++), &batch);
+  work_.notify_all();
+  done_.wait(l, [&] { return batch.done == batch.n; });
+}
+
+void CompilePool::Serve() {
+  std::unique_lock<std::mutex> l(mu_);
+  for (;;) {
+    work_.wait(l, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and nothing is waiting for an item
+    auto first = queue_.begin();
+    Batch* batch = first->second;
+    const size_t i = batch->next++;
+    if (batch->next == batch->n) queue_.erase(first);  // every item handed out
+    l.unlock();
+    (*batch->fn)(i);
+    l.lock();
+    if (++batch->done == batch->n) done_.notify_all();
+  }
+}
+
+}  // namespace tuna::search

@@ -1,0 +1,63 @@
+// CPU threads shared by every Compiler of a process that serve the oldest work first.
+//
+// Why: a worker compiles several leased jobs at once. With a thread per job, each job's
+// candidates build one after another, so the first job (and the GPU waiting for its eval step)
+// waits for all of them in sequence while the others are equally half done. Here every
+// Compiler takes a ticket when it is made, and the pool's threads take the next candidate of
+// the lowest ticket that has any left: the oldest job's candidates are built by all threads
+// first, jobs finish in the order they were leased, one every few seconds instead of all at
+// the end, and later jobs fill the threads the older ones leave idle.
+//
+// Threads: every member may be called from any thread. Run blocks its caller until its items
+// are done (the caller does not run items itself: the pool's size is the number of compiles
+// at once). fn must not throw. The pool must outlive every Run in progress.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace tuna::search {
+
+class CompilePool {
+ public:
+  explicit CompilePool(int threads);  // <= 0: hardware concurrency
+  ~CompilePool();                     // serves every queued item, then joins
+  CompilePool(const CompilePool&) = delete;
+  CompilePool& operator=(const CompilePool&) = delete;
+
+  int threads() const { return static_cast<int>(threads_.size()); }
+
+  // Increasing numbers: work run under a lower ticket is served first.
+  uint64_t NewTicket();
+
+  // Calls fn(i) for every i in [0, n) on the pool's threads and returns when all are done.
+  // Items of lower tickets go first; among equal tickets, earlier Run calls first.
+  void Run(uint64_t ticket, size_t n, const std::function<void(size_t)>& fn);
+
+ private:
+  struct Batch {
+    const std::function<void(size_t)>* fn;
+    size_t n;
+    size_t next = 0;  // next index to hand out
+    size_t done = 0;
+  };
+  void Serve();
+
+  std::mutex mu_;
+  std::condition_variable work_;  // an item was queued, or stopping
+  std::condition_variable done_;  // some batch finished an item
+  std::map<std::pair<uint64_t, uint64_t>, Batch*> queue_;  // (ticket, arrival) -> batch with items left
+  uint64_t tickets_ = 0;
+  uint64_t arrivals_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace tuna::search
