@@ -167,7 +167,7 @@ absl::StatusOr<LocalPipelineReport> RunLocalPipeline(schema::Database& db,
     wo.host = absl::StrCat("local-", i);
     wo.backend = absl::AsciiStrToLower(s.backend);
     wo.compile_jobs = options.compile_jobs > 0 ? options.compile_jobs : std::max(1, cores / nworkers);
-    wo.lease_batch = 2;  // one eval job ahead per device: its evaluator is prepared early
+    wo.lease_batch = 3;  // eval jobs ahead per device: their evaluators are prepared early
     wo.tuning = options.tuning;
     wo.eval_deadline = options.eval_deadline;
     wo.lease_wait = absl::Seconds(1);

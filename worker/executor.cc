@@ -143,13 +143,14 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
   std::unique_ptr<KernelCacheBackend> cache;
   if (be) cache = std::make_unique<KernelCacheBackend>(*be);
   EvaluatorCache evaluators;
+  PlannedTuner planned;
   spdlog::info("executor pid {}: {} device {} {}", getpid(), backend_name, device_index,
                open_error.ok() ? device->Info().name : open_error.ToString());
   if (open_error.ok()) evaluators.WarmUp(*cache, *device, registry);
   for (;;) {
     v1::LeasedJob wire_job;
     v1::FetchKernelsReply wire_kernels;
-    v1::LeasedJob wire_next;  // the job after this one, if the supervisor has it (job_id 0: none)
+    v1::LeaseReply wire_next;  // the jobs after this one, as far as the supervisor has them
     absl::Status st = ReadFrame(fd, &wire_job, absl::InfiniteFuture());
     if (st.ok()) st = ReadFrame(fd, &wire_kernels, absl::InfiniteFuture());
     if (st.ok()) st = ReadFrame(fd, &wire_next, absl::InfiniteFuture());
@@ -174,12 +175,13 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
       cache->Prefetch(kernels);
       spdlog::info("executor: job {} (config {}, solver {}, {}): {} kernels prefetched", job->job_id,
                    job->config_id, job->solver_name, job->kind, kernels.size());
-      if (wire_next.job_id() > 0) {
-        if (auto next = coordinator::FromWire(wire_next); next.ok()) {
-          PrefetchEvaluator(*next, *be, *device, tuning, evaluators);
-        }
+      for (int i = 0; i < wire_next.jobs_size(); ++i) {
+        auto next = coordinator::FromWire(wire_next.jobs(i));
+        if (!next.ok()) continue;
+        PrefetchEvaluator(*next, *be, *device, tuning, evaluators);
+        if (i == 0) planned.Start(*next, *cache, *device, registry, tuning);
       }
-      report = EvalJob(*job, *cache, *device, registry, tuning, evaluators, &wedged);
+      report = EvalJob(*job, *cache, *device, registry, tuning, evaluators, &wedged, &planned);
       spdlog::info("executor: job {} done: {} (kernel cache: {} hits, {} local builds)", job->job_id,
                    report.succeeded ? (report.has_result ? "result" : "no passing candidate")
                                     : report.error,
@@ -280,7 +282,7 @@ void ExecutorProcess::Kill() {
 absl::StatusOr<ExecutorOutcome> ExecutorProcess::Run(const coordinator::LeasedJob& job,
                                                      const std::vector<schema::StoredKernel>& kernels,
                                                      absl::Duration deadline,
-                                                     const coordinator::LeasedJob* next) {
+                                                     const std::vector<coordinator::LeasedJob>& upcoming) {
   if (pid_ > 0) {  // a child that died while idle is replaced, not blamed on this job
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -298,8 +300,8 @@ absl::StatusOr<ExecutorOutcome> ExecutorProcess::Run(const coordinator::LeasedJo
   v1::FetchKernelsReply wire_kernels;
   for (const schema::StoredKernel& k : kernels) coordinator::ToWire(k, wire_kernels.add_kernels());
   ExecutorOutcome out;
-  v1::LeasedJob wire_next;
-  if (next != nullptr) coordinator::ToWire(*next, &wire_next);
+  v1::LeaseReply wire_next;
+  for (const coordinator::LeasedJob& j : upcoming) coordinator::ToWire(j, wire_next.add_jobs());
   absl::Status st = WriteFrame(fd_, wire_job);
   if (st.ok()) st = WriteFrame(fd_, wire_kernels);
   if (st.ok()) st = WriteFrame(fd_, wire_next);

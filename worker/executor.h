@@ -4,9 +4,9 @@
 // Protocol over a socketpair (stream): length-prefixed frames (4-byte little-endian length, then
 // a serialized tuna.v1 message, at most kMaxFrameBytes):
 //   supervisor → child: LeasedJob, then FetchKernelsReply (the job's kernels; may be empty),
-//                       then LeasedJob of the job that follows when the supervisor has it
-//                       (job_id 0: none), whose evaluator the child prepares on the host
-//                       meanwhile
+//                       then LeaseReply with the jobs that follow, as far as the supervisor
+//                       has them (may be empty): the child prepares their evaluators on the
+//                       host and plans the first one's search meanwhile
 //   child → supervisor: ReportRequest (the eval Report, worker_id left empty)
 // The child serves jobs one after another until the supervisor closes its end (then exits 0).
 // After a launch timeout it answers and exits 3 (the device is wedged); the supervisor starts a
@@ -64,12 +64,13 @@ class ExecutorProcess {
   ExecutorProcess(const ExecutorProcess&) = delete;
   ExecutorProcess& operator=(const ExecutorProcess&) = delete;
 
-  // Sends the job and waits up to `deadline` for the report. Errors: Unavailable when the child
-  // cannot be started (fork/exec failed); a hang or crash is an ExecutorOutcome with killed.
+  // Sends the job (and the jobs that will follow it, for preparation) and waits up to
+  // `deadline` for the report. Errors: Unavailable when the child cannot be started
+  // (fork/exec failed); a hang or crash is an ExecutorOutcome with killed.
   absl::StatusOr<ExecutorOutcome> Run(const coordinator::LeasedJob& job,
                                       const std::vector<schema::StoredKernel>& kernels,
                                       absl::Duration deadline,
-                                      const coordinator::LeasedJob* next = nullptr);
+                                      const std::vector<coordinator::LeasedJob>& upcoming = {});
   // Kills the child now (SIGKILL) if one runs (e.g. its lease was lost). Thread-safe against a
   // concurrent Run (it makes that Run return killed).
   void Kill();

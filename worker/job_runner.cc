@@ -170,13 +170,15 @@ absl::StatusOr<search::Evaluator*> EvaluatorCache::Get(backend::Device& device,
   search::EvaluatorOptions with_cache = options;
   if (!with_cache.compare_kernels) with_cache.compare_kernels = compare_kernels_;
   std::optional<search::HostPreparation> host;
-  if (pending_.valid() && pending_key_ == key) {
-    absl::StatusOr<search::HostPreparation> h = pending_.get();  // usually done by now
-    pending_key_.clear();
+  for (auto p = pending_.begin(); p != pending_.end(); ++p) {
+    if (p->key != key) continue;
+    absl::StatusOr<search::HostPreparation> h = p->host.get();  // usually done by now
+    pending_.erase(p);
     if (h.ok()) {
       host = *std::move(h);
       ++prefetched_;
     }
+    break;
   }
   auto ev = search::Evaluator::Create(device, problem, with_cache, &registry, &backend, &target,
                                       host ? &*host : nullptr);
@@ -227,15 +229,22 @@ void EvaluatorCache::WarmUp(const backend::Backend& backend, backend::Device& de
 
 void EvaluatorCache::Prefetch(const Problem& problem, const search::EvaluatorOptions& options) {
   const std::string key = Key(problem, options);
-  if (pending_key_ == key) return;
   for (const Entry& e : entries_) {
     if (e.key == key) return;
   }
-  if (pending_.valid()) pending_.wait();  // one at a time; an unused one is dropped
-  pending_key_ = key;
-  pending_ = std::async(std::launch::async, [problem, options] {
-    return search::Evaluator::PrepareOnHost(problem, options);
-  });
+  for (const Pending& p : pending_) {
+    if (p.key == key) return;
+  }
+  if (pending_.size() >= kMaxPending) {  // make room only by dropping one that has ended
+    auto ended = std::find_if(pending_.begin(), pending_.end(), [](const Pending& p) {
+      return p.host.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    });
+    if (ended == pending_.end()) return;
+    pending_.erase(ended);
+  }
+  pending_.push_back({key, std::async(std::launch::async, [problem, options] {
+                        return search::Evaluator::PrepareOnHost(problem, options);
+                      })});
 }
 
 namespace {
@@ -271,10 +280,36 @@ void PrefetchEvaluator(const coordinator::LeasedJob& next, const backend::Backen
                       TuneOptionsFor(tuning, next.solver_name, false, target.IsGpu()).evaluator);
 }
 
+void PlannedTuner::Start(const coordinator::LeasedJob& next, const backend::Backend& backend,
+                         backend::Device& device, const solver::SolverRegistry& registry,
+                         const JobTuning& tuning) {
+  if (tuner_.valid()) tuner_.wait();  // an untaken plan is dropped
+  job_id_ = 0;
+  tuner_ = {};
+  auto prepared = Prepare(next, registry);
+  if (!prepared.ok() || next.kind == "find" || !prepared->solver->solver->IsTunable()) return;
+  const solver::Target target = solver::TargetForDevice(backend.Kind(), device.Info());
+  auto tuner = std::make_unique<search::Tuner>(
+      registry, backend, &device, target,
+      TuneOptionsFor(tuning, next.solver_name, false, target.IsGpu()));
+  job_id_ = next.job_id;
+  tuner_ = std::async(std::launch::async,
+                      [tuner = std::move(tuner), problem = prepared->problem]() mutable {
+                        tuner->PlanAhead(problem);
+                        return std::move(tuner);
+                      });
+}
+
+std::unique_ptr<search::Tuner> PlannedTuner::Take(int64_t job_id) {
+  if (!tuner_.valid() || job_id != job_id_) return nullptr;
+  job_id_ = 0;
+  return tuner_.get();
+}
+
 coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Backend& backend,
                             backend::Device& device, const solver::SolverRegistry& registry,
                             const JobTuning& tuning, EvaluatorCache& evaluators,
-                            bool* device_wedged) {
+                            bool* device_wedged, PlannedTuner* planned) {
   const auto start = std::chrono::steady_clock::now();
   *device_wedged = false;
   auto prepared = Prepare(job, registry);
@@ -324,8 +359,9 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
     return rep;
   }
 
-  search::Tuner tuner(registry, backend, &device, target, options);
-  auto r = tuner.Tune(problem, *ev);
+  std::unique_ptr<search::Tuner> tuner = planned ? planned->Take(job.job_id) : nullptr;
+  if (!tuner) tuner = std::make_unique<search::Tuner>(registry, backend, &device, target, options);
+  auto r = tuner->Tune(problem, *ev);
   *device_wedged = !(*ev)->healthy();
   Account(job, (*ev)->timings() - before, SecondsSince(start), ready_ms,
           r.ok() ? r->plan_ms : 0, r.ok() ? r->compile_ms : 0, rep);

@@ -29,6 +29,7 @@
 #include "tuner_core/search/measure/compile_pool.h"
 #include "tuner_core/search/measure/evaluator.h"
 #include "tuner_core/search/strategy/strategy.h"
+#include "tuner_core/search/tuner.h"
 #include "tuner_core/solver/registry.h"
 
 namespace tuna::worker {
@@ -86,10 +87,11 @@ class EvaluatorCache {
   int64_t reuses() const { return reuses_; }
 
   // Starts the host half of the preparation of `problem` (inputs, CPU reference) on another
-  // thread, for a later Get: the executor calls it with the next job while the device runs the
-  // current one. Nothing when that problem is held or already being prepared; one at a time
-  // (a newer call waits for the older preparation to end first).
+  // thread, for a later Get: the executor calls it with the jobs that follow while the device
+  // runs the current one. Nothing when that problem is held or already being prepared, or when
+  // kMaxPending preparations are under way (an unused one that has ended is dropped for it).
   void Prefetch(const Problem& problem, const search::EvaluatorOptions& options);
+  static constexpr size_t kMaxPending = 3;
   int64_t prefetched() const { return prefetched_; }  // Gets served by a prefetch
 
   // Builds what the first evaluators on a GPU would otherwise build on the device's time: the
@@ -109,25 +111,49 @@ class EvaluatorCache {
   std::vector<Entry> entries_;  // most recently used first
   int64_t reuses_ = 0;
   int64_t prefetched_ = 0;
-  std::string pending_key_;
-  std::future<absl::StatusOr<search::HostPreparation>> pending_;
+  struct Pending {
+    std::string key;
+    std::future<absl::StatusOr<search::HostPreparation>> host;
+  };
+  std::vector<Pending> pending_;  // oldest first
   std::shared_ptr<search::CompareKernelCache> compare_kernels_ =
       std::make_shared<search::CompareKernelCache>();
 };
 
-// Starts preparing the evaluator of `next` (the job the supervisor will send after the current
+// Starts preparing the evaluator of `next` (a job the supervisor will send after the current
 // one) on the host while the device is busy: EvaluatorCache::Prefetch with the options EvalJob
 // will use. A driver line that does not parse is ignored (EvalJob reports it).
 void PrefetchEvaluator(const coordinator::LeasedJob& next, const backend::Backend& backend,
                        backend::Device& device, const JobTuning& tuning,
                        EvaluatorCache& evaluators);
 
-// `backend` should already hold the job's fetched kernels (KernelCacheBackend::Prefetch).
-// `device_wedged` is set when a launch timed out: the device must be abandoned (exit).
-// The report's timings say where the job's time went (and the log line of the job too).
+// The next perf job's search planned ahead (search::Tuner::PlanAhead: for a random search,
+// the whole valid space of the solver, tens of milliseconds for the larger ones) on another
+// thread while the device runs the current job, so that job starts timing at once.
+// Threads: one caller at a time; the backend, device and registry given to Start must outlive
+// the planning and the Tuner taken.
+class PlannedTuner {
+ public:
+  // Starts planning `next` (nothing for find jobs, non-tunable solvers and lines that do not
+  // parse: EvalJob reports those). Replaces a planned job not taken.
+  void Start(const coordinator::LeasedJob& next, const backend::Backend& backend,
+             backend::Device& device, const solver::SolverRegistry& registry,
+             const JobTuning& tuning);
+  // The Tuner planned for `job_id` once its planning has ended; null when none was started.
+  std::unique_ptr<search::Tuner> Take(int64_t job_id);
+
+ private:
+  int64_t job_id_ = 0;
+  std::future<std::unique_ptr<search::Tuner>> tuner_;
+};
+
+// `backend` should already hold the job's fetched kernels (KernelCacheBackend::Prefetch), and
+// be the backend `planned` was started with. `device_wedged` is set when a launch timed out:
+// the device must be abandoned (exit). The report's timings say where the job's time went (and
+// the log line of the job too).
 coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Backend& backend,
                             backend::Device& device, const solver::SolverRegistry& registry,
                             const JobTuning& tuning, EvaluatorCache& evaluators,
-                            bool* device_wedged);
+                            bool* device_wedged, PlannedTuner* planned = nullptr);
 
 }  // namespace tuna::worker

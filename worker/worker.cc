@@ -4,7 +4,6 @@
 
 #include <condition_variable>
 #include <deque>
-#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -375,7 +374,7 @@ void Worker::EvalLeaseLoop(EvalLane* lane) {
 void Worker::EvalRunLoop(EvalLane* lane) {
   for (;;) {
     std::pair<coordinator::LeasedJob, std::vector<schema::StoredKernel>> item;
-    std::optional<coordinator::LeasedJob> next;  // prefetched: its evaluator is prepared early
+    std::vector<coordinator::LeasedJob> upcoming;  // prefetched: their evaluators are prepared early
     {
       std::unique_lock<std::mutex> l(lane->mu);
       lane->cv.wait(l, [&] { return !lane->queue.empty() || lane->leasing_done || stop_flag_; });
@@ -394,7 +393,7 @@ void Worker::EvalRunLoop(EvalLane* lane) {
       if (lane->queue.empty()) return;
       item = std::move(lane->queue.front());
       lane->queue.pop_front();
-      if (!lane->queue.empty()) next = lane->queue.front().first;
+      for (const auto& q : lane->queue) upcoming.push_back(q.first);
       lane->cv.notify_all();
     }
     const coordinator::LeasedJob& job = item.first;
@@ -414,8 +413,7 @@ void Worker::EvalRunLoop(EvalLane* lane) {
         it->second.on_lost = [ex] { ex->Kill(); };
       }
     }
-    auto out = lane->executor->Run(job, item.second, options_.eval_deadline,
-                                   next ? &*next : nullptr);
+    auto out = lane->executor->Run(job, item.second, options_.eval_deadline, upcoming);
     {
       std::lock_guard<std::mutex> l(mu_);
       auto it = held_.find(job.job_id);

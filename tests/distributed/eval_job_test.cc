@@ -108,6 +108,43 @@ TEST_CASE("the jobs of one config share one evaluator; reports carry timings") {
   CHECK(EvalJob(next, *f.backend, *f.device, *registry, tuning, ahead, &wedged).succeeded);
   CHECK(ahead.prefetched() == 1);
 
+  // Several jobs ahead are prepared at once, each for its own job, whatever the order they run.
+  EvaluatorCache several;
+  const std::vector<coordinator::LeasedJob> upcoming = {
+      Job(11, "find", a, "ConvDirectNaiveConvFwd", f.target),
+      Job(12, "find", b, "ConvDirectNaiveConvFwd", f.target),
+      Job(13, "find", c, "ConvDirectNaiveConvFwd", f.target)};
+  for (const auto& j : upcoming) PrefetchEvaluator(j, *f.backend, *f.device, tuning, several);
+  for (const auto& j : {upcoming[2], upcoming[0], upcoming[1]}) {
+    CHECK(EvalJob(j, *f.backend, *f.device, *registry, tuning, several, &wedged).has_result);
+  }
+  CHECK(several.prefetched() == 3);
+
+  // The next job's search planned ahead serves it, with the same candidates in the same order;
+  // a plan for another job is not used.
+  PlannedTuner planned;
+  JobTuning random = tuning;
+  random.strategy = search::StrategyKind::kRandom;
+  random.budget = 2;
+  const coordinator::LeasedJob perf = Job(8, "perf", c, "TestFaultSolver", f.target);
+  planned.Start(perf, *f.backend, *f.device, *registry, random);
+  const coordinator::Report with_plan =
+      EvalJob(perf, *f.backend, *f.device, *registry, random, ahead, &wedged, &planned);
+  const coordinator::Report without = EvalJob(perf, *f.backend, *f.device, *registry, random, ahead, &wedged);
+  REQUIRE(with_plan.succeeded);
+  REQUIRE(without.succeeded);
+  REQUIRE(with_plan.samples.size() == 2);
+  REQUIRE(with_plan.samples.size() == without.samples.size());
+  for (size_t i = 0; i < without.samples.size(); ++i) {
+    CHECK(with_plan.samples[i].params == without.samples[i].params);
+  }
+  CHECK(planned.Take(perf.job_id) == nullptr);  // taken by the job
+  planned.Start(perf, *f.backend, *f.device, *registry, random);
+  CHECK(planned.Take(9) == nullptr);
+  CHECK(planned.Take(perf.job_id) != nullptr);
+  planned.Start(Job(10, "find", c, "TestFaultSolver", f.target), *f.backend, *f.device, *registry, random);
+  CHECK(planned.Take(10) == nullptr);  // find jobs time one config: nothing to plan
+
   // A cache of one evaluator prepares every change of problem anew.
   EvaluatorCache one(1);
   for (const std::string& line : {a, b, a}) {

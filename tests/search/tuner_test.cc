@@ -86,6 +86,46 @@ TEST_CASE("tuner honours the budget, the strategy and the solver filter") {
   CHECK(r->solvers[0].disposition == Disposition::kPassed);
 }
 
+TEST_CASE("a search planned ahead tries what a search planned in place tries") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({0, 1, 3, 5});
+  TuneOptions o = Fast();
+  o.strategy = StrategyKind::kRandom;
+  o.budget = 3;
+  o.seed = 7;
+  const Problem p = ParseOne("conv -n 1 -c 4 -H 5 -W 5 -k 4 -y 3 -x 3 -F 1");
+  const Problem other = ParseOne("conv -n 1 -c 4 -H 6 -W 6 -k 4 -y 3 -x 3 -F 1");
+  Tuner in_place(*registry, *f.backend, f.device.get(), f.target, o);
+  Tuner ahead(*registry, *f.backend, f.device.get(), f.target, o);
+  ahead.PlanAhead(p);
+  auto a = in_place.Tune(p);
+  auto b = ahead.Tune(p);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(b->plan_ms < 1.0);  // nothing left to plan
+  REQUIRE(a->solvers.size() == b->solvers.size());
+  for (size_t i = 0; i < a->solvers.size(); ++i) {
+    INFO(a->solvers[i].name);
+    CHECK(a->solvers[i].name == b->solvers[i].name);
+    CHECK(a->solvers[i].planned == b->solvers[i].planned);
+    REQUIRE(a->solvers[i].history.size() == b->solvers[i].history.size());
+    for (size_t k = 0; k < a->solvers[i].history.size(); ++k) {
+      CHECK(a->solvers[i].history[k].first == b->solvers[i].history[k].first);
+      CHECK(a->solvers[i].history[k].second.disposition == b->solvers[i].history[k].second.disposition);
+    }
+  }
+  // A plan is used once, and only for its problem.
+  ahead.PlanAhead(other);
+  auto c = ahead.Tune(p);
+  REQUIRE(c.ok());
+  REQUIRE(c->solvers.size() == a->solvers.size());
+  CHECK(c->solvers.back().history.size() == a->solvers.back().history.size());
+  auto d = ahead.Tune(other);  // the plan for `other` was dropped by the Tune of `p`
+  REQUIRE(d.ok());
+  CHECK(d->problem == other);
+}
+
 TEST_CASE("dry run compiles without a device") {
   CpuFixture f;
   if (!f.ok) return;

@@ -28,17 +28,10 @@ absl::StatusOr<TuneResult> Tuner::Tune(const Problem& problem, Evaluator* shared
     return absl::FailedPreconditionError("tuning needs a device unless it is a dry run");
   }
 
-  std::vector<solver::RegisteredSolver> solvers;
-  for (const solver::RegisteredSolver& r : registry_.Applicable(target_, problem)) {
-    const auto dirs = r.solver->Directions();
-    if (std::find(dirs.begin(), dirs.end(), problem.direction) == dirs.end()) continue;
-    if (!options_.solvers.empty() &&
-        std::find(options_.solvers.begin(), options_.solvers.end(), std::string(r.solver->Name())) ==
-            options_.solvers.end()) {
-      continue;
-    }
-    solvers.push_back(r);
-  }
+  std::optional<Ahead> ahead;
+  if (ahead_ && ahead_->problem == problem) ahead = std::move(ahead_);
+  ahead_.reset();
+  const std::vector<solver::RegisteredSolver> solvers = ahead ? ahead->solvers : SolversFor(problem);
 
   if (shared != nullptr && !(shared->problem() == problem)) {
     return absl::InvalidArgumentError(absl::StrCat("the evaluator given is for ",
@@ -60,14 +53,11 @@ absl::StatusOr<TuneResult> Tuner::Tune(const Problem& problem, Evaluator* shared
   if (evaluator != nullptr) result.reference = evaluator->reference().source;
 
   // Plan every solver first so progress reports a real total from the first candidate on.
-  std::vector<SolverPlan> plans;
-  TuneProgress progress;
   const auto plan_start = std::chrono::steady_clock::now();
-  for (const solver::RegisteredSolver& r : solvers) {
-    plans.push_back(Plan(r, problem));
-    progress.total += plans.back().planned;
-  }
+  std::vector<SolverPlan> plans = ahead ? std::move(ahead->plans) : PlanAll(solvers, problem);
   result.plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - plan_start).count();
+  TuneProgress progress;
+  for (const SolverPlan& plan : plans) progress.total += plan.planned;
   for (SolverPlan& plan : plans) {
     result.solvers.push_back(TuneSolver(plan, problem, evaluator, progress, result.compile_ms));
     const SolverTuneResult& s = result.solvers.back();
@@ -78,6 +68,34 @@ absl::StatusOr<TuneResult> Tuner::Tune(const Problem& problem, Evaluator* shared
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;
+}
+
+void Tuner::PlanAhead(const Problem& problem) {
+  Ahead a{problem, SolversFor(problem), {}};
+  a.plans = PlanAll(a.solvers, problem);
+  ahead_ = std::move(a);
+}
+
+std::vector<solver::RegisteredSolver> Tuner::SolversFor(const Problem& problem) const {
+  std::vector<solver::RegisteredSolver> solvers;
+  for (const solver::RegisteredSolver& r : registry_.Applicable(target_, problem)) {
+    const auto dirs = r.solver->Directions();
+    if (std::find(dirs.begin(), dirs.end(), problem.direction) == dirs.end()) continue;
+    if (!options_.solvers.empty() &&
+        std::find(options_.solvers.begin(), options_.solvers.end(), std::string(r.solver->Name())) ==
+            options_.solvers.end()) {
+      continue;
+    }
+    solvers.push_back(r);
+  }
+  return solvers;
+}
+
+std::vector<Tuner::SolverPlan> Tuner::PlanAll(const std::vector<solver::RegisteredSolver>& solvers,
+                                              const Problem& problem) const {
+  std::vector<SolverPlan> plans;
+  for (const solver::RegisteredSolver& r : solvers) plans.push_back(Plan(r, problem));
+  return plans;
 }
 
 Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& problem) const {

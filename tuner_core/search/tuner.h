@@ -104,6 +104,12 @@ class Tuner {
   // inputs and the reference are prepared once). InvalidArgument when it is for another problem.
   absl::StatusOr<TuneResult> Tune(const Problem& problem, Evaluator* evaluator = nullptr);
 
+  // Plans the searches of `problem` now (the strategies over the spaces: for a random search,
+  // the whole valid space), for the next Tune of the same problem, which then starts searching
+  // at once (its plan_ms is 0). A worker plans the next job while the device runs this one.
+  // Needs no device; may run on another thread than Tune, but not at the same time.
+  void PlanAhead(const Problem& problem);
+
   const solver::Target& target() const { return target_; }
 
  private:
@@ -115,6 +121,9 @@ class Tuner {
     uint64_t planned = 0;
     std::string error;  // the strategy could not start
   };
+  std::vector<solver::RegisteredSolver> SolversFor(const Problem& problem) const;
+  std::vector<SolverPlan> PlanAll(const std::vector<solver::RegisteredSolver>& solvers,
+                                  const Problem& problem) const;
   SolverPlan Plan(const solver::RegisteredSolver& r, const Problem& problem) const;
   SolverTuneResult TuneSolver(SolverPlan& plan, const Problem& problem, Evaluator* evaluator,
                               TuneProgress& progress, double& compile_ms);
@@ -125,6 +134,12 @@ class Tuner {
   solver::Target target_;
   TuneOptions options_;
   Compiler compiler_;
+  struct Ahead {
+    Problem problem;
+    std::vector<solver::RegisteredSolver> solvers;
+    std::vector<SolverPlan> plans;
+  };
+  std::optional<Ahead> ahead_;  // PlanAhead's work, taken by the next Tune of that problem
 };
 
 }  // namespace tuna::search
