@@ -106,8 +106,7 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
       return 1;
     }
   }
-  o.executor_argv = {"/proc/self/exe", "--log-level", global.log_level, "--log-format",
-                     global.log_format, "--log-file", log_file, "worker", "--executor"};
+  o.executor_argv = ExecutorArgv(global, log_file);
   std::fprintf(stderr, "tuna tune: detailed log in %s\n", log_file.c_str());
   Progress progress("tune", StderrProgressOptions(global.progress));
   auto db = OpenCommandDatabase(global);

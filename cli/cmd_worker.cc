@@ -81,7 +81,7 @@ int RunExecutorMode(const WorkerFlags& f) {
                              solver::SolverRegistry::Builtin(), *t);
 }
 
-int RunWorker(const WorkerFlags& f) {
+int RunWorker(const GlobalOptions& global, const WorkerFlags& f) {
   if (f.executor) return RunExecutorMode(f);
   if (f.coordinator.empty()) return Fail("--coordinator ADDR is required");
   // SIGTERM / SIGINT: stop leasing, finish or release, exit 0. Blocked before any thread exists
@@ -102,6 +102,7 @@ int RunWorker(const WorkerFlags& f) {
   o.compile_jobs = std::max(1, f.compile_jobs);
   o.lease_batch = std::clamp(f.lease_batch, 1, 64);
   o.eval_deadline = absl::Seconds(std::max(1, f.eval_timeout_s));
+  o.executor_argv = ExecutorArgv(global, global.log_file);
   o.compile = o.eval = false;
   for (absl::string_view s : absl::StrSplit(f.steps, ',', absl::SkipEmpty())) {
     if (s == "compile") o.compile = true;
@@ -165,6 +166,18 @@ int RunWorker(const WorkerFlags& f) {
 
 }  // namespace
 
+std::vector<std::string> ExecutorArgv(const GlobalOptions& global, const std::string& log_file) {
+  std::vector<std::string> argv = {"/proc/self/exe", "--log-level", global.log_level,
+                                   "--log-format", global.log_format};
+  if (!log_file.empty()) {
+    argv.push_back("--log-file");
+    argv.push_back(log_file);
+  }
+  argv.push_back("worker");
+  argv.push_back("--executor");
+  return argv;
+}
+
 void AddWorkerCommand(CLI::App& app, CommandContext ctx) {
   CLI::App* cmd = app.add_subcommand("worker", "lease and run jobs from a coordinator");
   auto f = std::make_shared<WorkerFlags>();
@@ -190,7 +203,7 @@ void AddWorkerCommand(CLI::App& app, CommandContext ctx) {
                   "while registered and the coordinator answers");
   cmd->add_flag("--executor", f->executor)->group("");  // hidden: the executor child
   cmd->add_option("--executor-fd", f->executor_fd)->group("");
-  cmd->callback([ctx, f] { *ctx.selected = [f] { return RunWorker(*f); }; });
+  cmd->callback([ctx, f] { *ctx.selected = [ctx, f] { return RunWorker(*ctx.global, *f); }; });
 }
 
 }  // namespace tuna::cli

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 
@@ -23,6 +24,10 @@ struct GlobalOptions {
 };
 
 using CommandFn = std::function<int()>;
+
+// The command of a worker's executor child (worker/executor.h), logging as this process does:
+// the same level and format, and to `log_file` when one is given.
+std::vector<std::string> ExecutorArgv(const GlobalOptions& global, const std::string& log_file);
 
 struct CommandContext {
   const GlobalOptions* global = nullptr;
