@@ -283,27 +283,31 @@ void PrefetchEvaluator(const coordinator::LeasedJob& next, const backend::Backen
 void PlannedTuner::Start(const coordinator::LeasedJob& next, const backend::Backend& backend,
                          backend::Device& device, const solver::SolverRegistry& registry,
                          const JobTuning& tuning) {
-  if (tuner_.valid()) tuner_.wait();  // an untaken plan is dropped
-  job_id_ = 0;
-  tuner_ = {};
+  for (const Plan& p : plans_) {
+    if (p.job_id == next.job_id) return;
+  }
   auto prepared = Prepare(next, registry);
   if (!prepared.ok() || next.kind == "find" || !prepared->solver->solver->IsTunable()) return;
+  if (plans_.size() >= kMaxPlanned) plans_.erase(plans_.begin());  // waits for its planning
   const solver::Target target = solver::TargetForDevice(backend.Kind(), device.Info());
   auto tuner = std::make_unique<search::Tuner>(
       registry, backend, &device, target,
       TuneOptionsFor(tuning, next.solver_name, false, target.IsGpu()));
-  job_id_ = next.job_id;
-  tuner_ = std::async(std::launch::async,
-                      [tuner = std::move(tuner), problem = prepared->problem]() mutable {
-                        tuner->PlanAhead(problem);
-                        return std::move(tuner);
-                      });
+  plans_.push_back({next.job_id, std::async(std::launch::async,
+                                            [tuner = std::move(tuner), problem = prepared->problem]() mutable {
+                                              tuner->PlanAhead(problem);
+                                              return std::move(tuner);
+                                            })});
 }
 
 std::unique_ptr<search::Tuner> PlannedTuner::Take(int64_t job_id) {
-  if (!tuner_.valid() || job_id != job_id_) return nullptr;
-  job_id_ = 0;
-  return tuner_.get();
+  for (auto p = plans_.begin(); p != plans_.end(); ++p) {
+    if (p->job_id != job_id) continue;
+    std::unique_ptr<search::Tuner> tuner = p->tuner.get();
+    plans_.erase(p);
+    return tuner;
+  }
+  return nullptr;
 }
 
 coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Backend& backend,

@@ -130,21 +130,28 @@ void PrefetchEvaluator(const coordinator::LeasedJob& next, const backend::Backen
 // The next perf job's search planned ahead (search::Tuner::PlanAhead: for a random search,
 // the whole valid space of the solver, tens of milliseconds for the larger ones) on another
 // thread while the device runs the current job, so that job starts timing at once.
+// The executor starts the plan of the job after next while the next one (planned during the
+// previous job) waits to be taken, so two may be held.
 // Threads: one caller at a time; the backend, device and registry given to Start must outlive
 // the planning and the Tuner taken.
 class PlannedTuner {
  public:
-  // Starts planning `next` (nothing for find jobs, non-tunable solvers and lines that do not
-  // parse: EvalJob reports those). Replaces a planned job not taken.
+  // Starts planning `next` (nothing for find jobs, non-tunable solvers, lines that do not parse
+  // (EvalJob reports those) and jobs already planned). Holds at most kMaxPlanned plans: the
+  // oldest one not taken is dropped for a new one.
   void Start(const coordinator::LeasedJob& next, const backend::Backend& backend,
              backend::Device& device, const solver::SolverRegistry& registry,
              const JobTuning& tuning);
   // The Tuner planned for `job_id` once its planning has ended; null when none was started.
   std::unique_ptr<search::Tuner> Take(int64_t job_id);
+  static constexpr size_t kMaxPlanned = 2;
 
  private:
-  int64_t job_id_ = 0;
-  std::future<std::unique_ptr<search::Tuner>> tuner_;
+  struct Plan {
+    int64_t job_id;
+    std::future<std::unique_ptr<search::Tuner>> tuner;
+  };
+  std::vector<Plan> plans_;  // oldest first
 };
 
 // `backend` should already hold the job's fetched kernels (KernelCacheBackend::Prefetch), and

@@ -139,9 +139,14 @@ TEST_CASE("the jobs of one config share one evaluator; reports carry timings") {
     CHECK(with_plan.samples[i].params == without.samples[i].params);
   }
   CHECK(planned.Take(perf.job_id) == nullptr);  // taken by the job
+  // The executor plans the job after next while the next one waits to be taken.
+  coordinator::LeasedJob after = perf;
+  after.job_id = 9;
   planned.Start(perf, *f.backend, *f.device, *registry, random);
-  CHECK(planned.Take(9) == nullptr);
+  planned.Start(after, *f.backend, *f.device, *registry, random);
+  CHECK(planned.Take(99) == nullptr);
   CHECK(planned.Take(perf.job_id) != nullptr);
+  CHECK(planned.Take(after.job_id) != nullptr);
   planned.Start(Job(10, "find", c, "TestFaultSolver", f.target), *f.backend, *f.device, *registry, random);
   CHECK(planned.Take(10) == nullptr);  // find jobs time one config: nothing to plan
 
