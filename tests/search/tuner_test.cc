@@ -22,6 +22,13 @@ TuneOptions Fast() {
   return o;
 }
 
+TuneOptions FastRandom(uint64_t budget) {
+  TuneOptions o = Fast();
+  o.strategy = StrategyKind::kRandom;
+  o.budget = budget;
+  return o;
+}
+
 TEST_CASE("tuner searches every applicable solver and records every outcome") {
   CpuFixture f;
   if (!f.ok) return;
@@ -73,9 +80,7 @@ TEST_CASE("tuner honours the budget, the strategy and the solver filter") {
   CpuFixture f;
   if (!f.ok) return;
   auto registry = testing::FaultRegistry({0, 1, 3, 5});
-  TuneOptions o = Fast();
-  o.strategy = StrategyKind::kRandom;
-  o.budget = 2;
+  TuneOptions o = FastRandom(2);
   o.solvers = {"TestFaultSolver"};
   Tuner tuner(*registry, *f.backend, f.device.get(), f.target, o);
   auto r = tuner.Tune(ParseOne("conv -n 1 -c 4 -H 5 -W 5 -k 4 -y 3 -x 3 -F 4"));
@@ -90,9 +95,7 @@ TEST_CASE("a search planned ahead tries what a search planned in place tries") {
   CpuFixture f;
   if (!f.ok) return;
   auto registry = testing::FaultRegistry({0, 1, 3, 5});
-  TuneOptions o = Fast();
-  o.strategy = StrategyKind::kRandom;
-  o.budget = 3;
+  TuneOptions o = FastRandom(3);
   o.seed = 7;
   const Problem p = ParseOne("conv -n 1 -c 4 -H 5 -W 5 -k 4 -y 3 -x 3 -F 1");
   const Problem other = ParseOne("conv -n 1 -c 4 -H 6 -W 6 -k 4 -y 3 -x 3 -F 1");
