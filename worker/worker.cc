@@ -29,7 +29,6 @@ template <typename T>
 absl::Status StatusOf(const absl::StatusOr<T>& s) {
   return s.status();
 }
-absl::Status StatusOf(const absl::Status& s) { return s; }
 
 std::string JobContext(const coordinator::LeasedJob& j) {
   return absl::StrCat("job ", j.job_id, " (", j.kind, ", config ", j.config_id, ", solver ",
