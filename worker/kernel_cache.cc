@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "schema/store/sha256.h"
 
 namespace tuna::worker {
 
@@ -11,7 +12,7 @@ std::string BuildKey(const backend::CompileRequest& r) {
   std::string text = absl::StrCat(r.arch, "\x1f", r.source, "\x1f", absl::StrJoin(r.options, "\x1e"),
                                   "\x1f", absl::StrJoin(r.entries, "\x1e"));
   for (const backend::SourceHeader& h : r.headers) absl::StrAppend(&text, "\x1f", h.name, "\x1e", h.content);
-  return schema::LeaseSha256Hex(text);
+  return schema::Sha256Hex(text);
 }
 
 schema::StoredKernel ToStoredKernel(const std::string& build_key, const backend::CompileRequest& r,

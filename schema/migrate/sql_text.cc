@@ -1,8 +1,8 @@
 #include "schema/migrate/sql_text.h"
 
-#include <openssl/evp.h>
-
 #include <cctype>
+
+#include "schema/store/sha256.h"
 
 namespace tuna::schema {
 namespace {
@@ -97,16 +97,7 @@ std::string MigrationChecksum(std::string_view text) {
     if (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') continue;
     normalised.push_back(text[i]);
   }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(normalised.data(), normalised.size(), digest, &len, EVP_sha256(), nullptr);
-  static const char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < len; ++i) {
-    hex.push_back(kHex[digest[i] >> 4]);
-    hex.push_back(kHex[digest[i] & 15]);
-  }
-  return hex;
+  return Sha256Hex(normalised);
 }
 
 }  // namespace tuna::schema

@@ -1,12 +1,12 @@
 #include "schema/store/config_store.h"
 
-#include <openssl/evp.h>
 
 #include <unordered_map>
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "schema/store/sha256.h"
 #include "schema/store/sql_batch.h"
 #include "tuner_core/problem/driver_line.h"
 
@@ -59,20 +59,7 @@ size_t Utf8Chars(const std::string& s) {
 
 }  // namespace
 
-std::string ConfigHash(const Problem& p) {
-  const std::string canonical = p.Canonical();
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(canonical.data(), canonical.size(), digest, &len, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(len * 2);
-  for (unsigned int k = 0; k < len; ++k) {
-    hex.push_back(kHex[digest[k] >> 4]);
-    hex.push_back(kHex[digest[k] & 0xf]);
-  }
-  return hex;
-}
+std::string ConfigHash(const Problem& p) { return Sha256Hex(p.Canonical()); }
 
 absl::StatusOr<Problem> ProblemFromDriver(const std::string& driver) {
   auto problems = ParseDriverLine(driver);

@@ -1,6 +1,5 @@
 #include "schema/store/lease_store.h"
 
-#include <openssl/evp.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -10,14 +9,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "schema/store/result_store.h"
+#include "schema/store/sha256.h"
 #include "schema/store/sql_batch.h"
 
 namespace tuna::schema {
 namespace {
 
-// Rows per multi-row INSERT (a power of two, so padding never exceeds it; at most 9 values a row
-// keeps a statement far below MariaDB's 65,535 placeholders).
-constexpr size_t kRowChunk = 256;
 constexpr char kLeasedStates[] = "('compile_start', 'eval_start')";
 
 std::string Truncated(std::string s, size_t n = 4000) {
@@ -55,21 +53,6 @@ ReportOutcome Fence(const JobInfo& job, const StepReport& r) {
   return ReportOutcome::kStale;
 }
 
-// Multi-row INSERT of `rows` rows of `width` values each (`params` holds them in order), in
-// chunks of kRowChunk rows, each padded (sql_batch.h) so that a few statement texts serve every
-// batch. Only for INSERT IGNORE and upserts, where a repeated row changes nothing.
-absl::Status InsertRows(Connection& c, const char* head, const char* tail,
-                        const Params& params, size_t rows, size_t width) {
-  for (size_t begin = 0; begin < rows; begin += kRowChunk) {
-    const size_t end = std::min(rows, begin + kRowChunk);
-    Params p(params.begin() + begin * width, params.begin() + end * width);
-    const size_t count = PadRows(p, end - begin, width);
-    auto n = c.Execute(absl::StrCat(head, RowPlaceholders(count, width), tail), p);
-    if (!n.ok()) return n.status();
-  }
-  return absl::OkStatus();
-}
-
 constexpr char kJobSelect[] =
     "SELECT j.id, j.session_id, j.config_id, j.solver_id, j.kind, j.state, j.attempt, "
     "j.retries, j.lease_owner, c.driver, s.name AS solver_name FROM job j "
@@ -94,20 +77,6 @@ const char* ReportOutcomeName(ReportOutcome o) {
     case ReportOutcome::kNotFound: return "not_found";
   }
   return "?";
-}
-
-std::string LeaseSha256Hex(std::string_view data) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(len * 2);
-  for (unsigned i = 0; i < len; ++i) {
-    out.push_back(kHex[md[i] >> 4]);
-    out.push_back(kHex[md[i] & 15]);
-  }
-  return out;
 }
 
 absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(JobStep step,
@@ -293,8 +262,10 @@ absl::Status LeaseStore::ReportSuccesses(Connection& c,
   }
   // What the applied reports write, gathered per statement.
   std::vector<int64_t> compiled, evaluated;
-  Params links, perf, find, samples;
-  size_t link_rows = 0, perf_rows = 0, find_rows = 0, sample_rows = 0;
+  Params links, samples;
+  size_t link_rows = 0, sample_rows = 0;
+  std::vector<NewPerfResult> perf;
+  std::vector<NewFindResult> find;
   for (const StepReport* r : reports) {
     auto it = locked.find(r->job_id);
     if (it == locked.end()) {
@@ -315,15 +286,11 @@ absl::Status LeaseStore::ReportSuccesses(Connection& c,
     }
     evaluated.push_back(r->job_id);
     if (r->has_result && job.kind == "perf") {
-      perf.insert(perf.end(), {job.session_id, job.config_id, job.solver_id, r->job_id, r->params,
-                               r->kernel_time_ms, r->workspace_bytes, r->candidates_tried,
-                               static_cast<int64_t>(r->verified)});
-      ++perf_rows;
+      perf.push_back({job.session_id, job.config_id, job.solver_id, r->job_id, r->params,
+                      r->kernel_time_ms, r->workspace_bytes, r->candidates_tried, r->verified});
     } else if (r->has_result) {
-      find.insert(find.end(), {job.session_id, job.config_id, job.solver_id, r->job_id,
-                               r->kernel_time_ms, r->workspace_bytes, r->params,
-                               static_cast<int64_t>(r->verified)});
-      ++find_rows;
+      find.push_back({job.session_id, job.config_id, job.solver_id, r->job_id, r->kernel_time_ms,
+                      r->workspace_bytes, r->params, r->verified});
     }
     for (const EvalSampleRow& x : r->samples) {
       samples.insert(samples.end(),
@@ -379,27 +346,8 @@ absl::Status LeaseStore::ReportSuccesses(Connection& c,
       !st.ok()) {
     return st;
   }
-  if (absl::Status st = InsertRows(
-          c,
-          "INSERT INTO perf_result (session_id, config_id, solver_id, job_id, params, kernel_time, "
-          "workspace, candidates_tried, verified) VALUES ",
-          " ON DUPLICATE KEY UPDATE job_id = VALUES(job_id), params = VALUES(params), "
-          "kernel_time = VALUES(kernel_time), workspace = VALUES(workspace), "
-          "candidates_tried = VALUES(candidates_tried), verified = VALUES(verified)",
-          perf, perf_rows, 9);
-      !st.ok()) {
-    return st;
-  }
-  if (absl::Status st = InsertRows(
-          c,
-          "INSERT INTO find_result (session_id, config_id, solver_id, job_id, kernel_time, "
-          "workspace, params, verified) VALUES ",
-          " ON DUPLICATE KEY UPDATE job_id = VALUES(job_id), kernel_time = VALUES(kernel_time), "
-          "workspace = VALUES(workspace), params = VALUES(params), verified = VALUES(verified)",
-          find, find_rows, 8);
-      !st.ok()) {
-    return st;
-  }
+  if (absl::Status st = InsertPerfResults(c, perf); !st.ok()) return st;
+  if (absl::Status st = InsertFindResults(c, find); !st.ok()) return st;
   return InsertRows(c,
                     "INSERT IGNORE INTO eval_sample (job_id, attempt, params, time, status, error) "
                     "VALUES ",
@@ -549,7 +497,7 @@ absl::StatusOr<std::vector<int64_t>> LeaseStore::PutKernels(
   absl::Status st = db_.WithConnection([&](Connection& c) -> absl::Status {
     ids.clear();
     for (const StoredKernel& k : kernels) {
-      const std::string hash = LeaseSha256Hex(k.code_object);
+      const std::string hash = Sha256Hex(k.code_object);
       // Already stored? Skip compressing and shipping the blob again.
       auto have = c.Query("SELECT id FROM kernel WHERE hash = ?", {hash});
       if (!have.ok()) return have.status();

@@ -190,7 +190,4 @@ class LeaseStore {
   LeaseStoreOptions options_;
 };
 
-// SHA-256 hex of bytes (kernel content hashes, build keys).
-std::string LeaseSha256Hex(std::string_view data);
-
 }  // namespace tuna::schema

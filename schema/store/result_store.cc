@@ -1,6 +1,5 @@
 #include "schema/store/result_store.h"
 
-#include <openssl/evp.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -12,6 +11,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "schema/store/config_store.h"
+#include "schema/store/sha256.h"
+#include "schema/store/sql_batch.h"
 #include "tuner_core/problem/validate.h"
 
 namespace tuna::schema {
@@ -26,32 +28,6 @@ constexpr char kExportablePerf[] =
 
 // IN lists are chunked so that one statement stays small and its prepared text is reused.
 constexpr size_t kInChunk = 500;
-// Rows per multi-row INSERT.
-constexpr size_t kInsertChunk = 500;
-
-std::string Placeholders(size_t n, std::string_view one = "?") {
-  std::string s;
-  s.reserve(n * (one.size() + 2));
-  for (size_t i = 0; i < n; ++i) {
-    if (i) s += ", ";
-    s += one;
-  }
-  return s;
-}
-
-std::string Sha256Hex(std::string_view data) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(len * 2);
-  for (unsigned i = 0; i < len; ++i) {
-    out.push_back(kHex[md[i] >> 4]);
-    out.push_back(kHex[md[i] & 15]);
-  }
-  return out;
-}
 
 template <typename E, size_t N>
 bool ParseEnum(std::string_view name, const std::array<E, N>& values,
@@ -188,7 +164,7 @@ absl::StatusOr<SessionConfigs> ReadConfigs(Database& db, const std::vector<int64
     const size_t n = std::min(kInChunk, sorted.size() - at);
     Params params(sorted.begin() + at, sorted.begin() + at + n);
     auto rows = db.Query(absl::StrCat("SELECT ", kConfigColumns, " FROM conv_config WHERE id IN (",
-                                      Placeholders(n), ")"),
+                                      ListPlaceholders(n), ")"),
                          params);
     if (!rows.ok()) return rows.status();
     for (const Row& r : *rows) {
@@ -274,7 +250,7 @@ absl::StatusOr<std::vector<KernelObject>> ReadJobKernels(Database& db,
         absl::StrCat("SELECT jk.job_id, k.id, k.arch, k.kernel_name, k.options, k.`blob`, "
                      "k.uncompressed_size FROM job_kernel jk JOIN kernel k ON k.id = jk.kernel_id "
                      "WHERE jk.job_id IN (",
-                     Placeholders(n), ") ORDER BY jk.job_id, k.id"),
+                     ListPlaceholders(n), ") ORDER BY jk.job_id, k.id"),
         params);
     if (!rows.ok()) return rows.status();
     for (const Row& r : *rows) {
@@ -325,64 +301,12 @@ absl::Status UpsertSolver(Database& db, int64_t id, const std::string& name, boo
 
 absl::StatusOr<std::vector<int64_t>> InsertConfigs(Database& db,
                                                    const std::vector<Problem>& problems) {
-  std::vector<std::string> hashes;
-  hashes.reserve(problems.size());
-  std::vector<int64_t> ids(problems.size(), 0);
-  auto st = db.Transaction([&](Connection& c) -> absl::Status {
-    hashes.clear();
-    for (size_t at = 0; at < problems.size(); at += kInsertChunk) {
-      const size_t n = std::min(kInsertChunk, problems.size() - at);
-      Params params;
-      params.reserve(n * 32);
-      for (size_t i = at; i < at + n; ++i) {
-        const Problem& p = problems[i];
-        const std::string driver = p.Canonical();
-        hashes.push_back(Sha256Hex(driver));
-        for (Value v : std::initializer_list<Value>{
-                 int64_t{p.spatial_dims}, p.n, p.c, p.in[0], p.in[1], p.in[2], p.k, p.fil[0],
-                 p.fil[1], p.fil[2], p.pad[0], p.pad[1], p.pad[2], p.stride[0], p.stride[1],
-                 p.stride[2], p.dilation[0], p.dilation[1], p.dilation[2], p.trans_output_pad[0],
-                 p.trans_output_pad[1], p.trans_output_pad[2], p.groups,
-                 std::string(p.mode == ConvMode::kConv ? "conv" : "trans"),
-                 std::string(DirectionName(p.direction)), std::string(DataTypeName(p.data_type)),
-                 std::string(LayoutName(p.in_layout)), std::string(LayoutName(p.fil_layout)),
-                 std::string(LayoutName(p.out_layout)), driver, hashes.back()}) {
-          params.push_back(std::move(v));
-        }
-      }
-      auto r = c.Execute(
-          absl::StrCat(
-              "INSERT INTO conv_config (spatial_dim, batchsize, in_channels, in_d, in_h, in_w, "
-              "out_channels, fil_d, fil_h, fil_w, pad_d, pad_h, pad_w, conv_stride_d, "
-              "conv_stride_h, conv_stride_w, dilation_d, dilation_h, dilation_w, "
-              "trans_output_pad_d, trans_output_pad_h, trans_output_pad_w, group_count, mode, "
-              "direction, data_type, in_layout, fil_layout, out_layout, driver, config_hash) "
-              "VALUES ",
-              Placeholders(n, "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                              "?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-              " ON DUPLICATE KEY UPDATE id = id"),
-          params);
-      if (!r.ok()) return r.status();
-    }
-    // Ids by hash: rows that already existed keep theirs.
-    std::map<std::string, int64_t> by_hash;
-    std::vector<std::string> unique(hashes.begin(), hashes.end());
-    std::sort(unique.begin(), unique.end());
-    unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
-    for (size_t at = 0; at < unique.size(); at += kInChunk) {
-      const size_t n = std::min(kInChunk, unique.size() - at);
-      Params params(unique.begin() + at, unique.begin() + at + n);
-      auto rows = c.Query(absl::StrCat("SELECT id, config_hash FROM conv_config WHERE "
-                                       "config_hash IN (", Placeholders(n), ")"),
-                          params);
-      if (!rows.ok()) return rows.status();
-      for (const Row& r : *rows) by_hash[r.String(1)] = r.Int(0);
-    }
-    for (size_t i = 0; i < hashes.size(); ++i) {
-      auto it = by_hash.find(hashes[i]);
-      if (it == by_hash.end()) return absl::InternalError("inserted config not found again");
-      ids[i] = it->second;
-    }
+  std::vector<int64_t> ids;
+  absl::Status st = db.Transaction([&](Connection& c) -> absl::Status {
+    int64_t inserted = 0;
+    absl::StatusOr<std::vector<int64_t>> upserted = ConfigStore(db).Upsert(c, problems, &inserted);
+    if (!upserted.ok()) return upserted.status();
+    ids = *std::move(upserted);
     return absl::OkStatus();
   });
   if (!st.ok()) return st;
@@ -405,56 +329,46 @@ absl::StatusOr<int64_t> InsertJob(Database& db, const NewJob& j) {
   return id;
 }
 
+absl::Status InsertFindResults(Connection& c, const std::vector<NewFindResult>& rows) {
+  Params params;
+  params.reserve(rows.size() * 8);
+  for (const NewFindResult& r : rows) {
+    params.insert(params.end(), {r.session_id, r.config_id, r.solver_id, JobValue(r.job_id),
+                                 r.kernel_time, r.workspace, r.params, int64_t{r.verified}});
+  }
+  return InsertRows(c,
+                    "INSERT INTO find_result (session_id, config_id, solver_id, job_id, "
+                    "kernel_time, workspace, params, verified) VALUES ",
+                    " ON DUPLICATE KEY UPDATE job_id = VALUES(job_id), "
+                    "kernel_time = VALUES(kernel_time), workspace = VALUES(workspace), "
+                    "params = VALUES(params), verified = VALUES(verified)",
+                    params, rows.size(), 8);
+}
+
+absl::Status InsertPerfResults(Connection& c, const std::vector<NewPerfResult>& rows) {
+  Params params;
+  params.reserve(rows.size() * 9);
+  for (const NewPerfResult& r : rows) {
+    params.insert(params.end(),
+                  {r.session_id, r.config_id, r.solver_id, JobValue(r.job_id), r.params,
+                   r.kernel_time, r.workspace, r.candidates_tried, int64_t{r.verified}});
+  }
+  return InsertRows(c,
+                    "INSERT INTO perf_result (session_id, config_id, solver_id, job_id, "
+                    "params, kernel_time, workspace, candidates_tried, verified) VALUES ",
+                    " ON DUPLICATE KEY UPDATE job_id = VALUES(job_id), "
+                    "params = VALUES(params), kernel_time = VALUES(kernel_time), "
+                    "workspace = VALUES(workspace), "
+                    "candidates_tried = VALUES(candidates_tried), verified = VALUES(verified)",
+                    params, rows.size(), 9);
+}
+
 absl::Status InsertFindResults(Database& db, const std::vector<NewFindResult>& rows) {
-  return db.Transaction([&](Connection& c) -> absl::Status {
-    for (size_t at = 0; at < rows.size(); at += kInsertChunk) {
-      const size_t n = std::min(kInsertChunk, rows.size() - at);
-      Params params;
-      params.reserve(n * 8);
-      for (size_t i = at; i < at + n; ++i) {
-        const NewFindResult& r = rows[i];
-        params.insert(params.end(), {r.session_id, r.config_id, r.solver_id, JobValue(r.job_id),
-                                     r.kernel_time, r.workspace, r.params, int64_t{r.verified}});
-      }
-      auto done = c.Execute(
-          absl::StrCat("INSERT INTO find_result (session_id, config_id, solver_id, job_id, "
-                       "kernel_time, workspace, params, verified) VALUES ",
-                       Placeholders(n, "(?, ?, ?, ?, ?, ?, ?, ?)"),
-                       " ON DUPLICATE KEY UPDATE job_id = VALUES(job_id), "
-                       "kernel_time = VALUES(kernel_time), workspace = VALUES(workspace), "
-                       "params = VALUES(params), verified = VALUES(verified)"),
-          params);
-      if (!done.ok()) return done.status();
-    }
-    return absl::OkStatus();
-  });
+  return db.Transaction([&](Connection& c) { return InsertFindResults(c, rows); });
 }
 
 absl::Status InsertPerfResults(Database& db, const std::vector<NewPerfResult>& rows) {
-  return db.Transaction([&](Connection& c) -> absl::Status {
-    for (size_t at = 0; at < rows.size(); at += kInsertChunk) {
-      const size_t n = std::min(kInsertChunk, rows.size() - at);
-      Params params;
-      params.reserve(n * 9);
-      for (size_t i = at; i < at + n; ++i) {
-        const NewPerfResult& r = rows[i];
-        params.insert(params.end(),
-                      {r.session_id, r.config_id, r.solver_id, JobValue(r.job_id), r.params,
-                       r.kernel_time, r.workspace, r.candidates_tried, int64_t{r.verified}});
-      }
-      auto done = c.Execute(
-          absl::StrCat("INSERT INTO perf_result (session_id, config_id, solver_id, job_id, "
-                       "params, kernel_time, workspace, candidates_tried, verified) VALUES ",
-                       Placeholders(n, "(?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-                       " ON DUPLICATE KEY UPDATE job_id = VALUES(job_id), "
-                       "params = VALUES(params), kernel_time = VALUES(kernel_time), "
-                       "workspace = VALUES(workspace), "
-                       "candidates_tried = VALUES(candidates_tried), verified = VALUES(verified)"),
-          params);
-      if (!done.ok()) return done.status();
-    }
-    return absl::OkStatus();
-  });
+  return db.Transaction([&](Connection& c) { return InsertPerfResults(c, rows); });
 }
 
 absl::StatusOr<int64_t> InsertKernel(Database& db, const NewKernel& k) {

@@ -165,7 +165,10 @@ struct NewPerfResult {
 // Multi-row inserts in one transaction; a row for an existing (session, config, solver) replaces
 // it (a re-reported result). Order of ids follows input order.
 absl::Status InsertFindResults(Database& db, const std::vector<NewFindResult>& rows);
+// The same inside the caller's transaction (the coordinator's batched reports).
+absl::Status InsertFindResults(Connection& c, const std::vector<NewFindResult>& rows);
 absl::Status InsertPerfResults(Database& db, const std::vector<NewPerfResult>& rows);
+absl::Status InsertPerfResults(Connection& c, const std::vector<NewPerfResult>& rows);
 
 struct NewKernel {
   std::string arch;

@@ -2,9 +2,13 @@
 // always bound; only `?`s are generated here. Internal to schema/store.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "schema/store/database.h"
 #include "schema/store/rows.h"
 
 namespace tuna::schema {
@@ -50,6 +54,26 @@ inline size_t PadRows(Params& params, size_t rows, size_t width) {
     for (size_t k = 0; k < width; ++k) params.push_back(params[last + k]);
   }
   return padded;
+}
+
+// Rows per multi-row INSERT (a power of two, so padding never exceeds it; at most 9 values a row
+// keeps a statement far below MariaDB's 65,535 placeholders).
+inline constexpr size_t kRowChunk = 256;
+
+// Multi-row INSERT of `rows` rows of `width` values each (`params` holds them in order), in
+// chunks of kRowChunk rows, each padded so that a few statement texts serve every batch:
+// `head` VALUES-list `tail`. Only for INSERT IGNORE and upserts, where a repeated row changes
+// nothing.
+inline absl::Status InsertRows(Connection& c, const char* head, const char* tail,
+                               const Params& params, size_t rows, size_t width) {
+  for (size_t begin = 0; begin < rows; begin += kRowChunk) {
+    const size_t end = std::min(rows, begin + kRowChunk);
+    Params p(params.begin() + begin * width, params.begin() + end * width);
+    const size_t count = PadRows(p, end - begin, width);
+    auto n = c.Execute(absl::StrCat(head, RowPlaceholders(count, width), tail), p);
+    if (!n.ok()) return n.status();
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace tuna::schema

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "catch2/catch.hpp"
+#include "schema/store/sha256.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/server.h"
 #include "tests/distributed/seed.h"
@@ -131,7 +132,7 @@ TEST_CASE_METHOD(testing::MariadbTest, "distributed run over gRPC completes ever
         rep.step = step;
         rep.succeeded = true;
         if (step == JobStep::kCompile) {
-          schema::StoredKernel k{schema::LeaseSha256Hex(j.driver), j.arch, "test", "k.cc",
+          schema::StoredKernel k{schema::Sha256Hex(j.driver), j.arch, "test", "k.cc",
                                  "-DX=1", "f", "code of " + j.driver};
           absl::StatusOr<std::vector<int64_t>> ids;
           REQUIRE(retry([&] {

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "absl/strings/numbers.h"
+#include "schema/store/sha256.h"
 #include "absl/strings/str_cat.h"
 #include "catch2/catch.hpp"
 #include "coordinator/coordinator.h"
@@ -125,7 +126,7 @@ TEST_CASE_METHOD(testing::MariadbTest, "metrics follow a run of jobs", "[mariadb
     return *jobs;
   };
   auto compile = [&](const coordinator::LeasedJob& j) {
-    schema::StoredKernel k{schema::LeaseSha256Hex(j.driver), j.arch, "test", "k.cc", "-DX=1",
+    schema::StoredKernel k{schema::Sha256Hex(j.driver), j.arch, "test", "k.cc", "-DX=1",
                            "f", "code of " + j.driver};
     auto ids = client->PutKernels(id, j.job_id, j.attempt, {k});
     REQUIRE(ids.ok());
