@@ -2,10 +2,18 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/strings/str_cat.h"
+
 #include "coordinator/wire.h"
 #include "proto/tuna.grpc.pb.h"
 
 namespace tuna::worker {
+
+bool IsTransient(const absl::Status& st) {
+  return absl::IsUnavailable(st) || absl::IsDeadlineExceeded(st) || absl::IsAborted(st) ||
+         absl::IsResourceExhausted(st);
+}
+
 namespace {
 
 using coordinator::FromWire;
@@ -13,6 +21,11 @@ using coordinator::ToWire;
 
 absl::Status FromGrpc(const grpc::Status& s) {
   if (s.ok()) return absl::OkStatus();
+  // This client never cancels its own calls, so CANCELLED means the server ended the call
+  // (a coordinator shutting down cancels what is in flight): the same as an unreachable one.
+  if (s.error_code() == grpc::StatusCode::CANCELLED) {
+    return absl::UnavailableError(absl::StrCat("coordinator ended the call: ", s.error_message()));
+  }
   return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
 }
 
@@ -33,7 +46,9 @@ class GrpcClient final : public CoordinatorClient {
     // Each client its own connection (the benchmark's simulated workers must not share one).
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
-    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+    // Reconnect within a second of a restarted coordinator listening again.
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     stub_ = v1::Worker::NewStub(grpc::CreateCustomChannel(o.address, creds, args));
   }
 

@@ -3,7 +3,9 @@
 //   MakeGrpcClient       a channel to `tuna coordinator` (token as call metadata, TLS optional)
 //   MakeInProcessClient  direct calls on a Coordinator in this process
 // Errors are the coordinator's codes (coordinator.h); a transport failure is Unavailable /
-// DeadlineExceeded, which callers retry with backoff. Threads: safe for concurrent use.
+// DeadlineExceeded (a call the server cancelled while shutting down arrives as Unavailable),
+// which callers retry with backoff: IsTransient says which codes those are.
+// Threads: safe for concurrent use.
 #pragma once
 
 #include <memory>
@@ -14,6 +16,11 @@
 #include "coordinator/coordinator.h"
 
 namespace tuna::worker {
+
+// True for errors that a later identical call may not get: the coordinator unreachable, slow,
+// restarting or shutting down, a lock conflict, or too busy. Every call is safe to retry on them
+// (reports and kernel uploads are idempotent).
+bool IsTransient(const absl::Status& st);
 
 class CoordinatorClient {
  public:

@@ -20,11 +20,6 @@ bool Unreachable(const absl::Status& st) {
   return absl::IsUnavailable(st) || absl::IsDeadlineExceeded(st);
 }
 
-bool Transient(const absl::Status& st) {
-  return absl::IsUnavailable(st) || absl::IsDeadlineExceeded(st) || absl::IsAborted(st) ||
-         absl::IsResourceExhausted(st);
-}
-
 template <typename T>
 absl::Status StatusOf(const absl::StatusOr<T>& s) {
   return s.status();
@@ -111,7 +106,7 @@ auto Worker::Retry(const char* what, Fn fn) -> decltype(fn()) {
     auto r = fn();
     const absl::Status st = StatusOf(r);
     NoteCall(st);
-    if (st.ok() || !Transient(st) || stop_flag_) return r;
+    if (st.ok() || !IsTransient(st) || stop_flag_) return r;
     if (k == 0 || k % 10 == 0) {
       spdlog::warn("worker {}: {}: {} (retrying with backoff)", worker_id_, what, st.ToString());
     }
@@ -149,7 +144,7 @@ void Worker::ReleaseAll(const std::vector<coordinator::LeasedJob>& jobs) {
   absl::StatusOr<int64_t> n;
   for (int k = 0; k < 5; ++k) {
     n = client_.Release(worker_id_, leases);
-    if (n.ok() || !Transient(n.status())) break;
+    if (n.ok() || !IsTransient(n.status())) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(200 << k));
   }
   if (n.ok()) {
@@ -178,7 +173,7 @@ void Worker::SendReport(coordinator::Report report, const coordinator::LeasedJob
   for (;;) {  // a report is worth retrying past a stop request, up to about the lease's end
     st = client_.Report(report);
     NoteCall(st);
-    if (st.ok() || !Transient(st) || absl::Now() > give_up) break;
+    if (st.ok() || !IsTransient(st) || absl::Now() > give_up) break;
     std::this_thread::sleep_for(absl::ToChronoMilliseconds(backoff));
     backoff = std::min(backoff * 2, absl::Seconds(5));
   }

@@ -88,8 +88,7 @@ TEST_CASE_METHOD(testing::MariadbTest, "distributed run over gRPC completes ever
   auto retry = [](auto fn) {
     for (int k = 0;; ++k) {
       auto r = fn();
-      if (r.ok() || (r.code() != absl::StatusCode::kUnavailable &&
-                     r.code() != absl::StatusCode::kDeadlineExceeded) || k > 100) {
+      if (!worker::IsTransient(r) || k > 100) {
         return r;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
