@@ -146,7 +146,7 @@ absl::StatusOr<backend::CodeObject> KernelCache::Get(const solver::KernelBuild& 
   req.source_name = build.source;
   req.entries = build.entries;
   req.options = build.options;
-  req.arch = arch_;
+  req.arch = solver::BuildArch(build, arch_);
   req.headers = KernelTreeHeaders();
   absl::StatusOr<backend::CodeObject> code = backend_.Compile(req);
   if (!code.ok()) return absl::Status(code.status().code(), absl::StrCat(build.source, ": ", code.status().message()));

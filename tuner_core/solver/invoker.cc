@@ -53,7 +53,7 @@ absl::StatusOr<std::vector<backend::CodeObject>> CompileSolution(const backend::
     req.source_name = k.source;
     req.entries = k.entries;
     req.options = k.options;
-    req.arch = arch;
+    req.arch = BuildArch(k, arch);
     req.headers = headers;
     absl::StatusOr<backend::CodeObject> code = backend.Compile(req);
     if (!code.ok()) {

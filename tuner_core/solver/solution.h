@@ -33,8 +33,19 @@ struct KernelArg {
 struct KernelBuild {
   std::string source;                // "conv/naive_conv.cu", "cpu/gemm_conv.cc"
   std::vector<std::string> entries;  // kernel names the code object must export
-  std::vector<std::string> options;  // "-DTUNA_TB_M=64", ...
+  std::vector<std::string> options;  // "-DTB_M=64", ...
+  // Uses arch-specific instructions (NVIDIA wgmma, setmaxnreg): built for "sm_90a" on an
+  // "sm_90" target. Such code runs on that exact arch only.
+  bool arch_specific = false;
 };
+
+// The arch string a build is compiled for on `target_arch` (see KernelBuild::arch_specific).
+inline std::string BuildArch(const KernelBuild& build, const std::string& target_arch) {
+  if (build.arch_specific && target_arch.rfind("sm_", 0) == 0 && target_arch.back() != 'a') {
+    return target_arch + "a";
+  }
+  return target_arch;
+}
 
 struct Launch {
   int kernel = 0;       // index into Solution::kernels

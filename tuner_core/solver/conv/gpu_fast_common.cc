@@ -20,18 +20,20 @@ bool IsDense(const TensorDesc& t, Layout layout) {
 }
 
 absl::Status CheckFastForward(std::string_view solver, const Target& target, const Problem& p,
-                              DataType type_a, DataType type_b, Layout layout) {
+                              DataType type_a, DataType type_b, Layout layout, FastForwardRules rules) {
   if (target.backend != backend::BackendKind::kCuda) {
     return NotApplicable(solver, "CUDA only (inline PTX: cp.async, ldmatrix, mma.sync)");
   }
-  if (target.SmVersion() < 80) return NotApplicable(solver, "requires sm_80 or newer");
+  if (target.SmVersion() < rules.min_sm) {
+    return NotApplicable(solver, "requires sm_" + std::to_string(rules.min_sm) + " or newer");
+  }
   if (absl::Status st = CheckCommon(solver, target, p, Direction::kForward); !st.ok()) return st;
   if (p.data_type != type_a && p.data_type != type_b) {
     return NotApplicable(solver, std::string("data type ") + std::string(DataTypeName(p.data_type)) +
                                      " not handled");
   }
   if (p.spatial_dims != 2) return NotApplicable(solver, "2D only");
-  if (p.groups != 1) return NotApplicable(solver, "groups > 1 not supported");
+  if (p.groups != 1 && !rules.groups) return NotApplicable(solver, "groups > 1 not supported");
   if (p.in_layout != layout || p.fil_layout != layout || p.out_layout != layout) {
     return NotApplicable(solver, std::string("requires ") + std::string(LayoutName(layout)) + " x, w and y");
   }

@@ -10,12 +10,18 @@
 
 namespace tuna::solver::gpu {
 
-// OK for a 2D, ungrouped, undilated-or-dilated forward convolution of `type` whose x, w and y
-// are all `layout` (NCHW or NHWC) with dense strides, on a CUDA target of sm_80 or newer (the
+// OK for a 2D, ungrouped (unless rules.groups), undilated-or-dilated forward convolution of `type`
+// whose x, w and y are all `layout` (NCHW or NHWC) with dense strides, on a CUDA target of
+// rules.min_sm or newer (the
 // kernels use cp.async / mma.sync inline PTX: HIP targets are not applicable), with every
 // index the kernels form below 2^31. Else NotApplicable naming `solver` and the reason.
+struct FastForwardRules {
+  int min_sm = 80;      // the oldest NVIDIA arch the kernel builds for
+  bool groups = false;  // grouped convolutions allowed (the kernel indexes by group)
+};
 absl::Status CheckFastForward(std::string_view solver, const Target& target, const Problem& problem,
-                              DataType type_a, DataType type_b, Layout layout);
+                              DataType type_a, DataType type_b, Layout layout,
+                              FastForwardRules rules = {});
 
 // True when `desc` has the dense strides of `layout` for its dims.
 bool IsDense(const TensorDesc& desc, Layout layout);

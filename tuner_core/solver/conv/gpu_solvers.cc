@@ -4,6 +4,7 @@
 #include "tuner_core/solver/conv/gpu_direct_tiled.h"
 #include "tuner_core/solver/conv/gpu_fast_simt.h"
 #include "tuner_core/solver/conv/gpu_fast_tc.h"
+#include "tuner_core/solver/conv/gpu_hopper_fwd.h"
 #include "tuner_core/solver/conv/gpu_igemm.h"
 #include "tuner_core/solver/conv/solver_sets.h"
 
@@ -17,6 +18,7 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1004, std::make_unique<IgemmSolver>(Direction::kBackwardWeights));
   list.emplace_back(1010, std::make_unique<FastTcFwdSolver>());
   list.emplace_back(1011, std::make_unique<FastSimtFwdSolver>());
+  list.emplace_back(1012, std::make_unique<HopperFwdSolver>());
   return list;
 }
 

@@ -1,0 +1,270 @@
+// Hopper (sm_90a) tensor-core implicit-GEMM forward convolution, FP16/BF16, NHWC, grouped, for
+// the solver TunaHopperFwd (tuner_core/solver/conv/gpu_hopper_fwd.cc).
+//
+//   GEMM per group g:  M = N*Ho*Wo (pixels)   N = K/G (output channels)   K = R*S*C/G (c fastest)
+//   A = im2col(x) gathered on the fly (rows of TB_K = 64 halves, 128 bytes)
+//   B = w as (K, R, S, C/G) rows, the same K-major shape as A
+//   y (FP32 accumulate, rounded once).
+//
+// A block computes a TB_M x TB_N tile of y with WG_M consumer warpgroups (128 threads each);
+// warpgroup i owns rows [i*TB_M/WG_M, (i+1)*TB_M/WG_M) as TB_M/WG_M/64 stacked
+// wgmma.m64nTB_Nk16 accumulators. Every thread also loads: 16-byte cp.async chunks (zero-filled
+// for padding and tails) into a STAGES-deep ring of shared tiles laid out in the 128-byte
+// swizzle that wgmma's matrix descriptors read (chunk j of row r at j ^ (r % 8)). Per k-tile:
+// wait for its chunks, fence them into the async proxy, barrier, start the loads STAGES-2 tiles
+// ahead into the slot the previous-but-one tile's wgmmas have released, issue 4 x k16 wgmmas,
+// commit, and wait until at most the group just issued is in flight. The epilogue stages the
+// accumulators through shared memory and writes y in coalesced 16-byte stores.
+//
+// Sizes are run-time arguments: one build serves every problem with the same options.
+// Options: TB_M (64, 128, 256), TB_N (64, 128, 256), WG_M (1, 2), STAGES (3..8),
+//          TUNA_DTYPE (1 fp16, 2 bf16).
+// Requires C/G % 8 == 0 (16-byte chunks stay within one filter tap and aligned).
+// Arguments: x, w, y (dense NHWC / K R S C/G / NHWC), then the sizes as int32.
+#include "common/portability.h"
+
+#if !defined(TUNA_BACKEND_CUDA)
+#error "hopper_fwd.cu needs CUDA sm_90a (wgmma, cp.async)"
+#endif
+
+#include "conv/wgmma_ops.h"
+
+constexpr int kTbM = TB_M;
+constexpr int kTbN = TB_N;
+constexpr int kTbK = 64;  // halves per row: one 128-byte swizzle row
+constexpr int kWgM = WG_M;
+constexpr int kStages = STAGES;
+constexpr int kThreads = 128 * kWgM;
+constexpr int kWgRows = kTbM / kWgM;
+constexpr int kMRep = kWgRows / 64;
+constexpr int kAcc = kTbN / 2;  // FP32 accumulators per thread of one m64 wgmma
+constexpr int kRowBytes = kTbK * 2;
+constexpr int kStageA = kTbM * kRowBytes;
+constexpr int kStageB = kTbN * kRowBytes;
+constexpr int kStageBytes = kStageA + kStageB;
+constexpr int kRowStep = kThreads / 8;  // rows one pass of the block's chunk loads covers
+constexpr int kAIters = kTbM / kRowStep;
+constexpr int kBIters = kTbN / kRowStep;
+constexpr int kOutPitch = kTbN + 8;  // halves per staged output row (conflict-free writes)
+static_assert(kWgRows % 64 == 0, "each warpgroup owns whole m64 slabs");
+static_assert(kTbN == 64 || kTbN == 128 || kTbN == 256, "wgmma N");
+static_assert(kTbM % kRowStep == 0 && kTbN % kRowStep == 0, "chunk split");
+static_assert(kStages >= 3, "the ring keeps one tile in the tensor cores and one being issued");
+
+TUNA_DEVICE unsigned tuna_smem_u32(const void* p) {
+  unsigned r;
+  asm volatile("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+  return r;
+}
+
+TUNA_DEVICE void tuna_cp_async16(unsigned saddr, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(saddr), "l"(src), "r"(src_bytes));
+}
+TUNA_DEVICE void tuna_cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+TUNA_DEVICE void tuna_cp_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+// cp.async writes through the generic proxy; wgmma reads through the async proxy.
+TUNA_DEVICE void tuna_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+TUNA_DEVICE void tuna_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+TUNA_DEVICE void tuna_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+TUNA_DEVICE void tuna_wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving accumulator accesses across wgmma fences and waits.
+TUNA_DEVICE void tuna_fence_acc(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+
+// Shared-memory matrix descriptor of a K-major tile in the 128-byte swizzle: rows of 128 bytes,
+// 8-row groups 1024 bytes apart (stride byte offset); the leading byte offset is unused there.
+TUNA_DEVICE unsigned long long tuna_desc_sw128(unsigned saddr) {
+  unsigned long long d = 0;
+  d |= static_cast<unsigned long long>((saddr & 0x3FFFF) >> 4);
+  d |= static_cast<unsigned long long>(1) << 16;           // leading byte offset (16 B, ignored)
+  d |= static_cast<unsigned long long>(1024 >> 4) << 32;   // stride byte offset
+  d |= static_cast<unsigned long long>(1) << 62;           // 128-byte swizzle
+  return d;
+}
+
+#if TUNA_DTYPE == 2
+#define TUNA_WGMMA_NAME(n) tuna_wgmma_m64n##n##k16_bf16
+#else
+#define TUNA_WGMMA_NAME(n) tuna_wgmma_m64n##n##k16_f16
+#endif
+#define TUNA_WGMMA_OF(n) TUNA_WGMMA_NAME(n)
+TUNA_DEVICE void tuna_wgmma(float (&d)[kAcc], unsigned long long a, unsigned long long b) {
+  TUNA_WGMMA_OF(TB_N)(d, a, b);
+}
+
+TUNA_DEVICE unsigned tuna_pack2(float lo, float hi) {
+  unsigned r;
+#if TUNA_DTYPE == 2
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+  return r;
+}
+
+TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
+    tuna_hopper_fwd(const tuna_u16* TUNA_RESTRICT x, const tuna_u16* TUNA_RESTRICT w, tuna_u16* TUNA_RESTRICT y,
+                    int n_img, int C, int H, int W, int K, int Ho, int Wo, int R, int S, int pad_h, int pad_w,
+                    int stride_h, int stride_w, int dil_h, int dil_w, int groups) {
+  TUNA_DYNAMIC_SHARED(unsigned char, smem_raw);
+  // The 128-byte swizzle repeats every 1024 bytes: align the ring to it.
+  const unsigned raw_addr = tuna_smem_u32(smem_raw);
+  const unsigned pad = (1024 - (raw_addr & 1023)) & 1023;
+  unsigned char* smem = smem_raw + pad;
+  const unsigned smem_addr = raw_addr + pad;
+
+  const int tid = TUNA_TID_X;
+  const int wg = tid >> 7;
+  const int warp_in_wg = (tid >> 5) & 3;
+  const int lane = tid & 31;
+  const int Cg = C / groups;
+  const int Kpg = K / groups;
+  const int g = TUNA_BID_Y;
+  const int M = n_img * Ho * Wo;
+  const int Kg = R * S * Cg;
+  const int n_tiles = (Kpg + kTbN - 1) / kTbN;
+  const int m0 = (TUNA_BID_X / n_tiles) * kTbM;  // neighbouring blocks share an A tile
+  const int n0 = (TUNA_BID_X % n_tiles) * kTbN;
+  const int k_tiles = (Kg + kTbK - 1) / kTbK;
+  const int kc = tid & 7;          // this thread's 16-byte chunk column (fixed)
+  const int row_base = tid >> 3;   // first row it loads; then every kRowStep
+  const unsigned swz = static_cast<unsigned>((kc ^ (row_base & 7)) << 4);
+
+  // Per A row: element offset of its image (and group), and its top-left input coordinate.
+  long long a_base[kAIters];
+  int a_h[kAIters], a_w[kAIters];
+#pragma unroll
+  for (int i = 0; i < kAIters; ++i) {
+    const int m = m0 + row_base + i * kRowStep;
+    const int hw = Ho * Wo;
+    const int mm = m < M ? m : 0;
+    const int img = mm / hw;
+    const int rem = mm - img * hw;
+    const int oh = rem / Wo;
+    const int ow = rem - oh * Wo;
+    a_base[i] = static_cast<long long>(img) * H * W * C + static_cast<long long>(g) * Cg;
+    a_h[i] = m < M ? oh * stride_h - pad_h : -(1 << 29);  // a row past M never lands in bounds
+    a_w[i] = ow * stride_w - pad_w;
+  }
+  const tuna_u16* w_g = w + static_cast<long long>(g) * Kpg * Kg;
+
+  auto load_tile = [&](int slot, int kt) {
+    const int k = kt * kTbK + kc * 8;
+    const bool k_ok = k < Kg;
+    const int kk = k_ok ? k : 0;
+    const int tap = kk / Cg;
+    const int c = kk - tap * Cg;
+    const int r = tap / S;
+    const int s = tap - r * S;
+    const unsigned a_dst = smem_addr + slot * kStageBytes + row_base * kRowBytes + swz;
+#pragma unroll
+    for (int i = 0; i < kAIters; ++i) {
+      const int h = a_h[i] + r * dil_h;
+      const int ww = a_w[i] + s * dil_w;
+      const bool ok = k_ok && static_cast<unsigned>(h) < static_cast<unsigned>(H) &&
+                      static_cast<unsigned>(ww) < static_cast<unsigned>(W);
+      const tuna_u16* src = ok ? x + a_base[i] + (static_cast<long long>(h) * W + ww) * C + c : x;
+      tuna_cp_async16(a_dst + i * kRowStep * kRowBytes, src, ok ? 16 : 0);
+    }
+    const unsigned b_dst = smem_addr + slot * kStageBytes + kStageA + row_base * kRowBytes + swz;
+#pragma unroll
+    for (int i = 0; i < kBIters; ++i) {
+      const int n = n0 + row_base + i * kRowStep;
+      const bool ok = k_ok && n < Kpg;
+      const tuna_u16* src = ok ? w_g + static_cast<long long>(n) * Kg + k : w;
+      tuna_cp_async16(b_dst + i * kRowStep * kRowBytes, src, ok ? 16 : 0);
+    }
+  };
+
+  float acc[kMRep][kAcc];
+#pragma unroll
+  for (int mr = 0; mr < kMRep; ++mr) {
+#pragma unroll
+    for (int j = 0; j < kAcc; ++j) acc[mr][j] = 0.f;
+  }
+
+#pragma unroll
+  for (int st = 0; st < kStages - 2; ++st) {
+    if (st < k_tiles) load_tile(st, st);
+    tuna_cp_commit();
+  }
+
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    tuna_cp_wait<kStages - 3>();  // this thread's chunks of tile kt have landed
+    tuna_fence_proxy_async();
+    TUNA_SYNC();  // everyone's chunks of kt landed; every wgmma of tile kt-2 has completed
+    const int next = kt + kStages - 2;
+    if (next < k_tiles) load_tile(next % kStages, next);
+    tuna_cp_commit();
+
+    const int slot = kt % kStages;
+    const unsigned a_tile = smem_addr + slot * kStageBytes + wg * kWgRows * kRowBytes;
+    const unsigned b_tile = smem_addr + slot * kStageBytes + kStageA;
+#pragma unroll
+    for (int mr = 0; mr < kMRep; ++mr) {
+#pragma unroll
+      for (int j = 0; j < kAcc; ++j) tuna_fence_acc(acc[mr][j]);
+    }
+    tuna_wgmma_fence();
+#pragma unroll
+    for (int k16 = 0; k16 < kTbK / 16; ++k16) {
+      const unsigned long long db = tuna_desc_sw128(b_tile + k16 * 32);
+#pragma unroll
+      for (int mr = 0; mr < kMRep; ++mr) {
+        tuna_wgmma(acc[mr], tuna_desc_sw128(a_tile + mr * 64 * kRowBytes + k16 * 32), db);
+      }
+    }
+    tuna_wgmma_commit();
+    tuna_wgmma_wait<1>();
+#pragma unroll
+    for (int mr = 0; mr < kMRep; ++mr) {
+#pragma unroll
+      for (int j = 0; j < kAcc; ++j) tuna_fence_acc(acc[mr][j]);
+    }
+  }
+  tuna_wgmma_wait<0>();
+#pragma unroll
+  for (int mr = 0; mr < kMRep; ++mr) {
+#pragma unroll
+    for (int j = 0; j < kAcc; ++j) tuna_fence_acc(acc[mr][j]);
+  }
+  tuna_cp_wait<0>();
+  TUNA_SYNC();  // the ring is free: stage the output tile in it
+
+  // Accumulator layout of wgmma m64nN: warp w of the warpgroup holds rows 16w + lane/4 (+8);
+  // pair j covers columns 8j + 2*(lane%4) + {0, 1}.
+  tuna_u16* out = reinterpret_cast<tuna_u16*>(smem);
+#pragma unroll
+  for (int mr = 0; mr < kMRep; ++mr) {
+    const int r0 = wg * kWgRows + mr * 64 + warp_in_wg * 16 + (lane >> 2);
+#pragma unroll
+    for (int j = 0; j < kTbN / 8; ++j) {
+      const int col = 8 * j + 2 * (lane & 3);
+      *reinterpret_cast<unsigned*>(out + r0 * kOutPitch + col) = tuna_pack2(acc[mr][4 * j], acc[mr][4 * j + 1]);
+      *reinterpret_cast<unsigned*>(out + (r0 + 8) * kOutPitch + col) =
+          tuna_pack2(acc[mr][4 * j + 2], acc[mr][4 * j + 3]);
+    }
+  }
+  TUNA_SYNC();
+  constexpr int kChunksPerRow = kTbN / 8;
+  const bool vec_out = (K & 7) == 0 && (Kpg & 7) == 0;
+  for (int idx = tid; idx < kTbM * kChunksPerRow; idx += kThreads) {
+    const int row = idx / kChunksPerRow;
+    const int ch = idx - row * kChunksPerRow;
+    const int m = m0 + row;
+    const int n = n0 + ch * 8;
+    if (m >= M || n >= Kpg) continue;
+    tuna_u16* dst = y + static_cast<long long>(m) * K + static_cast<long long>(g) * Kpg + n;
+    const tuna_u16* src = out + row * kOutPitch + ch * 8;
+    if (vec_out && n + 8 <= Kpg) {
+      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+    } else {
+      for (int e = 0; e < 8 && n + e < Kpg; ++e) dst[e] = src[e];
+    }
+  }
+}

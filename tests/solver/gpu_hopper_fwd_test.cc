@@ -1,0 +1,250 @@
+// TunaHopperFwd (1012, wgmma on sm_90a): planning checks without a compiler (applicability,
+// defaults valid on all ResNet-50 layers, analytic pruning), NVRTC builds for sm_90a of every
+// valid FP16 config and the BF16 defaults, and, tagged "gpu", every ResNet-50 layer at batch 1
+// (default + 2 random configs), BF16 and edge problems (groups, odd K, C = 8, dilation, stride 3,
+// 1x7 / 7x1 filters, M, N and K tails) checked against the CPU reference on poisoned outputs.
+#include <cstdio>
+#include <map>
+#include <random>
+#include <set>
+
+#include "catch2/catch.hpp"
+#include "tests/solver/gpu_test_problems.h"
+#include "tuner_core/backend/cuda/cuda_backend.h"
+#include "tuner_core/reference/element.h"
+#include "tuner_core/reference/fill.h"
+#include "tuner_core/reference/reference_conv.h"
+#include "tuner_core/reference/verify.h"
+#include "tuner_core/solver/conv/gpu_hopper_fwd.h"
+#include "tuner_core/solver/invoker.h"
+
+namespace tuna {
+namespace {
+
+using solver::PerfConfig;
+using solver::Target;
+
+std::vector<PerfConfig> AllValid(const solver::Solver& s, const Target& t, const Problem& p) {
+  std::vector<PerfConfig> out;
+  const solver::SearchSpace space = s.Space(t, p);
+  for (uint64_t i = 0; i < space.Size(); ++i) {
+    PerfConfig c = space.At(i);
+    if (s.IsValid(t, p, c).ok()) out.push_back(c);
+  }
+  return out;
+}
+
+Problem Make(int64_t n, int64_t c, int64_t k, int64_t h, int64_t w, int64_t fy, int64_t fx, int64_t pad_h,
+             int64_t pad_w, int64_t stride, int64_t dil, int64_t groups, DataType type = DataType::kFp16) {
+  Problem p;
+  p.n = n, p.c = c, p.k = k;
+  p.in = {1, h, w};
+  p.fil = {1, fy, fx};
+  p.pad = {0, pad_h, pad_w};
+  p.stride = {1, stride, stride};
+  p.dilation = {1, dil, dil};
+  p.groups = groups;
+  return testing::With(p, Direction::kForward, type, Layout::kNHWC);
+}
+
+// Shapes beyond ResNet-50 that the kernel's indexing must get right.
+std::vector<Problem> HopperEdgeProblems() {
+  return {
+      Make(2, 8, 12, 11, 10, 1, 1, 0, 0, 2, 1, 1),      // C = 8: one chunk per tap, stride 2
+      Make(1, 16, 24, 9, 9, 3, 3, 2, 2, 1, 2, 1),       // dilation 2
+      Make(2, 32, 40, 8, 8, 3, 3, 1, 1, 1, 1, 2),       // groups 2 (C/G 16, K/G 20: N tail)
+      Make(1, 24, 72, 12, 12, 5, 5, 2, 2, 3, 1, 1),     // stride 3, 5x5, K = 72
+      Make(3, 64, 33, 6, 6, 2, 3, 0, 0, 1, 1, 1),       // asymmetric filter, valid padding, odd K
+      Make(2, 48, 64, 17, 17, 1, 7, 0, 3, 1, 1, 1),     // 1x7 (Inception)
+      Make(2, 48, 64, 17, 17, 7, 1, 3, 0, 1, 1, 1),     // 7x1
+      Make(5, 72, 200, 7, 7, 3, 3, 1, 1, 1, 1, 1),      // M = 245, K = 200: tails everywhere
+      Make(1, 256, 96, 10, 10, 3, 3, 1, 1, 1, 1, 4),    // groups 4, Kdim 576 (9 k-tiles)
+      Make(4, 40, 8, 13, 13, 3, 3, 1, 1, 2, 1, 1),      // K = 8 < every tile
+  };
+}
+
+TEST_CASE("hopper fwd: applicability, defaults and pruning", "[solver]") {
+  absl::StatusOr<Target> sm90 = solver::TargetForArch("sm_90");
+  absl::StatusOr<Target> sm80 = solver::TargetForArch("sm_80");
+  absl::StatusOr<Target> gfx = solver::TargetForArch("gfx90a");
+  REQUIRE(sm90.ok());
+  REQUIRE(sm80.ok());
+  REQUIRE(gfx.ok());
+  solver::HopperFwdSolver s;
+  std::vector<Problem> layers = testing::ResNet50Layers();
+  REQUIRE(layers.size() == 23);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const Problem h = testing::With(layers[i], Direction::kForward, DataType::kFp16, Layout::kNHWC);
+    INFO(h.Canonical());
+    if (i == 0) {  // the stem: C = 3
+      CHECK_FALSE(s.IsApplicable(*sm90, h).ok());
+      continue;
+    }
+    REQUIRE(s.IsApplicable(*sm90, h).ok());
+    REQUIRE(s.IsApplicable(*sm90, testing::With(layers[i], Direction::kForward, DataType::kBf16, Layout::kNHWC)).ok());
+    CHECK(s.IsValid(*sm90, h, s.DefaultConfig(*sm90, h)).ok());
+    const std::vector<PerfConfig> valid = AllValid(s, *sm90, h);
+    CHECK(valid.size() >= 4);
+    CHECK(valid.size() <= 60);
+    CHECK_FALSE(s.IsApplicable(*sm80, h).ok());
+    CHECK_FALSE(s.IsApplicable(*gfx, h).ok());
+    CHECK_FALSE(s.IsApplicable(*sm90, testing::With(layers[i], Direction::kForward, DataType::kFp32, Layout::kNHWC)).ok());
+    CHECK_FALSE(s.IsApplicable(*sm90, testing::With(layers[i], Direction::kForward, DataType::kFp16, Layout::kNCHW)).ok());
+    CHECK_FALSE(s.IsApplicable(*sm90, testing::With(layers[i], Direction::kBackwardData, DataType::kFp16, Layout::kNHWC)).ok());
+  }
+  for (const Problem& p : HopperEdgeProblems()) {
+    INFO(p.Canonical());
+    REQUIRE(s.IsApplicable(*sm90, p).ok());
+    CHECK(s.IsValid(*sm90, p, s.DefaultConfig(*sm90, p)).ok());
+  }
+  // Depthwise (C/G = 1) is not this solver's.
+  CHECK_FALSE(s.IsApplicable(*sm90, Make(2, 16, 16, 9, 9, 3, 3, 1, 1, 1, 1, 16)).ok());
+  // Analytic pruning: accumulators, warpgroup rows, shared memory.
+  const Problem big = Make(32, 256, 1024, 28, 28, 3, 3, 1, 1, 1, 1, 1);
+  CHECK(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 4}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4}}).ok());  // 256 accumulators
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 128, 2, 4}}).ok());   // 32-row warpgroups
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{256, 256, 2, 6}}).ok());  // 385 KiB of ring
+  Target small = *sm90;
+  small.max_shared_bytes_per_block = 100 * 1024;
+  CHECK_FALSE(s.IsValid(small, big, PerfConfig{{128, 256, 2, 4}}).ok());
+  CHECK(solver::HopperFwdSolver::SharedBytes(128, 256, 4) == 4u * 384 * 128 + 1024);
+  // Build options are the axes' names, plus the arch-specific flag for sm_90a.
+  absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, big, PerfConfig{{128, 256, 2, 4}});
+  REQUIRE(sol.ok());
+  CHECK(sol->kernels[0].options[0] == "-DTB_M=128");
+  CHECK(sol->kernels[0].options[3] == "-DSTAGES=4");
+  CHECK(solver::BuildArch(sol->kernels[0], "sm_90") == "sm_90a");
+  CHECK(sol->launches[0].block.x == 256);
+}
+
+TEST_CASE("hopper fwd: every valid FP16 config and the BF16 defaults build for sm_90a", "[solver][nvrtc]") {
+  std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
+  if (absl::Status st = be->CompilerStatus(); !st.ok()) {
+    WARN("skipping: NVRTC unavailable: " << st.message());
+    return;
+  }
+  absl::StatusOr<Target> target = solver::TargetForArch("sm_90");
+  REQUIRE(target.ok());
+  solver::HopperFwdSolver s;
+  std::set<std::string> done;
+  auto build = [&](const Problem& p, const PerfConfig& c) {
+    absl::StatusOr<solver::Solution> sol = s.GetSolution(*target, p, c);
+    INFO(p.Canonical() << " params " << c.ToString());
+    REQUIRE(sol.ok());
+    std::string key;
+    for (const auto& o : sol->kernels[0].options) key += o + " ";
+    if (!done.insert(key).second) return;
+    absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, *sol, target->arch);
+    if (!code.ok()) std::printf("%s\n", std::string(code.status().message()).substr(0, 4000).c_str());
+    REQUIRE(code.ok());
+    CHECK((*code)[0].arch == "sm_90a");
+  };
+  const Problem wide = Make(32, 256, 1024, 14, 14, 3, 3, 1, 1, 1, 1, 1);
+  for (const PerfConfig& c : AllValid(s, *target, wide)) build(wide, c);
+  const Problem bf = Make(32, 256, 1024, 14, 14, 3, 3, 1, 1, 1, 1, 1, DataType::kBf16);
+  build(bf, s.DefaultConfig(*target, bf));
+  std::printf("%zu distinct sm_90a builds\n", done.size());
+  CHECK(done.size() >= 12);
+}
+
+TEST_CASE("hopper fwd matches the CPU reference on an sm_90 device", "[gpu]") {
+  std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
+  if (absl::Status st = be->DriverStatus(); !st.ok()) {
+    WARN("skipping: CUDA driver unavailable: " << st.message());
+    return;
+  }
+  REQUIRE(be->CompilerStatus().ok());
+  absl::StatusOr<std::vector<backend::DeviceInfo>> devices = be->ListDevices();
+  REQUIRE(devices.ok());
+  if (devices->empty()) {
+    WARN("skipping: no CUDA device");
+    return;
+  }
+  absl::StatusOr<std::unique_ptr<backend::Device>> dev = be->OpenDevice(0);
+  REQUIRE(dev.ok());
+  backend::Device& device = **dev;
+  const Target target = solver::TargetForDevice(backend::BackendKind::kCuda, device.Info());
+  if (target.SmVersion() != 90) {
+    WARN("skipping: device " << target.arch << " is not sm_90");
+    return;
+  }
+  solver::HopperFwdSolver s;
+  std::vector<Problem> problems;
+  std::vector<Problem> layers = testing::ResNet50Layers();
+  REQUIRE(layers.size() == 23);
+  for (size_t i = 1; i < layers.size(); ++i) {
+    Problem b = layers[i];
+    b.n = 1;
+    problems.push_back(testing::With(b, Direction::kForward, DataType::kFp16, Layout::kNHWC));
+    if (i % 4 == 1) problems.push_back(testing::With(b, Direction::kForward, DataType::kBf16, Layout::kNHWC));
+  }
+  for (const Problem& p : HopperEdgeProblems()) {
+    problems.push_back(p);
+    problems.push_back(testing::With(p, Direction::kForward, DataType::kBf16, Layout::kNHWC));
+  }
+  std::mt19937_64 rng(1012);
+  std::map<std::string, std::vector<backend::CodeObject>> cache;
+  int runs = 0, failures = 0;
+  for (const Problem& p : problems) {
+    INFO(p.Canonical());
+    REQUIRE(s.IsApplicable(target, p).ok());
+    std::vector<PerfConfig> configs = {s.DefaultConfig(target, p)};
+    const std::vector<PerfConfig> valid = AllValid(s, target, p);
+    for (int t = 0; t < 2 && !valid.empty(); ++t) configs.push_back(valid[rng() % valid.size()]);
+    const reference::ElementType et = reference::StorageType(p.data_type);
+    const uint64_t seed = std::hash<std::string>()(p.Canonical());
+    std::vector<std::byte> hx = reference::RandomBuffer(et, p.XDesc().ElementCount(), seed + 1);
+    std::vector<std::byte> hw = reference::RandomBuffer(et, p.WDesc().ElementCount(), seed + 2);
+    std::vector<std::byte> expected(p.YDesc().ElementCount() * DataTypeSize(p.data_type));
+    REQUIRE(reference::ConvForward(p, hx.data(), hw.data(), expected.data()).ok());
+    absl::StatusOr<backend::DeviceBuffer> x = device.Alloc(hx.size()), w = device.Alloc(hw.size()),
+                                          y = device.Alloc(expected.size());
+    REQUIRE(x.ok());
+    REQUIRE(w.ok());
+    REQUIRE(y.ok());
+    REQUIRE(device.CopyToDevice(*x, hx.data(), hx.size()).ok());
+    REQUIRE(device.CopyToDevice(*w, hw.data(), hw.size()).ok());
+    for (const PerfConfig& cfg : configs) {
+      INFO("params " << cfg.ToString());
+      absl::StatusOr<solver::Solution> sol = s.GetSolution(target, p, cfg);
+      REQUIRE(sol.ok());
+      std::string key;
+      for (const auto& o : sol->kernels[0].options) key += o + " ";
+      auto it = cache.find(key);
+      if (it == cache.end()) {
+        absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, *sol, target.arch);
+        if (!code.ok()) std::printf("%s\n", std::string(code.status().message()).substr(0, 3000).c_str());
+        REQUIRE(code.ok());
+        it = cache.emplace(key, *std::move(code)).first;
+      }
+      absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(device, *sol, it->second);
+      REQUIRE(inv.ok());
+      REQUIRE(device.Memset(*y, 0xff, y->bytes()).ok());
+      absl::Status run = (*inv)->Run({&*x, &*w, &*y, nullptr});
+      if (run.ok()) run = device.Synchronize();
+      INFO(run.message());
+      REQUIRE(run.ok());
+      std::vector<std::byte> got(expected.size());
+      REQUIRE(device.CopyToHost(got.data(), *y, got.size()).ok());
+      absl::StatusOr<reference::VerifyReport> rep =
+          reference::VerifyConvOutput(p, Direction::kForward, got.data(), expected.data());
+      REQUIRE(rep.ok());
+      std::printf("%-4s %-4s max_rel %.3g rms %.3g params %-12s %s\n", rep->ok ? "ok" : "FAIL",
+                  std::string(DataTypeName(p.data_type)).c_str(), rep->max_rel_error, rep->rms_error,
+                  cfg.ToString().c_str(), p.Canonical().c_str());
+      if (!rep->ok) {
+        ++failures;
+        std::printf("     %s\n", rep->Summary().c_str());
+      }
+      CHECK(rep->ok);
+      ++runs;
+    }
+  }
+  std::printf("%d runs, %d failures\n", runs, failures);
+  CHECK(runs >= 80);
+  CHECK(failures == 0);
+}
+
+}  // namespace
+}  // namespace tuna

@@ -1,0 +1,135 @@
+#include "tuner_core/solver/conv/gpu_hopper_fwd.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "tuner_core/solver/conv/gpu_common.h"
+#include "tuner_core/solver/conv/gpu_fast_common.h"
+
+namespace tuna::solver {
+namespace {
+
+using gpu::CeilDiv;
+
+// The axes by name, in the order of the space (and of the params string).
+struct HopperParams {
+  int tb_m, tb_n, wg_m, stages;
+  static HopperParams Of(const PerfConfig& c) {
+    return {static_cast<int>(c.values[0]), static_cast<int>(c.values[1]), static_cast<int>(c.values[2]),
+            static_cast<int>(c.values[3])};
+  }
+  PerfConfig Config() const { return PerfConfig{{tb_m, tb_n, wg_m, stages}}; }
+  int Threads() const { return 128 * wg_m; }
+  std::vector<std::string> Defines() const {
+    return {absl::StrCat("-DTB_M=", tb_m), absl::StrCat("-DTB_N=", tb_n), absl::StrCat("-DWG_M=", wg_m),
+            absl::StrCat("-DSTAGES=", stages)};
+  }
+};
+
+constexpr int kTbK = 64;
+
+int64_t GemmM(const Problem& p) {
+  const Dhw o = p.Out();
+  return p.n * o[1] * o[2];
+}
+
+}  // namespace
+
+uint64_t HopperFwdSolver::SharedBytes(int tb_m, int tb_n, int stages) {
+  const uint64_t ring = static_cast<uint64_t>(stages) * (tb_m + tb_n) * kTbK * 2;
+  const uint64_t out = static_cast<uint64_t>(tb_m) * (tb_n + 8) * 2;
+  return std::max(ring, out) + 1024;
+}
+
+absl::Status HopperFwdSolver::IsApplicable(const Target& target, const Problem& p) const {
+  gpu::FastForwardRules rules;
+  rules.min_sm = 90;
+  rules.groups = true;
+  if (absl::Status st = gpu::CheckFastForward(Name(), target, p, DataType::kFp16, DataType::kBf16,
+                                              Layout::kNHWC, rules);
+      !st.ok()) {
+    return st;
+  }
+  if (target.SmVersion() != 90) return NotApplicable(Name(), "wgmma kernels are built for sm_90a only");
+  if ((p.c / p.groups) % 8 != 0) return NotApplicable(Name(), "C/G must be a multiple of 8");
+  if (p.groups > gpu::kMaxGridYZ) return NotApplicable(Name(), "too many groups for grid.y");
+  return absl::OkStatus();
+}
+
+SearchSpace HopperFwdSolver::Space(const Target& target, const Problem& problem) const {
+  (void)target, (void)problem;
+  return SearchSpace({{"TB_M", Pow2Range(64, 256)},
+                      {"TB_N", Pow2Range(64, 256)},
+                      {"WG_M", Pow2Range(1, 2)},
+                      {"STAGES", LinearRange(3, 6)}});
+}
+
+absl::Status HopperFwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
+  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
+  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
+  const HopperParams t = HopperParams::Of(config);
+  auto invalid = [&](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat(std::string(Name()), ": params '", config.ToString(), "': ", why));
+  };
+  const int wg_rows = t.tb_m / t.wg_m;
+  if (wg_rows % 64 != 0) return invalid("TB_M / WG_M must be a multiple of 64 (wgmma m64)");
+  // Accumulators: (TB_M / WG_M) x TB_N FP32 over 128 threads; more than 128 spills.
+  if (wg_rows * t.tb_n / 128 > 128) return invalid("more than 128 accumulators per thread");
+  const uint64_t smem = SharedBytes(t.tb_m, t.tb_n, t.stages);
+  if (smem > target.max_shared_bytes_per_block) {
+    return invalid(absl::StrCat(smem, " bytes of shared memory > ", target.max_shared_bytes_per_block));
+  }
+  const int64_t kpg = p.k / p.groups;
+  const int64_t k_tiles = CeilDiv(p.c / p.groups * p.fil[1] * p.fil[2], kTbK);
+  // Tiles twice the GEMM extent only waste the tensor cores (never prune the smallest tile).
+  if (t.tb_n > 64 && t.tb_n / 2 >= kpg) return invalid("TB_N much larger than K/G");
+  if (t.tb_m > 64 && t.tb_m / 2 >= GemmM(p)) return invalid("TB_M much larger than N*Ho*Wo");
+  // A ring deeper than the reduction only costs shared memory (occupancy).
+  if (t.stages > 3 && t.stages - 2 > k_tiles) return invalid("STAGES deeper than the K loop");
+  if (CeilDiv(GemmM(p), t.tb_m) * CeilDiv(kpg, t.tb_n) > int64_t{0x7fffffff}) return invalid("grid too large");
+  return absl::OkStatus();
+}
+
+PerfConfig HopperFwdSolver::DefaultConfig(const Target& target, const Problem& p) const {
+  const int64_t kpg = p.k / p.groups;
+  // Wide tiles when they still give every SM a block, else narrower ones.
+  const int64_t big = CeilDiv(GemmM(p), 128) * CeilDiv(kpg, 256) * p.groups;
+  for (HopperParams c : {big >= target.num_cu ? HopperParams{128, 256, 2, 4} : HopperParams{128, 128, 1, 4},
+                         HopperParams{128, 128, 1, 4}, HopperParams{128, 64, 1, 4}, HopperParams{64, 64, 1, 3}}) {
+    if (IsValid(target, p, c.Config()).ok()) return c.Config();
+  }
+  return HopperParams{64, 64, 1, 3}.Config();  // valid for every applicable problem
+}
+
+absl::StatusOr<Solution> HopperFwdSolver::GetSolution(const Target& target, const Problem& p,
+                                                      const PerfConfig& config) const {
+  if (absl::Status st = IsApplicable(target, p); !st.ok()) return st;
+  if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
+  const HopperParams t = HopperParams::Of(config);
+  KernelBuild build;
+  build.source = "conv/hopper_fwd.cu";
+  build.entries = {"tuna_hopper_fwd"};
+  build.options = t.Defines();
+  build.options.push_back(gpu::DTypeOption(p.data_type));
+  build.arch_specific = true;  // wgmma: sm_90a
+  const Dhw o = p.Out();
+  const int64_t kpg = p.k / p.groups;
+  Solution sol;
+  sol.kernels.push_back(build);
+  Launch l;
+  l.kernel = 0;
+  l.entry = "tuna_hopper_fwd";
+  l.grid.x = static_cast<uint32_t>(CeilDiv(GemmM(p), t.tb_m) * CeilDiv(kpg, t.tb_n));
+  l.grid.y = static_cast<uint32_t>(p.groups);
+  l.block.x = static_cast<uint32_t>(t.Threads());
+  l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.stages);
+  l.args = {KernelArg::Buffer(BufferRole::kX), KernelArg::Buffer(BufferRole::kW), KernelArg::Buffer(BufferRole::kY)};
+  for (int64_t v : {p.n, p.c, p.in[1], p.in[2], p.k, o[1], o[2], p.fil[1], p.fil[2], p.pad[1], p.pad[2],
+                    p.stride[1], p.stride[2], p.dilation[1], p.dilation[2], p.groups}) {
+    l.args.push_back(KernelArg::I32(v));
+  }
+  sol.launches.push_back(l);
+  return sol;
+}
+
+}  // namespace tuna::solver

@@ -1,0 +1,48 @@
+// TunaHopperFwd (id 1012): forward convolution on Hopper's warpgroup tensor cores
+// (kernels/conv/hopper_fwd.cu, built for sm_90a): implicit GEMM, FP16/BF16 in, FP32 accumulate,
+// wgmma with both operands read from a cp.async-fed, 128-byte-swizzled shared-memory ring.
+//
+// Covers: conv mode, 2D, x, w and y dense NHWC, any padding / stride / dilation / filter shape,
+// groups with C/G % 8 == 0 (16-byte chunks), any N, H, W, K (tails are masked). sm_90 targets
+// only (wgmma); other targets and C/G % 8 != 0 fall to TunaFastTcFwd and the generic solvers.
+// Problem sizes are kernel arguments: one build serves every problem with the same config.
+//
+// Axes (perf-db params in this order), each equal to the kernel's -D name:
+//   TB_M    block tile rows (GEMM M = N*Ho*Wo output pixels): 64, 128, 256
+//   TB_N    block tile columns (GEMM N = K/G output channels), also the wgmma N: 64, 128, 256
+//   WG_M    consumer warpgroups splitting TB_M (each owns TB_M/WG_M rows, a multiple of 64)
+//   STAGES  depth of the shared-memory ring (TB_K = 64 halves per stage)
+// Validity is analytic: shared memory, at most 128 FP32 accumulators per thread, no tile twice
+// the GEMM extent. Thread-safe and stateless.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "tuner_core/solver/solver.h"
+
+namespace tuna::solver {
+
+class HopperFwdSolver : public Solver {
+ public:
+  std::string_view Name() const override { return "TunaHopperFwd"; }
+  Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
+  bool IsTunable() const override { return true; }
+  bool IsDynamic() const override { return true; }
+  std::vector<Direction> Directions() const override { return {Direction::kForward}; }
+
+  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
+  SearchSpace Space(const Target& target, const Problem& problem) const override;
+  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
+  absl::Status IsValid(const Target& target, const Problem& problem,
+                       const PerfConfig& config) const override;
+  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
+                                       const PerfConfig& config) const override;
+
+  // Dynamic shared memory of a config: the ring (or the staged output tile, if larger) plus
+  // 1 KiB to align the ring to the swizzle's 1024-byte period.
+  static uint64_t SharedBytes(int tb_m, int tb_n, int stages);
+};
+
+}  // namespace tuna::solver
