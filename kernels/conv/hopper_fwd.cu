@@ -16,11 +16,18 @@
 // commit, and wait until at most the group just issued is in flight. The epilogue stages the
 // accumulators through shared memory and writes y in coalesced 16-byte stores.
 //
+// Split-K (gridDim.z = splits > 1, a launch parameter, not a build option): block z reduces
+// its share of the k-tiles and writes FP32 partials to ws[z][m][k]; tuna_hopper_fwd_reduce then
+// sums the splits in order (deterministic: re-runs give identical bits) and rounds into y.
+//
 // Sizes are run-time arguments: one build serves every problem with the same options.
 // Options: TB_M (64, 128, 256), TB_N (64, 128, 256), WG_M (1, 2), STAGES (3..8),
-//          TUNA_DTYPE (1 fp16, 2 bf16).
-// Requires C/G % 8 == 0 (16-byte chunks stay within one filter tap and aligned).
-// Arguments: x, w, y (dense NHWC / K R S C/G / NHWC), then the sizes as int32.
+//          TUNA_DTYPE (1 fp16, 2 bf16),
+//          GATHER 0: C/G % 8 == 0, every 16-byte chunk is one aligned cp.async within one tap;
+//                 1: any C/G (the 3-channel stem): chunks are gathered element by element
+//                 through registers and stored to shared memory (fenced into the async proxy).
+// Arguments: x, w, y (dense NHWC / K R S C/G / NHWC), ws (FP32 partials; any buffer when
+// splits == 1), then the sizes as int32.
 #include "common/portability.h"
 
 #if !defined(TUNA_BACKEND_CUDA)
@@ -28,6 +35,10 @@
 #endif
 
 #include "conv/wgmma_ops.h"
+
+#ifndef GATHER
+#define GATHER 0
+#endif
 
 constexpr int kTbM = TB_M;
 constexpr int kTbN = TB_N;
@@ -109,7 +120,7 @@ TUNA_DEVICE unsigned tuna_pack2(float lo, float hi) {
 
 TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
     tuna_hopper_fwd(const tuna_u16* TUNA_RESTRICT x, const tuna_u16* TUNA_RESTRICT w, tuna_u16* TUNA_RESTRICT y,
-                    int n_img, int C, int H, int W, int K, int Ho, int Wo, int R, int S, int pad_h, int pad_w,
+                    float* TUNA_RESTRICT ws, int n_img, int C, int H, int W, int K, int Ho, int Wo, int R, int S, int pad_h, int pad_w,
                     int stride_h, int stride_w, int dil_h, int dil_w, int groups) {
   TUNA_DYNAMIC_SHARED(unsigned char, smem_raw);
   // The 128-byte swizzle repeats every 1024 bytes: align the ring to it.
@@ -130,7 +141,11 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
   const int n_tiles = (Kpg + kTbN - 1) / kTbN;
   const int m0 = (TUNA_BID_X / n_tiles) * kTbM;  // neighbouring blocks share an A tile
   const int n0 = (TUNA_BID_X % n_tiles) * kTbN;
-  const int k_tiles = (Kg + kTbK - 1) / kTbK;
+  const int k_tiles_all = (Kg + kTbK - 1) / kTbK;
+  const int splits = TUNA_GDIM_Z;
+  const int kt_per = (k_tiles_all + splits - 1) / splits;
+  const int kt_begin = TUNA_BID_Z * kt_per;
+  const int k_tiles = max(0, min(k_tiles_all, kt_begin + kt_per) - kt_begin);
   const int kc = tid & 7;          // this thread's 16-byte chunk column (fixed)
   const int row_base = tid >> 3;   // first row it loads; then every kRowStep
   const unsigned swz = static_cast<unsigned>((kc ^ (row_base & 7)) << 4);
@@ -153,8 +168,62 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
   }
   const tuna_u16* w_g = w + static_cast<long long>(g) * Kpg * Kg;
 
-  auto load_tile = [&](int slot, int kt) {
-    const int k = kt * kTbK + kc * 8;
+#if GATHER
+  // Element-wise gather of the thread's 8 consecutive k of each of its rows (any C, any Kg).
+  auto load_tile = [&](int slot, int kt_local) {
+    const int k = (kt_begin + kt_local) * kTbK + kc * 8;
+    int tap_r[8], tap_s[8], tap_c[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const int ke = k + e;
+      const int kk = ke < Kg ? ke : 0;
+      const int tap = kk / Cg;
+      tap_c[e] = ke < Kg ? kk - tap * Cg : -1;
+      tap_r[e] = tap / S;
+      tap_s[e] = tap - tap_r[e] * S;
+    }
+    unsigned char* a_dst = smem + slot * kStageBytes + row_base * kRowBytes + swz;
+#pragma unroll
+    for (int i = 0; i < kAIters; ++i) {
+      unsigned v[4];
+#pragma unroll
+      for (int e = 0; e < 8; e += 2) {
+        unsigned lo = 0, hi = 0;
+        {
+          const int h = a_h[i] + tap_r[e] * dil_h, ww = a_w[i] + tap_s[e] * dil_w;
+          if (tap_c[e] >= 0 && static_cast<unsigned>(h) < static_cast<unsigned>(H) &&
+              static_cast<unsigned>(ww) < static_cast<unsigned>(W)) {
+            lo = x[a_base[i] + (static_cast<long long>(h) * W + ww) * C + tap_c[e]];
+          }
+        }
+        {
+          const int h = a_h[i] + tap_r[e + 1] * dil_h, ww = a_w[i] + tap_s[e + 1] * dil_w;
+          if (tap_c[e + 1] >= 0 && static_cast<unsigned>(h) < static_cast<unsigned>(H) &&
+              static_cast<unsigned>(ww) < static_cast<unsigned>(W)) {
+            hi = x[a_base[i] + (static_cast<long long>(h) * W + ww) * C + tap_c[e + 1]];
+          }
+        }
+        v[e / 2] = lo | (hi << 16);
+      }
+      *reinterpret_cast<uint4*>(a_dst + i * kRowStep * kRowBytes) = make_uint4(v[0], v[1], v[2], v[3]);
+    }
+    unsigned char* b_dst = smem + slot * kStageBytes + kStageA + row_base * kRowBytes + swz;
+#pragma unroll
+    for (int i = 0; i < kBIters; ++i) {
+      const int n = n0 + row_base + i * kRowStep;
+      unsigned v[4];
+#pragma unroll
+      for (int e = 0; e < 8; e += 2) {
+        const unsigned lo = n < Kpg && tap_c[e] >= 0 ? w_g[static_cast<long long>(n) * Kg + k + e] : 0u;
+        const unsigned hi = n < Kpg && tap_c[e + 1] >= 0 ? w_g[static_cast<long long>(n) * Kg + k + e + 1] : 0u;
+        v[e / 2] = lo | (hi << 16);
+      }
+      *reinterpret_cast<uint4*>(b_dst + i * kRowStep * kRowBytes) = make_uint4(v[0], v[1], v[2], v[3]);
+    }
+  };
+#else
+  auto load_tile = [&](int slot, int kt_local) {
+    const int k = (kt_begin + kt_local) * kTbK + kc * 8;
     const bool k_ok = k < Kg;
     const int kk = k_ok ? k : 0;
     const int tap = kk / Cg;
@@ -180,6 +249,7 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
       tuna_cp_async16(b_dst + i * kRowStep * kRowBytes, src, ok ? 16 : 0);
     }
   };
+#endif
 
   float acc[kMRep][kAcc];
 #pragma unroll
@@ -198,9 +268,6 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
     tuna_cp_wait<kStages - 3>();  // this thread's chunks of tile kt have landed
     tuna_fence_proxy_async();
     TUNA_SYNC();  // everyone's chunks of kt landed; every wgmma of tile kt-2 has completed
-    const int next = kt + kStages - 2;
-    if (next < k_tiles) load_tile(next % kStages, next);
-    tuna_cp_commit();
 
     const int slot = kt % kStages;
     const unsigned a_tile = smem_addr + slot * kStageBytes + wg * kWgRows * kRowBytes;
@@ -220,6 +287,10 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
       }
     }
     tuna_wgmma_commit();
+    // While the tensor cores run tile kt, fill the slot that tile kt-2 released.
+    const int next = kt + kStages - 2;
+    if (next < k_tiles) load_tile(next % kStages, next);
+    tuna_cp_commit();
     tuna_wgmma_wait<1>();
 #pragma unroll
     for (int mr = 0; mr < kMRep; ++mr) {
@@ -234,6 +305,26 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
     for (int j = 0; j < kAcc; ++j) tuna_fence_acc(acc[mr][j]);
   }
   tuna_cp_wait<0>();
+  if (splits > 1) {  // FP32 partials straight from the accumulators: ws[z][m][g*Kpg + n]
+    float* part = ws + static_cast<long long>(TUNA_BID_Z) * M * K + static_cast<long long>(g) * Kpg;
+#pragma unroll
+    for (int mr = 0; mr < kMRep; ++mr) {
+      const int r0 = m0 + wg * kWgRows + mr * 64 + warp_in_wg * 16 + (lane >> 2);
+#pragma unroll
+      for (int j = 0; j < kTbN / 8; ++j) {
+        const int n = n0 + 8 * j + 2 * (lane & 3);
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int m = r0 + 8 * half;
+          if (m >= M) continue;
+          float* dst = part + static_cast<long long>(m) * K + n;
+          if (n < Kpg) dst[0] = acc[mr][4 * j + 2 * half];
+          if (n + 1 < Kpg) dst[1] = acc[mr][4 * j + 2 * half + 1];
+        }
+      }
+    }
+    return;
+  }
   TUNA_SYNC();  // the ring is free: stage the output tile in it
 
   // Accumulator layout of wgmma m64nN: warp w of the warpgroup holds rows 16w + lane/4 (+8);
@@ -267,4 +358,19 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
       for (int e = 0; e < 8 && n + e < Kpg; ++e) dst[e] = src[e];
     }
   }
+}
+
+// y[i] = sum over z of ws[z][i], in order of z, rounded once; i over M*K elements.
+TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(256)
+    tuna_hopper_fwd_reduce(const float* TUNA_RESTRICT ws, tuna_u16* TUNA_RESTRICT y, long long total, int splits) {
+  const long long i = (static_cast<long long>(TUNA_BID_X) * TUNA_BDIM_X + TUNA_TID_X) * 2;
+  if (i >= total) return;
+  float s0 = 0.f, s1 = 0.f;
+  for (int z = 0; z < splits; ++z) {
+    s0 += ws[z * total + i];
+    if (i + 1 < total) s1 += ws[z * total + i + 1];
+  }
+  const unsigned v = tuna_pack2(s0, s1);
+  y[i] = static_cast<tuna_u16>(v & 0xffff);
+  if (i + 1 < total) y[i + 1] = static_cast<tuna_u16>(v >> 16);
 }

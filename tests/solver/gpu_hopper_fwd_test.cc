@@ -1,10 +1,13 @@
 // TunaHopperFwd (1012, wgmma on sm_90a): planning checks without a compiler (applicability,
 // defaults valid on all ResNet-50 layers, analytic pruning), NVRTC builds for sm_90a of every
 // valid FP16 config and the BF16 defaults, and, tagged "gpu", every ResNet-50 layer at batch 1
-// (default + 2 random configs), BF16 and edge problems (groups, odd K, C = 8, dilation, stride 3,
-// 1x7 / 7x1 filters, M, N and K tails) checked against the CPU reference on poisoned outputs.
+// (default + 2 random configs + a split-K one where valid), BF16 and edge problems (groups, odd K,
+// C = 8, C = 3 and 5 (gather build), dilation, stride 3, 1x7 / 7x1 filters, M, N and K tails)
+// checked against the CPU reference on poisoned outputs and workspaces.
 #include <cstdio>
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -60,6 +63,9 @@ std::vector<Problem> HopperEdgeProblems() {
       Make(5, 72, 200, 7, 7, 3, 3, 1, 1, 1, 1, 1),      // M = 245, K = 200: tails everywhere
       Make(1, 256, 96, 10, 10, 3, 3, 1, 1, 1, 1, 4),    // groups 4, Kdim 576 (9 k-tiles)
       Make(4, 40, 8, 13, 13, 3, 3, 1, 1, 2, 1, 1),      // K = 8 < every tile
+      Make(2, 3, 20, 23, 23, 7, 7, 3, 3, 2, 1, 1),      // C = 3 (gather build), stem-like
+      Make(1, 5, 9, 9, 11, 3, 2, 1, 0, 1, 2, 1),        // C = 5, asymmetric, dilated (gather)
+      Make(2, 128, 64, 6, 6, 3, 3, 1, 1, 1, 1, 1),      // 18 k-tiles, small M: split-K configs
   };
 }
 
@@ -76,16 +82,12 @@ TEST_CASE("hopper fwd: applicability, defaults and pruning", "[solver]") {
   for (size_t i = 0; i < layers.size(); ++i) {
     const Problem h = testing::With(layers[i], Direction::kForward, DataType::kFp16, Layout::kNHWC);
     INFO(h.Canonical());
-    if (i == 0) {  // the stem: C = 3
-      CHECK_FALSE(s.IsApplicable(*sm90, h).ok());
-      continue;
-    }
     REQUIRE(s.IsApplicable(*sm90, h).ok());
     REQUIRE(s.IsApplicable(*sm90, testing::With(layers[i], Direction::kForward, DataType::kBf16, Layout::kNHWC)).ok());
     CHECK(s.IsValid(*sm90, h, s.DefaultConfig(*sm90, h)).ok());
     const std::vector<PerfConfig> valid = AllValid(s, *sm90, h);
     CHECK(valid.size() >= 4);
-    CHECK(valid.size() <= 60);
+    CHECK(valid.size() <= 128);
     CHECK_FALSE(s.IsApplicable(*sm80, h).ok());
     CHECK_FALSE(s.IsApplicable(*gfx, h).ok());
     CHECK_FALSE(s.IsApplicable(*sm90, testing::With(layers[i], Direction::kForward, DataType::kFp32, Layout::kNHWC)).ok());
@@ -101,16 +103,30 @@ TEST_CASE("hopper fwd: applicability, defaults and pruning", "[solver]") {
   CHECK_FALSE(s.IsApplicable(*sm90, Make(2, 16, 16, 9, 9, 3, 3, 1, 1, 1, 1, 16)).ok());
   // Analytic pruning: accumulators, warpgroup rows, shared memory.
   const Problem big = Make(32, 256, 1024, 28, 28, 3, 3, 1, 1, 1, 1, 1);
-  CHECK(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 4}}).ok());
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4}}).ok());  // 256 accumulators
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 128, 2, 4}}).ok());   // 32-row warpgroups
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{256, 256, 2, 6}}).ok());  // 385 KiB of ring
+  CHECK(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 4, 1}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4, 1}}).ok());  // 256 accumulators
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 128, 2, 4, 1}}).ok());   // 32-row warpgroups
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{256, 256, 2, 6, 1}}).ok());  // 385 KiB of ring
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 4, 2}}).ok());  // tiles fill the GPU
   Target small = *sm90;
   small.max_shared_bytes_per_block = 100 * 1024;
-  CHECK_FALSE(s.IsValid(small, big, PerfConfig{{128, 256, 2, 4}}).ok());
+  CHECK_FALSE(s.IsValid(small, big, PerfConfig{{128, 256, 2, 4, 1}}).ok());
+  // Split-K on a late layer (M = 1568): partials in the workspace, a second (reduce) launch.
+  const Problem late = Make(32, 512, 512, 7, 7, 3, 3, 1, 1, 1, 1, 1);
+  absl::StatusOr<solver::Solution> split = s.GetSolution(*sm90, late, PerfConfig{{128, 128, 2, 4, 4}});
+  REQUIRE(split.ok());
+  CHECK(split->launches.size() == 2);
+  CHECK(split->launches[0].grid.z == 4);
+  CHECK(split->workspace_bytes == 4u * 1568 * 512 * 4);
+  // The stem (C = 3) takes the gather build; depthwise stays out.
+  absl::StatusOr<solver::Solution> stem =
+      s.GetSolution(*sm90, Make(32, 3, 64, 224, 224, 7, 7, 3, 3, 2, 1, 1), PerfConfig{{128, 64, 1, 4, 1}});
+  REQUIRE(stem.ok());
+  CHECK(std::find(stem->kernels[0].options.begin(), stem->kernels[0].options.end(), "-DGATHER=1") !=
+        stem->kernels[0].options.end());
   CHECK(solver::HopperFwdSolver::SharedBytes(128, 256, 4) == 4u * 384 * 128 + 1024);
   // Build options are the axes' names, plus the arch-specific flag for sm_90a.
-  absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, big, PerfConfig{{128, 256, 2, 4}});
+  absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, big, PerfConfig{{128, 256, 2, 4, 1}});
   REQUIRE(sol.ok());
   CHECK(sol->kernels[0].options[0] == "-DTB_M=128");
   CHECK(sol->kernels[0].options[3] == "-DSTAGES=4");
@@ -144,6 +160,8 @@ TEST_CASE("hopper fwd: every valid FP16 config and the BF16 defaults build for s
   for (const PerfConfig& c : AllValid(s, *target, wide)) build(wide, c);
   const Problem bf = Make(32, 256, 1024, 14, 14, 3, 3, 1, 1, 1, 1, 1, DataType::kBf16);
   build(bf, s.DefaultConfig(*target, bf));
+  const Problem stem = Make(32, 3, 64, 224, 224, 7, 7, 3, 3, 2, 1, 1);
+  build(stem, s.DefaultConfig(*target, stem));
   std::printf("%zu distinct sm_90a builds\n", done.size());
   CHECK(done.size() >= 12);
 }
@@ -192,6 +210,12 @@ TEST_CASE("hopper fwd matches the CPU reference on an sm_90 device", "[gpu]") {
     std::vector<PerfConfig> configs = {s.DefaultConfig(target, p)};
     const std::vector<PerfConfig> valid = AllValid(s, target, p);
     for (int t = 0; t < 2 && !valid.empty(); ++t) configs.push_back(valid[rng() % valid.size()]);
+    for (const PerfConfig& v : valid) {  // one split-K config wherever there is one
+      if (v.values[4] > 1) {
+        configs.push_back(v);
+        break;
+      }
+    }
     const reference::ElementType et = reference::StorageType(p.data_type);
     const uint64_t seed = std::hash<std::string>()(p.Canonical());
     std::vector<std::byte> hx = reference::RandomBuffer(et, p.XDesc().ElementCount(), seed + 1);
@@ -221,7 +245,14 @@ TEST_CASE("hopper fwd matches the CPU reference on an sm_90 device", "[gpu]") {
       absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(device, *sol, it->second);
       REQUIRE(inv.ok());
       REQUIRE(device.Memset(*y, 0xff, y->bytes()).ok());
-      absl::Status run = (*inv)->Run({&*x, &*w, &*y, nullptr});
+      std::optional<backend::DeviceBuffer> ws;
+      if (sol->workspace_bytes > 0) {
+        absl::StatusOr<backend::DeviceBuffer> b = device.Alloc(sol->workspace_bytes);
+        REQUIRE(b.ok());
+        ws.emplace(*std::move(b));
+        REQUIRE(device.Memset(*ws, 0xff, ws->bytes()).ok());
+      }
+      absl::Status run = (*inv)->Run({&*x, &*w, &*y, ws ? &*ws : nullptr});
       if (run.ok()) run = device.Synchronize();
       INFO(run.message());
       REQUIRE(run.ok());

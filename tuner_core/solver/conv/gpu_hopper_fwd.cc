@@ -13,12 +13,12 @@ using gpu::CeilDiv;
 
 // The axes by name, in the order of the space (and of the params string).
 struct HopperParams {
-  int tb_m, tb_n, wg_m, stages;
+  int tb_m, tb_n, wg_m, stages, split_k = 1;
   static HopperParams Of(const PerfConfig& c) {
     return {static_cast<int>(c.values[0]), static_cast<int>(c.values[1]), static_cast<int>(c.values[2]),
-            static_cast<int>(c.values[3])};
+            static_cast<int>(c.values[3]), static_cast<int>(c.values[4])};
   }
-  PerfConfig Config() const { return PerfConfig{{tb_m, tb_n, wg_m, stages}}; }
+  PerfConfig Config() const { return PerfConfig{{tb_m, tb_n, wg_m, stages, split_k}}; }
   int Threads() const { return 128 * wg_m; }
   std::vector<std::string> Defines() const {
     return {absl::StrCat("-DTB_M=", tb_m), absl::StrCat("-DTB_N=", tb_n), absl::StrCat("-DWG_M=", wg_m),
@@ -32,6 +32,16 @@ int64_t GemmM(const Problem& p) {
   const Dhw o = p.Out();
   return p.n * o[1] * o[2];
 }
+
+int64_t KTiles(const Problem& p) { return CeilDiv(p.c / p.groups * p.fil[1] * p.fil[2], kTbK); }
+
+// Blocks of one split: output tiles times groups.
+int64_t TileBlocks(const Problem& p, const HopperParams& t) {
+  return CeilDiv(GemmM(p), t.tb_m) * CeilDiv(p.k / p.groups, t.tb_n) * p.groups;
+}
+
+// 16-byte cp.async chunks need C/G % 8 == 0; other channel counts gather element by element.
+bool NeedsGather(const Problem& p) { return (p.c / p.groups) % 8 != 0; }
 
 }  // namespace
 
@@ -51,7 +61,9 @@ absl::Status HopperFwdSolver::IsApplicable(const Target& target, const Problem& 
     return st;
   }
   if (target.SmVersion() != 90) return NotApplicable(Name(), "wgmma kernels are built for sm_90a only");
-  if ((p.c / p.groups) % 8 != 0) return NotApplicable(Name(), "C/G must be a multiple of 8");
+  if (NeedsGather(p) && p.groups != 1) {
+    return NotApplicable(Name(), "grouped convolutions need C/G % 8 == 0 (depthwise has its own solvers)");
+  }
   if (p.groups > gpu::kMaxGridYZ) return NotApplicable(Name(), "too many groups for grid.y");
   return absl::OkStatus();
 }
@@ -61,7 +73,8 @@ SearchSpace HopperFwdSolver::Space(const Target& target, const Problem& problem)
   return SearchSpace({{"TB_M", Pow2Range(64, 256)},
                       {"TB_N", Pow2Range(64, 256)},
                       {"WG_M", Pow2Range(1, 2)},
-                      {"STAGES", LinearRange(3, 6)}});
+                      {"STAGES", LinearRange(3, 6)},
+                      {"SPLIT_K", Pow2Range(1, 4)}});
 }
 
 absl::Status HopperFwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
@@ -80,12 +93,16 @@ absl::Status HopperFwdSolver::IsValid(const Target& target, const Problem& p, co
     return invalid(absl::StrCat(smem, " bytes of shared memory > ", target.max_shared_bytes_per_block));
   }
   const int64_t kpg = p.k / p.groups;
-  const int64_t k_tiles = CeilDiv(p.c / p.groups * p.fil[1] * p.fil[2], kTbK);
+  const int64_t k_tiles = KTiles(p);
   // Tiles twice the GEMM extent only waste the tensor cores (never prune the smallest tile).
   if (t.tb_n > 64 && t.tb_n / 2 >= kpg) return invalid("TB_N much larger than K/G");
   if (t.tb_m > 64 && t.tb_m / 2 >= GemmM(p)) return invalid("TB_M much larger than N*Ho*Wo");
   // A ring deeper than the reduction only costs shared memory (occupancy).
-  if (t.stages > 3 && t.stages - 2 > k_tiles) return invalid("STAGES deeper than the K loop");
+  if (t.stages > 3 && t.stages - 2 > CeilDiv(k_tiles, t.split_k)) return invalid("STAGES deeper than the K loop");
+  // Split-K pays only where the output tiles leave SMs idle, and each split keeps 4+ k-tiles.
+  if (t.split_k > 1 && (TileBlocks(p, t) >= target.num_cu || k_tiles < 4 * t.split_k)) {
+    return invalid("SPLIT_K where the tiles already fill the GPU or the K loop is short");
+  }
   if (CeilDiv(GemmM(p), t.tb_m) * CeilDiv(kpg, t.tb_n) > int64_t{0x7fffffff}) return invalid("grid too large");
   return absl::OkStatus();
 }
@@ -94,8 +111,9 @@ PerfConfig HopperFwdSolver::DefaultConfig(const Target& target, const Problem& p
   const int64_t kpg = p.k / p.groups;
   // Wide tiles when they still give every SM a block, else narrower ones.
   const int64_t big = CeilDiv(GemmM(p), 128) * CeilDiv(kpg, 256) * p.groups;
-  for (HopperParams c : {big >= target.num_cu ? HopperParams{128, 256, 2, 4} : HopperParams{128, 128, 1, 4},
-                         HopperParams{128, 128, 1, 4}, HopperParams{128, 64, 1, 4}, HopperParams{64, 64, 1, 3}}) {
+  for (HopperParams c : {big >= target.num_cu ? HopperParams{128, 256, 2, 4} : HopperParams{128, 128, 2, 4},
+                         HopperParams{128, 128, 2, 4, 2}, HopperParams{128, 128, 1, 4}, HopperParams{128, 64, 1, 4},
+                         HopperParams{64, 64, 1, 3}}) {
     if (IsValid(target, p, c.Config()).ok()) return c.Config();
   }
   return HopperParams{64, 64, 1, 3}.Config();  // valid for every applicable problem
@@ -108,9 +126,10 @@ absl::StatusOr<Solution> HopperFwdSolver::GetSolution(const Target& target, cons
   const HopperParams t = HopperParams::Of(config);
   KernelBuild build;
   build.source = "conv/hopper_fwd.cu";
-  build.entries = {"tuna_hopper_fwd"};
+  build.entries = {"tuna_hopper_fwd", "tuna_hopper_fwd_reduce"};
   build.options = t.Defines();
   build.options.push_back(gpu::DTypeOption(p.data_type));
+  build.options.push_back(absl::StrCat("-DGATHER=", NeedsGather(p) ? 1 : 0));
   build.arch_specific = true;  // wgmma: sm_90a
   const Dhw o = p.Out();
   const int64_t kpg = p.k / p.groups;
@@ -121,14 +140,28 @@ absl::StatusOr<Solution> HopperFwdSolver::GetSolution(const Target& target, cons
   l.entry = "tuna_hopper_fwd";
   l.grid.x = static_cast<uint32_t>(CeilDiv(GemmM(p), t.tb_m) * CeilDiv(kpg, t.tb_n));
   l.grid.y = static_cast<uint32_t>(p.groups);
+  l.grid.z = static_cast<uint32_t>(t.split_k);
   l.block.x = static_cast<uint32_t>(t.Threads());
   l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.stages);
-  l.args = {KernelArg::Buffer(BufferRole::kX), KernelArg::Buffer(BufferRole::kW), KernelArg::Buffer(BufferRole::kY)};
+  l.args = {KernelArg::Buffer(BufferRole::kX), KernelArg::Buffer(BufferRole::kW), KernelArg::Buffer(BufferRole::kY),
+            KernelArg::Buffer(t.split_k > 1 ? BufferRole::kWorkspace : BufferRole::kY)};
   for (int64_t v : {p.n, p.c, p.in[1], p.in[2], p.k, o[1], o[2], p.fil[1], p.fil[2], p.pad[1], p.pad[2],
                     p.stride[1], p.stride[2], p.dilation[1], p.dilation[2], p.groups}) {
     l.args.push_back(KernelArg::I32(v));
   }
   sol.launches.push_back(l);
+  if (t.split_k > 1) {  // deterministic sum of the FP32 partials into y
+    const int64_t total = GemmM(p) * p.k;
+    sol.workspace_bytes = static_cast<uint64_t>(t.split_k) * total * 4;
+    Launch r;
+    r.kernel = 0;
+    r.entry = "tuna_hopper_fwd_reduce";
+    r.grid.x = static_cast<uint32_t>(CeilDiv(CeilDiv(total, 2), 256));
+    r.block.x = 256;
+    r.args = {KernelArg::Buffer(BufferRole::kWorkspace), KernelArg::Buffer(BufferRole::kY), KernelArg::I64(total),
+              KernelArg::I32(t.split_k)};
+    sol.launches.push_back(r);
+  }
   return sol;
 }
 

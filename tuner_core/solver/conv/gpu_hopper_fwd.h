@@ -3,8 +3,9 @@
 // wgmma with both operands read from a cp.async-fed, 128-byte-swizzled shared-memory ring.
 //
 // Covers: conv mode, 2D, x, w and y dense NHWC, any padding / stride / dilation / filter shape,
-// groups with C/G % 8 == 0 (16-byte chunks), any N, H, W, K (tails are masked). sm_90 targets
-// only (wgmma); other targets and C/G % 8 != 0 fall to TunaFastTcFwd and the generic solvers.
+// any N, H, W, K (tails are masked), any C when ungrouped (C % 8 != 0, e.g. the 3-channel stem,
+// takes the element-gather build GATHER=1), groups with C/G % 8 == 0. sm_90 targets only (wgmma);
+// other targets and depthwise fall to TunaFastTcFwd and the generic solvers.
 // Problem sizes are kernel arguments: one build serves every problem with the same config.
 //
 // Axes (perf-db params in this order), each equal to the kernel's -D name:
@@ -12,6 +13,10 @@
 //   TB_N    block tile columns (GEMM N = K/G output channels), also the wgmma N: 64, 128, 256
 //   WG_M    consumer warpgroups splitting TB_M (each owns TB_M/WG_M rows, a multiple of 64)
 //   STAGES  depth of the shared-memory ring (TB_K = 64 halves per stage)
+//   SPLIT_K k-tiles split over gridDim.z (a launch parameter, the one axis that is not a -D):
+//           FP32 partials in the workspace (SPLIT_K * N*Ho*Wo * K * 4 bytes), then a second
+//           launch sums them in a fixed order, so re-runs give identical bits
+//           (deterministic). Only where the output tiles alone leave SMs idle.
 // Validity is analytic: shared memory, at most 128 FP32 accumulators per thread, no tile twice
 // the GEMM extent. Thread-safe and stateless.
 #pragma once
