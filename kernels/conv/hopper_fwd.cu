@@ -23,11 +23,12 @@
 // Sizes are run-time arguments: one build serves every problem with the same options.
 // Options: TB_M (64, 128, 256), TB_N (64, 128, 256), WG_M (1, 2), STAGES (3..8),
 //          TUNA_DTYPE (1 fp16, 2 bf16),
-//          GATHER 0: C/G % 8 == 0, every 16-byte chunk is one aligned cp.async within one tap;
-//                 1: any C/G (the 3-channel stem): chunks are gathered element by element
-//                 through registers and stored to shared memory (fenced into the async proxy).
+//          CHUNK 16: C/G % 8 == 0, every 16-byte chunk is one aligned cp.async within one tap;
+//                 8: C/G == 4, two 8-byte cp.async per chunk, one tap each. Thinner inputs (the
+//                 3-channel stem) are first copied with their channels padded to 4 by
+//                 tuna_pad_channels into the workspace; the solver then passes that copy.
 // Arguments: x, w, y (dense NHWC / K R S C/G / NHWC), ws (FP32 partials; any buffer when
-// splits == 1), then the sizes as int32.
+// splits == 1), the element offset of w within its buffer, then the sizes as int32.
 #include "common/portability.h"
 
 #if !defined(TUNA_BACKEND_CUDA)
@@ -36,8 +37,8 @@
 
 #include "conv/wgmma_ops.h"
 
-#ifndef GATHER
-#define GATHER 0
+#ifndef CHUNK
+#define CHUNK 16
 #endif
 
 constexpr int kTbM = TB_M;
@@ -56,7 +57,10 @@ constexpr int kStageBytes = kStageA + kStageB;
 constexpr int kRowStep = kThreads / 8;  // rows one pass of the block's chunk loads covers
 constexpr int kAIters = kTbM / kRowStep;
 constexpr int kBIters = kTbN / kRowStep;
-constexpr int kOutPitch = kTbN + 8;  // halves per staged output row (conflict-free writes)
+constexpr int kOutPitch = kTbN + 8;
+// Two resident blocks where the accumulators leave room (<= 64 per thread: 128 registers),
+// so one block's barriers, prologue and epilogue overlap the other's tensor-core work.
+constexpr int kMinBlocks = kMRep * kAcc <= 64 ? 2 : 1;  // halves per staged output row (conflict-free writes)
 static_assert(kWgRows % 64 == 0, "each warpgroup owns whole m64 slabs");
 static_assert(kTbN == 64 || kTbN == 128 || kTbN == 256, "wgmma N");
 static_assert(kTbM % kRowStep == 0 && kTbN % kRowStep == 0, "chunk split");
@@ -70,6 +74,9 @@ TUNA_DEVICE unsigned tuna_smem_u32(const void* p) {
 
 TUNA_DEVICE void tuna_cp_async16(unsigned saddr, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(saddr), "l"(src), "r"(src_bytes));
+}
+TUNA_DEVICE void tuna_cp_async8(unsigned saddr, const void* src, int src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(saddr), "l"(src), "r"(src_bytes));
 }
 TUNA_DEVICE void tuna_cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
@@ -118,9 +125,9 @@ TUNA_DEVICE unsigned tuna_pack2(float lo, float hi) {
   return r;
 }
 
-TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
+TUNA_GLOBAL void __launch_bounds__(kThreads, kMinBlocks)
     tuna_hopper_fwd(const tuna_u16* TUNA_RESTRICT x, const tuna_u16* TUNA_RESTRICT w, tuna_u16* TUNA_RESTRICT y,
-                    float* TUNA_RESTRICT ws, int n_img, int C, int H, int W, int K, int Ho, int Wo, int R, int S, int pad_h, int pad_w,
+                    float* TUNA_RESTRICT ws, long long w_offset, int n_img, int C, int H, int W, int K, int Ho, int Wo, int R, int S, int pad_h, int pad_w,
                     int stride_h, int stride_w, int dil_h, int dil_w, int groups) {
   TUNA_DYNAMIC_SHARED(unsigned char, smem_raw);
   // The 128-byte swizzle repeats every 1024 bytes: align the ring to it.
@@ -166,59 +173,38 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
     a_h[i] = m < M ? oh * stride_h - pad_h : -(1 << 29);  // a row past M never lands in bounds
     a_w[i] = ow * stride_w - pad_w;
   }
-  const tuna_u16* w_g = w + static_cast<long long>(g) * Kpg * Kg;
+  const tuna_u16* w_g = w + w_offset + static_cast<long long>(g) * Kpg * Kg;
 
-#if GATHER
-  // Element-wise gather of the thread's 8 consecutive k of each of its rows (any C, any Kg).
+#if CHUNK == 8
+  // C/G == 4 (a channel-padded copy of a thin input): each 16-byte chunk is two filter taps of
+  // 4 channels, two 8-byte cp.async with their own bounds; rows of w are 8-byte aligned only.
   auto load_tile = [&](int slot, int kt_local) {
     const int k = (kt_begin + kt_local) * kTbK + kc * 8;
-    int tap_r[8], tap_s[8], tap_c[8];
+    const unsigned a_dst = smem_addr + slot * kStageBytes + row_base * kRowBytes + swz;
+    const unsigned b_dst = smem_addr + slot * kStageBytes + kStageA + row_base * kRowBytes + swz;
 #pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      const int ke = k + e;
-      const int kk = ke < Kg ? ke : 0;
-      const int tap = kk / Cg;
-      tap_c[e] = ke < Kg ? kk - tap * Cg : -1;
-      tap_r[e] = tap / S;
-      tap_s[e] = tap - tap_r[e] * S;
-    }
-    unsigned char* a_dst = smem + slot * kStageBytes + row_base * kRowBytes + swz;
+    for (int piece = 0; piece < 2; ++piece) {
+      const int kp = k + 4 * piece;
+      const bool k_ok = kp < Kg;
+      const int tap = k_ok ? kp >> 2 : 0;
+      const int r = tap / S;
+      const int s = tap - r * S;
 #pragma unroll
-    for (int i = 0; i < kAIters; ++i) {
-      unsigned v[4];
-#pragma unroll
-      for (int e = 0; e < 8; e += 2) {
-        unsigned lo = 0, hi = 0;
-        {
-          const int h = a_h[i] + tap_r[e] * dil_h, ww = a_w[i] + tap_s[e] * dil_w;
-          if (tap_c[e] >= 0 && static_cast<unsigned>(h) < static_cast<unsigned>(H) &&
-              static_cast<unsigned>(ww) < static_cast<unsigned>(W)) {
-            lo = x[a_base[i] + (static_cast<long long>(h) * W + ww) * C + tap_c[e]];
-          }
-        }
-        {
-          const int h = a_h[i] + tap_r[e + 1] * dil_h, ww = a_w[i] + tap_s[e + 1] * dil_w;
-          if (tap_c[e + 1] >= 0 && static_cast<unsigned>(h) < static_cast<unsigned>(H) &&
-              static_cast<unsigned>(ww) < static_cast<unsigned>(W)) {
-            hi = x[a_base[i] + (static_cast<long long>(h) * W + ww) * C + tap_c[e + 1]];
-          }
-        }
-        v[e / 2] = lo | (hi << 16);
+      for (int i = 0; i < kAIters; ++i) {
+        const int h = a_h[i] + r * dil_h;
+        const int ww = a_w[i] + s * dil_w;
+        const bool ok = k_ok && static_cast<unsigned>(h) < static_cast<unsigned>(H) &&
+                        static_cast<unsigned>(ww) < static_cast<unsigned>(W);
+        const tuna_u16* src = ok ? x + a_base[i] + (static_cast<long long>(h) * W + ww) * C : x;
+        tuna_cp_async8(a_dst + i * kRowStep * kRowBytes + 8 * piece, src, ok ? 8 : 0);
       }
-      *reinterpret_cast<uint4*>(a_dst + i * kRowStep * kRowBytes) = make_uint4(v[0], v[1], v[2], v[3]);
-    }
-    unsigned char* b_dst = smem + slot * kStageBytes + kStageA + row_base * kRowBytes + swz;
 #pragma unroll
-    for (int i = 0; i < kBIters; ++i) {
-      const int n = n0 + row_base + i * kRowStep;
-      unsigned v[4];
-#pragma unroll
-      for (int e = 0; e < 8; e += 2) {
-        const unsigned lo = n < Kpg && tap_c[e] >= 0 ? w_g[static_cast<long long>(n) * Kg + k + e] : 0u;
-        const unsigned hi = n < Kpg && tap_c[e + 1] >= 0 ? w_g[static_cast<long long>(n) * Kg + k + e + 1] : 0u;
-        v[e / 2] = lo | (hi << 16);
+      for (int i = 0; i < kBIters; ++i) {
+        const int n = n0 + row_base + i * kRowStep;
+        const bool ok = k_ok && n < Kpg;
+        const tuna_u16* src = ok ? w_g + static_cast<long long>(n) * Kg + kp : w;
+        tuna_cp_async8(b_dst + i * kRowStep * kRowBytes + 8 * piece, src, ok ? 8 : 0);
       }
-      *reinterpret_cast<uint4*>(b_dst + i * kRowStep * kRowBytes) = make_uint4(v[0], v[1], v[2], v[3]);
     }
   };
 #else
@@ -373,4 +359,15 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(256)
   const unsigned v = tuna_pack2(s0, s1);
   y[i] = static_cast<tuna_u16>(v & 0xffff);
   if (i + 1 < total) y[i + 1] = static_cast<tuna_u16>(v >> 16);
+}
+
+// dst[p][c] = c < C ? src[p][c] : 0 for p < pixels, c < Cp: a copy with the channels padded.
+TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(256)
+    tuna_pad_channels(const tuna_u16* TUNA_RESTRICT src, tuna_u16* TUNA_RESTRICT dst, long long dst_offset,
+                      long long pixels, int C, int Cp) {
+  const long long i = static_cast<long long>(TUNA_BID_X) * TUNA_BDIM_X + TUNA_TID_X;
+  if (i >= pixels * Cp) return;
+  const long long p = i / Cp;
+  const int c = static_cast<int>(i - p * Cp);
+  dst[dst_offset + i] = c < C ? src[p * C + c] : tuna_u16(0);
 }

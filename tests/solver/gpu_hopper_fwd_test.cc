@@ -2,7 +2,7 @@
 // defaults valid on all ResNet-50 layers, analytic pruning), NVRTC builds for sm_90a of every
 // valid FP16 config and the BF16 defaults, and, tagged "gpu", every ResNet-50 layer at batch 1
 // (default + 2 random configs + a split-K one where valid), BF16 and edge problems (groups, odd K,
-// C = 8, C = 3 and 5 (gather build), dilation, stride 3, 1x7 / 7x1 filters, M, N and K tails)
+// C = 8, C = 3, 4 and 5 (8-byte build, channel-padded copies), dilation, stride 3, 1x7 / 7x1 filters, M, N and K tails)
 // checked against the CPU reference on poisoned outputs and workspaces.
 #include <cstdio>
 #include <algorithm>
@@ -63,8 +63,9 @@ std::vector<Problem> HopperEdgeProblems() {
       Make(5, 72, 200, 7, 7, 3, 3, 1, 1, 1, 1, 1),      // M = 245, K = 200: tails everywhere
       Make(1, 256, 96, 10, 10, 3, 3, 1, 1, 1, 1, 4),    // groups 4, Kdim 576 (9 k-tiles)
       Make(4, 40, 8, 13, 13, 3, 3, 1, 1, 2, 1, 1),      // K = 8 < every tile
-      Make(2, 3, 20, 23, 23, 7, 7, 3, 3, 2, 1, 1),      // C = 3 (gather build), stem-like
-      Make(1, 5, 9, 9, 11, 3, 2, 1, 0, 1, 2, 1),        // C = 5, asymmetric, dilated (gather)
+      Make(2, 3, 20, 23, 23, 7, 7, 3, 3, 2, 1, 1),      // C = 3: padded to 4, 8-byte build, stem-like
+      Make(1, 5, 9, 9, 11, 3, 2, 1, 0, 1, 2, 1),        // C = 5: padded to 8, asymmetric, dilated
+      Make(2, 4, 16, 10, 10, 3, 3, 1, 1, 1, 1, 1),      // C = 4: 8-byte build, no copy
       Make(2, 128, 64, 6, 6, 3, 3, 1, 1, 1, 1, 1),      // 18 k-tiles, small M: split-K configs
   };
 }
@@ -118,12 +119,14 @@ TEST_CASE("hopper fwd: applicability, defaults and pruning", "[solver]") {
   CHECK(split->launches.size() == 2);
   CHECK(split->launches[0].grid.z == 4);
   CHECK(split->workspace_bytes == 4u * 1568 * 512 * 4);
-  // The stem (C = 3) takes the gather build; depthwise stays out.
+  // The stem (C = 3) pads x and w to 4 channels in the workspace, then runs the 8-byte build.
   absl::StatusOr<solver::Solution> stem =
       s.GetSolution(*sm90, Make(32, 3, 64, 224, 224, 7, 7, 3, 3, 2, 1, 1), PerfConfig{{128, 64, 1, 4, 1}});
   REQUIRE(stem.ok());
-  CHECK(std::find(stem->kernels[0].options.begin(), stem->kernels[0].options.end(), "-DGATHER=1") !=
+  CHECK(std::find(stem->kernels[0].options.begin(), stem->kernels[0].options.end(), "-DCHUNK=8") !=
         stem->kernels[0].options.end());
+  CHECK(stem->launches.size() == 3);
+  CHECK(stem->workspace_bytes == (32u * 224 * 224 * 4 + 64u * 7 * 7 * 4) * 2);
   CHECK(solver::HopperFwdSolver::SharedBytes(128, 256, 4) == 4u * 384 * 128 + 1024);
   // Build options are the axes' names, plus the arch-specific flag for sm_90a.
   absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, big, PerfConfig{{128, 256, 2, 4, 1}});

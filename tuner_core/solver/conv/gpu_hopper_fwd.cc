@@ -33,15 +33,36 @@ int64_t GemmM(const Problem& p) {
   return p.n * o[1] * o[2];
 }
 
-int64_t KTiles(const Problem& p) { return CeilDiv(p.c / p.groups * p.fil[1] * p.fil[2], kTbK); }
+int64_t KernelChannels(const Problem& p);
+int64_t KTiles(const Problem& p) { return CeilDiv(KernelChannels(p) * p.fil[1] * p.fil[2], kTbK); }
 
 // Blocks of one split: output tiles times groups.
 int64_t TileBlocks(const Problem& p, const HopperParams& t) {
   return CeilDiv(GemmM(p), t.tb_m) * CeilDiv(p.k / p.groups, t.tb_n) * p.groups;
 }
 
-// 16-byte cp.async chunks need C/G % 8 == 0; other channel counts gather element by element.
-bool NeedsGather(const Problem& p) { return (p.c / p.groups) % 8 != 0; }
+// Channels per pixel the kernel reads: C/G itself when a multiple of 8 (16-byte chunks); else
+// (ungrouped only) C padded to 4 (two 8-byte taps per chunk) or to a multiple of 8, in a copy.
+int64_t KernelChannels(const Problem& p) {
+  const int64_t cg = p.c / p.groups;
+  if (cg % 8 == 0) return cg;
+  return cg <= 4 ? 4 : CeilDiv(cg, 8) * 8;
+}
+bool PadsChannels(const Problem& p) { return KernelChannels(p) != p.c / p.groups; }
+
+// Workspace of the channel-padded copies: x' then w' (at an element offset rounded to 128 B).
+struct PaddedCopies {
+  int64_t x_elems, w_offset, w_elems;
+  uint64_t Bytes() const { return static_cast<uint64_t>(w_offset + w_elems) * 2; }
+};
+PaddedCopies PaddedLayout(const Problem& p) {
+  const int64_t cp = KernelChannels(p);
+  PaddedCopies c;
+  c.x_elems = p.n * p.in[1] * p.in[2] * cp;
+  c.w_offset = CeilDiv(c.x_elems, 64) * 64;
+  c.w_elems = p.k * p.fil[1] * p.fil[2] * cp;
+  return c;
+}
 
 }  // namespace
 
@@ -61,7 +82,7 @@ absl::Status HopperFwdSolver::IsApplicable(const Target& target, const Problem& 
     return st;
   }
   if (target.SmVersion() != 90) return NotApplicable(Name(), "wgmma kernels are built for sm_90a only");
-  if (NeedsGather(p) && p.groups != 1) {
+  if ((p.c / p.groups) % 8 != 0 && p.groups != 1) {
     return NotApplicable(Name(), "grouped convolutions need C/G % 8 == 0 (depthwise has its own solvers)");
   }
   if (p.groups > gpu::kMaxGridYZ) return NotApplicable(Name(), "too many groups for grid.y");
@@ -100,7 +121,7 @@ absl::Status HopperFwdSolver::IsValid(const Target& target, const Problem& p, co
   // A ring deeper than the reduction only costs shared memory (occupancy).
   if (t.stages > 3 && t.stages - 2 > CeilDiv(k_tiles, t.split_k)) return invalid("STAGES deeper than the K loop");
   // Split-K pays only where the output tiles leave SMs idle, and each split keeps 4+ k-tiles.
-  if (t.split_k > 1 && (TileBlocks(p, t) >= target.num_cu || k_tiles < 4 * t.split_k)) {
+  if (t.split_k > 1 && (TileBlocks(p, t) >= target.num_cu || k_tiles < 4 * t.split_k || PadsChannels(p))) {
     return invalid("SPLIT_K where the tiles already fill the GPU or the K loop is short");
   }
   if (CeilDiv(GemmM(p), t.tb_m) * CeilDiv(kpg, t.tb_n) > int64_t{0x7fffffff}) return invalid("grid too large");
@@ -126,15 +147,33 @@ absl::StatusOr<Solution> HopperFwdSolver::GetSolution(const Target& target, cons
   const HopperParams t = HopperParams::Of(config);
   KernelBuild build;
   build.source = "conv/hopper_fwd.cu";
-  build.entries = {"tuna_hopper_fwd", "tuna_hopper_fwd_reduce"};
+  build.entries = {"tuna_hopper_fwd", "tuna_hopper_fwd_reduce", "tuna_pad_channels"};
   build.options = t.Defines();
   build.options.push_back(gpu::DTypeOption(p.data_type));
-  build.options.push_back(absl::StrCat("-DGATHER=", NeedsGather(p) ? 1 : 0));
+  const int64_t cp = KernelChannels(p);
+  build.options.push_back(absl::StrCat("-DCHUNK=", cp % 8 == 0 ? 16 : 8));
   build.arch_specific = true;  // wgmma: sm_90a
   const Dhw o = p.Out();
   const int64_t kpg = p.k / p.groups;
   Solution sol;
   sol.kernels.push_back(build);
+  const bool pads = PadsChannels(p);
+  const PaddedCopies padded = PaddedLayout(p);
+  if (pads) {  // x' and w' with the channels padded to cp, in the workspace
+    sol.workspace_bytes = padded.Bytes();
+    auto pad = [&](BufferRole src, int64_t dst_offset, int64_t pixels) {
+      Launch c;
+      c.kernel = 0;
+      c.entry = "tuna_pad_channels";
+      c.grid.x = static_cast<uint32_t>(CeilDiv(pixels * cp, 256));
+      c.block.x = 256;
+      c.args = {KernelArg::Buffer(src), KernelArg::Buffer(BufferRole::kWorkspace), KernelArg::I64(dst_offset),
+                KernelArg::I64(pixels), KernelArg::I32(p.c), KernelArg::I32(cp)};
+      sol.launches.push_back(c);
+    };
+    pad(BufferRole::kX, 0, p.n * p.in[1] * p.in[2]);
+    pad(BufferRole::kW, padded.w_offset, p.k * p.fil[1] * p.fil[2]);
+  }
   Launch l;
   l.kernel = 0;
   l.entry = "tuna_hopper_fwd";
@@ -143,9 +182,11 @@ absl::StatusOr<Solution> HopperFwdSolver::GetSolution(const Target& target, cons
   l.grid.z = static_cast<uint32_t>(t.split_k);
   l.block.x = static_cast<uint32_t>(t.Threads());
   l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.stages);
-  l.args = {KernelArg::Buffer(BufferRole::kX), KernelArg::Buffer(BufferRole::kW), KernelArg::Buffer(BufferRole::kY),
-            KernelArg::Buffer(t.split_k > 1 ? BufferRole::kWorkspace : BufferRole::kY)};
-  for (int64_t v : {p.n, p.c, p.in[1], p.in[2], p.k, o[1], o[2], p.fil[1], p.fil[2], p.pad[1], p.pad[2],
+  l.args = {KernelArg::Buffer(pads ? BufferRole::kWorkspace : BufferRole::kX),
+            KernelArg::Buffer(pads ? BufferRole::kWorkspace : BufferRole::kW), KernelArg::Buffer(BufferRole::kY),
+            KernelArg::Buffer(t.split_k > 1 ? BufferRole::kWorkspace : BufferRole::kY),
+            KernelArg::I64(pads ? padded.w_offset : 0)};
+  for (int64_t v : {p.n, pads ? cp : p.c, p.in[1], p.in[2], p.k, o[1], o[2], p.fil[1], p.fil[2], p.pad[1], p.pad[2],
                     p.stride[1], p.stride[2], p.dilation[1], p.dilation[2], p.groups}) {
     l.args.push_back(KernelArg::I32(v));
   }

@@ -3,8 +3,9 @@
 // wgmma with both operands read from a cp.async-fed, 128-byte-swizzled shared-memory ring.
 //
 // Covers: conv mode, 2D, x, w and y dense NHWC, any padding / stride / dilation / filter shape,
-// any N, H, W, K (tails are masked), any C when ungrouped (C % 8 != 0, e.g. the 3-channel stem,
-// takes the element-gather build GATHER=1), groups with C/G % 8 == 0. sm_90 targets only (wgmma);
+// any N, H, W, K (tails are masked), any C when ungrouped, groups with C/G % 8 == 0. C % 8 != 0
+// (the 3-channel stem) first copies x and w with the channels padded to 4 (built CHUNK=8: two
+// 8-byte taps per 16-byte chunk) or to a multiple of 8, into the workspace. sm_90 targets only (wgmma);
 // other targets and depthwise fall to TunaFastTcFwd and the generic solvers.
 // Problem sizes are kernel arguments: one build serves every problem with the same config.
 //
