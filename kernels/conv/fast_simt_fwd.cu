@@ -16,6 +16,7 @@
 // so the tap decomposition is multiply-shift), TUNA_VEC4_B.
 // Arguments: x, w, y, then the sizes as int32.
 #include "common/portability.h"
+#include "conv/async_copy.h"
 
 #if !defined(TUNA_BACKEND_CUDA)
 #error "fast_simt_fwd.cu needs CUDA (cp.async)"
@@ -43,22 +44,6 @@ static_assert(kThreads % kB4PerRow == 0, "vector B split");
 constexpr int kB4Iters = kBK * kB4PerRow / kThreads;
 static_assert(kStages >= 2, "at least two stages");
 
-TUNA_DEVICE unsigned tuna_smem_u32(const void* p) {
-  unsigned r;
-  asm volatile("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
-  return r;
-}
-TUNA_DEVICE void tuna_cp_async4(unsigned saddr, const void* src, int src_bytes) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(saddr), "l"(src), "r"(src_bytes));
-}
-TUNA_DEVICE void tuna_cp_async16(unsigned saddr, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(saddr), "l"(src), "r"(src_bytes));
-}
-TUNA_DEVICE void tuna_cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-TUNA_DEVICE void tuna_cp_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 
 TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
     tuna_fast_simt_fwd(const float* TUNA_RESTRICT x, const float* TUNA_RESTRICT w, float* TUNA_RESTRICT y,

@@ -16,6 +16,7 @@
 //             one filter tap (cp.async); 0: chunks are gathered element by element (C = 3).
 // Arguments: x, w, y (dense NHWC / KRSC / NHWC), then the sizes as int32.
 #include "common/portability.h"
+#include "conv/async_copy.h"
 
 #if !defined(TUNA_BACKEND_CUDA)
 #error "fast_tc_fwd.cu needs CUDA (mma.sync, ldmatrix, cp.async)"
@@ -43,20 +44,6 @@ static_assert(kBM * kKChunks % kThreads == 0 && kBN * kKChunks % kThreads == 0, 
 static_assert(kThreads % kKChunks == 0, "threads must cover whole rows");
 static_assert(kStages >= 2, "at least two stages");
 
-TUNA_DEVICE unsigned tuna_smem_u32(const void* p) {
-  unsigned r;
-  asm volatile("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
-  return r;
-}
-
-TUNA_DEVICE void tuna_cp_async16(unsigned saddr, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(saddr), "l"(src), "r"(src_bytes));
-}
-TUNA_DEVICE void tuna_cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-TUNA_DEVICE void tuna_cp_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 
 TUNA_DEVICE void tuna_ldmatrix_x4(unsigned (&r)[4], unsigned saddr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"

@@ -30,6 +30,7 @@
 // Arguments: x, w, y (dense NHWC / K R S C/G / NHWC), ws (FP32 partials; any buffer when
 // splits == 1), the element offset of w within its buffer, then the sizes as int32.
 #include "common/portability.h"
+#include "conv/async_copy.h"
 
 #if !defined(TUNA_BACKEND_CUDA)
 #error "hopper_fwd.cu needs CUDA sm_90a (wgmma, cp.async)"
@@ -66,23 +67,6 @@ static_assert(kTbN == 64 || kTbN == 128 || kTbN == 256, "wgmma N");
 static_assert(kTbM % kRowStep == 0 && kTbN % kRowStep == 0, "chunk split");
 static_assert(kStages >= 3, "the ring keeps one tile in the tensor cores and one being issued");
 
-TUNA_DEVICE unsigned tuna_smem_u32(const void* p) {
-  unsigned r;
-  asm volatile("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
-  return r;
-}
-
-TUNA_DEVICE void tuna_cp_async16(unsigned saddr, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(saddr), "l"(src), "r"(src_bytes));
-}
-TUNA_DEVICE void tuna_cp_async8(unsigned saddr, const void* src, int src_bytes) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(saddr), "l"(src), "r"(src_bytes));
-}
-TUNA_DEVICE void tuna_cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-TUNA_DEVICE void tuna_cp_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 // cp.async writes through the generic proxy; wgmma reads through the async proxy.
 TUNA_DEVICE void tuna_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 TUNA_DEVICE void tuna_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }

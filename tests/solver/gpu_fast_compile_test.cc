@@ -6,6 +6,7 @@
 #include <set>
 
 #include "catch2/catch.hpp"
+#include "tests/solver/gpu_solver_check.h"
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
 #include "tuner_core/solver/conv/gpu_fast_simt.h"
@@ -18,15 +19,7 @@ namespace {
 using solver::PerfConfig;
 using solver::Target;
 
-std::vector<PerfConfig> AllValid(const solver::Solver& s, const Target& t, const Problem& p) {
-  std::vector<PerfConfig> out;
-  const solver::SearchSpace space = s.Space(t, p);
-  for (uint64_t i = 0; i < space.Size(); ++i) {
-    PerfConfig c = space.At(i);
-    if (s.IsValid(t, p, c).ok()) out.push_back(c);
-  }
-  return out;
-}
+using testing::AllValid;
 
 TEST_CASE("fast solvers: applicability and default configs on ResNet-50", "[solver]") {
   absl::StatusOr<Target> sm90 = solver::TargetForArch("sm_90");

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "catch2/catch.hpp"
+#include "tests/solver/gpu_solver_check.h"
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
 #include "tuner_core/reference/element.h"
@@ -75,7 +76,7 @@ TEST_CASE("fast forward solvers match the CPU reference on the CUDA device", "[g
   }
 
   std::mt19937_64 rng(99);
-  std::map<std::string, std::vector<backend::CodeObject>> cache;
+  testing::ForwardChecker checker(*be, device, target);
   int runs = 0, failures = 0;
   const auto start = std::chrono::steady_clock::now();
   for (const Case& c : cases) {
@@ -104,38 +105,9 @@ TEST_CASE("fast forward solvers match the CPU reference on the CUDA device", "[g
     REQUIRE(device.CopyToDevice(*x, hx.data(), hx.size()).ok());
     REQUIRE(device.CopyToDevice(*w, hw.data(), hw.size()).ok());
     for (const PerfConfig& cfg : configs) {
-      INFO("params " << cfg.ToString());
-      absl::StatusOr<solver::Solution> sol = c.s->GetSolution(target, p, cfg);
-      REQUIRE(sol.ok());
-      std::string key;
-      for (const auto& o : sol->kernels[0].options) key += o + " ";
-      auto it = cache.find(key);
-      if (it == cache.end()) {
-        absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, *sol, target.arch);
-        if (!code.ok()) std::printf("%s\n", std::string(code.status().message()).substr(0, 3000).c_str());
-        REQUIRE(code.ok());
-        it = cache.emplace(key, *std::move(code)).first;
-      }
-      absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(device, *sol, it->second);
-      REQUIRE(inv.ok());
-      REQUIRE(device.Memset(*y, 0xff, y->bytes()).ok());
-      absl::Status run = (*inv)->Run({&*x, &*w, &*y, nullptr});
-      if (run.ok()) run = device.Synchronize();
-      INFO(run.message());
-      REQUIRE(run.ok());
-      std::vector<std::byte> got(expected.size());
-      REQUIRE(device.CopyToHost(got.data(), *y, got.size()).ok());
-      absl::StatusOr<reference::VerifyReport> rep =
-          reference::VerifyConvOutput(p, Direction::kForward, got.data(), expected.data());
-      REQUIRE(rep.ok());
-      std::printf("%-4s %-15s %-4s max_rel %.3g rms %.3g params %-16s %s\n", rep->ok ? "ok" : "FAIL",
-                  std::string(c.s->Name()).c_str(), std::string(DataTypeName(p.data_type)).c_str(),
-                  rep->max_rel_error, rep->rms_error, cfg.ToString().c_str(), p.Canonical().c_str());
-      if (!rep->ok) {
-        ++failures;
-        std::printf("     %s\n", rep->Summary().c_str());
-      }
-      CHECK(rep->ok);
+      const bool ok = checker.Check(*c.s, p, cfg, *x, *w, *y, expected);
+      CHECK(ok);
+      failures += ok ? 0 : 1;
       ++runs;
     }
   }

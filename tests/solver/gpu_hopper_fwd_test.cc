@@ -6,20 +6,17 @@
 // checked against the CPU reference on poisoned outputs and workspaces.
 #include <cstdio>
 #include <algorithm>
-#include <map>
-#include <optional>
 #include <random>
 #include <set>
 
 #include "catch2/catch.hpp"
+#include "tests/solver/gpu_solver_check.h"
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
 #include "tuner_core/reference/element.h"
 #include "tuner_core/reference/fill.h"
 #include "tuner_core/reference/reference_conv.h"
-#include "tuner_core/reference/verify.h"
 #include "tuner_core/solver/conv/gpu_hopper_fwd.h"
-#include "tuner_core/solver/invoker.h"
 
 namespace tuna {
 namespace {
@@ -27,15 +24,7 @@ namespace {
 using solver::PerfConfig;
 using solver::Target;
 
-std::vector<PerfConfig> AllValid(const solver::Solver& s, const Target& t, const Problem& p) {
-  std::vector<PerfConfig> out;
-  const solver::SearchSpace space = s.Space(t, p);
-  for (uint64_t i = 0; i < space.Size(); ++i) {
-    PerfConfig c = space.At(i);
-    if (s.IsValid(t, p, c).ok()) out.push_back(c);
-  }
-  return out;
-}
+using testing::AllValid;
 
 Problem Make(int64_t n, int64_t c, int64_t k, int64_t h, int64_t w, int64_t fy, int64_t fx, int64_t pad_h,
              int64_t pad_w, int64_t stride, int64_t dil, int64_t groups, DataType type = DataType::kFp16) {
@@ -205,7 +194,7 @@ TEST_CASE("hopper fwd matches the CPU reference on an sm_90 device", "[gpu]") {
     problems.push_back(testing::With(p, Direction::kForward, DataType::kBf16, Layout::kNHWC));
   }
   std::mt19937_64 rng(1012);
-  std::map<std::string, std::vector<backend::CodeObject>> cache;
+  testing::ForwardChecker checker(*be, device, target);
   int runs = 0, failures = 0;
   for (const Problem& p : problems) {
     INFO(p.Canonical());
@@ -233,45 +222,9 @@ TEST_CASE("hopper fwd matches the CPU reference on an sm_90 device", "[gpu]") {
     REQUIRE(device.CopyToDevice(*x, hx.data(), hx.size()).ok());
     REQUIRE(device.CopyToDevice(*w, hw.data(), hw.size()).ok());
     for (const PerfConfig& cfg : configs) {
-      INFO("params " << cfg.ToString());
-      absl::StatusOr<solver::Solution> sol = s.GetSolution(target, p, cfg);
-      REQUIRE(sol.ok());
-      std::string key;
-      for (const auto& o : sol->kernels[0].options) key += o + " ";
-      auto it = cache.find(key);
-      if (it == cache.end()) {
-        absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, *sol, target.arch);
-        if (!code.ok()) std::printf("%s\n", std::string(code.status().message()).substr(0, 3000).c_str());
-        REQUIRE(code.ok());
-        it = cache.emplace(key, *std::move(code)).first;
-      }
-      absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(device, *sol, it->second);
-      REQUIRE(inv.ok());
-      REQUIRE(device.Memset(*y, 0xff, y->bytes()).ok());
-      std::optional<backend::DeviceBuffer> ws;
-      if (sol->workspace_bytes > 0) {
-        absl::StatusOr<backend::DeviceBuffer> b = device.Alloc(sol->workspace_bytes);
-        REQUIRE(b.ok());
-        ws.emplace(*std::move(b));
-        REQUIRE(device.Memset(*ws, 0xff, ws->bytes()).ok());
-      }
-      absl::Status run = (*inv)->Run({&*x, &*w, &*y, ws ? &*ws : nullptr});
-      if (run.ok()) run = device.Synchronize();
-      INFO(run.message());
-      REQUIRE(run.ok());
-      std::vector<std::byte> got(expected.size());
-      REQUIRE(device.CopyToHost(got.data(), *y, got.size()).ok());
-      absl::StatusOr<reference::VerifyReport> rep =
-          reference::VerifyConvOutput(p, Direction::kForward, got.data(), expected.data());
-      REQUIRE(rep.ok());
-      std::printf("%-4s %-4s max_rel %.3g rms %.3g params %-12s %s\n", rep->ok ? "ok" : "FAIL",
-                  std::string(DataTypeName(p.data_type)).c_str(), rep->max_rel_error, rep->rms_error,
-                  cfg.ToString().c_str(), p.Canonical().c_str());
-      if (!rep->ok) {
-        ++failures;
-        std::printf("     %s\n", rep->Summary().c_str());
-      }
-      CHECK(rep->ok);
+      const bool ok = checker.Check(s, p, cfg, *x, *w, *y, expected);
+      CHECK(ok);
+      failures += ok ? 0 : 1;
       ++runs;
     }
   }

@@ -1,0 +1,88 @@
+// Shared steps of the GPU solver tests: the valid configs of a space, and one config of a
+// solver run on a device against a reference output (compiled once per build, outputs and
+// workspace poisoned first, every element checked). Catch2 assertions inside; test-only.
+#pragma once
+
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catch2/catch.hpp"
+#include "tuner_core/reference/verify.h"
+#include "tuner_core/solver/invoker.h"
+#include "tuner_core/solver/solver.h"
+
+namespace tuna::testing {
+
+inline std::vector<solver::PerfConfig> AllValid(const solver::Solver& s, const solver::Target& t, const Problem& p) {
+  std::vector<solver::PerfConfig> out;
+  const solver::SearchSpace space = s.Space(t, p);
+  for (uint64_t i = 0; i < space.Size(); ++i) {
+    solver::PerfConfig c = space.At(i);
+    if (s.IsValid(t, p, c).ok()) out.push_back(c);
+  }
+  return out;
+}
+
+// Runs configs of forward solvers on one device; builds are cached by their options.
+class ForwardChecker {
+ public:
+  ForwardChecker(const backend::Backend& backend, backend::Device& device, solver::Target target)
+      : backend_(backend), device_(device), target_(std::move(target)) {}
+
+  // Runs `config` on x, w into a poisoned y and compares with `expected`; prints one line.
+  // Returns whether the output passed.
+  bool Check(const solver::Solver& s, const Problem& p, const solver::PerfConfig& config,
+             const backend::DeviceBuffer& x, const backend::DeviceBuffer& w, backend::DeviceBuffer& y,
+             const std::vector<std::byte>& expected) {
+    INFO("params " << config.ToString());
+    absl::StatusOr<solver::Solution> sol = s.GetSolution(target_, p, config);
+    REQUIRE(sol.ok());
+    std::string key;
+    for (const auto& k : sol->kernels) {
+      key += k.source;
+      for (const auto& o : k.options) key += " " + o;
+    }
+    auto it = cache_.find(key);
+    if (it == cache_.end()) {
+      absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(backend_, *sol, target_.arch);
+      if (!code.ok()) std::printf("%s\n", std::string(code.status().message()).substr(0, 3000).c_str());
+      REQUIRE(code.ok());
+      it = cache_.emplace(key, *std::move(code)).first;
+    }
+    absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(device_, *sol, it->second);
+    REQUIRE(inv.ok());
+    REQUIRE(device_.Memset(y, 0xff, y.bytes()).ok());
+    std::optional<backend::DeviceBuffer> ws;
+    if (sol->workspace_bytes > 0) {
+      absl::StatusOr<backend::DeviceBuffer> b = device_.Alloc(sol->workspace_bytes);
+      REQUIRE(b.ok());
+      ws.emplace(*std::move(b));
+      REQUIRE(device_.Memset(*ws, 0xff, ws->bytes()).ok());
+    }
+    absl::Status run = (*inv)->Run({&x, &w, &y, ws ? &*ws : nullptr});
+    if (run.ok()) run = device_.Synchronize();
+    INFO(run.message());
+    REQUIRE(run.ok());
+    std::vector<std::byte> got(expected.size());
+    REQUIRE(device_.CopyToHost(got.data(), y, got.size()).ok());
+    absl::StatusOr<reference::VerifyReport> rep =
+        reference::VerifyConvOutput(p, Direction::kForward, got.data(), expected.data());
+    REQUIRE(rep.ok());
+    std::printf("%-4s %-15s %-4s max_rel %.3g rms %.3g params %-16s %s\n", rep->ok ? "ok" : "FAIL",
+                std::string(s.Name()).c_str(), std::string(DataTypeName(p.data_type)).c_str(), rep->max_rel_error,
+                rep->rms_error, config.ToString().c_str(), p.Canonical().c_str());
+    if (!rep->ok) std::printf("     %s\n", rep->Summary().c_str());
+    return rep->ok;
+  }
+
+ private:
+  const backend::Backend& backend_;
+  backend::Device& device_;
+  solver::Target target_;
+  std::map<std::string, std::vector<backend::CodeObject>> cache_;
+};
+
+}  // namespace tuna::testing
