@@ -427,11 +427,14 @@ class Bench {
       return absl::OkStatus();
     }
     cudnn_version_ = (*cd)->version();
+    const auto t0 = std::chrono::steady_clock::now();
     absl::Status st = (*cd)->BuildPlans(kCudnnWorkspace);
+    const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const CudnnPlanStats& s = (*cd)->stats();
-    row.cudnn_stats = fmt::format("{} from heuristics, {} distinct, {} skipped (numerics), {} (workspace), {} unsupported{}{}",
-                                  s.heuristic_configs, s.distinct, s.skipped_numerics, s.skipped_workspace,
-                                  s.unsupported, s.mode_errors.empty() ? "" : "; ", s.mode_errors);
+    row.cudnn_stats = fmt::format(
+        "{} from heuristics, {} distinct, {} skipped (numerics), {} (workspace), {} unsupported, plans built in {:.2f} s{}{}",
+        s.heuristic_configs, s.distinct, s.skipped_numerics, s.skipped_workspace, s.unsupported, build_s,
+        s.mode_errors.empty() ? "" : "; ", s.mode_errors);
     if (!st.ok()) {
       AppendNote(&row.note, "cuDNN best: " + std::string(st.message()));
       return absl::OkStatus();
@@ -635,6 +638,106 @@ int Main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<Row> rows;
   int errors = 0;
+  // Table and JSON: the JSON is rewritten after every row (a run cut short keeps what it timed);
+  // the table is printed once, at the end.
+  auto report = [&](bool final, double seconds) {
+    auto say = [&](const char* fmt_str, auto... a) {
+      if (final) std::printf(fmt_str, a...);
+    };
+    // Table and geomeans per direction (ms over the rows where the column was timed; the ratio
+    // over rows where both tuna and cuDNN best were).
+    say("\n%-5s %8s %-16s %-22s %9s %10s %10s %7s  %s\n", "row", "GFLOP", "solver", "params", "tuna ms",
+                "best ms", "legacy ms", "ratio", "cuDNN best engine");
+    for (const Row& r : rows) {
+      say("%-5s %8.2f %-16s %-22s %9.4f %10.4f %10.4f %7.3f  %s\n", r.label.c_str(), r.gflop, r.solver.c_str(),
+                  r.params.c_str(), r.tuna_ms, r.cudnn_best_ms, r.cudnn_legacy_ms,
+                  (r.tuna_ms > 0 && r.cudnn_best_ms > 0) ? r.cudnn_best_ms / r.tuna_ms : 0.0,
+                  r.cudnn_best_engine.c_str());
+    }
+    struct Geo {
+      int count = 0;
+      double tuna = 0, best = 0, legacy = 0, ratio = 0, min_ratio = 0;
+    };
+    std::map<char, Geo> geo;
+    for (char d : std::string("FBW")) {
+      std::vector<double> t, b, l, ratio;
+      for (const Row& r : rows) {
+        if (r.direction != d) continue;
+        if (r.tuna_ms > 0) t.push_back(r.tuna_ms);
+        if (r.cudnn_best_ms > 0) b.push_back(r.cudnn_best_ms);
+        if (r.cudnn_legacy_ms > 0) l.push_back(r.cudnn_legacy_ms);
+        if (r.tuna_ms > 0 && r.cudnn_best_ms > 0) ratio.push_back(r.cudnn_best_ms / r.tuna_ms);
+      }
+      if (t.empty() && b.empty()) continue;
+      Geo g{static_cast<int>(std::max(t.size(), b.size())), Geomean(t), Geomean(b), Geomean(l), Geomean(ratio),
+            ratio.empty() ? 0 : *std::min_element(ratio.begin(), ratio.end())};
+      geo[d] = g;
+      say("geomean %c over %d: tuna %.5f ms, cuDNN best %.5f ms, legacy %.5f ms, ratio best/tuna %.3f (min %.3f)\n",
+                  d, g.count, g.tuna, g.best, g.legacy, g.ratio, g.min_ratio);
+    }
+    say("%zu rows, %d errors, %.0f s\n", rows.size(), errors, seconds);
+
+    if (!opt.json.empty()) {
+      const std::time_t now = std::time(nullptr);
+      char date[32];
+      std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+      std::ofstream js(opt.json);
+      js << "{\n \"meta\": {\n  \"date\": " << Str(date) << ",\n  \"device\": " << Str(info.name)
+         << ",\n  \"arch\": " << Str(info.arch) << ",\n  \"compiler\": " << Str(be->CompilerVersion())
+         << ",\n  \"cudnn_version\": " << Str(bench.cudnn_version_) << ",\n  \"source\": " << Str(source)
+         << ",\n  \"from_db\": " << (opt.from_db.empty() ? "false" : "true")
+         << ",\n  \"method\": " << Str(timer->method().Describe()) << ",\n  \"reps\": " << opt.reps
+         << ",\n  \"l2_flush_bytes\": " << method.flush_bytes << ",\n  \"selection\": "
+         << Str(fmt::format("tuna and cuDNN alike: every candidate screened with {} flushed launches (median), the {} "
+                            "fastest re-timed with the method above, the fastest kept, its output verified against the "
+                            "naive GPU solver",
+                            opt.screen_reps, opt.finalists))
+         << ",\n  \"cudnn_best\": "
+         << Str("backend (graph) API: every engine config of heuristics modes A, B and FALLBACK that finalizes for the "
+                "problem; compute type FP32; FP32 data excludes TENSOR_CORE (TF32) engines; DOWN_CONVERT_INPUTS "
+                "engines excluded; workspace <= 4 GiB")
+         << ",\n  \"cudnn_legacy\": "
+         << Str("cudnnFind*AlgorithmEx's first algorithm (FMA math for FP32, tensor-op math for FP16/BF16); reference only")
+         << ",\n  \"tuna\": "
+         << Str(opt.from_db.empty()
+                    ? fmt::format("best of each applicable tunable GPU solver's default config + up to {} sampled "
+                                  "configs (solvers 1010+) / {} (older)",
+                                  opt.configs, opt.other_configs)
+                    : std::string("the perf db's (solver, params) per row"))
+         << ",\n  \"torch_crosscheck\": null,\n  \"geomean\": {";
+      bool first = true;
+      for (const auto& [d, g] : geo) {
+        js << (first ? "" : ",") << "\n   \"" << d << "\": {\"count\": " << g.count << ", \"tuna_ms\": " << Ms(g.tuna)
+           << ", \"cudnn_best_ms\": " << Ms(g.best) << ", \"cudnn_legacy_ms\": " << Ms(g.legacy)
+           << ", \"ratio\": " << (g.ratio > 0 ? fmt::format("{:.4f}", g.ratio) : "null")
+           << ", \"min_ratio\": " << (g.min_ratio > 0 ? fmt::format("{:.4f}", g.min_ratio) : "null") << "}";
+        first = false;
+      }
+      js << "\n  },\n  \"errors\": " << errors << ",\n  \"seconds\": " << fmt::format("{:.0f}", seconds)
+         << "\n },\n \"rows\": [\n";
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const Row& r = rows[i];
+        js << "  {\"label\": " << Str(r.label) << ", \"line\": " << Str(r.line) << ", \"problem\": " << Str(r.problem)
+           << ", \"direction\": \"" << r.direction << "\", \"dtype\": " << Str(r.dtype) << ", \"layout\": "
+           << Str(r.layout) << ", \"gflop\": " << fmt::format("{:.4f}", r.gflop) << ", \"solver\": " << Str(r.solver)
+           << ", \"params\": " << Str(r.params) << ", \"tuna_ms\": " << Ms(r.tuna_ms)
+           << ", \"cudnn_best_ms\": " << Ms(r.cudnn_best_ms) << ", \"cudnn_best_engine\": " << Str(r.cudnn_best_engine)
+           << ", \"cudnn_legacy_ms\": " << Ms(r.cudnn_legacy_ms) << ", \"torch_ms\": null, \"ratio\": "
+           << ((r.tuna_ms > 0 && r.cudnn_best_ms > 0) ? fmt::format("{:.4f}", r.cudnn_best_ms / r.tuna_ms) : "null")
+           << ", \"verified\": " << (r.verified() ? "true" : "false")
+           << ", \"tuna_verified\": " << (r.tuna_verified ? "true" : "false")
+           << ", \"cudnn_best_verified\": " << (r.cudnn_best_verified ? "true" : "false")
+           << ", \"cudnn_legacy_verified\": " << (r.cudnn_legacy_verified ? "true" : "false")
+           << ", \"tuna_candidates\": " << r.candidates << ", \"tuna_candidates_verified\": " << r.tuna_verified_count
+           << ", \"tuna_max_rel_error\": " << fmt::format("{:.3g}", r.tuna_rel)
+           << ", \"cudnn_best_max_rel_error\": " << fmt::format("{:.3g}", r.cudnn_best_rel)
+           << ", \"cudnn_plans\": " << r.cudnn_engines << ", \"cudnn_plans_stats\": " << Str(r.cudnn_stats)
+           << ", \"cudnn_legacy_algo\": " << r.cudnn_legacy_algo << ", \"cudnn_legacy_math\": " << r.cudnn_legacy_math
+           << ", \"note\": " << Str(r.note) << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
+      }
+      js << " ]\n}\n";
+    }
+  };
   for (const Job& job : jobs) {
     std::printf("[%s] %s\n", job.label.c_str(), job.problem.Canonical().c_str());
     std::fflush(stdout);
@@ -653,102 +756,10 @@ int Main(int argc, char** argv) {
                 row.cudnn_best_ms > 0 && row.tuna_ms > 0 ? row.cudnn_best_ms / row.tuna_ms : 0.0, row.note.c_str());
     std::fflush(stdout);
     rows.push_back(*r);
+    report(false, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
-  // Table and geomeans per direction (ms over the rows where the column was timed; the ratio
-  // over rows where both tuna and cuDNN best were).
-  std::printf("\n%-5s %8s %-16s %-22s %9s %10s %10s %7s  %s\n", "row", "GFLOP", "solver", "params", "tuna ms",
-              "best ms", "legacy ms", "ratio", "cuDNN best engine");
-  for (const Row& r : rows) {
-    std::printf("%-5s %8.2f %-16s %-22s %9.4f %10.4f %10.4f %7.3f  %s\n", r.label.c_str(), r.gflop, r.solver.c_str(),
-                r.params.c_str(), r.tuna_ms, r.cudnn_best_ms, r.cudnn_legacy_ms,
-                (r.tuna_ms > 0 && r.cudnn_best_ms > 0) ? r.cudnn_best_ms / r.tuna_ms : 0.0,
-                r.cudnn_best_engine.c_str());
-  }
-  struct Geo {
-    int count = 0;
-    double tuna = 0, best = 0, legacy = 0, ratio = 0, min_ratio = 0;
-  };
-  std::map<char, Geo> geo;
-  for (char d : std::string("FBW")) {
-    std::vector<double> t, b, l, ratio;
-    for (const Row& r : rows) {
-      if (r.direction != d) continue;
-      if (r.tuna_ms > 0) t.push_back(r.tuna_ms);
-      if (r.cudnn_best_ms > 0) b.push_back(r.cudnn_best_ms);
-      if (r.cudnn_legacy_ms > 0) l.push_back(r.cudnn_legacy_ms);
-      if (r.tuna_ms > 0 && r.cudnn_best_ms > 0) ratio.push_back(r.cudnn_best_ms / r.tuna_ms);
-    }
-    if (t.empty() && b.empty()) continue;
-    Geo g{static_cast<int>(std::max(t.size(), b.size())), Geomean(t), Geomean(b), Geomean(l), Geomean(ratio),
-          ratio.empty() ? 0 : *std::min_element(ratio.begin(), ratio.end())};
-    geo[d] = g;
-    std::printf("geomean %c over %d: tuna %.5f ms, cuDNN best %.5f ms, legacy %.5f ms, ratio best/tuna %.3f (min %.3f)\n",
-                d, g.count, g.tuna, g.best, g.legacy, g.ratio, g.min_ratio);
-  }
-  std::printf("%zu rows, %d errors, %.0f s\n", rows.size(), errors, seconds);
-
-  if (!opt.json.empty()) {
-    const std::time_t now = std::time(nullptr);
-    char date[32];
-    std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-    std::ofstream js(opt.json);
-    js << "{\n \"meta\": {\n  \"date\": " << Str(date) << ",\n  \"device\": " << Str(info.name)
-       << ",\n  \"arch\": " << Str(info.arch) << ",\n  \"compiler\": " << Str(be->CompilerVersion())
-       << ",\n  \"cudnn_version\": " << Str(bench.cudnn_version_) << ",\n  \"source\": " << Str(source)
-       << ",\n  \"from_db\": " << (opt.from_db.empty() ? "false" : "true")
-       << ",\n  \"method\": " << Str(timer->method().Describe()) << ",\n  \"reps\": " << opt.reps
-       << ",\n  \"l2_flush_bytes\": " << method.flush_bytes << ",\n  \"selection\": "
-       << Str(fmt::format("tuna and cuDNN alike: every candidate screened with {} flushed launches (median), the {} "
-                          "fastest re-timed with the method above, the fastest kept, its output verified against the "
-                          "naive GPU solver",
-                          opt.screen_reps, opt.finalists))
-       << ",\n  \"cudnn_best\": "
-       << Str("backend (graph) API: every engine config of heuristics modes A, B and FALLBACK that finalizes for the "
-              "problem; compute type FP32; FP32 data excludes TENSOR_CORE (TF32) engines; DOWN_CONVERT_INPUTS "
-              "engines excluded; workspace <= 4 GiB")
-       << ",\n  \"cudnn_legacy\": "
-       << Str("cudnnFind*AlgorithmEx's first algorithm (FMA math for FP32, tensor-op math for FP16/BF16); reference only")
-       << ",\n  \"tuna\": "
-       << Str(opt.from_db.empty()
-                  ? fmt::format("best of each applicable tunable GPU solver's default config + up to {} sampled "
-                                "configs (solvers 1010+) / {} (older)",
-                                opt.configs, opt.other_configs)
-                  : std::string("the perf db's (solver, params) per row"))
-       << ",\n  \"torch_crosscheck\": null,\n  \"geomean\": {";
-    bool first = true;
-    for (const auto& [d, g] : geo) {
-      js << (first ? "" : ",") << "\n   \"" << d << "\": {\"count\": " << g.count << ", \"tuna_ms\": " << Ms(g.tuna)
-         << ", \"cudnn_best_ms\": " << Ms(g.best) << ", \"cudnn_legacy_ms\": " << Ms(g.legacy)
-         << ", \"ratio\": " << (g.ratio > 0 ? fmt::format("{:.4f}", g.ratio) : "null")
-         << ", \"min_ratio\": " << (g.min_ratio > 0 ? fmt::format("{:.4f}", g.min_ratio) : "null") << "}";
-      first = false;
-    }
-    js << "\n  },\n  \"errors\": " << errors << ",\n  \"seconds\": " << fmt::format("{:.0f}", seconds)
-       << "\n },\n \"rows\": [\n";
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const Row& r = rows[i];
-      js << "  {\"label\": " << Str(r.label) << ", \"line\": " << Str(r.line) << ", \"problem\": " << Str(r.problem)
-         << ", \"direction\": \"" << r.direction << "\", \"dtype\": " << Str(r.dtype) << ", \"layout\": "
-         << Str(r.layout) << ", \"gflop\": " << fmt::format("{:.4f}", r.gflop) << ", \"solver\": " << Str(r.solver)
-         << ", \"params\": " << Str(r.params) << ", \"tuna_ms\": " << Ms(r.tuna_ms)
-         << ", \"cudnn_best_ms\": " << Ms(r.cudnn_best_ms) << ", \"cudnn_best_engine\": " << Str(r.cudnn_best_engine)
-         << ", \"cudnn_legacy_ms\": " << Ms(r.cudnn_legacy_ms) << ", \"torch_ms\": null, \"ratio\": "
-         << ((r.tuna_ms > 0 && r.cudnn_best_ms > 0) ? fmt::format("{:.4f}", r.cudnn_best_ms / r.tuna_ms) : "null")
-         << ", \"verified\": " << (r.verified() ? "true" : "false")
-         << ", \"tuna_verified\": " << (r.tuna_verified ? "true" : "false")
-         << ", \"cudnn_best_verified\": " << (r.cudnn_best_verified ? "true" : "false")
-         << ", \"cudnn_legacy_verified\": " << (r.cudnn_legacy_verified ? "true" : "false")
-         << ", \"tuna_candidates\": " << r.candidates << ", \"tuna_candidates_verified\": " << r.tuna_verified_count
-         << ", \"tuna_max_rel_error\": " << fmt::format("{:.3g}", r.tuna_rel)
-         << ", \"cudnn_best_max_rel_error\": " << fmt::format("{:.3g}", r.cudnn_best_rel)
-         << ", \"cudnn_plans\": " << r.cudnn_engines << ", \"cudnn_plans_stats\": " << Str(r.cudnn_stats)
-         << ", \"cudnn_legacy_algo\": " << r.cudnn_legacy_algo << ", \"cudnn_legacy_math\": " << r.cudnn_legacy_math
-         << ", \"note\": " << Str(r.note) << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
-    }
-    js << " ]\n}\n";
-  }
+  report(true, seconds);
   return errors == 0 ? 0 : 1;
 }
 
