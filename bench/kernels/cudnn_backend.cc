@@ -39,7 +39,8 @@ constexpr int kAttrGraphHandle = 800, kAttrGraphOps = 801;
 constexpr int kAttrTensorAlignment = 900, kAttrTensorDataType = 901, kAttrTensorDims = 902,
               kAttrTensorStrides = 903, kAttrTensorUid = 906;
 constexpr int kAttrPackUids = 1000, kAttrPackPointers = 1001, kAttrPackWorkspace = 1003;
-constexpr int kAttrEngineGlobalIndex = 1301, kAttrEngineNumericalNote = 1303;
+constexpr int kAttrGraphEngineCount = 802;
+constexpr int kAttrEngineGraph = 1300, kAttrEngineGlobalIndex = 1301, kAttrEngineNumericalNote = 1303;
 // cudnnDataType_t, cudnnConvolutionMode_t, cudnnBackendHeurMode_t, cudnnBackendNumericalNote_t.
 constexpr int kDataFloat = 0, kDataHalf = 2, kDataBf16 = 9;
 constexpr int kCrossCorrelation = 1;
@@ -233,7 +234,7 @@ absl::Status CudnnBackendConv::BuildGraph() {
   return st;
 }
 
-absl::Status CudnnBackendConv::BuildPlans(size_t max_workspace_bytes) {
+absl::Status CudnnBackendConv::BuildPlans(size_t max_workspace_bytes, bool all_engines) {
   const CudnnBackendLib& l = *lib_;
   plans_.clear();
   stats_ = {};
@@ -252,6 +253,8 @@ absl::Status CudnnBackendConv::BuildPlans(size_t max_workspace_bytes) {
   for (void*& k : knobs) {
     if (absl::Status st = create(kDescKnobChoice, &k); !st.ok()) return st;
   }
+  // Sources: the three heuristic modes, then (all_engines) every engine with its default knobs.
+  std::vector<std::pair<void*, const char*>> sources;
   const std::pair<int, const char*> modes[] = {{kHeurA, "A"}, {kHeurB, "B"}, {kHeurFallback, "FALLBACK"}};
   for (const auto& [mode, mode_name] : modes) {
     void* heur = nullptr;
@@ -280,7 +283,28 @@ absl::Status CudnnBackendConv::BuildPlans(size_t max_workspace_bytes) {
     }
     cfgs.resize(static_cast<size_t>(std::min(got, count)));
     stats_.heuristic_configs += static_cast<int>(cfgs.size());
-    for (void* cfg : cfgs) {
+    for (void* c : cfgs) sources.push_back({c, mode_name});
+  }
+  if (all_engines) {
+    int64_t global = 0, n = 0;
+    if (l.get_attr(graph_, kAttrGraphEngineCount, kTypeInt64, 1, &n, &global) != 0) global = 0;
+    for (int64_t i = 0; i < global; ++i) {
+      void* e = nullptr;
+      void* c = nullptr;
+      if (absl::Status st = create(kDescEngine, &e); !st.ok()) return st;
+      if (l.set_attr(e, kAttrEngineGraph, kTypeBackendDescriptor, 1, &graph_) != 0 ||
+          l.set_attr(e, kAttrEngineGlobalIndex, kTypeInt64, 1, &i) != 0 || l.finalize(e) != 0) {
+        continue;  // this engine does not take the graph
+      }
+      if (absl::Status st = create(kDescEngineCfg, &c); !st.ok()) return st;
+      if (l.set_attr(c, kAttrCfgEngine, kTypeBackendDescriptor, 1, &e) != 0 || l.finalize(c) != 0) continue;
+      ++stats_.all_engine_configs;
+      sources.push_back({c, "ALL"});
+    }
+  }
+  std::set<std::string> skipped_names;
+  for (const auto& [cfg, mode_name] : sources) {
+    {
       // Engine index and numerical notes.
       int64_t n = 0;
       if (l.get_attr(cfg, kAttrCfgEngine, kTypeBackendDescriptor, 1, &n, &engine) != 0) {
@@ -332,6 +356,7 @@ absl::Status CudnnBackendConv::BuildPlans(size_t max_workspace_bytes) {
       }
       if (down_convert || (tensor_core && p_.data_type == DataType::kFp32)) {
         ++stats_.skipped_numerics;
+        skipped_names.insert(absl::StrCat("eng", engine_index, "(", absl::StrJoin(note_names, ","), ")"));
         continue;
       }
       void* plan = nullptr;
@@ -357,6 +382,7 @@ absl::Status CudnnBackendConv::BuildPlans(size_t max_workspace_bytes) {
     }
   }
   for (CudnnPlan& p : plans_) p.name += ")";
+  stats_.skipped_engines = absl::StrJoin(skipped_names, " ");
   if (plans_.empty()) {
     return absl::NotFoundError(absl::StrCat("no cuDNN engine config supports the problem (", stats_.heuristic_configs,
                                             " from heuristics, ", stats_.skipped_numerics, " skipped for numerics, ",

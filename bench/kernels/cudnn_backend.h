@@ -1,7 +1,7 @@
 // cuDNN at its best, through the backend (graph) API of cuDNN 9, dlopen'ed like cudnn_shim.h:
 // one convolution problem becomes a one-operation graph (CONVOLUTION_FORWARD, _BACKWARD_DATA
-// or _BACKWARD_FILTER); the engine configs that heuristics modes A, B and FALLBACK return are
-// collected (deduplicated by engine and knob choices) and each one whose execution plan
+// or _BACKWARD_FILTER); the engine configs that heuristics modes A, B and FALLBACK return (and
+// optionally every engine with default knobs) are collected (deduplicated by engine and knob choices) and each one whose execution plan
 // finalizes for the problem becomes a candidate. The caller times the candidates and keeps the
 // fastest verified one ("cuDNN best").
 //
@@ -43,7 +43,9 @@ struct CudnnPlanStats {
   int skipped_numerics = 0;   // TF32 for FP32 data, or down-converted inputs
   int skipped_workspace = 0;  // needs more than the caller's workspace
   int unsupported = 0;        // plan finalization refused the problem
+  int all_engine_configs = 0; // engines that took the graph (all_engines), default knobs
   std::string mode_errors;    // heuristic modes that failed, with cuDNN's message
+  std::string skipped_engines;  // "eng7(TC) eng12(TC,DOWNCVT)": the engines skipped for numerics
 };
 
 class CudnnBackendConv {
@@ -58,8 +60,11 @@ class CudnnBackendConv {
   static absl::StatusOr<std::unique_ptr<CudnnBackendConv>> Create(const std::string& path, const Problem& p);
 
   // Collects the candidate plans (see the file comment) whose workspace fits in
-  // `max_workspace_bytes`. NotFound when no engine config supports the problem.
-  absl::Status BuildPlans(size_t max_workspace_bytes);
+  // `max_workspace_bytes`. With `all_engines`, every engine that accepts the graph (global
+  // indices 0 .. OPERATIONGRAPH_ENGINE_GLOBAL_COUNT-1) with its default knobs is added too, under
+  // the same numerics rules (heuristics do not return every engine). NotFound when no engine
+  // config supports the problem.
+  absl::Status BuildPlans(size_t max_workspace_bytes, bool all_engines);
   const std::vector<CudnnPlan>& plans() const { return plans_; }
   const CudnnPlanStats& stats() const { return stats_; }
 

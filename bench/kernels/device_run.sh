@@ -34,7 +34,7 @@ for step in "$@"; do
       timeout "$secs" ./run.sh --driver data/resnet50_n32.txt --no-tuna --json "$out/fp32_cudnn.raw.json" > "$out/fp32_cudnn.log" 2>&1 || echo "bench fp32cudnn: exit $?"
       tail -6 "$out/fp32_cudnn.log"; torch_for fp32_cudnn data/resnet50_n32.txt 120 ;;
     fp32)
-      timeout "$secs" ./run.sh --driver data/resnet50_n32.txt --configs 8 --other-configs 2 --cpu-check-max 1 --json "$out/fp32_all.raw.json" > "$out/fp32_all.log" 2>&1 || echo "bench fp32: exit $?"
+      timeout "$secs" ./run.sh --driver data/resnet50_n32.txt --configs 6 --other-configs 1 --cpu-check-max 1 --json "$out/fp32_all.raw.json" > "$out/fp32_all.log" 2>&1 || echo "bench fp32: exit $?"
       tail -6 "$out/fp32_all.log"; torch_for fp32_all data/resnet50_n32.txt 120 ;;
   esac
 done
