@@ -697,9 +697,10 @@ int Main(int argc, char** argv) {
                             "naive GPU solver",
                             opt.screen_reps, opt.finalists))
          << ",\n  \"cudnn_best\": "
-         << Str("backend (graph) API: every engine config of heuristics modes A, B and FALLBACK that finalizes for the "
-                "problem; compute type FP32; FP32 data excludes TENSOR_CORE (TF32) engines; DOWN_CONVERT_INPUTS "
-                "engines excluded; workspace <= 4 GiB")
+         << Str(std::string("backend (graph) API: every engine config of heuristics modes A, B and FALLBACK") +
+                (opt.heuristics_only ? "" : ", plus every engine that accepts the graph with its default knobs,") +
+                " that finalizes for the problem; compute type FP32; FP32 data excludes TENSOR_CORE (TF32) "
+                "engines; DOWN_CONVERT_INPUTS engines excluded; workspace <= 4 GiB")
          << ",\n  \"cudnn_legacy\": "
          << Str("cudnnFind*AlgorithmEx's first algorithm (FMA math for FP32, tensor-op math for FP16/BF16); reference only")
          << ",\n  \"tuna\": "
