@@ -127,6 +127,12 @@ CudnnBackendConv::~CudnnBackendConv() {
 
 std::string CudnnBackendConv::version() const { return lib_ ? absl::StrCat(lib_->get_version()) : ""; }
 
+std::string CudnnBackendConv::library_path() const {
+  Dl_info info{};
+  if (lib_ == nullptr || dladdr(reinterpret_cast<void*>(lib_->get_version), &info) == 0 || !info.dli_fname) return "";
+  return info.dli_fname;
+}
+
 absl::StatusOr<std::unique_ptr<CudnnBackendConv>> CudnnBackendConv::Create(const std::string& path,
                                                                          const Problem& p) {
   absl::StatusOr<const CudnnBackendLib*> lib = CudnnBackendLib::Get(path);

@@ -75,6 +75,8 @@ class CudnnBackendConv {
   absl::Status Execute(size_t i);
 
   std::string version() const;
+  // The file the cuDNN library was loaded from (dladdr), "" when unknown.
+  std::string library_path() const;
 
  private:
   CudnnBackendConv() = default;

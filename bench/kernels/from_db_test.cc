@@ -1,6 +1,7 @@
 // --from-db's mapping from perf db rows to bench jobs (CPU only: no device is opened).
 #include "bench/kernels/from_db.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -112,6 +113,36 @@ TEST_CASE("FindPerfDb picks the device's basename, else the only db") {
   absl::StatusOr<std::string> named = FindPerfDb(one.string(), target);
   REQUIRE(named.ok());
   CHECK(*named == (one / "sm_9084.db").string());
+}
+
+TEST_CASE("every FP16 NHWC ResNet-50 layer survives the perf db round trip") {
+  const solver::Target target = Sm90();
+  const solver::SolverRegistry& reg = solver::SolverRegistry::Builtin();
+  const solver::RegisteredSolver* tc = reg.ByName("TunaFastTcFwd");
+  REQUIRE(tc != nullptr);
+  absl::StatusOr<DriverFile> file = ParseDriverFile("bench/kernels/data/resnet50_n32_fwd_fp16_nhwc.txt");
+  REQUIRE(file.ok());
+  REQUIRE(file->errors.empty());
+  db::PerfDbWriter w;
+  std::vector<Problem> problems;
+  for (const DriverFileLine& line : file->lines) {
+    for (const Problem& p : line.problems) {
+      REQUIRE(tc->solver->IsApplicable(target, p).ok());
+      w.Add(ToPerfDbConfig(p), "TunaFastTcFwd", tc->solver->DefaultConfig(target, p).ToString());
+      problems.push_back(p);
+    }
+  }
+  REQUIRE(problems.size() == 23);
+  const fs::path dir = FreshDir("fp16");
+  REQUIRE(w.Write((dir / "sm_9084.db").string()).ok());
+  absl::StatusOr<DbJobs> jobs = ReadDbJobs((dir / "sm_9084.db").string(), reg, target);
+  REQUIRE(jobs.ok());
+  CHECK(jobs->skipped.empty());
+  REQUIRE(jobs->jobs.size() == problems.size());
+  for (const DbJob& j : jobs->jobs) {
+    CHECK(std::find(problems.begin(), problems.end(), j.problem) != problems.end());
+    CHECK(j.config == tc->solver->DefaultConfig(target, j.problem));
+  }
 }
 
 }  // namespace

@@ -297,7 +297,7 @@ class Bench {
     return row;
   }
 
-  std::string cudnn_version_;
+  std::string cudnn_version_, cudnn_library_;
 
  private:
   using CheckFn = std::function<absl::StatusOr<bool>(const std::function<absl::Status()>&, double*)>;
@@ -428,6 +428,7 @@ class Bench {
       return absl::OkStatus();
     }
     cudnn_version_ = (*cd)->version();
+    cudnn_library_ = (*cd)->library_path();
     const auto t0 = std::chrono::steady_clock::now();
     absl::Status st = (*cd)->BuildPlans(kCudnnWorkspace, !opt_.heuristics_only);
     const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -688,7 +689,8 @@ int Main(int argc, char** argv) {
       std::ofstream js(opt.json);
       js << "{\n \"meta\": {\n  \"date\": " << Str(date) << ",\n  \"device\": " << Str(info.name)
          << ",\n  \"arch\": " << Str(info.arch) << ",\n  \"compiler\": " << Str(be->CompilerVersion())
-         << ",\n  \"cudnn_version\": " << Str(bench.cudnn_version_) << ",\n  \"source\": " << Str(source)
+         << ",\n  \"cudnn_version\": " << Str(bench.cudnn_version_)
+         << ",\n  \"cudnn_library\": " << Str(bench.cudnn_library_) << ",\n  \"source\": " << Str(source)
          << ",\n  \"from_db\": " << (opt.from_db.empty() ? "false" : "true")
          << ",\n  \"method\": " << Str(timer->method().Describe()) << ",\n  \"reps\": " << opt.reps
          << ",\n  \"l2_flush_bytes\": " << method.flush_bytes << ",\n  \"selection\": "
