@@ -8,6 +8,9 @@
 #                          + legacy, then torch, cross-check
 #   fp32cudnn[:SECS]       FP32 file, all directions, cuDNN only (best + legacy), torch, cross-check
 #   fp32[:SECS]            FP32 file, all directions, tuna + cuDNN, torch, cross-check
+#   fp16cudnn[:SECS]       FP16 file, cuDNN only (heuristics A/B/FALLBACK), torch, cross-check
+#   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
+#   fromdb[:SECS]          --from-db data/fromdb (a perf db placed there), tuna rows + cuDNN best
 # Writes OUT/w/<name>.log, <name>.json (merged with torch_ms) and torch_<name>.{json,log}; the
 # bench rewrites its JSON after every row, so a step cut short keeps what it timed.
 set -u
@@ -35,6 +38,16 @@ for step in "$@"; do
     fp32cudnn)
       timeout "$secs" ./run.sh --driver data/resnet50_n32.txt --no-tuna --json "$out/fp32_cudnn.raw.json" > "$out/fp32_cudnn.log" 2>&1 || echo "bench fp32cudnn: exit $?"
       tail -6 "$out/fp32_cudnn.log"; torch_for fp32_cudnn data/resnet50_n32.txt 120 ;;
+    fp16cudnn)
+      timeout "$secs" ./run.sh --driver data/resnet50_n32_fwd_fp16_nhwc.txt --no-tuna --cudnn-heuristics-only --json "$out/fp16_cudnn.raw.json" > "$out/fp16_cudnn.log" 2>&1 || echo "bench fp16cudnn: exit $?"
+      tail -4 "$out/fp16_cudnn.log"; torch_for fp16_cudnn data/resnet50_n32_fwd_fp16_nhwc.txt 90 ;;
+    torchcudnn)
+      lib=$(python3 -c "import torch; torch.backends.cudnn.version(); print(next((l.split()[-1] for l in open('/proc/self/maps') if 'libcudnn.so' in l), ''))")
+      echo "torch maps $lib (cuDNN $(python3 -c 'import torch; print(torch.backends.cudnn.version())'))"
+      if [ -n "$lib" ]; then export TUNA_CUDNN_PATH=$(dirname "$lib"); fi ;;
+    fromdb)
+      timeout "$secs" ./run.sh --from-db data/fromdb --no-legacy --cudnn-heuristics-only --json "$out/fromdb.json" > "$out/fromdb.log" 2>&1 || echo "bench fromdb: exit $?"
+      grep -E "skipped db row|ERROR" "$out/fromdb.log" | head -5; tail -4 "$out/fromdb.log" ;;
     fp32)
       timeout "$secs" ./run.sh --driver data/resnet50_n32.txt --configs 6 --other-configs 1 --cpu-check-max 1 --json "$out/fp32_all.raw.json" > "$out/fp32_all.log" 2>&1 || echo "bench fp32: exit $?"
       tail -6 "$out/fp32_all.log"; torch_for fp32_all data/resnet50_n32.txt 120 ;;
