@@ -25,7 +25,10 @@ cat > "$dest/run.sh" <<'RUN'
 # neighbours: cublas, nvrtc) and runs the bench from this folder.
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -z "${TUNA_CUDNN_PATH:-}" ]; then
-  TUNA_CUDNN_PATH=$(python3 -c "import nvidia.cudnn, os; print(os.path.join(os.path.dirname(nvidia.cudnn.__file__), 'lib'))" 2>/dev/null || true)
+  # nvidia.cudnn is a namespace package (its __file__ is None): take its __path__. Without this
+  # the loader found the system's /lib/x86_64-linux-gnu/libcudnn.so.9 (9.14) on the H100 host
+  # while torch used its venv's cuDNN (9.19).
+  TUNA_CUDNN_PATH=$(python3 -c "import nvidia.cudnn as m, os; print(os.path.join(list(m.__path__)[0], 'lib'))" 2>/dev/null || true)
 fi
 export TUNA_CUDNN_PATH
 nv=$(dirname "$TUNA_CUDNN_PATH" 2>/dev/null)/..
