@@ -2,7 +2,8 @@
 # Packs //bench/kernels:kernels_bench into a relocatable folder (default out/kernels_bench):
 # bin/ (stripped), lib/ (its shared libraries, minus libc/libm/libstdc++/libgcc_s/ld-linux, which
 # the GPU host has newer), data/ and run.sh, which finds cuDNN in the python package
-# nvidia.cudnn (or $TUNA_CUDNN_PATH) and runs the bench with the given arguments.
+# nvidia.cudnn (or $TUNA_CUDNN_PATH) and runs the bench with the given arguments, and
+# device_run.sh + crosscheck.py (+ cudnn_best_torch.py) for the PyTorch cross-check.
 set -euo pipefail
 dest=${1:-out/kernels_bench}
 cd "$(dirname "$0")/../.."
@@ -13,13 +14,21 @@ ldd bazel-bin/bench/kernels/kernels_bench | awk '/=>/ {print $3}' |
   grep -vE '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux)[.-]' |
   while read -r lib; do cp -L "$lib" "$dest/lib/"; done
 cp bench/kernels/data/*.txt "$dest/data/"
+# The cross-check: crosscheck.py, device_run.sh, and PyTorch's cuDNN-best script from the shared
+# tools folder beside the checkout (../shared/tools, or $TUNA_SHARED_TOOLS) when present.
+cp bench/kernels/crosscheck.py bench/kernels/device_run.sh "$dest/"
+tools=${TUNA_SHARED_TOOLS:-../shared/tools}
+[ -f "$tools/cudnn_best_torch.py" ] && cp "$tools/cudnn_best_torch.py" "$dest/"
 cat > "$dest/run.sh" <<'RUN'
 #!/bin/bash
 # run.sh [kernels_bench args...]: sets LD_LIBRARY_PATH (bundle libs, cuDNN and its python-package
 # neighbours: cublas, nvrtc) and runs the bench from this folder.
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -z "${TUNA_CUDNN_PATH:-}" ]; then
-  TUNA_CUDNN_PATH=$(python3 -c "import nvidia.cudnn, os; print(os.path.join(os.path.dirname(nvidia.cudnn.__file__), 'lib'))" 2>/dev/null || true)
+  # nvidia.cudnn is a namespace package (its __file__ is None): take its __path__. Without this
+  # the loader found the system's /lib/x86_64-linux-gnu/libcudnn.so.9 (9.14) on the H100 host
+  # while torch used its venv's cuDNN (9.19).
+  TUNA_CUDNN_PATH=$(python3 -c "import nvidia.cudnn as m, os; print(os.path.join(list(m.__path__)[0], 'lib'))" 2>/dev/null || true)
 fi
 export TUNA_CUDNN_PATH
 nv=$(dirname "$TUNA_CUDNN_PATH" 2>/dev/null)/..

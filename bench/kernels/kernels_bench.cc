@@ -1,24 +1,28 @@
-// Kernels bench: tuna's best GPU solver per problem against cuDNN, side by side, same process,
-// same method. For each problem of a MIOpenDriver file (directions from the file or --dirs):
+// Kernels bench: tuna's GPU solvers against cuDNN at its best, side by side, same process, same
+// buffers, one timing method (timing.h). For each problem of a MIOpenDriver file (directions
+// from the file or --dirs), or each row of a perf db that `tuna tune -f` exported (--from-db):
 //   1. the reference output: the naive GPU solver (ConvDirectNaiveConv*, itself cross-checked
 //      against the CPU reference on the smallest problems, --cpu-check-gflop);
-//   2. tuning: every applicable tunable GPU solver, its default config plus up to
-//      --configs valid configs sampled from its space (fast solvers 1010+) or --other-configs
-//      (older ones); each candidate is compiled (NVRTC, in parallel, cached by build), run on
-//      poisoned outputs, verified against the reference, then timed briefly; the fastest
-//      verified candidate wins;
-//   3. the winner and cuDNN (Find*AlgorithmEx's best algorithm, its output verified too) are
-//      timed alike: warm-up, then --reps repetitions, each after an L2 flush (a 256 MiB memset),
-//      of --inner back-to-back launches between two events; the median per launch.
-// Prints a per-problem table (ms, TFLOPS, ratio to cuDNN) and geomeans; --json writes all.
+//   2. tuna: with --from-db, the db row's solver and params; otherwise every applicable tunable
+//      GPU solver, its default config plus up to --configs valid configs sampled from its space
+//      (fast solvers 1010+) or --other-configs (older ones); each candidate is compiled (NVRTC,
+//      in parallel, cached by build), run on poisoned outputs, verified against the reference
+//      and screened (--screen-reps); the --finalists fastest are timed with the full method
+//      and the fastest wins, its output verified again;
+//   3. cuDNN best (cudnn_backend.h): every engine config of heuristics modes A, B and FALLBACK
+//      that supports the problem, screened and timed the same way; the fastest whose output
+//      verifies is kept;
+//   4. cuDNN legacy (cudnn_shim.h, Find*AlgorithmEx's pick), for reference only.
+// Prints a per-problem table and geomeans per direction; --json writes rows and meta.
 //
 //   kernels_bench --driver bench/kernels/data/resnet50_n32_fwd_fp16_nhwc.txt --json out.json
-//   kernels_bench --driver bench/kernels/data/resnet50_n32.txt --dirs F --cudnn /path/to/cudnn/lib
+//   kernels_bench --from-db /path/to/export --json out.json
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -27,7 +31,10 @@
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "bench/kernels/cudnn_backend.h"
 #include "bench/kernels/cudnn_shim.h"
+#include "bench/kernels/from_db.h"
+#include "bench/kernels/timing.h"
 #include "fmt/format.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
 #include "tuner_core/problem/driver_line.h"
@@ -37,6 +44,7 @@
 #include "tuner_core/reference/verify.h"
 #include "tuner_core/solver/conv/solver_sets.h"
 #include "tuner_core/solver/invoker.h"
+#include "tuner_core/solver/registry.h"
 
 namespace tuna::bench {
 namespace {
@@ -50,39 +58,59 @@ using solver::Target;
 
 struct Options {
   std::string driver = "bench/kernels/data/resnet50_n32_fwd_fp16_nhwc.txt";
+  std::string from_db;
   std::string dirs;  // "FBW" subset; empty: as in the file
   std::string cudnn = std::getenv("TUNA_CUDNN_PATH") ? std::getenv("TUNA_CUDNN_PATH") : "";
   std::string json;
   std::string only_solvers;  // comma-separated names; empty: all
   int configs = 16;
   int other_configs = 2;
-  int inner = 10;
-  int reps = 15;
+  int reps = 25;
+  int screen_reps = 5;
+  int finalists = 3;
   int max_problems = 0;
+  bool no_tuna = false;
+  bool no_legacy = false;
+  bool heuristics_only = false;  // cuDNN best from heuristics A, B, FALLBACK only (no all-engines sweep)
   double cpu_check_gflop = 4;
   int cpu_check_max = 2;
   uint64_t seed = 7;
 };
 
-struct Row {
-  std::string label, problem;
-  double gflop = 0;
-  std::string solver, params;
-  int candidates = 0, verified = 0, failed = 0;
-  double verify_rel = 0;
-  double tuna_ms = 0, cudnn_ms = 0;
-  int cudnn_algo = -1;
-  double cudnn_find_ms = 0;
-  int cudnn_math = 0;
-  double cudnn_rel = -1;
-  std::string note;
+// One problem to bench: from a driver line, or from a perf db row (solver and params fixed).
+struct Job {
+  std::string label;
+  std::string line;  // the driver line (as in the file; ToDriverLine for db rows)
+  Problem problem;
+  const Solver* fixed_solver = nullptr;
+  PerfConfig fixed_config;
 };
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+struct Row {
+  std::string label, line, problem;
+  char direction = 'F';
+  std::string dtype, layout;
+  double gflop = 0;
+  std::string solver, params;
+  int candidates = 0, tuna_verified_count = 0, failed = 0;
+  double tuna_rel = -1;
+  double tuna_ms = 0;
+  bool tuna_verified = false;
+  double cudnn_best_ms = 0;
+  std::string cudnn_best_engine;
+  bool cudnn_best_verified = false;
+  double cudnn_best_rel = -1;
+  int cudnn_engines = 0, cudnn_engines_timed = 0;
+  std::string cudnn_stats;
+  double cudnn_legacy_ms = 0;
+  int cudnn_legacy_algo = -1, cudnn_legacy_math = 0;
+  bool cudnn_legacy_verified = false;
+  std::string note;
+  bool verified() const {
+    return (tuna_ms == 0 || tuna_verified) && (cudnn_best_ms == 0 || cudnn_best_verified) &&
+           (cudnn_legacy_ms == 0 || cudnn_legacy_verified) && (tuna_ms > 0 || cudnn_best_ms > 0);
+  }
+};
 
 std::string BuildKey(const Solution& s) {
   std::string k;
@@ -94,42 +122,24 @@ std::string BuildKey(const Solution& s) {
   return k;
 }
 
+void AppendNote(std::string* note, const std::string& s) {
+  if (!note->empty()) *note += "; ";
+  *note += s;
+}
+
 class Bench {
  public:
-  Bench(const Options& o, backend::Backend& be, Device& dev)
-      : opt_(o), be_(be), dev_(dev), target_(solver::TargetForDevice(backend::BackendKind::kCuda, dev.Info())) {}
+  Bench(const Options& o, backend::Backend& be, Device& dev, FlushedTimer& timer)
+      : opt_(o), be_(be), dev_(dev), timer_(timer),
+        target_(solver::TargetForDevice(backend::BackendKind::kCuda, dev.Info())) {}
+
+  const Target& target() const { return target_; }
 
   absl::Status Init() {
-    absl::StatusOr<DeviceBuffer> f = dev_.Alloc(kFlushBytes);
-    if (!f.ok()) return f.status();
-    flush_ = *std::move(f);
     absl::StatusOr<DeviceBuffer> ws = dev_.Alloc(kCudnnWorkspace);
     if (!ws.ok()) return ws.status();
     cudnn_ws_ = *std::move(ws);
     return absl::OkStatus();
-  }
-
-  // Median per-launch time of `fn`: warm-up, then reps x (L2 flush, `inner` launches).
-  absl::StatusOr<double> Time(const std::function<absl::Status()>& fn, int inner, int reps) {
-    for (int i = 0; i < 2; ++i) {
-      if (absl::Status st = fn(); !st.ok()) return st;
-    }
-    if (absl::Status st = dev_.Synchronize(); !st.ok()) return st;
-    std::vector<double> per;
-    for (int r = 0; r < reps; ++r) {
-      if (absl::Status st = dev_.Memset(flush_, static_cast<uint8_t>(r), kFlushBytes); !st.ok()) return st;
-      absl::StatusOr<std::vector<double>> t = dev_.TimeLaunches(
-          [&]() -> absl::Status {
-            for (int i = 0; i < inner; ++i) {
-              if (absl::Status st = fn(); !st.ok()) return st;
-            }
-            return absl::OkStatus();
-          },
-          1);
-      if (!t.ok()) return t.status();
-      per.push_back((*t)[0] / inner);
-    }
-    return Median(per);
   }
 
   // Compiles the distinct builds of `sols` not yet cached, in parallel.
@@ -166,10 +176,41 @@ class Bench {
     for (auto& t : threads) t.join();
   }
 
-  absl::StatusOr<Row> RunProblem(const Problem& p, const std::string& label) {
+  // Screens `count` launchers with --screen-reps, re-times the --finalists fastest with the full
+  // method and returns (index, ms) sorted by final time. Launchers whose launch fails are dropped.
+  absl::StatusOr<std::vector<std::pair<size_t, double>>> Rank(size_t count,
+                                                              const std::function<absl::Status(size_t)>& launch) {
+    std::vector<std::pair<double, size_t>> screened;
+    for (size_t i = 0; i < count; ++i) {
+      absl::StatusOr<double> t = timer_.MedianMs([&] { return launch(i); }, opt_.screen_reps);
+      if (!t.ok()) {
+        if (backend::IsContextLost(t.status())) return t.status();
+        std::printf("    candidate %zu: %s\n", i, std::string(t.status().message()).substr(0, 200).c_str());
+        continue;
+      }
+      screened.push_back({*t, i});
+    }
+    std::sort(screened.begin(), screened.end());
+    std::vector<std::pair<size_t, double>> final_times;
+    for (size_t j = 0; j < screened.size() && static_cast<int>(j) < opt_.finalists; ++j) {
+      const size_t i = screened[j].second;
+      absl::StatusOr<double> t = timer_.MedianMs([&] { return launch(i); });
+      if (!t.ok()) return t.status();
+      final_times.push_back({i, *t});
+    }
+    std::sort(final_times.begin(), final_times.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    return final_times;
+  }
+
+  absl::StatusOr<Row> RunProblem(const Job& job) {
+    const Problem& p = job.problem;
     Row row;
-    row.label = label;
+    row.label = job.label;
+    row.line = job.line;
     row.problem = p.Canonical();
+    row.direction = DirectionName(p.direction)[0];
+    row.dtype = std::string(DataTypeName(p.data_type));
+    row.layout = std::string(LayoutName(p.in_layout));
     row.gflop = p.Flops() / 1e9;
     const reference::ElementType et = reference::StorageType(p.data_type);
     const uint64_t seed = opt_.seed + std::hash<std::string>()(row.problem);
@@ -180,7 +221,7 @@ class Bench {
     if (!x.ok()) return x.status();
     if (!w.ok()) return w.status();
     if (!y.ok()) return y.status();
-    // Inputs of the direction get random data; the output buffer is poisoned before each run.
+    // Inputs of the direction get random data; the output buffer is poisoned before each check.
     auto upload = [&]() -> absl::Status {
       absl::Status st = dev_.CopyToDevice(*x, hx.data(), hx.size());
       if (st.ok()) st = dev_.CopyToDevice(*w, hw.data(), hw.size());
@@ -233,44 +274,80 @@ class Bench {
       if (!rep->ok) std::printf("    verify FAIL: %s\n", rep->Summary().c_str());
       return rep->ok;
     };
+    // Poison the output, run once, verify what it wrote.
+    auto check = [&](const std::function<absl::Status()>& launch, double* rel) -> absl::StatusOr<bool> {
+      if (absl::Status st = dev_.Memset(*out, 0xff, out_bytes); !st.ok()) return st;
+      absl::Status st = launch();
+      if (st.ok()) st = dev_.Synchronize();
+      if (!st.ok()) return st;
+      return verify(rel);
+    };
 
-    // 2. Candidates.
+    if (!opt_.no_tuna) {
+      if (absl::Status st = RunTuna(job, row, *x, *w, *y, check); !st.ok()) return st;
+    }
+    if (!cudnn_disabled_) {
+      if (absl::Status st = upload(); !st.ok()) return st;
+      if (absl::Status st = RunCudnnBest(p, row, *x, *w, *y, check); !st.ok()) return st;
+      if (!opt_.no_legacy) {
+        if (absl::Status st = upload(); !st.ok()) return st;
+        if (absl::Status st = RunCudnnLegacy(p, row, *x, *w, *y, *out, check); !st.ok()) return st;
+      }
+    }
+    return row;
+  }
+
+  std::string cudnn_version_, cudnn_library_;
+
+ private:
+  using CheckFn = std::function<absl::StatusOr<bool>(const std::function<absl::Status()>&, double*)>;
+
+  absl::Status RunTuna(const Job& job, Row& row, DeviceBuffer& x, DeviceBuffer& w, DeviceBuffer& y,
+                       const CheckFn& check) {
+    const Problem& p = job.problem;
+    const uint64_t seed = opt_.seed + std::hash<std::string>()(row.problem);
     struct Cand {
       const Solver* s;
       PerfConfig c;
       Solution sol;
     };
     std::vector<Cand> cands;
-    std::mt19937_64 rng(seed);
-    for (const auto& [id, s] : tunable_) {
-      if (!opt_.only_solvers.empty() &&
-          ("," + opt_.only_solvers + ",").find("," + std::string(s->Name()) + ",") == std::string::npos) {
-        continue;
-      }
-      if (!s->IsApplicable(target_, p).ok()) continue;
-      const int budget = id >= 1010 ? opt_.configs : opt_.other_configs;
-      std::vector<PerfConfig> configs = {s->DefaultConfig(target_, p)};
-      const solver::SearchSpace space = s->Space(target_, p);
-      std::vector<PerfConfig> valid;
-      if (space.Size() <= 4096) {
-        for (uint64_t i = 0; i < space.Size(); ++i) {
-          PerfConfig c = space.At(i);
-          if (!(c == configs[0]) && s->IsValid(target_, p, c).ok()) valid.push_back(c);
+    if (job.fixed_solver != nullptr) {
+      absl::StatusOr<Solution> sol = job.fixed_solver->GetSolution(target_, p, job.fixed_config);
+      if (!sol.ok()) return sol.status();
+      cands.push_back({job.fixed_solver, job.fixed_config, *std::move(sol)});
+    } else {
+      std::mt19937_64 rng(seed);
+      for (const auto& [id, s] : tunable_) {
+        if (!opt_.only_solvers.empty() &&
+            ("," + opt_.only_solvers + ",").find("," + std::string(s->Name()) + ",") == std::string::npos) {
+          continue;
         }
-      } else {
-        for (int t = 0; t < 4000 && static_cast<int>(valid.size()) < 4 * budget; ++t) {
-          PerfConfig c = space.At(rng() % space.Size());
-          if (!(c == configs[0]) && s->IsValid(target_, p, c).ok()) valid.push_back(c);
+        if (!s->IsApplicable(target_, p).ok()) continue;
+        const int budget = id >= 1010 ? opt_.configs : opt_.other_configs;
+        std::vector<PerfConfig> configs = {s->DefaultConfig(target_, p)};
+        const solver::SearchSpace space = s->Space(target_, p);
+        std::vector<PerfConfig> valid;
+        if (space.Size() <= 4096) {
+          for (uint64_t i = 0; i < space.Size(); ++i) {
+            PerfConfig c = space.At(i);
+            if (!(c == configs[0]) && s->IsValid(target_, p, c).ok()) valid.push_back(c);
+          }
+        } else {
+          for (int t = 0; t < 4000 && static_cast<int>(valid.size()) < 4 * budget; ++t) {
+            PerfConfig c = space.At(rng() % space.Size());
+            if (!(c == configs[0]) && s->IsValid(target_, p, c).ok()) valid.push_back(c);
+          }
         }
-      }
-      std::shuffle(valid.begin(), valid.end(), rng);
-      for (const PerfConfig& c : valid) {
-        if (static_cast<int>(configs.size()) >= budget) break;
-        if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
-      }
-      for (const PerfConfig& c : configs) {
-        absl::StatusOr<Solution> sol = s->GetSolution(target_, p, c);
-        if (sol.ok()) cands.push_back({s.get(), c, *std::move(sol)});
+        std::shuffle(valid.begin(), valid.end(), rng);
+        for (const PerfConfig& c : valid) {
+          if (static_cast<int>(configs.size()) >= budget) break;
+          if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
+        }
+        for (const PerfConfig& c : configs) {
+          absl::StatusOr<Solution> sol = s->GetSolution(target_, p, c);
+          if (sol.ok()) cands.push_back({s.get(), c, *std::move(sol)});
+        }
       }
     }
     {
@@ -278,8 +355,14 @@ class Bench {
       for (const Cand& c : cands) sols.push_back(c.sol);
       CompileAll(sols);
     }
-    double best_ms = 1e30;
-    const Cand* best = nullptr;
+    // Load and verify every candidate; keep the verified ones with their invokers and workspaces.
+    struct Ready {
+      const Cand* cand;
+      std::unique_ptr<solver::Invoker> inv;
+      DeviceBuffer ws;
+      double rel = 0;
+    };
+    std::vector<Ready> ready;
     for (const Cand& c : cands) {
       ++row.candidates;
       auto it = code_.find(BuildKey(c.sol));
@@ -291,104 +374,135 @@ class Bench {
       }
       absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(dev_, c.sol, it->second);
       if (!inv.ok()) return inv.status();
-      DeviceBuffer ws;
+      Ready r{&c, *std::move(inv), {}, 0};
       if (c.sol.workspace_bytes > 0) {
         absl::StatusOr<DeviceBuffer> b = dev_.Alloc(c.sol.workspace_bytes);
         if (!b.ok()) return b.status();
-        ws = *std::move(b);
+        r.ws = *std::move(b);
       }
-      solver::ConvBuffers bufs{&*x, &*w, &*y, ws.valid() ? &ws : nullptr};
-      if (absl::Status st = dev_.Memset(*out, 0xff, out_bytes); !st.ok()) return st;
-      absl::Status st = (*inv)->Run(bufs);
-      if (st.ok()) st = dev_.Synchronize();
-      if (!st.ok()) return st;  // a launch failure poisons the context: stop here
-      double rel = 0;
-      absl::StatusOr<bool> ok = verify(&rel);
-      if (!ok.ok()) return ok.status();
+      solver::ConvBuffers bufs{&x, &w, &y, r.ws.valid() ? &r.ws : nullptr};
+      absl::StatusOr<bool> ok = check([&] { return r.inv->Run(bufs); }, &r.rel);
+      if (!ok.ok()) return ok.status();  // a launch failure poisons the context: stop here
       if (!*ok) {
         std::printf("    %s %s FAILED verification\n", std::string(c.s->Name()).c_str(), c.c.ToString().c_str());
         ++row.failed;
         continue;
       }
-      ++row.verified;
-      absl::StatusOr<double> t = Time([&] { return (*inv)->Run(bufs); }, 3, 3);
-      if (!t.ok()) return t.status();
-      if (*t < best_ms) {
-        best_ms = *t;
-        best = &c;
-        row.verify_rel = rel;
-      }
+      ++row.tuna_verified_count;
+      ready.push_back(std::move(r));
     }
-    // 3. Final timing of the winner, then cuDNN.
-    if (best != nullptr) {
-      row.solver = std::string(best->s->Name());
-      row.params = best->c.ToString();
-      auto it = code_.find(BuildKey(best->sol));
-      absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(dev_, best->sol, it->second);
-      if (!inv.ok()) return inv.status();
-      DeviceBuffer ws;
-      if (best->sol.workspace_bytes > 0) {
-        absl::StatusOr<DeviceBuffer> b = dev_.Alloc(best->sol.workspace_bytes);
-        if (!b.ok()) return b.status();
-        ws = *std::move(b);
-      }
-      solver::ConvBuffers bufs{&*x, &*w, &*y, ws.valid() ? &ws : nullptr};
-      absl::StatusOr<double> t = Time([&] { return (*inv)->Run(bufs); }, opt_.inner, opt_.reps);
-      if (!t.ok()) return t.status();
-      row.tuna_ms = *t;
-      // The timed runs wrote the output again: verify what they left.
-      double rel = 0;
-      absl::StatusOr<bool> ok = verify(&rel);
-      if (!ok.ok()) return ok.status();
-      if (!*ok) return absl::InternalError("the winner's timed output failed verification");
+    if (ready.empty()) {
+      AppendNote(&row.note, "no tuna candidate verified");
+      return absl::OkStatus();
     }
-    if (!cudnn_disabled_) {
-      absl::StatusOr<std::unique_ptr<CudnnConv>> cd = CudnnConv::Create(opt_.cudnn, p);
-      if (!cd.ok()) {
-        std::printf("cuDNN unavailable: %s\n", std::string(cd.status().message()).c_str());
-        cudnn_disabled_ = true;
-      } else {
-        if (absl::Status st = upload(); !st.ok()) return st;  // Find may have scribbled on inputs? no: restore anyway
-        if (absl::Status st = dev_.Memset(*out, 0xff, out_bytes); !st.ok()) return st;
-        absl::StatusOr<CudnnChoice> ch = (*cd)->Find(x->address(), w->address(), y->address(), cudnn_ws_.address(),
-                                                      kCudnnWorkspace);
-        if (!ch.ok()) {
-          row.note = std::string(ch.status().message());
-        } else {
-          row.cudnn_algo = ch->algo;
-          row.cudnn_find_ms = ch->find_ms;
-          row.cudnn_math = ch->math_type;
-          if (absl::Status st = dev_.Memset(*out, 0xff, out_bytes); !st.ok()) return st;
-          absl::Status st = (*cd)->Run(*ch, x->address(), w->address(), y->address(), cudnn_ws_.address());
-          if (st.ok()) st = dev_.Synchronize();
-          if (!st.ok()) return st;
-          double rel = 0;
-          absl::StatusOr<bool> ok = verify(&rel);
-          if (!ok.ok()) return ok.status();
-          row.cudnn_rel = rel;
-          if (!*ok) row.note = "cuDNN output differs from the reference beyond tolerance";
-          absl::StatusOr<double> t =
-              Time([&] { return (*cd)->Run(*ch, x->address(), w->address(), y->address(), cudnn_ws_.address()); },
-                   opt_.inner, opt_.reps);
-          if (!t.ok()) return t.status();
-          row.cudnn_ms = *t;
-          cudnn_version_ = (*cd)->version();
-        }
-      }
+    auto launch = [&](size_t i) {
+      Ready& r = ready[i];
+      solver::ConvBuffers bufs{&x, &w, &y, r.ws.valid() ? &r.ws : nullptr};
+      return r.inv->Run(bufs);
+    };
+    absl::StatusOr<std::vector<std::pair<size_t, double>>> ranked = Rank(ready.size(), launch);
+    if (!ranked.ok()) return ranked.status();
+    if (ranked->empty()) {
+      AppendNote(&row.note, "no tuna candidate could be timed");
+      return absl::OkStatus();
     }
-    return row;
+    const auto [best, ms] = ranked->front();
+    row.solver = std::string(ready[best].cand->s->Name());
+    row.params = ready[best].cand->c.ToString();
+    row.tuna_ms = ms;
+    // The winner's output once more, after all the timed runs.
+    absl::StatusOr<bool> ok = check([&] { return launch(best); }, &row.tuna_rel);
+    if (!ok.ok()) return ok.status();
+    row.tuna_verified = *ok;
+    if (!*ok) AppendNote(&row.note, "tuna winner failed verification after timing");
+    return absl::OkStatus();
   }
 
-  std::string cudnn_version_;
+  absl::Status RunCudnnBest(const Problem& p, Row& row, DeviceBuffer& x, DeviceBuffer& w, DeviceBuffer& y,
+                            const CheckFn& check) {
+    absl::StatusOr<std::unique_ptr<CudnnBackendConv>> cd = CudnnBackendConv::Create(opt_.cudnn, p);
+    if (!cd.ok()) {
+      std::printf("cuDNN backend unavailable: %s\n", std::string(cd.status().message()).c_str());
+      if (absl::IsUnavailable(cd.status())) cudnn_disabled_ = true;
+      AppendNote(&row.note, "cuDNN backend: " + std::string(cd.status().message()));
+      return absl::OkStatus();
+    }
+    cudnn_version_ = (*cd)->version();
+    cudnn_library_ = (*cd)->library_path();
+    const auto t0 = std::chrono::steady_clock::now();
+    absl::Status st = (*cd)->BuildPlans(kCudnnWorkspace, !opt_.heuristics_only);
+    const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const CudnnPlanStats& s = (*cd)->stats();
+    row.cudnn_stats = fmt::format(
+        "{} from heuristics + {} all-engines, {} distinct, {} skipped (numerics: {}), {} (workspace), {} unsupported, "
+        "plans built in {:.2f} s{}{}",
+        s.heuristic_configs, s.all_engine_configs, s.distinct, s.skipped_numerics, s.skipped_engines,
+        s.skipped_workspace, s.unsupported, build_s, s.mode_errors.empty() ? "" : "; ", s.mode_errors);
+    if (!st.ok()) {
+      AppendNote(&row.note, "cuDNN best: " + std::string(st.message()));
+      return absl::OkStatus();
+    }
+    if (absl::Status bs = (*cd)->Bind(x.address(), w.address(), y.address(), cudnn_ws_.address()); !bs.ok()) {
+      return bs;
+    }
+    row.cudnn_engines = static_cast<int>((*cd)->plans().size());
+    absl::StatusOr<std::vector<std::pair<size_t, double>>> ranked =
+        Rank((*cd)->plans().size(), [&](size_t i) { return (*cd)->Execute(i); });
+    if (!ranked.ok()) return ranked.status();
+    row.cudnn_engines_timed = static_cast<int>(ranked->size());
+    // The fastest finalist whose output verifies.
+    for (const auto& [i, ms] : *ranked) {
+      double rel = 0;
+      absl::StatusOr<bool> ok = check([&, i = i] { return (*cd)->Execute(i); }, &rel);
+      if (!ok.ok()) return ok.status();
+      if (!*ok) {
+        AppendNote(&row.note, "cuDNN engine " + (*cd)->plans()[i].name + " failed verification");
+        continue;
+      }
+      row.cudnn_best_ms = ms;
+      row.cudnn_best_engine = (*cd)->plans()[i].name;
+      row.cudnn_best_verified = true;
+      row.cudnn_best_rel = rel;
+      break;
+    }
+    return absl::OkStatus();
+  }
 
- private:
-  static constexpr size_t kFlushBytes = size_t{256} << 20;
-  static constexpr size_t kCudnnWorkspace = size_t{1} << 30;
+  absl::Status RunCudnnLegacy(const Problem& p, Row& row, DeviceBuffer& x, DeviceBuffer& w, DeviceBuffer& y,
+                              DeviceBuffer& out, const CheckFn& check) {
+    absl::StatusOr<std::unique_ptr<CudnnConv>> cd = CudnnConv::Create(opt_.cudnn, p);
+    if (!cd.ok()) {
+      AppendNote(&row.note, "cuDNN legacy: " + std::string(cd.status().message()));
+      return absl::OkStatus();
+    }
+    if (absl::Status st = dev_.Memset(out, 0xff, out.bytes()); !st.ok()) return st;
+    absl::StatusOr<CudnnChoice> ch =
+        (*cd)->Find(x.address(), w.address(), y.address(), cudnn_ws_.address(), kCudnnWorkspace);
+    if (!ch.ok()) {
+      AppendNote(&row.note, "cuDNN legacy: " + std::string(ch.status().message()));
+      return absl::OkStatus();
+    }
+    row.cudnn_legacy_algo = ch->algo;
+    row.cudnn_legacy_math = ch->math_type;
+    auto run = [&] { return (*cd)->Run(*ch, x.address(), w.address(), y.address(), cudnn_ws_.address()); };
+    double rel = 0;
+    absl::StatusOr<bool> ok = check(run, &rel);
+    if (!ok.ok()) return ok.status();
+    row.cudnn_legacy_verified = *ok;
+    if (!*ok) AppendNote(&row.note, "cuDNN legacy output differs from the reference");
+    absl::StatusOr<double> t = timer_.MedianMs(run);
+    if (!t.ok()) return t.status();
+    row.cudnn_legacy_ms = *t;
+    return absl::OkStatus();
+  }
+
+  static constexpr size_t kCudnnWorkspace = size_t{4} << 30;
   const Options& opt_;
   backend::Backend& be_;
   Device& dev_;
+  FlushedTimer& timer_;
   Target target_;
-  DeviceBuffer flush_, cudnn_ws_;
+  DeviceBuffer cudnn_ws_;
   solver::SolverList naive_ = solver::NaiveSolvers();
   solver::SolverList tunable_ = solver::GpuTunableSolvers();
   std::map<std::string, std::vector<backend::CodeObject>> code_;
@@ -410,46 +524,41 @@ std::string JsonEscape(const std::string& s) {
   return o;
 }
 
+std::string Str(const std::string& s) { return "\"" + JsonEscape(s) + "\""; }
+std::string Ms(double v) { return v > 0 ? fmt::format("{:.5f}", v) : "null"; }
+
+double Geomean(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  double s = 0;
+  for (double x : v) s += std::log(x);
+  return std::exp(s / v.size());
+}
+
 int Main(int argc, char** argv) {
   Options opt;
-  CLI::App app{"tuna kernels bench: tuned GPU solvers vs cuDNN"};
+  CLI::App app{"tuna kernels bench: tuned GPU solvers vs cuDNN at its best"};
   app.add_option("--driver", opt.driver, "MIOpenDriver problem file");
+  app.add_option("--from-db", opt.from_db,
+                 "time the (solver, params) rows of the perf db <arch><cu>.db in this folder (a tune -f export) "
+                 "instead of tuning problems of --driver");
   app.add_option("--dirs", opt.dirs, "directions to run (subset of FBW) for each forward problem; default: the file's");
   app.add_option("--cudnn", opt.cudnn, "libcudnn.so.9 or its directory (default $TUNA_CUDNN_PATH, then the loader)");
   app.add_option("--json", opt.json, "write the results as JSON here");
   app.add_option("--solvers", opt.only_solvers, "comma-separated solver names to tune (default: all applicable)");
   app.add_option("--configs", opt.configs, "configs tried per fast solver (1010+) and problem");
   app.add_option("--other-configs", opt.other_configs, "configs tried per older solver and problem");
-  app.add_option("--inner", opt.inner, "launches between two events");
-  app.add_option("--reps", opt.reps, "timed repetitions (each after an L2 flush); the median is reported");
+  app.add_option("--reps", opt.reps, "timed launches per final timing, each after an L2 flush (median; >= 20)");
+  app.add_option("--screen-reps", opt.screen_reps, "timed launches per candidate when screening (tuna and cuDNN)");
+  app.add_option("--finalists", opt.finalists, "fastest screened candidates re-timed with --reps (tuna and cuDNN)");
   app.add_option("--max-problems", opt.max_problems, "stop after this many problems (0: all)");
+  app.add_flag("--no-tuna", opt.no_tuna, "time cuDNN only");
+  app.add_flag("--no-legacy", opt.no_legacy, "skip the legacy-find cuDNN column");
+  app.add_flag("--cudnn-heuristics-only", opt.heuristics_only,
+               "cuDNN best from heuristics A, B and FALLBACK only (default: also every engine with default knobs)");
   app.add_option("--cpu-check-gflop", opt.cpu_check_gflop, "cross-check the naive GPU output against the CPU reference up to this size");
   app.add_option("--cpu-check-max", opt.cpu_check_max, "at most this many CPU cross-checks");
   CLI11_PARSE(app, argc, argv);
-
-  absl::StatusOr<DriverFile> file = ParseDriverFile(opt.driver);
-  if (!file.ok() || !file->errors.empty()) {
-    std::fprintf(stderr, "cannot parse %s: %s\n", opt.driver.c_str(),
-                 file.ok() ? file->errors[0].reason.c_str() : std::string(file.status().message()).c_str());
-    return 2;
-  }
-  std::vector<std::pair<std::string, Problem>> problems;
-  int line_index = 0;
-  for (const DriverFileLine& line : file->lines) {
-    ++line_index;
-    for (const Problem& p : line.problems) {
-      if (opt.dirs.empty()) {
-        problems.push_back({fmt::format("{:02d}", line_index), p});
-      } else if (p.direction == Direction::kForward) {
-        for (char d : opt.dirs) {
-          Problem q = p;
-          q.direction = d == 'B' ? Direction::kBackwardData : d == 'W' ? Direction::kBackwardWeights : Direction::kForward;
-          problems.push_back({fmt::format("{:02d}", line_index), q});
-        }
-      }
-    }
-  }
-  if (opt.max_problems > 0 && static_cast<int>(problems.size()) > opt.max_problems) problems.resize(opt.max_problems);
+  if (opt.reps < 20) std::fprintf(stderr, "warning: --reps %d < 20: not a reportable figure\n", opt.reps);
 
   std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
   if (absl::Status st = be->DriverStatus(); !st.ok()) {
@@ -466,20 +575,180 @@ int Main(int argc, char** argv) {
     return 3;
   }
   const auto& info = (*dev)->Info();
-  std::printf("device %s (%s, %d SMs), %s, %zu problems from %s\n", info.name.c_str(), info.arch.c_str(),
-              info.compute_units, be->CompilerVersion().c_str(), problems.size(), opt.driver.c_str());
-  Bench bench(opt, *be, **dev);
+  TimingMethod method;
+  method.reps = opt.reps;
+  absl::StatusOr<FlushedTimer> timer = FlushedTimer::Create(**dev, method);
+  if (!timer.ok()) {
+    std::fprintf(stderr, "timer: %s\n", std::string(timer.status().message()).c_str());
+    return 3;
+  }
+  Bench bench(opt, *be, **dev, *timer);
   if (absl::Status st = bench.Init(); !st.ok()) {
     std::fprintf(stderr, "init: %s\n", std::string(st.message()).c_str());
     return 3;
   }
+
+  std::vector<Job> jobs;
+  std::string source = opt.driver;
+  if (!opt.from_db.empty()) {
+    absl::StatusOr<std::string> path = FindPerfDb(opt.from_db, bench.target());
+    absl::StatusOr<DbJobs> dbj = path.ok() ? ReadDbJobs(*path, solver::SolverRegistry::Builtin(), bench.target())
+                                           : absl::StatusOr<DbJobs>(path.status());
+    if (!dbj.ok()) {
+      std::fprintf(stderr, "--from-db %s: %s\n", opt.from_db.c_str(), std::string(dbj.status().message()).c_str());
+      return 2;
+    }
+    source = dbj->path;
+    for (const DbSkip& s : dbj->skipped) {
+      std::printf("skipped db row %s [%s]: %s\n", s.solver.c_str(), s.params.c_str(), s.reason.c_str());
+    }
+    int i = 0;
+    for (DbJob& j : dbj->jobs) {
+      ++i;
+      jobs.push_back({fmt::format("{:02d}{}", i, DirectionName(j.problem.direction)), ToDriverLine(j.problem),
+                      j.problem, j.solver, j.config});
+    }
+  } else {
+    absl::StatusOr<DriverFile> file = ParseDriverFile(opt.driver);
+    if (!file.ok() || !file->errors.empty()) {
+      std::fprintf(stderr, "cannot parse %s: %s\n", opt.driver.c_str(),
+                   file.ok() ? file->errors[0].reason.c_str() : std::string(file.status().message()).c_str());
+      return 2;
+    }
+    int line_index = 0;
+    for (const DriverFileLine& line : file->lines) {
+      ++line_index;
+      for (const Problem& p : line.problems) {
+        std::vector<Problem> expanded;
+        if (opt.dirs.empty()) {
+          expanded.push_back(p);
+        } else if (p.direction == Direction::kForward) {
+          for (char d : opt.dirs) {
+            Problem q = p;
+            q.direction =
+                d == 'B' ? Direction::kBackwardData : d == 'W' ? Direction::kBackwardWeights : Direction::kForward;
+            expanded.push_back(q);
+          }
+        }
+        for (const Problem& q : expanded) {
+          jobs.push_back({fmt::format("{:02d}{}", line_index, DirectionName(q.direction)), line.text, q, nullptr, {}});
+        }
+      }
+    }
+  }
+  if (opt.max_problems > 0 && static_cast<int>(jobs.size()) > opt.max_problems) jobs.resize(opt.max_problems);
+  std::printf("device %s (%s, %d SMs), %s, %zu problems from %s\n", info.name.c_str(), info.arch.c_str(),
+              info.compute_units, be->CompilerVersion().c_str(), jobs.size(), source.c_str());
+
   const auto start = std::chrono::steady_clock::now();
   std::vector<Row> rows;
   int errors = 0;
-  for (const auto& [label, p] : problems) {
-    std::printf("[%s %s] %s\n", label.c_str(), std::string(DirectionName(p.direction)).c_str(), p.Canonical().c_str());
+  // Table and JSON: the JSON is rewritten after every row (a run cut short keeps what it timed);
+  // the table is printed once, at the end.
+  auto report = [&](bool final, double seconds) {
+    auto say = [&](const char* fmt_str, auto... a) {
+      if (final) std::printf(fmt_str, a...);
+    };
+    // Table and geomeans per direction (ms over the rows where the column was timed; the ratio
+    // over rows where both tuna and cuDNN best were).
+    say("\n%-5s %8s %-16s %-22s %9s %10s %10s %7s  %s\n", "row", "GFLOP", "solver", "params", "tuna ms",
+                "best ms", "legacy ms", "ratio", "cuDNN best engine");
+    for (const Row& r : rows) {
+      say("%-5s %8.2f %-16s %-22s %9.4f %10.4f %10.4f %7.3f  %s\n", r.label.c_str(), r.gflop, r.solver.c_str(),
+                  r.params.c_str(), r.tuna_ms, r.cudnn_best_ms, r.cudnn_legacy_ms,
+                  (r.tuna_ms > 0 && r.cudnn_best_ms > 0) ? r.cudnn_best_ms / r.tuna_ms : 0.0,
+                  r.cudnn_best_engine.c_str());
+    }
+    struct Geo {
+      int count = 0;
+      double tuna = 0, best = 0, legacy = 0, ratio = 0, min_ratio = 0;
+    };
+    std::map<char, Geo> geo;
+    for (char d : std::string("FBW")) {
+      std::vector<double> t, b, l, ratio;
+      for (const Row& r : rows) {
+        if (r.direction != d) continue;
+        if (r.tuna_ms > 0) t.push_back(r.tuna_ms);
+        if (r.cudnn_best_ms > 0) b.push_back(r.cudnn_best_ms);
+        if (r.cudnn_legacy_ms > 0) l.push_back(r.cudnn_legacy_ms);
+        if (r.tuna_ms > 0 && r.cudnn_best_ms > 0) ratio.push_back(r.cudnn_best_ms / r.tuna_ms);
+      }
+      if (t.empty() && b.empty()) continue;
+      Geo g{static_cast<int>(std::max(t.size(), b.size())), Geomean(t), Geomean(b), Geomean(l), Geomean(ratio),
+            ratio.empty() ? 0 : *std::min_element(ratio.begin(), ratio.end())};
+      geo[d] = g;
+      say("geomean %c over %d: tuna %.5f ms, cuDNN best %.5f ms, legacy %.5f ms, ratio best/tuna %.3f (min %.3f)\n",
+                  d, g.count, g.tuna, g.best, g.legacy, g.ratio, g.min_ratio);
+    }
+    say("%zu rows, %d errors, %.0f s\n", rows.size(), errors, seconds);
+
+    if (!opt.json.empty()) {
+      const std::time_t now = std::time(nullptr);
+      char date[32];
+      std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+      std::ofstream js(opt.json);
+      js << "{\n \"meta\": {\n  \"date\": " << Str(date) << ",\n  \"device\": " << Str(info.name)
+         << ",\n  \"arch\": " << Str(info.arch) << ",\n  \"compiler\": " << Str(be->CompilerVersion())
+         << ",\n  \"cudnn_version\": " << Str(bench.cudnn_version_)
+         << ",\n  \"cudnn_library\": " << Str(bench.cudnn_library_) << ",\n  \"source\": " << Str(source)
+         << ",\n  \"from_db\": " << (opt.from_db.empty() ? "false" : "true")
+         << ",\n  \"method\": " << Str(timer->method().Describe()) << ",\n  \"reps\": " << opt.reps
+         << ",\n  \"l2_flush_bytes\": " << method.flush_bytes << ",\n  \"selection\": "
+         << Str(fmt::format("tuna and cuDNN alike: every candidate screened with {} flushed launches (median), the {} "
+                            "fastest re-timed with the method above, the fastest kept, its output verified against the "
+                            "naive GPU solver",
+                            opt.screen_reps, opt.finalists))
+         << ",\n  \"cudnn_best\": "
+         << Str(std::string("backend (graph) API: every engine config of heuristics modes A, B and FALLBACK") +
+                (opt.heuristics_only ? "" : ", plus every engine that accepts the graph with its default knobs,") +
+                " that finalizes for the problem; compute type FP32; FP32 data excludes TENSOR_CORE (TF32) "
+                "engines; DOWN_CONVERT_INPUTS engines excluded; workspace <= 4 GiB")
+         << ",\n  \"cudnn_legacy\": "
+         << Str("cudnnFind*AlgorithmEx's first algorithm (FMA math for FP32, tensor-op math for FP16/BF16); reference only")
+         << ",\n  \"tuna\": "
+         << Str(opt.from_db.empty()
+                    ? fmt::format("best of each applicable tunable GPU solver's default config + up to {} sampled "
+                                  "configs (solvers 1010+) / {} (older)",
+                                  opt.configs, opt.other_configs)
+                    : std::string("the perf db's (solver, params) per row"))
+         << ",\n  \"torch_crosscheck\": null,\n  \"geomean\": {";
+      bool first = true;
+      for (const auto& [d, g] : geo) {
+        js << (first ? "" : ",") << "\n   \"" << d << "\": {\"count\": " << g.count << ", \"tuna_ms\": " << Ms(g.tuna)
+           << ", \"cudnn_best_ms\": " << Ms(g.best) << ", \"cudnn_legacy_ms\": " << Ms(g.legacy)
+           << ", \"ratio\": " << (g.ratio > 0 ? fmt::format("{:.4f}", g.ratio) : "null")
+           << ", \"min_ratio\": " << (g.min_ratio > 0 ? fmt::format("{:.4f}", g.min_ratio) : "null") << "}";
+        first = false;
+      }
+      js << "\n  },\n  \"errors\": " << errors << ",\n  \"seconds\": " << fmt::format("{:.0f}", seconds)
+         << "\n },\n \"rows\": [\n";
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const Row& r = rows[i];
+        js << "  {\"label\": " << Str(r.label) << ", \"line\": " << Str(r.line) << ", \"problem\": " << Str(r.problem)
+           << ", \"direction\": \"" << r.direction << "\", \"dtype\": " << Str(r.dtype) << ", \"layout\": "
+           << Str(r.layout) << ", \"gflop\": " << fmt::format("{:.4f}", r.gflop) << ", \"solver\": " << Str(r.solver)
+           << ", \"params\": " << Str(r.params) << ", \"tuna_ms\": " << Ms(r.tuna_ms)
+           << ", \"cudnn_best_ms\": " << Ms(r.cudnn_best_ms) << ", \"cudnn_best_engine\": " << Str(r.cudnn_best_engine)
+           << ", \"cudnn_legacy_ms\": " << Ms(r.cudnn_legacy_ms) << ", \"torch_ms\": null, \"ratio\": "
+           << ((r.tuna_ms > 0 && r.cudnn_best_ms > 0) ? fmt::format("{:.4f}", r.cudnn_best_ms / r.tuna_ms) : "null")
+           << ", \"verified\": " << (r.verified() ? "true" : "false")
+           << ", \"tuna_verified\": " << (r.tuna_verified ? "true" : "false")
+           << ", \"cudnn_best_verified\": " << (r.cudnn_best_verified ? "true" : "false")
+           << ", \"cudnn_legacy_verified\": " << (r.cudnn_legacy_verified ? "true" : "false")
+           << ", \"tuna_candidates\": " << r.candidates << ", \"tuna_candidates_verified\": " << r.tuna_verified_count
+           << ", \"tuna_max_rel_error\": " << fmt::format("{:.3g}", r.tuna_rel)
+           << ", \"cudnn_best_max_rel_error\": " << fmt::format("{:.3g}", r.cudnn_best_rel)
+           << ", \"cudnn_plans\": " << r.cudnn_engines << ", \"cudnn_plans_stats\": " << Str(r.cudnn_stats)
+           << ", \"cudnn_legacy_algo\": " << r.cudnn_legacy_algo << ", \"cudnn_legacy_math\": " << r.cudnn_legacy_math
+           << ", \"note\": " << Str(r.note) << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
+      }
+      js << " ]\n}\n";
+    }
+  };
+  for (const Job& job : jobs) {
+    std::printf("[%s] %s\n", job.label.c_str(), job.problem.Canonical().c_str());
     std::fflush(stdout);
-    absl::StatusOr<Row> r = bench.RunProblem(p, label + std::string(DirectionName(p.direction)));
+    absl::StatusOr<Row> r = bench.RunProblem(job);
     if (!r.ok()) {
       std::printf("  ERROR: %s\n", std::string(r.status().message()).c_str());
       ++errors;
@@ -487,59 +756,17 @@ int Main(int argc, char** argv) {
       continue;
     }
     const Row& row = *r;
-    std::printf("  best %s [%s] %.4f ms (%d/%d verified) | cuDNN algo %d math %d (find %.4f ms) %.4f ms | ratio %.3f %s\n", row.solver.c_str(),
-                row.params.c_str(), row.tuna_ms, row.verified, row.candidates, row.cudnn_algo, row.cudnn_math, row.cudnn_find_ms, row.cudnn_ms,
-                row.cudnn_ms > 0 && row.tuna_ms > 0 ? row.cudnn_ms / row.tuna_ms : 0.0, row.note.c_str());
+    std::printf("  tuna %s [%s] %.4f ms (%d/%d verified) | cuDNN best %.4f ms %s (%d plans: %s) | legacy algo %d math %d %.4f ms | ratio %.3f %s\n",
+                row.solver.c_str(), row.params.c_str(), row.tuna_ms, row.tuna_verified_count, row.candidates,
+                row.cudnn_best_ms, row.cudnn_best_engine.c_str(), row.cudnn_engines, row.cudnn_stats.c_str(),
+                row.cudnn_legacy_algo, row.cudnn_legacy_math, row.cudnn_legacy_ms,
+                row.cudnn_best_ms > 0 && row.tuna_ms > 0 ? row.cudnn_best_ms / row.tuna_ms : 0.0, row.note.c_str());
     std::fflush(stdout);
     rows.push_back(*r);
+    report(false, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
-  // Table and geomeans (over problems where both sides were timed).
-  std::printf("\n%-5s %-8s %-16s %-20s %9s %8s %9s %8s %7s\n", "layer", "GFLOP", "solver", "params", "tuna ms",
-              "TFLOPS", "cuDNN ms", "TFLOPS", "ratio");
-  double log_ratio = 0, log_t = 0, log_c = 0, min_ratio = 1e30;
-  int n = 0;
-  for (const Row& r : rows) {
-    const double tt = r.tuna_ms > 0 ? r.gflop / r.tuna_ms : 0;
-    const double ct = r.cudnn_ms > 0 ? r.gflop / r.cudnn_ms : 0;
-    const double ratio = (r.tuna_ms > 0 && r.cudnn_ms > 0) ? r.cudnn_ms / r.tuna_ms : 0;
-    std::printf("%-5s %8.2f %-16s %-20s %9.4f %8.2f %9.4f %8.2f %7.3f\n", r.label.c_str(), r.gflop, r.solver.c_str(),
-                r.params.c_str(), r.tuna_ms, tt, r.cudnn_ms, ct, ratio);
-    if (ratio > 0) {
-      log_ratio += std::log(ratio), log_t += std::log(tt), log_c += std::log(ct);
-      min_ratio = std::min(min_ratio, ratio);
-      ++n;
-    }
-  }
-  const double g_ratio = n ? std::exp(log_ratio / n) : 0, g_t = n ? std::exp(log_t / n) : 0,
-               g_c = n ? std::exp(log_c / n) : 0;
-  std::printf("geomean over %d: tuna %.2f TFLOPS, cuDNN %.2f TFLOPS, ratio %.3f (min %.3f); %d errors; %.0f s\n", n, g_t,
-              g_c, g_ratio, n ? min_ratio : 0.0, errors, seconds);
-
-  if (!opt.json.empty()) {
-    std::ofstream js(opt.json);
-    js << "{\n \"device\": \"" << JsonEscape(info.name) << "\",\n \"arch\": \"" << info.arch << "\",\n \"compiler\": \""
-       << JsonEscape(be->CompilerVersion()) << "\",\n \"cudnn_version\": \"" << bench.cudnn_version_
-       << "\",\n \"driver_file\": \"" << JsonEscape(opt.driver) << "\",\n \"method\": \"median of " << opt.reps
-       << " repetitions, each after a 256 MiB L2 flush, of " << opt.inner
-       << " back-to-back launches between CUDA events; same process, same buffers for tuna and cuDNN\",\n"
-       << " \"geomean\": {\"count\": " << n << ", \"tuna_tflops\": " << g_t << ", \"cudnn_tflops\": " << g_c
-       << ", \"ratio\": " << g_ratio << ", \"min_ratio\": " << (n ? min_ratio : 0.0) << "},\n \"errors\": " << errors
-       << ",\n \"rows\": [\n";
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const Row& r = rows[i];
-      js << fmt::format(
-          "  {{\"layer\": \"{}\", \"problem\": \"{}\", \"gflop\": {:.4f}, \"solver\": \"{}\", \"params\": \"{}\", "
-          "\"candidates\": {}, \"verified\": {}, \"failed\": {}, \"max_rel_error\": {:.3g}, \"tuna_ms\": {:.5f}, "
-          "\"cudnn_algo\": {}, \"cudnn_math\": {}, \"cudnn_find_ms\": {:.5f}, \"cudnn_ms\": {:.5f}, \"cudnn_max_rel_error\": {:.3g}, \"ratio\": {:.4f}, \"note\": \"{}\"}}{}\n",
-          r.label, JsonEscape(r.problem), r.gflop, r.solver, r.params, r.candidates, r.verified, r.failed, r.verify_rel,
-          r.tuna_ms, r.cudnn_algo, r.cudnn_math, r.cudnn_find_ms, r.cudnn_ms, r.cudnn_rel,
-          (r.tuna_ms > 0 && r.cudnn_ms > 0) ? r.cudnn_ms / r.tuna_ms : 0.0, JsonEscape(r.note),
-          i + 1 < rows.size() ? "," : "");
-    }
-    js << " ]\n}\n";
-  }
+  report(true, seconds);
   return errors == 0 ? 0 : 1;
 }
 

@@ -1,0 +1,57 @@
+#!/bin/bash
+# device_run.sh OUT STEP...: the kernels bench and its PyTorch cross-check in one device call,
+# from a bundle made by bundle.sh (run from anywhere). Steps (each bounded by its own timeout,
+# each independent of the others' failure):
+#   sanity                 cuDNN best on the first problem only (stops the call if it fails)
+#   fp16[:SECS]            FP16 NHWC forward file: tuna + cuDNN best (heuristics A/B/FALLBACK only: the
+#                          all-engines sweep builds runtime-compiled FP16 plans for up to 37 s a layer)
+#                          + legacy, then torch, cross-check
+#   fp32cudnn[:SECS]       FP32 file, all directions, cuDNN only (best + legacy), torch, cross-check
+#   fp32[:SECS]            FP32 file, all directions, tuna + cuDNN, torch, cross-check
+#   fp16cudnn[:SECS]       FP16 file, cuDNN only (heuristics A/B/FALLBACK), torch, cross-check
+#   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
+#   fromdb[:SECS]          --from-db data/fromdb (a perf db placed there), tuna rows + cuDNN best
+# Writes OUT/w/<name>.log, <name>.json (merged with torch_ms) and torch_<name>.{json,log}; the
+# bench rewrites its JSON after every row, so a step cut short keeps what it timed.
+set -u
+top=$1; shift
+out=$top/w; mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here"
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu --format=csv | tee "$out/gpu.txt"
+torch_for() {  # name driver secs
+  timeout "$3" python3 cudnn_best_torch.py "$2" "$out/torch_$1.json" > "$out/torch_$1.log" 2>&1 || echo "torch $1: exit $?"
+  python3 crosscheck.py "$out/$1.raw.json" "$out/torch_$1.json" --out "$out/$1.json" 2>&1 | tee -a "$out/$1.log"
+}
+for step in "$@"; do
+  name=${step%%:*}; secs=${step#*:}; [ "$secs" = "$step" ] && secs=300
+  echo "=== $name ($secs s) $(date -u +%T)"
+  case $name in
+    sanity)
+      timeout 60 ./run.sh --driver data/resnet50_n32.txt --no-tuna --max-problems 3 --json "$out/sanity.json" > "$out/sanity.log" 2>&1
+      rc=$?; tail -8 "$out/sanity.log"
+      grep -q '"cudnn_best_verified": true' "$out/sanity.json" 2>/dev/null || { echo "sanity failed (rc $rc)"; cat "$out/sanity.log" | head -40; exit 1; } ;;
+    fp16)
+      timeout "$secs" ./run.sh --driver data/resnet50_n32_fwd_fp16_nhwc.txt --configs 12 --other-configs 1 --cudnn-heuristics-only --json "$out/fp16_fwd.raw.json" > "$out/fp16_fwd.log" 2>&1 || echo "bench fp16: exit $?"
+      tail -6 "$out/fp16_fwd.log"; torch_for fp16_fwd data/resnet50_n32_fwd_fp16_nhwc.txt 90 ;;
+    fp32cudnn)
+      timeout "$secs" ./run.sh --driver data/resnet50_n32.txt --no-tuna --json "$out/fp32_cudnn.raw.json" > "$out/fp32_cudnn.log" 2>&1 || echo "bench fp32cudnn: exit $?"
+      tail -6 "$out/fp32_cudnn.log"; torch_for fp32_cudnn data/resnet50_n32.txt 120 ;;
+    fp16cudnn)
+      timeout "$secs" ./run.sh --driver data/resnet50_n32_fwd_fp16_nhwc.txt --no-tuna --cudnn-heuristics-only --json "$out/fp16_cudnn.raw.json" > "$out/fp16_cudnn.log" 2>&1 || echo "bench fp16cudnn: exit $?"
+      tail -4 "$out/fp16_cudnn.log"; torch_for fp16_cudnn data/resnet50_n32_fwd_fp16_nhwc.txt 90 ;;
+    torchcudnn)
+      lib=$(python3 -c "import torch; torch.backends.cudnn.version(); print(next((l.split()[-1] for l in open('/proc/self/maps') if 'libcudnn.so' in l), ''))")
+      echo "torch maps $lib (cuDNN $(python3 -c 'import torch; print(torch.backends.cudnn.version())'))"
+      if [ -n "$lib" ]; then export TUNA_CUDNN_PATH=$(dirname "$lib"); fi ;;
+    fromdb)
+      timeout "$secs" ./run.sh --from-db data/fromdb --no-legacy --cudnn-heuristics-only --json "$out/fromdb.json" > "$out/fromdb.log" 2>&1 || echo "bench fromdb: exit $?"
+      grep -E "skipped db row|ERROR" "$out/fromdb.log" | head -5; tail -4 "$out/fromdb.log" ;;
+    fp32)
+      timeout "$secs" ./run.sh --driver data/resnet50_n32.txt --configs 6 --other-configs 1 --cpu-check-max 1 --json "$out/fp32_all.raw.json" > "$out/fp32_all.log" 2>&1 || echo "bench fp32: exit $?"
+      tail -6 "$out/fp32_all.log"; torch_for fp32_all data/resnet50_n32.txt 120 ;;
+  esac
+done
+for f in "$out"/*.raw.json; do [ -f "${f%.raw.json}.json" ] && rm -f "$f"; done
+echo "=== done $(date -u +%T)"
