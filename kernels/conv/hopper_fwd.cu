@@ -16,9 +16,11 @@
 // commit, and wait until at most the group just issued is in flight. The epilogue stages the
 // accumulators through shared memory and writes y in coalesced 16-byte stores.
 //
-// Split-K (gridDim.z = splits > 1, a launch parameter, not a build option): block z reduces
-// its share of the k-tiles and writes FP32 partials to ws[z][m][k]; tuna_hopper_fwd_reduce then
-// sums the splits in order (deterministic: re-runs give identical bits) and rounds into y.
+// Split-K (SPLIT_K > 1): the SPLIT_K blocks of one output tile form a thread-block cluster
+// (gridDim.z = SPLIT_K); block z reduces its share of the k-tiles, stages its FP32 tile in its
+// own shared memory, and after a cluster barrier block z sums rows [z, z+1) * TB_M / SPLIT_K of
+// all SPLIT_K tiles through distributed shared memory in the fixed order 0..SPLIT_K-1
+// (deterministic: re-runs give identical bits). No workspace, no second launch.
 //
 // Sizes are run-time arguments: one build serves every problem with the same options.
 // Options: TB_M (64, 128, 256), TB_N (64, 128, 256), WG_M (1, 2), STAGES (3..8),
@@ -27,8 +29,8 @@
 //                 8: C/G == 4, two 8-byte cp.async per chunk, one tap each. Thinner inputs (the
 //                 3-channel stem) are first copied with their channels padded to 4 by
 //                 tuna_pad_channels into the workspace; the solver then passes that copy.
-// Arguments: x, w, y (dense NHWC / K R S C/G / NHWC), ws (FP32 partials; any buffer when
-// splits == 1), the element offset of w within its buffer, then the sizes as int32.
+// Arguments: x, w, y (dense NHWC / K R S C/G / NHWC), the element offset of w within its
+// buffer, then the sizes as int32.
 #include "common/portability.h"
 #include "conv/async_copy.h"
 
@@ -40,6 +42,9 @@
 
 #ifndef CHUNK
 #define CHUNK 16
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 1
 #endif
 
 constexpr int kTbM = TB_M;
@@ -58,10 +63,13 @@ constexpr int kStageBytes = kStageA + kStageB;
 constexpr int kRowStep = kThreads / 8;  // rows one pass of the block's chunk loads covers
 constexpr int kAIters = kTbM / kRowStep;
 constexpr int kBIters = kTbN / kRowStep;
-constexpr int kOutPitch = kTbN + 8;
+constexpr int kOutPitch = kTbN + 8;  // halves per staged output row (conflict-free writes)
+constexpr int kSplitK = SPLIT_K;
+constexpr int kPartPitch = kTbN + 8;  // floats per staged FP32 row (split-K)
+static_assert(kTbM % (kSplitK * 8) == 0, "each block of a cluster reduces whole row groups");
 // Two resident blocks where the accumulators leave room (<= 64 per thread: 128 registers),
 // so one block's barriers, prologue and epilogue overlap the other's tensor-core work.
-constexpr int kMinBlocks = kMRep * kAcc <= 64 ? 2 : 1;  // halves per staged output row (conflict-free writes)
+constexpr int kMinBlocks = kMRep * kAcc <= 64 ? 2 : 1;
 static_assert(kWgRows % 64 == 0, "each warpgroup owns whole m64 slabs");
 static_assert(kTbN == 64 || kTbN == 128 || kTbN == 256, "wgmma N");
 static_assert(kTbM % kRowStep == 0 && kTbN % kRowStep == 0, "chunk split");
@@ -109,9 +117,33 @@ TUNA_DEVICE unsigned tuna_pack2(float lo, float hi) {
   return r;
 }
 
-TUNA_GLOBAL void __launch_bounds__(kThreads, kMinBlocks)
+// Cluster barrier with release/acquire semantics over shared::cluster.
+TUNA_DEVICE void tuna_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// The address of the same shared-memory byte in block `rank` of the cluster.
+TUNA_DEVICE unsigned tuna_map_rank(unsigned saddr, unsigned rank) {
+  unsigned r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(saddr), "r"(rank));
+  return r;
+}
+TUNA_DEVICE float4 tuna_ld_cluster_v4(unsigned addr) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(addr));
+  return v;
+}
+
+#if SPLIT_K > 1
+#define TUNA_CLUSTER __cluster_dims__(1, 1, SPLIT_K)
+#else
+#define TUNA_CLUSTER
+#endif
+
+TUNA_GLOBAL void __launch_bounds__(kThreads, kMinBlocks) TUNA_CLUSTER
     tuna_hopper_fwd(const tuna_u16* TUNA_RESTRICT x, const tuna_u16* TUNA_RESTRICT w, tuna_u16* TUNA_RESTRICT y,
-                    float* TUNA_RESTRICT ws, long long w_offset, int n_img, int C, int H, int W, int K, int Ho, int Wo, int R, int S, int pad_h, int pad_w,
+                    long long w_offset, int n_img, int C, int H, int W, int K, int Ho, int Wo, int R, int S, int pad_h, int pad_w,
                     int stride_h, int stride_w, int dil_h, int dil_w, int groups) {
   TUNA_DYNAMIC_SHARED(unsigned char, smem_raw);
   // The 128-byte swizzle repeats every 1024 bytes: align the ring to it.
@@ -133,8 +165,7 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, kMinBlocks)
   const int m0 = (TUNA_BID_X / n_tiles) * kTbM;  // neighbouring blocks share an A tile
   const int n0 = (TUNA_BID_X % n_tiles) * kTbN;
   const int k_tiles_all = (Kg + kTbK - 1) / kTbK;
-  const int splits = TUNA_GDIM_Z;
-  const int kt_per = (k_tiles_all + splits - 1) / splits;
+  const int kt_per = (k_tiles_all + kSplitK - 1) / kSplitK;
   const int kt_begin = TUNA_BID_Z * kt_per;
   const int k_tiles = max(0, min(k_tiles_all, kt_begin + kt_per) - kt_begin);
   const int kc = tid & 7;          // this thread's 16-byte chunk column (fixed)
@@ -275,27 +306,54 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, kMinBlocks)
     for (int j = 0; j < kAcc; ++j) tuna_fence_acc(acc[mr][j]);
   }
   tuna_cp_wait<0>();
-  if (splits > 1) {  // FP32 partials straight from the accumulators: ws[z][m][g*Kpg + n]
-    float* part = ws + static_cast<long long>(TUNA_BID_Z) * M * K + static_cast<long long>(g) * Kpg;
+  TUNA_SYNC();  // the ring is free: stage the output tile in it
+#if SPLIT_K > 1
+  {
+    // This block's FP32 tile, then rows [z, z+1) * TB_M / SPLIT_K summed over the cluster.
+    float* part = reinterpret_cast<float*>(smem);
 #pragma unroll
     for (int mr = 0; mr < kMRep; ++mr) {
-      const int r0 = m0 + wg * kWgRows + mr * 64 + warp_in_wg * 16 + (lane >> 2);
+      const int r0 = wg * kWgRows + mr * 64 + warp_in_wg * 16 + (lane >> 2);
 #pragma unroll
       for (int j = 0; j < kTbN / 8; ++j) {
-        const int n = n0 + 8 * j + 2 * (lane & 3);
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int m = r0 + 8 * half;
-          if (m >= M) continue;
-          float* dst = part + static_cast<long long>(m) * K + n;
-          if (n < Kpg) dst[0] = acc[mr][4 * j + 2 * half];
-          if (n + 1 < Kpg) dst[1] = acc[mr][4 * j + 2 * half + 1];
-        }
+        const int col = 8 * j + 2 * (lane & 3);
+        *reinterpret_cast<float2*>(part + r0 * kPartPitch + col) = make_float2(acc[mr][4 * j], acc[mr][4 * j + 1]);
+        *reinterpret_cast<float2*>(part + (r0 + 8) * kPartPitch + col) =
+            make_float2(acc[mr][4 * j + 2], acc[mr][4 * j + 3]);
       }
     }
+    tuna_cluster_sync();  // every block of the cluster has staged its tile
+    constexpr int kRows = kTbM / kSplitK;
+    constexpr int kQuads = kTbN / 4;
+    const int row0 = TUNA_BID_Z * kRows;
+    const bool vec = (K & 3) == 0 && (Kpg & 3) == 0;
+    for (int idx = tid; idx < kRows * kQuads; idx += kThreads) {
+      const int row = row0 + idx / kQuads;
+      const int q = idx - (idx / kQuads) * kQuads;
+      const unsigned local = smem_addr + static_cast<unsigned>((row * kPartPitch + 4 * q) * 4);
+      float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+      for (int z = 0; z < kSplitK; ++z) {
+        const float4 v = tuna_ld_cluster_v4(tuna_map_rank(local, z));
+        sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+      }
+      const int m = m0 + row;
+      const int n = n0 + 4 * q;
+      if (m >= M || n >= Kpg) continue;
+      tuna_u16* dst = y + static_cast<long long>(m) * K + static_cast<long long>(g) * Kpg + n;
+      const unsigned lo = tuna_pack2(sum.x, sum.y), hi = tuna_pack2(sum.z, sum.w);
+      if (vec && n + 4 <= Kpg) {
+        *reinterpret_cast<uint2*>(dst) = make_uint2(lo, hi);
+      } else {
+        const unsigned short e[4] = {static_cast<unsigned short>(lo & 0xffff), static_cast<unsigned short>(lo >> 16),
+                                     static_cast<unsigned short>(hi & 0xffff), static_cast<unsigned short>(hi >> 16)};
+        for (int i = 0; i < 4 && n + i < Kpg; ++i) dst[i] = e[i];
+      }
+    }
+    tuna_cluster_sync();  // no block leaves while others still read its shared memory
     return;
   }
-  TUNA_SYNC();  // the ring is free: stage the output tile in it
+#endif
 
   // Accumulator layout of wgmma m64nN: warp w of the warpgroup holds rows 16w + lane/4 (+8);
   // pair j covers columns 8j + 2*(lane%4) + {0, 1}.
@@ -328,21 +386,6 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, kMinBlocks)
       for (int e = 0; e < 8 && n + e < Kpg; ++e) dst[e] = src[e];
     }
   }
-}
-
-// y[i] = sum over z of ws[z][i], in order of z, rounded once; i over M*K elements.
-TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(256)
-    tuna_hopper_fwd_reduce(const float* TUNA_RESTRICT ws, tuna_u16* TUNA_RESTRICT y, long long total, int splits) {
-  const long long i = (static_cast<long long>(TUNA_BID_X) * TUNA_BDIM_X + TUNA_TID_X) * 2;
-  if (i >= total) return;
-  float s0 = 0.f, s1 = 0.f;
-  for (int z = 0; z < splits; ++z) {
-    s0 += ws[z * total + i];
-    if (i + 1 < total) s1 += ws[z * total + i + 1];
-  }
-  const unsigned v = tuna_pack2(s0, s1);
-  y[i] = static_cast<tuna_u16>(v & 0xffff);
-  if (i + 1 < total) y[i + 1] = static_cast<tuna_u16>(v >> 16);
 }
 
 // dst[p][c] = c < C ? src[p][c] : 0 for p < pixels, c < Cp: a copy with the channels padded.

@@ -1,7 +1,7 @@
 // TunaHopperFwd (1012, wgmma on sm_90a): planning checks without a compiler (applicability,
 // defaults valid on all ResNet-50 layers, analytic pruning), NVRTC builds for sm_90a of every
 // valid FP16 config and the BF16 defaults, and, tagged "gpu", every ResNet-50 layer at batch 1
-// (default + 2 random configs + a split-K one where valid), BF16 and edge problems (groups, odd K,
+// (default + 2 random configs + a split-K (cluster) one where valid), BF16 and edge problems (groups, odd K,
 // C = 8, C = 3, 4 and 5 (8-byte build, channel-padded copies), dilation, stride 3, 1x7 / 7x1 filters, M, N and K tails)
 // checked against the CPU reference on poisoned outputs and workspaces.
 #include <cstdio>
@@ -101,13 +101,14 @@ TEST_CASE("hopper fwd: applicability, defaults and pruning", "[solver]") {
   Target small = *sm90;
   small.max_shared_bytes_per_block = 100 * 1024;
   CHECK_FALSE(s.IsValid(small, big, PerfConfig{{128, 256, 2, 4, 1}}).ok());
-  // Split-K on a late layer (M = 1568): partials in the workspace, a second (reduce) launch.
+  // Split-K on a late layer (M = 1568): a cluster of 4 blocks per tile, no workspace.
   const Problem late = Make(32, 512, 512, 7, 7, 3, 3, 1, 1, 1, 1, 1);
   absl::StatusOr<solver::Solution> split = s.GetSolution(*sm90, late, PerfConfig{{128, 128, 2, 4, 4}});
   REQUIRE(split.ok());
-  CHECK(split->launches.size() == 2);
+  CHECK(split->launches.size() == 1);
   CHECK(split->launches[0].grid.z == 4);
-  CHECK(split->workspace_bytes == 4u * 1568 * 512 * 4);
+  CHECK(split->workspace_bytes == 0);
+  CHECK(split->kernels[0].options[4] == "-DSPLIT_K=4");
   // The stem (C = 3) pads x and w to 4 channels in the workspace, then runs the 8-byte build.
   absl::StatusOr<solver::Solution> stem =
       s.GetSolution(*sm90, Make(32, 3, 64, 224, 224, 7, 7, 3, 3, 2, 1, 1), PerfConfig{{128, 64, 1, 4, 1}});
@@ -116,7 +117,8 @@ TEST_CASE("hopper fwd: applicability, defaults and pruning", "[solver]") {
         stem->kernels[0].options.end());
   CHECK(stem->launches.size() == 3);
   CHECK(stem->workspace_bytes == (32u * 224 * 224 * 4 + 64u * 7 * 7 * 4) * 2);
-  CHECK(solver::HopperFwdSolver::SharedBytes(128, 256, 4) == 4u * 384 * 128 + 1024);
+  CHECK(solver::HopperFwdSolver::SharedBytes(128, 256, 4, 1) == 4u * 384 * 128 + 1024);
+  CHECK(solver::HopperFwdSolver::SharedBytes(256, 256, 3, 2) == 256u * 264 * 4 + 1024);  // FP32 staging
   // Build options are the axes' names, plus the arch-specific flag for sm_90a.
   absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, big, PerfConfig{{128, 256, 2, 4, 1}});
   REQUIRE(sol.ok());

@@ -22,7 +22,7 @@ struct HopperParams {
   int Threads() const { return 128 * wg_m; }
   std::vector<std::string> Defines() const {
     return {absl::StrCat("-DTB_M=", tb_m), absl::StrCat("-DTB_N=", tb_n), absl::StrCat("-DWG_M=", wg_m),
-            absl::StrCat("-DSTAGES=", stages)};
+            absl::StrCat("-DSTAGES=", stages), absl::StrCat("-DSPLIT_K=", split_k)};
   }
 };
 
@@ -66,9 +66,10 @@ PaddedCopies PaddedLayout(const Problem& p) {
 
 }  // namespace
 
-uint64_t HopperFwdSolver::SharedBytes(int tb_m, int tb_n, int stages) {
+uint64_t HopperFwdSolver::SharedBytes(int tb_m, int tb_n, int stages, int split_k) {
   const uint64_t ring = static_cast<uint64_t>(stages) * (tb_m + tb_n) * kTbK * 2;
-  const uint64_t out = static_cast<uint64_t>(tb_m) * (tb_n + 8) * 2;
+  // The staged output: halves, or FP32 partials read by the cluster when split.
+  const uint64_t out = static_cast<uint64_t>(tb_m) * (tb_n + 8) * (split_k > 1 ? 4 : 2);
   return std::max(ring, out) + 1024;
 }
 
@@ -109,7 +110,7 @@ absl::Status HopperFwdSolver::IsValid(const Target& target, const Problem& p, co
   if (wg_rows % 64 != 0) return invalid("TB_M / WG_M must be a multiple of 64 (wgmma m64)");
   // Accumulators: (TB_M / WG_M) x TB_N FP32 over 128 threads; more than 128 spills.
   if (wg_rows * t.tb_n / 128 > 128) return invalid("more than 128 accumulators per thread");
-  const uint64_t smem = SharedBytes(t.tb_m, t.tb_n, t.stages);
+  const uint64_t smem = SharedBytes(t.tb_m, t.tb_n, t.stages, t.split_k);
   if (smem > target.max_shared_bytes_per_block) {
     return invalid(absl::StrCat(smem, " bytes of shared memory > ", target.max_shared_bytes_per_block));
   }
@@ -147,7 +148,7 @@ absl::StatusOr<Solution> HopperFwdSolver::GetSolution(const Target& target, cons
   const HopperParams t = HopperParams::Of(config);
   KernelBuild build;
   build.source = "conv/hopper_fwd.cu";
-  build.entries = {"tuna_hopper_fwd", "tuna_hopper_fwd_reduce", "tuna_pad_channels"};
+  build.entries = {"tuna_hopper_fwd", "tuna_pad_channels"};
   build.options = t.Defines();
   build.options.push_back(gpu::DTypeOption(p.data_type));
   const int64_t cp = KernelChannels(p);
@@ -181,28 +182,15 @@ absl::StatusOr<Solution> HopperFwdSolver::GetSolution(const Target& target, cons
   l.grid.y = static_cast<uint32_t>(p.groups);
   l.grid.z = static_cast<uint32_t>(t.split_k);
   l.block.x = static_cast<uint32_t>(t.Threads());
-  l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.stages);
+  l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.stages, t.split_k);
   l.args = {KernelArg::Buffer(pads ? BufferRole::kWorkspace : BufferRole::kX),
             KernelArg::Buffer(pads ? BufferRole::kWorkspace : BufferRole::kW), KernelArg::Buffer(BufferRole::kY),
-            KernelArg::Buffer(t.split_k > 1 ? BufferRole::kWorkspace : BufferRole::kY),
             KernelArg::I64(pads ? padded.w_offset : 0)};
   for (int64_t v : {p.n, pads ? cp : p.c, p.in[1], p.in[2], p.k, o[1], o[2], p.fil[1], p.fil[2], p.pad[1], p.pad[2],
                     p.stride[1], p.stride[2], p.dilation[1], p.dilation[2], p.groups}) {
     l.args.push_back(KernelArg::I32(v));
   }
   sol.launches.push_back(l);
-  if (t.split_k > 1) {  // deterministic sum of the FP32 partials into y
-    const int64_t total = GemmM(p) * p.k;
-    sol.workspace_bytes = static_cast<uint64_t>(t.split_k) * total * 4;
-    Launch r;
-    r.kernel = 0;
-    r.entry = "tuna_hopper_fwd_reduce";
-    r.grid.x = static_cast<uint32_t>(CeilDiv(CeilDiv(total, 2), 256));
-    r.block.x = 256;
-    r.args = {KernelArg::Buffer(BufferRole::kWorkspace), KernelArg::Buffer(BufferRole::kY), KernelArg::I64(total),
-              KernelArg::I32(t.split_k)};
-    sol.launches.push_back(r);
-  }
   return sol;
 }
 

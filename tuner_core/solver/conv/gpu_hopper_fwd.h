@@ -14,10 +14,10 @@
 //   TB_N    block tile columns (GEMM N = K/G output channels), also the wgmma N: 64, 128, 256
 //   WG_M    consumer warpgroups splitting TB_M (each owns TB_M/WG_M rows, a multiple of 64)
 //   STAGES  depth of the shared-memory ring (TB_K = 64 halves per stage)
-//   SPLIT_K k-tiles split over gridDim.z (a launch parameter, the one axis that is not a -D):
-//           FP32 partials in the workspace (SPLIT_K * N*Ho*Wo * K * 4 bytes), then a second
-//           launch sums them in a fixed order, so re-runs give identical bits
-//           (deterministic). Only where the output tiles alone leave SMs idle.
+//   SPLIT_K k-tiles split over a cluster of SPLIT_K blocks (gridDim.z); the FP32 partials are
+//           summed through distributed shared memory in a fixed order, so re-runs give
+//           identical bits (deterministic); no workspace. Only where the output tiles alone
+//           leave SMs idle.
 // Validity is analytic: shared memory, at most 128 FP32 accumulators per thread, no tile twice
 // the GEMM extent. Thread-safe and stateless.
 #pragma once
@@ -46,9 +46,9 @@ class HopperFwdSolver : public Solver {
   absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
                                        const PerfConfig& config) const override;
 
-  // Dynamic shared memory of a config: the ring (or the staged output tile, if larger) plus
-  // 1 KiB to align the ring to the swizzle's 1024-byte period.
-  static uint64_t SharedBytes(int tb_m, int tb_n, int stages);
+  // Dynamic shared memory of a config: the ring (or the staged output tile, FP32 when split, if
+  // larger) plus 1 KiB to align the ring to the swizzle's 1024-byte period.
+  static uint64_t SharedBytes(int tb_m, int tb_n, int stages, int split_k);
 };
 
 }  // namespace tuna::solver
