@@ -22,13 +22,6 @@
 // all SPLIT_K tiles through distributed shared memory in the fixed order 0..SPLIT_K-1
 // (deterministic: re-runs give identical bits). No workspace, no second launch.
 //
-// CLUSTER_M == 2: the two blocks of a cluster own neighbouring M tiles of the same N tile, so they
-// read the same w tile: each loads half of it with one TMA copy (a 2D tensor map over w,
-// 128-byte swizzle, passed as the last argument) multicast into both blocks' shared memory,
-// halving the w traffic through L2. Per slot, a "full" mbarrier counts the w bytes landed and an
-// "empty" one the two blocks' release of the slot, so neither block overwrites a slot its
-// neighbour still reads. x still comes by cp.async.
-//
 // Sizes are run-time arguments: one build serves every problem with the same options.
 // Options: TB_M (64, 128, 256), TB_N (64, 128, 256), WG_M (1, 2), STAGES (3..8),
 //          TUNA_DTYPE (1 fp16, 2 bf16),
@@ -53,9 +46,6 @@
 #ifndef SPLIT_K
 #define SPLIT_K 1
 #endif
-#ifndef CLUSTER_M
-#define CLUSTER_M 1
-#endif
 
 constexpr int kTbM = TB_M;
 constexpr int kTbN = TB_N;
@@ -77,7 +67,6 @@ constexpr int kOutPitch = kTbN + 8;  // halves per staged output row (conflict-f
 constexpr int kSplitK = SPLIT_K;
 constexpr int kPartPitch = kTbN + 8;  // floats per staged FP32 row (split-K)
 static_assert(kTbM % (kSplitK * 8) == 0, "each block of a cluster reduces whole row groups");
-static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && SPLIT_K == 1 && CHUNK == 16), "w multicast: no split-K, 16-byte chunks");
 // Two resident blocks where the accumulators leave room (<= 64 per thread: 128 registers),
 // so one block's barriers, prologue and epilogue overlap the other's tensor-core work.
 constexpr int kMinBlocks = kMRep * kAcc <= 64 ? 2 : 1;
@@ -146,59 +135,16 @@ TUNA_DEVICE float4 tuna_ld_cluster_v4(unsigned addr) {
   return v;
 }
 
-// mbarriers (shared::cta addresses) and the bulk tensor copy.
-TUNA_DEVICE void tuna_mbar_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-TUNA_DEVICE void tuna_mbar_expect_tx(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-TUNA_DEVICE void tuna_mbar_arrive_cluster(unsigned bar_in_cluster) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar_in_cluster) : "memory");
-}
-TUNA_DEVICE bool tuna_mbar_try_wait(unsigned bar, unsigned parity) {
-  unsigned ok;
-  asm volatile(
-      "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-      : "=r"(ok)
-      : "r"(bar), "r"(parity)
-      : "memory");
-  return ok != 0;
-}
-TUNA_DEVICE void tuna_mbar_wait(unsigned bar, unsigned parity) {
-  while (!tuna_mbar_try_wait(bar, parity)) {
-  }
-}
-// The descriptor a tensor map argument arrives as (Device::EncodeTensorMap's 128 bytes).
-struct __align__(64) TunaTensorMap {
-  unsigned long long opaque[16];
-};
-TUNA_DEVICE void tuna_tma_load_2d_multicast(unsigned dst, const TunaTensorMap* map, int c0, int c1, unsigned bar,
-                                            unsigned short mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
-      : "memory");
-}
-
 #if SPLIT_K > 1
 #define TUNA_CLUSTER __cluster_dims__(1, 1, SPLIT_K)
-#elif CLUSTER_M > 1
-#define TUNA_CLUSTER __cluster_dims__(CLUSTER_M, 1, 1)
 #else
 #define TUNA_CLUSTER
-#endif
-#if CLUSTER_M > 1
-#define TUNA_W_MAP_PARAM , const __grid_constant__ TunaTensorMap w_map
-#else
-#define TUNA_W_MAP_PARAM
 #endif
 
 TUNA_GLOBAL void __launch_bounds__(kThreads, kMinBlocks) TUNA_CLUSTER
     tuna_hopper_fwd(const tuna_u16* TUNA_RESTRICT x, const tuna_u16* TUNA_RESTRICT w, tuna_u16* TUNA_RESTRICT y,
                     long long w_offset, int n_img, int C, int H, int W, int K, int Ho, int Wo, int R, int S, int pad_h, int pad_w,
-                    int stride_h, int stride_w, int dil_h, int dil_w, int groups TUNA_W_MAP_PARAM) {
+                    int stride_h, int stride_w, int dil_h, int dil_w, int groups) {
   TUNA_DYNAMIC_SHARED(unsigned char, smem_raw);
   // The 128-byte swizzle repeats every 1024 bytes: align the ring to it.
   const unsigned raw_addr = tuna_smem_u32(smem_raw);
@@ -216,15 +162,8 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, kMinBlocks) TUNA_CLUSTER
   const int M = n_img * Ho * Wo;
   const int Kg = R * S * Cg;
   const int n_tiles = (Kpg + kTbN - 1) / kTbN;
-#if CLUSTER_M > 1
-  // Cluster (rank 0, 1) = M tiles 2p and 2p+1 of one N tile.
-  const int rank = TUNA_BID_X & 1;
-  const int m0 = (((TUNA_BID_X >> 1) / n_tiles) * 2 + rank) * kTbM;
-  const int n0 = ((TUNA_BID_X >> 1) % n_tiles) * kTbN;
-#else
   const int m0 = (TUNA_BID_X / n_tiles) * kTbM;  // neighbouring blocks share an A tile
   const int n0 = (TUNA_BID_X % n_tiles) * kTbN;
-#endif
   const int k_tiles_all = (Kg + kTbK - 1) / kTbK;
   const int kt_per = (k_tiles_all + kSplitK - 1) / kSplitK;
   const int kt_begin = TUNA_BID_Z * kt_per;
@@ -302,7 +241,6 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, kMinBlocks) TUNA_CLUSTER
       const tuna_u16* src = ok ? x + a_base[i] + (static_cast<long long>(h) * W + ww) * C + c : x;
       tuna_cp_async16(a_dst + i * kRowStep * kRowBytes, src, ok ? 16 : 0);
     }
-#if CLUSTER_M == 1
     const unsigned b_dst = smem_addr + slot * kStageBytes + kStageA + row_base * kRowBytes + swz;
 #pragma unroll
     for (int i = 0; i < kBIters; ++i) {
@@ -311,39 +249,6 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, kMinBlocks) TUNA_CLUSTER
       const tuna_u16* src = ok ? w_g + static_cast<long long>(n) * Kg + k : w;
       tuna_cp_async16(b_dst + i * kRowStep * kRowBytes, src, ok ? 16 : 0);
     }
-#endif
-  };
-#endif
-
-#if CLUSTER_M > 1
-  // full[s]: one arrival (this block's expect_tx) plus the w tile's bytes from both blocks;
-  // empty[s]: both blocks released the slot. Outside the ring: the epilogue reuses the ring.
-  __shared__ __align__(8) unsigned long long bars[2 * kStages];
-  const unsigned full_bar = tuna_smem_u32(&bars[0]);
-  const unsigned empty_bar = tuna_smem_u32(&bars[kStages]);
-  if (tid == 0) {
-    for (int st = 0; st < kStages; ++st) {
-      tuna_mbar_init(full_bar + 8 * st, 1);
-      tuna_mbar_init(empty_bar + 8 * st, CLUSTER_M);
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  tuna_cluster_sync();  // both blocks' barriers exist before any copy or remote arrival
-  const unsigned peer = static_cast<unsigned>(rank ^ 1);
-  // This block's half of tile t's w rows, multicast to both blocks (thread 0 only).
-  auto produce_w = [&](int t) {
-    const int slot = t % kStages;
-    tuna_mbar_wait(empty_bar + 8 * slot, ((t / kStages) & 1) ^ 1);  // a fresh slot passes at once
-    tuna_mbar_expect_tx(full_bar + 8 * slot, kTbN * kRowBytes);
-    const unsigned dst = smem_addr + slot * kStageBytes + kStageA + rank * (kTbN / 2) * kRowBytes;
-    tuna_tma_load_2d_multicast(dst, &w_map, (kt_begin + t) * kTbK, g * Kpg + n0 + rank * (kTbN / 2),
-                               full_bar + 8 * slot, 0x3);
-  };
-  // Tile t is consumed here: release its slot in both blocks (thread 0 only).
-  auto release = [&](int t) {
-    const unsigned bar = empty_bar + 8 * (t % kStages);
-    tuna_mbar_arrive_cluster(tuna_map_rank(bar, static_cast<unsigned>(rank)));
-    tuna_mbar_arrive_cluster(tuna_map_rank(bar, peer));
   };
 #endif
 
@@ -356,12 +261,7 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, kMinBlocks) TUNA_CLUSTER
 
 #pragma unroll
   for (int st = 0; st < kStages - 2; ++st) {
-    if (st < k_tiles) {
-      load_tile(st, st);
-#if CLUSTER_M > 1
-      if (tid == 0) produce_w(st);
-#endif
-    }
+    if (st < k_tiles) load_tile(st, st);
     tuna_cp_commit();
   }
 
@@ -371,9 +271,6 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, kMinBlocks) TUNA_CLUSTER
     TUNA_SYNC();  // everyone's chunks of kt landed; every wgmma of tile kt-2 has completed
 
     const int slot = kt % kStages;
-#if CLUSTER_M > 1
-    tuna_mbar_wait(full_bar + 8 * slot, (kt / kStages) & 1);  // both halves of w tile kt
-#endif
     const unsigned a_tile = smem_addr + slot * kStageBytes + wg * kWgRows * kRowBytes;
     const unsigned b_tile = smem_addr + slot * kStageBytes + kStageA;
 #pragma unroll
@@ -393,12 +290,6 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, kMinBlocks) TUNA_CLUSTER
     tuna_wgmma_commit();
     // While the tensor cores run tile kt, fill the slot that tile kt-2 released.
     const int next = kt + kStages - 2;
-#if CLUSTER_M > 1
-    if (tid == 0) {
-      if (kt >= 2) release(kt - 2);
-      if (next < k_tiles) produce_w(next);
-    }
-#endif
     if (next < k_tiles) load_tile(next % kStages, next);
     tuna_cp_commit();
     tuna_wgmma_wait<1>();
@@ -495,9 +386,6 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, kMinBlocks) TUNA_CLUSTER
       for (int e = 0; e < 8 && n + e < Kpg; ++e) dst[e] = src[e];
     }
   }
-#if CLUSTER_M > 1
-  tuna_cluster_sync();  // the neighbour may still arrive on this block's barriers until here
-#endif
 }
 
 // dst[p][c] = c < C ? src[p][c] : 0 for p < pixels, c < Cp: a copy with the channels padded.

@@ -13,17 +13,16 @@ using gpu::CeilDiv;
 
 // The axes by name, in the order of the space (and of the params string).
 struct HopperParams {
-  int tb_m, tb_n, wg_m, stages, split_k = 1, cluster_m = 1;
+  int tb_m, tb_n, wg_m, stages, split_k = 1;
   static HopperParams Of(const PerfConfig& c) {
     return {static_cast<int>(c.values[0]), static_cast<int>(c.values[1]), static_cast<int>(c.values[2]),
-            static_cast<int>(c.values[3]), static_cast<int>(c.values[4]), static_cast<int>(c.values[5])};
+            static_cast<int>(c.values[3]), static_cast<int>(c.values[4])};
   }
-  PerfConfig Config() const { return PerfConfig{{tb_m, tb_n, wg_m, stages, split_k, cluster_m}}; }
+  PerfConfig Config() const { return PerfConfig{{tb_m, tb_n, wg_m, stages, split_k}}; }
   int Threads() const { return 128 * wg_m; }
   std::vector<std::string> Defines() const {
     return {absl::StrCat("-DTB_M=", tb_m), absl::StrCat("-DTB_N=", tb_n), absl::StrCat("-DWG_M=", wg_m),
-            absl::StrCat("-DSTAGES=", stages), absl::StrCat("-DSPLIT_K=", split_k),
-            absl::StrCat("-DCLUSTER_M=", cluster_m)};
+            absl::StrCat("-DSTAGES=", stages), absl::StrCat("-DSPLIT_K=", split_k)};
   }
 };
 
@@ -97,8 +96,7 @@ SearchSpace HopperFwdSolver::Space(const Target& target, const Problem& problem)
                       {"TB_N", Pow2Range(64, 256)},
                       {"WG_M", Pow2Range(1, 2)},
                       {"STAGES", LinearRange(3, 6)},
-                      {"SPLIT_K", Pow2Range(1, 4)},
-                      {"CLUSTER_M", Pow2Range(1, 2)}});
+                      {"SPLIT_K", Pow2Range(1, 4)}});
 }
 
 absl::Status HopperFwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
@@ -113,8 +111,7 @@ absl::Status HopperFwdSolver::IsValid(const Target& target, const Problem& p, co
   // Accumulators: (TB_M / WG_M) x TB_N FP32 over 128 threads; more than 128 spills.
   if (wg_rows * t.tb_n / 128 > 128) return invalid("more than 128 accumulators per thread");
   const uint64_t smem = SharedBytes(t.tb_m, t.tb_n, t.stages, t.split_k);
-  // 128 bytes of static shared memory hold the multicast pipeline's mbarriers.
-  if (smem + (t.cluster_m > 1 ? 128 : 0) > target.max_shared_bytes_per_block) {
+  if (smem > target.max_shared_bytes_per_block) {
     return invalid(absl::StrCat(smem, " bytes of shared memory > ", target.max_shared_bytes_per_block));
   }
   const int64_t kpg = p.k / p.groups;
@@ -129,11 +126,6 @@ absl::Status HopperFwdSolver::IsValid(const Target& target, const Problem& p, co
     return invalid("SPLIT_K where the tiles already fill the GPU or the K loop is short");
   }
   if (CeilDiv(GemmM(p), t.tb_m) * CeilDiv(kpg, t.tb_n) > int64_t{0x7fffffff}) return invalid("grid too large");
-  // w multicast over a cluster of 2 M tiles: 16-byte chunks on unpadded w, no split-K, 2+ M tiles.
-  if (t.cluster_m > 1 && (t.split_k > 1 || PadsChannels(p) || KernelChannels(p) % 8 != 0 ||
-                          CeilDiv(GemmM(p), t.tb_m) < 2)) {
-    return invalid("CLUSTER_M needs SPLIT_K 1, C/G % 8 == 0 and two M tiles");
-  }
   return absl::OkStatus();
 }
 
@@ -186,8 +178,7 @@ absl::StatusOr<Solution> HopperFwdSolver::GetSolution(const Target& target, cons
   Launch l;
   l.kernel = 0;
   l.entry = "tuna_hopper_fwd";
-  // With CLUSTER_M 2 the M tiles are paired (an odd count gets an idle partner).
-  l.grid.x = static_cast<uint32_t>(CeilDiv(CeilDiv(GemmM(p), t.tb_m), t.cluster_m) * t.cluster_m * CeilDiv(kpg, t.tb_n));
+  l.grid.x = static_cast<uint32_t>(CeilDiv(GemmM(p), t.tb_m) * CeilDiv(kpg, t.tb_n));
   l.grid.y = static_cast<uint32_t>(p.groups);
   l.grid.z = static_cast<uint32_t>(t.split_k);
   l.block.x = static_cast<uint32_t>(t.Threads());
@@ -198,17 +189,6 @@ absl::StatusOr<Solution> HopperFwdSolver::GetSolution(const Target& target, cons
   for (int64_t v : {p.n, pads ? cp : p.c, p.in[1], p.in[2], p.k, o[1], o[2], p.fil[1], p.fil[2], p.pad[1], p.pad[2],
                     p.stride[1], p.stride[2], p.dilation[1], p.dilation[2], p.groups}) {
     l.args.push_back(KernelArg::I32(v));
-  }
-  if (t.cluster_m > 1) {  // w as rows of R*S*C/G over all groups, half a w tile per copy
-    backend::TensorMapSpec map;
-    map.rank = 2;
-    map.element_bytes = 2;
-    const int64_t kg = cp * p.fil[1] * p.fil[2];
-    map.dims = {static_cast<uint64_t>(kg), static_cast<uint64_t>(p.k), 0, 0, 0};
-    map.strides_bytes = {static_cast<uint64_t>(kg) * 2, 0, 0, 0};
-    map.box = {static_cast<uint32_t>(kTbK), static_cast<uint32_t>(t.tb_n / 2), 0, 0, 0};
-    map.swizzle = backend::TensorMapSpec::Swizzle::k128B;
-    l.args.push_back(KernelArg::TensorMap(BufferRole::kW, map));
   }
   sol.launches.push_back(l);
   return sol;

@@ -18,8 +18,6 @@
 //           summed through distributed shared memory in a fixed order, so re-runs give
 //           identical bits (deterministic); no workspace. Only where the output tiles alone
 //           leave SMs idle.
-//   CLUSTER_M 2: two M tiles of one N tile form a cluster and share the w tile through one
-//           TMA copy per half multicast to both (a tensor-map argument), halving w's L2 reads.
 // Validity is analytic: shared memory, at most 128 FP32 accumulators per thread, no tile twice
 // the GEMM extent. Thread-safe and stateless.
 #pragma once
