@@ -17,7 +17,6 @@
 namespace tuna::coordinator {
 namespace {
 
-using schema::JobStep;
 
 constexpr size_t kMaxIdLength = 191;  // job.lease_owner
 constexpr size_t kMaxError = 64 * 1024;
@@ -86,8 +85,8 @@ void Seen(Metrics* m, const std::string& worker_id) {
 // with every restart).
 void CountTimings(Metrics* m, const schema::StepReport& rep, const StepTimings& t) {
   if (t.wall_seconds <= 0) return;  // not reported
-  m->Observe("tuna_worker_step_seconds", {{"step", schema::JobStepName(rep.step)}}, t.wall_seconds);
-  if (rep.step != schema::JobStep::kEval) return;
+  m->Observe("tuna_worker_step_seconds", {{"step", jobs::ToString(rep.step)}}, t.wall_seconds);
+  if (rep.step != JobStep::kEval) return;
   const Labels worker{{"worker", rep.owner.substr(0, rep.owner.find('/'))}};
   m->Add("tuna_worker_eval_seconds_total", worker, t.wall_seconds);
   m->Add("tuna_worker_device_seconds_total", worker, t.device_seconds);
@@ -273,7 +272,7 @@ absl::StatusOr<std::vector<LeasedJob>> Coordinator::LeaseJobs(const LeaseRequest
     if (auto st = CheckText("device arch", req.device->arch, 64); !st.ok()) return st;
   }
   Metrics* const m = options_.metrics;
-  const Labels step_label{{"step", schema::JobStepName(req.step)}};
+  const Labels step_label{{"step", jobs::ToString(req.step)}};
   Seen(m, req.worker_id);
   Count(m, "tuna_lease_requests_total", step_label);
   const absl::Time started = absl::Now();
@@ -351,7 +350,7 @@ void Coordinator::DispatchLoop() {
       auto c = store_.Claim(batch[0]->req.step, *sessions, wants);
       if (options_.metrics != nullptr) {
         options_.metrics->Observe("tuna_claim_duration_seconds",
-                                  {{"step", schema::JobStepName(batch[0]->req.step)}},
+                                  {{"step", jobs::ToString(batch[0]->req.step)}},
                                   absl::ToDoubleSeconds(absl::Now() - claim_start));
       }
       if (c.ok()) {
@@ -422,7 +421,7 @@ absl::Status Coordinator::CheckHolder(const std::string& worker_id, int64_t job_
   if (!job.ok()) return job.status();
   if (!job->has_value()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
   const schema::JobInfo& j = **job;
-  if (j.lease_owner != worker_id || j.attempt != attempt || j.state != schema::LeasedState(step)) {
+  if (j.lease_owner != worker_id || j.attempt != attempt || j.state != jobs::ToString(jobs::LeasedState(step))) {
     return absl::FailedPreconditionError(
         absl::StrCat("job ", job_id, " attempt ", attempt, " is not leased to this worker"));
   }
@@ -575,7 +574,7 @@ absl::Status Coordinator::SubmitReport(const Report& r) {
   Seen(options_.metrics, r.worker_id);
   if (absl::Status st = ValidateReport(r); !st.ok()) {
     Count(options_.metrics, "tuna_reports_total",
-          {{"step", schema::JobStepName(r.step)},
+          {{"step", jobs::ToString(r.step)},
            {"result", r.succeeded ? "success" : "failure"},
            {"outcome", st.code() == absl::StatusCode::kInvalidArgument ? "invalid" : "error"}});
     return st;
@@ -590,7 +589,7 @@ absl::Status Coordinator::SubmitReport(const Report& r) {
   s.error = r.error;
   s.retryable = r.retryable;
   s.executor_killed = r.executor_killed;
-  s.kernels = r.kernels;
+  for (const KernelLink& k : r.kernels) s.kernels.push_back({k.kernel_id, k.build_key});
   s.has_result = r.has_result;
   s.params = r.params;
   s.kernel_time_ms = r.kernel_time_ms;
@@ -652,7 +651,7 @@ void Coordinator::ReportLoop() {
             case schema::ReportOutcome::kNotFound: outcome = "not_found"; break;
           }
         }
-        m->Add("tuna_reports_total", {{"step", schema::JobStepName(rep.step)},
+        m->Add("tuna_reports_total", {{"step", jobs::ToString(rep.step)},
                                       {"result", rep.succeeded ? "success" : "failure"},
                                       {"outcome", outcome}});
         if (o.ok() && *o == schema::ReportOutcome::kApplied && !rep.succeeded) {
@@ -660,7 +659,7 @@ void Coordinator::ReportLoop() {
                                : rep.retryable     ? "retryable"
                                                    : "permanent";
           m->Add("tuna_job_failures_total",
-                 {{"step", schema::JobStepName(rep.step)}, {"reason", reason}});
+                 {{"step", jobs::ToString(rep.step)}, {"reason", reason}});
         }
         if (o.ok() && *o == schema::ReportOutcome::kApplied) CountTimings(m, rep, batch[k]->timings);
       }
@@ -691,7 +690,7 @@ void Coordinator::ReportLoop() {
 
 absl::StatusOr<std::vector<int64_t>> Coordinator::PutKernels(
     const std::string& worker_id, int64_t job_id, int64_t attempt,
-    const std::vector<schema::StoredKernel>& kernels) {
+    const std::vector<KernelBlob>& kernels) {
   if (kernels.size() > 4096) return absl::InvalidArgumentError("too many kernels in one call");
   for (const auto& k : kernels) {
     if (k.code_object.empty()) return absl::InvalidArgumentError("empty code object");
@@ -704,7 +703,12 @@ absl::StatusOr<std::vector<int64_t>> Coordinator::PutKernels(
   }
   Seen(options_.metrics, worker_id);
   if (auto st = CheckHolder(worker_id, job_id, attempt, JobStep::kCompile); !st.ok()) return st;
-  auto ids = store_.PutKernels(kernels);
+  std::vector<schema::StoredKernel> stored;
+  for (const KernelBlob& k : kernels) {
+    stored.push_back({k.build_key, k.arch, k.compiler, k.kernel_name, k.options, k.entries,
+                      k.code_object});
+  }
+  auto ids = store_.PutKernels(stored);
   if (!ids.ok()) {
     DbError(options_.metrics, "kernels");
   } else {
@@ -713,11 +717,19 @@ absl::StatusOr<std::vector<int64_t>> Coordinator::PutKernels(
   return ids;
 }
 
-absl::StatusOr<std::vector<schema::StoredKernel>> Coordinator::FetchKernels(
+absl::StatusOr<std::vector<KernelBlob>> Coordinator::FetchKernels(
     const std::string& worker_id, int64_t job_id, int64_t attempt) {
   Seen(options_.metrics, worker_id);
   if (auto st = CheckHolder(worker_id, job_id, attempt, JobStep::kEval); !st.ok()) return st;
-  return store_.JobKernels(job_id);
+  auto stored = store_.JobKernels(job_id);
+  if (!stored.ok()) return stored.status();
+  std::vector<KernelBlob> out;
+  for (schema::StoredKernel& k : *stored) {
+    out.push_back({std::move(k.build_key), std::move(k.arch), std::move(k.compiler),
+                   std::move(k.kernel_name), std::move(k.options), std::move(k.entries),
+                   std::move(k.code_object)});
+  }
+  return out;
 }
 
 absl::StatusOr<schema::ReapCounts> Coordinator::Reap() {

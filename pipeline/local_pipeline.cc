@@ -153,7 +153,7 @@ absl::StatusOr<LocalPipelineReport> RunLocalPipeline(schema::Database& db,
   const std::string address = (*server)->address();
   const int nworkers = std::max(1, options.workers);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::unique_ptr<worker::CoordinatorClient>> clients;
+  std::vector<std::unique_ptr<coordinator::WorkerApi>> clients;
   std::vector<std::unique_ptr<worker::Worker>> workers;
   std::vector<std::thread> threads;
   std::mutex results_mu;

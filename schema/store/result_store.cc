@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "schema/store/config_store.h"
-#include "schema/store/sha256.h"
+#include "tuner_core/hash/sha256.h"
 #include "schema/store/sql_batch.h"
 #include "tuner_core/problem/validate.h"
 
@@ -386,7 +386,7 @@ absl::StatusOr<int64_t> InsertKernel(Database& db, const NewKernel& k) {
         "INSERT INTO kernel (hash, arch, compiler, kernel_name, options, `blob`, "
         "uncompressed_size) VALUES (?, ?, ?, ?, ?, ?, ?) "
         "ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)",
-        {Sha256Hex(k.code_object), k.arch, k.compiler, k.kernel_name, k.options, blob,
+        {hash::Sha256Hex(k.code_object), k.arch, k.compiler, k.kernel_name, k.options, blob,
          static_cast<int64_t>(k.code_object.size())});
     if (!n.ok()) return n.status();
     auto last = c.LastInsertId();

@@ -26,7 +26,7 @@ TEST_CASE("the kernel cache answers known builds and keeps its own across Clear"
   REQUIRE(cache.Compile(built).ok());
   CHECK(cache.builds() == 1);
   CHECK(cache.hits() == 1);
-  std::vector<schema::StoredKernel> taken = cache.TakeBuilt();
+  std::vector<coordinator::KernelBlob> taken = cache.TakeBuilt();
   REQUIRE(taken.size() == 1);
   CHECK(taken[0].build_key == BuildKey(built));
   CHECK(cache.TakeBuilt().empty());

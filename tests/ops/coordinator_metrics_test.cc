@@ -13,21 +13,21 @@
 #include <thread>
 
 #include "absl/strings/numbers.h"
-#include "schema/store/sha256.h"
+#include "tuner_core/hash/sha256.h"
 #include "absl/strings/str_cat.h"
 #include "catch2/catch.hpp"
 #include "coordinator/coordinator.h"
 #include "coordinator/metrics.h"
 #include "tests/distributed/seed.h"
 #include "tests/fixtures/mariadb_fixture.h"
-#include "worker/coordinator_client.h"
+#include "coordinator/in_process_client.h"
 
 namespace tuna {
 namespace {
 
 using coordinator::LeaseRequest;
 using coordinator::Report;
-using schema::JobStep;
+using jobs::JobStep;
 
 std::string Scrape(int port, const std::string& path = "/metrics") {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -107,7 +107,7 @@ TEST_CASE_METHOD(testing::MariadbTest, "metrics follow a run of jobs", "[mariadb
   CHECK(Sample(text, "tuna_workers_alive") == 0);
   CHECK(Scrape(port, "/healthz").find("200 OK") != std::string::npos);
 
-  auto client = worker::MakeInProcessClient(**coord);
+  auto client = coordinator::MakeInProcessClient(**coord);
   coordinator::Device dev{"cpu", "cpu-test", 4, 0, 0};
   auto reg = client->Register({coordinator::kProtocolVersion, "gpu-host-1", "test", {dev}});
   REQUIRE(reg.ok());
@@ -126,7 +126,7 @@ TEST_CASE_METHOD(testing::MariadbTest, "metrics follow a run of jobs", "[mariadb
     return *jobs;
   };
   auto compile = [&](const coordinator::LeasedJob& j) {
-    schema::StoredKernel k{schema::Sha256Hex(j.driver), j.arch, "test", "k.cc", "-DX=1",
+    coordinator::KernelBlob k{hash::Sha256Hex(j.driver), j.arch, "test", "k.cc", "-DX=1",
                            "f", "code of " + j.driver};
     auto ids = client->PutKernels(id, j.job_id, j.attempt, {k});
     REQUIRE(ids.ok());
