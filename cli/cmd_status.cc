@@ -1,7 +1,7 @@
 // `tuna status [--session_id N] [--watch] [--json]`: job progress (admin/status.h).
 // With --watch on a terminal it is a live view redrawn every --interval seconds: progress bars
 // per step and per tag, jobs per state, throughput, ETA, the workers with their device and
-// current jobs (coordinator/metrics.h ReadWorkerActivity), and the top failure reasons.
+// current jobs (admin/worker_activity.h), and the top failure reasons.
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -22,7 +22,7 @@
 #include "cli/db_access.h"
 #include "cli/json_text.h"
 #include "cli/progress.h"
-#include "coordinator/metrics.h"
+#include "admin/worker_activity.h"
 
 namespace tuna::cli {
 namespace {
@@ -140,7 +140,7 @@ struct LiveState {
 
 // One frame of the live view as lines (the caller clears the screen and truncates to width).
 std::vector<std::string> LiveFrame(const Flags& f, const admin::StatusReport& r,
-                                   const absl::StatusOr<std::vector<coordinator::WorkerActivity>>&
+                                   const absl::StatusOr<std::vector<admin::WorkerActivity>>&
                                        workers,
                                    LiveState* live) {
   std::vector<std::string> out;
@@ -274,7 +274,7 @@ int Run(const GlobalOptions& global, const Flags& f) {
       std::optional<int64_t> session;
       if (f.session_id > 0) session = f.session_id;
       auto workers =
-          coordinator::ReadWorkerActivity(**db, session, absl::Minutes(f.worker_minutes));
+          admin::ReadWorkerActivity(**db, session, absl::Minutes(f.worker_minutes));
       PrintLive(LiveFrame(f, *r, workers, &live_state), tty);
     } else {
       PrintText(f, *r);

@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/metrics.h"
+#include "schema/store/session_store.h"
+#include "schema/store/worker_store.h"
 #include "spdlog/spdlog.h"
 #include "tuner_core/problem/driver_line.h"
 #include "tuner_core/solver/target.h"
@@ -174,13 +176,12 @@ absl::Status Coordinator::RefreshSessions(bool force) {
   if (!force && absl::Now() - sessions_loaded_ < options_.session_refresh) {
     return absl::OkStatus();
   }
-  auto rows = db_.Query("SELECT id, arch, num_cu, backend FROM session ORDER BY id");
-  if (!rows.ok()) return rows.status();
+  auto targets = schema::SessionStore(db_).Targets();
+  if (!targets.ok()) return targets.status();
   sessions_.clear();
   session_by_id_.clear();
-  for (const schema::Row& r : *rows) {
-    SessionRow s{r.Int(0), r.String(1), static_cast<int>(r.Int(2)),
-                 absl::AsciiStrToLower(r.String(3))};
+  for (const schema::SessionTarget& t : *targets) {
+    SessionRow s{t.id, t.arch, static_cast<int>(t.num_cu), absl::AsciiStrToLower(t.backend)};
     sessions_.push_back(s);
     session_by_id_[s.id] = s;
   }
@@ -226,16 +227,11 @@ absl::StatusOr<Registered> Coordinator::Register(const WorkerRegistration& w) {
     }
   }
   for (const Device& d : w.devices) {
-    auto n = db_.Execute(
-        "INSERT INTO worker (host, device_index, arch, num_cu, backend, version, state, "
-        "last_seen) VALUES (?, ?, ?, ?, ?, ?, 'idle', NOW(6)) ON DUPLICATE KEY UPDATE "
-        "arch = VALUES(arch), num_cu = VALUES(num_cu), backend = VALUES(backend), "
-        "version = VALUES(version), state = 'idle', last_seen = NOW(6)",
-        {w.host, static_cast<int64_t>(d.index), d.arch, static_cast<int64_t>(d.num_cu),
-         absl::AsciiStrToUpper(d.backend), w.version});
-    if (!n.ok()) {
+    absl::Status st = schema::WorkerStore(db_).Upsert(
+        {w.host, d.index, d.arch, d.num_cu, absl::AsciiStrToUpper(d.backend), w.version});
+    if (!st.ok()) {
       DbError(options_.metrics, "register");
-      return n.status();
+      return st;
     }
   }
   Registered r;

@@ -134,6 +134,14 @@ absl::StatusOr<std::vector<TagStateCount>> JobStore::CountByTag(std::optional<in
   return out;
 }
 
+absl::StatusOr<std::vector<SessionStateCount>> JobStore::CountBySessionAndState() {
+  auto rows = db_.Query("SELECT session_id, state, COUNT(*) FROM job GROUP BY session_id, state");
+  if (!rows.ok()) return rows.status();
+  std::vector<SessionStateCount> out;
+  for (const Row& r : *rows) out.push_back({r.Int(0), r.String(1), r.Int(2)});
+  return out;
+}
+
 absl::StatusOr<int64_t> JobStore::FinishedSince(std::optional<int64_t> session_id, int minutes) {
   Params params{int64_t{minutes}};
   const std::string filter = SessionFilter(session_id, &params);

@@ -37,6 +37,12 @@ struct StateCount {
   int64_t jobs = 0;
 };
 
+struct SessionStateCount {
+  int64_t session_id = 0;
+  std::string state;
+  int64_t jobs = 0;
+};
+
 struct TagStateCount {
   std::string tag;
   std::string state;
@@ -68,6 +74,8 @@ class JobStore {
   // Statistics over one session, or all sessions when session_id is nullopt.
   absl::StatusOr<std::vector<StateCount>> CountByState(std::optional<int64_t> session_id);
   absl::StatusOr<std::vector<TagStateCount>> CountByTag(std::optional<int64_t> session_id);
+  // Every session's jobs by state (the queue gauges); states without jobs are absent.
+  absl::StatusOr<std::vector<SessionStateCount>> CountBySessionAndState();
   // Jobs that reached evaluated/failed/not_applicable/cancelled in the last `minutes` (by
   // finished_at, or updated_at when the worker did not set finished_at).
   absl::StatusOr<int64_t> FinishedSince(std::optional<int64_t> session_id, int minutes);

@@ -29,18 +29,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "schema/store/database.h"
+#include "schema/store/session_store.h"  // SessionTarget
 #include "tuner_core/problem/problem.h"
 
 namespace tuna::schema {
 
 // ---- Reading (export) ------------------------------------------------------------------------
 
-struct SessionTarget {
-  int64_t id = 0;
-  std::string arch;     // as stored, possibly with target features ("gfx90a:sramecc+:xnack-")
-  int64_t num_cu = 0;
-  std::string backend;  // "HIP", "CUDA" or "CPU"
-};
 // NotFound when there is no such session.
 absl::StatusOr<SessionTarget> ReadSessionTarget(Database& db, int64_t session_id);
 

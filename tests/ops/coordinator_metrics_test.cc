@@ -20,6 +20,7 @@
 #include "coordinator/metrics.h"
 #include "tests/distributed/seed.h"
 #include "tests/fixtures/mariadb_fixture.h"
+#include "admin/worker_activity.h"
 #include "coordinator/in_process_client.h"
 
 namespace tuna {
@@ -151,7 +152,7 @@ TEST_CASE_METHOD(testing::MariadbTest, "metrics follow a run of jobs", "[mariadb
   CHECK(Sample(text, "tuna_worker_registrations_total") == 1);
   CHECK(AwaitSample(port, queue("compile_start"), 4) == 4);
   CHECK(AwaitSample(port, "tuna_workers_alive", 1) == 1);
-  auto activity = coordinator::ReadWorkerActivity(db(), seeded->session_id, absl::Minutes(5));
+  auto activity = admin::ReadWorkerActivity(db(), seeded->session_id, absl::Minutes(5));
   REQUIRE(activity.ok());
   REQUIRE(activity->size() == 1);
   CHECK((*activity)[0].host == "gpu-host-1");
