@@ -417,7 +417,7 @@ absl::Status Coordinator::CheckHolder(const std::string& worker_id, int64_t job_
   if (!job.ok()) return job.status();
   if (!job->has_value()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
   const schema::JobInfo& j = **job;
-  if (j.lease_owner != worker_id || j.attempt != attempt || j.state != jobs::ToString(jobs::LeasedState(step))) {
+  if (j.lease_owner != worker_id || j.attempt != attempt || j.state != jobs::LeasedState(step)) {
     return absl::FailedPreconditionError(
         absl::StrCat("job ", job_id, " attempt ", attempt, " is not leased to this worker"));
   }

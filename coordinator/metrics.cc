@@ -322,7 +322,7 @@ absl::Status QueueSampler::SampleOnce() {
     std::set<std::string> hosts;
     for (const auto& id : metrics_.WorkersSeenSince(since)) hosts.insert(schema::LeaseOwnerHost(id));
     bool flushed = true;
-    for (const auto& h : hosts) {  // a handful of hosts per interval: one small UPDATE each
+    for (const auto& h : hosts) {  // a handful of hosts per interval: one small write each
       absl::Status n = schema::WorkerStore(db_).MarkSeen(h);
       if (!n.ok()) {
         metrics_.Add("tuna_db_errors_total", {{"operation", "sample"}});

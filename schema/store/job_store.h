@@ -10,16 +10,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "jobs/job_state.h"
 #include "schema/store/config_store.h"
 #include "schema/store/database.h"
 
 namespace tuna::schema {
-
-// Every value of job.state, in the column's ENUM order.
-const std::vector<std::string>& JobStates();
-bool IsJobState(const std::string& s);
-// States after which nothing more happens to a job without `tuna jobs reset`.
-bool IsTerminalJobState(const std::string& s);
 
 struct JobSpec {
   int64_t config_id = 0;
@@ -67,7 +62,7 @@ class JobStore {
 
   // Moves the session's jobs in `states` (optionally only configs tagged `tag`) back to new,
   // clearing the lease and retries; `attempt` is kept so stale reports stay fenced. Returns the
-  // number of jobs reset. InvalidArgument for an unknown state.
+  // number of jobs reset. InvalidArgument for an unknown state (jobs::ParseJobState).
   absl::StatusOr<int64_t> Reset(int64_t session_id, const std::vector<std::string>& states,
                                 const std::optional<std::string>& tag);
 

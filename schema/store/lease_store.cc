@@ -30,7 +30,8 @@ JobInfo JobFromRow(const Row& r) {
   j.config_id = r.Int("config_id");
   j.solver_id = r.Int("solver_id");
   j.kind = r.String("kind");
-  j.state = r.String("state");
+  // The column is an ENUM of exactly these names; anything else reads as errored (never claimed).
+  j.state = jobs::ParseJobState(r.String("state")).value_or(jobs::JobState::kErrored);
   j.attempt = r.Int("attempt");
   j.lease_owner = r.String("lease_owner");
   j.driver = r.String("driver");
@@ -42,12 +43,16 @@ JobInfo JobFromRow(const Row& r) {
 // names the current lease (write it), kDuplicate when this very (job, attempt) already reached
 // the state the report leads to (an earlier copy was applied; the lease is released), else kStale.
 ReportOutcome Fence(const JobInfo& job, const StepReport& r) {
-  if (job.state == jobs::ToString(jobs::LeasedState(r.step)) && job.attempt == r.attempt && job.lease_owner == r.owner) {
+  if (job.state == jobs::LeasedState(r.step) && job.attempt == r.attempt &&
+      job.lease_owner == r.owner) {
     return ReportOutcome::kApplied;
   }
   const bool released = job.lease_owner.empty() && job.attempt == r.attempt;
-  if (released && r.succeeded && job.state == jobs::ToString(jobs::DoneState(r.step))) return ReportOutcome::kDuplicate;
-  if (released && !r.succeeded && (job.state == jobs::ToString(jobs::ReadyState(r.step)) || job.state == "failed")) {
+  if (released && r.succeeded && job.state == jobs::DoneState(r.step)) {
+    return ReportOutcome::kDuplicate;
+  }
+  if (released && !r.succeeded &&
+      (job.state == jobs::ReadyState(r.step) || job.state == jobs::JobState::kFailed)) {
     return ReportOutcome::kDuplicate;
   }
   return ReportOutcome::kStale;

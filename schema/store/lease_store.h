@@ -66,7 +66,7 @@ struct JobInfo {
   int64_t config_id = 0;
   int64_t solver_id = 0;
   std::string kind;
-  std::string state;
+  jobs::JobState state = jobs::JobState::kNew;
   int64_t attempt = 0;
   std::string lease_owner;
   std::string driver;

@@ -87,11 +87,6 @@ absl::StatusOr<std::vector<JobStateCount>> CountSessionJobs(Database& db, int64_
   return out;
 }
 
-bool IsUnfinishedJobState(const std::string& state) {
-  return state == "new" || state == "compile_start" || state == "compiled" ||
-         state == "eval_start";
-}
-
 namespace {
 absl::StatusOr<ResultCounts> CountResults(Database& db, int64_t session_id, const char* table,
                                           const char* exportable) {

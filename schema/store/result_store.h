@@ -46,8 +46,6 @@ struct JobStateCount {
   int64_t count = 0;
 };
 absl::StatusOr<std::vector<JobStateCount>> CountSessionJobs(Database& db, int64_t session_id);
-// The job states in which work may still produce a result (leased or waiting).
-bool IsUnfinishedJobState(const std::string& state);
 
 // Rows of one result table of a session: all of them, and those the export rules accept.
 struct ResultCounts {
