@@ -97,12 +97,6 @@ void CountTimings(Metrics* m, const schema::StepReport& rep, const StepTimings& 
 
 }  // namespace
 
-absl::StatusOr<JobStep> ParseStep(const std::string& s) {
-  if (s == "compile") return JobStep::kCompile;
-  if (s == "eval") return JobStep::kEval;
-  return absl::InvalidArgumentError(absl::StrCat("unknown step '", s, "' (compile|eval)"));
-}
-
 struct Coordinator::Waiter {
   LeaseRequest req;
   std::string key;
@@ -638,15 +632,7 @@ void Coordinator::ReportLoop() {
       for (size_t k = 0; k < batch.size(); ++k) {
         const schema::StepReport& rep = batch[k]->report;
         const auto& o = outcomes[k];
-        const char* outcome = "error";
-        if (o.ok()) {
-          switch (*o) {
-            case schema::ReportOutcome::kApplied: outcome = "applied"; break;
-            case schema::ReportOutcome::kDuplicate: outcome = "duplicate"; break;
-            case schema::ReportOutcome::kStale: outcome = "stale"; break;
-            case schema::ReportOutcome::kNotFound: outcome = "not_found"; break;
-          }
-        }
+        const char* outcome = o.ok() ? schema::ReportOutcomeName(*o) : "error";
         m->Add("tuna_reports_total", {{"step", jobs::ToString(rep.step)},
                                       {"result", rep.succeeded ? "success" : "failure"},
                                       {"outcome", outcome}});

@@ -134,7 +134,4 @@ class Coordinator {
   std::vector<std::thread> threads_;
 };
 
-// "compile"/"eval" → step; InvalidArgument otherwise.
-absl::StatusOr<schema::JobStep> ParseStep(const std::string& s);
-
 }  // namespace tuna::coordinator
