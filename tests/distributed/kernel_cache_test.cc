@@ -5,6 +5,7 @@
 
 #include "catch2/catch.hpp"
 #include "tests/backend/test_kernels.h"
+#include "tests/fixtures/skip.h"
 #include "tuner_core/backend/cpu/cpu_backend.h"
 
 namespace tuna::worker {
@@ -13,7 +14,8 @@ namespace {
 TEST_CASE("the kernel cache answers known builds and keeps its own across Clear") {
   auto cpu = backend::NewCpuBackend(backend::CpuBackendOptions::FromEnv());
   if (!cpu->CompilerStatus().ok()) {
-    WARN("SKIP: no C++ compiler for the cpu backend: " << cpu->CompilerStatus().ToString());
+    ::tuna::testing::SkipUnlessCi("no C++ compiler for the cpu backend: " +
+                                  cpu->CompilerStatus().ToString());
     return;
   }
   backend::CompileRequest built = backend::testing::CpuRequest("cpu-x86_64");
