@@ -18,16 +18,8 @@ absl::StatusOr<std::vector<WorkerActivity>> ReadWorkerActivity(schema::Database&
   std::vector<WorkerActivity> out;
   std::map<std::string, std::vector<std::string>> jobs_by_host;
   for (const schema::WorkerSeen& s : *seen) {
-    WorkerActivity w;
-    w.host = s.host;
-    w.device_index = static_cast<int>(s.device_index);
-    w.backend = s.backend;
-    w.arch = s.arch;
-    w.num_cu = static_cast<int>(s.num_cu);
-    w.state = s.state;
-    w.seconds_since_seen = s.seconds_since_seen;
-    jobs_by_host[w.host];
-    out.push_back(std::move(w));
+    jobs_by_host[s.host];
+    out.push_back(WorkerActivity{s, {}});
   }
   // Leases held right now, by owner host ("<host>/<random>").
   auto leases = store.HeldLeases(session_id, 2000);

@@ -10,19 +10,13 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "schema/store/database.h"
+#include "schema/store/worker_store.h"
 
 namespace tuna::admin {
 
 // One row of the live view's worker table: a registered device and the jobs its host's workers
 // lease right now (lease_owner is "<host>/<random>", see schema::LeaseOwnerHost).
-struct WorkerActivity {
-  std::string host;
-  int device_index = 0;
-  std::string backend;
-  std::string arch;
-  int num_cu = 0;
-  std::string state;          // the worker table's state
-  double seconds_since_seen = 0;
+struct WorkerActivity : schema::WorkerSeen {
   std::vector<std::string> current_jobs;  // "job 17 eval_start (ConvDirectNaiveConvFwd)"
 };
 

@@ -132,7 +132,10 @@ void AddJobsCommand(CLI::App& app, CommandContext ctx) {
   reset->add_option("--session_id", r->session_id, "session")->required();
   reset->add_option("--state", r->states,
                     "comma-separated states, e.g. errored,failed (any of: " +
-                        absl::StrJoin(jobs::AllJobStates(), ", ", [](std::string* out, jobs::JobState s) { out->append(jobs::ToString(s)); }) + ")")
+                        absl::StrJoin(jobs::AllJobStates(), ", ",
+                                      [](std::string* out, jobs::JobState s) {
+                                        out->append(jobs::ToString(s));
+                                      }) + ")")
       ->required();
   reset->add_option("-t,--tag", r->tag, "only configs with this tag");
   reset->add_flag("--json", r->json, "print the count as JSON");

@@ -146,7 +146,8 @@ std::vector<std::string> LiveFrame(const Flags& f, const admin::StatusReport& r,
                                    LiveState* live) {
   std::vector<std::string> out;
   const absl::Time now = absl::Now();
-  std::map<jobs::JobState, int64_t> st;
+  using jobs::JobState;
+  std::map<JobState, int64_t> st;
   for (const auto& s : r.by_state) {
     if (auto state = jobs::ParseJobState(s.state)) st[*state] = s.jobs;
   }
@@ -156,8 +157,9 @@ std::vector<std::string> LiveFrame(const Flags& f, const admin::StatusReport& r,
                 " -- every " + std::to_string(f.interval) + " s (Ctrl-C quits)");
   out.push_back("jobs " + std::to_string(r.total) + " | finished " + std::to_string(r.finished) +
                 " (" + Fixed(r.progress_percent, 1) + "%) | in progress " +
-                std::to_string(r.in_progress) + " | errored " + std::to_string(st[jobs::JobState::kErrored]) +
-                " | failed " + std::to_string(st[jobs::JobState::kFailed]));
+                std::to_string(r.in_progress) + " | errored " +
+                std::to_string(st[JobState::kErrored]) + " | failed " +
+                std::to_string(st[JobState::kFailed]));
   std::string now_rate = "-";
   if (live->have_previous) {
     const double minutes = absl::ToDoubleMinutes(now - live->previous_time);
@@ -173,13 +175,14 @@ std::vector<std::string> LiveFrame(const Flags& f, const admin::StatusReport& r,
                 (r.eta_minutes ? Minutes(*r.eta_minutes) : std::string("unknown")));
   out.push_back("");
   // Steps: compile is done once a job is past it; both count against the jobs that will run.
-  const int64_t runnable = r.total - st[jobs::JobState::kNotApplicable] - st[jobs::JobState::kCancelled];
-  const int64_t compiled = st[jobs::JobState::kCompiled] + st[jobs::JobState::kEvalStart] + st[jobs::JobState::kEvaluated];
+  const int64_t runnable = r.total - st[JobState::kNotApplicable] - st[JobState::kCancelled];
+  const int64_t compiled =
+      st[JobState::kCompiled] + st[JobState::kEvalStart] + st[JobState::kEvaluated];
   out.push_back("steps");
   out.push_back(ProgressLine("compile", 12, compiled, runnable, 40) + "   running " +
-                std::to_string(st[jobs::JobState::kCompileStart]));
-  out.push_back(ProgressLine("eval", 12, st[jobs::JobState::kEvaluated], runnable, 40) + "   running " +
-                std::to_string(st[jobs::JobState::kEvalStart]));
+                std::to_string(st[JobState::kCompileStart]));
+  out.push_back(ProgressLine("eval", 12, st[JobState::kEvaluated], runnable, 40) + "   running " +
+                std::to_string(st[JobState::kEvalStart]));
   if (!r.by_tag.empty()) {
     std::map<std::string, std::pair<int64_t, int64_t>> tags;  // finished, total
     for (const auto& t : r.by_tag) {

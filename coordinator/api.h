@@ -137,8 +137,9 @@ struct Report {
   StepTimings timings;
 };
 
-// What a worker calls (member names shadow the types, hence `coordinator::` inside). Every method may block on the network (or the coordinator's batches);
-// Lease blocks up to its wait and then returns an empty vector (not an error).
+// What a worker calls (member names shadow the types, hence `coordinator::` inside). Every method
+// may block on the network (or the coordinator's batches); Lease blocks up to its wait and then
+// returns an empty vector (not an error).
 class WorkerApi {
  public:
   virtual ~WorkerApi() = default;

@@ -320,7 +320,9 @@ absl::Status QueueSampler::SampleOnce() {
       since = last_flush_;
     }
     std::set<std::string> hosts;
-    for (const auto& id : metrics_.WorkersSeenSince(since)) hosts.insert(schema::LeaseOwnerHost(id));
+    for (const auto& id : metrics_.WorkersSeenSince(since)) {
+      hosts.insert(schema::LeaseOwnerHost(id));
+    }
     bool flushed = true;
     for (const auto& h : hosts) {  // a handful of hosts per interval: one small write each
       absl::Status n = schema::WorkerStore(db_).MarkSeen(h);

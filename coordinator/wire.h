@@ -1,5 +1,6 @@
-// Conversions between the wire messages (proto/tuna.proto) and the types of
-// coordinator/api.h, shared by the service (server side) and the gRPC worker client. Pure functions.
+// Conversions between the wire messages (proto/tuna.proto) and the types of coordinator/api.h,
+// shared by the service (server side), the gRPC worker client and the executor's pipe. Pure
+// functions.
 #pragma once
 
 #include "absl/status/status.h"

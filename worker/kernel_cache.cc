@@ -15,7 +15,8 @@ std::string BuildKey(const backend::CompileRequest& r) {
   return hash::Sha256Hex(text);
 }
 
-coordinator::KernelBlob ToStoredKernel(const std::string& build_key, const backend::CompileRequest& r,
+coordinator::KernelBlob ToKernelBlob(const std::string& build_key,
+                                     const backend::CompileRequest& r,
                                     const backend::CodeObject& code) {
   coordinator::KernelBlob k;
   k.build_key = build_key;
@@ -40,7 +41,9 @@ backend::CodeObject ToCodeObject(backend::BackendKind kind, const coordinator::K
 
 void KernelCacheBackend::Prefetch(const std::vector<coordinator::KernelBlob>& kernels) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const coordinator::KernelBlob& k : kernels) known_[k.build_key] = ToCodeObject(inner_.Kind(), k);
+  for (const coordinator::KernelBlob& k : kernels) {
+    known_[k.build_key] = ToCodeObject(inner_.Kind(), k);
+  }
 }
 
 std::vector<coordinator::KernelBlob> KernelCacheBackend::TakeBuilt() {
@@ -82,7 +85,7 @@ absl::StatusOr<backend::CodeObject> KernelCacheBackend::Compile(
   std::lock_guard<std::mutex> lock(mu_);
   ++builds_;
   built_here_.insert(key);
-  if (known_.emplace(key, *code).second) built_.push_back(ToStoredKernel(key, request, *code));
+  if (known_.emplace(key, *code).second) built_.push_back(ToKernelBlob(key, request, *code));
   return code;
 }
 

@@ -26,7 +26,7 @@ namespace tuna::worker {
 // SHA-256 hex (64 characters) identifying a build: equal keys give interchangeable code objects.
 std::string BuildKey(const backend::CompileRequest& request);
 
-coordinator::KernelBlob ToStoredKernel(const std::string& build_key,
+coordinator::KernelBlob ToKernelBlob(const std::string& build_key,
                                     const backend::CompileRequest& request,
                                     const backend::CodeObject& code);
 backend::CodeObject ToCodeObject(backend::BackendKind kind, const coordinator::KernelBlob& k);

@@ -68,7 +68,9 @@ absl::StatusOr<int64_t> JobStore::Reset(int64_t session_id, const std::vector<st
                                         const std::optional<std::string>& tag) {
   if (states.empty()) return absl::InvalidArgumentError("no states to reset");
   for (const std::string& s : states) {
-    if (!jobs::ParseJobState(s)) return absl::InvalidArgumentError(absl::StrCat("unknown job state '", s, "'"));
+    if (!jobs::ParseJobState(s)) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown job state '", s, "'"));
+    }
   }
   Params params{session_id};
   for (const std::string& s : states) params.push_back(s);

@@ -31,8 +31,8 @@ absl::StatusOr<std::vector<WorkerSeen>> WorkerStore::SeenWithin(absl::Duration w
   if (!rows.ok()) return rows.status();
   std::vector<WorkerSeen> out;
   for (const Row& r : *rows) {
-    out.push_back({r.String(0), r.Int(1), r.String(2), r.String(3), r.Int(4), r.String(5),
-                   r.Double(6)});
+    out.push_back({r.String(0), static_cast<int>(r.Int(1)), r.String(2), r.String(3),
+                   static_cast<int>(r.Int(4)), r.String(5), r.Double(6)});
   }
   return out;
 }

@@ -30,11 +30,11 @@ struct WorkerDeviceRecord {
 // A row of `worker` with how long ago it was seen.
 struct WorkerSeen {
   std::string host;
-  int64_t device_index = 0;
-  std::string backend;
+  int device_index = 0;
+  std::string backend;  // the column's ENUM: "HIP", "CUDA" or "CPU"
   std::string arch;
-  int64_t num_cu = 0;
-  std::string state;
+  int num_cu = 0;
+  std::string state;    // the worker table's state
   double seconds_since_seen = 0;
 };
 

@@ -36,7 +36,7 @@ TEST_CASE("the kernel cache answers known builds and keeps its own across Clear"
   // A kernel compiled elsewhere (a compile worker) and fetched: answered, never built here.
   absl::StatusOr<backend::CodeObject> elsewhere = cpu->Compile(fetched);
   REQUIRE(elsewhere.ok());
-  cache.Prefetch({ToStoredKernel(BuildKey(fetched), fetched, *elsewhere)});
+  cache.Prefetch({ToKernelBlob(BuildKey(fetched), fetched, *elsewhere)});
   REQUIRE(cache.Compile(fetched).ok());
   CHECK(cache.builds() == 1);
   CHECK(cache.hits() == 2);
