@@ -2,14 +2,17 @@
 
 #include <map>
 
+#include "jobs/job_state.h"
+
 namespace tuna::admin {
 
 void ComputeProgress(int rate_window_minutes, StatusReport* r) {
   r->total = r->finished = r->in_progress = 0;
   for (const auto& s : r->by_state) {
     r->total += s.jobs;
-    if (schema::IsTerminalJobState(s.state)) r->finished += s.jobs;
-    if (s.state == "compile_start" || s.state == "eval_start") r->in_progress += s.jobs;
+    const std::optional<jobs::JobState> state = jobs::ParseJobState(s.state);
+    if (state && jobs::IsTerminal(*state)) r->finished += s.jobs;
+    if (state && jobs::IsLeased(*state)) r->in_progress += s.jobs;
   }
   r->progress_percent =
       r->total == 0 ? 100.0 : 100.0 * static_cast<double>(r->finished) / r->total;
@@ -32,7 +35,9 @@ absl::StatusOr<StatusReport> CollectStatus(schema::Database& db, const StatusOpt
   if (!by_state.ok()) return by_state.status();
   std::map<std::string, int64_t> counts;
   for (const auto& s : *by_state) counts[s.state] = s.jobs;
-  for (const std::string& s : schema::JobStates()) r.by_state.push_back({s, counts[s]});
+  for (jobs::JobState s : jobs::AllJobStates()) {
+    r.by_state.push_back({jobs::ToString(s), counts[jobs::ToString(s)]});
+  }
   auto by_tag = jobs.CountByTag(options.session_id);
   if (!by_tag.ok()) return by_tag.status();
   r.by_tag = std::move(*by_tag);

@@ -10,6 +10,7 @@
 #include "cli/db_access.h"
 #include "cli/json_text.h"
 #include "cli/progress.h"
+#include "jobs/job_state.h"
 #include "schema/store/job_store.h"
 #include "tuner_core/solver/registry.h"
 
@@ -131,7 +132,10 @@ void AddJobsCommand(CLI::App& app, CommandContext ctx) {
   reset->add_option("--session_id", r->session_id, "session")->required();
   reset->add_option("--state", r->states,
                     "comma-separated states, e.g. errored,failed (any of: " +
-                        absl::StrJoin(schema::JobStates(), ", ") + ")")
+                        absl::StrJoin(jobs::AllJobStates(), ", ",
+                                      [](std::string* out, jobs::JobState s) {
+                                        out->append(jobs::ToString(s));
+                                      }) + ")")
       ->required();
   reset->add_option("-t,--tag", r->tag, "only configs with this tag");
   reset->add_flag("--json", r->json, "print the count as JSON");

@@ -1,7 +1,7 @@
 // `tuna status [--session_id N] [--watch] [--json]`: job progress (admin/status.h).
 // With --watch on a terminal it is a live view redrawn every --interval seconds: progress bars
 // per step and per tag, jobs per state, throughput, ETA, the workers with their device and
-// current jobs (coordinator/metrics.h ReadWorkerActivity), and the top failure reasons.
+// current jobs (admin/worker_activity.h), and the top failure reasons.
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -18,11 +18,12 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "admin/status.h"
+#include "admin/worker_activity.h"
 #include "cli/command.h"
 #include "cli/db_access.h"
 #include "cli/json_text.h"
 #include "cli/progress.h"
-#include "coordinator/metrics.h"
+#include "jobs/job_state.h"
 
 namespace tuna::cli {
 namespace {
@@ -140,21 +141,25 @@ struct LiveState {
 
 // One frame of the live view as lines (the caller clears the screen and truncates to width).
 std::vector<std::string> LiveFrame(const Flags& f, const admin::StatusReport& r,
-                                   const absl::StatusOr<std::vector<coordinator::WorkerActivity>>&
+                                   const absl::StatusOr<std::vector<admin::WorkerActivity>>&
                                        workers,
                                    LiveState* live) {
   std::vector<std::string> out;
   const absl::Time now = absl::Now();
-  std::map<std::string, int64_t> st;
-  for (const auto& s : r.by_state) st[s.state] = s.jobs;
+  using jobs::JobState;
+  std::map<JobState, int64_t> st;
+  for (const auto& s : r.by_state) {
+    if (auto state = jobs::ParseJobState(s.state)) st[*state] = s.jobs;
+  }
   out.push_back("tuna status -- " +
                 (f.session_id ? "session " + std::to_string(f.session_id) : "all sessions") +
                 " -- " + absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", now, absl::UTCTimeZone()) +
                 " -- every " + std::to_string(f.interval) + " s (Ctrl-C quits)");
   out.push_back("jobs " + std::to_string(r.total) + " | finished " + std::to_string(r.finished) +
                 " (" + Fixed(r.progress_percent, 1) + "%) | in progress " +
-                std::to_string(r.in_progress) + " | errored " + std::to_string(st["errored"]) +
-                " | failed " + std::to_string(st["failed"]));
+                std::to_string(r.in_progress) + " | errored " +
+                std::to_string(st[JobState::kErrored]) + " | failed " +
+                std::to_string(st[JobState::kFailed]));
   std::string now_rate = "-";
   if (live->have_previous) {
     const double minutes = absl::ToDoubleMinutes(now - live->previous_time);
@@ -170,19 +175,21 @@ std::vector<std::string> LiveFrame(const Flags& f, const admin::StatusReport& r,
                 (r.eta_minutes ? Minutes(*r.eta_minutes) : std::string("unknown")));
   out.push_back("");
   // Steps: compile is done once a job is past it; both count against the jobs that will run.
-  const int64_t runnable = r.total - st["not_applicable"] - st["cancelled"];
-  const int64_t compiled = st["compiled"] + st["eval_start"] + st["evaluated"];
+  const int64_t runnable = r.total - st[JobState::kNotApplicable] - st[JobState::kCancelled];
+  const int64_t compiled =
+      st[JobState::kCompiled] + st[JobState::kEvalStart] + st[JobState::kEvaluated];
   out.push_back("steps");
   out.push_back(ProgressLine("compile", 12, compiled, runnable, 40) + "   running " +
-                std::to_string(st["compile_start"]));
-  out.push_back(ProgressLine("eval", 12, st["evaluated"], runnable, 40) + "   running " +
-                std::to_string(st["eval_start"]));
+                std::to_string(st[JobState::kCompileStart]));
+  out.push_back(ProgressLine("eval", 12, st[JobState::kEvaluated], runnable, 40) + "   running " +
+                std::to_string(st[JobState::kEvalStart]));
   if (!r.by_tag.empty()) {
     std::map<std::string, std::pair<int64_t, int64_t>> tags;  // finished, total
     for (const auto& t : r.by_tag) {
       auto& v = tags[t.tag];
       v.second += t.jobs;
-      if (schema::IsTerminalJobState(t.state)) v.first += t.jobs;
+      const std::optional<jobs::JobState> state = jobs::ParseJobState(t.state);
+      if (state && jobs::IsTerminal(*state)) v.first += t.jobs;
     }
     out.push_back("tags");
     int shown = 0;
@@ -274,7 +281,7 @@ int Run(const GlobalOptions& global, const Flags& f) {
       std::optional<int64_t> session;
       if (f.session_id > 0) session = f.session_id;
       auto workers =
-          coordinator::ReadWorkerActivity(**db, session, absl::Minutes(f.worker_minutes));
+          admin::ReadWorkerActivity(**db, session, absl::Minutes(f.worker_minutes));
       PrintLive(LiveFrame(f, *r, workers, &live_state), tty);
     } else {
       PrintText(f, *r);

@@ -34,7 +34,6 @@ struct CommandContext {
   CommandFn* selected = nullptr;  // the chosen subcommand's body
 };
 
-void AddVersionInfo(CLI::App& app);
 void AddDbCommand(CLI::App& app, CommandContext ctx);
 void AddProblemCommand(CLI::App& app, CommandContext ctx);
 void AddImportCommands(CLI::App& app, CommandContext ctx);      // import, import-db

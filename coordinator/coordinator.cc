@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "coordinator/metrics.h"
+#include "schema/store/session_store.h"
+#include "schema/store/worker_store.h"
 #include "spdlog/spdlog.h"
 #include "tuner_core/problem/driver_line.h"
 #include "tuner_core/solver/target.h"
@@ -17,7 +19,6 @@
 namespace tuna::coordinator {
 namespace {
 
-using schema::JobStep;
 
 constexpr size_t kMaxIdLength = 191;  // job.lease_owner
 constexpr size_t kMaxError = 64 * 1024;
@@ -86,8 +87,8 @@ void Seen(Metrics* m, const std::string& worker_id) {
 // with every restart).
 void CountTimings(Metrics* m, const schema::StepReport& rep, const StepTimings& t) {
   if (t.wall_seconds <= 0) return;  // not reported
-  m->Observe("tuna_worker_step_seconds", {{"step", schema::JobStepName(rep.step)}}, t.wall_seconds);
-  if (rep.step != schema::JobStep::kEval) return;
+  m->Observe("tuna_worker_step_seconds", {{"step", jobs::ToString(rep.step)}}, t.wall_seconds);
+  if (rep.step != JobStep::kEval) return;
   const Labels worker{{"worker", rep.owner.substr(0, rep.owner.find('/'))}};
   m->Add("tuna_worker_eval_seconds_total", worker, t.wall_seconds);
   m->Add("tuna_worker_device_seconds_total", worker, t.device_seconds);
@@ -95,12 +96,6 @@ void CountTimings(Metrics* m, const schema::StepReport& rep, const StepTimings& 
 }
 
 }  // namespace
-
-absl::StatusOr<JobStep> ParseStep(const std::string& s) {
-  if (s == "compile") return JobStep::kCompile;
-  if (s == "eval") return JobStep::kEval;
-  return absl::InvalidArgumentError(absl::StrCat("unknown step '", s, "' (compile|eval)"));
-}
 
 struct Coordinator::Waiter {
   LeaseRequest req;
@@ -175,13 +170,12 @@ absl::Status Coordinator::RefreshSessions(bool force) {
   if (!force && absl::Now() - sessions_loaded_ < options_.session_refresh) {
     return absl::OkStatus();
   }
-  auto rows = db_.Query("SELECT id, arch, num_cu, backend FROM session ORDER BY id");
-  if (!rows.ok()) return rows.status();
+  auto targets = schema::SessionStore(db_).Targets();
+  if (!targets.ok()) return targets.status();
   sessions_.clear();
   session_by_id_.clear();
-  for (const schema::Row& r : *rows) {
-    SessionRow s{r.Int(0), r.String(1), static_cast<int>(r.Int(2)),
-                 absl::AsciiStrToLower(r.String(3))};
+  for (const schema::SessionTarget& t : *targets) {
+    SessionRow s{t.id, t.arch, static_cast<int>(t.num_cu), absl::AsciiStrToLower(t.backend)};
     sessions_.push_back(s);
     session_by_id_[s.id] = s;
   }
@@ -227,16 +221,11 @@ absl::StatusOr<Registered> Coordinator::Register(const WorkerRegistration& w) {
     }
   }
   for (const Device& d : w.devices) {
-    auto n = db_.Execute(
-        "INSERT INTO worker (host, device_index, arch, num_cu, backend, version, state, "
-        "last_seen) VALUES (?, ?, ?, ?, ?, ?, 'idle', NOW(6)) ON DUPLICATE KEY UPDATE "
-        "arch = VALUES(arch), num_cu = VALUES(num_cu), backend = VALUES(backend), "
-        "version = VALUES(version), state = 'idle', last_seen = NOW(6)",
-        {w.host, static_cast<int64_t>(d.index), d.arch, static_cast<int64_t>(d.num_cu),
-         absl::AsciiStrToUpper(d.backend), w.version});
-    if (!n.ok()) {
+    absl::Status st = schema::WorkerStore(db_).Upsert(
+        {w.host, d.index, d.arch, d.num_cu, absl::AsciiStrToUpper(d.backend), w.version});
+    if (!st.ok()) {
       DbError(options_.metrics, "register");
-      return n.status();
+      return st;
     }
   }
   Registered r;
@@ -273,7 +262,7 @@ absl::StatusOr<std::vector<LeasedJob>> Coordinator::LeaseJobs(const LeaseRequest
     if (auto st = CheckText("device arch", req.device->arch, 64); !st.ok()) return st;
   }
   Metrics* const m = options_.metrics;
-  const Labels step_label{{"step", schema::JobStepName(req.step)}};
+  const Labels step_label{{"step", jobs::ToString(req.step)}};
   Seen(m, req.worker_id);
   Count(m, "tuna_lease_requests_total", step_label);
   const absl::Time started = absl::Now();
@@ -351,7 +340,7 @@ void Coordinator::DispatchLoop() {
       auto c = store_.Claim(batch[0]->req.step, *sessions, wants);
       if (options_.metrics != nullptr) {
         options_.metrics->Observe("tuna_claim_duration_seconds",
-                                  {{"step", schema::JobStepName(batch[0]->req.step)}},
+                                  {{"step", jobs::ToString(batch[0]->req.step)}},
                                   absl::ToDoubleSeconds(absl::Now() - claim_start));
       }
       if (c.ok()) {
@@ -422,7 +411,7 @@ absl::Status Coordinator::CheckHolder(const std::string& worker_id, int64_t job_
   if (!job.ok()) return job.status();
   if (!job->has_value()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
   const schema::JobInfo& j = **job;
-  if (j.lease_owner != worker_id || j.attempt != attempt || j.state != schema::LeasedState(step)) {
+  if (j.lease_owner != worker_id || j.attempt != attempt || j.state != jobs::LeasedState(step)) {
     return absl::FailedPreconditionError(
         absl::StrCat("job ", job_id, " attempt ", attempt, " is not leased to this worker"));
   }
@@ -575,7 +564,7 @@ absl::Status Coordinator::SubmitReport(const Report& r) {
   Seen(options_.metrics, r.worker_id);
   if (absl::Status st = ValidateReport(r); !st.ok()) {
     Count(options_.metrics, "tuna_reports_total",
-          {{"step", schema::JobStepName(r.step)},
+          {{"step", jobs::ToString(r.step)},
            {"result", r.succeeded ? "success" : "failure"},
            {"outcome", st.code() == absl::StatusCode::kInvalidArgument ? "invalid" : "error"}});
     return st;
@@ -590,7 +579,7 @@ absl::Status Coordinator::SubmitReport(const Report& r) {
   s.error = r.error;
   s.retryable = r.retryable;
   s.executor_killed = r.executor_killed;
-  s.kernels = r.kernels;
+  for (const KernelLink& k : r.kernels) s.kernels.push_back({k.kernel_id, k.build_key});
   s.has_result = r.has_result;
   s.params = r.params;
   s.kernel_time_ms = r.kernel_time_ms;
@@ -643,16 +632,8 @@ void Coordinator::ReportLoop() {
       for (size_t k = 0; k < batch.size(); ++k) {
         const schema::StepReport& rep = batch[k]->report;
         const auto& o = outcomes[k];
-        const char* outcome = "error";
-        if (o.ok()) {
-          switch (*o) {
-            case schema::ReportOutcome::kApplied: outcome = "applied"; break;
-            case schema::ReportOutcome::kDuplicate: outcome = "duplicate"; break;
-            case schema::ReportOutcome::kStale: outcome = "stale"; break;
-            case schema::ReportOutcome::kNotFound: outcome = "not_found"; break;
-          }
-        }
-        m->Add("tuna_reports_total", {{"step", schema::JobStepName(rep.step)},
+        const char* outcome = o.ok() ? schema::ReportOutcomeName(*o) : "error";
+        m->Add("tuna_reports_total", {{"step", jobs::ToString(rep.step)},
                                       {"result", rep.succeeded ? "success" : "failure"},
                                       {"outcome", outcome}});
         if (o.ok() && *o == schema::ReportOutcome::kApplied && !rep.succeeded) {
@@ -660,7 +641,7 @@ void Coordinator::ReportLoop() {
                                : rep.retryable     ? "retryable"
                                                    : "permanent";
           m->Add("tuna_job_failures_total",
-                 {{"step", schema::JobStepName(rep.step)}, {"reason", reason}});
+                 {{"step", jobs::ToString(rep.step)}, {"reason", reason}});
         }
         if (o.ok() && *o == schema::ReportOutcome::kApplied) CountTimings(m, rep, batch[k]->timings);
       }
@@ -691,7 +672,7 @@ void Coordinator::ReportLoop() {
 
 absl::StatusOr<std::vector<int64_t>> Coordinator::PutKernels(
     const std::string& worker_id, int64_t job_id, int64_t attempt,
-    const std::vector<schema::StoredKernel>& kernels) {
+    const std::vector<KernelBlob>& kernels) {
   if (kernels.size() > 4096) return absl::InvalidArgumentError("too many kernels in one call");
   for (const auto& k : kernels) {
     if (k.code_object.empty()) return absl::InvalidArgumentError("empty code object");
@@ -704,7 +685,12 @@ absl::StatusOr<std::vector<int64_t>> Coordinator::PutKernels(
   }
   Seen(options_.metrics, worker_id);
   if (auto st = CheckHolder(worker_id, job_id, attempt, JobStep::kCompile); !st.ok()) return st;
-  auto ids = store_.PutKernels(kernels);
+  std::vector<schema::StoredKernel> stored;
+  for (const KernelBlob& k : kernels) {
+    stored.push_back({k.build_key, k.arch, k.compiler, k.kernel_name, k.options, k.entries,
+                      k.code_object});
+  }
+  auto ids = store_.PutKernels(stored);
   if (!ids.ok()) {
     DbError(options_.metrics, "kernels");
   } else {
@@ -713,11 +699,19 @@ absl::StatusOr<std::vector<int64_t>> Coordinator::PutKernels(
   return ids;
 }
 
-absl::StatusOr<std::vector<schema::StoredKernel>> Coordinator::FetchKernels(
+absl::StatusOr<std::vector<KernelBlob>> Coordinator::FetchKernels(
     const std::string& worker_id, int64_t job_id, int64_t attempt) {
   Seen(options_.metrics, worker_id);
   if (auto st = CheckHolder(worker_id, job_id, attempt, JobStep::kEval); !st.ok()) return st;
-  return store_.JobKernels(job_id);
+  auto stored = store_.JobKernels(job_id);
+  if (!stored.ok()) return stored.status();
+  std::vector<KernelBlob> out;
+  for (schema::StoredKernel& k : *stored) {
+    out.push_back({std::move(k.build_key), std::move(k.arch), std::move(k.compiler),
+                   std::move(k.kernel_name), std::move(k.options), std::move(k.entries),
+                   std::move(k.code_object)});
+  }
+  return out;
 }
 
 absl::StatusOr<schema::ReapCounts> Coordinator::Reap() {

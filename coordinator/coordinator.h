@@ -1,6 +1,6 @@
-// The coordinator's domain API (DESIGN §2, §3; STYLE §5): what workers call, in plain C++ types.
-// coordinator/service.cc translates the gRPC messages to these calls; the in-process worker
-// client (worker/coordinator_client.h) calls them directly.
+// The coordinator's domain (DESIGN §2, §3; STYLE §5): what workers call, in the plain C++ types of
+// coordinator/api.h. coordinator/service.cc translates the gRPC messages to these calls; the
+// in-process client (coordinator/in_process_client.h) calls them directly.
 //
 // Stateless: everything durable is in the database, so several coordinators may serve one
 // database and a restarted one simply continues. In memory there are only caches (sessions, the
@@ -37,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "coordinator/api.h"
 #include "schema/store/database.h"
 #include "schema/store/lease_store.h"
 #include "tuner_core/solver/registry.h"
@@ -44,8 +45,6 @@
 namespace tuna::coordinator {
 
 class Metrics;  // coordinator/metrics.h
-
-inline constexpr uint32_t kProtocolVersion = 1;
 
 struct CoordinatorOptions {
   int lease_seconds = 60;
@@ -63,92 +62,6 @@ struct CoordinatorOptions {
   const solver::SolverRegistry* registry = nullptr;
   // Counters, histograms and workers seen (docs/OPERATIONS.md); null: none. Must outlive it.
   Metrics* metrics = nullptr;
-};
-
-struct Device {
-  std::string backend;  // "cpu", "cuda", "hip" (lower case)
-  std::string arch;     // "cpu-avx2", "sm_90", "gfx90a"
-  int num_cu = 0;
-  int index = 0;
-  uint64_t memory_bytes = 0;
-};
-
-struct WorkerRegistration {
-  uint32_t protocol_version = kProtocolVersion;
-  std::string host;
-  std::string version;
-  std::vector<Device> devices;
-};
-
-struct Registered {
-  std::string worker_id;
-  int lease_seconds = 0;
-};
-
-struct LeaseRequest {
-  std::string worker_id;
-  schema::JobStep step = schema::JobStep::kCompile;
-  // compile: the backends this worker can compile for; eval: the one device to run on.
-  std::vector<std::string> compile_backends;
-  std::optional<Device> device;
-  int max_jobs = 1;
-  absl::Duration wait = absl::Seconds(10);  // long-poll; capped at max_wait
-};
-
-struct LeasedJob {
-  int64_t job_id = 0;
-  int64_t attempt = 0;
-  schema::JobStep step = schema::JobStep::kCompile;
-  std::string kind;          // perf | find
-  int64_t session_id = 0;
-  std::string arch;          // the session's target
-  int num_cu = 0;
-  std::string backend;       // lower case
-  int64_t config_id = 0;
-  std::string driver;        // canonical MIOpenDriver line of the problem
-  int64_t solver_id = 0;
-  std::string solver_name;
-  std::string tuned_params;  // find jobs: the perf result's params ("" = none: default params)
-  absl::Time lease_expires;
-};
-
-struct Lease {
-  int64_t job_id = 0;
-  int64_t attempt = 0;
-};
-
-struct Sample {
-  std::string params;
-  std::optional<double> time_ms;
-  std::string status;  // Disposition name
-  std::string error;
-};
-
-// How long a step took on the worker (for the coordinator's metrics; 0 = not reported).
-struct StepTimings {
-  double wall_seconds = 0;    // the step, end to end on the worker
-  double device_seconds = 0;  // eval: device work (copies, loads, runs, timed batches)
-  double kernel_seconds = 0;  // eval: timed kernel runs (device events)
-};
-
-struct Report {
-  std::string worker_id;
-  int64_t job_id = 0;
-  int64_t attempt = 0;
-  schema::JobStep step = schema::JobStep::kCompile;
-  bool succeeded = false;
-  std::string error;
-  bool retryable = true;
-  bool executor_killed = false;
-  std::vector<schema::KernelLink> kernels;  // compile: from PutKernels
-  bool has_result = false;                   // eval: a passing candidate was found
-  std::string params;
-  double kernel_time_ms = 0;
-  int64_t workspace_bytes = 0;
-  int64_t candidates_tried = 0;
-  bool verified = false;
-  std::vector<Sample> samples;
-  StepTimings timings;
 };
 
 class Coordinator {
@@ -172,10 +85,10 @@ class Coordinator {
   // hold a compile lease on `job_id` with `attempt` (otherwise FailedPrecondition).
   absl::StatusOr<std::vector<int64_t>> PutKernels(const std::string& worker_id, int64_t job_id,
                                                   int64_t attempt,
-                                                  const std::vector<schema::StoredKernel>& k);
+                                                  const std::vector<KernelBlob>& k);
   // The kernels the job's compile step produced; the caller must hold its eval lease.
-  absl::StatusOr<std::vector<schema::StoredKernel>> FetchKernels(const std::string& worker_id,
-                                                                 int64_t job_id, int64_t attempt);
+  absl::StatusOr<std::vector<KernelBlob>> FetchKernels(const std::string& worker_id,
+                                                       int64_t job_id, int64_t attempt);
   absl::StatusOr<schema::ReapCounts> Reap();
 
   void Shutdown();
@@ -220,8 +133,5 @@ class Coordinator {
 
   std::vector<std::thread> threads_;
 };
-
-// "compile"/"eval" → step; InvalidArgument otherwise.
-absl::StatusOr<schema::JobStep> ParseStep(const std::string& s);
 
 }  // namespace tuna::coordinator

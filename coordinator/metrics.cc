@@ -16,6 +16,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "schema/store/job_store.h"
+#include "schema/store/worker_store.h"
 #include "spdlog/spdlog.h"
 
 namespace tuna::coordinator {
@@ -53,10 +55,6 @@ std::string RenderLabels(const Labels& labels, const std::string& extra_name = "
     absl::StrAppend(&out, first ? "" : ",", extra_name, "=\"", extra_value, "\"");
   }
   return out + "}";
-}
-
-std::string HostOf(const std::string& worker_id) {
-  return worker_id.substr(0, worker_id.rfind('/'));
 }
 
 }  // namespace
@@ -303,13 +301,12 @@ absl::Status QueueSampler::SampleOnce() {
   const std::vector<std::string> alive = metrics_.WorkersSeenSince(now - options_.alive_window);
   metrics_.Set("tuna_workers_alive", {}, static_cast<double>(alive.size()));
   absl::Status first;
-  auto rows = db_.Query("SELECT session_id, state, COUNT(*) FROM job GROUP BY session_id, state");
+  auto rows = schema::JobStore(db_).CountBySessionAndState();
   if (rows.ok()) {
     metrics_.ClearGauge("tuna_queue_jobs");
-    for (const schema::Row& r : *rows) {
-      metrics_.Set("tuna_queue_jobs",
-                   {{"session", absl::StrCat(r.Int(0))}, {"state", r.String(1)}},
-                   static_cast<double>(r.Int(2)));
+    for (const schema::SessionStateCount& r : *rows) {
+      metrics_.Set("tuna_queue_jobs", {{"session", absl::StrCat(r.session_id)}, {"state", r.state}},
+                   static_cast<double>(r.jobs));
     }
     metrics_.Set("tuna_queue_sample_timestamp_seconds", {}, absl::ToUnixMicros(now) / 1e6);
   } else {
@@ -323,13 +320,15 @@ absl::Status QueueSampler::SampleOnce() {
       since = last_flush_;
     }
     std::set<std::string> hosts;
-    for (const auto& id : metrics_.WorkersSeenSince(since)) hosts.insert(HostOf(id));
+    for (const auto& id : metrics_.WorkersSeenSince(since)) {
+      hosts.insert(schema::LeaseOwnerHost(id));
+    }
     bool flushed = true;
-    for (const auto& h : hosts) {  // a handful of hosts per interval: one small UPDATE each
-      auto n = db_.Execute("UPDATE worker SET last_seen = NOW(6) WHERE host = ?", {h});
+    for (const auto& h : hosts) {  // a handful of hosts per interval: one small write each
+      absl::Status n = schema::WorkerStore(db_).MarkSeen(h);
       if (!n.ok()) {
         metrics_.Add("tuna_db_errors_total", {{"operation", "sample"}});
-        if (first.ok()) first = n.status();
+        if (first.ok()) first = n;
         flushed = false;
         break;
       }
@@ -489,58 +488,6 @@ void MetricsHttpServer::HandleConnection(int fd) {
     if (n <= 0) break;
     sent += static_cast<size_t>(n);
   }
-}
-
-// ---- live view ----
-
-absl::StatusOr<std::vector<WorkerActivity>> ReadWorkerActivity(schema::Database& db,
-                                                               std::optional<int64_t> session_id,
-                                                               absl::Duration within,
-                                                               int max_workers) {
-  auto rows = db.Query(
-      "SELECT host, device_index, backend, arch, num_cu, state, "
-      "TIMESTAMPDIFF(MICROSECOND, last_seen, NOW(6)) / 1e6 FROM worker "
-      "WHERE last_seen >= NOW(6) - INTERVAL ? SECOND ORDER BY last_seen DESC, host, device_index "
-      "LIMIT ?",
-      {static_cast<int64_t>(absl::ToInt64Seconds(within)), static_cast<int64_t>(max_workers)});
-  if (!rows.ok()) return rows.status();
-  std::vector<WorkerActivity> out;
-  std::map<std::string, std::vector<std::string>> jobs_by_host;
-  for (const schema::Row& r : *rows) {
-    WorkerActivity w;
-    w.host = r.String(0);
-    w.device_index = static_cast<int>(r.Int(1));
-    w.backend = r.String(2);
-    w.arch = r.String(3);
-    w.num_cu = static_cast<int>(r.Int(4));
-    w.state = r.String(5);
-    w.seconds_since_seen = r.Double(6);
-    jobs_by_host[w.host];
-    out.push_back(std::move(w));
-  }
-  // Leases held right now, by owner host ("<host>/<random>").
-  std::string sql =
-      "SELECT j.lease_owner, j.id, j.state, s.name FROM job j JOIN solver s ON s.id = j.solver_id "
-      "WHERE j.state IN ('compile_start', 'eval_start') AND j.lease_owner IS NOT NULL";
-  schema::Params params;
-  if (session_id) {
-    sql += " AND j.session_id = ?";
-    params.emplace_back(std::in_place_type<int64_t>, *session_id);
-  }
-  sql += " ORDER BY j.id LIMIT 2000";
-  auto leases = db.Query(sql, params);
-  if (!leases.ok()) return leases.status();
-  for (const schema::Row& r : *leases) {
-    auto it = jobs_by_host.find(HostOf(r.String(0)));
-    if (it == jobs_by_host.end() || it->second.size() >= 8) continue;
-    it->second.push_back(absl::StrCat("job ", r.Int(1), " ", r.String(2), " (", r.String(3), ")"));
-  }
-  std::set<std::string> shown;
-  for (WorkerActivity& w : out) {
-    // A host's leases belong to its worker process, not to one device: list them once.
-    if (shown.insert(w.host).second) w.current_jobs = jobs_by_host[w.host];
-  }
-  return out;
 }
 
 }  // namespace tuna::coordinator

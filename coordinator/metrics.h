@@ -4,8 +4,6 @@
 //   QueueSampler        a thread that samples the queue depth per (session, state) from the
 //                       database, counts the workers seen recently and writes their last_seen
 //   MetricsHttpServer   a tiny HTTP/1.1 server: GET /metrics and GET /healthz
-//   live view queries   ReadWorkerActivity: the worker table joined with the leases they hold
-//                       (`tuna status --watch`)
 //
 // The Coordinator counts into a Metrics it is given (CoordinatorOptions::metrics); the Metrics
 // knows nothing of the coordinator, so it can be tested and reused (a worker could serve one too).
@@ -162,25 +160,5 @@ class MetricsHttpServer {
   int port_ = 0;
   std::thread thread_;
 };
-
-// One row of the live view's worker table: a registered device and the jobs its host's workers
-// lease right now (lease_owner is "<host>/<random>", see Coordinator::Register).
-struct WorkerActivity {
-  std::string host;
-  int device_index = 0;
-  std::string backend;
-  std::string arch;
-  int num_cu = 0;
-  std::string state;          // the worker table's state
-  double seconds_since_seen = 0;
-  std::vector<std::string> current_jobs;  // "job 17 eval_start (ConvDirectNaiveConvFwd)"
-};
-
-// Workers seen within `within` (most recent first), with the leases held by their host.
-// `session_id` limits the jobs shown (not the workers).
-absl::StatusOr<std::vector<WorkerActivity>> ReadWorkerActivity(schema::Database& db,
-                                                               std::optional<int64_t> session_id,
-                                                               absl::Duration within,
-                                                               int max_workers = 50);
 
 }  // namespace tuna::coordinator

@@ -93,7 +93,7 @@ class WorkerService final : public v1::Worker::Service {
   grpc::Status PutKernels(grpc::ServerContext* ctx, const v1::PutKernelsRequest* req,
                           v1::PutKernelsReply* reply) override {
     if (auto st = Auth(ctx); !st.ok()) return st;
-    std::vector<schema::StoredKernel> kernels;
+    std::vector<KernelBlob> kernels;
     for (const auto& k : req->kernels()) kernels.push_back(FromWire(k));
     auto ids = c_.PutKernels(req->worker_id(), req->job_id(), req->attempt(), kernels);
     if (!ids.ok()) return ToGrpc(ids.status());

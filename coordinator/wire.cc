@@ -4,14 +4,14 @@
 
 namespace tuna::coordinator {
 
-v1::Step ToWire(schema::JobStep step) {
-  return step == schema::JobStep::kCompile ? v1::STEP_COMPILE : v1::STEP_EVAL;
+v1::Step ToWire(JobStep step) {
+  return step == JobStep::kCompile ? v1::STEP_COMPILE : v1::STEP_EVAL;
 }
 
-absl::StatusOr<schema::JobStep> FromWire(v1::Step step) {
+absl::StatusOr<JobStep> FromWire(v1::Step step) {
   switch (step) {
-    case v1::STEP_COMPILE: return schema::JobStep::kCompile;
-    case v1::STEP_EVAL: return schema::JobStep::kEval;
+    case v1::STEP_COMPILE: return JobStep::kCompile;
+    case v1::STEP_EVAL: return JobStep::kEval;
     default: return absl::InvalidArgumentError("step must be STEP_COMPILE or STEP_EVAL");
   }
 }
@@ -155,7 +155,7 @@ absl::StatusOr<Report> FromWire(const v1::ReportRequest& r) {
   return out;
 }
 
-void ToWire(const schema::StoredKernel& k, v1::Kernel* out) {
+void ToWire(const KernelBlob& k, v1::Kernel* out) {
   out->set_build_key(k.build_key);
   out->set_arch(k.arch);
   out->set_compiler(k.compiler);
@@ -165,8 +165,8 @@ void ToWire(const schema::StoredKernel& k, v1::Kernel* out) {
   out->set_code_object(k.code_object);
 }
 
-schema::StoredKernel FromWire(const v1::Kernel& k) {
-  return schema::StoredKernel{k.build_key(), k.arch(),    k.compiler(),   k.kernel_name(),
+KernelBlob FromWire(const v1::Kernel& k) {
+  return KernelBlob{k.build_key(), k.arch(),    k.compiler(),   k.kernel_name(),
                               k.options(),   k.entries(), k.code_object()};
 }
 

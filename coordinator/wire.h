@@ -1,16 +1,17 @@
-// Conversions between the wire messages (proto/tuna.proto) and the domain types of
-// coordinator.h, shared by the service (server side) and the gRPC worker client. Pure functions.
+// Conversions between the wire messages (proto/tuna.proto) and the types of coordinator/api.h,
+// shared by the service (server side), the gRPC worker client and the executor's pipe. Pure
+// functions.
 #pragma once
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "coordinator/coordinator.h"
+#include "coordinator/api.h"
 #include "proto/tuna.pb.h"
 
 namespace tuna::coordinator {
 
-v1::Step ToWire(schema::JobStep step);
-absl::StatusOr<schema::JobStep> FromWire(v1::Step step);  // InvalidArgument for UNSPECIFIED
+v1::Step ToWire(JobStep step);
+absl::StatusOr<JobStep> FromWire(v1::Step step);  // InvalidArgument for UNSPECIFIED
 
 void ToWire(const Device& d, v1::DeviceDescription* out);
 Device FromWire(const v1::DeviceDescription& d);
@@ -24,7 +25,7 @@ absl::StatusOr<LeasedJob> FromWire(const v1::LeasedJob& j);
 void ToWire(const Report& r, v1::ReportRequest* out);
 absl::StatusOr<Report> FromWire(const v1::ReportRequest& r);
 
-void ToWire(const schema::StoredKernel& k, v1::Kernel* out);
-schema::StoredKernel FromWire(const v1::Kernel& k);
+void ToWire(const KernelBlob& k, v1::Kernel* out);
+KernelBlob FromWire(const v1::Kernel& k);
 
 }  // namespace tuna::coordinator

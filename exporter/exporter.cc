@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "exporter/formats.h"
+#include "jobs/job_state.h"
 #include "spdlog/spdlog.h"
 #include "tuner_core/db/db_basename.h"
 
@@ -62,7 +63,8 @@ absl::StatusOr<ExportReport> ExportSession(schema::Database& db, const ExportOpt
   report.jobs = *jobs;
   std::vector<std::string> unfinished;
   for (const auto& j : report.jobs) {
-    if (!schema::IsUnfinishedJobState(j.state)) continue;
+    const std::optional<jobs::JobState> state = jobs::ParseJobState(j.state);
+    if (!state || !jobs::IsUnfinished(*state)) continue;
     report.unfinished_jobs += j.count;
     unfinished.push_back(absl::StrCat(j.kind, " ", j.state, ": ", j.count));
   }

@@ -19,6 +19,7 @@
 #include "exporter/exporter.h"
 #include "exporter/registry_algorithms.h"
 #include "fmt/format.h"
+#include "jobs/job_state.h"
 #include "schema/store/result_store.h"
 #include "schema/store/session_store.h"
 #include "schema/store/solver_store.h"
@@ -68,10 +69,11 @@ absl::StatusOr<Counts> CountJobs(schema::Database& db, int64_t session_id) {
   Counts c;
   for (const auto& r : *rows) {
     c.total += r.count;
-    if (r.state == "evaluated") c.done += r.count;
-    else if (schema::IsUnfinishedJobState(r.state)) c.unfinished += r.count;
+    const std::optional<jobs::JobState> state = jobs::ParseJobState(r.state);
+    if (state == jobs::JobState::kEvaluated) c.done += r.count;
+    else if (state && jobs::IsUnfinished(*state)) c.unfinished += r.count;
     else c.failed += r.count;
-    if (r.state == "compile_start" || r.state == "eval_start") c.leased += r.count;
+    if (state && jobs::IsLeased(*state)) c.leased += r.count;
   }
   return c;
 }
@@ -153,7 +155,7 @@ absl::StatusOr<LocalPipelineReport> RunLocalPipeline(schema::Database& db,
   const std::string address = (*server)->address();
   const int nworkers = std::max(1, options.workers);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::unique_ptr<worker::CoordinatorClient>> clients;
+  std::vector<std::unique_ptr<coordinator::WorkerApi>> clients;
   std::vector<std::unique_ptr<worker::Worker>> workers;
   std::vector<std::thread> threads;
   std::mutex results_mu;

@@ -3,7 +3,6 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
-
 #include "coordinator/wire.h"
 #include "proto/tuna.grpc.pb.h"
 
@@ -29,7 +28,7 @@ absl::Status FromGrpc(const grpc::Status& s) {
   return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
 }
 
-class GrpcClient final : public CoordinatorClient {
+class GrpcClient final : public coordinator::WorkerApi {
  public:
   explicit GrpcClient(const GrpcClientOptions& o) : options_(o) {
     std::shared_ptr<grpc::ChannelCredentials> creds;
@@ -123,7 +122,7 @@ class GrpcClient final : public CoordinatorClient {
 
   absl::StatusOr<std::vector<int64_t>> PutKernels(
       const std::string& worker_id, int64_t job_id, int64_t attempt,
-      const std::vector<schema::StoredKernel>& kernels) override {
+      const std::vector<coordinator::KernelBlob>& kernels) override {
     v1::PutKernelsRequest req;
     req.set_worker_id(worker_id);
     req.set_job_id(job_id);
@@ -135,7 +134,7 @@ class GrpcClient final : public CoordinatorClient {
     return std::vector<int64_t>(reply.kernel_ids().begin(), reply.kernel_ids().end());
   }
 
-  absl::StatusOr<std::vector<schema::StoredKernel>> FetchKernels(const std::string& worker_id,
+  absl::StatusOr<std::vector<coordinator::KernelBlob>> FetchKernels(const std::string& worker_id,
                                                                  int64_t job_id,
                                                                  int64_t attempt) override {
     v1::FetchKernelsRequest req;
@@ -145,7 +144,7 @@ class GrpcClient final : public CoordinatorClient {
     v1::FetchKernelsReply reply;
     auto ctx = Context(absl::ZeroDuration());
     if (auto st = FromGrpc(stub_->FetchKernels(ctx.get(), req, &reply)); !st.ok()) return st;
-    std::vector<schema::StoredKernel> out;
+    std::vector<coordinator::KernelBlob> out;
     for (const auto& k : reply.kernels()) out.push_back(FromWire(k));
     return out;
   }
@@ -162,49 +161,10 @@ class GrpcClient final : public CoordinatorClient {
   std::unique_ptr<v1::Worker::Stub> stub_;
 };
 
-class InProcessClient final : public CoordinatorClient {
- public:
-  explicit InProcessClient(coordinator::Coordinator& c) : c_(c) {}
-  absl::StatusOr<coordinator::Registered> Register(
-      const coordinator::WorkerRegistration& w) override {
-    return c_.Register(w);
-  }
-  absl::StatusOr<std::vector<coordinator::LeasedJob>> Lease(
-      const coordinator::LeaseRequest& r) override {
-    return c_.LeaseJobs(r);
-  }
-  absl::StatusOr<std::vector<coordinator::Lease>> Renew(
-      const std::string& id, const std::vector<coordinator::Lease>& l) override {
-    return c_.Renew(id, l);
-  }
-  absl::Status Report(const coordinator::Report& r) override { return c_.SubmitReport(r); }
-  absl::StatusOr<int64_t> Release(const std::string& id,
-                                  const std::vector<coordinator::Lease>& l) override {
-    return c_.Release(id, l);
-  }
-  absl::StatusOr<std::vector<int64_t>> PutKernels(
-      const std::string& id, int64_t job, int64_t attempt,
-      const std::vector<schema::StoredKernel>& k) override {
-    return c_.PutKernels(id, job, attempt, k);
-  }
-  absl::StatusOr<std::vector<schema::StoredKernel>> FetchKernels(const std::string& id,
-                                                                 int64_t job,
-                                                                 int64_t attempt) override {
-    return c_.FetchKernels(id, job, attempt);
-  }
-
- private:
-  coordinator::Coordinator& c_;
-};
-
 }  // namespace
 
-std::unique_ptr<CoordinatorClient> MakeGrpcClient(const GrpcClientOptions& options) {
+std::unique_ptr<coordinator::WorkerApi> MakeGrpcClient(const GrpcClientOptions& options) {
   return std::make_unique<GrpcClient>(options);
-}
-
-std::unique_ptr<CoordinatorClient> MakeInProcessClient(coordinator::Coordinator& coordinator) {
-  return std::make_unique<InProcessClient>(coordinator);
 }
 
 }  // namespace tuna::worker

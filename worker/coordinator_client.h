@@ -1,8 +1,7 @@
-// How a worker talks to the coordinator (STYLE §5): one interface, two implementations, so the
-// supervisor is tested without sockets and `tuna tune` runs without a network hop.
-//   MakeGrpcClient       a channel to `tuna coordinator` (token as call metadata, TLS optional)
-//   MakeInProcessClient  direct calls on a Coordinator in this process
-// Errors are the coordinator's codes (coordinator.h); a transport failure is Unavailable /
+// How a worker talks to a remote coordinator: the worker API (coordinator/api.h) over gRPC, with
+// the token as call metadata and TLS optional. The other implementation, direct calls in this
+// process, is coordinator/in_process_client.h.
+// Errors are the coordinator's codes (coordinator/api.h); a transport failure is Unavailable /
 // DeadlineExceeded (a call the server cancelled while shutting down arrives as Unavailable),
 // which callers retry with backoff: IsTransient says which codes those are.
 // Threads: safe for concurrent use.
@@ -13,7 +12,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "coordinator/coordinator.h"
+#include "absl/time/time.h"
+#include "coordinator/api.h"
 
 namespace tuna::worker {
 
@@ -22,24 +22,6 @@ namespace tuna::worker {
 // (reports and kernel uploads are idempotent).
 bool IsTransient(const absl::Status& st);
 
-class CoordinatorClient {
- public:
-  virtual ~CoordinatorClient() = default;
-  virtual absl::StatusOr<coordinator::Registered> Register(
-      const coordinator::WorkerRegistration& w) = 0;
-  virtual absl::StatusOr<std::vector<coordinator::LeasedJob>> Lease(
-      const coordinator::LeaseRequest& req) = 0;
-  virtual absl::StatusOr<std::vector<coordinator::Lease>> Renew(
-      const std::string& worker_id, const std::vector<coordinator::Lease>& leases) = 0;
-  virtual absl::Status Report(const coordinator::Report& report) = 0;
-  virtual absl::StatusOr<int64_t> Release(const std::string& worker_id,
-                                          const std::vector<coordinator::Lease>& leases) = 0;
-  virtual absl::StatusOr<std::vector<int64_t>> PutKernels(
-      const std::string& worker_id, int64_t job_id, int64_t attempt,
-      const std::vector<schema::StoredKernel>& kernels) = 0;
-  virtual absl::StatusOr<std::vector<schema::StoredKernel>> FetchKernels(
-      const std::string& worker_id, int64_t job_id, int64_t attempt) = 0;
-};
 
 struct GrpcClientOptions {
   std::string address;         // "host:port"
@@ -48,8 +30,6 @@ struct GrpcClientOptions {
   absl::Duration call_timeout = absl::Seconds(30);  // non-Lease calls; Lease adds its wait
 };
 
-std::unique_ptr<CoordinatorClient> MakeGrpcClient(const GrpcClientOptions& options);
-// The Coordinator must outlive the client.
-std::unique_ptr<CoordinatorClient> MakeInProcessClient(coordinator::Coordinator& coordinator);
+std::unique_ptr<coordinator::WorkerApi> MakeGrpcClient(const GrpcClientOptions& options);
 
 }  // namespace tuna::worker

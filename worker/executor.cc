@@ -85,7 +85,7 @@ coordinator::Report FailureFor(const coordinator::LeasedJob& job, const std::str
   coordinator::Report r;
   r.job_id = job.job_id;
   r.attempt = job.attempt;
-  r.step = schema::JobStep::kEval;
+  r.step = jobs::JobStep::kEval;
   r.error = error;
   r.retryable = retryable;
   return r;
@@ -169,7 +169,7 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
     if (!open_error.ok()) {
       report = FailureFor(*job, absl::StrCat("executor: cannot open the device: ", open_error.message()), true);
     } else {
-      std::vector<schema::StoredKernel> kernels;
+      std::vector<coordinator::KernelBlob> kernels;
       for (const v1::Kernel& k : wire_kernels.kernels()) kernels.push_back(coordinator::FromWire(k));
       cache->Clear();  // one job's kernels at a time bounds the child's memory
       cache->Prefetch(kernels);
@@ -279,10 +279,9 @@ void ExecutorProcess::Kill() {
   if (pid > 0) kill(pid, SIGKILL);
 }
 
-absl::StatusOr<ExecutorOutcome> ExecutorProcess::Run(const coordinator::LeasedJob& job,
-                                                     const std::vector<schema::StoredKernel>& kernels,
-                                                     absl::Duration deadline,
-                                                     const std::vector<coordinator::LeasedJob>& upcoming) {
+absl::StatusOr<ExecutorOutcome> ExecutorProcess::Run(
+    const coordinator::LeasedJob& job, const std::vector<coordinator::KernelBlob>& kernels,
+    absl::Duration deadline, const std::vector<coordinator::LeasedJob>& upcoming) {
   if (pid_ > 0) {  // a child that died while idle is replaced, not blamed on this job
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -298,7 +297,9 @@ absl::StatusOr<ExecutorOutcome> ExecutorProcess::Run(const coordinator::LeasedJo
   v1::LeasedJob wire_job;
   coordinator::ToWire(job, &wire_job);
   v1::FetchKernelsReply wire_kernels;
-  for (const schema::StoredKernel& k : kernels) coordinator::ToWire(k, wire_kernels.add_kernels());
+  for (const coordinator::KernelBlob& k : kernels) {
+    coordinator::ToWire(k, wire_kernels.add_kernels());
+  }
   ExecutorOutcome out;
   v1::LeaseReply wire_next;
   for (const coordinator::LeasedJob& j : upcoming) coordinator::ToWire(j, wire_next.add_jobs());

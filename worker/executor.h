@@ -24,7 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "coordinator/coordinator.h"
+#include "coordinator/api.h"
 #include "tuner_core/solver/registry.h"
 #include "worker/job_runner.h"
 
@@ -68,7 +68,7 @@ class ExecutorProcess {
   // `deadline` for the report. Errors: Unavailable when the child cannot be started
   // (fork/exec failed); a hang or crash is an ExecutorOutcome with killed.
   absl::StatusOr<ExecutorOutcome> Run(const coordinator::LeasedJob& job,
-                                      const std::vector<schema::StoredKernel>& kernels,
+                                      const std::vector<coordinator::KernelBlob>& kernels,
                                       absl::Duration deadline,
                                       const std::vector<coordinator::LeasedJob>& upcoming = {});
   // Kills the child now (SIGKILL) if one runs (e.g. its lease was lost). Thread-safe against a

@@ -68,7 +68,7 @@ coordinator::Report Failure(const coordinator::LeasedJob& job, const std::string
   coordinator::Report r;
   r.job_id = job.job_id;
   r.attempt = job.attempt;
-  r.step = schema::JobStep::kEval;
+  r.step = jobs::JobStep::kEval;
   r.succeeded = false;
   r.error = error;
   r.retryable = retryable;
@@ -327,7 +327,7 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
   coordinator::Report rep;
   rep.job_id = job.job_id;
   rep.attempt = job.attempt;
-  rep.step = schema::JobStep::kEval;
+  rep.step = jobs::JobStep::kEval;
   rep.succeeded = true;
 
   const search::TuneOptions options = TuneOptionsFor(tuning, job.solver_name, false, target.IsGpu());

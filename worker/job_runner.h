@@ -24,7 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "coordinator/coordinator.h"
+#include "coordinator/api.h"
 #include "tuner_core/backend/backend.h"
 #include "tuner_core/search/measure/compile_pool.h"
 #include "tuner_core/search/measure/evaluator.h"
@@ -49,7 +49,7 @@ struct JobTuning {
 std::vector<std::string> JobTuningArgs(const JobTuning& t);
 
 struct CompileOutcome {
-  std::vector<schema::StoredKernel> kernels;  // unique by build key
+  std::vector<coordinator::KernelBlob> kernels;  // unique by build key
   int64_t candidates = 0;
   int64_t compiled = 0;
   int64_t failed = 0;  // CompileFailed candidates

@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "schema/store/sha256.h"
+#include "tuner_core/hash/sha256.h"
 
 namespace tuna::worker {
 
@@ -12,12 +12,13 @@ std::string BuildKey(const backend::CompileRequest& r) {
   std::string text = absl::StrCat(r.arch, "\x1f", r.source, "\x1f", absl::StrJoin(r.options, "\x1e"),
                                   "\x1f", absl::StrJoin(r.entries, "\x1e"));
   for (const backend::SourceHeader& h : r.headers) absl::StrAppend(&text, "\x1f", h.name, "\x1e", h.content);
-  return schema::Sha256Hex(text);
+  return hash::Sha256Hex(text);
 }
 
-schema::StoredKernel ToStoredKernel(const std::string& build_key, const backend::CompileRequest& r,
+coordinator::KernelBlob ToKernelBlob(const std::string& build_key,
+                                     const backend::CompileRequest& r,
                                     const backend::CodeObject& code) {
-  schema::StoredKernel k;
+  coordinator::KernelBlob k;
   k.build_key = build_key;
   k.arch = code.arch.empty() ? r.arch : code.arch;
   k.compiler = code.compiler_version;
@@ -28,7 +29,7 @@ schema::StoredKernel ToStoredKernel(const std::string& build_key, const backend:
   return k;
 }
 
-backend::CodeObject ToCodeObject(backend::BackendKind kind, const schema::StoredKernel& k) {
+backend::CodeObject ToCodeObject(backend::BackendKind kind, const coordinator::KernelBlob& k) {
   backend::CodeObject c;
   c.kind = kind;
   c.arch = k.arch;
@@ -38,14 +39,16 @@ backend::CodeObject ToCodeObject(backend::BackendKind kind, const schema::Stored
   return c;
 }
 
-void KernelCacheBackend::Prefetch(const std::vector<schema::StoredKernel>& kernels) {
+void KernelCacheBackend::Prefetch(const std::vector<coordinator::KernelBlob>& kernels) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const schema::StoredKernel& k : kernels) known_[k.build_key] = ToCodeObject(inner_.Kind(), k);
+  for (const coordinator::KernelBlob& k : kernels) {
+    known_[k.build_key] = ToCodeObject(inner_.Kind(), k);
+  }
 }
 
-std::vector<schema::StoredKernel> KernelCacheBackend::TakeBuilt() {
+std::vector<coordinator::KernelBlob> KernelCacheBackend::TakeBuilt() {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<schema::StoredKernel> out;
+  std::vector<coordinator::KernelBlob> out;
   out.swap(built_);
   return out;
 }
@@ -82,7 +85,7 @@ absl::StatusOr<backend::CodeObject> KernelCacheBackend::Compile(
   std::lock_guard<std::mutex> lock(mu_);
   ++builds_;
   built_here_.insert(key);
-  if (known_.emplace(key, *code).second) built_.push_back(ToStoredKernel(key, request, *code));
+  if (known_.emplace(key, *code).second) built_.push_back(ToKernelBlob(key, request, *code));
   return code;
 }
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "schema/store/lease_store.h"
+#include "coordinator/api.h"
 #include "tuner_core/backend/backend.h"
 
 namespace tuna::worker {
@@ -26,10 +26,10 @@ namespace tuna::worker {
 // SHA-256 hex (64 characters) identifying a build: equal keys give interchangeable code objects.
 std::string BuildKey(const backend::CompileRequest& request);
 
-schema::StoredKernel ToStoredKernel(const std::string& build_key,
+coordinator::KernelBlob ToKernelBlob(const std::string& build_key,
                                     const backend::CompileRequest& request,
                                     const backend::CodeObject& code);
-backend::CodeObject ToCodeObject(backend::BackendKind kind, const schema::StoredKernel& k);
+backend::CodeObject ToCodeObject(backend::BackendKind kind, const coordinator::KernelBlob& k);
 
 class KernelCacheBackend : public backend::Backend {
  public:
@@ -37,9 +37,9 @@ class KernelCacheBackend : public backend::Backend {
 
   // Makes these kernels answer later Compile calls (kernels of another backend kind are fine:
   // the device's Load rejects them and the candidate fails like any bad code object).
-  void Prefetch(const std::vector<schema::StoredKernel>& kernels);
+  void Prefetch(const std::vector<coordinator::KernelBlob>& kernels);
   // The kernels compiled (not prefetched) since the last call, in build order, unique by key.
-  std::vector<schema::StoredKernel> TakeBuilt();
+  std::vector<coordinator::KernelBlob> TakeBuilt();
   // Forgets the prefetched kernels (bounds memory between jobs). Kernels built here are kept:
   // they are few (the evaluator's reference and comparison kernels, misses of the compile
   // step) and the next job often needs them again.
@@ -67,7 +67,7 @@ class KernelCacheBackend : public backend::Backend {
   mutable std::mutex mu_;
   mutable std::map<std::string, backend::CodeObject> known_;  // guarded by mu_
   mutable std::set<std::string> built_here_;  // keys of known_ compiled here; guarded by mu_
-  mutable std::vector<schema::StoredKernel> built_;           // guarded by mu_
+  mutable std::vector<coordinator::KernelBlob> built_;           // guarded by mu_
   mutable size_t hits_ = 0, builds_ = 0;                       // guarded by mu_
 };
 

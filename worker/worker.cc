@@ -37,7 +37,7 @@ struct Worker::EvalLane {
   std::unique_ptr<ExecutorProcess> executor;
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<std::pair<coordinator::LeasedJob, std::vector<schema::StoredKernel>>> queue;
+  std::deque<std::pair<coordinator::LeasedJob, std::vector<coordinator::KernelBlob>>> queue;
   bool leasing_done = false;
   // Finished jobs whose reports are still to be sent: the runner hands the device its next job
   // at once instead of waiting for the coordinator's commit of the last one.
@@ -45,7 +45,7 @@ struct Worker::EvalLane {
   bool running_done = false;
 };
 
-Worker::Worker(CoordinatorClient& client, WorkerOptions options)
+Worker::Worker(coordinator::WorkerApi& client, WorkerOptions options)
     : client_(client),
       options_(std::move(options)),
       registry_(options_.registry ? *options_.registry : solver::SolverRegistry::Builtin()) {}
@@ -259,7 +259,7 @@ void Worker::RunCompile(const coordinator::LeasedJob& job) {
     report.error = absl::StrCat("compile: no candidate compiled: ", outcome->first_error);
     report.retryable = false;
   } else {
-    std::vector<schema::StoredKernel> kernels = cache.TakeBuilt();
+    std::vector<coordinator::KernelBlob> kernels = cache.TakeBuilt();
     absl::StatusOr<std::vector<int64_t>> ids = std::vector<int64_t>{};
     if (!kernels.empty()) {
       ids = Retry("put kernels", [&] { return client_.PutKernels(worker_id_, job.job_id, job.attempt, kernels); });
@@ -296,7 +296,7 @@ void Worker::CompileLoop(int index) {
   while (!stop_flag_) {
     coordinator::LeaseRequest req;
     req.worker_id = worker_id_;
-    req.step = schema::JobStep::kCompile;
+    req.step = jobs::JobStep::kCompile;
     req.compile_backends = {backend_->Name()};
     req.max_jobs = std::max(1, options_.lease_batch);
     req.wait = options_.lease_wait;
@@ -329,7 +329,7 @@ void Worker::EvalLeaseLoop(EvalLane* lane) {
     if (stop_flag_) break;
     coordinator::LeaseRequest req;
     req.worker_id = worker_id_;
-    req.step = schema::JobStep::kEval;
+    req.step = jobs::JobStep::kEval;
     req.device = lane->device;
     req.max_jobs = static_cast<int>(ahead);
     req.wait = options_.lease_wait;
@@ -349,7 +349,7 @@ void Worker::EvalLeaseLoop(EvalLane* lane) {
     for (size_t k = 0; k < jobs->size(); ++k) {
       const auto& j = (*jobs)[k];
       auto kernels = Retry("fetch kernels", [&] { return client_.FetchKernels(worker_id_, j.job_id, j.attempt); });
-      std::vector<schema::StoredKernel> ks;
+      std::vector<coordinator::KernelBlob> ks;
       if (kernels.ok()) {
         ks = *std::move(kernels);
       } else {  // not fatal: the executor compiles what is missing
@@ -367,7 +367,7 @@ void Worker::EvalLeaseLoop(EvalLane* lane) {
 
 void Worker::EvalRunLoop(EvalLane* lane) {
   for (;;) {
-    std::pair<coordinator::LeasedJob, std::vector<schema::StoredKernel>> item;
+    std::pair<coordinator::LeasedJob, std::vector<coordinator::KernelBlob>> item;
     std::vector<coordinator::LeasedJob> upcoming;  // prefetched: their evaluators are prepared early
     {
       std::unique_lock<std::mutex> l(lane->mu);

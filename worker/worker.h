@@ -86,7 +86,7 @@ struct WorkerStats {
 
 class Worker {
  public:
-  Worker(CoordinatorClient& client, WorkerOptions options);
+  Worker(coordinator::WorkerApi& client, WorkerOptions options);
   ~Worker();
 
   // Errors: Unavailable when no backend/device matches the options, FailedPrecondition when
@@ -127,7 +127,7 @@ class Worker {
   void NoteCall(const absl::Status& st);
   void UpdateHealth();  // tells on_health_change when Healthy() changed
 
-  CoordinatorClient& client_;
+  coordinator::WorkerApi& client_;
   WorkerOptions options_;
   const solver::SolverRegistry& registry_;
   std::unique_ptr<backend::Backend> backend_;

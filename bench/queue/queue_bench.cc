@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
       while (!stop) {
         coordinator::LeaseRequest req;
         req.worker_id = r->worker_id;
-        req.step = schema::JobStep::kCompile;
+        req.step = jobs::JobStep::kCompile;
         req.compile_backends = {"cpu"};
         req.max_jobs = 1;
         req.wait = absl::Seconds(1);
@@ -213,7 +213,7 @@ int main(int argc, char** argv) {
           rep.worker_id = r->worker_id;
           rep.job_id = j.job_id;
           rep.attempt = j.attempt;
-          rep.step = schema::JobStep::kCompile;
+          rep.step = jobs::JobStep::kCompile;
           rep.succeeded = true;
           const auto r0 = Clock::now();
           if (!client->Report(rep).ok()) ++errors;

@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "schema/store/sha256.h"
+#include "tuner_core/hash/sha256.h"
 
 namespace tuna::schema {
 namespace {
@@ -97,7 +97,7 @@ std::string MigrationChecksum(std::string_view text) {
     if (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') continue;
     normalised.push_back(text[i]);
   }
-  return Sha256Hex(normalised);
+  return hash::Sha256Hex(normalised);
 }
 
 }  // namespace tuna::schema

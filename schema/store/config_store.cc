@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "schema/store/sha256.h"
+#include "tuner_core/hash/sha256.h"
 #include "schema/store/sql_batch.h"
 #include "tuner_core/problem/driver_line.h"
 
@@ -59,7 +59,7 @@ size_t Utf8Chars(const std::string& s) {
 
 }  // namespace
 
-std::string ConfigHash(const Problem& p) { return Sha256Hex(p.Canonical()); }
+std::string ConfigHash(const Problem& p) { return hash::Sha256Hex(p.Canonical()); }
 
 absl::StatusOr<Problem> ProblemFromDriver(const std::string& driver) {
   auto problems = ParseDriverLine(driver);

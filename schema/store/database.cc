@@ -217,12 +217,6 @@ absl::StatusOr<int64_t> Connection::LastInsertId() {
   return (*rows)[0].Int(0);
 }
 
-absl::StatusOr<int64_t> Connection::ConnectionId() {
-  auto rows = Query("SELECT CONNECTION_ID()");
-  if (!rows.ok()) return rows.status();
-  return (*rows)[0].Int(0);
-}
-
 Database::Database(DatabaseOptions options) : options_(std::move(options)) {}
 
 Database::~Database() {

@@ -75,8 +75,6 @@ class Connection {
   absl::Status ExecuteUnprepared(std::string_view sql);
   // LAST_INSERT_ID() of this session.
   absl::StatusOr<int64_t> LastInsertId();
-  // The server's id of this session (CONNECTION_ID(), the argument of KILL).
-  absl::StatusOr<int64_t> ConnectionId();
 
  private:
   friend class Database;

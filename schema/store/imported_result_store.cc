@@ -102,12 +102,4 @@ absl::StatusOr<UpsertCounts> ImportedResultStore::UpsertPerf(
                  });
 }
 
-absl::StatusOr<int64_t> ImportedResultStore::CountFind(Connection& c, int64_t session_id) {
-  return CountRows(c, "find_result", session_id);
-}
-
-absl::StatusOr<int64_t> ImportedResultStore::CountPerf(Connection& c, int64_t session_id) {
-  return CountRows(c, "perf_result", session_id);
-}
-
 }  // namespace tuna::schema

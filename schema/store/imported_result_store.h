@@ -47,9 +47,6 @@ class ImportedResultStore {
   static absl::StatusOr<UpsertCounts> UpsertPerf(Connection& c, int64_t session_id,
                                                  const std::vector<PerfResultRecord>& rows,
                                                  const ProgressFn& progress = nullptr);
-  // Row counts of the session (for reports and tests).
-  static absl::StatusOr<int64_t> CountFind(Connection& c, int64_t session_id);
-  static absl::StatusOr<int64_t> CountPerf(Connection& c, int64_t session_id);
 };
 
 }  // namespace tuna::schema

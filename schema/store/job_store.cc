@@ -19,22 +19,6 @@ std::string SessionFilter(std::optional<int64_t> session_id, Params* params) {
 
 }  // namespace
 
-const std::vector<std::string>& JobStates() {
-  static const auto* states = new std::vector<std::string>{
-      "new",     "compile_start", "compiled",       "eval_start", "evaluated",
-      "errored", "failed",        "not_applicable", "cancelled"};
-  return *states;
-}
-
-bool IsJobState(const std::string& s) {
-  const auto& all = JobStates();
-  return std::find(all.begin(), all.end(), s) != all.end();
-}
-
-bool IsTerminalJobState(const std::string& s) {
-  return s == "evaluated" || s == "failed" || s == "not_applicable" || s == "cancelled";
-}
-
 absl::StatusOr<JobLoadCounts> JobStore::Load(int64_t session_id, const std::vector<JobSpec>& jobs,
                                              const std::string& label,
                                              const ProgressFn& progress) {
@@ -59,7 +43,7 @@ absl::StatusOr<JobLoadCounts> JobStore::Load(int64_t session_id, const std::vect
         params.push_back(jobs[k].config_id);
         params.push_back(jobs[k].solver_id);
         params.push_back(jobs[k].kind);
-        params.push_back(std::string("new"));
+        params.push_back(std::string(jobs::ToString(jobs::JobState::kNew)));
         params.push_back(label);
       }
       auto n = c.Execute(
@@ -84,7 +68,9 @@ absl::StatusOr<int64_t> JobStore::Reset(int64_t session_id, const std::vector<st
                                         const std::optional<std::string>& tag) {
   if (states.empty()) return absl::InvalidArgumentError("no states to reset");
   for (const std::string& s : states) {
-    if (!IsJobState(s)) return absl::InvalidArgumentError(absl::StrCat("unknown job state '", s, "'"));
+    if (!jobs::ParseJobState(s)) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown job state '", s, "'"));
+    }
   }
   Params params{session_id};
   for (const std::string& s : states) params.push_back(s);
@@ -131,6 +117,14 @@ absl::StatusOr<std::vector<TagStateCount>> JobStore::CountByTag(std::optional<in
   if (!rows.ok()) return rows.status();
   std::vector<TagStateCount> out;
   for (const Row& r : *rows) out.push_back({r.String(0), r.String(1), r.Int(2)});
+  return out;
+}
+
+absl::StatusOr<std::vector<SessionStateCount>> JobStore::CountBySessionAndState() {
+  auto rows = db_.Query("SELECT session_id, state, COUNT(*) FROM job GROUP BY session_id, state");
+  if (!rows.ok()) return rows.status();
+  std::vector<SessionStateCount> out;
+  for (const Row& r : *rows) out.push_back({r.Int(0), r.String(1), r.Int(2)});
   return out;
 }
 

@@ -10,16 +10,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "jobs/job_state.h"
 #include "schema/store/config_store.h"
 #include "schema/store/database.h"
 
 namespace tuna::schema {
-
-// Every value of job.state, in the column's ENUM order.
-const std::vector<std::string>& JobStates();
-bool IsJobState(const std::string& s);
-// States after which nothing more happens to a job without `tuna jobs reset`.
-bool IsTerminalJobState(const std::string& s);
 
 struct JobSpec {
   int64_t config_id = 0;
@@ -33,6 +28,12 @@ struct JobLoadCounts {
 };
 
 struct StateCount {
+  std::string state;
+  int64_t jobs = 0;
+};
+
+struct SessionStateCount {
+  int64_t session_id = 0;
   std::string state;
   int64_t jobs = 0;
 };
@@ -61,13 +62,15 @@ class JobStore {
 
   // Moves the session's jobs in `states` (optionally only configs tagged `tag`) back to new,
   // clearing the lease and retries; `attempt` is kept so stale reports stay fenced. Returns the
-  // number of jobs reset. InvalidArgument for an unknown state.
+  // number of jobs reset. InvalidArgument for an unknown state (jobs::ParseJobState).
   absl::StatusOr<int64_t> Reset(int64_t session_id, const std::vector<std::string>& states,
                                 const std::optional<std::string>& tag);
 
   // Statistics over one session, or all sessions when session_id is nullopt.
   absl::StatusOr<std::vector<StateCount>> CountByState(std::optional<int64_t> session_id);
   absl::StatusOr<std::vector<TagStateCount>> CountByTag(std::optional<int64_t> session_id);
+  // Every session's jobs by state (the queue gauges); states without jobs are absent.
+  absl::StatusOr<std::vector<SessionStateCount>> CountBySessionAndState();
   // Jobs that reached evaluated/failed/not_applicable/cancelled in the last `minutes` (by
   // finished_at, or updated_at when the worker did not set finished_at).
   absl::StatusOr<int64_t> FinishedSince(std::optional<int64_t> session_id, int minutes);

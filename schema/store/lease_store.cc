@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "schema/store/result_store.h"
-#include "schema/store/sha256.h"
+#include "tuner_core/hash/sha256.h"
 #include "schema/store/sql_batch.h"
 
 namespace tuna::schema {
@@ -30,7 +30,8 @@ JobInfo JobFromRow(const Row& r) {
   j.config_id = r.Int("config_id");
   j.solver_id = r.Int("solver_id");
   j.kind = r.String("kind");
-  j.state = r.String("state");
+  // The column is an ENUM of exactly these names; anything else reads as errored (never claimed).
+  j.state = jobs::ParseJobState(r.String("state")).value_or(jobs::JobState::kErrored);
   j.attempt = r.Int("attempt");
   j.lease_owner = r.String("lease_owner");
   j.driver = r.String("driver");
@@ -42,12 +43,16 @@ JobInfo JobFromRow(const Row& r) {
 // names the current lease (write it), kDuplicate when this very (job, attempt) already reached
 // the state the report leads to (an earlier copy was applied; the lease is released), else kStale.
 ReportOutcome Fence(const JobInfo& job, const StepReport& r) {
-  if (job.state == LeasedState(r.step) && job.attempt == r.attempt && job.lease_owner == r.owner) {
+  if (job.state == jobs::LeasedState(r.step) && job.attempt == r.attempt &&
+      job.lease_owner == r.owner) {
     return ReportOutcome::kApplied;
   }
   const bool released = job.lease_owner.empty() && job.attempt == r.attempt;
-  if (released && r.succeeded && job.state == DoneState(r.step)) return ReportOutcome::kDuplicate;
-  if (released && !r.succeeded && (job.state == ReadyState(r.step) || job.state == "failed")) {
+  if (released && r.succeeded && job.state == jobs::DoneState(r.step)) {
+    return ReportOutcome::kDuplicate;
+  }
+  if (released && !r.succeeded &&
+      (job.state == jobs::ReadyState(r.step) || job.state == jobs::JobState::kFailed)) {
     return ReportOutcome::kDuplicate;
   }
   return ReportOutcome::kStale;
@@ -59,15 +64,6 @@ constexpr char kJobSelect[] =
     "JOIN conv_config c ON c.id = j.config_id JOIN solver s ON s.id = j.solver_id ";
 
 }  // namespace
-
-const char* JobStepName(JobStep step) { return step == JobStep::kCompile ? "compile" : "eval"; }
-const char* ReadyState(JobStep step) { return step == JobStep::kCompile ? "new" : "compiled"; }
-const char* LeasedState(JobStep step) {
-  return step == JobStep::kCompile ? "compile_start" : "eval_start";
-}
-const char* DoneState(JobStep step) {
-  return step == JobStep::kCompile ? "compiled" : "evaluated";
-}
 
 const char* ReportOutcomeName(ReportOutcome o) {
   switch (o) {
@@ -116,7 +112,7 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(JobStep step,
           "p.session_id = j.session_id AND p.config_id = j.config_id AND "
           "p.solver_id = j.solver_id AND p.kind = 'perf' AND p.state NOT IN ('evaluated', 'failed', 'not_applicable', 'cancelled'))) "
           "ORDER BY j.priority DESC, j.retries, j.id LIMIT ? FOR UPDATE SKIP LOCKED",
-          {std::string(ReadyState(step)), sid, remaining});
+          {std::string(jobs::ToString(jobs::ReadyState(step))), sid, remaining});
       if (!rows.ok()) return rows.status();
       for (const Row& r : *rows) {
         ClaimedJob j;
@@ -148,11 +144,11 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(JobStep step,
     const size_t padded = PadRows(p, out.size(), 2);
     std::string cases;
     for (size_t k = 0; k < padded; ++k) cases += " WHEN ? THEN ?";
-    p.push_back(std::string(LeasedState(step)));
+    p.push_back(std::string(jobs::ToString(jobs::LeasedState(step))));
     p.push_back(static_cast<int64_t>(options_.lease_seconds));
     for (const ClaimedJob& j : out) p.push_back(j.job_id);
     PadRows(p, out.size(), 1);
-    p.push_back(std::string(ReadyState(step)));
+    p.push_back(std::string(jobs::ToString(jobs::ReadyState(step))));
     auto n = c.Execute(
         absl::StrCat("UPDATE job SET lease_owner = CASE id", cases,
                      " END, state = ?, attempt = attempt + 1, "
@@ -307,7 +303,7 @@ absl::Status LeaseStore::ReportSuccesses(Connection& c,
   auto finish = [&](const std::vector<int64_t>& done, JobStep step,
                     const char* sql) -> absl::Status {
     if (done.empty()) return absl::OkStatus();
-    Params p{std::string(LeasedState(step))};
+    Params p{std::string(jobs::ToString(jobs::LeasedState(step)))};
     for (int64_t id : done) p.push_back(id);
     const size_t count = PadRows(p, done.size(), 1);
     auto n = c.Execute(
@@ -408,9 +404,9 @@ absl::Status LeaseStore::RecordFailure(Connection& c, const StepReport& r, const
       "UPDATE job SET state = ?, retries = retries + 1, executor_kills = executor_kills + ?, "
       "lease_owner = NULL, lease_expires_at = NULL, error = ?, "
       "finished_at = IF(? = 'failed', NOW(6), finished_at) WHERE id = ?",
-      {std::string(give_up ? "failed" : ReadyState(r.step)),
+      {std::string(give_up ? "failed" : jobs::ToString(jobs::ReadyState(r.step))),
        static_cast<int64_t>(r.executor_killed ? 1 : 0), final_error,
-       std::string(give_up ? "failed" : ReadyState(r.step)), r.job_id});
+       std::string(give_up ? "failed" : jobs::ToString(jobs::ReadyState(r.step))), r.job_id});
   if (!n.ok()) return n.status();
   if (quarantined) {
     // The config's other waiting jobs would only kill more executors.
@@ -497,9 +493,9 @@ absl::StatusOr<std::vector<int64_t>> LeaseStore::PutKernels(
   absl::Status st = db_.WithConnection([&](Connection& c) -> absl::Status {
     ids.clear();
     for (const StoredKernel& k : kernels) {
-      const std::string hash = Sha256Hex(k.code_object);
+      const std::string content_hash = hash::Sha256Hex(k.code_object);
       // Already stored? Skip compressing and shipping the blob again.
-      auto have = c.Query("SELECT id FROM kernel WHERE hash = ?", {hash});
+      auto have = c.Query("SELECT id FROM kernel WHERE hash = ?", {content_hash});
       if (!have.ok()) return have.status();
       if (!have->empty()) {
         ids.push_back((*have)[0].Int(0));
@@ -516,7 +512,7 @@ absl::StatusOr<std::vector<int64_t>> LeaseStore::PutKernels(
           "INSERT INTO kernel (hash, arch, compiler, kernel_name, options, entries, `blob`, "
           "uncompressed_size) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
           "ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)",
-          {hash, k.arch, k.compiler, k.kernel_name, k.options, k.entries, blob,
+          {content_hash, k.arch, k.compiler, k.kernel_name, k.options, k.entries, blob,
            static_cast<int64_t>(k.code_object.size())});
       if (!n.ok()) return n.status();
       auto id = c.LastInsertId();

@@ -26,15 +26,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "jobs/job_state.h"
 #include "schema/store/database.h"
 
 namespace tuna::schema {
 
-enum class JobStep { kCompile, kEval };
-const char* JobStepName(JobStep step);  // "compile", "eval"
-const char* ReadyState(JobStep step);   // "new", "compiled"
-const char* LeasedState(JobStep step);  // "compile_start", "eval_start"
-const char* DoneState(JobStep step);    // "compiled", "evaluated"
+using jobs::JobStep;  // the store's code names steps unqualified
 
 struct LeaseStoreOptions {
   int lease_seconds = 60;     // lease length set by claims and renewals
@@ -69,7 +66,7 @@ struct JobInfo {
   int64_t config_id = 0;
   int64_t solver_id = 0;
   std::string kind;
-  std::string state;
+  jobs::JobState state = jobs::JobState::kNew;
   int64_t attempt = 0;
   std::string lease_owner;
   std::string driver;

@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "schema/store/config_store.h"
-#include "schema/store/sha256.h"
+#include "tuner_core/hash/sha256.h"
 #include "schema/store/sql_batch.h"
 #include "tuner_core/problem/validate.h"
 
@@ -85,11 +85,6 @@ absl::StatusOr<std::vector<JobStateCount>> CountSessionJobs(Database& db, int64_
     return std::tie(a.kind, a.state) < std::tie(b.kind, b.state);
   });
   return out;
-}
-
-bool IsUnfinishedJobState(const std::string& state) {
-  return state == "new" || state == "compile_start" || state == "compiled" ||
-         state == "eval_start";
 }
 
 namespace {
@@ -386,7 +381,7 @@ absl::StatusOr<int64_t> InsertKernel(Database& db, const NewKernel& k) {
         "INSERT INTO kernel (hash, arch, compiler, kernel_name, options, `blob`, "
         "uncompressed_size) VALUES (?, ?, ?, ?, ?, ?, ?) "
         "ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)",
-        {Sha256Hex(k.code_object), k.arch, k.compiler, k.kernel_name, k.options, blob,
+        {hash::Sha256Hex(k.code_object), k.arch, k.compiler, k.kernel_name, k.options, blob,
          static_cast<int64_t>(k.code_object.size())});
     if (!n.ok()) return n.status();
     auto last = c.LastInsertId();

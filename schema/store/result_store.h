@@ -29,18 +29,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "schema/store/database.h"
+#include "schema/store/session_store.h"  // SessionTarget
 #include "tuner_core/problem/problem.h"
 
 namespace tuna::schema {
 
 // ---- Reading (export) ------------------------------------------------------------------------
 
-struct SessionTarget {
-  int64_t id = 0;
-  std::string arch;     // as stored, possibly with target features ("gfx90a:sramecc+:xnack-")
-  int64_t num_cu = 0;
-  std::string backend;  // "HIP", "CUDA" or "CPU"
-};
 // NotFound when there is no such session.
 absl::StatusOr<SessionTarget> ReadSessionTarget(Database& db, int64_t session_id);
 
@@ -51,8 +46,6 @@ struct JobStateCount {
   int64_t count = 0;
 };
 absl::StatusOr<std::vector<JobStateCount>> CountSessionJobs(Database& db, int64_t session_id);
-// The job states in which work may still produce a result (leased or waiting).
-bool IsUnfinishedJobState(const std::string& state);
 
 // Rows of one result table of a session: all of them, and those the export rules accept.
 struct ResultCounts {

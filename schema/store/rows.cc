@@ -58,11 +58,4 @@ int64_t Row::Int(size_t i) const { return OptInt(i).value_or(0); }
 double Row::Double(size_t i) const { return OptDouble(i).value_or(0.0); }
 std::string Row::String(size_t i) const { return OptString(i).value_or(std::string()); }
 
-std::string DescribeValue(const Value& v) {
-  if (auto* p = std::get_if<int64_t>(&v)) return absl::StrCat(*p);
-  if (auto* p = std::get_if<double>(&v)) return absl::StrCat(*p);
-  if (auto* p = std::get_if<std::string>(&v)) return absl::StrCat("<string of ", p->size(), " bytes>");
-  return "NULL";
-}
-
 }  // namespace tuna::schema

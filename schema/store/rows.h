@@ -70,8 +70,4 @@ class Rows {
   std::vector<Row> rows_;
 };
 
-// For logs and error messages: "NULL", the number, or "<string of N bytes>" (never the content,
-// which may be a secret or a blob).
-std::string DescribeValue(const Value& v);
-
 }  // namespace tuna::schema

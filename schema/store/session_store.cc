@@ -62,4 +62,12 @@ absl::StatusOr<std::vector<SessionRecord>> SessionStore::List() {
   return out;
 }
 
+absl::StatusOr<std::vector<SessionTarget>> SessionStore::Targets() {
+  auto rows = db_.Query("SELECT id, arch, num_cu, backend FROM session ORDER BY id");
+  if (!rows.ok()) return rows.status();
+  std::vector<SessionTarget> out;
+  for (const Row& r : *rows) out.push_back({r.Int(0), r.String(1), r.Int(2), r.String(3)});
+  return out;
+}
+
 }  // namespace tuna::schema

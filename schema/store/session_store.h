@@ -12,6 +12,14 @@
 
 namespace tuna::schema {
 
+// A session's target: what the coordinator matches leases against and the exporter names files by.
+struct SessionTarget {
+  int64_t id = 0;
+  std::string arch;     // as stored, possibly with target features ("gfx90a:sramecc+:xnack-")
+  int64_t num_cu = 0;
+  std::string backend;  // "HIP", "CUDA" or "CPU"
+};
+
 struct SessionRecord {
   int64_t id = 0;               // assigned by Create
   std::string arch;             // "gfx90a", "sm_90", "cpu-avx2"
@@ -32,6 +40,8 @@ class SessionStore {
   absl::StatusOr<int64_t> Create(const SessionRecord& s);
   absl::StatusOr<SessionRecord> Get(int64_t id);
   absl::StatusOr<std::vector<SessionRecord>> List();
+  // Every session's target, by id.
+  absl::StatusOr<std::vector<SessionTarget>> Targets();
 
  private:
   Database& db_;

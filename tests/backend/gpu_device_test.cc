@@ -1,6 +1,10 @@
 // Runs the portable kernels on every GPU backend with a device (tags = ["gpu"]). Without a GPU
-// driver or device each case passes with a skip message.
+// driver each case passes with a skip message; a host with a driver (device node, or for CUDA a
+// loadable libcuda.so.1) whose backend cannot be used fails: a broken GPU host is not skipped.
 //   bazel test //tests/backend:gpu_device_test --test_output=all
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -14,13 +18,30 @@
 namespace tuna::backend {
 namespace {
 
-// The GPU backends that can both compile for and run on device 0.
+// Whether the host has the kernel driver of this GPU kind: its device node, or for CUDA the
+// user-mode driver library (installed with the kernel driver, unlike the toolkit's stub).
+bool GpuDriverPresent(BackendKind kind) {
+  if (kind == BackendKind::kHip) return access("/dev/kfd", F_OK) == 0;
+  if (access("/dev/nvidiactl", F_OK) == 0) return true;
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (lib != nullptr) dlclose(lib);
+  return lib != nullptr;
+}
+
+// The GPU backends that can both compile for and run on device 0. A backend whose driver is
+// present but unusable fails the case (FAIL throws); one without a driver is skipped.
 std::vector<std::unique_ptr<Backend>> GpuBackends() {
   std::vector<std::unique_ptr<Backend>> out;
   for (DetectedBackend& d : DetectBackends(DetectOptions::FromEnv())) {
     if (d.kind == BackendKind::kCpu) continue;
     if (!d.backend->DriverStatus().ok() || !d.backend->CompilerStatus().ok()) {
-      WARN("skipped " << d.backend->Name() << ": driver: " << d.backend->DriverStatus().ToString()
+      if (GpuDriverPresent(d.kind)) {
+        FAIL(d.backend->Name() << ": the GPU driver is installed but the backend is unusable: "
+                               << "driver: " << d.backend->DriverStatus().ToString()
+                               << "; compiler: " << d.backend->CompilerStatus().ToString());
+      }
+      WARN("skipped " << d.backend->Name() << " (no GPU driver on this host): driver: "
+                      << d.backend->DriverStatus().ToString()
                       << "; compiler: " << d.backend->CompilerStatus().ToString());
       continue;
     }

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "catch2/catch.hpp"
-#include "schema/store/sha256.h"
+#include "tuner_core/hash/sha256.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/server.h"
 #include "tests/distributed/seed.h"
@@ -19,7 +19,7 @@ namespace {
 
 using coordinator::LeaseRequest;
 using coordinator::Report;
-using schema::JobStep;
+using jobs::JobStep;
 
 int64_t Count(schema::Database& db, const std::string& sql) {
   auto r = db.Query(sql);
@@ -131,7 +131,7 @@ TEST_CASE_METHOD(testing::MariadbTest, "distributed run over gRPC completes ever
         rep.step = step;
         rep.succeeded = true;
         if (step == JobStep::kCompile) {
-          schema::StoredKernel k{schema::Sha256Hex(j.driver), j.arch, "test", "k.cc",
+          coordinator::KernelBlob k{hash::Sha256Hex(j.driver), j.arch, "test", "k.cc",
                                  "-DX=1", "f", "code of " + j.driver};
           absl::StatusOr<std::vector<int64_t>> ids;
           REQUIRE(retry([&] {
@@ -140,7 +140,7 @@ TEST_CASE_METHOD(testing::MariadbTest, "distributed run over gRPC completes ever
                   }).ok());
           rep.kernels = {{(*ids)[0], k.build_key}};
         } else {
-          absl::StatusOr<std::vector<schema::StoredKernel>> k;
+          absl::StatusOr<std::vector<coordinator::KernelBlob>> k;
           REQUIRE(retry([&] {
                     k = client->FetchKernels(id, j.job_id, j.attempt);
                     return k.status();

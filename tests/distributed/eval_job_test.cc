@@ -14,7 +14,7 @@ coordinator::LeasedJob Job(int64_t id, const std::string& kind, const std::strin
   coordinator::LeasedJob j;
   j.job_id = id;
   j.attempt = 1;
-  j.step = schema::JobStep::kEval;
+  j.step = jobs::JobStep::kEval;
   j.kind = kind;
   j.arch = target.arch;
   j.num_cu = target.num_cu;

@@ -5,6 +5,7 @@
 
 #include "catch2/catch.hpp"
 #include "tests/backend/test_kernels.h"
+#include "tests/fixtures/skip.h"
 #include "tuner_core/backend/cpu/cpu_backend.h"
 
 namespace tuna::worker {
@@ -13,7 +14,8 @@ namespace {
 TEST_CASE("the kernel cache answers known builds and keeps its own across Clear") {
   auto cpu = backend::NewCpuBackend(backend::CpuBackendOptions::FromEnv());
   if (!cpu->CompilerStatus().ok()) {
-    WARN("SKIP: no C++ compiler for the cpu backend: " << cpu->CompilerStatus().ToString());
+    ::tuna::testing::SkipUnlessCi("no C++ compiler for the cpu backend: " +
+                                  cpu->CompilerStatus().ToString());
     return;
   }
   backend::CompileRequest built = backend::testing::CpuRequest("cpu-x86_64");
@@ -26,7 +28,7 @@ TEST_CASE("the kernel cache answers known builds and keeps its own across Clear"
   REQUIRE(cache.Compile(built).ok());
   CHECK(cache.builds() == 1);
   CHECK(cache.hits() == 1);
-  std::vector<schema::StoredKernel> taken = cache.TakeBuilt();
+  std::vector<coordinator::KernelBlob> taken = cache.TakeBuilt();
   REQUIRE(taken.size() == 1);
   CHECK(taken[0].build_key == BuildKey(built));
   CHECK(cache.TakeBuilt().empty());
@@ -34,7 +36,7 @@ TEST_CASE("the kernel cache answers known builds and keeps its own across Clear"
   // A kernel compiled elsewhere (a compile worker) and fetched: answered, never built here.
   absl::StatusOr<backend::CodeObject> elsewhere = cpu->Compile(fetched);
   REQUIRE(elsewhere.ok());
-  cache.Prefetch({ToStoredKernel(BuildKey(fetched), fetched, *elsewhere)});
+  cache.Prefetch({ToKernelBlob(BuildKey(fetched), fetched, *elsewhere)});
   REQUIRE(cache.Compile(fetched).ok());
   CHECK(cache.builds() == 1);
   CHECK(cache.hits() == 2);

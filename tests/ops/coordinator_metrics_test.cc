@@ -13,21 +13,22 @@
 #include <thread>
 
 #include "absl/strings/numbers.h"
-#include "schema/store/sha256.h"
+#include "tuner_core/hash/sha256.h"
 #include "absl/strings/str_cat.h"
 #include "catch2/catch.hpp"
 #include "coordinator/coordinator.h"
 #include "coordinator/metrics.h"
 #include "tests/distributed/seed.h"
 #include "tests/fixtures/mariadb_fixture.h"
-#include "worker/coordinator_client.h"
+#include "admin/worker_activity.h"
+#include "coordinator/in_process_client.h"
 
 namespace tuna {
 namespace {
 
 using coordinator::LeaseRequest;
 using coordinator::Report;
-using schema::JobStep;
+using jobs::JobStep;
 
 std::string Scrape(int port, const std::string& path = "/metrics") {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -107,7 +108,7 @@ TEST_CASE_METHOD(testing::MariadbTest, "metrics follow a run of jobs", "[mariadb
   CHECK(Sample(text, "tuna_workers_alive") == 0);
   CHECK(Scrape(port, "/healthz").find("200 OK") != std::string::npos);
 
-  auto client = worker::MakeInProcessClient(**coord);
+  auto client = coordinator::MakeInProcessClient(**coord);
   coordinator::Device dev{"cpu", "cpu-test", 4, 0, 0};
   auto reg = client->Register({coordinator::kProtocolVersion, "gpu-host-1", "test", {dev}});
   REQUIRE(reg.ok());
@@ -126,7 +127,7 @@ TEST_CASE_METHOD(testing::MariadbTest, "metrics follow a run of jobs", "[mariadb
     return *jobs;
   };
   auto compile = [&](const coordinator::LeasedJob& j) {
-    schema::StoredKernel k{schema::Sha256Hex(j.driver), j.arch, "test", "k.cc", "-DX=1",
+    coordinator::KernelBlob k{hash::Sha256Hex(j.driver), j.arch, "test", "k.cc", "-DX=1",
                            "f", "code of " + j.driver};
     auto ids = client->PutKernels(id, j.job_id, j.attempt, {k});
     REQUIRE(ids.ok());
@@ -151,7 +152,7 @@ TEST_CASE_METHOD(testing::MariadbTest, "metrics follow a run of jobs", "[mariadb
   CHECK(Sample(text, "tuna_worker_registrations_total") == 1);
   CHECK(AwaitSample(port, queue("compile_start"), 4) == 4);
   CHECK(AwaitSample(port, "tuna_workers_alive", 1) == 1);
-  auto activity = coordinator::ReadWorkerActivity(db(), seeded->session_id, absl::Minutes(5));
+  auto activity = admin::ReadWorkerActivity(db(), seeded->session_id, absl::Minutes(5));
   REQUIRE(activity.ok());
   REQUIRE(activity->size() == 1);
   CHECK((*activity)[0].host == "gpu-host-1");

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   int idle = 0;
   while (idle < 20) {
     bool any = false;
-    for (schema::JobStep step : {schema::JobStep::kEval, schema::JobStep::kCompile}) {
+    for (jobs::JobStep step : {jobs::JobStep::kEval, jobs::JobStep::kCompile}) {
       coordinator::LeaseRequest req;
       req.worker_id = reg->worker_id;
       req.step = step;
@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
         rep.attempt = j.attempt;
         rep.step = step;
         rep.succeeded = true;
-        if (step == schema::JobStep::kEval && fail_every > 0 && ++evals % fail_every == 0) {
+        if (step == jobs::JobStep::kEval && fail_every > 0 && ++evals % fail_every == 0) {
           rep.succeeded = false;
           rep.retryable = false;
           rep.error = evals % (2 * fail_every) == 0

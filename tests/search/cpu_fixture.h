@@ -5,6 +5,7 @@
 #include <string>
 
 #include "catch2/catch.hpp"
+#include "tests/fixtures/skip.h"
 #include "tuner_core/backend/cpu/cpu_backend.h"
 #include "tuner_core/problem/driver_line.h"
 #include "tuner_core/solver/target.h"
@@ -19,7 +20,8 @@ struct CpuFixture {
 
   CpuFixture() {
     if (!backend->CompilerStatus().ok()) {
-      WARN("SKIP: no C++ compiler for the cpu backend: " << backend->CompilerStatus().ToString());
+      ::tuna::testing::SkipUnlessCi("no C++ compiler for the cpu backend: " +
+                                    backend->CompilerStatus().ToString());
       return;
     }
     auto d = backend->OpenDevice(0);

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "catch2/catch.hpp"
+#include "tests/fixtures/skip.h"
 #include "tests/solver/cpu_solver_harness.h"
 #include "tuner_core/solver/conv/naive_solvers.h"
 
@@ -17,7 +18,7 @@ using solver::PerfConfig;
 TEST_CASE("naive solvers match the reference on the cpu backend") {
   testing::CpuSolverHarness h;
   if (!h.status().ok()) {
-    WARN("skipping: no C++ compiler for the cpu backend: " << h.status().ToString());
+    testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + h.status().ToString());
     return;
   }
   int runs = 0;
@@ -44,7 +45,7 @@ TEST_CASE("naive solvers match the reference on the cpu backend") {
 TEST_CASE("naive forward handles INT8 with int32 output") {
   testing::CpuSolverHarness h;
   if (!h.status().ok()) {
-    WARN("skipping: no C++ compiler for the cpu backend: " << h.status().ToString());
+    testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + h.status().ToString());
     return;
   }
   const NaiveConvSolver s(Direction::kForward);

@@ -135,13 +135,6 @@ VerifyReport Compare(std::span<const double> got, std::span<const double> expect
   return FinishReport(s, reduction_length, tol);
 }
 
-VerifyReport CompareBuffers(ElementType type, const void* got, const void* expected,
-                            int64_t count, int64_t reduction_length, const Tolerance& tol) {
-  const std::vector<double> g = ToDoubles(type, got, count);
-  const std::vector<double> e = ToDoubles(type, expected, count);
-  return Compare(g, e, reduction_length, tol);
-}
-
 absl::StatusOr<VerifyReport> VerifyConvOutput(const Problem& p, Direction direction,
                                               const void* got, const void* expected,
                                               bool expected_is_f64, const Tolerance* tolerance) {

@@ -92,10 +92,6 @@ VerifyReport FinishReport(const CompareSums& sums, int64_t reduction_length,
 VerifyReport Compare(std::span<const double> got, std::span<const double> expected,
                      int64_t reduction_length, const Tolerance& tolerance);
 
-// Buffers of `count` elements of `type` each.
-VerifyReport CompareBuffers(ElementType type, const void* got, const void* expected,
-                            int64_t count, int64_t reduction_length, const Tolerance& tolerance);
-
 // A conv result for `direction` of p against the reference output of the same direction; both
 // buffers are OutputType(p, direction) in OutputDesc(p, direction)'s layout. The reference
 // may instead be FP64 (e.g. from ConvForwardF64): pass expected_is_f64 = true. Uses

@@ -19,15 +19,6 @@ int Target::SmVersion() const {
   return absl::SimpleAtoi(digits, &v) ? v : 0;
 }
 
-bool Target::HasMatrixCores() const {
-  if (backend == backend::BackendKind::kCuda) return SmVersion() >= 80;
-  if (backend == backend::BackendKind::kHip) {
-    return absl::StartsWith(arch, "gfx908") || absl::StartsWith(arch, "gfx90a") ||
-           absl::StartsWith(arch, "gfx94");
-  }
-  return false;
-}
-
 absl::StatusOr<Target> TargetForArch(const std::string& arch, int num_cu) {
   Target t;
   t.arch = arch;

@@ -20,8 +20,6 @@ struct Target {
 
   // 90 for "sm_90"/"sm_90a", 0 for non-NVIDIA targets.
   int SmVersion() const;
-  // NVIDIA mma.sync (sm_80+) or AMD MFMA (gfx908/gfx90a/gfx94x).
-  bool HasMatrixCores() const;
   bool IsGpu() const { return backend != backend::BackendKind::kCpu; }
 };
 

@@ -2,13 +2,6 @@
 
 namespace tuna::search {
 
-namespace {
-constexpr Disposition kAll[] = {Disposition::kPassed,     Disposition::kCompileFailed,
-                                Disposition::kLaunchFailed, Disposition::kIncorrect,
-                                Disposition::kTimeout,    Disposition::kNotApplicable,
-                                Disposition::kSkipped};
-}  // namespace
-
 std::string_view DispositionName(Disposition d) {
   switch (d) {
     case Disposition::kPassed: return "Passed";
@@ -20,12 +13,6 @@ std::string_view DispositionName(Disposition d) {
     case Disposition::kSkipped: return "Skipped";
   }
   return "?";
-}
-
-std::optional<Disposition> ParseDisposition(std::string_view name) {
-  for (Disposition d : kAll)
-    if (DispositionName(d) == name) return d;
-  return std::nullopt;
 }
 
 }  // namespace tuna::search

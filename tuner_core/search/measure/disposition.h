@@ -19,6 +19,5 @@ enum class Disposition {
 
 // "Passed", "CompileFailed", ... (stable: stored in eval_sample.status and JSON reports).
 std::string_view DispositionName(Disposition d);
-std::optional<Disposition> ParseDisposition(std::string_view name);
 
 }  // namespace tuna::search

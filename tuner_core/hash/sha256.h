@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-namespace tuna::schema {
+namespace tuna::hash {
 
 std::string Sha256Hex(std::string_view data);
 
-}  // namespace tuna::schema
+}  // namespace tuna::hash

@@ -1,8 +1,8 @@
-#include "schema/store/sha256.h"
+#include "tuner_core/hash/sha256.h"
 
 #include <openssl/evp.h>
 
-namespace tuna::schema {
+namespace tuna::hash {
 
 std::string Sha256Hex(std::string_view data) {
   unsigned char md[EVP_MAX_MD_SIZE];
@@ -18,4 +18,4 @@ std::string Sha256Hex(std::string_view data) {
   return out;
 }
 
-}  // namespace tuna::schema
+}  // namespace tuna::hash
