@@ -48,22 +48,29 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-// A loopback port nothing listens on (the kernel's pick for a bound, then closed, socket), for
-// a coordinator that starts only later.
-int UnusedPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
+// A loopback port nothing listens on, for a coordinator that starts only later: bound (not
+// listening) until Release, so no other bind to port 0 meanwhile (the worker's own health
+// server, say) is handed the same port.
+struct ReservedPort {
+  int fd = -1;
   int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
+  ReservedPort() {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+        getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+      port = ntohs(a.sin_port);
+    }
   }
-  close(fd);
-  return port;
-}
+  void Release() {
+    if (fd >= 0) close(fd);
+    fd = -1;
+  }
+  ~ReservedPort() { Release(); }
+};
 
 // A coordinator (domain + gRPC server) on `listen`.
 struct RunningCoordinator {
@@ -117,9 +124,9 @@ TEST_CASE_METHOD(testing::MariadbTest,
                  "[mariadb][distributed]") {
   const std::string tuna_bin = testing::Runfile("cli/tuna");
   REQUIRE(!tuna_bin.empty());
-  const int coordinator_port = UnusedPort();
-  REQUIRE(coordinator_port > 0);
-  const std::string coordinator_addr = absl::StrCat("127.0.0.1:", coordinator_port);
+  ReservedPort coordinator_port;
+  REQUIRE(coordinator_port.port > 0);
+  const std::string coordinator_addr = absl::StrCat("127.0.0.1:", coordinator_port.port);
   const std::string log = testing::TestOutputDir() + "/worker_health.log";
   std::remove(log.c_str());
 
@@ -147,6 +154,7 @@ TEST_CASE_METHOD(testing::MariadbTest,
   CHECK(CountRows(db(), "SELECT COUNT(*) FROM worker WHERE host = 'health'") == 0);
 
   // 2. The coordinator comes up: the worker registers and turns SERVING.
+  coordinator_port.Release();
   auto first = StartCoordinator(db(), coordinator_addr);
   REQUIRE(first.ok());
   REQUIRE(WaitUntil(60, [&] { return Status(CheckHealth(health_addr, "")) == "SERVING"; }));
