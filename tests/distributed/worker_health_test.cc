@@ -48,29 +48,22 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-// A loopback port nothing listens on, for a coordinator that starts only later: bound (not
-// listening) until Release, so no other bind to port 0 meanwhile (the worker's own health
-// server, say) is handed the same port.
-struct ReservedPort {
-  int fd = -1;
+// A loopback port nothing listens on (the kernel's pick for a bound, then closed, socket), for
+// a coordinator that starts only later.
+int UnusedPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
   int port = 0;
-  ReservedPort() {
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(a);
-    if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
-        getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-      port = ntohs(a.sin_port);
-    }
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
   }
-  void Release() {
-    if (fd >= 0) close(fd);
-    fd = -1;
-  }
-  ~ReservedPort() { Release(); }
-};
+  close(fd);
+  return port;
+}
 
 // A coordinator (domain + gRPC server) on `listen`.
 struct RunningCoordinator {
@@ -96,12 +89,14 @@ absl::StatusOr<RunningCoordinator> StartCoordinator(schema::Database& db, const 
 // Kills the child if a REQUIRE ends the test early, so no worker outlives the test.
 struct ChildGuard {
   pid_t pid = -1;
-  ~ChildGuard() {
+  void Stop() {
     if (pid > 0) {
       kill(pid, SIGKILL);
       testing::WaitFor(pid, 10);
     }
+    pid = -1;
   }
+  ~ChildGuard() { Stop(); }
 };
 
 TEST_CASE_METHOD(testing::MariadbTest, "the coordinator's gRPC health service answers SERVING",
@@ -124,27 +119,35 @@ TEST_CASE_METHOD(testing::MariadbTest,
                  "[mariadb][distributed]") {
   const std::string tuna_bin = testing::Runfile("cli/tuna");
   REQUIRE(!tuna_bin.empty());
-  ReservedPort coordinator_port;
-  REQUIRE(coordinator_port.port > 0);
-  const std::string coordinator_addr = absl::StrCat("127.0.0.1:", coordinator_port.port);
   const std::string log = testing::TestOutputDir() + "/worker_health.log";
-  std::remove(log.c_str());
-
-  // 1. No coordinator yet: the worker retries Register, its health says NOT_SERVING.
-  ChildGuard worker;
-  worker.pid = testing::Spawn({tuna_bin, "worker", "--coordinator", coordinator_addr, "--backend",
-                               "cpu", "--host", "health", "--health", "127.0.0.1:0"},
-                              log);
-  REQUIRE(worker.pid > 0);
   const std::regex port_line(R"(health service listening on 127\.0\.0\.1:0 \(port (\d+)\))");
-  std::string health_addr;
-  REQUIRE(WaitUntil(60, [&] {
-    std::smatch m;
-    const std::string text = ReadFile(log);
-    if (!std::regex_search(text, m, port_line)) return false;
-    health_addr = absl::StrCat("127.0.0.1:", m[1].str());
-    return true;
-  }));
+
+  // 1. No coordinator yet: the worker retries Register, its health says NOT_SERVING. The
+  // coordinator's port is only picked, not held, until it starts, so the worker's own health
+  // server (port 0) may be handed the same one: then start over with another.
+  ChildGuard worker;
+  std::string coordinator_addr, health_addr;
+  for (int attempt = 0; attempt < 5 && health_addr.empty(); ++attempt) {
+    const int coordinator_port = UnusedPort();
+    REQUIRE(coordinator_port > 0);
+    coordinator_addr = absl::StrCat("127.0.0.1:", coordinator_port);
+    std::remove(log.c_str());
+    worker.Stop();
+    worker.pid = testing::Spawn({tuna_bin, "worker", "--coordinator", coordinator_addr, "--backend",
+                                 "cpu", "--host", "health", "--health", "127.0.0.1:0"},
+                                log);
+    REQUIRE(worker.pid > 0);
+    int health_port = 0;
+    REQUIRE(WaitUntil(60, [&] {
+      std::smatch m;
+      const std::string text = ReadFile(log);
+      if (!std::regex_search(text, m, port_line)) return false;
+      health_port = std::stoi(m[1].str());
+      return true;
+    }));
+    if (health_port != coordinator_port) health_addr = absl::StrCat("127.0.0.1:", health_port);
+  }
+  REQUIRE(!health_addr.empty());
   INFO("worker health at " << health_addr << ", coordinator at " << coordinator_addr << ", log "
                            << log);
   CHECK(Status(CheckHealth(health_addr, "")) == "NOT_SERVING");
@@ -153,10 +156,21 @@ TEST_CASE_METHOD(testing::MariadbTest,
   CHECK(!other.ok());
   CHECK(CountRows(db(), "SELECT COUNT(*) FROM worker WHERE host = 'health'") == 0);
 
+  // A worker reconnecting to a port nobody listens on can briefly hold it itself (a TCP
+  // self-connect from an ephemeral port): retry the coordinator's bind for a few seconds.
+  auto start_on_addr = [&] {
+    auto c = StartCoordinator(db(), coordinator_addr);
+    for (int k = 0; k < 50 && !c.ok(); ++k) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      c = StartCoordinator(db(), coordinator_addr);
+    }
+    INFO(c.status().ToString());
+    REQUIRE(c.ok());
+    return c;
+  };
+
   // 2. The coordinator comes up: the worker registers and turns SERVING.
-  coordinator_port.Release();
-  auto first = StartCoordinator(db(), coordinator_addr);
-  REQUIRE(first.ok());
+  auto first = start_on_addr();
   REQUIRE(WaitUntil(60, [&] { return Status(CheckHealth(health_addr, "")) == "SERVING"; }));
   CHECK(Status(CheckHealth(health_addr, "tuna.v1.Worker")) == "SERVING");
   CHECK(CountRows(db(), "SELECT COUNT(*) FROM worker WHERE host = 'health'") > 0);
@@ -170,8 +184,7 @@ TEST_CASE_METHOD(testing::MariadbTest,
   CHECK(ReadFile(log).find("unhealthy: coordinator unreachable") != std::string::npos);
 
   // 4. A coordinator answers on the same address again: SERVING again (no new registration).
-  auto second = StartCoordinator(db(), coordinator_addr);
-  REQUIRE(second.ok());
+  auto second = start_on_addr();
   REQUIRE(WaitUntil(60, [&] { return Status(CheckHealth(health_addr, "")) == "SERVING"; }));
   CHECK(Status(CheckHealth(health_addr, "tuna.v1.Worker")) == "SERVING");
 
