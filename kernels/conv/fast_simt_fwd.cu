@@ -1,19 +1,21 @@
 // FP32 SIMT implicit-GEMM forward convolution, NCHW (CUDA sm_80+: cp.async), for the solver
 // TunaFastSimtFwd (tuner_core/solver/conv/gpu_fast_simt.cc). No layout transform:
 //
-//   GEMM  M = K (filter rows, KCRS dense)   N = N*Ho*Wo (output pixels)   Kdim = C*R*S
-//   A = w, B = im2col(x) gathered on the fly (pixels contiguous along a row of NCHW), C -> y.
+//   GEMM  M = N*Ho*Wo (output pixels)   N = K (filter rows, KCRS dense)   K = C*R*S
+//   as in every tuna forward solver; this kernel computes it transposed (y is NCHW: a row of
+//   output channels, pixels contiguous), so its shared tile "A" holds w (TB_N rows) and "B"
+//   im2col(x) (TB_M pixel columns, gathered on the fly), C^T -> y.
 //
-// A block computes a BM x BN tile with (BM/8)*(BN/8) threads, each an 8x8 register micro-tile
-// split in two 4-wide halves per dimension (rows ty*4.. and BM/2+ty*4.., likewise columns), so
-// shared-memory reads are 128-bit and conflict-free. K advances by BK through a STAGES-deep
-// ring of shared tiles filled by cp.async: 4-byte copies with zero-fill (padding, tails), or
-// 16-byte copies of 4 pixels for 1x1 / stride 1 / pad 0 convolutions with H*W % 4 == 0
-// (TUNA_VEC4_B). A is stored transposed (k-major) with rows padded by 4 floats, which makes
-// its 4-byte scatter stores conflict-free.
+// A block computes a TB_N x TB_M tile of y (channels x pixels) with (TB_N/8)*(TB_M/8) threads,
+// each an 8x8 register micro-tile split in two 4-wide halves per dimension (rows ty*4.. and
+// TB_N/2+ty*4.., likewise columns), so shared-memory reads are 128-bit and conflict-free. K
+// advances by TB_K through a STAGES-deep ring of shared tiles filled by cp.async: 4-byte copies
+// with zero-fill (padding, tails), or 16-byte copies of 4 pixels for 1x1 / stride 1 / pad 0
+// convolutions with H*W % 4 == 0 (TUNA_VEC4_B). A is stored transposed (k-major) with rows
+// padded by 4 floats, which makes its 4-byte scatter stores conflict-free.
 //
-// Options: TUNA_BM, TUNA_BN, TUNA_BK, TUNA_STAGES, TUNA_FR, TUNA_FS (filter size: compile-time
-// so the tap decomposition is multiply-shift), TUNA_VEC4_B.
+// Options: the solver's axes TB_M, TB_N, TB_K, STAGES (named as its perf config); TUNA_FR,
+// TUNA_FS (filter size: compile-time so the tap decomposition is multiply-shift), TUNA_VEC4_B.
 // Arguments: x, w, y, then the sizes as int32.
 #include "common/portability.h"
 #include "conv/async_copy.h"
@@ -22,26 +24,26 @@
 #error "fast_simt_fwd.cu needs CUDA (cp.async)"
 #endif
 
-constexpr int kBM = TUNA_BM;
-constexpr int kBN = TUNA_BN;
-constexpr int kBK = TUNA_BK;
-constexpr int kStages = TUNA_STAGES;
+constexpr int kTbM = TB_M;  // pixels per block (GEMM M)
+constexpr int kTbN = TB_N;  // output channels per block (GEMM N)
+constexpr int kTbK = TB_K;
+constexpr int kStages = STAGES;
 constexpr int kR = TUNA_FR;
 constexpr int kS = TUNA_FS;
 constexpr int kRS = kR * kS;
-constexpr int kTX = kBN / 8;
-constexpr int kTY = kBM / 8;
+constexpr int kTX = kTbM / 8;
+constexpr int kTY = kTbN / 8;
 constexpr int kThreads = kTX * kTY;
-constexpr int kLdA = kBM + 4;
-constexpr int kLdB = kBN;
-constexpr int kStageFloats = kBK * (kLdA + kLdB);
-constexpr int kAIters = kBM * kBK / kThreads;
-static_assert(kBM * kBK % kThreads == 0, "A split");
-static_assert(kThreads % kBN == 0, "threads must cover whole pixel rows");
-constexpr int kBIters = kBN * kBK / kThreads;
-constexpr int kB4PerRow = kBN / 4;
+constexpr int kLdA = kTbN + 4;
+constexpr int kLdB = kTbM;
+constexpr int kStageFloats = kTbK * (kLdA + kLdB);
+constexpr int kAIters = kTbN * kTbK / kThreads;
+static_assert(kTbN * kTbK % kThreads == 0, "A split");
+static_assert(kThreads % kTbM == 0, "threads must cover whole pixel rows");
+constexpr int kBIters = kTbM * kTbK / kThreads;
+constexpr int kB4PerRow = kTbM / 4;
 static_assert(kThreads % kB4PerRow == 0, "vector B split");
-constexpr int kB4Iters = kBK * kB4PerRow / kThreads;
+constexpr int kB4Iters = kTbK * kB4PerRow / kThreads;
 static_assert(kStages >= 2, "at least two stages");
 
 
@@ -57,14 +59,14 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
   const int P = n_img * HWo;
   const int Kg = C * kRS;
   const int HW = H * W;
-  const int m0 = TUNA_BID_Y * kBM;  // output channels
-  const int p0 = TUNA_BID_X * kBN;  // pixels
+  const int m0 = TUNA_BID_Y * kTbN;  // output channels
+  const int p0 = TUNA_BID_X * kTbM;  // pixels
   const unsigned smem_base = tuna_smem_u32(smem);
 
-  // B (gather path): this thread's pixel column is fixed; its K rows step by kThreads / kBN.
-  const int b_col = tid % kBN;
-  const int b_row0 = tid / kBN;
-  constexpr int kBRowStep = kThreads / kBN;
+  // B (gather path): this thread's pixel column is fixed; its K rows step by kThreads / kTbM.
+  const int b_col = tid % kTbM;
+  const int b_row0 = tid / kTbM;
+  constexpr int kBRowStep = kThreads / kTbM;
   long long b_base;
   int b_h0, b_w0;
   {
@@ -97,16 +99,16 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
     }
   }
 
-  const int k_tiles = (Kg + kBK - 1) / kBK;
+  const int k_tiles = (Kg + kTbK - 1) / kTbK;
   auto load_tile = [&](int stage, int kt) {
     const unsigned a_s = smem_base + (unsigned)(stage * kStageFloats) * 4u;
-    const unsigned b_s = a_s + (unsigned)(kBK * kLdA) * 4u;
-    const int k0 = kt * kBK;
+    const unsigned b_s = a_s + (unsigned)(kTbK * kLdA) * 4u;
+    const int k0 = kt * kTbK;
 #pragma unroll
     for (int i = 0; i < kAIters; ++i) {
       const int e = tid + i * kThreads;
-      const int m = e / kBK;
-      const int kk = e - m * kBK;
+      const int m = e / kTbK;
+      const int kk = e - m * kTbK;
       const bool v = m0 + m < K && k0 + kk < Kg;
       const float* src = v ? w + (long long)(m0 + m) * Kg + k0 + kk : w;
       tuna_cp_async4(a_s + (unsigned)(kk * kLdA + m) * 4u, src, v ? 4 : 0);
@@ -156,13 +158,13 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
     if (next < k_tiles) load_tile(next % kStages, next);
     tuna_cp_commit();
     const float* As = smem + (kt % kStages) * kStageFloats;
-    const float* Bs = As + kBK * kLdA;
+    const float* Bs = As + kTbK * kLdA;
 #pragma unroll
-    for (int kk = 0; kk < kBK; ++kk) {
+    for (int kk = 0; kk < kTbK; ++kk) {
       const float4 a0 = *reinterpret_cast<const float4*>(As + kk * kLdA + ty * 4);
-      const float4 a1 = *reinterpret_cast<const float4*>(As + kk * kLdA + kBM / 2 + ty * 4);
+      const float4 a1 = *reinterpret_cast<const float4*>(As + kk * kLdA + kTbN / 2 + ty * 4);
       const float4 b0 = *reinterpret_cast<const float4*>(Bs + kk * kLdB + tx * 4);
-      const float4 b1 = *reinterpret_cast<const float4*>(Bs + kk * kLdB + kBN / 2 + tx * 4);
+      const float4 b1 = *reinterpret_cast<const float4*>(Bs + kk * kLdB + kTbM / 2 + tx * 4);
       const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
       const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
 #pragma unroll
@@ -177,7 +179,7 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
   const bool vec_out = (HWo & 3) == 0;
 #pragma unroll
   for (int jh = 0; jh < 2; ++jh) {
-    const int p = p0 + jh * (kBN / 2) + tx * 4;
+    const int p = p0 + jh * (kTbM / 2) + tx * 4;
     if (p >= P) continue;
     const int img = p / HWo;
     const int hw = p - img * HWo;
@@ -186,7 +188,7 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
     for (int ih = 0; ih < 2; ++ih) {
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        const int m = m0 + ih * (kBM / 2) + ty * 4 + i;
+        const int m = m0 + ih * (kTbN / 2) + ty * 4 + i;
         if (m >= K) continue;
         const float* v = acc[ih * 4 + i] + jh * 4;
         if (vec_out) {  // p % 4 == 0 and HWo % 4 == 0: four pixels of one image, 16-byte aligned

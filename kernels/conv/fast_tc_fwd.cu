@@ -4,14 +4,16 @@
 //   GEMM  M = N*Ho*Wo (rows of y, each K contiguous)   N = K   Kdim = R*S*C (c fastest)
 //   A = im2col(x) gathered on the fly, B = w (K, R, S, C) rows, C -> y (fp32 accumulate).
 //
-// A block computes a BM x BN tile of y with WARPS_M x WARPS_N warps, each owning a WM x WN
-// tile as (WM/16) x (WN/8) mma.sync.m16n8k16 accumulators. K advances in steps of BK = 32
+// A block computes a TB_M x TB_N tile of y with (TB_M/WARP_M) x (TB_N/WARP_N) warps, each owning
+// a WARP_M x WARP_N tile as (WARP_M/16) x (WARP_N/8) mma.sync.m16n8k16 accumulators
+// (in the code: kBM = TB_M, kWM = WARP_M, ...). K advances in steps of BK = 32
 // through a STAGES-deep ring of shared-memory tiles filled by cp.async (16-byte chunks with
 // zero-fill for padding and tails); fragments are read with ldmatrix.x4. Shared rows are
 // padded to BK + 8 halves (80 bytes), which puts the 8 rows of every ldmatrix 8x8 matrix
 // (and every 8 consecutive cp.async chunks) on distinct bank groups: no conflicts.
 //
-// Options: TUNA_BM, TUNA_BN, TUNA_WM, TUNA_WN, TUNA_STAGES, TUNA_DTYPE (1 fp16, 2 bf16),
+// Options: the solver's axes TB_M, TB_N, WARP_M, WARP_N, STAGES (named as its perf config);
+//   TUNA_DTYPE (1 fp16, 2 bf16),
 //   TUNA_VEC8 1: C % 8 == 0, so an 8-element chunk of Kdim is one contiguous 16-byte load of
 //             one filter tap (cp.async); 0: chunks are gathered element by element (C = 3).
 // Arguments: x, w, y (dense NHWC / KRSC / NHWC), then the sizes as int32.
@@ -22,12 +24,12 @@
 #error "fast_tc_fwd.cu needs CUDA (mma.sync, ldmatrix, cp.async)"
 #endif
 
-constexpr int kBM = TUNA_BM;
-constexpr int kBN = TUNA_BN;
+constexpr int kBM = TB_M;
+constexpr int kBN = TB_N;
 constexpr int kBK = 32;
-constexpr int kWM = TUNA_WM;
-constexpr int kWN = TUNA_WN;
-constexpr int kStages = TUNA_STAGES;
+constexpr int kWM = WARP_M;
+constexpr int kWN = WARP_N;
+constexpr int kStages = STAGES;
 constexpr int kWarpsM = kBM / kWM;
 constexpr int kWarpsN = kBN / kWN;
 constexpr int kThreads = kWarpsM * kWarpsN * 32;

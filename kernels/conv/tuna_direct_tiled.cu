@@ -1,27 +1,28 @@
 // Tiled direct forward convolution (2D), for the solver TunaDirectTiledFwd
 // (tuner_core/solver/conv/gpu_direct_tiled.cc).
 //
-// A block computes a TB_H x TB_W tile of output pixels for TB_K output channels of one image
+// A block computes a TB_OH x TB_OW tile of output pixels for TB_OC output channels of one image
 // and group (grid: x = spatial tiles, y = channel blocks, z = N * G). It walks the group's
-// input channels TB_C at a time, staging the input patch the tile reads (with its halo and
-// zero padding) and the matching TB_K x TB_C filter slice in dynamic shared memory; each
-// thread then owns one output pixel and THREAD_K output channels (strided by TB_K/THREAD_K).
+// input channels TB_IC at a time, staging the input patch the tile reads (with its halo and
+// zero padding) and the matching TB_OC x TB_IC filter slice in dynamic shared memory; each
+// thread then owns one output pixel and THREAD_OC output channels (strided by TB_OC/THREAD_OC).
 // Tensors are addressed through their strides, so every layout works; offsets are 64-bit.
 //
-// Options: TUNA_DTYPE, TUNA_TB_H, TUNA_TB_W, TUNA_TB_K, TUNA_TB_C, TUNA_THREAD_K.
-// Shared memory (bytes, set by the solver): 4 * (TB_C*in_th*in_tw + TB_K*TB_C*FY*FX) with
-// in_th = (TB_H-1)*stride_h + (FY-1)*dil_h + 1 (in_tw likewise).
+// Options: the solver's axes TB_OH, TB_OW, TB_OC, TB_IC, THREAD_OC (named as its perf config:
+// convolution dimensions, O = output, I = input; this kernel is not a GEMM); TUNA_DTYPE.
+// Shared memory (bytes, set by the solver): 4 * (TB_IC*in_th*in_tw + TB_OC*TB_IC*FY*FX) with
+// in_th = (TB_OH-1)*stride_h + (FY-1)*dil_h + 1 (in_tw likewise).
 #include "conv/tuna_conv_common.h"
 
-constexpr int kTbH = TUNA_TB_H;
-constexpr int kTbW = TUNA_TB_W;
-constexpr int kTbK = TUNA_TB_K;
-constexpr int kTbC = TUNA_TB_C;
-constexpr int kTk = TUNA_THREAD_K;
+constexpr int kTbH = TB_OH;
+constexpr int kTbW = TB_OW;
+constexpr int kTbK = TB_OC;
+constexpr int kTbC = TB_IC;
+constexpr int kTk = THREAD_OC;
 constexpr int kPix = kTbH * kTbW;
 constexpr int kKGroups = kTbK / kTk;
 constexpr int kThreads = kPix * kKGroups;
-static_assert(kTbK % kTk == 0, "tb_k not divisible by thread_k");
+static_assert(kTbK % kTk == 0, "TB_OC not divisible by THREAD_OC");
 static_assert(kThreads <= 1024, "too many threads");
 
 TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kThreads) void tuna_direct_tiled_fwd(

@@ -13,29 +13,31 @@
 // layout; offsets are 64-bit, GEMM indices 32-bit (the solver checks M, N, K < 2^31).
 //
 // Tiling (CUTLASS names): a block computes a TB_M x TB_N tile of C, marching over K in steps
-// of TB_K through shared memory (TUNA_STAGES 1 or 2: with 2, the next K step is fetched into
+// of TB_K through shared memory (STAGES 1 or 2: with 2, the next K step is fetched into
 // registers while the current one is multiplied); each thread owns a THREAD_M x THREAD_N
 // micro-tile, rows strided by TB_M/THREAD_M and columns by TB_N/THREAD_N.
 //
-// Options (all required; the solver derives everything but the tile sizes from the problem):
-//   TUNA_DIR, TUNA_DTYPE, TUNA_TB_M/N/K, TUNA_THREAD_M/N, TUNA_STAGES,
+// Options (all required):
+//   TB_M/N/K, THREAD_M/N, STAGES   the solver's axes, named as its perf config;
+//   TUNA_DIR, TUNA_DTYPE, and, derived by the solver from the problem and its VEC_K axis:
 //   TUNA_VEC_A/B     elements per global load of the operand, consecutive along GEMM-K (the
 //                    solver only sets >1 where those elements are contiguous and aligned),
 //   TUNA_KFAST_A/B   1: consecutive threads walk GEMM-K (operand contiguous along K), else M/N,
 //   TUNA_KORDER      F: 0 = K index is (c, tap), 1 = (tap, c); B: 0 = (k, tap), 1 = (tap, k),
 //   TUNA_ATOMIC      W only: 1 = accumulate into the FP32 buffer `acc` with atomics.
+// The split of W's reduction (the solver's SPLIT_K axis) is a kernel argument, not an option.
 #include "conv/tuna_conv_common.h"
 
 #ifndef TUNA_DIR
 #error "TUNA_DIR must be defined"
 #endif
 
-constexpr int kTbM = TUNA_TB_M;
-constexpr int kTbN = TUNA_TB_N;
-constexpr int kTbK = TUNA_TB_K;
-constexpr int kTm = TUNA_THREAD_M;
-constexpr int kTn = TUNA_THREAD_N;
-constexpr int kStages = TUNA_STAGES;
+constexpr int kTbM = TB_M;
+constexpr int kTbN = TB_N;
+constexpr int kTbK = TB_K;
+constexpr int kTm = THREAD_M;
+constexpr int kTn = THREAD_N;
+constexpr int kStages = STAGES;
 constexpr int kVecA = TUNA_VEC_A;
 constexpr int kVecB = TUNA_VEC_B;
 constexpr bool kKFastA = TUNA_KFAST_A != 0;

@@ -6,15 +6,15 @@
 //   forward          C[Kg x N*P]    = A:w[Kg x Cg*T]   * B:x gathered [Cg*T x N*P]     -> y
 //   backward data    C[Cg x N*Q]    = A:w^T[Cg x Kg*T] * B:dy gathered [Kg*T x N*Q]    -> dx
 //   backward weights C[Kg x Cg*T]   = A:dy[Kg x N*P]   * B:x gathered [N*P x Cg*T]     -> dw
-// Block (bx, by, bz) computes the TILE_M x TILE_N tile (by, bx) of group bz / SPLIT_K over the
-// bz % SPLIT_K-th share of the reduction's TILE_K chunks. Each chunk is packed (converted to
-// float) into block-private scratch (launch->shared), then a MICRO_M x MICRO_N register tile
+// Block (bx, by, bz) computes the TB_M x TB_N tile (by, bx) of group bz / SPLIT_K over the
+// bz % SPLIT_K-th share of the reduction's TB_K chunks. Each chunk is packed (converted to
+// float) into block-private scratch (launch->shared), then a THREAD_M x THREAD_N register tile
 // sweeps it. With SPLIT_K == 1 the tile is rounded once and stored in the written tensor;
 // otherwise partial sums go to the float workspace [G][SPLIT_K][M][N] and the entry
 // cpu_gemm_conv_reduce sums them (a second launch).
 //
 // Options: -DTUNA_DTYPE_FP32|FP16|BF16, -DTUNA_CONV_DIR=0|1|2 (F, B, W), and the perf config
-// -DTUNA_TILE_M/N/K, -DTUNA_MICRO_M/N, -DTUNA_SPLIT_K.
+// under its axis names: -DTB_M/N/K (cache block), -DTHREAD_M/N (register tile), -DSPLIT_K.
 // Arguments (both entries): x, w, y, the 37 geometry integers (conv/naive_conv_geom.h), then
 // the workspace when SPLIT_K > 1. Shared bytes: TunaGemmSharedBytes() below (the solver
 // computes the same number).
@@ -23,9 +23,9 @@
 #include "conv/naive_conv_geom.h"
 #include "cpu_conv/geom_args.h"
 
-#if !defined(TUNA_TILE_M) || !defined(TUNA_TILE_N) || !defined(TUNA_TILE_K) || \
-    !defined(TUNA_MICRO_M) || !defined(TUNA_MICRO_N) || !defined(TUNA_SPLIT_K)
-#error "gemm_conv.cc needs TUNA_TILE_M/N/K, TUNA_MICRO_M/N and TUNA_SPLIT_K"
+#if !defined(TB_M) || !defined(TB_N) || !defined(TB_K) || !defined(THREAD_M) || !defined(THREAD_N) || \
+    !defined(SPLIT_K)
+#error "gemm_conv.cc needs TB_M/N/K, THREAD_M/N and SPLIT_K"
 #endif
 #if !defined(TUNA_CONV_DIR) || TUNA_CONV_DIR < 0 || TUNA_CONV_DIR > 2
 #error "gemm_conv.cc needs TUNA_CONV_DIR=0 (forward), 1 (backward data) or 2 (backward weights)"
@@ -36,8 +36,8 @@
 
 namespace {
 
-constexpr int TM = TUNA_TILE_M, TN = TUNA_TILE_N, TK = TUNA_TILE_K;
-constexpr int MM = TUNA_MICRO_M, MN = TUNA_MICRO_N, SPLIT = TUNA_SPLIT_K;
+constexpr int TM = TB_M, TN = TB_N, TK = TB_K;
+constexpr int MM = THREAD_M, MN = THREAD_N, SPLIT = SPLIT_K;
 static_assert(TM % MM == 0 && TN % MN == 0, "micro tile must divide the block tile");
 
 // A column of B / C (the N side): where the gather starts and where the result goes.

@@ -125,8 +125,8 @@ TEST_CASE("cpu gemm search space: params round trip, pruning and defaults") {
   Problem p = testing::SmallProblems()[0].problem;  // fwd: M = 4, N = 2*7*6 = 84, K = 27
   const solver::SearchSpace space = s.Space(*cpu, p);
   REQUIRE(space.axes().size() == 6);
-  CHECK(space.axes()[0].name == "tile_m");
-  CHECK(space.axes()[5].name == "split_k");
+  CHECK(space.axes()[0].name == "TB_M");
+  CHECK(space.axes()[5].name == "SPLIT_K");
 
   // Every point round-trips through its params string; count the valid ones.
   uint64_t valid = 0;
@@ -144,17 +144,17 @@ TEST_CASE("cpu gemm search space: params round trip, pruning and defaults") {
   const PerfConfig def = s.DefaultConfig(*cpu, p);
   CHECK(s.IsValid(*cpu, p, def).ok());
   CHECK(space.Parse(def.ToString()).ok());
-  CHECK(space.Describe(def).find("tile_m=8") != std::string::npos);  // M = 4: smallest tile
+  CHECK(space.Describe(def).find("TB_M=8") != std::string::npos);  // M = 4: smallest tile
 
   auto invalid = [&](CpuGemmParams q) { return std::string(s.IsValid(*cpu, p, q.ToConfig()).message()); };
-  CHECK_THAT(invalid({16, 64, 32, 4, 8, 1}), Catch::Contains("tile_m 16 is at least twice M = 4"));
-  CHECK_THAT(invalid({8, 256, 32, 4, 8, 1}), Catch::Contains("tile_n 256"));
-  CHECK_THAT(invalid({8, 64, 64, 4, 8, 1}), Catch::Contains("tile_k 64"));
+  CHECK_THAT(invalid({16, 64, 32, 4, 8, 1}), Catch::Contains("TB_M 16 is at least twice M = 4"));
+  CHECK_THAT(invalid({8, 256, 32, 4, 8, 1}), Catch::Contains("TB_N 256"));
+  CHECK_THAT(invalid({8, 64, 64, 4, 8, 1}), Catch::Contains("TB_K 64"));
   CHECK_THAT(invalid({8, 64, 32, 8, 16, 1}), Catch::Contains("register tile of 128"));
-  CHECK_THAT(invalid({8, 64, 8, 4, 8, 8}), Catch::Contains("split_k 8"));  // 4 chunks of K = 27
+  CHECK_THAT(invalid({8, 64, 8, 4, 8, 8}), Catch::Contains("SPLIT_K 8"));  // 4 chunks of K = 27
   CHECK(s.IsValid(*cpu, p, CpuGemmParams{8, 64, 8, 4, 8, 4}.ToConfig()).ok());
   CHECK(s.IsValid(*cpu, p, PerfConfig{{8, 64, 8, 4, 8, 3}}).code() ==
-        absl::StatusCode::kInvalidArgument);  // 3 is outside the split_k domain
+        absl::StatusCode::kInvalidArgument);  // 3 is outside the SPLIT_K domain
   CHECK_FALSE(space.Parse("8,64,8,4,8").ok());
   CHECK_FALSE(space.Parse("8,64,8,4,8,x").ok());
 

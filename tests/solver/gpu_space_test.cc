@@ -61,7 +61,7 @@ TEST_CASE("GPU solver set: ids unique in 1001-1099") {
   }
 }
 
-TEST_CASE("GPU solver set: ids 1001+, unique names, axis names prefixed by level") {
+TEST_CASE("GPU solver set: ids 1001+, unique names, axis names UPPER_CASE and prefixed by level") {
   const solver::SolverList list = GeneralSolvers();
   REQUIRE(list.size() == 4);
   std::set<std::string> names;
@@ -74,8 +74,8 @@ TEST_CASE("GPU solver set: ids 1001+, unique names, axis names prefixed by level
     const solver::SearchSpace space = s->Space(Arch("sm_90"), p);
     for (const auto& axis : space.axes()) {
       INFO(axis.name);
-      CHECK((axis.name.rfind("tb_", 0) == 0 || axis.name.rfind("thread_", 0) == 0 || axis.name == "vec" ||
-             axis.name == "stages" || axis.name == "split_k"));
+      CHECK((axis.name.rfind("TB_", 0) == 0 || axis.name.rfind("THREAD_", 0) == 0 || axis.name == "VEC_K" ||
+             axis.name == "STAGES" || axis.name == "SPLIT_K"));
     }
   }
   CHECK(names == std::set<std::string>{"TunaDirectTiledFwd", "TunaIgemmFwd", "TunaIgemmBwd", "TunaIgemmWrw"});

@@ -72,7 +72,7 @@ struct CompileRequest {
   std::string source;               // the translation unit
   std::string source_name = "kernel.cu";  // for compiler messages
   std::vector<std::string> entries;  // extern "C" kernel names the code object must define
-  std::vector<std::string> options;  // "-DTUNA_TB_M=128", ... (passed to the compiler as is)
+  std::vector<std::string> options;  // "-DTB_M=128", "-DTUNA_DTYPE=1", ... (passed to the compiler as is)
   std::string arch;                  // target: "sm_90", "sm_90a", "compute_90" (PTX), "gfx90a",
                                      // "cpu-x86_64", "cpu-avx2", "cpu-avx512", "cpu-native"
   std::vector<SourceHeader> headers;  // extra headers besides the standard ones

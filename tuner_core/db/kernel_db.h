@@ -37,7 +37,7 @@ KernelDbEntry MakeKernelDbEntry(std::string_view file_name, std::string_view opt
 // The key of a kernel built from tuna's embedded kernel tree, the one rule the exporter writes and
 // the runtime looks up: kernel_name is the source's path in the tree plus ".o" (unique across the
 // tree, e.g. "cpu_conv/gemm_conv.cc.o"); kernel_args is MIOpen's form, a space before every
-// option (" -DTUNA_TB_M=64 -DTUNA_TB_N=32") followed by " -mcpu=<arch>".
+// option (" -DTB_M=64 -DTB_N=32") followed by " -mcpu=<arch>".
 KernelDbEntry MakeTunaKernelDbEntry(std::string_view source_path,
                                     const std::vector<std::string>& options,
                                     std::string_view arch, std::string blob);

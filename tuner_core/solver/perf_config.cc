@@ -1,8 +1,9 @@
 #include "tuner_core/solver/perf_config.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -73,13 +74,76 @@ absl::StatusOr<PerfConfig> SearchSpace::Parse(std::string_view params) const {
   return config;
 }
 
+int SearchSpace::IndexOf(std::string_view axis) const {
+  for (size_t i = 0; i < axes_.size(); ++i) {
+    if (axes_[i].name == axis) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string SearchSpace::AxisNames() const {
+  std::vector<std::string> names;
+  for (const ParamAxis& a : axes_) names.push_back(a.name);
+  return absl::StrJoin(names, ",");
+}
+
+absl::StatusOr<int64_t> SearchSpace::Find(const PerfConfig& config, std::string_view axis) const {
+  const int i = IndexOf(axis);
+  if (i < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("no axis '", std::string(axis), "' in {", AxisNames(), "}"));
+  }
+  if (static_cast<size_t>(i) >= config.values.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("params '", config.ToString(), "' have no value for axis ",
+                                                   std::string(axis), " (position ", i, ")"));
+  }
+  return config.values[i];
+}
+
+int64_t SearchSpace::Value(const PerfConfig& config, std::string_view axis) const {
+  absl::StatusOr<int64_t> v = Find(config, axis);
+  if (!v.ok()) {
+    std::fprintf(stderr, "SearchSpace::Value: %s\n", std::string(v.status().message()).c_str());
+    std::abort();
+  }
+  return *v;
+}
+
+absl::StatusOr<PerfConfig> SearchSpace::TryMake(const NamedValues& named) const {
+  PerfConfig config;
+  config.values.assign(axes_.size(), 0);
+  std::vector<bool> seen(axes_.size(), false);
+  for (const auto& [name, value] : named) {
+    const int i = IndexOf(name);
+    if (i < 0) return absl::InvalidArgumentError(absl::StrCat("no axis '", std::string(name), "' in {", AxisNames(), "}"));
+    if (seen[i]) return absl::InvalidArgumentError(absl::StrCat("axis ", std::string(name), " given twice"));
+    const auto& domain = axes_[i].values;
+    if (std::find(domain.begin(), domain.end(), value) == domain.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(std::string(name), "=", value, " is outside {", absl::StrJoin(domain, ","), "}"));
+    }
+    seen[i] = true;
+    config.values[i] = value;
+  }
+  for (size_t i = 0; i < axes_.size(); ++i) {
+    if (!seen[i]) return absl::InvalidArgumentError(absl::StrCat("axis ", axes_[i].name, " not given"));
+  }
+  return config;
+}
+
+PerfConfig SearchSpace::Make(const NamedValues& named) const {
+  absl::StatusOr<PerfConfig> config = TryMake(named);
+  if (!config.ok()) {
+    std::fprintf(stderr, "SearchSpace::Make: %s\n", std::string(config.status().message()).c_str());
+    std::abort();
+  }
+  return *std::move(config);
+}
+
 std::vector<std::string> SearchSpace::Defines(const PerfConfig& config) const {
   std::vector<std::string> defines;
   for (size_t i = 0; i < axes_.size() && i < config.values.size(); ++i) {
-    std::string upper = axes_[i].name;
-    std::transform(upper.begin(), upper.end(), upper.begin(),
-                   [](unsigned char c) { return std::toupper(c); });
-    defines.push_back(absl::StrCat("-DTUNA_", upper, "=", config.values[i]));
+    if (axes_[i].use != AxisUse::kDefine) continue;
+    defines.push_back(absl::StrCat("-D", axes_[i].name, "=", config.values[i]));
   }
   return defines;
 }

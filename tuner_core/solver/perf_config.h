@@ -3,24 +3,41 @@
 // A solver's tuning space is an ordered list of named integer axes, each with its domain
 // (the values it may take). A PerfConfig is one value per axis. From that one declaration
 // follow: the perf-db `params` string (values joined by ',' in axis order, like MIOpen's
-// SerDes<','>), the kernel specialisation (-DTUNA_<AXIS>=value), exhaustive enumeration,
-// random sampling and the features of model-guided search. Axis names are lower_snake_case
-// and prefixed by level (tb_, warp_, thread_, ...) as in CUTLASS.
+// SerDes<','>), the kernel specialisation (-D<AXIS>=value, the name verbatim), exhaustive
+// enumeration, random sampling and the features of model-guided search.
+//
+// Axis names are the kernel's -D names, UPPER_CASE and named by CUTLASS level and GEMM
+// dimension: TB_M/TB_N/TB_K (block tile), WARP_M/WARP_N, WG_M (warpgroups), THREAD_M/THREAD_N
+// (register tile), STAGES, SPLIT_K. M, N, K are the dimensions of the solver's GEMM; each
+// implicit-GEMM solver's header says what they are per direction. Solvers read values by name
+// (Value) and write configs by name (Make); the position of an axis matters only to the params
+// string, so the order of an existing solver's axes never changes (stored params stay readable).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 
 namespace tuna::solver {
 
-struct ParamAxis {
-  std::string name;
-  std::vector<int64_t> values;  // non-empty, distinct
+// Who reads an axis.
+enum class AxisUse {
+  kDefine,  // the kernel: Defines() emits -D<name>=<value>
+  kSolver,  // the solver only (launch shape, kernel arguments, derived options): no -D
 };
+
+struct ParamAxis {
+  std::string name;             // UPPER_CASE; for kDefine, the macro the kernel reads
+  std::vector<int64_t> values;  // non-empty, distinct
+  AxisUse use = AxisUse::kDefine;
+};
+
+// A config written by name: {{"TB_M", 128}, {"TB_N", 64}, ...}, any order.
+using NamedValues = std::vector<std::pair<std::string_view, int64_t>>;
 
 struct PerfConfig {
   std::vector<int64_t> values;  // one per axis; empty for non-tunable solvers
@@ -45,12 +62,27 @@ class SearchSpace {
   // Parses a params string; InvalidArgument naming the field when a value is missing,
   // malformed or outside its domain.
   absl::StatusOr<PerfConfig> Parse(std::string_view params) const;
-  // -DTUNA_<UPPER_AXIS>=<value> per axis.
+  // The position of `axis`, or -1 when the space has no such axis.
+  int IndexOf(std::string_view axis) const;
+  // The value of `axis` in `config`; InvalidArgument when the space has no such axis or the
+  // config has no value for it.
+  absl::StatusOr<int64_t> Find(const PerfConfig& config, std::string_view axis) const;
+  // The value of `axis` in `config`, for a solver reading its own axes from a config of its own
+  // space: an unknown axis or a short config is a programming error and aborts, naming the axis.
+  int64_t Value(const PerfConfig& config, std::string_view axis) const;
+  // The config with the given named values: every axis named exactly once, each value in its
+  // domain; else InvalidArgument naming the axis (unknown, repeated, missing or out of domain).
+  absl::StatusOr<PerfConfig> TryMake(const NamedValues& named) const;
+  // TryMake for a solver's own constants (defaults, probes): a mismatch aborts with its message.
+  PerfConfig Make(const NamedValues& named) const;
+  // -D<AXIS>=<value> per kDefine axis, in axis order, the name verbatim.
   std::vector<std::string> Defines(const PerfConfig& config) const;
-  // "tb_m=128 tb_n=64 ..." for logs.
+  // "TB_M=128 TB_N=64 ..." for logs (every axis).
   std::string Describe(const PerfConfig& config) const;
 
  private:
+  std::string AxisNames() const;  // "TB_M,TB_N,..." for messages
+
   std::vector<ParamAxis> axes_;
 };
 

@@ -1,7 +1,7 @@
 // Model-guided search: ridge regression on quadratic features of log2(axis values), fitted on
 // log(time). Tile-size effects are roughly multiplicative and bowl-shaped in log space (too
 // small: overhead; too large: occupancy/spills), which a quadratic in log2 values captures;
-// pairwise products capture the tb_m*tb_n-style interactions. Failed configs are fed back as
+// pairwise products capture the TB_M*TB_N-style interactions. Failed configs are fed back as
 // slow (twice the slowest success) so the model steers away from regions that do not build.
 #include <algorithm>
 #include <cmath>

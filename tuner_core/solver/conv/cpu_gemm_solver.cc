@@ -40,6 +40,17 @@ const std::vector<int64_t>& SplitKValues() {
   return v;
 }
 
+// The axes, in params order; their names are the kernel's -D names.
+const SearchSpace& CpuGemmSpace() {
+  static const SearchSpace space({{"TB_M", TileMValues()},
+                                  {"TB_N", TileNValues()},
+                                  {"TB_K", TileKValues()},
+                                  {"THREAD_M", MicroMValues()},
+                                  {"THREAD_N", MicroNValues()},
+                                  {"SPLIT_K", SplitKValues()}});
+  return space;
+}
+
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // A tile that covers the extent twice over computes the same as the next smaller one.
@@ -91,19 +102,25 @@ CpuGemmShape CpuGemmShapeOf(const Problem& p) {
 
 CpuGemmParams CpuGemmParams::From(const PerfConfig& config) {
   CpuGemmParams p;
-  if (config.values.size() == 6) {
-    p.tile_m = config.values[0];
-    p.tile_n = config.values[1];
-    p.tile_k = config.values[2];
-    p.micro_m = config.values[3];
-    p.micro_n = config.values[4];
-    p.split_k = config.values[5];
+  const SearchSpace& s = CpuGemmSpace();
+  if (config.values.size() == s.axes().size()) {
+    p.tile_m = s.Value(config, "TB_M");
+    p.tile_n = s.Value(config, "TB_N");
+    p.tile_k = s.Value(config, "TB_K");
+    p.micro_m = s.Value(config, "THREAD_M");
+    p.micro_n = s.Value(config, "THREAD_N");
+    p.split_k = s.Value(config, "SPLIT_K");
   }
   return p;
 }
 
 PerfConfig CpuGemmParams::ToConfig() const {
-  return PerfConfig{{tile_m, tile_n, tile_k, micro_m, micro_n, split_k}};
+  return CpuGemmSpace().Make({{"TB_M", tile_m},
+                              {"TB_N", tile_n},
+                              {"TB_K", tile_k},
+                              {"THREAD_M", micro_m},
+                              {"THREAD_N", micro_n},
+                              {"SPLIT_K", split_k}});
 }
 
 uint64_t CpuGemmParams::SharedBytes() const {
@@ -131,12 +148,7 @@ absl::Status CpuGemmConvSolver::IsApplicable(const Target& target, const Problem
 
 SearchSpace CpuGemmConvSolver::Space(const Target& target, const Problem& problem) const {
   (void)target, (void)problem;
-  return SearchSpace({{"tile_m", TileMValues()},
-                      {"tile_n", TileNValues()},
-                      {"tile_k", TileKValues()},
-                      {"micro_m", MicroMValues()},
-                      {"micro_n", MicroNValues()},
-                      {"split_k", SplitKValues()}});
+  return CpuGemmSpace();
 }
 
 PerfConfig CpuGemmConvSolver::DefaultConfig(const Target& target, const Problem& problem) const {
@@ -178,16 +190,16 @@ absl::Status CpuGemmConvSolver::IsValid(const Target& target, const Problem& pro
                                 kMaxMicroFloats, ")"));
   }
   if (!TileUseful(p.tile_m, s.m, TileMValues())) {
-    return invalid(absl::StrCat("tile_m ", p.tile_m, " is at least twice M = ", s.m));
+    return invalid(absl::StrCat("TB_M ", p.tile_m, " is at least twice M = ", s.m));
   }
   if (!TileUseful(p.tile_n, s.n, TileNValues())) {
-    return invalid(absl::StrCat("tile_n ", p.tile_n, " is at least twice N = ", s.n));
+    return invalid(absl::StrCat("TB_N ", p.tile_n, " is at least twice N = ", s.n));
   }
   if (!TileUseful(p.tile_k, s.k, TileKValues())) {
-    return invalid(absl::StrCat("tile_k ", p.tile_k, " is at least twice K = ", s.k));
+    return invalid(absl::StrCat("TB_K ", p.tile_k, " is at least twice K = ", s.k));
   }
   if (!SplitUseful(p.split_k, CeilDiv(s.k, p.tile_k))) {
-    return invalid(absl::StrCat("split_k ", p.split_k, " leaves a split without reduction chunks (",
+    return invalid(absl::StrCat("SPLIT_K ", p.split_k, " leaves a split without reduction chunks (",
                                 CeilDiv(s.k, p.tile_k), " chunks)"));
   }
   if (target.max_shared_bytes_per_block > 0 && p.SharedBytes() > target.max_shared_bytes_per_block) {

@@ -42,11 +42,4 @@ void AppendStrides(std::vector<KernelArg>& args, const TensorDesc& desc) {
   for (int64_t s : desc.strides) args.push_back(KernelArg::I64(s));
 }
 
-int64_t AxisValue(const SearchSpace& space, const PerfConfig& config, std::string_view name) {
-  for (size_t i = 0; i < space.axes().size() && i < config.values.size(); ++i) {
-    if (space.axes()[i].name == name) return config.values[i];
-  }
-  return -1;
-}
-
 }  // namespace tuna::solver::gpu

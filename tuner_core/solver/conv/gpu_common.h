@@ -1,6 +1,6 @@
 // Helpers shared by tuna's tunable GPU solvers (gpu_*.cc): the applicability checks every GPU
 // kernel of kernels/conv/tuna_*.cu shares, and the pieces of a Solution they all build the
-// same way (element-type option, stride arguments, axis lookup). Pure functions, thread-safe.
+// same way (element-type option, stride arguments). Pure functions, thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -26,9 +26,6 @@ std::string DTypeOption(DataType type);
 
 // Appends the five element strides of `desc` as I64 arguments.
 void AppendStrides(std::vector<KernelArg>& args, const TensorDesc& desc);
-
-// The value of the axis `name` of `config` in `space`; -1 when there is no such axis.
-int64_t AxisValue(const SearchSpace& space, const PerfConfig& config, std::string_view name);
 
 inline bool IsChannelsLast(Layout l) { return l == Layout::kNHWC || l == Layout::kNDHWC; }
 inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

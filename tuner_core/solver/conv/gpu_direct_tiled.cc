@@ -11,13 +11,18 @@ using gpu::CeilDiv;
 constexpr int64_t kMinThreads = 32;
 constexpr int64_t kMaxThreads = 512;
 
+// The axes by name (the one place a config is decoded). Convolution dimensions, not GEMM ones:
+// tb_h x tb_w output pixels, tb_k output channels (TB_OC), tb_c input channels (TB_IC).
 struct Tile {
   int64_t tb_h, tb_w, tb_k, tb_c, thread_k;
+  static Tile Of(const SearchSpace& s, const PerfConfig& c) {
+    return {s.Value(c, "TB_OH"), s.Value(c, "TB_OW"), s.Value(c, "TB_OC"), s.Value(c, "TB_IC"),
+            s.Value(c, "THREAD_OC")};
+  }
+  PerfConfig Config(const SearchSpace& s) const {
+    return s.Make({{"TB_OH", tb_h}, {"TB_OW", tb_w}, {"TB_OC", tb_k}, {"TB_IC", tb_c}, {"THREAD_OC", thread_k}});
+  }
 };
-
-Tile TileOf(const PerfConfig& c) {
-  return {c.values[0], c.values[1], c.values[2], c.values[3], c.values[4]};
-}
 
 int64_t NextPow2(int64_t v) {
   int64_t p = 1;
@@ -50,21 +55,21 @@ absl::Status DirectTiledFwdSolver::IsApplicable(const Target& target, const Prob
 
 SearchSpace DirectTiledFwdSolver::Space(const Target& target, const Problem& problem) const {
   (void)target, (void)problem;
-  return SearchSpace({{"tb_h", Pow2Range(1, 16)},
-                      {"tb_w", Pow2Range(4, 32)},
-                      {"tb_k", Pow2Range(1, 32)},
-                      {"tb_c", Pow2Range(1, 16)},
-                      {"thread_k", Pow2Range(1, 8)}});
+  return SearchSpace({{"TB_OH", Pow2Range(1, 16)},
+                      {"TB_OW", Pow2Range(4, 32)},
+                      {"TB_OC", Pow2Range(1, 32)},
+                      {"TB_IC", Pow2Range(1, 16)},
+                      {"THREAD_OC", Pow2Range(1, 8)}});
 }
 
 absl::Status DirectTiledFwdSolver::IsValid(const Target& target, const Problem& p,
                                            const PerfConfig& config) const {
   if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
-  const Tile t = TileOf(config);
+  const Tile t = Tile::Of(Space(target, p), config);
   auto invalid = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(Name()), ": params '", config.ToString(), "': ", why));
   };
-  if (t.thread_k > t.tb_k) return invalid("thread_k exceeds tb_k");
+  if (t.thread_k > t.tb_k) return invalid("THREAD_OC exceeds TB_OC");
   const int64_t threads = t.tb_h * t.tb_w * (t.tb_k / t.thread_k);
   if (threads < kMinThreads || threads > kMaxThreads) {
     return invalid(absl::StrCat(threads, " threads outside [", kMinThreads, ", ", kMaxThreads, "]"));
@@ -76,9 +81,9 @@ absl::Status DirectTiledFwdSolver::IsValid(const Target& target, const Problem& 
   const int64_t cg = p.c / p.groups, kg = p.k / p.groups;
   const Dhw o = p.Out();
   // Pruning: blocks far larger than the problem only idle threads (the smallest sizes stay).
-  if (t.tb_k > 1 && t.tb_k > NextPow2(kg)) return invalid("tb_k larger than K/G");
-  if (t.tb_c > 1 && t.tb_c > NextPow2(cg)) return invalid("tb_c larger than C/G");
-  if (t.tb_h > 1 && t.tb_h > NextPow2(o[1])) return invalid("tb_h larger than the output height");
+  if (t.tb_k > 1 && t.tb_k > NextPow2(kg)) return invalid("TB_OC larger than K/G");
+  if (t.tb_c > 1 && t.tb_c > NextPow2(cg)) return invalid("TB_IC larger than C/G");
+  if (t.tb_h > 1 && t.tb_h > NextPow2(o[1])) return invalid("TB_OH larger than the output height");
   if (CeilDiv(kg, t.tb_k) > gpu::kMaxGridYZ) return invalid("grid.y too large");
   if (CeilDiv(o[1], t.tb_h) * CeilDiv(o[2], t.tb_w) > gpu::kMaxIndex) return invalid("grid.x too large");
   return absl::OkStatus();
@@ -89,25 +94,24 @@ PerfConfig DirectTiledFwdSolver::DefaultConfig(const Target& target, const Probl
   const Dhw o = p.Out();
   const int64_t tb_w = o[2] >= 16 ? 16 : (o[2] >= 8 ? 8 : 4);
   const int64_t tb_k = kg >= 16 ? 16 : NextPow2(kg);
+  const SearchSpace space = Space(target, p);
   for (int64_t tb_h : {int64_t{8}, int64_t{4}, int64_t{2}, int64_t{1}}) {
     for (int64_t thread_k : {int64_t{4}, int64_t{2}, int64_t{1}}) {
       for (int64_t tb_c : {int64_t{8}, int64_t{4}, int64_t{2}, int64_t{1}}) {
-        PerfConfig c;
-        c.values = {tb_h, tb_w, tb_k, tb_c, std::min(thread_k, tb_k)};
+        const PerfConfig c = Tile{tb_h, tb_w, tb_k, tb_c, std::min(thread_k, tb_k)}.Config(space);
         if (IsValid(target, p, c).ok()) return c;
       }
     }
   }
-  PerfConfig fallback;
-  fallback.values = {1, 32, 1, 1, 1};  // the footprint IsApplicable checked
-  return fallback;
+  return Tile{1, 32, 1, 1, 1}.Config(space);  // the footprint IsApplicable checked
 }
 
 absl::StatusOr<Solution> DirectTiledFwdSolver::GetSolution(const Target& target, const Problem& p,
                                                            const PerfConfig& config) const {
   if (absl::Status st = IsApplicable(target, p); !st.ok()) return st;
   if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
-  const Tile t = TileOf(config);
+  const SearchSpace space = Space(target, p);
+  const Tile t = Tile::Of(space, config);
   const Dhw o = p.Out();
   const int64_t cg = p.c / p.groups, kg = p.k / p.groups;
   const int64_t in_th = (t.tb_h - 1) * p.stride[1] + (p.fil[1] - 1) * p.dilation[1] + 1;
@@ -117,7 +121,7 @@ absl::StatusOr<Solution> DirectTiledFwdSolver::GetSolution(const Target& target,
   KernelBuild build;
   build.source = "conv/tuna_direct_tiled.cu";
   build.entries = {"tuna_direct_tiled_fwd"};
-  build.options = Space(target, p).Defines(config);
+  build.options = space.Defines(config);
   build.options.push_back(gpu::DTypeOption(p.data_type));
 
   Launch l;

@@ -1,14 +1,18 @@
 // TunaDirectTiledFwd: tiled direct forward convolution on GPUs (kernels/conv/tuna_direct_tiled.cu).
-// A block computes an output tile (tb_h x tb_w pixels, tb_k output channels) of one image and
-// group, staging the input patch (halo included) and the filter slice in shared memory tb_c
+// A block computes an output tile (TB_OH x TB_OW pixels, TB_OC output channels) of one image and
+// group, staging the input patch (halo included) and the filter slice in shared memory TB_IC
 // input channels at a time.
 //
 // Covers: forward, conv mode, 2D, FP32/FP16/BF16 (FP32 accumulate), any groups / padding /
 // stride / dilation, any layout of each tensor. Not applicable to 3D problems, or when even the
 // smallest tile's input patch does not fit in shared memory (very large filters/dilations).
 //
-// Axes (perf-db params in this order): tb_h, tb_w, tb_k, tb_c, thread_k (output channels per
-// thread, so threads = tb_h * tb_w * tb_k / thread_k).
+// Not a GEMM: the axes name convolution dimensions, O = output and I = input (so no axis reads
+// as a GEMM's M/N/K). Axes (perf-db params in this order), each the kernel's -D name:
+//   TB_OH, TB_OW  output rows x columns per block (was tb_h, tb_w)
+//   TB_OC         output channels per block (was tb_k)
+//   TB_IC         input channels staged per step, the reduction chunk (was tb_c)
+//   THREAD_OC     output channels per thread (was thread_k): threads = TB_OH*TB_OW*TB_OC/THREAD_OC.
 #pragma once
 
 #include <string_view>
@@ -35,6 +39,7 @@ class DirectTiledFwdSolver : public Solver {
                                        const PerfConfig& config) const override;
 
   // Dynamic shared memory of a config (bytes).
+  // tb_h..tb_c are TB_OH, TB_OW, TB_OC, TB_IC.
   static uint64_t SharedBytes(const Problem& problem, int64_t tb_h, int64_t tb_w, int64_t tb_k, int64_t tb_c);
 };
 

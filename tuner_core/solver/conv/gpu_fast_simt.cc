@@ -11,10 +11,20 @@ using gpu::CeilDiv;
 
 constexpr int64_t kMaxFilter = 11;  // compiled-in filter sizes beyond this are not worth a build
 
+// The axes by name (the one place a config is decoded). GEMM M = N*Ho*Wo pixels, N = K.
+struct SimtParams {
+  int tb_m, tb_n, tb_k, stages;
+  static SimtParams Of(const SearchSpace& s, const PerfConfig& c) {
+    return {static_cast<int>(s.Value(c, "TB_M")), static_cast<int>(s.Value(c, "TB_N")),
+            static_cast<int>(s.Value(c, "TB_K")), static_cast<int>(s.Value(c, "STAGES"))};
+  }
+};
+
 }  // namespace
 
 uint64_t FastSimtFwdSolver::SharedBytes(int tb_m, int tb_n, int tb_k, int stages) {
-  return static_cast<uint64_t>(stages) * tb_k * (tb_m + 4 + tb_n) * 4;
+  // The w tile's rows (TB_N output channels) are padded by 4 floats.
+  return static_cast<uint64_t>(stages) * tb_k * (tb_m + tb_n + 4) * 4;
 }
 
 bool FastSimtFwdSolver::VectorB(const Problem& p) {
@@ -33,18 +43,18 @@ absl::Status FastSimtFwdSolver::IsApplicable(const Target& target, const Problem
 
 SearchSpace FastSimtFwdSolver::Space(const Target& target, const Problem& problem) const {
   (void)target, (void)problem;
-  return SearchSpace({{"tb_m", Pow2Range(64, 128)},
-                      {"tb_n", Pow2Range(64, 128)},
-                      {"tb_k", Pow2Range(8, 16)},
-                      {"stages", LinearRange(2, 4)}});
+  // TB_N before TB_M: the params order of the old (tb_m = channels, tb_n = pixels) naming.
+  return SearchSpace({{"TB_N", Pow2Range(64, 128)},
+                      {"TB_M", Pow2Range(64, 128)},
+                      {"TB_K", Pow2Range(8, 16)},
+                      {"STAGES", LinearRange(2, 4)}});
 }
 
 absl::Status FastSimtFwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
   if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
   // A config is valid only for a problem the solver handles (GetSolution agrees).
   if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
-  const int tb_m = static_cast<int>(config.values[0]), tb_n = static_cast<int>(config.values[1]);
-  const int tb_k = static_cast<int>(config.values[2]), stages = static_cast<int>(config.values[3]);
+  const auto [tb_m, tb_n, tb_k, stages] = SimtParams::Of(Space(target, p), config);
   auto invalid = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(Name()), ": params '", config.ToString(), "': ", why));
   };
@@ -56,38 +66,37 @@ absl::Status FastSimtFwdSolver::IsValid(const Target& target, const Problem& p, 
   // one block per SM at least; more stages than K tiles only cost shared memory.
   const int64_t k_tiles = CeilDiv(p.c * p.fil[1] * p.fil[2], tb_k);
   if (stages > 2 && k_tiles < stages) return invalid("more stages than K tiles");
-  if (tb_m > 64 && tb_m / 2 >= p.k) return invalid("tb_m much larger than K");
-  if (CeilDiv(p.k, tb_m) > gpu::kMaxGridYZ) return invalid("grid.y too large");
+  if (tb_n > 64 && tb_n / 2 >= p.k) return invalid("TB_N much larger than K");
+  if (CeilDiv(p.k, tb_n) > gpu::kMaxGridYZ) return invalid("grid.y too large");
   return absl::OkStatus();
 }
 
 PerfConfig FastSimtFwdSolver::DefaultConfig(const Target& target, const Problem& p) const {
   const Dhw o = p.Out();
   const int64_t pixels = p.n * o[1] * o[2];
-  PerfConfig c;
-  if (CeilDiv(pixels, 128) * CeilDiv(p.k, 128) >= 2 * target.num_cu) {
-    c.values = {128, 128, 8, 3};
-  } else {
-    c.values = {64, 64, 16, 3};
-  }
+  const SearchSpace space = Space(target, p);
+  const PerfConfig c = CeilDiv(pixels, 128) * CeilDiv(p.k, 128) >= 2 * target.num_cu
+                           ? space.Make({{"TB_M", 128}, {"TB_N", 128}, {"TB_K", 8}, {"STAGES", 3}})
+                           : space.Make({{"TB_M", 64}, {"TB_N", 64}, {"TB_K", 16}, {"STAGES", 3}});
   if (IsValid(target, p, c).ok()) return c;
-  c.values = {64, 64, 8, 2};  // 64 threads, 9 KiB: valid for every applicable problem
-  return c;
+  // 64 threads, 9 KiB: valid for every applicable problem.
+  return space.Make({{"TB_M", 64}, {"TB_N", 64}, {"TB_K", 8}, {"STAGES", 2}});
 }
 
 absl::StatusOr<Solution> FastSimtFwdSolver::GetSolution(const Target& target, const Problem& p,
                                                         const PerfConfig& config) const {
   if (absl::Status st = IsApplicable(target, p); !st.ok()) return st;
   if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
-  const int tb_m = static_cast<int>(config.values[0]), tb_n = static_cast<int>(config.values[1]);
-  const int tb_k = static_cast<int>(config.values[2]), stages = static_cast<int>(config.values[3]);
+  const SearchSpace space = Space(target, p);
+  const auto [tb_m, tb_n, tb_k, stages] = SimtParams::Of(space, config);
   KernelBuild build;
   build.source = "conv/fast_simt_fwd.cu";
   build.entries = {"tuna_fast_simt_fwd"};
-  build.options = {absl::StrCat("-DTUNA_BM=", tb_m),          absl::StrCat("-DTUNA_BN=", tb_n),
-                   absl::StrCat("-DTUNA_BK=", tb_k),          absl::StrCat("-DTUNA_STAGES=", stages),
-                   absl::StrCat("-DTUNA_FR=", p.fil[1]),      absl::StrCat("-DTUNA_FS=", p.fil[2]),
-                   absl::StrCat("-DTUNA_VEC4_B=", VectorB(p) ? 1 : 0)};
+  build.options = space.Defines(config);
+  for (std::string o : {absl::StrCat("-DTUNA_FR=", p.fil[1]), absl::StrCat("-DTUNA_FS=", p.fil[2]),
+                        absl::StrCat("-DTUNA_VEC4_B=", VectorB(p) ? 1 : 0)}) {
+    build.options.push_back(std::move(o));
+  }
   const Dhw o = p.Out();
   const int64_t pixels = p.n * o[1] * o[2];
   Solution sol;
@@ -95,8 +104,8 @@ absl::StatusOr<Solution> FastSimtFwdSolver::GetSolution(const Target& target, co
   Launch l;
   l.kernel = 0;
   l.entry = "tuna_fast_simt_fwd";
-  l.grid.x = static_cast<uint32_t>(CeilDiv(pixels, tb_n));
-  l.grid.y = static_cast<uint32_t>(CeilDiv(p.k, tb_m));
+  l.grid.x = static_cast<uint32_t>(CeilDiv(pixels, tb_m));
+  l.grid.y = static_cast<uint32_t>(CeilDiv(p.k, tb_n));
   l.block.x = static_cast<uint32_t>(tb_m * tb_n / 64);
   l.shared_bytes = SharedBytes(tb_m, tb_n, tb_k, stages);
   l.args = {KernelArg::Buffer(BufferRole::kX), KernelArg::Buffer(BufferRole::kW), KernelArg::Buffer(BufferRole::kY)};

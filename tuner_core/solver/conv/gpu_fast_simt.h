@@ -1,14 +1,19 @@
 // TunaFastSimtFwd (id 1011): FP32 NCHW forward convolution as a register-blocked SIMT implicit
-// GEMM on NVIDIA sm_80+ (kernels/conv/fast_simt_fwd.cu): M = K output channels, N = N*Ho*Wo
-// pixels, Kdim = C*R*S, so NCHW needs no transform; 8x8 micro-tiles, 128-bit shared reads,
+// GEMM on NVIDIA sm_80+ (kernels/conv/fast_simt_fwd.cu), computed transposed so NCHW needs no
+// transform (the kernel's rows are output channels); 8x8 micro-tiles, 128-bit shared reads,
 // cp.async multi-stage pipeline; 1x1 / stride 1 / pad 0 layers with H*W % 4 == 0 load four
 // pixels per 16-byte copy (a plain GEMM over the channels).
 //
 // Covers: conv mode, FP32, 2D, groups 1, any padding / stride / dilation, x, w, y dense NCHW.
 // Not applicable on HIP targets (inline PTX). The filter size is compiled in (-DTUNA_FR/FS).
 //
-// Axes (perf-db params in this order): tb_m (output channels per block), tb_n (pixels per
-// block), tb_k, stages.
+// GEMM (forward only), as in every tuna forward solver: M = N*Ho*Wo (output pixels),
+// N = K (output channels), K = C*R*S.
+// Axes (perf-db params in this order), each the kernel's -D name:
+//   TB_N    output channels per block (GEMM N; was tb_m, which is why it comes first)
+//   TB_M    output pixels per block (GEMM M; was tb_n)
+//   TB_K    reduction step
+//   STAGES  cp.async ring depth.
 #pragma once
 
 #include <string_view>
@@ -33,7 +38,7 @@ class FastSimtFwdSolver : public Solver {
   absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
                                        const PerfConfig& config) const override;
 
-  // Dynamic shared memory of a config: stages * tb_k * ((tb_m + 4) + tb_n) floats.
+  // Dynamic shared memory of a config: STAGES * TB_K * (TB_M + (TB_N + 4)) floats.
   static uint64_t SharedBytes(int tb_m, int tb_n, int tb_k, int stages);
   // True when the problem takes the 4-pixel vector loads.
   static bool VectorB(const Problem& problem);

@@ -9,14 +9,15 @@ namespace {
 
 using gpu::CeilDiv;
 
+// The axes by name (the one place a config is decoded).
 struct TcParams {
   int tb_m, tb_n, warp_m, warp_n, stages;
+  static TcParams Of(const SearchSpace& s, const PerfConfig& c) {
+    return {static_cast<int>(s.Value(c, "TB_M")), static_cast<int>(s.Value(c, "TB_N")),
+            static_cast<int>(s.Value(c, "WARP_M")), static_cast<int>(s.Value(c, "WARP_N")),
+            static_cast<int>(s.Value(c, "STAGES"))};
+  }
 };
-
-TcParams Params(const PerfConfig& c) {
-  return {static_cast<int>(c.values[0]), static_cast<int>(c.values[1]), static_cast<int>(c.values[2]),
-          static_cast<int>(c.values[3]), static_cast<int>(c.values[4])};
-}
 
 }  // namespace
 
@@ -30,18 +31,18 @@ absl::Status FastTcFwdSolver::IsApplicable(const Target& target, const Problem& 
 
 SearchSpace FastTcFwdSolver::Space(const Target& target, const Problem& problem) const {
   (void)target, (void)problem;
-  return SearchSpace({{"tb_m", Pow2Range(64, 256)},
-                      {"tb_n", Pow2Range(64, 256)},
-                      {"warp_m", Pow2Range(32, 64)},
-                      {"warp_n", Pow2Range(32, 64)},
-                      {"stages", LinearRange(2, 4)}});
+  return SearchSpace({{"TB_M", Pow2Range(64, 256)},
+                      {"TB_N", Pow2Range(64, 256)},
+                      {"WARP_M", Pow2Range(32, 64)},
+                      {"WARP_N", Pow2Range(32, 64)},
+                      {"STAGES", LinearRange(2, 4)}});
 }
 
 absl::Status FastTcFwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
   if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
   // A config is valid only for a problem the solver handles (GetSolution agrees).
   if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
-  const TcParams t = Params(config);
+  const TcParams t = TcParams::Of(Space(target, p), config);
   auto invalid = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(Name()), ": params '", config.ToString(), "': ", why));
   };
@@ -56,8 +57,8 @@ absl::Status FastTcFwdSolver::IsValid(const Target& target, const Problem& p, co
   const Dhw o = p.Out();
   const int64_t gm = p.n * o[1] * o[2];
   // Tiles twice the GEMM extent only waste threads (never prune the smallest tile).
-  if (t.tb_n > 64 && t.tb_n / 2 >= p.k) return invalid("tb_n much larger than K");
-  if (t.tb_m > 64 && t.tb_m / 2 >= gm) return invalid("tb_m much larger than N*Ho*Wo");
+  if (t.tb_n > 64 && t.tb_n / 2 >= p.k) return invalid("TB_N much larger than K");
+  if (t.tb_m > 64 && t.tb_m / 2 >= gm) return invalid("TB_M much larger than N*Ho*Wo");
   if (CeilDiv(p.k, t.tb_n) > gpu::kMaxGridYZ) return invalid("grid.y too large");
   return absl::OkStatus();
 }
@@ -67,30 +68,28 @@ PerfConfig FastTcFwdSolver::DefaultConfig(const Target& target, const Problem& p
   const int64_t gm = p.n * o[1] * o[2];
   // Enough blocks to fill every SM once with 128x128 tiles, else 64x64 (small late layers).
   const int64_t big_blocks = CeilDiv(gm, 128) * CeilDiv(p.k, 128);
-  PerfConfig c;
-  if (big_blocks >= target.num_cu && p.k >= 128) {
-    c.values = {128, 128, 64, 64, 3};
-  } else {
-    c.values = {64, 64, 32, 32, 4};
-  }
+  const SearchSpace space = Space(target, p);
+  const PerfConfig c = big_blocks >= target.num_cu && p.k >= 128
+                           ? space.Make({{"TB_M", 128}, {"TB_N", 128}, {"WARP_M", 64}, {"WARP_N", 64}, {"STAGES", 3}})
+                           : space.Make({{"TB_M", 64}, {"TB_N", 64}, {"WARP_M", 32}, {"WARP_N", 32}, {"STAGES", 4}});
   if (IsValid(target, p, c).ok()) return c;
-  c.values = {64, 64, 32, 32, 2};  // 128 threads, 20 KiB: valid for every applicable problem
-  return c;
+  // 128 threads, 20 KiB: valid for every applicable problem.
+  return space.Make({{"TB_M", 64}, {"TB_N", 64}, {"WARP_M", 32}, {"WARP_N", 32}, {"STAGES", 2}});
 }
 
 absl::StatusOr<Solution> FastTcFwdSolver::GetSolution(const Target& target, const Problem& p,
                                                       const PerfConfig& config) const {
   if (absl::Status st = IsApplicable(target, p); !st.ok()) return st;
   if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
-  const TcParams t = Params(config);
+  const SearchSpace space = Space(target, p);
+  const TcParams t = TcParams::Of(space, config);
   const int threads = (t.tb_m / t.warp_m) * (t.tb_n / t.warp_n) * 32;
   KernelBuild build;
   build.source = "conv/fast_tc_fwd.cu";
   build.entries = {"tuna_fast_tc_fwd"};
-  build.options = {absl::StrCat("-DTUNA_BM=", t.tb_m),     absl::StrCat("-DTUNA_BN=", t.tb_n),
-                   absl::StrCat("-DTUNA_WM=", t.warp_m),   absl::StrCat("-DTUNA_WN=", t.warp_n),
-                   absl::StrCat("-DTUNA_STAGES=", t.stages), gpu::DTypeOption(p.data_type),
-                   absl::StrCat("-DTUNA_VEC8=", p.c % 8 == 0 ? 1 : 0)};
+  build.options = space.Defines(config);
+  build.options.push_back(gpu::DTypeOption(p.data_type));
+  build.options.push_back(absl::StrCat("-DTUNA_VEC8=", p.c % 8 == 0 ? 1 : 0));
   const Dhw o = p.Out();
   const int64_t gm = p.n * o[1] * o[2];
   Solution sol;

@@ -6,8 +6,11 @@
 // C % 8 == 0 takes 16-byte cp.async loads; other C (the 3-channel stem) a gather path.
 // Not applicable on HIP targets (inline PTX). Sizes are kernel arguments (dynamic).
 //
-// Axes (perf-db params in this order): tb_m, tb_n (block tile of the GEMM, M = N*Ho*Wo rows,
-// N = K), warp_m, warp_n (warp tile), stages (shared-memory ring depth). BK is 32.
+// GEMM (forward only): M = N*Ho*Wo (output pixels), N = K (output channels), K = C*R*S.
+// Axes (perf-db params in this order), each the kernel's -D name:
+//   TB_M, TB_N       block tile of the GEMM (TB_K is fixed at 32)
+//   WARP_M, WARP_N   warp tile
+//   STAGES           shared-memory ring depth.
 #pragma once
 
 #include <string_view>
@@ -33,7 +36,7 @@ class FastTcFwdSolver : public Solver {
   absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
                                        const PerfConfig& config) const override;
 
-  // Dynamic shared memory of a config (stages * (tb_m + tb_n) rows of 40 halves).
+  // Dynamic shared memory of a config (STAGES * (TB_M + TB_N) rows of 40 halves).
   static uint64_t SharedBytes(int tb_m, int tb_n, int stages);
 };
 

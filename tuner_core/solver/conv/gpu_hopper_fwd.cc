@@ -11,19 +11,18 @@ namespace {
 
 using gpu::CeilDiv;
 
-// The axes by name, in the order of the space (and of the params string).
+// The axes by name (the one place a config is decoded); Space() lists them in params order.
 struct HopperParams {
   int tb_m, tb_n, wg_m, stages, split_k = 1;
-  static HopperParams Of(const PerfConfig& c) {
-    return {static_cast<int>(c.values[0]), static_cast<int>(c.values[1]), static_cast<int>(c.values[2]),
-            static_cast<int>(c.values[3]), static_cast<int>(c.values[4])};
+  static HopperParams Of(const SearchSpace& s, const PerfConfig& c) {
+    return {static_cast<int>(s.Value(c, "TB_M")), static_cast<int>(s.Value(c, "TB_N")),
+            static_cast<int>(s.Value(c, "WG_M")), static_cast<int>(s.Value(c, "STAGES")),
+            static_cast<int>(s.Value(c, "SPLIT_K"))};
   }
-  PerfConfig Config() const { return PerfConfig{{tb_m, tb_n, wg_m, stages, split_k}}; }
+  PerfConfig Config(const SearchSpace& s) const {
+    return s.Make({{"TB_M", tb_m}, {"TB_N", tb_n}, {"WG_M", wg_m}, {"STAGES", stages}, {"SPLIT_K", split_k}});
+  }
   int Threads() const { return 128 * wg_m; }
-  std::vector<std::string> Defines() const {
-    return {absl::StrCat("-DTB_M=", tb_m), absl::StrCat("-DTB_N=", tb_n), absl::StrCat("-DWG_M=", wg_m),
-            absl::StrCat("-DSTAGES=", stages), absl::StrCat("-DSPLIT_K=", split_k)};
-  }
 };
 
 constexpr int kTbK = 64;
@@ -102,7 +101,7 @@ SearchSpace HopperFwdSolver::Space(const Target& target, const Problem& problem)
 absl::Status HopperFwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
   if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
   if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
-  const HopperParams t = HopperParams::Of(config);
+  const HopperParams t = HopperParams::Of(Space(target, p), config);
   auto invalid = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(Name()), ": params '", config.ToString(), "': ", why));
   };
@@ -133,23 +132,25 @@ PerfConfig HopperFwdSolver::DefaultConfig(const Target& target, const Problem& p
   const int64_t kpg = p.k / p.groups;
   // Wide tiles when they still give every SM a block, else narrower ones.
   const int64_t big = CeilDiv(GemmM(p), 128) * CeilDiv(kpg, 256) * p.groups;
+  const SearchSpace space = Space(target, p);
   for (HopperParams c : {big >= target.num_cu ? HopperParams{128, 256, 2, 4} : HopperParams{128, 128, 2, 4},
                          HopperParams{128, 128, 2, 4, 2}, HopperParams{128, 128, 1, 4}, HopperParams{128, 64, 1, 4},
                          HopperParams{64, 64, 1, 3}}) {
-    if (IsValid(target, p, c.Config()).ok()) return c.Config();
+    if (IsValid(target, p, c.Config(space)).ok()) return c.Config(space);
   }
-  return HopperParams{64, 64, 1, 3}.Config();  // valid for every applicable problem
+  return HopperParams{64, 64, 1, 3}.Config(space);  // valid for every applicable problem
 }
 
 absl::StatusOr<Solution> HopperFwdSolver::GetSolution(const Target& target, const Problem& p,
                                                       const PerfConfig& config) const {
   if (absl::Status st = IsApplicable(target, p); !st.ok()) return st;
   if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
-  const HopperParams t = HopperParams::Of(config);
+  const SearchSpace space = Space(target, p);
+  const HopperParams t = HopperParams::Of(space, config);
   KernelBuild build;
   build.source = "conv/hopper_fwd.cu";
   build.entries = {"tuna_hopper_fwd", "tuna_pad_channels"};
-  build.options = t.Defines();
+  build.options = space.Defines(config);
   build.options.push_back(gpu::DTypeOption(p.data_type));
   const int64_t cp = KernelChannels(p);
   build.options.push_back(absl::StrCat("-DCHUNK=", cp % 8 == 0 ? 16 : 8));

@@ -68,28 +68,32 @@ absl::Status IgemmSolver::IsApplicable(const Target& target, const Problem& p) c
 
 SearchSpace IgemmSolver::Space(const Target& target, const Problem& problem) const {
   (void)target, (void)problem;
+  // VEC_K and SPLIT_K are read by the solver only: VEC_K becomes TUNA_VEC_A/B where the layout
+  // allows, SPLIT_K is grid.z and a kernel argument.
   std::vector<ParamAxis> axes = {
-      {"tb_m", Pow2Range(16, 128)},    {"tb_n", Pow2Range(16, 128)}, {"tb_k", Pow2Range(4, 32)},
-      {"thread_m", Pow2Range(1, 8)},   {"thread_n", Pow2Range(1, 8)}, {"vec", Pow2Range(1, 8)},
-      {"stages", LinearRange(1, 2)},
+      {"TB_M", Pow2Range(16, 128)},
+      {"TB_N", Pow2Range(16, 128)},
+      {"TB_K", Pow2Range(4, 32)},
+      {"THREAD_M", Pow2Range(1, 8)},
+      {"THREAD_N", Pow2Range(1, 8)},
+      {"VEC_K", Pow2Range(1, 8), AxisUse::kSolver},
+      {"STAGES", LinearRange(1, 2)},
   };
-  if (direction_ == Direction::kBackwardWeights) axes.push_back({"split_k", Pow2Range(1, 64)});
+  if (direction_ == Direction::kBackwardWeights) axes.push_back({"SPLIT_K", Pow2Range(1, 64), AxisUse::kSolver});
   return SearchSpace(std::move(axes));
 }
 
 IgemmPlan IgemmSolver::Plan(const Target& target, const Problem& p, const PerfConfig& config) const {
   const SearchSpace space = Space(target, p);
   IgemmPlan plan;
-  plan.tb_m = static_cast<int>(gpu::AxisValue(space, config, "tb_m"));
-  plan.tb_n = static_cast<int>(gpu::AxisValue(space, config, "tb_n"));
-  plan.tb_k = static_cast<int>(gpu::AxisValue(space, config, "tb_k"));
-  plan.thread_m = static_cast<int>(gpu::AxisValue(space, config, "thread_m"));
-  plan.thread_n = static_cast<int>(gpu::AxisValue(space, config, "thread_n"));
-  plan.vec = static_cast<int>(gpu::AxisValue(space, config, "vec"));
-  plan.stages = static_cast<int>(gpu::AxisValue(space, config, "stages"));
-  plan.split_k = direction_ == Direction::kBackwardWeights
-                     ? static_cast<int>(gpu::AxisValue(space, config, "split_k"))
-                     : 1;
+  plan.tb_m = static_cast<int>(space.Value(config, "TB_M"));
+  plan.tb_n = static_cast<int>(space.Value(config, "TB_N"));
+  plan.tb_k = static_cast<int>(space.Value(config, "TB_K"));
+  plan.thread_m = static_cast<int>(space.Value(config, "THREAD_M"));
+  plan.thread_n = static_cast<int>(space.Value(config, "THREAD_N"));
+  plan.vec = static_cast<int>(space.Value(config, "VEC_K"));
+  plan.stages = static_cast<int>(space.Value(config, "STAGES"));
+  plan.split_k = direction_ == Direction::kBackwardWeights ? static_cast<int>(space.Value(config, "SPLIT_K")) : 1;
   if (plan.thread_m > 0 && plan.thread_n > 0) {
     plan.threads = (plan.tb_m / plan.thread_m) * (plan.tb_n / plan.thread_n);
   }
@@ -167,15 +171,15 @@ absl::Status IgemmSolver::IsValid(const Target& target, const Problem& p, const 
   }
   if (plan.vec > 1) {
     if (plan.vec * static_cast<int>(DataTypeSize(p.data_type)) > 16) return invalid("vector wider than 16 bytes");
-    if (plan.tb_k % plan.vec != 0) return invalid("tb_k not divisible by vec");
+    if (plan.tb_k % plan.vec != 0) return invalid("TB_K not divisible by VEC_K");
     if (plan.vec_a == 1 && plan.vec_b == 1) return invalid("layout/sizes allow no vector loads");
   }
   const int64_t loads_a = CeilDiv(int64_t{plan.tb_m} * plan.tb_k / plan.vec_a, plan.threads);
   const int64_t loads_b = CeilDiv(int64_t{plan.tb_n} * plan.tb_k / plan.vec_b, plan.threads);
   if (loads_a > kMaxLoadsPerThread || loads_b > kMaxLoadsPerThread) return invalid("too many loads per thread");
   // Tiles much larger than the GEMM only waste threads: prune (never the smallest tile).
-  if (plan.tb_m > 16 && plan.tb_m / 2 >= plan.gm) return invalid("tb_m much larger than GEMM M");
-  if (plan.tb_n > 16 && plan.tb_n / 2 >= plan.gn) return invalid("tb_n much larger than GEMM N");
+  if (plan.tb_m > 16 && plan.tb_m / 2 >= plan.gm) return invalid("TB_M much larger than GEMM M");
+  if (plan.tb_n > 16 && plan.tb_n / 2 >= plan.gn) return invalid("TB_N much larger than GEMM N");
   if (CeilDiv(plan.gn, plan.tb_n) > gpu::kMaxGridYZ) return invalid("grid.y too large");
   if (CeilDiv(plan.gm, plan.tb_m) > gpu::kMaxIndex) return invalid("grid.x too large");
   const int64_t grid_z = p.groups * (direction_ == Direction::kBackwardData ? plan.classes : plan.split_k);
@@ -183,7 +187,7 @@ absl::Status IgemmSolver::IsValid(const Target& target, const Problem& p, const 
   if (plan.split_k > 1) {
     const int64_t k_tiles = CeilDiv(plan.gk, plan.tb_k);
     // Every split must own at least one K tile (and splits beyond that only add atomics).
-    if (CeilDiv(k_tiles, plan.k_tiles_per_split) < plan.split_k) return invalid("split_k exceeds K tiles");
+    if (CeilDiv(k_tiles, plan.k_tiles_per_split) < plan.split_k) return invalid("SPLIT_K exceeds K tiles");
   }
   return absl::OkStatus();
 }
@@ -191,11 +195,16 @@ absl::Status IgemmSolver::IsValid(const Target& target, const Problem& p, const 
 PerfConfig IgemmSolver::DefaultConfig(const Target& target, const Problem& p) const {
   const SearchSpace space = Space(target, p);
   const bool wrw = direction_ == Direction::kBackwardWeights;
+  // Named values, SPLIT_K only for Wrw.
+  auto make = [&](int64_t tb_m, int64_t tb_n, int64_t tb_k, int64_t th_m, int64_t th_n, int64_t vec,
+                  int64_t stages, int64_t split) {
+    NamedValues v = {{"TB_M", tb_m},     {"TB_N", tb_n},   {"TB_K", tb_k},     {"THREAD_M", th_m},
+                     {"THREAD_N", th_n}, {"VEC_K", vec},   {"STAGES", stages}};
+    if (wrw) v.emplace_back("SPLIT_K", split);
+    return space.Make(v);
+  };
   // GEMM sizes from a unit plan, for the tile choice.
-  PerfConfig probe;
-  probe.values = {64, 64, 8, 4, 4, 1, 2};
-  if (wrw) probe.values.push_back(1);
-  const IgemmPlan shape = Plan(target, p, probe);
+  const IgemmPlan shape = Plan(target, p, make(64, 64, 8, 4, 4, 1, 2, 1));
   auto pick_tile = [](int64_t extent) -> std::pair<int64_t, int64_t> {
     if (extent <= 16) return {16, 1};
     if (extent <= 32) return {32, 2};
@@ -205,30 +214,24 @@ PerfConfig IgemmSolver::DefaultConfig(const Target& target, const Problem& p) co
   auto [tb_m, th_m] = pick_tile(shape.gm);
   auto [tb_n, th_n] = pick_tile(shape.gn);
   if (shape.gm >= 128 && shape.gn >= 128) tb_m = 128, th_m = 8;  // larger tiles for large GEMMs
-  const int64_t vec_max = 16 / static_cast<int64_t>(DataTypeSize(p.data_type));
+  const int64_t vec_max = std::min<int64_t>(8, 16 / static_cast<int64_t>(DataTypeSize(p.data_type)));
   std::vector<PerfConfig> candidates;
   for (int64_t vec = vec_max; vec >= 1; vec /= 2) {
     for (int64_t tb_k : {int64_t{16}, int64_t{8}}) {
-      PerfConfig c;
-      c.values = {tb_m, tb_n, tb_k, th_m, th_n, vec, 2};
+      int64_t split = 1;
       if (wrw) {
         // Enough blocks to fill the GPU twice, each split keeping at least 4 K tiles.
         const int64_t tiles = CeilDiv(shape.gm, tb_m) * CeilDiv(shape.gn, tb_n) * p.groups;
         const int64_t k_tiles = CeilDiv(shape.gk, tb_k);
-        int64_t split = 1;
         while (split < 64 && tiles * split * 2 <= 2 * target.num_cu && k_tiles / (split * 2) >= 4) split *= 2;
-        c.values.push_back(split);
       }
-      candidates.push_back(c);
+      candidates.push_back(make(tb_m, tb_n, tb_k, th_m, th_n, vec, 2, split));
     }
   }
   for (const PerfConfig& c : candidates) {
     if (IsValid(target, p, c).ok()) return c;
   }
-  PerfConfig fallback;
-  fallback.values = {16, 16, 8, 1, 1, 1, 1};  // 256 threads, 1 KB of shared memory
-  if (wrw) fallback.values.push_back(1);
-  return fallback;
+  return make(16, 16, 8, 1, 1, 1, 1, 1);  // 256 threads, 1 KB of shared memory
 }
 
 absl::StatusOr<Solution> IgemmSolver::GetSolution(const Target& target, const Problem& p,
@@ -248,7 +251,7 @@ absl::StatusOr<Solution> IgemmSolver::GetSolution(const Target& target, const Pr
                                                                  : "tuna_igemm_wrw";
   build.entries = {entry};
   if (atomic && sixteen_bit) build.entries.push_back("tuna_igemm_wrw_finalize");
-  build.options = space.Defines(config);
+  build.options = space.Defines(config);  // the tile axes; VEC_K and SPLIT_K are not read as -D
   build.options.push_back(absl::StrCat("-DTUNA_DIR=", DirIndex(direction_)));
   build.options.push_back(gpu::DTypeOption(p.data_type));
   build.options.push_back(absl::StrCat("-DTUNA_VEC_A=", plan.vec_a));

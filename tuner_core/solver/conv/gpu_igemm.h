@@ -5,10 +5,21 @@
 // stride / dilation, each tensor in any layout (NCHW, NHWC, NCDHW, NDHWC: indexed by strides).
 // Limits: GEMM sizes and image coordinates below 2^31 (offsets are 64-bit), grid.y/z <= 65535.
 //
-// Axes (perf-db params in this order): tb_m, tb_n, tb_k (block tile of the GEMM), thread_m,
-// thread_n (register micro-tile), vec (elements per global load along GEMM-K; used only where
-// the layout makes them contiguous and aligned), stages (1 or 2 shared-memory buffers), and
-// for Wrw split_k (the N*Do*Ho*Wo reduction split over blocks, summed with FP32 atomics).
+// The GEMM per group (G groups; grid.z), by direction:
+//   Fwd  M = N*Do*Ho*Wo (output pixels)  N = K/G (output channels)  K = C/G*Z*Y*X
+//   Bwd  M = N*Di*Hi*Wi / stride class   N = C/G (input channels)   K = K/G*Z*Y*X (reaching taps)
+//   Wrw  M = K/G (output channels)       N = C/G*Z*Y*X              K = N*Do*Ho*Wo
+//
+// Axes (perf-db params in this order; the -D name of each is the axis name):
+//   TB_M, TB_N, TB_K    block tile of the GEMM (-D)
+//   THREAD_M, THREAD_N  register micro-tile per thread (-D)
+//   VEC_K               elements per global load along GEMM K; solver only: it becomes
+//                       -DTUNA_VEC_A/B per operand where the layout makes them contiguous and
+//                       aligned, 1 elsewhere (the kernel never reads VEC_K itself)
+//   STAGES              1 or 2 shared-memory buffers (-D)
+//   SPLIT_K             Wrw only: the K = N*Do*Ho*Wo reduction split over blocks, summed with
+//                       FP32 atomics; solver only: grid.z and a kernel argument, not a -D.
+// Params written before the rename (tb_m,...,vec,stages[,split_k]) read unchanged: same order.
 #pragma once
 
 #include <memory>

@@ -1,0 +1,188 @@
+// Named tile axes (#16): every tunable solver's axes are the -D names its kernel reads, decoded
+// by name; params strings written before the rename (lower_snake_case axes, same order) read
+// back with the same values under the new names. Pure planning, no compiler or device.
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "catch2/catch.hpp"
+#include "kernels/sources.h"
+#include "tests/solver/gpu_test_problems.h"
+#include "tuner_core/solver/conv/solver_sets.h"
+#include "tuner_core/solver/perf_config.h"
+
+namespace tuna {
+namespace {
+
+using solver::AxisUse;
+using solver::PerfConfig;
+using solver::SearchSpace;
+using solver::Solver;
+using solver::Target;
+
+Target Arch(const std::string& arch) {
+  absl::StatusOr<Target> t = solver::TargetForArch(arch, 16);
+  REQUIRE(t.ok());
+  return *t;
+}
+
+solver::SolverList AllTunable() {
+  solver::SolverList all = solver::GpuTunableSolvers();
+  for (auto& entry : solver::CpuTunableSolvers()) all.push_back(std::move(entry));
+  return all;
+}
+
+const Solver& ByName(const solver::SolverList& list, std::string_view name) {
+  for (const auto& [id, s] : list)
+    if (s->Name() == name) return *s;
+  FAIL("no solver " << name);
+  return *list.front().second;
+}
+
+bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// True when `name` occurs as a whole word outside a // comment of `text`.
+bool ReadsMacro(std::string_view text, std::string_view name) {
+  for (size_t at = text.find(name); at != std::string_view::npos; at = text.find(name, at + 1)) {
+    if (at > 0 && IsIdentChar(text[at - 1])) continue;
+    if (at + name.size() < text.size() && IsIdentChar(text[at + name.size()])) continue;
+    const size_t line = text.rfind('\n', at);
+    const std::string_view before = text.substr(line == std::string_view::npos ? 0 : line, at - (line == std::string_view::npos ? 0 : line));
+    if (before.find("//") != std::string_view::npos) continue;
+    return true;
+  }
+  return false;
+}
+
+TEST_CASE("SearchSpace: values by name, configs by name, -D per kernel axis") {
+  const SearchSpace space({{"TB_M", {64, 128}}, {"TB_N", {32, 64}}, {"SPLIT_K", {1, 2, 4}, AxisUse::kSolver}});
+  const PerfConfig c{{128, 32, 4}};
+  CHECK(space.IndexOf("TB_N") == 1);
+  CHECK(space.IndexOf("tb_n") == -1);  // names are exact
+  CHECK(space.Value(c, "TB_M") == 128);
+  CHECK(space.Value(c, "SPLIT_K") == 4);
+  CHECK(*space.Find(c, "TB_N") == 32);
+  CHECK_THAT(std::string(space.Find(c, "WARP_M").status().message()), Catch::Contains("no axis 'WARP_M'"));
+  CHECK_FALSE(space.Find(PerfConfig{{128}}, "TB_N").ok());
+
+  CHECK(space.Make({{"SPLIT_K", 4}, {"TB_N", 32}, {"TB_M", 128}}) == c);  // any order
+  CHECK_THAT(std::string(space.TryMake({{"TB_M", 128}, {"TB_N", 32}}).status().message()),
+             Catch::Contains("SPLIT_K not given"));
+  CHECK_THAT(std::string(space.TryMake({{"TB_M", 96}, {"TB_N", 32}, {"SPLIT_K", 1}}).status().message()),
+             Catch::Contains("TB_M=96 is outside {64,128}"));
+  CHECK_FALSE(space.TryMake({{"TB_M", 64}, {"TB_M", 64}, {"TB_N", 32}, {"SPLIT_K", 1}}).ok());
+  CHECK_FALSE(space.TryMake({{"TB_M", 64}, {"TB_N", 32}, {"SPLIT_K", 1}, {"STAGES", 2}}).ok());
+
+  CHECK(space.Defines(c) == std::vector<std::string>{"-DTB_M=128", "-DTB_N=32"});  // SPLIT_K: solver only
+  CHECK(space.Describe(c) == "TB_M=128 TB_N=32 SPLIT_K=4");
+  CHECK(c.ToString() == "128,32,4");
+}
+
+// Params strings as the code before the rename wrote them (most from bench/kernels/results/*.log,
+// others in the old axis order), with the values the new names must give.
+struct OldParams {
+  const char* solver;
+  const char* params;
+  std::vector<std::pair<const char*, int64_t>> expect;
+};
+
+TEST_CASE("params written with the old axis names read back by the new names") {
+  const std::vector<OldParams> cases = {
+      // old: tb_m, tb_n, tb_k, thread_m, thread_n, vec, stages[, split_k]
+      {"TunaIgemmFwd", "128,64,16,8,4,4,2",
+       {{"TB_M", 128}, {"TB_N", 64}, {"TB_K", 16}, {"THREAD_M", 8}, {"THREAD_N", 4}, {"VEC_K", 4}, {"STAGES", 2}}},
+      {"TunaIgemmBwd", "64,16,16,4,1,1,2",  // fp32_all.log 01B
+       {{"TB_M", 64}, {"TB_N", 16}, {"TB_K", 16}, {"THREAD_M", 4}, {"THREAD_N", 1}, {"VEC_K", 1}, {"STAGES", 2}}},
+      {"TunaIgemmWrw", "64,64,16,4,4,4,2,64",  // fp32_all.log 01W
+       {{"TB_M", 64}, {"TB_N", 64}, {"TB_K", 16}, {"THREAD_M", 4}, {"THREAD_N", 4}, {"VEC_K", 4}, {"STAGES", 2},
+        {"SPLIT_K", 64}}},
+      // old: tb_h, tb_w, tb_k (output channels), tb_c (input channels), thread_k
+      {"TunaDirectTiledFwd", "8,16,16,4,2",
+       {{"TB_OH", 8}, {"TB_OW", 16}, {"TB_OC", 16}, {"TB_IC", 4}, {"THREAD_OC", 2}}},
+      // old: tb_m, tb_n, warp_m, warp_n, stages (fp16_fwd.log)
+      {"TunaFastTcFwd", "128,128,64,32,3", {{"TB_M", 128}, {"TB_N", 128}, {"WARP_M", 64}, {"WARP_N", 32}, {"STAGES", 3}}},
+      // old: tb_m (output channels), tb_n (pixels), tb_k, stages (fp32_all.log 01F): the GEMM is
+      // now named like the other forward solvers, so channels are TB_N and pixels TB_M.
+      {"TunaFastSimtFwd", "64,128,8,3", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}}},
+      // TB_M, TB_N, WG_M, STAGES, SPLIT_K (unchanged; hopper_fp16_fwd.log)
+      {"TunaHopperFwd", "128,256,2,4,1", {{"TB_M", 128}, {"TB_N", 256}, {"WG_M", 2}, {"STAGES", 4}, {"SPLIT_K", 1}}},
+      // old: tile_m, tile_n, tile_k, micro_m, micro_n, split_k (cpu_gemm_test)
+      {"TunaCpuGemmConv", "8,64,8,4,8,4",
+       {{"TB_M", 8}, {"TB_N", 64}, {"TB_K", 8}, {"THREAD_M", 4}, {"THREAD_N", 8}, {"SPLIT_K", 4}}},
+  };
+  const solver::SolverList all = AllTunable();
+  std::set<std::string> seen;
+  for (const OldParams& old : cases) {
+    INFO(old.solver << " '" << old.params << "'");
+    const Solver& s = ByName(all, old.solver);
+    const bool cpu = std::string_view(old.solver) == "TunaCpuGemmConv";
+    const SearchSpace space = s.Space(Arch(cpu ? "cpu-avx2" : "sm_90"), Problem{});
+    absl::StatusOr<PerfConfig> parsed = space.Parse(old.params);
+    REQUIRE(parsed.ok());
+    REQUIRE(space.axes().size() == old.expect.size());
+    for (const auto& [name, value] : old.expect) {
+      INFO(name);
+      CHECK(space.Value(*parsed, name) == value);
+    }
+    std::vector<std::pair<std::string_view, int64_t>> named(old.expect.begin(), old.expect.end());
+    CHECK(space.Make(named) == *parsed);
+    CHECK(parsed->ToString() == old.params);  // written back unchanged
+    seen.insert(old.solver);
+  }
+  for (const auto& [id, s] : all) CHECK(seen.count(std::string(s->Name())) == 1);  // every tunable solver
+}
+
+TEST_CASE("every -D a tunable solver emits is read by its kernel; every kernel axis is emitted") {
+  const solver::SolverList all = AllTunable();
+  std::vector<Problem> problems;
+  for (int layer : {2, 5}) {
+    for (Direction dir : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
+      problems.push_back(testing::With(testing::ResNet50Layers()[layer], dir, DataType::kFp32, Layout::kNCHW));
+      problems.push_back(testing::With(testing::ResNet50Layers()[layer], dir, DataType::kFp16, Layout::kNHWC));
+    }
+  }
+  std::set<std::string> checked;
+  for (const auto& [id, s] : all) {
+    for (const std::string arch : {"sm_90", "cpu-avx2"}) {
+      const Target target = Arch(arch);
+      for (const Problem& p : problems) {
+        if (!s->IsApplicable(target, p).ok()) continue;
+        INFO(s->Name() << " on " << arch << ": " << DirectionName(p.direction) << " " << DataTypeName(p.data_type));
+        const SearchSpace space = s->Space(target, p);
+        const PerfConfig config = s->DefaultConfig(target, p);
+        absl::StatusOr<solver::Solution> sol = s->GetSolution(target, p, config);
+        REQUIRE(sol.ok());
+        const solver::KernelBuild& build = sol->kernels.at(0);
+        const char* source = kernels::FindSource(build.source);
+        REQUIRE(source != nullptr);
+        for (const std::string& option : build.options) {
+          if (option.rfind("-D", 0) != 0) continue;
+          const std::string name = option.substr(2, option.find('=') - 2);
+          INFO(option);
+          bool read = ReadsMacro(source, name);
+          for (const kernels::KernelSourceFile& f : kernels::AllSources()) {  // or an included header
+            if (f.path != nullptr && std::string_view(f.path).ends_with(".h")) read = read || ReadsMacro(f.text, name);
+          }
+          CHECK(read);
+        }
+        for (const solver::ParamAxis& axis : space.axes()) {
+          INFO(axis.name);
+          const std::string define = "-D" + axis.name + "=" + std::to_string(space.Value(config, axis.name));
+          const bool emitted = std::find(build.options.begin(), build.options.end(), define) != build.options.end();
+          CHECK(emitted == (axis.use == AxisUse::kDefine));
+          CHECK(axis.name == [&] {  // UPPER_CASE
+            std::string u = axis.name;
+            for (char& ch : u) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+            return u;
+          }());
+        }
+        checked.insert(std::string(s->Name()));
+      }
+    }
+  }
+  for (const auto& [id, s] : all) CHECK(checked.count(std::string(s->Name())) == 1);
+}
+
+}  // namespace
+}  // namespace tuna
