@@ -1,6 +1,7 @@
 #include "bench/kernels/cudnn_shim.h"
 
-#include <dlfcn.h>
+#include "bench/kernels/cudnn_library.h"
+
 
 #include <mutex>
 
@@ -64,22 +65,14 @@ class CudnnLib {
     static CudnnLib* lib = nullptr;
     static absl::Status status;
     std::call_once(once, [&] {
-      std::string file = path.empty() ? "libcudnn.so.9" : path;
-      if (!path.empty() && path.find(".so") == std::string::npos) file = path + "/libcudnn.so.9";
-      void* h = dlopen(file.c_str(), RTLD_NOW | RTLD_GLOBAL);
-      if (h == nullptr) {
-        status = absl::UnavailableError(absl::StrCat("cannot load ", file, ": ", dlerror()));
+      absl::StatusOr<void*> h = OpenCudnn(path);
+      if (!h.ok()) {
+        status = h.status();
         return;
       }
       auto l = std::make_unique<CudnnLib>();
-      bool ok = true;
-      auto sym = [&](auto& fn, const char* name) {
-        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(h, name));
-        if (fn == nullptr) {
-          ok = false;
-          status = absl::UnavailableError(absl::StrCat(file, " lacks ", name));
-        }
-      };
+      CudnnSymbols syms(*h);
+      auto sym = [&](auto& fn, const char* name) { syms.Get(fn, name); };
       sym(l->create, "cudnnCreate");
       sym(l->destroy, "cudnnDestroy");
       sym(l->error_string, "cudnnGetErrorString");
@@ -101,7 +94,8 @@ class CudnnLib {
       sym(l->fwd, "cudnnConvolutionForward");
       sym(l->bwd_data, "cudnnConvolutionBackwardData");
       sym(l->bwd_filter, "cudnnConvolutionBackwardFilter");
-      if (ok) lib = l.release();
+      status = syms.status();
+      if (status.ok()) lib = l.release();
     });
     if (lib == nullptr) return status;
     return lib;

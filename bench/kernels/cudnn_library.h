@@ -1,0 +1,37 @@
+// Loading cuDNN 9 for the bench's two cuDNN paths (the legacy shim and the backend API): one
+// dlopen per process, symbols resolved into a table of function pointers. Thread-safe.
+#pragma once
+
+#include <dlfcn.h>
+
+#include <string>
+#include <type_traits>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+
+namespace tuna::bench {
+
+// The handle of libcudnn.so.9: `path` is the library file, a directory holding it, or empty
+// for the loader's search. The first call's path wins; Unavailable (with dlerror) when absent.
+absl::StatusOr<void*> OpenCudnn(const std::string& path);
+
+// Resolves symbols of `handle` into function pointers; the first missing one is kept as an
+// Unavailable status naming it.
+class CudnnSymbols {
+ public:
+  explicit CudnnSymbols(void* handle) : handle_(handle) {}
+  template <typename Fn>
+  void Get(Fn& fn, const char* name) {
+    fn = reinterpret_cast<std::remove_reference_t<Fn>>(dlsym(handle_, name));
+    if (fn == nullptr && status_.ok()) status_ = absl::UnavailableError(absl::StrCat("libcudnn lacks ", name));
+  }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  void* handle_;
+  absl::Status status_;
+};
+
+}  // namespace tuna::bench
