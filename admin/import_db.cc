@@ -1,7 +1,9 @@
 #include "admin/import_db.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -47,6 +49,36 @@ struct Parsed {
   int64_t skipped = 0;
 };
 
+// A find-db entry must carry a measurement: a finite time > 0 ms and a workspace that fits the
+// BIGINT column (a -1 time would otherwise win every "fastest" comparison downstream).
+absl::Status CheckFindEntry(const db::FindDbEntry& e) {
+  if (!std::isfinite(e.time_ms) || e.time_ms <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("time ", db::FormatFindDbTime(e.time_ms), " ms is not finite and > 0"));
+  }
+  if (e.workspace > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("workspace ", e.workspace, " bytes exceeds the int64 range"));
+  }
+  return absl::OkStatus();
+}
+
+// A perf-db row: a solver name and a params string the ASCII VARCHAR(1024) column can hold.
+absl::Status CheckPerfRow(const db::PerfDbRow& row) {
+  if (row.solver.empty()) return absl::InvalidArgumentError("empty solver name");
+  if (row.params.empty()) return absl::InvalidArgumentError("empty params");
+  if (row.params.size() > 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("params of ", row.params.size(), " bytes (at most 1024)"));
+  }
+  for (unsigned char ch : row.params) {
+    if (ch < 0x20 || ch > 0x7e) {
+      return absl::InvalidArgumentError("params hold a byte that is not printable ASCII");
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Parsed> ParseFind(const std::string& path) {
   auto read = db::ReadFindDbFile(path);
   if (!read.ok()) return read.status();
@@ -63,6 +95,10 @@ absl::StatusOr<Parsed> ParseFind(const std::string& path) {
     const size_t index = out.problems.size();
     out.problems.push_back(*problem);
     for (const db::FindDbEntry& e : entries) {
+      if (auto st = CheckFindEntry(e); !st.ok()) {
+        out.errors.push_back(absl::StrCat("key ", key, " solver ", e.solver, ": ", st.message()));
+        continue;
+      }
       out.entries.push_back({index, e.solver, static_cast<double>(e.time_ms),
                              static_cast<int64_t>(e.workspace), e.algorithm, ""});
     }
@@ -93,6 +129,11 @@ absl::StatusOr<Parsed> ParsePerf(const std::string& path) {
       }
       it = index_of.emplace(row.config, out.problems.size()).first;
       out.problems.push_back(*problem);
+    }
+    if (auto st = CheckPerfRow(row); !st.ok()) {
+      out.errors.push_back(absl::StrCat("config ", FindDbKey(out.problems[it->second]),
+                                        " solver ", row.solver, ": ", st.message()));
+      continue;
     }
     out.entries.push_back({it->second, row.solver, -1, -1, "", row.params});
   }

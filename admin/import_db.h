@@ -7,6 +7,12 @@
 // its registry id (inserted if `tuna solvers update` has not run), any other name a placeholder
 // solver row with valid=0 (schema/store/solver_store.h), so no entry of the file is lost and
 // none of them ever becomes a job. Everything happens in one transaction.
+//
+// Validation (each failure names the find-db key and the solver): a find-db entry needs a finite
+// time > 0 ms and a workspace within int64; a perf-db row needs a non-empty solver and non-empty
+// printable-ASCII params of at most 1024 bytes. Precedence: a stored result measured by tuna
+// (verified, or written by a job) is never overwritten or marked by an imported entry
+// (schema/store/imported_result_store.h).
 #pragma once
 
 #include <cstdint>
@@ -45,8 +51,8 @@ struct ImportDbReport {
   int64_t tags_added = 0;
 };
 
-// Errors: NotFound (file, session), InvalidArgument (unknown format; invalid lines or keys,
-// all listed, unless skip_invalid), the store's codes. Nothing is written on error.
+// Errors: NotFound (file, session), InvalidArgument (unknown format; invalid lines, keys or
+// entries, all listed, unless skip_invalid), the store's codes. Nothing is written on error.
 absl::StatusOr<ImportDbReport> ImportMiopenDb(schema::Database& db,
                                               const solver::SolverRegistry& registry,
                                               const ImportDbOptions& options);

@@ -11,6 +11,10 @@ namespace {
 
 constexpr size_t kChunk = 2000;
 
+// A row measured by tuna (verified, or written by an eval step with its job id) is never
+// overwritten by an imported value (see the header's precedence rule).
+constexpr const char* kMeasured = "(verified OR job_id IS NOT NULL)";
+
 absl::StatusOr<int64_t> CountRows(Connection& c, const char* table, int64_t session_id) {
   auto rows = c.Query(absl::StrCat("SELECT COUNT(*) FROM ", table, " WHERE session_id = ?"),
                       {session_id});
@@ -71,8 +75,10 @@ absl::StatusOr<UpsertCounts> ImportedResultStore::UpsertFind(
                                     "INSERT INTO find_result (session_id, config_id, solver_id, "
                                     "kernel_time, workspace, params, alg_lib) VALUES ",
                                     RowPlaceholders(end - begin, 7),
-                                    " ON DUPLICATE KEY UPDATE kernel_time = VALUES(kernel_time), "
-                                    "workspace = VALUES(workspace), alg_lib = VALUES(alg_lib)"),
+                                    " ON DUPLICATE KEY UPDATE kernel_time = IF(", kMeasured,
+                                    ", kernel_time, VALUES(kernel_time)), workspace = IF(",
+                                    kMeasured, ", workspace, VALUES(workspace)), alg_lib = IF(",
+                                    kMeasured, ", alg_lib, VALUES(alg_lib))"),
                                 params)
                        .status();
                  });
@@ -96,7 +102,8 @@ absl::StatusOr<UpsertCounts> ImportedResultStore::UpsertPerf(
                                     "INSERT INTO perf_result (session_id, config_id, solver_id, "
                                     "params, kernel_time, workspace) VALUES ",
                                     RowPlaceholders(end - begin, 6),
-                                    " ON DUPLICATE KEY UPDATE params = VALUES(params)"),
+                                    " ON DUPLICATE KEY UPDATE params = IF(", kMeasured,
+                                    ", params, VALUES(params))"),
                                 params)
                        .status();
                  });

@@ -11,6 +11,8 @@
 #include "tests/fixtures/mariadb_fixture.h"
 #include "tuner_core/db/find_db.h"
 #include "tuner_core/db/perf_db.h"
+#include "tuner_core/problem/keys.h"
+#include "absl/strings/str_cat.h"
 
 using namespace tuna;
 using tuna::testing::MariadbTest;
@@ -187,4 +189,141 @@ TEST_CASE_METHOD(MariadbTest, "import-db refuses unknown sessions and bad keys, 
   REQUIRE(skipped.ok());
   CHECK(skipped->skipped == 1);
   CHECK(skipped->results_added == 1);
+}
+
+namespace {
+
+const char* kKeyA = "64-56-56-1x1-64-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F";
+const char* kKeyB = "64-56-56-3x3-64-56-56-32-1x1-1x1-1x1-0-NCHW-FP32-F";
+
+std::string WriteText(const std::string& name, const std::string& text) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
+  FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(MariadbTest,
+                 "import-db refuses times <= 0 and workspaces beyond int64, naming key and solver",
+                 "[mariadb][admin][import-db]") {
+  auto registry = testing::MakeTestRegistry();
+  const std::string path = WriteText(
+      "times.fdb.txt",
+      absl::StrCat(kKeyA, "=ConvDirectNaiveConvFwd:-1,0,miopenConvolutionFwdAlgoDirect;"
+                   "GemmFwd1x1_0_1:2.5,0,miopenConvolutionFwdAlgoGEMM\n",
+                   kKeyB, "=ConvDirectNaiveConvFwd:0,0,miopenConvolutionFwdAlgoDirect;"
+                   "GemmFwdRest:3.5,18446744073709551615,miopenConvolutionFwdAlgoGEMM;"
+                   "ConvOclDirectFwd:1.25,4096,miopenConvolutionFwdAlgoDirect\n"));
+  admin::ImportDbOptions o;
+  o.session_id = NewSession(db());
+  o.path = path;
+  auto r = admin::ImportMiopenDb(db(), *registry, o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  const std::string msg(r.status().message());
+  INFO(msg);
+  CHECK(msg.find(absl::StrCat("key ", kKeyA, " solver ConvDirectNaiveConvFwd: time -1 ms")) !=
+        std::string::npos);
+  CHECK(msg.find(absl::StrCat("key ", kKeyB, " solver ConvDirectNaiveConvFwd: time 0 ms")) !=
+        std::string::npos);
+  CHECK(msg.find(absl::StrCat("key ", kKeyB, " solver GemmFwdRest: workspace "
+                              "18446744073709551615 bytes exceeds the int64 range")) !=
+        std::string::npos);
+  // All or nothing: no config, solver or result row was written.
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM conv_config") == 0);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM solver") == 0);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM find_result") == 0);
+
+  // --skip_invalid drops exactly the three bad entries.
+  o.skip_invalid = true;
+  auto skipped = admin::ImportMiopenDb(db(), *registry, o);
+  REQUIRE(skipped.ok());
+  CHECK(skipped->skipped == 3);
+  CHECK(skipped->results_added == 2);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM find_result WHERE kernel_time <= 0 OR workspace < 0") ==
+        0);
+}
+
+TEST_CASE_METHOD(MariadbTest, "import-db refuses perf-db rows without params, naming key and solver",
+                 "[mariadb][admin][import-db]") {
+  auto registry = testing::MakeTestRegistry();
+  auto problem = ParseFindDbKey(kKeyA);
+  REQUIRE(problem.ok());
+  db::PerfDbWriter w;
+  w.Add(ToPerfDbConfig(*problem), "ConvOclDirectFwd", "");
+  w.Add(ToPerfDbConfig(*problem), "ConvHipImplicitGemmV4R1Fwd", "16,32,4");
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/empty_params.db";
+  REQUIRE(w.Write(path).ok());
+  admin::ImportDbOptions o;
+  o.session_id = NewSession(db());
+  o.path = path;
+  auto r = admin::ImportMiopenDb(db(), *registry, o);
+  REQUIRE_FALSE(r.ok());
+  const std::string msg(r.status().message());
+  INFO(msg);
+  CHECK(msg.find(absl::StrCat("config ", kKeyA, " solver ConvOclDirectFwd: empty params")) !=
+        std::string::npos);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM perf_result") == 0);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM conv_config") == 0);
+}
+
+TEST_CASE_METHOD(MariadbTest, "Imported rows never overwrite results measured by tuna",
+                 "[mariadb][admin][import-db]") {
+  auto registry = testing::MakeTestRegistry();
+  const int64_t session = NewSession(db());
+  admin::ImportDbOptions o;
+  o.session_id = session;
+  o.path = WriteText("first.fdb.txt",
+                     absl::StrCat(kKeyA, "=ConvDirectNaiveConvFwd:2,0,miopenConvolutionFwdAlgoDirect;"
+                                  "GemmFwd1x1_0_1:3,0,miopenConvolutionFwdAlgoGEMM\n"));
+  REQUIRE(admin::ImportMiopenDb(db(), *registry, o).ok());
+  // tuna measures and verifies one of them (what an eval step's report writes).
+  REQUIRE(db().Execute("UPDATE find_result f JOIN solver s ON s.id = f.solver_id SET "
+                       "f.kernel_time = 0.75, f.workspace = 64, f.verified = TRUE WHERE "
+                       "s.name = 'ConvDirectNaiveConvFwd'")
+              .ok());
+  // A newer file says other things about both.
+  o.path = WriteText("second.fdb.txt",
+                     absl::StrCat(kKeyA, "=ConvDirectNaiveConvFwd:0.25,8,miopenConvolutionFwdAlgoDirect;"
+                                  "GemmFwd1x1_0_1:1.5,16,miopenConvolutionFwdAlgoGEMM\n"));
+  auto r = admin::ImportMiopenDb(db(), *registry, o);
+  REQUIRE(r.ok());
+  CHECK(r->results_existing == 2);
+  auto rows = db().Query(
+      "SELECT s.name, f.kernel_time, f.workspace, f.verified FROM find_result f JOIN solver s "
+      "ON s.id = f.solver_id ORDER BY s.name");
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 2);
+  // The measured row keeps its values and its verified flag.
+  CHECK((*rows)[0].String(0) == "ConvDirectNaiveConvFwd");
+  CHECK((*rows)[0].Double(1) == 0.75);
+  CHECK((*rows)[0].Int(2) == 64);
+  CHECK((*rows)[0].Int(3) == 1);
+  // The imported one takes the file's values and stays unverified.
+  CHECK((*rows)[1].String(0) == "GemmFwd1x1_0_1");
+  CHECK((*rows)[1].Double(1) == 1.5);
+  CHECK((*rows)[1].Int(2) == 16);
+  CHECK((*rows)[1].Int(3) == 0);
+
+  // Perf db: a row tuned by a job keeps its params.
+  auto problem = ParseFindDbKey(kKeyA);
+  REQUIRE(problem.ok());
+  db::PerfDbWriter w;
+  w.Add(ToPerfDbConfig(*problem), "ConvOclDirectFwd", "1,2,3");
+  const std::string pdb = std::string(std::getenv("TEST_TMPDIR")) + "/measured.db";
+  REQUIRE(w.Write(pdb).ok());
+  o.path = pdb;
+  REQUIRE(admin::ImportMiopenDb(db(), *registry, o).ok());
+  REQUIRE(db().Execute("UPDATE perf_result SET params = 'tuned', kernel_time = 0.5, "
+                       "verified = TRUE").ok());
+  db::PerfDbWriter w2;
+  w2.Add(ToPerfDbConfig(*problem), "ConvOclDirectFwd", "9,9,9");
+  REQUIRE(w2.Write(pdb).ok());
+  REQUIRE(admin::ImportMiopenDb(db(), *registry, o).ok());
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM perf_result WHERE params = 'tuned' AND verified AND "
+                     "kernel_time = 0.5") == 1);
 }
