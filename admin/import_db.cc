@@ -106,8 +106,10 @@ absl::StatusOr<Parsed> ParseFind(const std::string& path) {
   return out;
 }
 
-absl::StatusOr<Parsed> ParsePerf(const std::string& path) {
-  auto reader = db::PerfDbReader::Open(path);
+absl::StatusOr<Parsed> ParsePerf(const std::string& path, std::chrono::milliseconds timeout) {
+  db::PerfDbReadOptions read_options;
+  read_options.timeout = timeout;
+  auto reader = db::PerfDbReader::Open(path, read_options);
   if (!reader.ok()) return reader.status();
   auto rows = reader->ReadAll();
   if (!rows.ok()) return rows.status();
@@ -152,7 +154,7 @@ absl::StatusOr<ImportDbReport> ImportMiopenDb(schema::Database& db,
   if (!format.ok()) return format.status();
   report.format = *format;
   if (options.progress) options.progress("entries parsed", 0, 0);
-  auto parsed = report.format == "find" ? ParseFind(options.path) : ParsePerf(options.path);
+  auto parsed = report.format == "find" ? ParseFind(options.path) : ParsePerf(options.path, options.sqlite_timeout);
   if (!parsed.ok()) return parsed.status();
   if (options.progress) {
     const auto n = static_cast<int64_t>(parsed->entries.size());

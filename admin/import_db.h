@@ -15,6 +15,7 @@
 // (schema/store/imported_result_store.h).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,6 +34,9 @@ struct ImportDbOptions {
   std::string path;
   std::optional<std::string> tag;  // also tag the imported configs
   bool skip_invalid = false;       // skip unparsable lines/keys instead of failing
+  // A perf db (SQLite, opened read-only) must be read within this time, else DeadlineExceeded
+  // (db::PerfDbReadOptions); <= 0: no limit.
+  std::chrono::milliseconds sqlite_timeout{60'000};
   // "entries parsed", "configs written", "configs tagged" (with tag), "results written"
   StageProgressFn progress;
 };
@@ -51,7 +55,7 @@ struct ImportDbReport {
   int64_t tags_added = 0;
 };
 
-// Errors: NotFound (file, session), InvalidArgument (unknown format; invalid lines, keys or
+// Errors: NotFound (file, session), DeadlineExceeded (perf db read past sqlite_timeout), InvalidArgument (unknown format; invalid lines, keys or
 // entries, all listed, unless skip_invalid), the store's codes. Nothing is written on error.
 absl::StatusOr<ImportDbReport> ImportMiopenDb(schema::Database& db,
                                               const solver::SolverRegistry& registry,

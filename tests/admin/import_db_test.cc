@@ -1,4 +1,7 @@
 // `tuna import-db` of MIOpen's shipped gfx942 find db and perf db against a real MariaDB.
+#include <sqlite3.h>
+
+#include <chrono>
 #include <set>
 #include <string>
 
@@ -326,4 +329,44 @@ TEST_CASE_METHOD(MariadbTest, "Imported rows never overwrite results measured by
   REQUIRE(admin::ImportMiopenDb(db(), *registry, o).ok());
   CHECK(Scalar(db(), "SELECT COUNT(*) FROM perf_result WHERE params = 'tuned' AND verified AND "
                      "kernel_time = 0.5") == 1);
+}
+
+TEST_CASE_METHOD(MariadbTest,
+                 "import-db aborts a perf db whose perf_db is a view over an endless query",
+                 "[mariadb][admin][import-db]") {
+  auto registry = testing::MakeTestRegistry();
+  auto problem = ParseFindDbKey(kKeyA);
+  REQUIRE(problem.ok());
+  db::PerfDbWriter w;
+  w.Add(ToPerfDbConfig(*problem), "ConvOclDirectFwd", "1,2,3");
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/endless.db";
+  REQUIRE(w.Write(path).ok());
+  {
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+    char* err = nullptr;
+    const int rc = sqlite3_exec(
+        raw,
+        "DROP TABLE perf_db; CREATE VIEW perf_db AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL "
+        "SELECT n + 1 FROM r) SELECT n AS id, 'ConvOclDirectFwd' AS solver, 1 AS config, "
+        "'1,2,3' AS params FROM r;",
+        nullptr, nullptr, &err);
+    INFO((err != nullptr ? err : ""));
+    sqlite3_free(err);
+    sqlite3_close(raw);
+    REQUIRE(rc == SQLITE_OK);
+  }
+  admin::ImportDbOptions o;
+  o.session_id = NewSession(db());
+  o.path = path;
+  o.sqlite_timeout = std::chrono::milliseconds(300);
+  const auto start = std::chrono::steady_clock::now();
+  auto r = admin::ImportMiopenDb(db(), *registry, o);
+  const auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE_FALSE(r.ok());
+  INFO(r.status().message());
+  CHECK(r.status().code() == absl::StatusCode::kDeadlineExceeded);
+  CHECK(std::string(r.status().message()).find("took longer than 300 ms") != std::string::npos);
+  CHECK(took < std::chrono::seconds(5));
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM perf_result") == 0);
 }
