@@ -8,6 +8,7 @@
 #include "admin/import_configs.h"
 #include "admin/import_db.h"
 #include "cli/command.h"
+#include "cli/terminal_text.h"
 #include "cli/db_access.h"
 #include "cli/json_text.h"
 #include "cli/progress.h"
@@ -36,7 +37,7 @@ int RunImport(const GlobalOptions& global, const ImportFlags& f) {
   Progress progress("import", StderrProgressOptions(global.progress));
   auto fail = [&](const absl::Status& st) {
     progress.Clear();
-    std::cerr << "tuna import: " << st.message() << "\n";
+    std::cerr << "tuna import: " << EscapeControlBytes(st.message()) << "\n";
     return 1;
   };
   auto db = OpenCommandDatabase(global);
@@ -68,7 +69,7 @@ int RunImportDb(const GlobalOptions& global, const ImportDbFlags& f) {
   Progress progress("import-db", StderrProgressOptions(global.progress));
   auto fail = [&](const absl::Status& st) {
     progress.Clear();
-    std::cerr << "tuna import-db: " << st.message() << "\n";
+    std::cerr << "tuna import-db: " << EscapeControlBytes(st.message()) << "\n";
     return 1;
   };
   auto db = OpenCommandDatabase(global);
