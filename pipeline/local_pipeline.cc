@@ -146,6 +146,7 @@ absl::StatusOr<LocalPipelineReport> RunLocalPipeline(schema::Database& db,
   // 6. Coordinator on loopback + local workers.
   coordinator::CoordinatorOptions co;
   co.registry = &registry;
+  co.only_sessions = {*session_id};  // another run's jobs on the same database are not ours
   co.lease_seconds = std::max<int>(30, static_cast<int>(absl::ToInt64Seconds(options.eval_deadline)) + 30);
   co.reap_interval = absl::Seconds(2);
   co.empty_poll_interval = absl::Milliseconds(100);
