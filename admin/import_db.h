@@ -8,6 +8,10 @@
 // solver row with valid=0 (schema/store/solver_store.h), so no entry of the file is lost and
 // none of them ever becomes a job. Everything happens in one transaction.
 //
+// Memory: the file is streamed twice (pass 1 checks every entry and collects the solver names,
+// pass 2 writes batches of 5000 keys inside the transaction), so an import holds one batch, the
+// solver names, the config ids written and (find db) the keys seen, never the whole file.
+//
 // Validation (each failure names the find-db key and the solver): a find-db entry needs a finite
 // time > 0 ms and a workspace within int64; a perf-db row needs a non-empty solver and non-empty
 // printable-ASCII params of at most 1024 bytes. Precedence: a stored result measured by tuna
@@ -37,7 +41,8 @@ struct ImportDbOptions {
   // A perf db (SQLite, opened read-only) must be read within this time, else DeadlineExceeded
   // (db::PerfDbReadOptions); <= 0: no limit.
   std::chrono::milliseconds sqlite_timeout{60'000};
-  // "entries parsed", "configs written", "configs tagged" (with tag), "results written"
+  // "entries parsed" (pass 1: the file is read and checked), "entries written" (pass 2: the file
+  // is read again and written batch by batch: configs, tags, results)
   StageProgressFn progress;
 };
 

@@ -268,7 +268,7 @@ TEST_CASE_METHOD(MariadbTest, "import-db refuses perf-db rows without params, na
   REQUIRE_FALSE(r.ok());
   const std::string msg(r.status().message());
   INFO(msg);
-  CHECK(msg.find(absl::StrCat("config ", kKeyA, " solver ConvOclDirectFwd: empty params")) !=
+  CHECK(msg.find(absl::StrCat("config 1 key ", kKeyA, " solver ConvOclDirectFwd: empty params")) !=
         std::string::npos);
   CHECK(Scalar(db(), "SELECT COUNT(*) FROM perf_result") == 0);
   CHECK(Scalar(db(), "SELECT COUNT(*) FROM conv_config") == 0);

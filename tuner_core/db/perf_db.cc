@@ -187,6 +187,26 @@ absl::StatusOr<std::vector<PerfDbRow>> PerfDbReader::ReadAll() const {
   return rows;
 }
 
+absl::Status PerfDbReader::ForEachByConfig(
+    const std::function<absl::Status(int64_t config_id, PerfDbRow&& row)>& fn) const {
+  auto st = Prepare(db_.get(), internal::Cat("SELECT perf_db.solver, perf_db.params, config.id, ",
+                                            ConfigColumnList(),
+                                            " FROM perf_db INNER JOIN config ON perf_db.config = "
+                                            "config.id ORDER BY perf_db.config, perf_db.id;"));
+  if (!st.ok()) return st.status();
+  int rc;
+  while ((rc = sqlite3_step(st->get())) == SQLITE_ROW) {
+    PerfDbRow r;
+    r.solver = ColumnText(st->get(), 0);
+    r.params = ColumnText(st->get(), 1);
+    const int64_t config_id = sqlite3_column_int64(st->get(), 2);
+    r.config = ReadConfig(st->get(), 3);
+    if (absl::Status s = fn(config_id, std::move(r)); !s.ok()) return s;
+  }
+  if (rc != SQLITE_DONE) return Failed("read perf_db");
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<SolverParams>> PerfDbReader::Lookup(const PerfDbConfig& c) const {
   auto st = Prepare(db_.get(), PerfDbLookupSql());
   if (!st.ok()) return st.status();

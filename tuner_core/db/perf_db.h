@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -79,6 +80,11 @@ class PerfDbReader {
 
   // Every (config, solver, params) row, ordered by perf_db.id.
   absl::StatusOr<std::vector<PerfDbRow>> ReadAll() const;
+  // The same rows one at a time, ordered by (perf_db.config, perf_db.id) so the rows of one
+  // config row come together; `config_id` is config.id. Memory: one row. An error of `fn` stops
+  // and is returned.
+  absl::Status ForEachByConfig(
+      const std::function<absl::Status(int64_t config_id, PerfDbRow&& row)>& fn) const;
   // MIOpen's lookup (SQLitePerfDb::FindRecord SQL, values bound as text like MIOpen does), in
   // the order SQLite returns them (MIOpen's SQL has no ORDER BY); empty when the config is absent.
   absl::StatusOr<std::vector<SolverParams>> Lookup(const PerfDbConfig& config) const;
