@@ -5,6 +5,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
 #include <set>
 #include <string_view>
 
@@ -221,12 +222,23 @@ absl::StatusOr<ImportDbReport> ImportMiopenDb(schema::Database& db,
   // Pass 2: the file again, batch by batch, in one transaction (all or nothing).
   schema::ConfigStore configs(db);
   schema::SolverStore solvers(db);
+  // The solver rows first, in a short transaction of their own: EnsureNames locks the whole
+  // solver table (FOR UPDATE), and every live report's foreign-key check needs those rows, so
+  // they must not stay locked for the length of the import. Solver rows are names only: one
+  // left behind by a failed import is never a result and never a job.
+  std::map<std::string, int64_t> solver_ids;
+  absl::Status named = db.Transaction([&](schema::Connection& c) -> absl::Status {
+    report.solvers_added = 0;
+    auto ids = solvers.EnsureNames(c, std::vector<std::string>(names.begin(), names.end()), known,
+                                   &report.solvers_added);
+    if (!ids.ok()) return ids.status();
+    solver_ids = *std::move(ids);
+    return absl::OkStatus();
+  });
+  if (!named.ok()) return named;
   const ImportDbReport base = report;
   absl::Status st = db.Transaction([&](schema::Connection& c) -> absl::Status {
     report = base;  // the body may run again after a deadlock
-    auto solver_ids = solvers.EnsureNames(c, std::vector<std::string>(names.begin(), names.end()),
-                                          known, &report.solvers_added);
-    if (!solver_ids.ok()) return solver_ids.status();
     std::vector<int64_t> all_ids;  // every config id, for the new/known count
     int64_t written = 0;
     if (options.progress) options.progress("entries written", 0, report.entries);
@@ -248,14 +260,14 @@ absl::StatusOr<ImportDbReport> ImportMiopenDb(schema::Database& db,
             rows.reserve(b.entries.size());
             for (const auto& e : b.entries) {
               rows.push_back(
-                  {(*ids)[e.problem], solver_ids->at(e.solver), e.time, e.workspace, e.alg});
+                  {(*ids)[e.problem], solver_ids.at(e.solver), e.time, e.workspace, e.alg});
             }
             counts = schema::ImportedResultStore::UpsertFind(c, options.session_id, rows);
           } else {
             std::vector<schema::PerfResultRecord> rows;
             rows.reserve(b.entries.size());
             for (const auto& e : b.entries) {
-              rows.push_back({(*ids)[e.problem], solver_ids->at(e.solver), e.params});
+              rows.push_back({(*ids)[e.problem], solver_ids.at(e.solver), e.params});
             }
             counts = schema::ImportedResultStore::UpsertPerf(c, options.session_id, rows);
           }

@@ -6,7 +6,9 @@
 // config, solver); re-importing is a no-op. Solvers are matched by name: a registry solver gets
 // its registry id (inserted if `tuna solvers update` has not run), any other name a placeholder
 // solver row with valid=0 (schema/store/solver_store.h), so no entry of the file is lost and
-// none of them ever becomes a job. Everything happens in one transaction.
+// none of them ever becomes a job. Solver rows are ensured first in a short transaction of
+// their own (so the solver table is not locked while the import runs; a placeholder row may
+// outlive a failed import); configs, tags and results are written in one transaction.
 //
 // Memory: the file is streamed twice (pass 1 checks every entry and collects the solver names,
 // pass 2 writes batches of 5000 keys inside the transaction), so an import holds one batch, the

@@ -370,3 +370,46 @@ TEST_CASE_METHOD(MariadbTest,
   CHECK(took < std::chrono::seconds(5));
   CHECK(Scalar(db(), "SELECT COUNT(*) FROM perf_result") == 0);
 }
+
+TEST_CASE_METHOD(MariadbTest, "a running import does not block reports on the solver table",
+                 "[mariadb][admin][import-db]") {
+  auto registry = testing::MakeTestRegistry();
+  const int64_t live = NewSession(db());
+  admin::ImportDbOptions o;
+  o.session_id = live;
+  o.path = kFdb;
+  REQUIRE(admin::ImportMiopenDb(db(), *registry, o).ok());
+  const int64_t config = Scalar(db(), "SELECT MIN(id) FROM conv_config");
+  const int64_t solver = Scalar(db(), "SELECT id FROM solver WHERE name = 'GemmBwd1x1_stride1'");
+  const int64_t other = NewSession(db());
+
+  // While the second import's transaction runs, a worker's report for another session (a
+  // result row whose foreign keys need the config and solver rows) goes through at once.
+  o.session_id = NewSession(db());
+  bool reported = false;
+  std::chrono::steady_clock::duration took{};
+  o.progress = [&](std::string_view stage, int64_t done, int64_t) {
+    if (stage != "entries written" || done != 0 || reported) return;
+    reported = true;
+    const auto start = std::chrono::steady_clock::now();
+    auto st = db().WithConnection([&](schema::Connection& c) -> absl::Status {
+      if (auto s = c.ExecuteUnprepared("SET SESSION innodb_lock_wait_timeout = 1"); !s.ok()) {
+        return s;
+      }
+      return c
+          .Execute("INSERT INTO find_result (session_id, config_id, solver_id, job_id, "
+                   "kernel_time, workspace, params, verified) VALUES (?, ?, ?, NULL, 0.5, 0, '', "
+                   "TRUE)",
+                   {other, config, solver})
+          .status();
+    });
+    took = std::chrono::steady_clock::now() - start;
+    CHECK(st.ok());
+  };
+  auto r = admin::ImportMiopenDb(db(), *registry, o);
+  REQUIRE(r.ok());
+  CHECK(reported);
+  CHECK(took < std::chrono::seconds(1));
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM find_result WHERE session_id = " +
+                     std::to_string(other)) == 1);
+}
