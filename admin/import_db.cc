@@ -1,9 +1,13 @@
 #include "admin/import_db.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -31,11 +35,11 @@ absl::StatusOr<std::string> DetectFormat(const std::string& path) {
   return std::string("find");
 }
 
-// The problems and entries of either format, before any database work.
-struct Parsed {
-  std::vector<Problem> problems;  // one per key / config row
+// A batch of problems and their entries (at most kBatchKeys problems), as the file is streamed.
+struct Batch {
+  std::vector<Problem> problems;
   struct Entry {
-    size_t problem = 0;
+    size_t problem = 0;  // index into problems
     std::string solver;
     double time = 0;
     int64_t workspace = 0;
@@ -43,60 +47,126 @@ struct Parsed {
     std::string params;
   };
   std::vector<Entry> entries;
-  std::vector<std::string> errors;
-  int64_t skipped = 0;
+  void Clear() {
+    problems.clear();
+    entries.clear();
+  }
 };
 
-absl::StatusOr<Parsed> ParseFind(const std::string& path) {
-  auto read = db::ReadFindDbFile(path);
-  if (!read.ok()) return read.status();
-  Parsed out;
-  for (const db::ReadWarning& w : read->warnings) {
-    out.errors.push_back(absl::StrCat("line ", w.line, ": ", w.message));
+// Problems per batch: bounds the memory of an import and the size of each store call.
+constexpr size_t kBatchKeys = 5000;
+
+using BatchFn = std::function<absl::Status(const Batch&)>;
+using ErrorFn = std::function<void(std::string)>;
+
+// A find-db entry must carry a measurement: a finite time > 0 ms and a workspace that fits the
+// BIGINT column (a -1 time would otherwise win every "fastest" comparison downstream).
+absl::Status CheckFindEntry(const db::FindDbEntry& e) {
+  if (!std::isfinite(e.time_ms) || e.time_ms <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("time ", db::FormatFindDbTime(e.time_ms), " ms is not finite and > 0"));
   }
-  for (const auto& [key, entries] : read->records) {
-    auto problem = ParseFindDbKey(key);
-    if (!problem.ok()) {
-      out.errors.push_back(absl::StrCat("key ", key, ": ", problem.status().message()));
-      continue;
-    }
-    const size_t index = out.problems.size();
-    out.problems.push_back(*problem);
-    for (const db::FindDbEntry& e : entries) {
-      out.entries.push_back({index, e.solver, static_cast<double>(e.time_ms),
-                             static_cast<int64_t>(e.workspace), e.algorithm, ""});
-    }
+  if (e.workspace > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("workspace ", e.workspace, " bytes exceeds the int64 range"));
   }
-  return out;
+  return absl::OkStatus();
 }
 
-absl::StatusOr<Parsed> ParsePerf(const std::string& path) {
-  auto reader = db::PerfDbReader::Open(path);
-  if (!reader.ok()) return reader.status();
-  auto rows = reader->ReadAll();
-  if (!rows.ok()) return rows.status();
-  Parsed out;
-  std::map<PerfDbConfig, size_t, db::PerfDbConfigLess> index_of;
-  std::set<PerfDbConfig, db::PerfDbConfigLess> bad;
-  for (const db::PerfDbRow& row : *rows) {
-    auto it = index_of.find(row.config);
-    if (it == index_of.end()) {
-      if (bad.count(row.config)) continue;
-      auto problem = FromPerfDbConfig(row.config);
-      if (!problem.ok()) {
-        bad.insert(row.config);
-        out.errors.push_back(absl::StrCat("config ", row.config.direction, " ",
-                                          row.config.layout, " ", row.config.data_type, " c",
-                                          row.config.in_channels, " k", row.config.out_channels,
-                                          ": ", problem.status().message()));
-        continue;
-      }
-      it = index_of.emplace(row.config, out.problems.size()).first;
-      out.problems.push_back(*problem);
-    }
-    out.entries.push_back({it->second, row.solver, -1, -1, "", row.params});
+// A perf-db row: a solver name and a params string the ASCII VARCHAR(1024) column can hold.
+absl::Status CheckPerfRow(const db::PerfDbRow& row) {
+  if (row.solver.empty()) return absl::InvalidArgumentError("empty solver name");
+  if (row.params.empty()) return absl::InvalidArgumentError("empty params");
+  if (row.params.size() > 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("params of ", row.params.size(), " bytes (at most 1024)"));
   }
-  return out;
+  for (unsigned char ch : row.params) {
+    if (ch < 0x20 || ch > 0x7e) {
+      return absl::InvalidArgumentError("params hold a byte that is not printable ASCII");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Streams a find db: usable entries in batches to `on_batch`, every invalid line, key or entry
+// to `on_error` (the file's order).
+absl::Status StreamFind(const std::string& path, const BatchFn& on_batch, const ErrorFn& on_error) {
+  Batch batch;
+  auto flush = [&]() -> absl::Status {
+    if (batch.problems.empty()) return absl::OkStatus();
+    absl::Status st = on_batch(batch);
+    batch.Clear();
+    return st;
+  };
+  absl::Status st = db::ForEachFindDbRecord(
+      path,
+      [&](db::FindDbRecord&& rec) -> absl::Status {
+        auto problem = ParseFindDbKey(rec.key);
+        if (!problem.ok()) {
+          on_error(absl::StrCat("key ", rec.key, ": ", problem.status().message()));
+          return absl::OkStatus();
+        }
+        const size_t index = batch.problems.size();
+        batch.problems.push_back(*problem);
+        for (db::FindDbEntry& e : rec.entries) {
+          if (auto bad = CheckFindEntry(e); !bad.ok()) {
+            on_error(absl::StrCat("key ", rec.key, " solver ", e.solver, ": ", bad.message()));
+            continue;
+          }
+          batch.entries.push_back({index, std::move(e.solver), static_cast<double>(e.time_ms),
+                                   static_cast<int64_t>(e.workspace), std::move(e.algorithm),
+                                   ""});
+        }
+        return batch.problems.size() >= kBatchKeys ? flush() : absl::OkStatus();
+      },
+      [&](const db::ReadWarning& w) { on_error(absl::StrCat("line ", w.line, ": ", w.message)); });
+  if (!st.ok()) return st;
+  return flush();
+}
+
+// Streams a perf db (read-only, under the deadline) the same way, one problem per config row.
+absl::Status StreamPerf(const std::string& path, std::chrono::milliseconds timeout,
+                        const BatchFn& on_batch, const ErrorFn& on_error) {
+  db::PerfDbReadOptions read_options;
+  read_options.timeout = timeout;
+  auto reader = db::PerfDbReader::Open(path, read_options);
+  if (!reader.ok()) return reader.status();
+  Batch batch;
+  int64_t current = -1;       // config.id of the rows being read
+  bool current_bad = false;   // its problem was refused
+  absl::Status st = reader->ForEachByConfig(
+      [&](int64_t config_id, db::PerfDbRow&& row) -> absl::Status {
+        if (config_id != current) {
+          if (batch.problems.size() >= kBatchKeys) {
+            if (absl::Status s = on_batch(batch); !s.ok()) return s;
+            batch.Clear();
+          }
+          current = config_id;
+          auto problem = FromPerfDbConfig(row.config);
+          current_bad = !problem.ok();
+          if (current_bad) {
+            on_error(absl::StrCat("config ", config_id, " (", row.config.direction, " ",
+                                  row.config.layout, " ", row.config.data_type, " c",
+                                  row.config.in_channels, " k", row.config.out_channels,
+                                  "): ", problem.status().message()));
+            return absl::OkStatus();
+          }
+          batch.problems.push_back(*problem);
+        }
+        if (current_bad) return absl::OkStatus();
+        if (auto bad = CheckPerfRow(row); !bad.ok()) {
+          on_error(absl::StrCat("config ", config_id, " key ", FindDbKey(batch.problems.back()),
+                                " solver ", row.solver, ": ", bad.message()));
+          return absl::OkStatus();
+        }
+        batch.entries.push_back(
+            {batch.problems.size() - 1, std::move(row.solver), -1, -1, "", std::move(row.params)});
+        return absl::OkStatus();
+      });
+  if (!st.ok()) return st;
+  if (!batch.problems.empty()) return on_batch(batch);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -110,83 +180,109 @@ absl::StatusOr<ImportDbReport> ImportMiopenDb(schema::Database& db,
   auto format = DetectFormat(options.path);
   if (!format.ok()) return format.status();
   report.format = *format;
+  auto stream = [&](const BatchFn& on_batch, const ErrorFn& on_error) {
+    return report.format == "find"
+               ? StreamFind(options.path, on_batch, on_error)
+               : StreamPerf(options.path, options.sqlite_timeout, on_batch, on_error);
+  };
+
+  // Pass 1: validate everything and collect the solver names; nothing is written.
   if (options.progress) options.progress("entries parsed", 0, 0);
-  auto parsed = report.format == "find" ? ParseFind(options.path) : ParsePerf(options.path);
-  if (!parsed.ok()) return parsed.status();
-  if (options.progress) {
-    const auto n = static_cast<int64_t>(parsed->entries.size());
-    options.progress("entries parsed", n, n);
-  }
-  if (!parsed->errors.empty()) {
+  std::vector<std::string> errors;
+  std::set<std::string> names;
+  absl::Status read = stream(
+      [&](const Batch& b) {
+        report.keys += static_cast<int64_t>(b.problems.size());
+        report.entries += static_cast<int64_t>(b.entries.size());
+        for (const auto& e : b.entries) names.insert(e.solver);
+        if (options.progress) options.progress("entries parsed", report.entries, 0);
+        return absl::OkStatus();
+      },
+      [&](std::string e) { errors.push_back(std::move(e)); });
+  if (!read.ok()) return read;
+  if (options.progress) options.progress("entries parsed", report.entries, report.entries);
+  if (!errors.empty()) {
     if (!options.skip_invalid) {
-      std::string msg = absl::StrCat(parsed->errors.size(), " invalid entr",
-                                     parsed->errors.size() == 1 ? "y" : "ies", " in ",
-                                     options.path, "; nothing was imported (--skip_invalid skips "
-                                     "them):");
-      for (const std::string& e : parsed->errors) absl::StrAppend(&msg, "\n  ", e);
+      std::string msg = absl::StrCat(errors.size(), " invalid entr",
+                                     errors.size() == 1 ? "y" : "ies", " in ", options.path,
+                                     "; nothing was imported (--skip_invalid skips them):");
+      for (const std::string& e : errors) absl::StrAppend(&msg, "\n  ", e);
       return absl::InvalidArgumentError(msg);
     }
-    for (const std::string& e : parsed->errors) spdlog::warn("import-db: skipped {}", e);
-    report.skipped = static_cast<int64_t>(parsed->errors.size());
+    for (const std::string& e : errors) spdlog::warn("import-db: skipped {}", e);
+    report.skipped = static_cast<int64_t>(errors.size());
   }
-  report.keys = static_cast<int64_t>(parsed->problems.size());
-  report.entries = static_cast<int64_t>(parsed->entries.size());
-
-  std::set<std::string> names;
-  for (const auto& e : parsed->entries) names.insert(e.solver);
+  errors.clear();
+  errors.shrink_to_fit();
   for (const std::string& n : names) {
     if (registry.ByName(n) == nullptr) report.unknown_solvers.push_back(n);
   }
   const std::vector<schema::SolverRecord> known = SolverRecords(registry);
 
+  // Pass 2: the file again, batch by batch, in one transaction (all or nothing).
   schema::ConfigStore configs(db);
   schema::SolverStore solvers(db);
+  // The solver rows first, in a short transaction of their own: EnsureNames locks the whole
+  // solver table (FOR UPDATE), and every live report's foreign-key check needs those rows, so
+  // they must not stay locked for the length of the import. Solver rows are names only: one
+  // left behind by a failed import is never a result and never a job.
+  std::map<std::string, int64_t> solver_ids;
+  absl::Status named = db.Transaction([&](schema::Connection& c) -> absl::Status {
+    report.solvers_added = 0;
+    auto ids = solvers.EnsureNames(c, std::vector<std::string>(names.begin(), names.end()), known,
+                                   &report.solvers_added);
+    if (!ids.ok()) return ids.status();
+    solver_ids = *std::move(ids);
+    return absl::OkStatus();
+  });
+  if (!named.ok()) return named;
   const ImportDbReport base = report;
   absl::Status st = db.Transaction([&](schema::Connection& c) -> absl::Status {
     report = base;  // the body may run again after a deadlock
-    int64_t inserted = 0;
-    // Each stage is announced before its first chunk, so its time counts from its start.
-    if (options.progress) options.progress("configs written", 0, 0);
-    auto ids = configs.Upsert(c, parsed->problems, &inserted,
-                              ForStage(options.progress, "configs written"));
-    if (!ids.ok()) return ids.status();
-    std::set<int64_t> unique(ids->begin(), ids->end());
-    report.configs_new = inserted;
-    report.configs_known = static_cast<int64_t>(unique.size()) - inserted;
-    if (options.tag) {
-      if (options.progress) options.progress("configs tagged", 0, 0);
-      auto tags = configs.AddTag(c, *ids, *options.tag, false);
-      if (!tags.ok()) return tags.status();
-      report.tags_added = *tags;
-      if (options.progress) options.progress("configs tagged", *tags, *tags);
-    }
-    auto solver_ids = solvers.EnsureNames(c, std::vector<std::string>(names.begin(), names.end()),
-                                          known, &report.solvers_added);
-    if (!solver_ids.ok()) return solver_ids.status();
-    absl::StatusOr<schema::UpsertCounts> counts;
-    if (options.progress) {
-      options.progress("results written", 0, static_cast<int64_t>(parsed->entries.size()));
-    }
-    if (report.format == "find") {
-      std::vector<schema::FindResultRecord> rows;
-      rows.reserve(parsed->entries.size());
-      for (const auto& e : parsed->entries) {
-        rows.push_back({(*ids)[e.problem], solver_ids->at(e.solver), e.time, e.workspace, e.alg});
-      }
-      counts = schema::ImportedResultStore::UpsertFind(
-          c, options.session_id, rows, ForStage(options.progress, "results written"));
-    } else {
-      std::vector<schema::PerfResultRecord> rows;
-      rows.reserve(parsed->entries.size());
-      for (const auto& e : parsed->entries) {
-        rows.push_back({(*ids)[e.problem], solver_ids->at(e.solver), e.params});
-      }
-      counts = schema::ImportedResultStore::UpsertPerf(
-          c, options.session_id, rows, ForStage(options.progress, "results written"));
-    }
-    if (!counts.ok()) return counts.status();
-    report.results_added = counts->added;
-    report.results_existing = counts->existing;
+    std::vector<int64_t> all_ids;  // every config id, for the new/known count
+    int64_t written = 0;
+    if (options.progress) options.progress("entries written", 0, report.entries);
+    absl::Status body = stream(
+        [&](const Batch& b) -> absl::Status {
+          int64_t inserted = 0;
+          auto ids = configs.Upsert(c, b.problems, &inserted);
+          if (!ids.ok()) return ids.status();
+          report.configs_new += inserted;
+          all_ids.insert(all_ids.end(), ids->begin(), ids->end());
+          if (options.tag) {
+            auto tags = configs.AddTag(c, *ids, *options.tag, false);
+            if (!tags.ok()) return tags.status();
+            report.tags_added += *tags;
+          }
+          absl::StatusOr<schema::UpsertCounts> counts;
+          if (report.format == "find") {
+            std::vector<schema::FindResultRecord> rows;
+            rows.reserve(b.entries.size());
+            for (const auto& e : b.entries) {
+              rows.push_back(
+                  {(*ids)[e.problem], solver_ids.at(e.solver), e.time, e.workspace, e.alg});
+            }
+            counts = schema::ImportedResultStore::UpsertFind(c, options.session_id, rows);
+          } else {
+            std::vector<schema::PerfResultRecord> rows;
+            rows.reserve(b.entries.size());
+            for (const auto& e : b.entries) {
+              rows.push_back({(*ids)[e.problem], solver_ids.at(e.solver), e.params});
+            }
+            counts = schema::ImportedResultStore::UpsertPerf(c, options.session_id, rows);
+          }
+          if (!counts.ok()) return counts.status();
+          report.results_added += counts->added;
+          report.results_existing += counts->existing;
+          written += static_cast<int64_t>(b.entries.size());
+          if (options.progress) options.progress("entries written", written, report.entries);
+          return absl::OkStatus();
+        },
+        [](std::string) {});  // reported (or refused) by pass 1
+    if (!body.ok()) return body;
+    std::sort(all_ids.begin(), all_ids.end());
+    const auto unique = std::unique(all_ids.begin(), all_ids.end()) - all_ids.begin();
+    report.configs_known = static_cast<int64_t>(unique) - report.configs_new;
     return absl::OkStatus();
   });
   if (!st.ok()) return st;

@@ -6,9 +6,22 @@
 // config, solver); re-importing is a no-op. Solvers are matched by name: a registry solver gets
 // its registry id (inserted if `tuna solvers update` has not run), any other name a placeholder
 // solver row with valid=0 (schema/store/solver_store.h), so no entry of the file is lost and
-// none of them ever becomes a job. Everything happens in one transaction.
+// none of them ever becomes a job. Solver rows are ensured first in a short transaction of
+// their own (so the solver table is not locked while the import runs; a placeholder row may
+// outlive a failed import); configs, tags and results are written in one transaction.
+//
+// Memory: the file is streamed twice (pass 1 checks every entry and collects the solver names,
+// pass 2 writes batches of 5000 keys inside the transaction), so an import holds one batch, the
+// solver names, the config ids written and (find db) the keys seen, never the whole file.
+//
+// Validation (each failure names the find-db key and the solver): a find-db entry needs a finite
+// time > 0 ms and a workspace within int64; a perf-db row needs a non-empty solver and non-empty
+// printable-ASCII params of at most 1024 bytes. Precedence: a stored result measured by tuna
+// (verified, or written by a job) is never overwritten or marked by an imported entry
+// (schema/store/imported_result_store.h).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,7 +40,11 @@ struct ImportDbOptions {
   std::string path;
   std::optional<std::string> tag;  // also tag the imported configs
   bool skip_invalid = false;       // skip unparsable lines/keys instead of failing
-  // "entries parsed", "configs written", "configs tagged" (with tag), "results written"
+  // A perf db (SQLite, opened read-only) must be read within this time, else DeadlineExceeded
+  // (db::PerfDbReadOptions); <= 0: no limit.
+  std::chrono::milliseconds sqlite_timeout{60'000};
+  // "entries parsed" (pass 1: the file is read and checked), "entries written" (pass 2: the file
+  // is read again and written batch by batch: configs, tags, results)
   StageProgressFn progress;
 };
 
@@ -45,8 +62,8 @@ struct ImportDbReport {
   int64_t tags_added = 0;
 };
 
-// Errors: NotFound (file, session), InvalidArgument (unknown format; invalid lines or keys,
-// all listed, unless skip_invalid), the store's codes. Nothing is written on error.
+// Errors: NotFound (file, session), DeadlineExceeded (perf db read past sqlite_timeout), InvalidArgument (unknown format; invalid lines, keys or
+// entries, all listed, unless skip_invalid), the store's codes. Nothing is written on error.
 absl::StatusOr<ImportDbReport> ImportMiopenDb(schema::Database& db,
                                               const solver::SolverRegistry& registry,
                                               const ImportDbOptions& options);

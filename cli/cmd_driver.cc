@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "cli/command.h"
+#include "cli/terminal_text.h"
 #include "fmt/format.h"
 #include "tuner_core/problem/driver_line.h"
 #include "tuner_core/reference/element.h"
@@ -69,7 +70,7 @@ int RunOne(runtime::Handle& h, const Problem& p, const RunFlags& f) {
     solver_id = r->id;
     absl::StatusOr<uint64_t> ws = runtime::GetSolutionWorkspaceSize(h, p, solver_id);
     if (!ws.ok()) {
-      std::cerr << "tuna driver: " << ws.status().message() << "\n";
+      std::cerr << "tuna driver: " << EscapeControlBytes(ws.status().message()) << "\n";
       return 1;
     }
     if (absl::Status st = runtime::CompileSolution(h, p, solver_id); !st.ok()) {
@@ -190,18 +191,18 @@ int RunDriver(const std::string& backend_flag, std::vector<std::string> args) {
   }
   absl::StatusOr<runtime::RuntimeConfig> config = runtime::FromEnvironment();
   if (!config.ok()) {
-    std::cerr << "tuna driver: " << config.status().message() << "\n";
+    std::cerr << "tuna driver: " << EscapeControlBytes(config.status().message()) << "\n";
     return 2;
   }
   if (!backend_flag.empty()) config->backend = backend_flag;
   RunFlags flags;
   if (absl::Status st = ReadRunFlags(args, flags); !st.ok()) {
-    std::cerr << "tuna driver: " << st.message() << "\n";
+    std::cerr << "tuna driver: " << EscapeControlBytes(st.message()) << "\n";
     return 2;
   }
   absl::StatusOr<std::vector<Problem>> problems = ParseDriverLine(absl::StrJoin(args, " "));
   if (!problems.ok()) {
-    std::cerr << "tuna driver: " << problems.status().message() << "\n";
+    std::cerr << "tuna driver: " << EscapeControlBytes(problems.status().message()) << "\n";
     return 2;
   }
   runtime::HandleOptions ho;

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/command.h"
+#include "cli/terminal_text.h"
 #include "cli/progress.h"
 #include "exporter/exporter.h"
 #include "exporter/registry_algorithms.h"
@@ -67,14 +68,14 @@ void PrintFile(const char* what, const exporter::FileReport& f) {
     std::cout << ")";
   }
   std::cout << "\n";
-  for (const auto& w : f.warnings) std::cerr << "warning: " << w << "\n";
+  for (const auto& w : f.warnings) std::cerr << "warning: " << EscapeControlBytes(w) << "\n";
 }
 
 int RunExport(const GlobalOptions& global, const ExportArgs& args) {
   Progress progress("export", StderrProgressOptions(global.progress));
   auto fail = [&](const absl::Status& st) {
     progress.Clear();
-    std::cerr << "tuna export: " << st.message() << "\n";
+    std::cerr << "tuna export: " << EscapeControlBytes(st.message()) << "\n";
     return 1;
   };
   auto info = Connect(global);
@@ -127,7 +128,7 @@ int RunExport(const GlobalOptions& global, const ExportArgs& args) {
               << " results of unusable configs, " << report->skipped_unknown_solver
               << " find results of solvers without an algorithm\n";
   }
-  for (const auto& w : report->warnings) std::cerr << "warning: " << w << "\n";
+  for (const auto& w : report->warnings) std::cerr << "warning: " << EscapeControlBytes(w) << "\n";
   std::cout << "session " << args.session_id << " (" << report->session.arch << ", "
             << report->session.num_cu << " CUs, " << report->session.backend << ") -> "
             << report->basename << "\n";

@@ -1,5 +1,6 @@
 // `tuna import -t TAG -f FILE [--mark_recurrent]` and `tuna import-db --session_id N FILE`
 // (MITuna's import_configs and import_db; admin/import_configs.h, admin/import_db.h).
+#include <chrono>
 #include <iostream>
 #include <memory>
 
@@ -7,6 +8,7 @@
 #include "admin/import_configs.h"
 #include "admin/import_db.h"
 #include "cli/command.h"
+#include "cli/terminal_text.h"
 #include "cli/db_access.h"
 #include "cli/json_text.h"
 #include "cli/progress.h"
@@ -27,6 +29,7 @@ struct ImportDbFlags {
   std::string file;
   std::string tag;
   bool skip_invalid = false;
+  double sqlite_timeout_s = 60;
   bool json = false;
 };
 
@@ -34,7 +37,7 @@ int RunImport(const GlobalOptions& global, const ImportFlags& f) {
   Progress progress("import", StderrProgressOptions(global.progress));
   auto fail = [&](const absl::Status& st) {
     progress.Clear();
-    std::cerr << "tuna import: " << st.message() << "\n";
+    std::cerr << "tuna import: " << EscapeControlBytes(st.message()) << "\n";
     return 1;
   };
   auto db = OpenCommandDatabase(global);
@@ -66,7 +69,7 @@ int RunImportDb(const GlobalOptions& global, const ImportDbFlags& f) {
   Progress progress("import-db", StderrProgressOptions(global.progress));
   auto fail = [&](const absl::Status& st) {
     progress.Clear();
-    std::cerr << "tuna import-db: " << st.message() << "\n";
+    std::cerr << "tuna import-db: " << EscapeControlBytes(st.message()) << "\n";
     return 1;
   };
   auto db = OpenCommandDatabase(global);
@@ -76,6 +79,7 @@ int RunImportDb(const GlobalOptions& global, const ImportDbFlags& f) {
   o.path = f.file;
   if (!f.tag.empty()) o.tag = f.tag;
   o.skip_invalid = f.skip_invalid;
+  o.sqlite_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.sqlite_timeout_s * 1000));
   o.progress = progress.StageCallback();
   auto r = admin::ImportMiopenDb(**db, solver::SolverRegistry::Builtin(), o);
   if (!r.ok()) return fail(r.status());
@@ -134,6 +138,10 @@ void AddImportCommands(CLI::App& app, CommandContext ctx) {
   idb->add_option("-t,--tag", d->tag, "also tag the imported configs");
   idb->add_flag("--skip_invalid", d->skip_invalid,
                 "skip unparsable lines/keys (default: report them all and import nothing)");
+  idb->add_option("--sqlite-timeout", d->sqlite_timeout_s,
+                  "seconds a perf db may take to read before the import is aborted (0: no limit)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   idb->add_flag("--json", d->json, "print the counts as one JSON object");
   idb->callback([=] { *selected = [=] { return RunImportDb(*global, *d); }; });
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/terminal_text.h"
 #include "tuner_core/problem/driver_line.h"
 #include "tuner_core/problem/keys.h"
 
@@ -142,7 +143,7 @@ int RunParse(const ParseOptions& opt) {
   if (!opt.file.empty()) {
     auto file = ParseDriverFile(opt.file);
     if (!file.ok()) {
-      std::cerr << "tuna problem parse: " << file.status().message() << "\n";
+      std::cerr << "tuna problem parse: " << EscapeControlBytes(file.status().message()) << "\n";
       return 1;
     }
     for (const DriverFileLine& l : file->lines)
@@ -174,7 +175,7 @@ int RunParse(const ParseOptions& opt) {
     std::cerr << "tuna problem parse: " << where;
     if (e.line_number > 0) std::cerr << e.line_number << ": ";
     else if (!where.empty()) std::cerr << " ";
-    std::cerr << e.reason << "\n    " << e.text << "\n";
+    std::cerr << EscapeControlBytes(e.reason) << "\n    " << EscapeControlBytes(e.text) << "\n";
   }
   if (!errors.empty() && !opt.file.empty()) {
     std::cerr << "tuna problem parse: " << errors.size() << " bad line(s) in " << opt.file << "\n";

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
+#include "cli/terminal_text.h"
 #include "cli/db_access.h"
 #include "cli/logging.h"
 #include "cli/progress.h"
@@ -63,7 +64,7 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   o.tuner_version = VersionLine();
   auto strategy = search::ParseStrategyKind(a.strategy);
   if (!strategy.ok()) {
-    std::fprintf(stderr, "tuna tune: %s\n", std::string(strategy.status().message()).c_str());
+    std::fprintf(stderr, "tuna tune: %s\n", EscapeControlBytes(strategy.status().message()).c_str());
     return 2;
   }
   o.tuning.strategy = *strategy;
@@ -102,7 +103,7 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
     std::filesystem::create_directories(a.output_dir, ec);
     log_file = (std::filesystem::path(a.output_dir) / "tune.log").string();
     if (auto st = SetUpLogging(global.log_level, global.log_format, log_file); !st.ok()) {
-      std::fprintf(stderr, "tuna tune: %s\n", std::string(st.message()).c_str());
+      std::fprintf(stderr, "tuna tune: %s\n", EscapeControlBytes(st.message()).c_str());
       return 1;
     }
   }
@@ -113,7 +114,7 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   if (!db.ok()) {
     progress.Clear();
     std::fprintf(stderr, "tuna tune: database: %s\n(use --no-db to tune without a database)\n",
-                 std::string(db.status().message()).c_str());
+                 EscapeControlBytes(db.status().message()).c_str());
     return 1;
   }
   o.progress = [&progress](const std::string& line) { progress.Note(line); };
@@ -126,7 +127,7 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   auto r = pipeline::RunLocalPipeline(**db, o);
   if (!r.ok()) {
     progress.Clear();
-    std::fprintf(stderr, "tuna tune: %s\n", std::string(r.status().message()).c_str());
+    std::fprintf(stderr, "tuna tune: %s\n", EscapeControlBytes(r.status().message()).c_str());
     return 1;
   }
   progress.Finish();
@@ -143,14 +144,14 @@ int RunTune(const GlobalOptions& global, const TuneArgs& a) {
   if (!a.driver.empty()) {
     auto p = ParseDriverLine(a.driver);
     if (!p.ok()) {
-      std::fprintf(stderr, "tuna tune: %s\n", std::string(p.status().message()).c_str());
+      std::fprintf(stderr, "tuna tune: %s\n", EscapeControlBytes(p.status().message()).c_str());
       return 2;
     }
     problems = *std::move(p);
   } else {
     auto f = ParseDriverFile(a.file);
     if (!f.ok()) {
-      std::fprintf(stderr, "tuna tune: %s\n", std::string(f.status().message()).c_str());
+      std::fprintf(stderr, "tuna tune: %s\n", EscapeControlBytes(f.status().message()).c_str());
       return 2;
     }
     for (const auto& e : f->errors) {
@@ -165,7 +166,7 @@ int RunTune(const GlobalOptions& global, const TuneArgs& a) {
   }
   auto strategy = search::ParseStrategyKind(a.strategy);
   if (!strategy.ok()) {
-    std::fprintf(stderr, "tuna tune: %s\n", std::string(strategy.status().message()).c_str());
+    std::fprintf(stderr, "tuna tune: %s\n", EscapeControlBytes(strategy.status().message()).c_str());
     return 2;
   }
   const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();

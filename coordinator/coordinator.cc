@@ -188,6 +188,11 @@ absl::StatusOr<std::vector<int64_t>> Coordinator::MatchingSessions(const LeaseRe
   absl::MutexLock l(&sessions_mu_);
   std::vector<int64_t> out;
   for (const SessionRow& s : sessions_) {
+    if (!options_.only_sessions.empty() &&
+        std::find(options_.only_sessions.begin(), options_.only_sessions.end(), s.id) ==
+            options_.only_sessions.end()) {
+      continue;
+    }
     if (req.step == JobStep::kCompile) {
       if (std::find(req.compile_backends.begin(), req.compile_backends.end(), s.backend) !=
           req.compile_backends.end()) {

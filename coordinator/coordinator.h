@@ -58,6 +58,9 @@ struct CoordinatorOptions {
   absl::Duration session_refresh = absl::Seconds(2);
   absl::Duration reap_interval = absl::Seconds(5);  // 0: no background reaper (tests call Reap)
   int max_jobs_per_lease = 64;
+  // Non-empty: only jobs of these sessions are leased (`tune -f` runs its own coordinator on a
+  // shared database and must not evaluate another run's jobs). Empty: every matching session.
+  std::vector<int64_t> only_sessions;
   // Report validation needs the solvers; null skips the params checks (benchmarks).
   const solver::SolverRegistry* registry = nullptr;
   // Counters, histograms and workers seen (docs/OPERATIONS.md); null: none. Must outlive it.

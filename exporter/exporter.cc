@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "exporter/formats.h"
+#include "exporter/output_dir.h"
 #include "jobs/job_state.h"
 #include "spdlog/spdlog.h"
 #include "tuner_core/db/db_basename.h"
@@ -81,11 +82,30 @@ absl::StatusOr<ExportReport> ExportSession(schema::Database& db, const ExportOpt
     return absl::InvalidArgumentError(absl::StrCat("num_cu ", num_cu, " out of range"));
   }
   report.basename = db::DbBasename(DbArchId(arch), static_cast<uint32_t>(num_cu));
-  std::error_code ec;
-  fs::create_directories(o.output_dir.empty() ? "." : o.output_dir, ec);
-  if (ec) {
-    return absl::InternalError(absl::StrCat("cannot create ", o.output_dir, ": ", ec.message()));
+  std::optional<OutputDirLock> lock;
+  if (o.lock_output_dir) {
+    auto acquired = OutputDirLock::Acquire(o.output_dir);
+    if (!acquired.ok()) return acquired.status();
+    lock.emplace(*std::move(acquired));
+  } else {
+    std::error_code ec;
+    fs::create_directories(o.output_dir.empty() ? "." : o.output_dir, ec);
+    if (ec) {
+      return absl::InternalError(absl::StrCat("cannot create ", o.output_dir, ": ", ec.message()));
+    }
   }
+  const std::string find_name = FindDbFileName(report.basename, report.session.backend);
+  const std::string perf_path = JoinPath(o.output_dir, PerfDbFileName(report.basename));
+  const std::string find_path = JoinPath(o.output_dir, find_name);
+  const std::string kdb_path = JoinPath(o.output_dir, KernelDbFileName(report.basename));
+  RemoveStaleTemps(o.output_dir, {PerfDbFileName(report.basename), find_name,
+                                  KernelDbFileName(report.basename)});
+  // The files written so far as `<path>.tuna-new`, renamed together at the end.
+  std::vector<std::string> written_paths;
+  auto discard = [&](absl::Status st) {
+    DiscardNewFiles(written_paths);
+    return st;
+  };
 
   // Read the results (keyset pages), then the problems of the configs they name.
   auto find_counts = schema::CountFindResults(db, o.session_id);
@@ -139,7 +159,6 @@ absl::StatusOr<ExportReport> ExportSession(schema::Database& db, const ExportOpt
   // Merge sources. The existing find db also times existing perf-db rows.
   std::optional<std::string> merge_perf, merge_kdb;
   std::optional<db::FindDb> existing_find;
-  const std::string find_name = FindDbFileName(report.basename, report.session.backend);
   if (!o.merge_dir.empty()) {
     merge_perf = JoinPath(o.merge_dir, PerfDbFileName(report.basename));
     merge_kdb = JoinPath(o.merge_dir, KernelDbFileName(report.basename));
@@ -155,11 +174,12 @@ absl::StatusOr<ExportReport> ExportSession(schema::Database& db, const ExportOpt
     internal::FoldedPerf folded = internal::FoldPerfResults(perf_rows, configs->problems);
     report.skipped_bad_config += folded.skipped_bad_config;
     Progress(o, "write perf db", 0, 0);
-    auto written = internal::WritePerfDbExport(
-        folded.rows, merge_perf, existing_find,
-        JoinPath(o.output_dir, PerfDbFileName(report.basename)));
-    if (!written.ok()) return written.status();
+    auto written = internal::WritePerfDbExport(folded.rows, merge_perf, existing_find,
+                                               perf_path + kNewSuffix);
+    if (!written.ok()) return discard(written.status());
+    written_paths.push_back(perf_path);
     report.perf = *std::move(written);
+    report.perf.path = perf_path;
     Progress(o, "write perf db", report.perf.entries, report.perf.entries);
   }
 
@@ -174,9 +194,11 @@ absl::StatusOr<ExportReport> ExportSession(schema::Database& db, const ExportOpt
     Progress(o, "write find db", 0, 0);
     std::vector<std::string> merge_warnings = std::move(report.find.warnings);
     auto written = internal::WriteFindDbExport(incoming_find, existing_find,
-                                               JoinPath(o.output_dir, find_name), o.top_n);
-    if (!written.ok()) return written.status();
+                                               find_path + kNewSuffix, o.top_n);
+    if (!written.ok()) return discard(written.status());
+    written_paths.push_back(find_path);
     report.find = *std::move(written);
+    report.find.path = find_path;
     report.find.warnings = std::move(merge_warnings);
     Progress(o, "write find db", report.find.keys, report.find.keys);
   }
@@ -188,17 +210,20 @@ absl::StatusOr<ExportReport> ExportSession(schema::Database& db, const ExportOpt
     }
     Progress(o, "read kernels", 0, static_cast<int64_t>(jobs_set.size()));
     auto kernels = schema::ReadJobKernels(db, {jobs_set.begin(), jobs_set.end()});
-    if (!kernels.ok()) return kernels.status();
+    if (!kernels.ok()) return discard(kernels.status());
     Progress(o, "read kernels", static_cast<int64_t>(jobs_set.size()),
              static_cast<int64_t>(jobs_set.size()));
     Progress(o, "write kernel db", 0, static_cast<int64_t>(kernels->size()));
     auto written = internal::WriteKernelDbExport(
-        internal::KernelDbEntries(*kernels, BareArch(arch)), merge_kdb,
-        JoinPath(o.output_dir, KernelDbFileName(report.basename)));
-    if (!written.ok()) return written.status();
+        internal::KernelDbEntries(*kernels, BareArch(arch)), merge_kdb, kdb_path + kNewSuffix);
+    if (!written.ok()) return discard(written.status());
+    written_paths.push_back(kdb_path);
     report.kernel = *std::move(written);
+    report.kernel.path = kdb_path;
     Progress(o, "write kernel db", report.kernel.entries, report.kernel.entries);
   }
+  // Every file is written: replace the old set (renames only, in perf, find, kdb order).
+  if (auto st = CommitNewFiles(written_paths); !st.ok()) return discard(st);
   spdlog::info("export session {}: {} ({} perf rows, {} find keys, {} kernels)", o.session_id,
                report.basename, report.perf.entries, report.find.keys, report.kernel.entries);
   return report;

@@ -20,11 +20,16 @@
 //            key, same solver); a row with no known time is replaced (the fresh, verified tuning
 //            wins) and counted as `replaced_untimed`; rows without incoming data are kept;
 //   kdb      union; on an equal (kernel_name, kernel_args) the incoming blob wins.
-// Files are written atomically (temp file + rename) into output_dir: a crash leaves either the
-// old file or the new one, never half of one.
+// Files are written atomically and as a set into output_dir (exporter/output_dir.h): one writer
+// at a time (an flock on `<output_dir>/.tuna.lock`; a second writer fails at once with
+// FailedPrecondition naming the holder's pid), stale temps of a killed run removed at start,
+// every file written as a temp first and all renamed only once all are written (perf db, find
+// db, kdb). A failure before the renames leaves the old files untouched; a crash never leaves
+// half of a file.
 //
 // Threads: ExportSession uses the Database from the calling thread only; `progress` is called on
-// that thread. Errors: NotFound (no session), FailedPrecondition (require_complete with
+// that thread. Errors: NotFound (no session), FailedPrecondition (output dir locked by another
+// writer; require_complete with
 // unfinished jobs; an unreadable existing file to merge into), InvalidArgument (bad options or a
 // name the formats cannot hold), the store's codes for SQL errors, Internal for I/O.
 #pragma once
@@ -69,6 +74,9 @@ struct ExportOptions {
   int page_size = 10000;               // result rows per SQL page
   AlgorithmResolver algorithm_for;     // required when find_db
   ProgressFn progress;                 // optional
+  // Take the output directory's lock (output_dir.h) for the write. false: the caller already
+  // holds an OutputDirLock on output_dir (tune -f holds it for its whole run).
+  bool lock_output_dir = true;
 };
 
 // What happened to one file's entries. For the find db, entries are (key, solver) pairs; for the

@@ -17,6 +17,7 @@
 #include "coordinator/coordinator.h"
 #include "coordinator/server.h"
 #include "exporter/exporter.h"
+#include "exporter/output_dir.h"
 #include "exporter/registry_algorithms.h"
 #include "fmt/format.h"
 #include "jobs/job_state.h"
@@ -93,6 +94,11 @@ absl::StatusOr<LocalPipelineReport> RunLocalPipeline(schema::Database& db,
                               ? absl::StrCat("tune:", std::filesystem::path(options.file).filename().string())
                               : options.tag;
 
+  // 0. The output directory: one writer for the whole run, so a second `tune -f -o DIR` fails
+  // now instead of replacing this run's files at the end (exporter/output_dir.h).
+  auto out_lock = exporter::OutputDirLock::Acquire(options.output_dir);
+  if (!out_lock.ok()) return Stage("output dir", out_lock.status());
+
   // 1. Import.
   admin::ImportOptions io;
   io.tag = tag;
@@ -142,6 +148,7 @@ absl::StatusOr<LocalPipelineReport> RunLocalPipeline(schema::Database& db,
   // 6. Coordinator on loopback + local workers.
   coordinator::CoordinatorOptions co;
   co.registry = &registry;
+  co.only_sessions = {*session_id};  // another run's jobs on the same database are not ours
   co.lease_seconds = std::max<int>(30, static_cast<int>(absl::ToInt64Seconds(options.eval_deadline)) + 30);
   co.reap_interval = absl::Seconds(2);
   co.empty_poll_interval = absl::Milliseconds(100);
@@ -244,11 +251,9 @@ absl::StatusOr<LocalPipelineReport> RunLocalPipeline(schema::Database& db,
     for (const auto& e : st->errors) report.errors[e.reason.empty() ? e.state : e.reason] += e.jobs;
   }
 
-  // 8. Export.
-  std::error_code ec;
-  std::filesystem::create_directories(options.output_dir, ec);
-  if (ec) return absl::InternalError(absl::StrCat("export: cannot create ", options.output_dir, ": ", ec.message()));
+  // 8. Export (under the lock taken at the start).
   exporter::ExportOptions eo;
+  eo.lock_output_dir = false;
   eo.session_id = *session_id;
   eo.output_dir = options.output_dir;
   eo.algorithm_for = exporter::RegistryAlgorithmResolver(registry);

@@ -1,6 +1,7 @@
 #include "schema/store/imported_result_store.h"
 
 #include <map>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +12,10 @@ namespace {
 
 constexpr size_t kChunk = 2000;
 
+// A row measured by tuna (verified, or written by an eval step with its job id) is never
+// overwritten by an imported value (see the header's precedence rule).
+constexpr const char* kMeasured = "(verified OR job_id IS NOT NULL)";
+
 absl::StatusOr<int64_t> CountRows(Connection& c, const char* table, int64_t session_id) {
   auto rows = c.Query(absl::StrCat("SELECT COUNT(*) FROM ", table, " WHERE session_id = ?"),
                       {session_id});
@@ -18,24 +23,39 @@ absl::StatusOr<int64_t> CountRows(Connection& c, const char* table, int64_t sess
   return (*rows)[0].Int(0);
 }
 
-// Runs `insert_chunk` over [0, n) in chunks, counting rows added by the before/after difference
-// of the session's row count (exact inside one transaction).
-template <typename InsertChunk>
+// Runs `insert_chunk` over the rows in chunks, counting the rows added: before each chunk, the
+// chunk's (config, solver) pairs already stored are looked up by the unique key's prefix
+// (session, config), so the cost follows the chunk, not the session's size (exact inside one
+// transaction; the rows are distinct pairs, see LastPerKey).
+template <typename Record, typename InsertChunk>
 absl::StatusOr<UpsertCounts> Chunked(Connection& c, const char* table, int64_t session_id,
-                                     size_t n, const ProgressFn& progress,
+                                     const std::vector<Record>& rows, const ProgressFn& progress,
                                      InsertChunk insert_chunk) {
-  auto before = CountRows(c, table, session_id);
-  if (!before.ok()) return before.status();
+  UpsertCounts counts;
+  const size_t n = rows.size();
   for (size_t begin = 0; begin < n; begin += kChunk) {
     const size_t end = std::min(n, begin + kChunk);
+    std::set<int64_t> configs;
+    for (size_t k = begin; k < end; ++k) configs.insert(rows[k].config_id);
+    Params params{session_id};
+    params.insert(params.end(), configs.begin(), configs.end());
+    auto stored = c.Query(absl::StrCat("SELECT config_id, solver_id FROM ", table,
+                                       " WHERE session_id = ? AND config_id IN (",
+                                       ListPlaceholders(configs.size()), ")"),
+                          params);
+    if (!stored.ok()) return stored.status();
+    std::set<std::pair<int64_t, int64_t>> have;
+    for (const Row& r : *stored) have.insert({r.Int(0), r.Int(1)});
+    for (size_t k = begin; k < end; ++k) {
+      if (have.count({rows[k].config_id, rows[k].solver_id})) {
+        ++counts.existing;
+      } else {
+        ++counts.added;
+      }
+    }
     if (auto st = insert_chunk(begin, end); !st.ok()) return st;
     if (progress) progress(static_cast<int64_t>(end), static_cast<int64_t>(n));
   }
-  auto after = CountRows(c, table, session_id);
-  if (!after.ok()) return after.status();
-  UpsertCounts counts;
-  counts.added = *after - *before;
-  counts.existing = static_cast<int64_t>(n) - counts.added;
   return counts;
 }
 
@@ -56,7 +76,7 @@ absl::StatusOr<UpsertCounts> ImportedResultStore::UpsertFind(
     Connection& c, int64_t session_id, const std::vector<FindResultRecord>& input,
     const ProgressFn& progress) {
   const std::vector<FindResultRecord> rows = LastPerKey(input);
-  return Chunked(c, "find_result", session_id, rows.size(), progress,
+  return Chunked(c, "find_result", session_id, rows, progress,
                  [&](size_t begin, size_t end) -> absl::Status {
                    Params params;
                    params.reserve((end - begin) * 7);
@@ -71,8 +91,10 @@ absl::StatusOr<UpsertCounts> ImportedResultStore::UpsertFind(
                                     "INSERT INTO find_result (session_id, config_id, solver_id, "
                                     "kernel_time, workspace, params, alg_lib) VALUES ",
                                     RowPlaceholders(end - begin, 7),
-                                    " ON DUPLICATE KEY UPDATE kernel_time = VALUES(kernel_time), "
-                                    "workspace = VALUES(workspace), alg_lib = VALUES(alg_lib)"),
+                                    " ON DUPLICATE KEY UPDATE kernel_time = IF(", kMeasured,
+                                    ", kernel_time, VALUES(kernel_time)), workspace = IF(",
+                                    kMeasured, ", workspace, VALUES(workspace)), alg_lib = IF(",
+                                    kMeasured, ", alg_lib, VALUES(alg_lib))"),
                                 params)
                        .status();
                  });
@@ -82,7 +104,7 @@ absl::StatusOr<UpsertCounts> ImportedResultStore::UpsertPerf(
     Connection& c, int64_t session_id, const std::vector<PerfResultRecord>& input,
     const ProgressFn& progress) {
   const std::vector<PerfResultRecord> rows = LastPerKey(input);
-  return Chunked(c, "perf_result", session_id, rows.size(), progress,
+  return Chunked(c, "perf_result", session_id, rows, progress,
                  [&](size_t begin, size_t end) -> absl::Status {
                    Params params;
                    params.reserve((end - begin) * 6);
@@ -96,7 +118,8 @@ absl::StatusOr<UpsertCounts> ImportedResultStore::UpsertPerf(
                                     "INSERT INTO perf_result (session_id, config_id, solver_id, "
                                     "params, kernel_time, workspace) VALUES ",
                                     RowPlaceholders(end - begin, 6),
-                                    " ON DUPLICATE KEY UPDATE params = VALUES(params)"),
+                                    " ON DUPLICATE KEY UPDATE params = IF(", kMeasured,
+                                    ", params, VALUES(params))"),
                                 params)
                        .status();
                  });

@@ -3,8 +3,13 @@
 //
 // Conventions for imported rows (MITuna's): a perf-db row has no measurement, so kernel_time
 // and workspace are -1; a find-db row has no parameters, so params is '' and alg_lib keeps the
-// file's algorithm field. Re-importing the same file is a no-op; a different value for the same
-// (session, config, solver) overwrites the stored one (the file is the source of truth).
+// file's algorithm field. Imported rows are written with verified = FALSE and job_id NULL.
+//
+// Precedence for an existing (session, config, solver) row:
+//   - measured by tuna (verified = TRUE, or job_id set by an eval step): kept as it is, values
+//     and verified flag untouched; the file never overrides a measurement;
+//   - imported earlier (unverified, no job): the file's values replace it (re-importing the same
+//     file is a no-op), and it stays unverified.
 // Methods run inside the caller's transaction. Errors: the store's codes (errors.h).
 #pragma once
 
@@ -34,7 +39,7 @@ struct PerfResultRecord {
 
 struct UpsertCounts {
   int64_t added = 0;
-  int64_t existing = 0;  // matched a stored row (updated if its values differed)
+  int64_t existing = 0;  // matched a stored row (updated only if unverified and different)
 };
 
 class ImportedResultStore {

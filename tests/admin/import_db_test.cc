@@ -1,4 +1,7 @@
 // `tuna import-db` of MIOpen's shipped gfx942 find db and perf db against a real MariaDB.
+#include <sqlite3.h>
+
+#include <chrono>
 #include <set>
 #include <string>
 
@@ -11,6 +14,8 @@
 #include "tests/fixtures/mariadb_fixture.h"
 #include "tuner_core/db/find_db.h"
 #include "tuner_core/db/perf_db.h"
+#include "tuner_core/problem/keys.h"
+#include "absl/strings/str_cat.h"
 
 using namespace tuna;
 using tuna::testing::MariadbTest;
@@ -187,4 +192,224 @@ TEST_CASE_METHOD(MariadbTest, "import-db refuses unknown sessions and bad keys, 
   REQUIRE(skipped.ok());
   CHECK(skipped->skipped == 1);
   CHECK(skipped->results_added == 1);
+}
+
+namespace {
+
+const char* kKeyA = "64-56-56-1x1-64-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F";
+const char* kKeyB = "64-56-56-3x3-64-56-56-32-1x1-1x1-1x1-0-NCHW-FP32-F";
+
+std::string WriteText(const std::string& name, const std::string& text) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
+  FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(MariadbTest,
+                 "import-db refuses times <= 0 and workspaces beyond int64, naming key and solver",
+                 "[mariadb][admin][import-db]") {
+  auto registry = testing::MakeTestRegistry();
+  const std::string path = WriteText(
+      "times.fdb.txt",
+      absl::StrCat(kKeyA, "=ConvDirectNaiveConvFwd:-1,0,miopenConvolutionFwdAlgoDirect;"
+                   "GemmFwd1x1_0_1:2.5,0,miopenConvolutionFwdAlgoGEMM\n",
+                   kKeyB, "=ConvDirectNaiveConvFwd:0,0,miopenConvolutionFwdAlgoDirect;"
+                   "GemmFwdRest:3.5,18446744073709551615,miopenConvolutionFwdAlgoGEMM;"
+                   "ConvOclDirectFwd:1.25,4096,miopenConvolutionFwdAlgoDirect\n"));
+  admin::ImportDbOptions o;
+  o.session_id = NewSession(db());
+  o.path = path;
+  auto r = admin::ImportMiopenDb(db(), *registry, o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == absl::StatusCode::kInvalidArgument);
+  const std::string msg(r.status().message());
+  INFO(msg);
+  CHECK(msg.find(absl::StrCat("key ", kKeyA, " solver ConvDirectNaiveConvFwd: time -1 ms")) !=
+        std::string::npos);
+  CHECK(msg.find(absl::StrCat("key ", kKeyB, " solver ConvDirectNaiveConvFwd: time 0 ms")) !=
+        std::string::npos);
+  CHECK(msg.find(absl::StrCat("key ", kKeyB, " solver GemmFwdRest: workspace "
+                              "18446744073709551615 bytes exceeds the int64 range")) !=
+        std::string::npos);
+  // All or nothing: no config, solver or result row was written.
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM conv_config") == 0);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM solver") == 0);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM find_result") == 0);
+
+  // --skip_invalid drops exactly the three bad entries.
+  o.skip_invalid = true;
+  auto skipped = admin::ImportMiopenDb(db(), *registry, o);
+  REQUIRE(skipped.ok());
+  CHECK(skipped->skipped == 3);
+  CHECK(skipped->results_added == 2);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM find_result WHERE kernel_time <= 0 OR workspace < 0") ==
+        0);
+}
+
+TEST_CASE_METHOD(MariadbTest, "import-db refuses perf-db rows without params, naming key and solver",
+                 "[mariadb][admin][import-db]") {
+  auto registry = testing::MakeTestRegistry();
+  auto problem = ParseFindDbKey(kKeyA);
+  REQUIRE(problem.ok());
+  db::PerfDbWriter w;
+  w.Add(ToPerfDbConfig(*problem), "ConvOclDirectFwd", "");
+  w.Add(ToPerfDbConfig(*problem), "ConvHipImplicitGemmV4R1Fwd", "16,32,4");
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/empty_params.db";
+  REQUIRE(w.Write(path).ok());
+  admin::ImportDbOptions o;
+  o.session_id = NewSession(db());
+  o.path = path;
+  auto r = admin::ImportMiopenDb(db(), *registry, o);
+  REQUIRE_FALSE(r.ok());
+  const std::string msg(r.status().message());
+  INFO(msg);
+  CHECK(msg.find(absl::StrCat("config 1 key ", kKeyA, " solver ConvOclDirectFwd: empty params")) !=
+        std::string::npos);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM perf_result") == 0);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM conv_config") == 0);
+}
+
+TEST_CASE_METHOD(MariadbTest, "Imported rows never overwrite results measured by tuna",
+                 "[mariadb][admin][import-db]") {
+  auto registry = testing::MakeTestRegistry();
+  const int64_t session = NewSession(db());
+  admin::ImportDbOptions o;
+  o.session_id = session;
+  o.path = WriteText("first.fdb.txt",
+                     absl::StrCat(kKeyA, "=ConvDirectNaiveConvFwd:2,0,miopenConvolutionFwdAlgoDirect;"
+                                  "GemmFwd1x1_0_1:3,0,miopenConvolutionFwdAlgoGEMM\n"));
+  REQUIRE(admin::ImportMiopenDb(db(), *registry, o).ok());
+  // tuna measures and verifies one of them (what an eval step's report writes).
+  REQUIRE(db().Execute("UPDATE find_result f JOIN solver s ON s.id = f.solver_id SET "
+                       "f.kernel_time = 0.75, f.workspace = 64, f.verified = TRUE WHERE "
+                       "s.name = 'ConvDirectNaiveConvFwd'")
+              .ok());
+  // A newer file says other things about both.
+  o.path = WriteText("second.fdb.txt",
+                     absl::StrCat(kKeyA, "=ConvDirectNaiveConvFwd:0.25,8,miopenConvolutionFwdAlgoDirect;"
+                                  "GemmFwd1x1_0_1:1.5,16,miopenConvolutionFwdAlgoGEMM\n"));
+  auto r = admin::ImportMiopenDb(db(), *registry, o);
+  REQUIRE(r.ok());
+  CHECK(r->results_existing == 2);
+  auto rows = db().Query(
+      "SELECT s.name, f.kernel_time, f.workspace, f.verified FROM find_result f JOIN solver s "
+      "ON s.id = f.solver_id ORDER BY s.name");
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 2);
+  // The measured row keeps its values and its verified flag.
+  CHECK((*rows)[0].String(0) == "ConvDirectNaiveConvFwd");
+  CHECK((*rows)[0].Double(1) == 0.75);
+  CHECK((*rows)[0].Int(2) == 64);
+  CHECK((*rows)[0].Int(3) == 1);
+  // The imported one takes the file's values and stays unverified.
+  CHECK((*rows)[1].String(0) == "GemmFwd1x1_0_1");
+  CHECK((*rows)[1].Double(1) == 1.5);
+  CHECK((*rows)[1].Int(2) == 16);
+  CHECK((*rows)[1].Int(3) == 0);
+
+  // Perf db: a row tuned by a job keeps its params.
+  auto problem = ParseFindDbKey(kKeyA);
+  REQUIRE(problem.ok());
+  db::PerfDbWriter w;
+  w.Add(ToPerfDbConfig(*problem), "ConvOclDirectFwd", "1,2,3");
+  const std::string pdb = std::string(std::getenv("TEST_TMPDIR")) + "/measured.db";
+  REQUIRE(w.Write(pdb).ok());
+  o.path = pdb;
+  REQUIRE(admin::ImportMiopenDb(db(), *registry, o).ok());
+  REQUIRE(db().Execute("UPDATE perf_result SET params = 'tuned', kernel_time = 0.5, "
+                       "verified = TRUE").ok());
+  db::PerfDbWriter w2;
+  w2.Add(ToPerfDbConfig(*problem), "ConvOclDirectFwd", "9,9,9");
+  REQUIRE(w2.Write(pdb).ok());
+  REQUIRE(admin::ImportMiopenDb(db(), *registry, o).ok());
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM perf_result WHERE params = 'tuned' AND verified AND "
+                     "kernel_time = 0.5") == 1);
+}
+
+TEST_CASE_METHOD(MariadbTest,
+                 "import-db aborts a perf db whose perf_db is a view over an endless query",
+                 "[mariadb][admin][import-db]") {
+  auto registry = testing::MakeTestRegistry();
+  auto problem = ParseFindDbKey(kKeyA);
+  REQUIRE(problem.ok());
+  db::PerfDbWriter w;
+  w.Add(ToPerfDbConfig(*problem), "ConvOclDirectFwd", "1,2,3");
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/endless.db";
+  REQUIRE(w.Write(path).ok());
+  {
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+    char* err = nullptr;
+    const int rc = sqlite3_exec(
+        raw,
+        "DROP TABLE perf_db; CREATE VIEW perf_db AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL "
+        "SELECT n + 1 FROM r) SELECT n AS id, 'ConvOclDirectFwd' AS solver, 1 AS config, "
+        "'1,2,3' AS params FROM r;",
+        nullptr, nullptr, &err);
+    INFO((err != nullptr ? err : ""));
+    sqlite3_free(err);
+    sqlite3_close(raw);
+    REQUIRE(rc == SQLITE_OK);
+  }
+  admin::ImportDbOptions o;
+  o.session_id = NewSession(db());
+  o.path = path;
+  o.sqlite_timeout = std::chrono::milliseconds(300);
+  const auto start = std::chrono::steady_clock::now();
+  auto r = admin::ImportMiopenDb(db(), *registry, o);
+  const auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE_FALSE(r.ok());
+  INFO(r.status().message());
+  CHECK(r.status().code() == absl::StatusCode::kDeadlineExceeded);
+  CHECK(std::string(r.status().message()).find("took longer than 300 ms") != std::string::npos);
+  CHECK(took < std::chrono::seconds(5));
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM perf_result") == 0);
+}
+
+TEST_CASE_METHOD(MariadbTest, "a running import does not block reports on the solver table",
+                 "[mariadb][admin][import-db]") {
+  auto registry = testing::MakeTestRegistry();
+  const int64_t live = NewSession(db());
+  admin::ImportDbOptions o;
+  o.session_id = live;
+  o.path = kFdb;
+  REQUIRE(admin::ImportMiopenDb(db(), *registry, o).ok());
+  const int64_t config = Scalar(db(), "SELECT MIN(id) FROM conv_config");
+  const int64_t solver = Scalar(db(), "SELECT id FROM solver WHERE name = 'GemmBwd1x1_stride1'");
+  const int64_t other = NewSession(db());
+
+  // While the second import's transaction runs, a worker's report for another session (a
+  // result row whose foreign keys need the config and solver rows) goes through at once.
+  o.session_id = NewSession(db());
+  bool reported = false;
+  std::chrono::steady_clock::duration took{};
+  o.progress = [&](std::string_view stage, int64_t done, int64_t) {
+    if (stage != "entries written" || done != 0 || reported) return;
+    reported = true;
+    const auto start = std::chrono::steady_clock::now();
+    auto st = db().WithConnection([&](schema::Connection& c) -> absl::Status {
+      if (auto s = c.ExecuteUnprepared("SET SESSION innodb_lock_wait_timeout = 1"); !s.ok()) {
+        return s;
+      }
+      return c
+          .Execute("INSERT INTO find_result (session_id, config_id, solver_id, job_id, "
+                   "kernel_time, workspace, params, verified) VALUES (?, ?, ?, NULL, 0.5, 0, '', "
+                   "TRUE)",
+                   {other, config, solver})
+          .status();
+    });
+    took = std::chrono::steady_clock::now() - start;
+    CHECK(st.ok());
+  };
+  auto r = admin::ImportMiopenDb(db(), *registry, o);
+  REQUIRE(r.ok());
+  CHECK(reported);
+  CHECK(took < std::chrono::seconds(1));
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM find_result WHERE session_id = " +
+                     std::to_string(other)) == 1);
 }

@@ -115,6 +115,42 @@ TEST_CASE("legacy algorithm-keyed entries, bad lines, duplicates") {
   CHECK_FALSE(ParseFindDbLine("=Solver:1,2,alg").ok());
 }
 
+TEST_CASE("streaming a find db gives ParseFindDb's records and warnings, in file order") {
+  for (const char* name : {"legacy.fdb.txt", "gfx942130.HIP.fdb.txt"}) {
+    auto whole = ReadFindDbFile(TestData(name));
+    REQUIRE(whole.ok());
+    FindDb streamed;
+    std::vector<std::string> order;
+    std::vector<size_t> warning_lines;
+    auto st = ForEachFindDbRecord(
+        TestData(name),
+        [&](FindDbRecord&& rec) {
+          order.push_back(rec.key);
+          CHECK(streamed.emplace(rec.key, std::move(rec.entries)).second);
+          return absl::OkStatus();
+        },
+        [&](const ReadWarning& w) { warning_lines.push_back(w.line); });
+    REQUIRE(st.ok());
+    CHECK(streamed == whole->records);
+    std::vector<size_t> whole_lines;
+    for (const auto& w : whole->warnings) whole_lines.push_back(w.line);
+    CHECK(warning_lines == whole_lines);
+  }
+  // An error of the callback stops the stream and is returned.
+  int calls = 0;
+  auto stopped = ForEachFindDbRecord(
+      TestData("gfx942130.HIP.fdb.txt"),
+      [&](FindDbRecord&&) {
+        return ++calls == 3 ? absl::CancelledError("stop") : absl::OkStatus();
+      },
+      [](const ReadWarning&) {});
+  CHECK(stopped.code() == absl::StatusCode::kCancelled);
+  CHECK(calls == 3);
+  CHECK(ForEachFindDbRecord("no/such/file", [](FindDbRecord&&) { return absl::OkStatus(); },
+                            [](const ReadWarning&) {})
+            .code() == absl::StatusCode::kNotFound);
+}
+
 TEST_CASE("the real gfx942130 find db: 9,600 lines, canonical, byte-identical round trip") {
   const std::string original = Slurp(TestData("gfx942130.HIP.fdb.txt"));
   FindDbReadResult r = ParseFindDb(original);

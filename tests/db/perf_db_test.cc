@@ -1,5 +1,8 @@
 #include "tuner_core/db/perf_db.h"
 
+#include <algorithm>
+#include <set>
+
 #include <sqlite3.h>
 
 #include "catch2/catch.hpp"
@@ -128,6 +131,28 @@ TEST_CASE("perf db write -> read gives the same rows; lookup uses MIOpen's SQL")
             ") AND (in_channels = ? )",
             0) == 0);
   CHECK(PerfDbLookupSql().ends_with("AND (bias = ? ) AND (group_count = ? ) );"));
+}
+
+TEST_CASE("ForEachByConfig streams ReadAll's rows grouped by config row") {
+  auto r = PerfDbReader::Open(TestData("gfx942130.db"));
+  REQUIRE(r.ok());
+  auto all = r->ReadAll();
+  REQUIRE(all.ok());
+  std::vector<PerfDbRow> streamed;
+  std::vector<int64_t> ids;
+  REQUIRE(r->ForEachByConfig([&](int64_t id, PerfDbRow&& row) {
+               ids.push_back(id);
+               streamed.push_back(std::move(row));
+               return absl::OkStatus();
+             }).ok());
+  CHECK(std::is_sorted(ids.begin(), ids.end()));
+  CHECK(std::set<int64_t>(ids.begin(), ids.end()).size() == 9393);
+  auto key = [](const PerfDbRow& x) { return std::make_pair(x.solver, x.params); };
+  REQUIRE(streamed.size() == all->size());
+  std::multiset<std::pair<std::string, std::string>> a, b;
+  for (const auto& x : *all) a.insert(key(x));
+  for (const auto& x : streamed) b.insert(key(x));
+  CHECK(a == b);
 }
 
 TEST_CASE("the real gfx942130 perf db") {

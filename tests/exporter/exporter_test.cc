@@ -1,6 +1,8 @@
 // Integration tests of ExportSession against a real MariaDB (tests/fixtures): results are inserted
 // with result_store's helpers, exported, compared with golden files and read back with the
 // tuner_core/db readers.
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <string>
@@ -9,6 +11,7 @@
 
 #include "catch2/catch.hpp"
 #include "exporter/exporter.h"
+#include "exporter/output_dir.h"
 #include "schema/store/result_store.h"
 #include "tests/exporter/export_test_util.h"
 #include "tests/fixtures/mariadb_fixture.h"
@@ -483,6 +486,80 @@ TEST_CASE_METHOD(MariadbTest, "names, overrides and errors", "[mariadb][exporter
   CHECK(absl::IsInvalidArgument(ExportSession(db(), none).status()));
   CHECK(DbArchId("gfx90a:sramecc+:xnack+") == "gfx90a_xnack");
   CHECK(BareArch("gfx90a:sramecc+:xnack+") == "gfx90a");
+}
+
+TEST_CASE_METHOD(MariadbTest, "one writer per output directory; stale temps are removed",
+                 "[mariadb][exporter]") {
+  InsertSolvers(db());
+  const int64_t session = InsertSessionData(db(), kTarget, FindsA(), PerfsA());
+  const std::string dir = TmpDir("locked");
+  // Leftovers of a killed earlier export.
+  for (const char* stale : {"gfx90a68.db.tmp", "gfx90a68.db.tmp-journal", "gfx90a68.kdb.tuna-new",
+                            "gfx90a68.kdb.tuna-new.tmp-journal", "gfx90a68.HIP.fdb.txt.tuna-new.tmp"}) {
+    std::ofstream(dir + "/" + stale) << "junk";
+  }
+  {
+    // Another writer holds the directory (flock conflicts between two descriptors as between
+    // two processes): the export fails at once, naming the holder, and writes nothing.
+    auto held = OutputDirLock::Acquire(dir);
+    REQUIRE(held.ok());
+    auto refused = ExportSession(db(), Options(session, dir));
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.status().code() == absl::StatusCode::kFailedPrecondition);
+    const std::string msg(refused.status().message());
+    INFO(msg);
+    CHECK(msg.find("is being written by another tuna process (pid " +
+                   std::to_string(getpid()) + ",") != std::string::npos);
+    CHECK(msg.find(dir + "/.tuna.lock") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir + "/gfx90a68.db"));
+    CHECK(std::filesystem::exists(dir + "/gfx90a68.db.tmp"));  // not touched without the lock
+  }
+  auto report = ExportSession(db(), Options(session, dir));
+  REQUIRE(report.ok());
+  CHECK(report->perf.path == dir + "/gfx90a68.db");
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{".tuna.lock", "gfx90a68.HIP.fdb.txt", "gfx90a68.db",
+                                          "gfx90a68.kdb"});
+  // The lock was released: the next writer gets it.
+  CHECK(OutputDirLock::Acquire(dir).ok());
+}
+
+TEST_CASE_METHOD(MariadbTest, "a failure while writing the second file leaves the old set",
+                 "[mariadb][exporter]") {
+  InsertSolvers(db());
+  const int64_t session = InsertSessionData(db(), kTarget, FindsA(), PerfsA());
+  const std::string dir = TmpDir("set");
+  REQUIRE(ExportSession(db(), Options(session, dir)).ok());
+  const std::string perf = DumpPerfDb(dir + "/gfx90a68.db");
+  const std::string find = Slurp(dir + "/gfx90a68.HIP.fdb.txt");
+  const std::string kdb = DumpKernelDb(dir + "/gfx90a68.kdb");
+
+  // New results, and the find db's temp cannot be created (a non-empty directory in its way).
+  REQUIRE(db().Execute("UPDATE perf_result SET params = '4,4,1' WHERE session_id = ?", {session})
+              .ok());
+  REQUIRE(db().Execute("UPDATE find_result SET kernel_time = kernel_time / 2 WHERE session_id = ?",
+                       {session})
+              .ok());
+  const std::string blocker = dir + "/gfx90a68.HIP.fdb.txt.tuna-new.tmp";
+  std::filesystem::create_directories(blocker);
+  std::ofstream(blocker + "/x") << "x";
+  auto failed = ExportSession(db(), Options(session, dir));
+  REQUIRE_FALSE(failed.ok());
+  INFO(failed.status().message());
+  // The perf db was written first, but nothing was renamed: the old set is intact.
+  CHECK(DumpPerfDb(dir + "/gfx90a68.db") == perf);
+  CHECK(Slurp(dir + "/gfx90a68.HIP.fdb.txt") == find);
+  CHECK(DumpKernelDb(dir + "/gfx90a68.kdb") == kdb);
+  CHECK_FALSE(std::filesystem::exists(dir + "/gfx90a68.db.tuna-new"));
+
+  std::filesystem::remove_all(blocker);
+  REQUIRE(ExportSession(db(), Options(session, dir)).ok());
+  CHECK(DumpPerfDb(dir + "/gfx90a68.db") != perf);
+  CHECK(Slurp(dir + "/gfx90a68.HIP.fdb.txt") != find);
 }
 
 }  // namespace tuna::exporter::test

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <fstream>
 #include <unordered_set>
 
 #include "tuner_core/db/str_util.h"
@@ -131,6 +132,39 @@ absl::StatusOr<FindDbReadResult> ReadFindDbFile(const std::string& path) {
   absl::StatusOr<std::string> text = ReadFileToString(path);
   if (!text.ok()) return text.status();
   return ParseFindDb(*text);
+}
+
+absl::Status ForEachFindDbRecord(const std::string& path,
+                                 const std::function<absl::Status(FindDbRecord&&)>& on_record,
+                                 const std::function<void(const ReadWarning&)>& on_warning) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(internal::Cat("cannot open ", path));
+  std::unordered_set<std::string> seen;
+  std::vector<ReadWarning> warnings;
+  std::string line;
+  FindDbRecord rec;
+  size_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    warnings.clear();
+    std::optional<RawRecord> raw = ParseRecordLine(line, line_no, warnings);
+    bool usable = false;
+    if (raw) {
+      if (seen.count(std::string(raw->key)) != 0) {
+        warnings.push_back(
+            {line_no, internal::Cat("duplicate key '", raw->key, "' ignored (first one wins)")});
+      } else {
+        usable = ToRecord(*raw, line_no, warnings, rec);
+      }
+    }
+    for (const ReadWarning& w : warnings) on_warning(w);
+    if (!usable) continue;
+    seen.insert(rec.key);
+    if (absl::Status st = on_record(std::move(rec)); !st.ok()) return st;
+    rec = FindDbRecord();
+  }
+  if (in.bad()) return absl::InternalError(internal::Cat("read error on ", path));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<FindDbRecord> ParseFindDbLine(std::string_view line) {

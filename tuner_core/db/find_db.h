@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -54,6 +55,14 @@ struct FindDbReadResult {
 FindDbReadResult ParseFindDb(std::string_view text);
 // ParseFindDb of a file; NotFound/Internal when the file cannot be read.
 absl::StatusOr<FindDbReadResult> ReadFindDbFile(const std::string& path);
+
+// ParseFindDb's rules over a file read line by line, for files too large to hold: each usable
+// record is passed to `on_record` in file order (a duplicate key is dropped with a warning: the
+// first one wins), each warning to `on_warning`. Memory: one line plus the keys seen so far.
+// NotFound/Internal when the file cannot be read; an error of `on_record` stops and is returned.
+absl::Status ForEachFindDbRecord(const std::string& path,
+                                 const std::function<absl::Status(FindDbRecord&&)>& on_record,
+                                 const std::function<void(const ReadWarning&)>& on_warning);
 
 // One line (no '\n'); InvalidArgument (with the reason) when it is not a usable record.
 absl::StatusOr<FindDbRecord> ParseFindDbLine(std::string_view line);

@@ -126,16 +126,46 @@ absl::Status PerfDbWriter::Write(const std::string& path) const {
   });
 }
 
-absl::StatusOr<PerfDbReader> PerfDbReader::Open(const std::string& path) {
+namespace {
+
+// SQLite's progress handler: a non-zero return interrupts the running statement.
+int PastDeadline(void* arg) {
+  const auto* at = static_cast<const std::chrono::steady_clock::time_point*>(arg);
+  return std::chrono::steady_clock::now() >= *at ? 1 : 0;
+}
+
+}  // namespace
+
+absl::StatusOr<PerfDbReader> PerfDbReader::Open(const std::string& path,
+                                                const PerfDbReadOptions& options) {
+  PerfDbReader r;
+  r.path_ = path;
   absl::StatusOr<internal::SqliteHandle> db = internal::OpenReadOnly(path);
   if (!db.ok()) return db.status();
-  if (absl::Status s = internal::CheckColumns(db->get(), "config", kConfigColumns); !s.ok()) {
+  r.db_ = *std::move(db);
+  if (options.timeout.count() > 0) {
+    r.deadline_ = std::make_unique<Deadline>();
+    r.deadline_->at = std::chrono::steady_clock::now() + options.timeout;
+    r.deadline_->timeout = options.timeout;
+    sqlite3_progress_handler(r.db_.get(), 1000, PastDeadline, &r.deadline_->at);
+  }
+  if (absl::Status s = internal::CheckColumns(r.db_.get(), "config", kConfigColumns); !s.ok()) {
     return s;
   }
-  if (absl::Status s = internal::CheckColumns(db->get(), "perf_db", kPerfDbColumns); !s.ok()) {
+  if (absl::Status s = internal::CheckColumns(r.db_.get(), "perf_db", kPerfDbColumns); !s.ok()) {
     return s;
   }
-  return PerfDbReader(*std::move(db));
+  return r;
+}
+
+absl::Status PerfDbReader::Failed(std::string_view what) const {
+  if (deadline_ != nullptr && sqlite3_errcode(db_.get()) == SQLITE_INTERRUPT &&
+      std::chrono::steady_clock::now() >= deadline_->at) {
+    return absl::DeadlineExceededError(internal::Cat(
+        what, " of ", path_, " took longer than ", deadline_->timeout.count(),
+        " ms and was aborted (is perf_db or config a view over an endless query?)"));
+  }
+  return SqlError(db_.get(), what);
 }
 
 absl::StatusOr<std::vector<PerfDbRow>> PerfDbReader::ReadAll() const {
@@ -153,8 +183,28 @@ absl::StatusOr<std::vector<PerfDbRow>> PerfDbReader::ReadAll() const {
     r.config = ReadConfig(st->get(), 2);
     rows.push_back(std::move(r));
   }
-  if (rc != SQLITE_DONE) return SqlError(db_.get(), "read perf_db");
+  if (rc != SQLITE_DONE) return Failed("read perf_db");
   return rows;
+}
+
+absl::Status PerfDbReader::ForEachByConfig(
+    const std::function<absl::Status(int64_t config_id, PerfDbRow&& row)>& fn) const {
+  auto st = Prepare(db_.get(), internal::Cat("SELECT perf_db.solver, perf_db.params, config.id, ",
+                                            ConfigColumnList(),
+                                            " FROM perf_db INNER JOIN config ON perf_db.config = "
+                                            "config.id ORDER BY perf_db.config, perf_db.id;"));
+  if (!st.ok()) return st.status();
+  int rc;
+  while ((rc = sqlite3_step(st->get())) == SQLITE_ROW) {
+    PerfDbRow r;
+    r.solver = ColumnText(st->get(), 0);
+    r.params = ColumnText(st->get(), 1);
+    const int64_t config_id = sqlite3_column_int64(st->get(), 2);
+    r.config = ReadConfig(st->get(), 3);
+    if (absl::Status s = fn(config_id, std::move(r)); !s.ok()) return s;
+  }
+  if (rc != SQLITE_DONE) return Failed("read perf_db");
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<SolverParams>> PerfDbReader::Lookup(const PerfDbConfig& c) const {
@@ -171,14 +221,14 @@ absl::StatusOr<std::vector<SolverParams>> PerfDbReader::Lookup(const PerfDbConfi
   while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
     out.push_back({ColumnText(s, 0), ColumnText(s, 1)});
   }
-  if (rc != SQLITE_DONE) return SqlError(db_.get(), "perf db lookup");
+  if (rc != SQLITE_DONE) return Failed("perf db lookup");
   return out;
 }
 
 absl::StatusOr<int64_t> PerfDbReader::Count(const char* sql) const {
   auto st = Prepare(db_.get(), sql);
   if (!st.ok()) return st.status();
-  if (sqlite3_step(st->get()) != SQLITE_ROW) return SqlError(db_.get(), sql);
+  if (sqlite3_step(st->get()) != SQLITE_ROW) return Failed(sql);
   return sqlite3_column_int64(st->get(), 0);
 }
 

@@ -9,8 +9,11 @@
 // differ across SQLite versions.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -59,15 +62,29 @@ class PerfDbWriter {
   std::map<PerfDbConfig, std::map<std::string, std::string>, PerfDbConfigLess> rows_;
 };
 
-// A read-only open perf db. Move-only; one thread at a time.
+struct PerfDbReadOptions {
+  // Every statement of the reader fails with DeadlineExceeded once this much time has passed
+  // since Open (an SQLite progress handler interrupts it): a file from elsewhere may make
+  // `perf_db` or `config` a view over an endless query. Zero or negative: no deadline.
+  std::chrono::milliseconds timeout{60'000};
+};
+
+// A read-only open perf db (SQLITE_OPEN_READONLY; not the immutable URI, since another process
+// may be writing the file). Move-only; one thread at a time.
 class PerfDbReader {
  public:
   // NotFound if absent; InvalidArgument if not SQLite / < 512 bytes; FailedPrecondition when
   // `config` or `perf_db` lack a column MIOpen requires (PRAGMA table_info check).
-  static absl::StatusOr<PerfDbReader> Open(const std::string& path);
+  static absl::StatusOr<PerfDbReader> Open(const std::string& path,
+                                           const PerfDbReadOptions& options = {});
 
   // Every (config, solver, params) row, ordered by perf_db.id.
   absl::StatusOr<std::vector<PerfDbRow>> ReadAll() const;
+  // The same rows one at a time, ordered by (perf_db.config, perf_db.id) so the rows of one
+  // config row come together; `config_id` is config.id. Memory: one row. An error of `fn` stops
+  // and is returned.
+  absl::Status ForEachByConfig(
+      const std::function<absl::Status(int64_t config_id, PerfDbRow&& row)>& fn) const;
   // MIOpen's lookup (SQLitePerfDb::FindRecord SQL, values bound as text like MIOpen does), in
   // the order SQLite returns them (MIOpen's SQL has no ORDER BY); empty when the config is absent.
   absl::StatusOr<std::vector<SolverParams>> Lookup(const PerfDbConfig& config) const;
@@ -75,8 +92,16 @@ class PerfDbReader {
   absl::StatusOr<int64_t> CountRows() const;
 
  private:
-  explicit PerfDbReader(internal::SqliteHandle db) : db_(std::move(db)) {}
+  struct Deadline {
+    std::chrono::steady_clock::time_point at;
+    std::chrono::milliseconds timeout{0};
+  };
+  PerfDbReader() = default;
   absl::StatusOr<int64_t> Count(const char* sql) const;
+  // The error of a failed statement: DeadlineExceeded when the progress handler stopped it.
+  absl::Status Failed(std::string_view what) const;
+  std::string path_;
+  std::unique_ptr<Deadline> deadline_;  // the progress handler's argument; outlives db_
   internal::SqliteHandle db_;
 };
 
