@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <map>
-#include <mutex>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -70,34 +69,20 @@ class CudnnBackendLib {
   Status (*execute)(void*, void*, void*) = nullptr;
 
   static absl::StatusOr<const CudnnBackendLib*> Get(const std::string& path) {
-    static std::once_flag once;
-    static CudnnBackendLib* lib = nullptr;
-    static absl::Status status;
-    std::call_once(once, [&] {
-      absl::StatusOr<void*> h = OpenCudnn(path);
-      if (!h.ok()) {
-        status = h.status();
-        return;
-      }
-      auto l = std::make_unique<CudnnBackendLib>();
-      CudnnSymbols syms(*h);
-      auto sym = [&](auto& fn, const char* name) { syms.Get(fn, name); };
-      sym(l->create, "cudnnCreate");
-      sym(l->destroy, "cudnnDestroy");
-      sym(l->error_string, "cudnnGetErrorString");
-      sym(l->get_version, "cudnnGetVersion");
-      sym(l->create_desc, "cudnnBackendCreateDescriptor");
-      sym(l->destroy_desc, "cudnnBackendDestroyDescriptor");
-      sym(l->finalize, "cudnnBackendFinalize");
-      sym(l->set_attr, "cudnnBackendSetAttribute");
-      sym(l->get_attr, "cudnnBackendGetAttribute");
-      sym(l->execute, "cudnnBackendExecute");
-      l->last_error = reinterpret_cast<void (*)(char*, size_t)>(dlsym(*h, "cudnnGetLastErrorString"));
-      status = syms.status();
-      if (status.ok()) lib = l.release();
+    return LoadCudnnOnce<CudnnBackendLib>(path, [](CudnnBackendLib& l, CudnnSymbols& s, void* handle) {
+      s.Get(l.create, "cudnnCreate");
+      s.Get(l.destroy, "cudnnDestroy");
+      s.Get(l.error_string, "cudnnGetErrorString");
+      s.Get(l.get_version, "cudnnGetVersion");
+      s.Get(l.create_desc, "cudnnBackendCreateDescriptor");
+      s.Get(l.destroy_desc, "cudnnBackendDestroyDescriptor");
+      s.Get(l.finalize, "cudnnBackendFinalize");
+      s.Get(l.set_attr, "cudnnBackendSetAttribute");
+      s.Get(l.get_attr, "cudnnBackendGetAttribute");
+      s.Get(l.execute, "cudnnBackendExecute");
+      // Optional (cuDNN >= 9.0): a missing one only loses detail in error messages.
+      l.last_error = reinterpret_cast<void (*)(char*, size_t)>(dlsym(handle, "cudnnGetLastErrorString"));
     });
-    if (lib == nullptr) return status;
-    return lib;
   }
 
   absl::Status Check(Status s, const std::string& what) const {
@@ -196,36 +181,30 @@ absl::Status CudnnBackendConv::BuildGraph() {
   }
 
   const float alpha = 1.f, beta = 0.f;
-  void* op = nullptr;
-  switch (p_.direction) {
-    case Direction::kForward:
-      op = make(kDescOpConvForward, "forward op");
-      set(op, kAttrFwdX, kTypeBackendDescriptor, 1, &x, "fwd x");
-      set(op, kAttrFwdW, kTypeBackendDescriptor, 1, &w, "fwd w");
-      set(op, kAttrFwdY, kTypeBackendDescriptor, 1, &y, "fwd y");
-      set(op, kAttrFwdConv, kTypeBackendDescriptor, 1, &conv, "fwd conv");
-      set(op, kAttrFwdAlpha, kTypeFloat, 1, &alpha, "fwd alpha");
-      set(op, kAttrFwdBeta, kTypeFloat, 1, &beta, "fwd beta");
-      break;
-    case Direction::kBackwardData:
-      op = make(kDescOpConvBwdData, "backward-data op");
-      set(op, kAttrBwdDataDx, kTypeBackendDescriptor, 1, &x, "bwd-data dx");
-      set(op, kAttrBwdDataW, kTypeBackendDescriptor, 1, &w, "bwd-data w");
-      set(op, kAttrBwdDataDy, kTypeBackendDescriptor, 1, &y, "bwd-data dy");
-      set(op, kAttrBwdDataConv, kTypeBackendDescriptor, 1, &conv, "bwd-data conv");
-      set(op, kAttrBwdDataAlpha, kTypeFloat, 1, &alpha, "bwd-data alpha");
-      set(op, kAttrBwdDataBeta, kTypeFloat, 1, &beta, "bwd-data beta");
-      break;
-    case Direction::kBackwardWeights:
-      op = make(kDescOpConvBwdFilter, "backward-filter op");
-      set(op, kAttrBwdFilterX, kTypeBackendDescriptor, 1, &x, "bwd-filter x");
-      set(op, kAttrBwdFilterDw, kTypeBackendDescriptor, 1, &w, "bwd-filter dw");
-      set(op, kAttrBwdFilterDy, kTypeBackendDescriptor, 1, &y, "bwd-filter dy");
-      set(op, kAttrBwdFilterConv, kTypeBackendDescriptor, 1, &conv, "bwd-filter conv");
-      set(op, kAttrBwdFilterAlpha, kTypeFloat, 1, &alpha, "bwd-filter alpha");
-      set(op, kAttrBwdFilterBeta, kTypeFloat, 1, &beta, "bwd-filter beta");
-      break;
-  }
+  // The operation of the direction: its descriptor type and the ids of its six attributes.
+  struct OpAttrs {
+    int desc;
+    const char* name;
+    int x, w, y, conv, alpha, beta;
+  };
+  static constexpr OpAttrs kForward{kDescOpConvForward, "fwd", kAttrFwdX, kAttrFwdW, kAttrFwdY,
+                                    kAttrFwdConv, kAttrFwdAlpha, kAttrFwdBeta};
+  static constexpr OpAttrs kBackwardData{kDescOpConvBwdData, "bwd-data", kAttrBwdDataDx, kAttrBwdDataW,
+                                         kAttrBwdDataDy, kAttrBwdDataConv, kAttrBwdDataAlpha, kAttrBwdDataBeta};
+  static constexpr OpAttrs kBackwardFilter{kDescOpConvBwdFilter, "bwd-filter", kAttrBwdFilterX, kAttrBwdFilterDw,
+                                           kAttrBwdFilterDy, kAttrBwdFilterConv, kAttrBwdFilterAlpha,
+                                           kAttrBwdFilterBeta};
+  const OpAttrs& a = p_.direction == Direction::kForward        ? kForward
+                     : p_.direction == Direction::kBackwardData ? kBackwardData
+                                                                : kBackwardFilter;
+  const std::string name(a.name);
+  void* op = make(a.desc, name + " op");
+  set(op, a.x, kTypeBackendDescriptor, 1, &x, name + " x");
+  set(op, a.w, kTypeBackendDescriptor, 1, &w, name + " w");
+  set(op, a.y, kTypeBackendDescriptor, 1, &y, name + " y");
+  set(op, a.conv, kTypeBackendDescriptor, 1, &conv, name + " conv");
+  set(op, a.alpha, kTypeFloat, 1, &alpha, name + " alpha");
+  set(op, a.beta, kTypeFloat, 1, &beta, name + " beta");
   finalize(op, "convolution op");
   graph_ = make(kDescOperationGraph, "operation graph");
   set(graph_, kAttrGraphOps, kTypeBackendDescriptor, 1, &op, "graph ops");

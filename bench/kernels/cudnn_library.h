@@ -4,6 +4,8 @@
 
 #include <dlfcn.h>
 
+#include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -33,5 +35,29 @@ class CudnnSymbols {
   void* handle_;
   absl::Status status_;
 };
+
+// The process's one table `Lib` of cuDNN entry points: built on the first call by
+// `fill(lib, symbols, handle)`, which resolves each entry with symbols.Get; the first call's
+// status (library or a symbol missing) is every later call's answer.
+template <typename Lib, typename Fill>
+absl::StatusOr<const Lib*> LoadCudnnOnce(const std::string& path, Fill fill) {
+  static std::once_flag once;
+  static const Lib* lib = nullptr;
+  static absl::Status* status = new absl::Status();
+  std::call_once(once, [&] {
+    absl::StatusOr<void*> handle = OpenCudnn(path);
+    if (!handle.ok()) {
+      *status = handle.status();
+      return;
+    }
+    auto table = std::make_unique<Lib>();
+    CudnnSymbols symbols(*handle);
+    fill(*table, symbols, *handle);
+    *status = symbols.status();
+    if (status->ok()) lib = table.release();
+  });
+  if (lib == nullptr) return *status;
+  return lib;
+}
 
 }  // namespace tuna::bench

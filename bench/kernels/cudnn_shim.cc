@@ -3,7 +3,6 @@
 #include "bench/kernels/cudnn_library.h"
 
 
-#include <mutex>
 
 #include "absl/strings/str_cat.h"
 
@@ -61,44 +60,30 @@ class CudnnLib {
                        const void*, void*, void*) = nullptr;
 
   static absl::StatusOr<const CudnnLib*> Get(const std::string& path) {
-    static std::once_flag once;
-    static CudnnLib* lib = nullptr;
-    static absl::Status status;
-    std::call_once(once, [&] {
-      absl::StatusOr<void*> h = OpenCudnn(path);
-      if (!h.ok()) {
-        status = h.status();
-        return;
-      }
-      auto l = std::make_unique<CudnnLib>();
-      CudnnSymbols syms(*h);
-      auto sym = [&](auto& fn, const char* name) { syms.Get(fn, name); };
-      sym(l->create, "cudnnCreate");
-      sym(l->destroy, "cudnnDestroy");
-      sym(l->error_string, "cudnnGetErrorString");
-      sym(l->get_version, "cudnnGetVersion");
-      sym(l->create_tensor, "cudnnCreateTensorDescriptor");
-      sym(l->destroy_tensor, "cudnnDestroyTensorDescriptor");
-      sym(l->set_tensor4d, "cudnnSetTensor4dDescriptor");
-      sym(l->create_filter, "cudnnCreateFilterDescriptor");
-      sym(l->destroy_filter, "cudnnDestroyFilterDescriptor");
-      sym(l->set_filter4d, "cudnnSetFilter4dDescriptor");
-      sym(l->create_conv, "cudnnCreateConvolutionDescriptor");
-      sym(l->destroy_conv, "cudnnDestroyConvolutionDescriptor");
-      sym(l->set_conv2d, "cudnnSetConvolution2dDescriptor");
-      sym(l->set_math, "cudnnSetConvolutionMathType");
-      sym(l->set_group, "cudnnSetConvolutionGroupCount");
-      sym(l->find_fwd, "cudnnFindConvolutionForwardAlgorithmEx");
-      sym(l->find_bwd_data, "cudnnFindConvolutionBackwardDataAlgorithmEx");
-      sym(l->find_bwd_filter, "cudnnFindConvolutionBackwardFilterAlgorithmEx");
-      sym(l->fwd, "cudnnConvolutionForward");
-      sym(l->bwd_data, "cudnnConvolutionBackwardData");
-      sym(l->bwd_filter, "cudnnConvolutionBackwardFilter");
-      status = syms.status();
-      if (status.ok()) lib = l.release();
+    return LoadCudnnOnce<CudnnLib>(path, [](CudnnLib& l, CudnnSymbols& s, void* handle) {
+      s.Get(l.create, "cudnnCreate");
+      s.Get(l.destroy, "cudnnDestroy");
+      s.Get(l.error_string, "cudnnGetErrorString");
+      s.Get(l.get_version, "cudnnGetVersion");
+      s.Get(l.create_tensor, "cudnnCreateTensorDescriptor");
+      s.Get(l.destroy_tensor, "cudnnDestroyTensorDescriptor");
+      s.Get(l.set_tensor4d, "cudnnSetTensor4dDescriptor");
+      s.Get(l.create_filter, "cudnnCreateFilterDescriptor");
+      s.Get(l.destroy_filter, "cudnnDestroyFilterDescriptor");
+      s.Get(l.set_filter4d, "cudnnSetFilter4dDescriptor");
+      s.Get(l.create_conv, "cudnnCreateConvolutionDescriptor");
+      s.Get(l.destroy_conv, "cudnnDestroyConvolutionDescriptor");
+      s.Get(l.set_conv2d, "cudnnSetConvolution2dDescriptor");
+      s.Get(l.set_math, "cudnnSetConvolutionMathType");
+      s.Get(l.set_group, "cudnnSetConvolutionGroupCount");
+      s.Get(l.find_fwd, "cudnnFindConvolutionForwardAlgorithmEx");
+      s.Get(l.find_bwd_data, "cudnnFindConvolutionBackwardDataAlgorithmEx");
+      s.Get(l.find_bwd_filter, "cudnnFindConvolutionBackwardFilterAlgorithmEx");
+      s.Get(l.fwd, "cudnnConvolutionForward");
+      s.Get(l.bwd_data, "cudnnConvolutionBackwardData");
+      s.Get(l.bwd_filter, "cudnnConvolutionBackwardFilter");
+      (void)handle;
     });
-    if (lib == nullptr) return status;
-    return lib;
   }
 
   absl::Status Check(Status s, const char* what) const {
