@@ -32,9 +32,6 @@ int64_t GemmM(const Problem& p) {
   return p.n * o[1] * o[2];
 }
 
-int64_t KernelChannels(const Problem& p);
-int64_t KTiles(const Problem& p) { return CeilDiv(KernelChannels(p) * p.fil[1] * p.fil[2], kTbK); }
-
 // Blocks of one split: output tiles times groups.
 int64_t TileBlocks(const Problem& p, const HopperParams& t) {
   return CeilDiv(GemmM(p), t.tb_m) * CeilDiv(p.k / p.groups, t.tb_n) * p.groups;
@@ -48,6 +45,8 @@ int64_t KernelChannels(const Problem& p) {
   return cg <= 4 ? 4 : CeilDiv(cg, 8) * 8;
 }
 bool PadsChannels(const Problem& p) { return KernelChannels(p) != p.c / p.groups; }
+
+int64_t KTiles(const Problem& p) { return CeilDiv(KernelChannels(p) * p.fil[1] * p.fil[2], kTbK); }
 
 // Workspace of the channel-padded copies: x' then w' (at an element offset rounded to 128 B).
 struct PaddedCopies {
@@ -136,7 +135,8 @@ PerfConfig HopperFwdSolver::DefaultConfig(const Target& target, const Problem& p
   for (HopperParams c : {big >= target.num_cu ? HopperParams{128, 256, 2, 4} : HopperParams{128, 128, 2, 4},
                          HopperParams{128, 128, 2, 4, 2}, HopperParams{128, 128, 1, 4}, HopperParams{128, 64, 1, 4},
                          HopperParams{64, 64, 1, 3}}) {
-    if (IsValid(target, p, c.Config(space)).ok()) return c.Config(space);
+    const PerfConfig config = c.Config(space);
+    if (IsValid(target, p, config).ok()) return config;
   }
   return HopperParams{64, 64, 1, 3}.Config(space);  // valid for every applicable problem
 }
