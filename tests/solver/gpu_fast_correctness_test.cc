@@ -5,20 +5,14 @@
 // with a skip message where the CUDA driver, NVRTC or a device is missing.
 #include <chrono>
 #include <cstdio>
-#include <map>
 #include <random>
 
 #include "catch2/catch.hpp"
 #include "tests/solver/gpu_solver_check.h"
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
-#include "tuner_core/reference/element.h"
-#include "tuner_core/reference/fill.h"
-#include "tuner_core/reference/reference_conv.h"
-#include "tuner_core/reference/verify.h"
 #include "tuner_core/solver/conv/gpu_fast_simt.h"
 #include "tuner_core/solver/conv/gpu_fast_tc.h"
-#include "tuner_core/solver/invoker.h"
 
 namespace tuna {
 namespace {
@@ -91,25 +85,8 @@ TEST_CASE("fast forward solvers match the CPU reference on the CUDA device", "[g
         configs.push_back(r);
       }
     }
-    const reference::ElementType et = reference::StorageType(p.data_type);
-    const uint64_t seed = std::hash<std::string>()(p.Canonical());
-    std::vector<std::byte> hx = reference::RandomBuffer(et, p.XDesc().ElementCount(), seed + 1);
-    std::vector<std::byte> hw = reference::RandomBuffer(et, p.WDesc().ElementCount(), seed + 2);
-    std::vector<std::byte> expected(p.YDesc().ElementCount() * DataTypeSize(p.data_type));
-    REQUIRE(reference::ConvForward(p, hx.data(), hw.data(), expected.data()).ok());
-    absl::StatusOr<backend::DeviceBuffer> x = device.Alloc(hx.size()), w = device.Alloc(hw.size()),
-                                          y = device.Alloc(expected.size());
-    REQUIRE(x.ok());
-    REQUIRE(w.ok());
-    REQUIRE(y.ok());
-    REQUIRE(device.CopyToDevice(*x, hx.data(), hx.size()).ok());
-    REQUIRE(device.CopyToDevice(*w, hw.data(), hw.size()).ok());
-    for (const PerfConfig& cfg : configs) {
-      const bool ok = checker.Check(*c.s, p, cfg, *x, *w, *y, expected);
-      CHECK(ok);
-      failures += ok ? 0 : 1;
-      ++runs;
-    }
+    failures += checker.CheckAll(*c.s, p, configs);
+    runs += static_cast<int>(configs.size());
   }
   std::printf("%d runs, %d failures, %.1f s\n", runs, failures,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -4,8 +4,8 @@
 // (default + 2 random configs + a split-K (cluster) one where valid), BF16 and edge problems (groups, odd K,
 // C = 8, C = 3, 4 and 5 (8-byte build, channel-padded copies), dilation, stride 3, 1x7 / 7x1 filters, M, N and K tails)
 // checked against the CPU reference on poisoned outputs and workspaces.
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <random>
 #include <set>
 
@@ -13,9 +13,6 @@
 #include "tests/solver/gpu_solver_check.h"
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
-#include "tuner_core/reference/element.h"
-#include "tuner_core/reference/fill.h"
-#include "tuner_core/reference/reference_conv.h"
 #include "tuner_core/solver/conv/gpu_hopper_fwd.h"
 
 namespace tuna {
@@ -210,25 +207,8 @@ TEST_CASE("hopper fwd matches the CPU reference on an sm_90 device", "[gpu]") {
         break;
       }
     }
-    const reference::ElementType et = reference::StorageType(p.data_type);
-    const uint64_t seed = std::hash<std::string>()(p.Canonical());
-    std::vector<std::byte> hx = reference::RandomBuffer(et, p.XDesc().ElementCount(), seed + 1);
-    std::vector<std::byte> hw = reference::RandomBuffer(et, p.WDesc().ElementCount(), seed + 2);
-    std::vector<std::byte> expected(p.YDesc().ElementCount() * DataTypeSize(p.data_type));
-    REQUIRE(reference::ConvForward(p, hx.data(), hw.data(), expected.data()).ok());
-    absl::StatusOr<backend::DeviceBuffer> x = device.Alloc(hx.size()), w = device.Alloc(hw.size()),
-                                          y = device.Alloc(expected.size());
-    REQUIRE(x.ok());
-    REQUIRE(w.ok());
-    REQUIRE(y.ok());
-    REQUIRE(device.CopyToDevice(*x, hx.data(), hx.size()).ok());
-    REQUIRE(device.CopyToDevice(*w, hw.data(), hw.size()).ok());
-    for (const PerfConfig& cfg : configs) {
-      const bool ok = checker.Check(s, p, cfg, *x, *w, *y, expected);
-      CHECK(ok);
-      failures += ok ? 0 : 1;
-      ++runs;
-    }
+    failures += checker.CheckAll(s, p, configs);
+    runs += static_cast<int>(configs.size());
   }
   std::printf("%d runs, %d failures\n", runs, failures);
   CHECK(runs >= 80);

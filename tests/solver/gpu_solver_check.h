@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "catch2/catch.hpp"
+#include "tuner_core/reference/element.h"
+#include "tuner_core/reference/fill.h"
+#include "tuner_core/reference/reference_conv.h"
 #include "tuner_core/reference/verify.h"
 #include "tuner_core/solver/invoker.h"
 #include "tuner_core/solver/solver.h"
@@ -31,6 +34,31 @@ class ForwardChecker {
  public:
   ForwardChecker(const backend::Backend& backend, backend::Device& device, solver::Target target)
       : backend_(backend), device_(device), target_(std::move(target)) {}
+
+  // Runs every config on one set of random inputs (seeded by the problem) against the CPU
+  // reference, CHECKing each; returns how many failed.
+  int CheckAll(const solver::Solver& s, const Problem& p, const std::vector<solver::PerfConfig>& configs) {
+    const reference::ElementType et = reference::StorageType(p.data_type);
+    const uint64_t seed = std::hash<std::string>()(p.Canonical());
+    std::vector<std::byte> hx = reference::RandomBuffer(et, p.XDesc().ElementCount(), seed + 1);
+    std::vector<std::byte> hw = reference::RandomBuffer(et, p.WDesc().ElementCount(), seed + 2);
+    std::vector<std::byte> expected(p.YDesc().ElementCount() * DataTypeSize(p.data_type));
+    REQUIRE(reference::ConvForward(p, hx.data(), hw.data(), expected.data()).ok());
+    absl::StatusOr<backend::DeviceBuffer> x = device_.Alloc(hx.size()), w = device_.Alloc(hw.size()),
+                                          y = device_.Alloc(expected.size());
+    REQUIRE(x.ok());
+    REQUIRE(w.ok());
+    REQUIRE(y.ok());
+    REQUIRE(device_.CopyToDevice(*x, hx.data(), hx.size()).ok());
+    REQUIRE(device_.CopyToDevice(*w, hw.data(), hw.size()).ok());
+    int failures = 0;
+    for (const solver::PerfConfig& config : configs) {
+      const bool ok = Check(s, p, config, *x, *w, *y, expected);
+      CHECK(ok);
+      failures += ok ? 0 : 1;
+    }
+    return failures;
+  }
 
   // Runs `config` on x, w into a poisoned y and compares with `expected`; prints one line.
   // Returns whether the output passed.
