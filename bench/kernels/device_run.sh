@@ -9,7 +9,7 @@
 #   fp32cudnn[:SECS]       FP32 file, all directions, cuDNN only (best + legacy), torch, cross-check
 #   fp32[:SECS]            FP32 file, all directions, tuna + cuDNN, torch, cross-check
 #   fp16cudnn[:SECS]       FP16 file, cuDNN only (heuristics A/B/FALLBACK), torch, cross-check
-#   hopper16[:SECS]        FP16 NHWC forward file, tuna's TunaHopperFwd over its whole valid space
+#   hopper16[:SECS]        FP16 NHWC forward file, tuna's TunaHopperFwd and TunaHopperTmaFwd over their valid spaces
 #                          (wgmma, sm_90) + cuDNN best (heuristics A/B/FALLBACK), torch, cross-check
 #   hopperbf16[:SECS]      the same file as BF16 (convbfp16)
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
@@ -40,7 +40,7 @@ for step in "$@"; do
       tail -6 "$out/fp16_fwd.log"; torch_for fp16_fwd data/resnet50_n32_fwd_fp16_nhwc.txt 90 ;;
     hopper16|hopperbf16)
       f=data/resnet50_n32_fwd_fp16_nhwc.txt; [ "$name" = hopperbf16 ] && f=data/resnet50_n32_fwd_bf16_nhwc.txt
-      timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperFwd --configs 128 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
+      timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperFwd,TunaHopperTmaFwd --configs 128 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
     fp32cudnn)
       timeout "$secs" ./run.sh --driver data/resnet50_n32.txt --no-tuna --json "$out/fp32_cudnn.raw.json" > "$out/fp32_cudnn.log" 2>&1 || echo "bench fp32cudnn: exit $?"

@@ -39,6 +39,8 @@
 #endif
 
 #include "conv/wgmma_ops.h"
+#include "conv/hopper_ops.h"
+#include "conv/im2col_tile.h"
 
 #ifndef CHUNK
 #define CHUNK 16
@@ -74,48 +76,6 @@ static_assert(kWgRows % 64 == 0, "each warpgroup owns whole m64 slabs");
 static_assert(kTbN == 64 || kTbN == 128 || kTbN == 256, "wgmma N");
 static_assert(kTbM % kRowStep == 0 && kTbN % kRowStep == 0, "chunk split");
 static_assert(kStages >= 3, "the ring keeps one tile in the tensor cores and one being issued");
-
-// cp.async writes through the generic proxy; wgmma reads through the async proxy.
-TUNA_DEVICE void tuna_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-TUNA_DEVICE void tuna_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-TUNA_DEVICE void tuna_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N>
-TUNA_DEVICE void tuna_wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-// Keeps the compiler from moving accumulator accesses across wgmma fences and waits.
-TUNA_DEVICE void tuna_fence_acc(float& r) { asm volatile("" : "+f"(r)::"memory"); }
-
-// Shared-memory matrix descriptor of a K-major tile in the 128-byte swizzle: rows of 128 bytes,
-// 8-row groups 1024 bytes apart (stride byte offset); the leading byte offset is unused there.
-TUNA_DEVICE unsigned long long tuna_desc_sw128(unsigned saddr) {
-  unsigned long long d = 0;
-  d |= static_cast<unsigned long long>((saddr & 0x3FFFF) >> 4);
-  d |= static_cast<unsigned long long>(1) << 16;           // leading byte offset (16 B, ignored)
-  d |= static_cast<unsigned long long>(1024 >> 4) << 32;   // stride byte offset
-  d |= static_cast<unsigned long long>(1) << 62;           // 128-byte swizzle
-  return d;
-}
-
-#if TUNA_DTYPE == 2
-#define TUNA_WGMMA_NAME(n) tuna_wgmma_m64n##n##k16_bf16
-#else
-#define TUNA_WGMMA_NAME(n) tuna_wgmma_m64n##n##k16_f16
-#endif
-#define TUNA_WGMMA_OF(n) TUNA_WGMMA_NAME(n)
-TUNA_DEVICE void tuna_wgmma(float (&d)[kAcc], unsigned long long a, unsigned long long b) {
-  TUNA_WGMMA_OF(TB_N)(d, a, b);
-}
-
-TUNA_DEVICE unsigned tuna_pack2(float lo, float hi) {
-  unsigned r;
-#if TUNA_DTYPE == 2
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-#endif
-  return r;
-}
 
 // Cluster barrier with release/acquire semantics over shared::cluster.
 TUNA_DEVICE void tuna_cluster_sync() {
@@ -172,85 +132,15 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, kMinBlocks) TUNA_CLUSTER
   const int row_base = tid >> 3;   // first row it loads; then every kRowStep
   const unsigned swz = static_cast<unsigned>((kc ^ (row_base & 7)) << 4);
 
-  // Per A row: element offset of its image (and group), and its top-left input coordinate.
-  long long a_base[kAIters];
-  int a_h[kAIters], a_w[kAIters];
-#pragma unroll
-  for (int i = 0; i < kAIters; ++i) {
-    const int m = m0 + row_base + i * kRowStep;
-    const int hw = Ho * Wo;
-    const int mm = m < M ? m : 0;
-    const int img = mm / hw;
-    const int rem = mm - img * hw;
-    const int oh = rem / Wo;
-    const int ow = rem - oh * Wo;
-    a_base[i] = static_cast<long long>(img) * H * W * C + static_cast<long long>(g) * Cg;
-    a_h[i] = m < M ? oh * stride_h - pad_h : -(1 << 29);  // a row past M never lands in bounds
-    a_w[i] = ow * stride_w - pad_w;
-  }
+  const TunaConvGeom geom = {n_img, C, H, W, K, Ho, Wo, R, S, pad_h, pad_w, stride_h, stride_w, dil_h, dil_w, groups};
+  TunaARows<kAIters> a_rows;
+  tuna_a_rows_init<kAIters, kRowStep>(a_rows, geom, m0 + row_base, g);
   const tuna_u16* w_g = w + w_offset + static_cast<long long>(g) * Kpg * Kg;
-
-#if CHUNK == 8
-  // C/G == 4 (a channel-padded copy of a thin input): each 16-byte chunk is two filter taps of
-  // 4 channels, two 8-byte cp.async with their own bounds; rows of w are 8-byte aligned only.
   auto load_tile = [&](int slot, int kt_local) {
-    const int k = (kt_begin + kt_local) * kTbK + kc * 8;
     const unsigned a_dst = smem_addr + slot * kStageBytes + row_base * kRowBytes + swz;
-    const unsigned b_dst = smem_addr + slot * kStageBytes + kStageA + row_base * kRowBytes + swz;
-#pragma unroll
-    for (int piece = 0; piece < 2; ++piece) {
-      const int kp = k + 4 * piece;
-      const bool k_ok = kp < Kg;
-      const int tap = k_ok ? kp >> 2 : 0;
-      const int r = tap / S;
-      const int s = tap - r * S;
-#pragma unroll
-      for (int i = 0; i < kAIters; ++i) {
-        const int h = a_h[i] + r * dil_h;
-        const int ww = a_w[i] + s * dil_w;
-        const bool ok = k_ok && static_cast<unsigned>(h) < static_cast<unsigned>(H) &&
-                        static_cast<unsigned>(ww) < static_cast<unsigned>(W);
-        const tuna_u16* src = ok ? x + a_base[i] + (static_cast<long long>(h) * W + ww) * C : x;
-        tuna_cp_async8(a_dst + i * kRowStep * kRowBytes + 8 * piece, src, ok ? 8 : 0);
-      }
-#pragma unroll
-      for (int i = 0; i < kBIters; ++i) {
-        const int n = n0 + row_base + i * kRowStep;
-        const bool ok = k_ok && n < Kpg;
-        const tuna_u16* src = ok ? w_g + static_cast<long long>(n) * Kg + kp : w;
-        tuna_cp_async8(b_dst + i * kRowStep * kRowBytes + 8 * piece, src, ok ? 8 : 0);
-      }
-    }
+    tuna_load_tile<kAIters, kBIters, kRowStep>(a_dst, a_dst + kStageA, a_rows, x, w_g, geom, kt_begin + kt_local, kc,
+                                               n0 + row_base);
   };
-#else
-  auto load_tile = [&](int slot, int kt_local) {
-    const int k = (kt_begin + kt_local) * kTbK + kc * 8;
-    const bool k_ok = k < Kg;
-    const int kk = k_ok ? k : 0;
-    const int tap = kk / Cg;
-    const int c = kk - tap * Cg;
-    const int r = tap / S;
-    const int s = tap - r * S;
-    const unsigned a_dst = smem_addr + slot * kStageBytes + row_base * kRowBytes + swz;
-#pragma unroll
-    for (int i = 0; i < kAIters; ++i) {
-      const int h = a_h[i] + r * dil_h;
-      const int ww = a_w[i] + s * dil_w;
-      const bool ok = k_ok && static_cast<unsigned>(h) < static_cast<unsigned>(H) &&
-                      static_cast<unsigned>(ww) < static_cast<unsigned>(W);
-      const tuna_u16* src = ok ? x + a_base[i] + (static_cast<long long>(h) * W + ww) * C + c : x;
-      tuna_cp_async16(a_dst + i * kRowStep * kRowBytes, src, ok ? 16 : 0);
-    }
-    const unsigned b_dst = smem_addr + slot * kStageBytes + kStageA + row_base * kRowBytes + swz;
-#pragma unroll
-    for (int i = 0; i < kBIters; ++i) {
-      const int n = n0 + row_base + i * kRowStep;
-      const bool ok = k_ok && n < Kpg;
-      const tuna_u16* src = ok ? w_g + static_cast<long long>(n) * Kg + k : w;
-      tuna_cp_async16(b_dst + i * kRowStep * kRowBytes, src, ok ? 16 : 0);
-    }
-  };
-#endif
 
   float acc[kMRep][kAcc];
 #pragma unroll

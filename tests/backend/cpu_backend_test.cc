@@ -163,6 +163,11 @@ TEST_CASE("cpu device refuses foreign code objects and out-of-range copies") {
   CHECK((*device)->CopyToHost(data, *buf, 8, 12).code() == absl::StatusCode::kInvalidArgument);
   CHECK((*device)->CopyToDevice(*buf, data, 8, 8).ok());
   CHECK((*device)->Alloc(0).status().code() == absl::StatusCode::kInvalidArgument);
+  // No tensor copy engine: a tensor map is refused, not faked.
+  TensorMapSpec map;
+  map.dims = {8, 1, 0, 0, 0};
+  map.box = {8, 1, 0, 0, 0};
+  CHECK((*device)->EncodeTensorMap(map, *buf, 0).status().code() == absl::StatusCode::kUnimplemented);
 }
 
 TEST_CASE("an avx512 code object does not load on an older cpu level") {

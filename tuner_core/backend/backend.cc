@@ -1,6 +1,7 @@
 #include "tuner_core/backend/backend.h"
 
 #include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
 
 namespace tuna::backend {
@@ -69,6 +70,10 @@ absl::Status ContextLostError(const std::string& what) {
 
 bool IsContextLost(const absl::Status& status) {
   return status.GetPayload(kContextLostPayload).has_value();
+}
+
+absl::StatusOr<TensorMapBytes> Device::EncodeTensorMap(const TensorMapSpec&, const DeviceBuffer&, size_t) {
+  return absl::UnimplementedError(absl::StrCat(Info().name, ": no tensor copy engine (tensor maps are NVIDIA sm_90+)"));
 }
 
 }  // namespace tuna::backend

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -90,6 +91,35 @@ struct CodeObject {
 
 struct Dim3 {
   uint32_t x = 1, y = 1, z = 1;
+};
+
+// A view of a device buffer for a bulk tensor copy engine (NVIDIA TMA, sm_90+): the kernel
+// receives the encoded 128-byte descriptor by value. Dimensions are innermost first.
+//   kTiled: a copy moves a `box` of elements.
+//   kIm2col: rank 3..5 (C, W[, H[, D]], N); a copy moves `pixels_per_column` pixels of
+//     `channels_per_pixel` channels, walking W, then H, then D, then N inside the bounding box
+//     [lower_corner, dim - 1 + upper_corner] (per spatial dimension, W first) in steps of
+//     `element_strides`; the kernel adds the filter offset of each copy.
+struct TensorMapSpec {
+  enum class Swizzle { kNone, k32B, k64B, k128B };
+  enum class Mode { kTiled, kIm2col };
+  Mode mode = Mode::kTiled;
+  int rank = 2;                              // 1..5 (im2col: 3..5)
+  uint32_t element_bytes = 2;                // 1, 2, 4 or 8 (copied as raw bits)
+  std::array<uint64_t, 5> dims{};            // elements per dimension
+  std::array<uint64_t, 4> strides_bytes{};   // of dims[1..rank-1], multiples of 16
+  std::array<uint32_t, 5> box{};             // kTiled: elements one copy moves per dimension
+  std::array<uint32_t, 5> element_strides{1, 1, 1, 1, 1};  // traversal step per dimension (<= 8)
+  std::array<int, 3> lower_corner{};         // kIm2col: spatial dimensions, W first
+  std::array<int, 3> upper_corner{};         // kIm2col: offsets from each dimension's end
+  uint32_t channels_per_pixel = 0;           // kIm2col
+  uint32_t pixels_per_column = 0;            // kIm2col
+  Swizzle swizzle = Swizzle::kNone;          // shared-memory layout of the box (the kernel's)
+};
+
+// The encoded descriptor, passed to a kernel as one argument.
+struct alignas(16) TensorMapBytes {
+  unsigned char bytes[128];
 };
 
 // Kernel arguments packed as the driver APIs want them: a vector of pointers, one per argument,
@@ -195,6 +225,12 @@ class Device {
   virtual absl::Status Launch(const Kernel& kernel, Dim3 grid, Dim3 block, size_t shared_bytes,
                               KernelArgs& args) = 0;
   virtual absl::Status Synchronize() = 0;
+
+  // The descriptor of `spec` over `buffer` starting `offset_bytes` in (16-byte aligned), for
+  // Launch. Unimplemented on backends without a tensor copy engine; InvalidArgument when the
+  // driver refuses the spec (alignment, box sizes, swizzle span).
+  virtual absl::StatusOr<TensorMapBytes> EncodeTensorMap(const TensorMapSpec& spec, const DeviceBuffer& buffer,
+                                                         size_t offset_bytes);
 
   // Runs `launch` `repetitions` times and returns each run's device time in milliseconds (GPU
   // events around each run; steady_clock on the CPU). `launch` may issue several kernels; the

@@ -104,7 +104,8 @@ absl::Status Invoker::Run(const ConvBuffers& buffers) {
     if (b == nullptr) return absl::InvalidArgumentError(absl::StrCat("no ", RoleName(role), " buffer"));
     if (absl::Status st = device_.Memset(*b, 0, b->bytes()); !st.ok()) return st;
   }
-  for (const Launch& l : solution_.launches) {
+  for (size_t li = 0; li < solution_.launches.size(); ++li) {
+    const Launch& l = solution_.launches[li];
     const std::vector<backend::Kernel>& entries = kernels_[l.kernel];
     const std::vector<std::string>& names = solution_.kernels[l.kernel].entries;
     const backend::Kernel* kernel = nullptr;
@@ -114,7 +115,8 @@ absl::Status Invoker::Run(const ConvBuffers& buffers) {
       return absl::InvalidArgumentError(absl::StrCat("launch names unknown entry '", l.entry, "'"));
     }
     backend::KernelArgs args;
-    for (const KernelArg& a : l.args) {
+    for (size_t ai = 0; ai < l.args.size(); ++ai) {
+      const KernelArg& a = l.args[ai];
       switch (a.kind) {
         case KernelArg::Kind::kBuffer: {
           const backend::DeviceBuffer* b = BufferFor(buffers, a.role);
@@ -127,6 +129,24 @@ absl::Status Invoker::Run(const ConvBuffers& buffers) {
         case KernelArg::Kind::kI32: args.Add(static_cast<int32_t>(a.i)); break;
         case KernelArg::Kind::kI64: args.Add(static_cast<int64_t>(a.i)); break;
         case KernelArg::Kind::kF32: args.Add(a.f); break;
+        case KernelArg::Kind::kTensorMap: {
+          const backend::DeviceBuffer* b = BufferFor(buffers, a.role);
+          if (b == nullptr) {
+            return absl::InvalidArgumentError(absl::StrCat("no ", RoleName(a.role), " buffer"));
+          }
+          auto& cached = tensor_maps_[{li, ai}];
+          if (cached.first != b->address()) {
+            absl::StatusOr<backend::TensorMapBytes> map =
+                device_.EncodeTensorMap(a.tensor_map, *b, static_cast<size_t>(a.i));
+            if (!map.ok()) {
+              return absl::Status(map.status().code(),
+                                  absl::StrCat("tensor map of ", RoleName(a.role), ": ", map.status().message()));
+            }
+            cached = {b->address(), *map};
+          }
+          args.Add(cached.second);
+          break;
+        }
       }
     }
     if (absl::Status st = device_.Launch(*kernel, l.grid, l.block, l.shared_bytes, args); !st.ok()) {

@@ -5,6 +5,7 @@
 // the convolution buffers and issues the launches: the only thing inside a timed loop.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -48,6 +49,9 @@ class Invoker {
   Solution solution_;
   std::vector<std::unique_ptr<backend::Module>> modules_;
   std::vector<std::vector<backend::Kernel>> kernels_;  // [kernel][entry index]
+  // Encoded tensor maps by (launch, argument), with the buffer address they were encoded for:
+  // re-encoded only when the buffer changes, so timed runs do no host encoding.
+  std::map<std::pair<size_t, size_t>, std::pair<uint64_t, backend::TensorMapBytes>> tensor_maps_;
 };
 
 }  // namespace tuna::solver

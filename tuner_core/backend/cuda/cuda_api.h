@@ -11,10 +11,19 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace tuna::cuda_api {
 
 #if defined(TUNA_CUDA_API_SYSTEM_TYPES)
+using ::cuuint32_t;
+using ::cuuint64_t;
+using ::CUtensorMap;
+using ::CUtensorMapDataType;
+using ::CUtensorMapInterleave;
+using ::CUtensorMapSwizzle;
+using ::CUtensorMapL2promotion;
+using ::CUtensorMapFloatOOBfill;
 using ::CUcontext;
 using ::CUdevice;
 using ::CUdevice_attribute;
@@ -48,6 +57,16 @@ using CUfunction = CUfunc_st*;
 using CUevent = CUevent_st*;
 using CUstream = CUstream_st*;
 using nvrtcProgram = _nvrtcProgram*;
+using cuuint32_t = std::uint32_t;
+using cuuint64_t = std::uint64_t;
+struct alignas(128) CUtensorMap {  // CUDA 13 headers align it to 128 (12.x: 64)
+  cuuint64_t opaque[16];
+};
+enum CUtensorMapDataType : int {};
+enum CUtensorMapInterleave : int {};
+enum CUtensorMapSwizzle : int {};
+enum CUtensorMapL2promotion : int {};
+enum CUtensorMapFloatOOBfill : int {};
 #endif
 
 // Constants, named as in cuda.h with a k prefix. The header test checks each one.
@@ -84,6 +103,18 @@ using nvrtcProgram = _nvrtcProgram*;
   X(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 97) \
   X(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 8)   \
   X(CU_EVENT_DEFAULT, 0)                                  \
+  X(CU_TENSOR_MAP_DATA_TYPE_UINT8, 0)                     \
+  X(CU_TENSOR_MAP_DATA_TYPE_UINT16, 1)                    \
+  X(CU_TENSOR_MAP_DATA_TYPE_UINT32, 2)                    \
+  X(CU_TENSOR_MAP_DATA_TYPE_UINT64, 4)                    \
+  X(CU_TENSOR_MAP_INTERLEAVE_NONE, 0)                     \
+  X(CU_TENSOR_MAP_SWIZZLE_NONE, 0)                        \
+  X(CU_TENSOR_MAP_SWIZZLE_32B, 1)                         \
+  X(CU_TENSOR_MAP_SWIZZLE_64B, 2)                         \
+  X(CU_TENSOR_MAP_SWIZZLE_128B, 3)                        \
+  X(CU_TENSOR_MAP_L2_PROMOTION_L2_128B, 2)                \
+  X(CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 3)                \
+  X(CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE, 0)                 \
   X(NVRTC_SUCCESS, 0)                                     \
   X(NVRTC_ERROR_COMPILATION, 6)
 
@@ -126,7 +157,18 @@ TUNA_CUDA_CONSTANTS(TUNA_CUDA_DECLARE_CONSTANT)
   X(cuEventDestroy_v2, (CUevent hEvent))                                                     \
   X(cuEventRecord, (CUevent hEvent, CUstream hStream))                                       \
   X(cuEventSynchronize, (CUevent hEvent))                                                    \
-  X(cuEventElapsedTime_v2, (float* pMilliseconds, CUevent hStart, CUevent hEnd))
+  X(cuEventElapsedTime_v2, (float* pMilliseconds, CUevent hStart, CUevent hEnd))          \
+  X(cuTensorMapEncodeTiled,                                                                  \
+    (CUtensorMap * tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank,     \
+     void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides,      \
+     const cuuint32_t* boxDim, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, \
+     CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)) \
+  X(cuTensorMapEncodeIm2col,                                                                 \
+    (CUtensorMap * tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank,     \
+     void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides,      \
+     const int* pixelBoxLowerCorner, const int* pixelBoxUpperCorner, cuuint32_t channelsPerPixel, \
+     cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, \
+     CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill))
 
 // NVRTC functions: X(name, parameter list). All return nvrtcResult, except
 // nvrtcGetErrorString (declared separately).

@@ -1,6 +1,7 @@
 #include "tuner_core/backend/cuda/cuda_backend.h"
 
 #include <cctype>
+#include <cstring>
 #include <cstdlib>
 #include <optional>
 
@@ -191,6 +192,67 @@ class CudaDevice : public Device {
   absl::Status Synchronize() override {
     if (absl::Status st = Enter(); !st.ok()) return st;
     return Check(api_->cuCtxSynchronize(), "cuCtxSynchronize");
+  }
+
+  absl::StatusOr<TensorMapBytes> EncodeTensorMap(const TensorMapSpec& spec, const DeviceBuffer& buffer,
+                                                 size_t offset_bytes) override {
+    if (api_->cuTensorMapEncodeTiled == nullptr) {
+      return absl::UnimplementedError("this CUDA driver has no cuTensorMapEncodeTiled (CUDA 12+ needed)");
+    }
+    if (spec.rank < 1 || spec.rank > 5) return absl::InvalidArgumentError("tensor map rank outside 1..5");
+    if (absl::Status st = Enter(buffer, offset_bytes, 0); !st.ok()) return st;
+    int type = 0;
+    switch (spec.element_bytes) {
+      case 1: type = kCU_TENSOR_MAP_DATA_TYPE_UINT8; break;
+      case 2: type = kCU_TENSOR_MAP_DATA_TYPE_UINT16; break;
+      case 4: type = kCU_TENSOR_MAP_DATA_TYPE_UINT32; break;
+      case 8: type = kCU_TENSOR_MAP_DATA_TYPE_UINT64; break;
+      default: return absl::InvalidArgumentError(absl::StrCat("tensor map element of ", spec.element_bytes, " bytes"));
+    }
+    int swizzle = kCU_TENSOR_MAP_SWIZZLE_NONE;
+    switch (spec.swizzle) {
+      case TensorMapSpec::Swizzle::kNone: break;
+      case TensorMapSpec::Swizzle::k32B: swizzle = kCU_TENSOR_MAP_SWIZZLE_32B; break;
+      case TensorMapSpec::Swizzle::k64B: swizzle = kCU_TENSOR_MAP_SWIZZLE_64B; break;
+      case TensorMapSpec::Swizzle::k128B: swizzle = kCU_TENSOR_MAP_SWIZZLE_128B; break;
+    }
+    cuuint64_t dims[5], strides[4];
+    cuuint32_t box[5], element_strides[5];
+    for (int i = 0; i < spec.rank; ++i) {
+      dims[i] = spec.dims[i];
+      box[i] = spec.box[i];
+      element_strides[i] = spec.element_strides[i];
+      if (i > 0) strides[i - 1] = spec.strides_bytes[i - 1];
+    }
+    const auto data_type = static_cast<CUtensorMapDataType>(type);
+    const auto rank = static_cast<cuuint32_t>(spec.rank);
+    void* address = reinterpret_cast<void*>(buffer.address() + offset_bytes);
+    const auto interleave = static_cast<CUtensorMapInterleave>(kCU_TENSOR_MAP_INTERLEAVE_NONE);
+    const auto swizzle_mode = static_cast<CUtensorMapSwizzle>(swizzle);
+    const auto l2 = static_cast<CUtensorMapL2promotion>(kCU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+    const auto oob = static_cast<CUtensorMapFloatOOBfill>(kCU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    CUtensorMap map;
+    absl::Status st;
+    if (spec.mode == TensorMapSpec::Mode::kIm2col) {
+      if (api_->cuTensorMapEncodeIm2col == nullptr) {
+        return absl::UnimplementedError("this CUDA driver has no cuTensorMapEncodeIm2col (CUDA 12+ needed)");
+      }
+      if (spec.rank < 3) return absl::InvalidArgumentError("im2col tensor map of rank < 3");
+      st = Check(api_->cuTensorMapEncodeIm2col(&map, data_type, rank, address, dims, strides, spec.lower_corner.data(),
+                                               spec.upper_corner.data(), spec.channels_per_pixel,
+                                               spec.pixels_per_column, element_strides, interleave, swizzle_mode, l2,
+                                               oob),
+                 "cuTensorMapEncodeIm2col");
+    } else {
+      st = Check(api_->cuTensorMapEncodeTiled(&map, data_type, rank, address, dims, strides, box, element_strides,
+                                              interleave, swizzle_mode, l2, oob),
+                 "cuTensorMapEncodeTiled");
+    }
+    if (!st.ok()) return st;
+    TensorMapBytes out;
+    static_assert(sizeof(out.bytes) == sizeof(map));
+    std::memcpy(out.bytes, &map, sizeof(map));
+    return out;
   }
 
   absl::Status CopyOnDevice(const DeviceBuffer& dst, const DeviceBuffer& src,
@@ -483,6 +545,9 @@ class CudaBackend : public Backend {
             reinterpret_cast<PFN_cuEventElapsedTime_v2>(l.Symbol("cuEventElapsedTime"));
         if (api->cuEventElapsedTime_v2 != nullptr) std::erase(*missing, "cuEventElapsedTime_v2");
       }
+      // Optional (drivers of CUDA 12+): tensor maps are then Unimplemented.
+      std::erase(*missing, "cuTensorMapEncodeTiled");
+      std::erase(*missing, "cuTensorMapEncodeIm2col");
     });
     if (!driver_status_.ok()) return;
     int version = 0;

@@ -1,0 +1,122 @@
+// sm_90a helpers shared by the Hopper tensor-core kernels (hopper_fwd.cu, hopper_ws_fwd.cu):
+// proxy and wgmma fences, 128-byte-swizzle matrix descriptors, FP32 -> FP16/BF16 packing,
+// mbarriers and register reallocation. Include after common/portability.h; TUNA_DTYPE
+// (1 fp16, 2 bf16) picks the wgmma and pack flavour.
+#pragma once
+
+// Geometry of one convolution, as the kernels receive it (sizes are run-time arguments).
+struct TunaConvGeom {
+  int n_img, C, H, W, K, Ho, Wo, R, S, pad_h, pad_w, stride_h, stride_w, dil_h, dil_w, groups;
+};
+
+
+// cp.async and ordinary stores write through the generic proxy; wgmma reads through the async
+// proxy: each writing thread fences before the barrier that hands the data to the tensor cores.
+TUNA_DEVICE void tuna_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+TUNA_DEVICE void tuna_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+TUNA_DEVICE void tuna_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+TUNA_DEVICE void tuna_wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving accumulator accesses across wgmma fences and waits.
+TUNA_DEVICE void tuna_fence_acc(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+template <int N>
+TUNA_DEVICE void tuna_fence_acc_all(float (&acc)[N]) {
+#pragma unroll
+  for (int j = 0; j < N; ++j) tuna_fence_acc(acc[j]);
+}
+
+// Shared-memory matrix descriptor of a K-major tile in the 128-byte swizzle: rows of 128 bytes,
+// 8-row groups 1024 bytes apart (stride byte offset); the leading byte offset is unused there.
+TUNA_DEVICE unsigned long long tuna_desc_sw128(unsigned saddr) {
+  unsigned long long d = 0;
+  d |= static_cast<unsigned long long>((saddr & 0x3FFFF) >> 4);
+  d |= static_cast<unsigned long long>(1) << 16;          // leading byte offset (16 B, ignored)
+  d |= static_cast<unsigned long long>(1024 >> 4) << 32;  // stride byte offset
+  d |= static_cast<unsigned long long>(1) << 62;          // 128-byte swizzle
+  return d;
+}
+
+// tuna_wgmma(acc, desc_a, desc_b): one m64 x TB_N x k16 wgmma of the kernel's data type.
+#if TUNA_DTYPE == 2
+#define TUNA_WGMMA_NAME(n) tuna_wgmma_m64n##n##k16_bf16
+#else
+#define TUNA_WGMMA_NAME(n) tuna_wgmma_m64n##n##k16_f16
+#endif
+#define TUNA_WGMMA_OF(n) TUNA_WGMMA_NAME(n)
+TUNA_DEVICE void tuna_wgmma(float (&d)[TB_N / 2], unsigned long long a, unsigned long long b) {
+  TUNA_WGMMA_OF(TB_N)(d, a, b);
+}
+
+TUNA_DEVICE unsigned tuna_pack2(float lo, float hi) {
+  unsigned r;
+#if TUNA_DTYPE == 2
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+  return r;
+}
+
+// ---- mbarriers (shared::cta, 8 bytes each) -----------------------------------------------------
+TUNA_DEVICE void tuna_mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+TUNA_DEVICE void tuna_mbar_arrive(unsigned bar) {
+  asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.release.cta.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar) : "memory");
+}
+// Returns once the phase of parity `parity` has completed (a fresh barrier is in phase 0, so a
+// wait for parity 1 returns at once).
+TUNA_DEVICE void tuna_mbar_wait(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nTUNA_MBAR_WAIT_%=:\n"
+      "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra TUNA_MBAR_WAIT_%=;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+// Makes the mbarrier init visible to the other threads (and the async proxy) before use.
+TUNA_DEVICE void tuna_fence_mbar_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+
+// setmaxnreg: hands registers from the producer warpgroup to the consumers. Takes effect only
+// with a register cap at entry (__launch_bounds__(threads, 1)); every thread of the warpgroup
+// executes it.
+template <int N>
+TUNA_DEVICE void tuna_setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+TUNA_DEVICE void tuna_setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+// ---- Tensor memory accelerator (TMA) ------------------------------------------------------------
+// A CUtensorMap (128 opaque bytes) passed by value as a __grid_constant__ kernel parameter.
+struct alignas(64) TunaTensorMap {
+  unsigned long long opaque[16];
+};
+TUNA_DEVICE void tuna_mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+TUNA_DEVICE void tuna_prefetch_tmap(const TunaTensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(map) : "memory");
+}
+// A 2-D tile {x (inner), y} of `map` into shared memory at dst; completes on `bar`.
+TUNA_DEVICE void tuna_tma_tile_2d(unsigned dst, const TunaTensorMap* map, int x, int y, unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
+          "r"(dst),
+      "l"(map), "r"(x), "r"(y), "r"(bar)
+      : "memory");
+}
+// An im2col column of an NHWC tensor: pixelsPerColumn pixels from base {c, w, h, n} (walking w,
+// then h, then n inside the map's bounding box), each shifted by the filter offset {ow, oh}.
+TUNA_DEVICE void tuna_tma_im2col_4d(unsigned dst, const TunaTensorMap* map, int c, int w, int h, int n,
+                                    unsigned short off_w, unsigned short off_h, unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
+      "%5}], [%6], {%7, %8};\n" ::"r"(dst),
+      "l"(map), "r"(c), "r"(w), "r"(h), "r"(n), "r"(bar), "h"(off_w), "h"(off_h)
+      : "memory");
+}

@@ -1,0 +1,210 @@
+// TunaHopperTmaFwd (1013, TMA + wgmma on sm_90a, persistent and warp-specialised): planning
+// checks without a compiler (applicability, defaults valid on ResNet-50's layers, analytic
+// pruning, the tensor maps it asks for), NVRTC builds for sm_90a of every valid FP16 config of a
+// layer and the BF16 default, and, tagged "gpu", every ResNet-50 layer with C % 64 == 0 at batch 1
+// and batch 8 (default + 2 random configs), BF16 and edge problems (1x7 / 7x1 filters with
+// asymmetric padding, dilation, strides 2 and 3, groups, valid padding, padding above the filter
+// extent, M and K/G tails) checked against the CPU reference on poisoned outputs.
+#include <cstdio>
+#include <random>
+#include <set>
+
+#include "catch2/catch.hpp"
+#include "tests/solver/gpu_solver_check.h"
+#include "tests/solver/gpu_test_problems.h"
+#include "tuner_core/backend/cuda/cuda_backend.h"
+#include "tuner_core/solver/conv/gpu_hopper_tma_fwd.h"
+
+namespace tuna {
+namespace {
+
+using solver::PerfConfig;
+using solver::Target;
+
+using testing::AllValid;
+
+Problem Make(int64_t n, int64_t c, int64_t k, int64_t h, int64_t w, int64_t fy, int64_t fx, int64_t pad_h,
+             int64_t pad_w, int64_t stride, int64_t dil, int64_t groups, DataType type = DataType::kFp16) {
+  Problem p;
+  p.n = n, p.c = c, p.k = k;
+  p.in = {1, h, w};
+  p.fil = {1, fy, fx};
+  p.pad = {0, pad_h, pad_w};
+  p.stride = {1, stride, stride};
+  p.dilation = {1, dil, dil};
+  p.groups = groups;
+  return testing::With(p, Direction::kForward, type, Layout::kNHWC);
+}
+
+// Shapes beyond ResNet-50 that the tensor maps and the tile walk must get right.
+std::vector<Problem> TmaEdgeProblems() {
+  return {
+      Make(4, 64, 96, 17, 23, 1, 7, 0, 3, 1, 1, 1),     // 1x7, asymmetric padding, K tail for 64-wide tiles
+      Make(4, 128, 64, 23, 17, 7, 1, 3, 0, 1, 1, 1),    // 7x1
+      Make(3, 64, 128, 30, 30, 3, 3, 2, 2, 1, 2, 1),    // dilation 2
+      Make(5, 128, 200, 15, 15, 3, 3, 1, 1, 2, 1, 1),   // stride 2, K = 200
+      Make(2, 256, 256, 14, 14, 3, 3, 1, 1, 1, 1, 2),   // groups 2 (C/G 128)
+      Make(3, 64, 64, 9, 11, 3, 3, 0, 0, 1, 1, 1),      // valid padding
+      Make(2, 64, 64, 20, 21, 5, 3, 2, 0, 3, 1, 1),     // stride 3, 5x3
+      Make(1, 128, 24, 7, 7, 3, 3, 1, 1, 1, 1, 1),      // K = 24, M = 49: tails in both
+      Make(2, 512, 96, 10, 10, 3, 3, 1, 1, 1, 1, 4),    // groups 4, K/G = 24
+      Make(2, 64, 64, 8, 8, 3, 3, 4, 4, 1, 1, 1),       // padding above the filter extent
+  };
+}
+
+TEST_CASE("hopper tma fwd: applicability, defaults, pruning and tensor maps", "[solver]") {
+  absl::StatusOr<Target> sm90 = solver::TargetForArch("sm_90");
+  absl::StatusOr<Target> sm80 = solver::TargetForArch("sm_80");
+  REQUIRE(sm90.ok());
+  REQUIRE(sm80.ok());
+  solver::HopperTmaFwdSolver s;
+  std::vector<Problem> layers = testing::ResNet50Layers();
+  REQUIRE(layers.size() == 23);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const Problem h = testing::With(layers[i], Direction::kForward, DataType::kFp16, Layout::kNHWC);
+    INFO(h.Canonical());
+    if (i == 0) {  // the 3-channel stem is TunaHopperFwd's
+      CHECK_FALSE(s.IsApplicable(*sm90, h).ok());
+      continue;
+    }
+    REQUIRE(s.IsApplicable(*sm90, h).ok());
+    REQUIRE(s.IsApplicable(*sm90, testing::With(layers[i], Direction::kForward, DataType::kBf16, Layout::kNHWC)).ok());
+    CHECK(s.IsValid(*sm90, h, s.DefaultConfig(*sm90, h)).ok());
+    const std::vector<PerfConfig> valid = AllValid(s, *sm90, h);
+    CHECK(valid.size() >= 4);
+    CHECK(valid.size() <= 64);
+    CHECK_FALSE(s.IsApplicable(*sm80, h).ok());
+    CHECK_FALSE(s.IsApplicable(*sm90, testing::With(layers[i], Direction::kForward, DataType::kFp32, Layout::kNHWC)).ok());
+    CHECK_FALSE(s.IsApplicable(*sm90, testing::With(layers[i], Direction::kForward, DataType::kFp16, Layout::kNCHW)).ok());
+  }
+  for (const Problem& p : TmaEdgeProblems()) {
+    INFO(p.Canonical());
+    REQUIRE(s.IsApplicable(*sm90, p).ok());
+    CHECK(s.IsValid(*sm90, p, s.DefaultConfig(*sm90, p)).ok());
+  }
+  CHECK_FALSE(s.IsApplicable(*sm90, Make(2, 32, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1)).ok());     // C/G % 64 != 0
+  CHECK_FALSE(s.IsApplicable(*sm90, Make(2, 128, 64, 9, 9, 3, 3, 1, 1, 1, 1, 128)).ok());  // depthwise
+  CHECK_FALSE(s.IsApplicable(*sm90, Make(2, 64, 64, 90, 90, 3, 3, 1, 1, 9, 1, 1)).ok());   // stride 9
+  CHECK_FALSE(s.IsApplicable(*sm90, Make(1, 64, 64, 300, 300, 3, 3, 130, 130, 1, 1, 1)).ok());  // pad 130
+  // Analytic pruning: accumulators, warpgroup rows, shared memory, shallow rings.
+  const Problem big = Make(32, 256, 1024, 28, 28, 3, 3, 1, 1, 1, 1, 1);
+  CHECK(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 4}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4}}).ok());  // 256 accumulators
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 128, 2, 4}}).ok());   // 32-row warpgroups
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 5}}).ok());  // 241 KiB > 227 KiB
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 64, 1, 3}}).ok());    // 8 stages fit
+  CHECK(solver::HopperTmaFwdSolver::SharedBytes(128, 256, 2, 4) == 1024u + 4 * 384 * 128 + 8 * 16 * 72 * 2 + 64);
+  // The launch: persistent grid, one producer warpgroup, the two tensor maps of the problem.
+  absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, big, PerfConfig{{128, 256, 2, 4}});
+  REQUIRE(sol.ok());
+  CHECK(sol->kernels[0].options[0] == "-DTB_M=128");
+  CHECK(sol->kernels[0].options[3] == "-DSTAGES=4");
+  CHECK(solver::BuildArch(sol->kernels[0], "sm_90") == "sm_90a");
+  const solver::Launch& l = sol->launches[0];
+  CHECK(l.grid.x == static_cast<uint32_t>(sm90->num_cu));
+  CHECK(l.block.x == 384);
+  REQUIRE(l.args.size() == 19);
+  REQUIRE(l.args[0].kind == solver::KernelArg::Kind::kTensorMap);
+  const backend::TensorMapSpec& xm = l.args[0].tensor_map;
+  CHECK(xm.mode == backend::TensorMapSpec::Mode::kIm2col);
+  CHECK(xm.rank == 4);
+  CHECK(xm.dims[0] == 256);
+  CHECK(xm.pixels_per_column == 128);
+  CHECK(xm.lower_corner[0] == -1);
+  CHECK(xm.upper_corner[0] == -1);
+  const backend::TensorMapSpec& wm = l.args[1].tensor_map;
+  CHECK(wm.mode == backend::TensorMapSpec::Mode::kTiled);
+  CHECK(wm.dims[0] == 9 * 256);
+  CHECK(wm.box[1] == 256);
+  // Asymmetric: the corners follow each dimension (W first).
+  absl::StatusOr<solver::Solution> asym = s.GetSolution(*sm90, TmaEdgeProblems()[0], s.DefaultConfig(*sm90, TmaEdgeProblems()[0]));
+  REQUIRE(asym.ok());
+  CHECK(asym->launches[0].args[0].tensor_map.lower_corner[0] == -3);
+  CHECK(asym->launches[0].args[0].tensor_map.lower_corner[1] == 0);
+  CHECK(asym->launches[0].args[0].tensor_map.upper_corner[0] == -3);
+}
+
+TEST_CASE("hopper tma fwd: every valid FP16 config and the BF16 default build for sm_90a", "[solver][nvrtc]") {
+  std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
+  if (absl::Status st = be->CompilerStatus(); !st.ok()) {
+    WARN("skipping: NVRTC unavailable: " << st.message());
+    return;
+  }
+  absl::StatusOr<Target> target = solver::TargetForArch("sm_90");
+  REQUIRE(target.ok());
+  solver::HopperTmaFwdSolver s;
+  std::set<std::string> done;
+  auto build = [&](const Problem& p, const PerfConfig& c) {
+    absl::StatusOr<solver::Solution> sol = s.GetSolution(*target, p, c);
+    INFO(p.Canonical() << " params " << c.ToString());
+    REQUIRE(sol.ok());
+    std::string key;
+    for (const auto& o : sol->kernels[0].options) key += o + " ";
+    if (!done.insert(key).second) return;
+    absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, *sol, target->arch);
+    if (!code.ok()) std::printf("%s\n", std::string(code.status().message()).substr(0, 4000).c_str());
+    REQUIRE(code.ok());
+    CHECK((*code)[0].arch == "sm_90a");
+  };
+  const Problem wide = Make(32, 256, 1024, 14, 14, 3, 3, 1, 1, 1, 1, 1);
+  for (const PerfConfig& c : AllValid(s, *target, wide)) build(wide, c);
+  const Problem bf = Make(32, 256, 1024, 14, 14, 3, 3, 1, 1, 1, 1, 1, DataType::kBf16);
+  build(bf, s.DefaultConfig(*target, bf));
+  std::printf("%zu distinct sm_90a builds\n", done.size());
+  CHECK(done.size() >= 8);
+}
+
+TEST_CASE("hopper tma fwd matches the CPU reference on an sm_90 device", "[gpu]") {
+  std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
+  if (absl::Status st = be->DriverStatus(); !st.ok()) {
+    WARN("skipping: CUDA driver unavailable: " << st.message());
+    return;
+  }
+  REQUIRE(be->CompilerStatus().ok());
+  absl::StatusOr<std::vector<backend::DeviceInfo>> devices = be->ListDevices();
+  REQUIRE(devices.ok());
+  if (devices->empty()) {
+    WARN("skipping: no CUDA device");
+    return;
+  }
+  absl::StatusOr<std::unique_ptr<backend::Device>> dev = be->OpenDevice(0);
+  REQUIRE(dev.ok());
+  backend::Device& device = **dev;
+  const Target target = solver::TargetForDevice(backend::BackendKind::kCuda, device.Info());
+  if (target.SmVersion() != 90) {
+    WARN("skipping: device " << target.arch << " is not sm_90");
+    return;
+  }
+  solver::HopperTmaFwdSolver s;
+  std::vector<Problem> problems;
+  std::vector<Problem> layers = testing::ResNet50Layers();
+  REQUIRE(layers.size() == 23);
+  for (size_t i = 1; i < layers.size(); ++i) {
+    Problem b = layers[i];
+    b.n = i % 3 == 0 ? 8 : 1;  // batch 8 makes the persistent blocks walk several tiles
+    problems.push_back(testing::With(b, Direction::kForward, DataType::kFp16, Layout::kNHWC));
+    if (i % 4 == 1) problems.push_back(testing::With(b, Direction::kForward, DataType::kBf16, Layout::kNHWC));
+  }
+  for (const Problem& p : TmaEdgeProblems()) {
+    problems.push_back(p);
+    problems.push_back(testing::With(p, Direction::kForward, DataType::kBf16, Layout::kNHWC));
+  }
+  std::mt19937_64 rng(1013);
+  testing::ForwardChecker checker(*be, device, target);
+  int runs = 0, failures = 0;
+  for (const Problem& p : problems) {
+    INFO(p.Canonical());
+    REQUIRE(s.IsApplicable(target, p).ok());
+    std::vector<PerfConfig> configs = {s.DefaultConfig(target, p)};
+    const std::vector<PerfConfig> valid = AllValid(s, target, p);
+    for (int t = 0; t < 2 && !valid.empty(); ++t) configs.push_back(valid[rng() % valid.size()]);
+    failures += checker.CheckAll(s, p, configs);
+    runs += static_cast<int>(configs.size());
+  }
+  std::printf("%d runs, %d failures\n", runs, failures);
+  CHECK(runs >= 80);
+  CHECK(failures == 0);
+}
+
+}  // namespace
+}  // namespace tuna

@@ -1,0 +1,54 @@
+// TunaHopperTmaFwd (id 1013): forward convolution on Hopper's warpgroup tensor cores fed by the
+// tensor memory accelerator (kernels/conv/hopper_tma_fwd.cu, built for sm_90a): implicit GEMM,
+// FP16/BF16 in, FP32 accumulate; a persistent, warp-specialised kernel in which one producer
+// thread issues im2col TMA copies of x (padding, strides and dilation done by the copy engine)
+// and tiled TMA copies of w into an mbarrier-synchronised ring, and WG_M consumer warpgroups
+// issue wgmma and write y. Deterministic (no reduction across blocks).
+//
+// Covers: conv mode, 2D, x, w and y dense NHWC, any N, H, W, K (tails masked or zero-filled by
+// the copy engine), groups, asymmetric filters and padding, dilation, with C/G % 64 == 0 (one
+// filter tap per 64-channel k-tile), strides <= 8, padding and dilation*(filter-1) - padding
+// within the copy engine's -128..127 bounding box, every extent below 2^31 elements. sm_90
+// targets only; other shapes fall to TunaHopperFwd (1012). Problem sizes are kernel arguments
+// and the tensor maps are encoded at launch: one build serves every problem with the same config.
+//
+// Axes (perf-db params in this order), each equal to the kernel's -D name:
+//   TB_M    block tile rows (GEMM M = N*Ho*Wo output pixels, the im2col column): 64, 128, 256
+//   TB_N    block tile columns (GEMM N = K/G output channels), also the wgmma N: 64, 128, 256
+//   WG_M    consumer warpgroups splitting TB_M (each owns TB_M/WG_M rows, a multiple of 64)
+//   STAGES  depth of the shared-memory ring (TB_K = 64 halves per stage): 3..8
+// Validity is analytic: shared memory, at most 128 FP32 accumulators per thread, no tile twice
+// the GEMM extent, rings no shallower than two below the deepest that fits. Thread-safe and
+// stateless.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "tuner_core/solver/solver.h"
+
+namespace tuna::solver {
+
+class HopperTmaFwdSolver : public Solver {
+ public:
+  std::string_view Name() const override { return "TunaHopperTmaFwd"; }
+  Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
+  bool IsTunable() const override { return true; }
+  bool IsDynamic() const override { return true; }
+  std::vector<Direction> Directions() const override { return {Direction::kForward}; }
+
+  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
+  SearchSpace Space(const Target& target, const Problem& problem) const override;
+  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
+  absl::Status IsValid(const Target& target, const Problem& problem,
+                       const PerfConfig& config) const override;
+  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
+                                       const PerfConfig& config) const override;
+
+  // Dynamic shared memory of a config: 1 KiB of alignment, the ring, the consumers' epilogue
+  // slabs (16 x 72 halves per warp) and two mbarriers per stage.
+  static uint64_t SharedBytes(int tb_m, int tb_n, int wg_m, int stages);
+};
+
+}  // namespace tuna::solver
