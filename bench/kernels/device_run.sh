@@ -12,6 +12,8 @@
 #   hopper16[:SECS]        FP16 NHWC forward file, tuna's TunaHopperFwd and TunaHopperTmaFwd over their valid spaces
 #                          (wgmma, sm_90) + cuDNN best (heuristics A/B/FALLBACK), torch, cross-check
 #   hopperbf16[:SECS]      the same file as BF16 (convbfp16)
+#   bwd16[:SECS]           FP16 NHWC backward-data file: TunaHopperTmaBwd and TunaIgemmBwd (strided layers)
+#                          + cuDNN best (heuristics A/B/FALLBACK), torch, cross-check
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
 #   fromdb[:SECS]          --from-db data/fromdb (a perf db placed there), tuna rows + cuDNN best
 # Writes OUT/w/<name>.log, <name>.json (merged with torch_ms) and torch_<name>.{json,log}; the
@@ -41,6 +43,10 @@ for step in "$@"; do
     hopper16|hopperbf16)
       f=data/resnet50_n32_fwd_fp16_nhwc.txt; [ "$name" = hopperbf16 ] && f=data/resnet50_n32_fwd_bf16_nhwc.txt
       timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperFwd,TunaHopperTmaFwd --configs 128 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
+      tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
+    bwd16)
+      f=data/resnet50_n32_bwd_fp16_nhwc.txt
+      timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperTmaBwd,TunaIgemmBwd --configs 128 --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
     fp32cudnn)
       timeout "$secs" ./run.sh --driver data/resnet50_n32.txt --no-tuna --json "$out/fp32_cudnn.raw.json" > "$out/fp32_cudnn.log" 2>&1 || echo "bench fp32cudnn: exit $?"

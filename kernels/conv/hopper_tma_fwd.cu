@@ -260,3 +260,29 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
     }
   }
 }
+
+// Backward data as a forward convolution (TunaHopperTmaBwd): the filter with its taps rotated
+// by 180 degrees and K and C/G swapped, w'[g*C/G + c][R-1-r][S-1-s][k] = w[g*K/G + k][r][s][c],
+// written `out_offset` elements into `out`. 32 x 32 tiles through shared memory so reads and
+// writes are both coalesced. Launch: grid (ceil(C/G / 32), ceil(K/G / 32), G*R*S), block (32, 8).
+TUNA_GLOBAL void __launch_bounds__(256)
+    tuna_flip_filter(const tuna_u16* TUNA_RESTRICT w, tuna_u16* TUNA_RESTRICT out, long long out_offset, int K, int C,
+                     int R, int S, int groups) {
+  __shared__ tuna_u16 tile[32][33];
+  const int kpg = K / groups, cg = C / groups, taps = R * S;
+  const int g = TUNA_BID_Z / taps, tap = TUNA_BID_Z - g * taps;
+  const int r = tap / S, s = tap - r * S;
+  const int flipped = (R - 1 - r) * S + (S - 1 - s);
+  const int c0 = TUNA_BID_X * 32, k0 = TUNA_BID_Y * 32;
+  for (int j = TUNA_TID_Y; j < 32; j += 8) {
+    const int k = k0 + j, c = c0 + TUNA_TID_X;
+    if (k < kpg && c < cg) tile[j][TUNA_TID_X] = w[(static_cast<long long>(g * kpg + k) * taps + tap) * cg + c];
+  }
+  TUNA_SYNC();
+  for (int j = TUNA_TID_Y; j < 32; j += 8) {
+    const int c = c0 + j, k = k0 + TUNA_TID_X;
+    if (k < kpg && c < cg) {
+      out[out_offset + (static_cast<long long>(g * cg + c) * taps + flipped) * kpg + k] = tile[TUNA_TID_X][j];
+    }
+  }
+}

@@ -70,7 +70,7 @@ TEST_CASE("fast forward solvers match the CPU reference on the CUDA device", "[g
   }
 
   std::mt19937_64 rng(99);
-  testing::ForwardChecker checker(*be, device, target);
+  testing::ConvChecker checker(*be, device, target);
   int runs = 0, failures = 0;
   const auto start = std::chrono::steady_clock::now();
   for (const Case& c : cases) {

@@ -193,7 +193,7 @@ TEST_CASE("hopper fwd matches the CPU reference on an sm_90 device", "[gpu]") {
     problems.push_back(testing::With(p, Direction::kForward, DataType::kBf16, Layout::kNHWC));
   }
   std::mt19937_64 rng(1012);
-  testing::ForwardChecker checker(*be, device, target);
+  testing::ConvChecker checker(*be, device, target);
   int runs = 0, failures = 0;
   for (const Problem& p : problems) {
     INFO(p.Canonical());

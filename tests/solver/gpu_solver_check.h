@@ -1,5 +1,5 @@
 // Shared steps of the GPU solver tests: the valid configs of a space, and one config of a
-// solver run on a device against a reference output (compiled once per build, outputs and
+// solver (any direction) run on a device against a reference output (compiled once per build, outputs and
 // workspace poisoned first, every element checked). Catch2 assertions inside; test-only.
 #pragma once
 
@@ -29,10 +29,11 @@ inline std::vector<solver::PerfConfig> AllValid(const solver::Solver& s, const s
   return out;
 }
 
-// Runs configs of forward solvers on one device; builds are cached by their options.
-class ForwardChecker {
+// Runs configs of solvers of any direction on one device; builds are cached by their options.
+// The two inputs of the problem's direction are random, the output is poisoned before each run.
+class ConvChecker {
  public:
-  ForwardChecker(const backend::Backend& backend, backend::Device& device, solver::Target target)
+  ConvChecker(const backend::Backend& backend, backend::Device& device, solver::Target target)
       : backend_(backend), device_(device), target_(std::move(target)) {}
 
   // Runs every config on one set of random inputs (seeded by the problem) against the CPU
@@ -40,31 +41,48 @@ class ForwardChecker {
   int CheckAll(const solver::Solver& s, const Problem& p, const std::vector<solver::PerfConfig>& configs) {
     const reference::ElementType et = reference::StorageType(p.data_type);
     const uint64_t seed = std::hash<std::string>()(p.Canonical());
+    const size_t esize = DataTypeSize(p.data_type);
     std::vector<std::byte> hx = reference::RandomBuffer(et, p.XDesc().ElementCount(), seed + 1);
     std::vector<std::byte> hw = reference::RandomBuffer(et, p.WDesc().ElementCount(), seed + 2);
-    std::vector<std::byte> expected(p.YDesc().ElementCount() * DataTypeSize(p.data_type));
-    REQUIRE(reference::ConvForward(p, hx.data(), hw.data(), expected.data()).ok());
+    std::vector<std::byte> hy = reference::RandomBuffer(et, p.YDesc().ElementCount(), seed + 3);
+    std::vector<std::byte>* out = &hy;
+    switch (p.direction) {
+      case Direction::kForward:
+        REQUIRE(reference::ConvForward(p, hx.data(), hw.data(), hy.data()).ok());
+        break;
+      case Direction::kBackwardData:
+        out = &hx;
+        REQUIRE(reference::ConvBackwardData(p, hy.data(), hw.data(), hx.data()).ok());
+        break;
+      case Direction::kBackwardWeights:
+        out = &hw;
+        REQUIRE(reference::ConvBackwardWeights(p, hx.data(), hy.data(), hw.data()).ok());
+        break;
+    }
+    REQUIRE(out->size() % esize == 0);
     absl::StatusOr<backend::DeviceBuffer> x = device_.Alloc(hx.size()), w = device_.Alloc(hw.size()),
-                                          y = device_.Alloc(expected.size());
+                                          y = device_.Alloc(hy.size());
     REQUIRE(x.ok());
     REQUIRE(w.ok());
     REQUIRE(y.ok());
     REQUIRE(device_.CopyToDevice(*x, hx.data(), hx.size()).ok());
     REQUIRE(device_.CopyToDevice(*w, hw.data(), hw.size()).ok());
+    REQUIRE(device_.CopyToDevice(*y, hy.data(), hy.size()).ok());
+    backend::DeviceBuffer& target_buf = out == &hx ? *x : out == &hw ? *w : *y;
     int failures = 0;
     for (const solver::PerfConfig& config : configs) {
-      const bool ok = Check(s, p, config, *x, *w, *y, expected);
+      const bool ok = Check(s, p, config, *x, *w, *y, target_buf, *out);
       CHECK(ok);
       failures += ok ? 0 : 1;
     }
     return failures;
   }
 
-  // Runs `config` on x, w into a poisoned y and compares with `expected`; prints one line.
-  // Returns whether the output passed.
+  // Runs `config` on x, w, y with `output` (one of them) poisoned and compares it with
+  // `expected`; prints one line. Returns whether the output passed.
   bool Check(const solver::Solver& s, const Problem& p, const solver::PerfConfig& config,
-             const backend::DeviceBuffer& x, const backend::DeviceBuffer& w, backend::DeviceBuffer& y,
-             const std::vector<std::byte>& expected) {
+             backend::DeviceBuffer& x, backend::DeviceBuffer& w, backend::DeviceBuffer& y,
+             backend::DeviceBuffer& output, const std::vector<std::byte>& expected) {
     INFO("params " << config.ToString());
     absl::StatusOr<solver::Solution> sol = s.GetSolution(target_, p, config);
     REQUIRE(sol.ok());
@@ -82,7 +100,7 @@ class ForwardChecker {
     }
     absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(device_, *sol, it->second);
     REQUIRE(inv.ok());
-    REQUIRE(device_.Memset(y, 0xff, y.bytes()).ok());
+    REQUIRE(device_.Memset(output, 0xff, output.bytes()).ok());
     std::optional<backend::DeviceBuffer> ws;
     if (sol->workspace_bytes > 0) {
       absl::StatusOr<backend::DeviceBuffer> b = device_.Alloc(sol->workspace_bytes);
@@ -95,9 +113,9 @@ class ForwardChecker {
     INFO(run.message());
     REQUIRE(run.ok());
     std::vector<std::byte> got(expected.size());
-    REQUIRE(device_.CopyToHost(got.data(), y, got.size()).ok());
+    REQUIRE(device_.CopyToHost(got.data(), output, got.size()).ok());
     absl::StatusOr<reference::VerifyReport> rep =
-        reference::VerifyConvOutput(p, Direction::kForward, got.data(), expected.data());
+        reference::VerifyConvOutput(p, p.direction, got.data(), expected.data());
     REQUIRE(rep.ok());
     std::printf("%-4s %-15s %-4s max_rel %.3g rms %.3g params %-16s %s\n", rep->ok ? "ok" : "FAIL",
                 std::string(s.Name()).c_str(), std::string(DataTypeName(p.data_type)).c_str(), rep->max_rel_error,

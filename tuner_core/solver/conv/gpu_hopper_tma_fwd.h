@@ -46,8 +46,7 @@ class HopperTmaFwdSolver : public Solver {
   absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
                                        const PerfConfig& config) const override;
 
-  // Dynamic shared memory of a config: 1 KiB of alignment, the ring, the consumers' epilogue
-  // slabs (16 x 72 halves per warp) and two mbarriers per stage.
+  // Dynamic shared memory of a config (gpu_hopper_tma.h).
   static uint64_t SharedBytes(int tb_m, int tb_n, int wg_m, int stages);
 };
 

@@ -5,6 +5,7 @@
 #include "tuner_core/solver/conv/gpu_fast_simt.h"
 #include "tuner_core/solver/conv/gpu_fast_tc.h"
 #include "tuner_core/solver/conv/gpu_hopper_fwd.h"
+#include "tuner_core/solver/conv/gpu_hopper_tma_bwd.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma_fwd.h"
 #include "tuner_core/solver/conv/gpu_igemm.h"
 #include "tuner_core/solver/conv/solver_sets.h"
@@ -21,6 +22,7 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1011, std::make_unique<FastSimtFwdSolver>());
   list.emplace_back(1012, std::make_unique<HopperFwdSolver>());
   list.emplace_back(1013, std::make_unique<HopperTmaFwdSolver>());
+  list.emplace_back(1014, std::make_unique<HopperTmaBwdSolver>());
   return list;
 }
 

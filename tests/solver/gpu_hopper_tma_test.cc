@@ -1,10 +1,12 @@
-// TunaHopperTmaFwd (1013, TMA + wgmma on sm_90a, persistent and warp-specialised): planning
+// TunaHopperTmaFwd (1013) and TunaHopperTmaBwd (1014, backward data through the same kernel):
+// TMA + wgmma on sm_90a, persistent and warp-specialised. Planning
 // checks without a compiler (applicability, defaults valid on ResNet-50's layers, analytic
 // pruning, the tensor maps it asks for), NVRTC builds for sm_90a of every valid FP16 config of a
 // layer and the BF16 default, and, tagged "gpu", every ResNet-50 layer with C % 64 == 0 at batch 1
 // and batch 8 (default + 2 random configs), BF16 and edge problems (1x7 / 7x1 filters with
 // asymmetric padding, dilation, strides 2 and 3, groups, valid padding, padding above the filter
-// extent, M and K/G tails) checked against the CPU reference on poisoned outputs.
+// extent, M and K/G tails) checked against the CPU reference on poisoned outputs; the same for
+// backward data on every stride-1 layer and edge shape.
 #include <cstdio>
 #include <random>
 #include <set>
@@ -13,6 +15,7 @@
 #include "tests/solver/gpu_solver_check.h"
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
+#include "tuner_core/solver/conv/gpu_hopper_tma_bwd.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma_fwd.h"
 
 namespace tuna {
@@ -124,6 +127,43 @@ TEST_CASE("hopper tma fwd: applicability, defaults, pruning and tensor maps", "[
   CHECK(asym->launches[0].args[0].tensor_map.upper_corner[0] == -3);
 }
 
+TEST_CASE("hopper tma bwd: backward data as a forward convolution over dy", "[solver]") {
+  absl::StatusOr<Target> sm90 = solver::TargetForArch("sm_90");
+  REQUIRE(sm90.ok());
+  solver::HopperTmaBwdSolver s;
+  std::vector<Problem> layers = testing::ResNet50Layers();
+  int applicable = 0;
+  for (const Problem& layer : layers) {
+    const Problem b = testing::With(layer, Direction::kBackwardData, DataType::kFp16, Layout::kNHWC);
+    INFO(b.Canonical());
+    const bool ok = s.IsApplicable(*sm90, b).ok();
+    CHECK(ok == (b.stride[1] == 1 && b.k % 64 == 0));
+    if (!ok) continue;
+    ++applicable;
+    CHECK(s.IsValid(*sm90, b, s.DefaultConfig(*sm90, b)).ok());
+    const Problem f = solver::HopperTmaBwdSolver::ForwardEquivalent(b);
+    CHECK(f.Out() == b.in);  // dy (*) w' has dx's extent
+    CHECK(f.c == b.k);
+    CHECK(f.k == b.c);
+    absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, b, s.DefaultConfig(*sm90, b));
+    REQUIRE(sol.ok());
+    REQUIRE(sol->launches.size() == 2);
+    CHECK(sol->launches[0].entry == "tuna_flip_filter");
+    CHECK(sol->workspace_bytes == static_cast<uint64_t>(b.c * b.k * b.fil[1] * b.fil[2]) * 2);
+    CHECK(sol->launches[1].args[2].role == solver::BufferRole::kX);  // dx is written
+    CHECK(sol->launches[1].args[0].role == solver::BufferRole::kY);  // from dy
+  }
+  CHECK(applicable == 16);
+  CHECK_FALSE(s.IsApplicable(*sm90, testing::With(layers[3], Direction::kForward, DataType::kFp16, Layout::kNHWC)).ok());
+  for (const Problem& p : TmaEdgeProblems()) {
+    const Problem b = testing::With(p, Direction::kBackwardData, p.data_type, Layout::kNHWC);
+    INFO(b.Canonical());
+    if (b.stride[1] != 1 || (b.k / b.groups) % 64 != 0) continue;
+    REQUIRE(s.IsApplicable(*sm90, b).ok());
+    CHECK(s.IsValid(*sm90, b, s.DefaultConfig(*sm90, b)).ok());
+  }
+}
+
 TEST_CASE("hopper tma fwd: every valid FP16 config and the BF16 default build for sm_90a", "[solver][nvrtc]") {
   std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
   if (absl::Status st = be->CompilerStatus(); !st.ok()) {
@@ -154,7 +194,7 @@ TEST_CASE("hopper tma fwd: every valid FP16 config and the BF16 default build fo
   CHECK(done.size() >= 8);
 }
 
-TEST_CASE("hopper tma fwd matches the CPU reference on an sm_90 device", "[gpu]") {
+TEST_CASE("hopper tma fwd and bwd match the CPU reference on an sm_90 device", "[gpu]") {
   std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
   if (absl::Status st = be->DriverStatus(); !st.ok()) {
     WARN("skipping: CUDA driver unavailable: " << st.message());
@@ -189,20 +229,31 @@ TEST_CASE("hopper tma fwd matches the CPU reference on an sm_90 device", "[gpu]"
     problems.push_back(p);
     problems.push_back(testing::With(p, Direction::kForward, DataType::kBf16, Layout::kNHWC));
   }
-  std::mt19937_64 rng(1013);
-  testing::ForwardChecker checker(*be, device, target);
-  int runs = 0, failures = 0;
+  // Backward data: every stride-1 problem above whose dy channels per group are a multiple of 64.
+  solver::HopperTmaBwdSolver bwd;
+  std::vector<Problem> bwd_problems;
   for (const Problem& p : problems) {
-    INFO(p.Canonical());
-    REQUIRE(s.IsApplicable(target, p).ok());
-    std::vector<PerfConfig> configs = {s.DefaultConfig(target, p)};
-    const std::vector<PerfConfig> valid = AllValid(s, target, p);
-    for (int t = 0; t < 2 && !valid.empty(); ++t) configs.push_back(valid[rng() % valid.size()]);
-    failures += checker.CheckAll(s, p, configs);
-    runs += static_cast<int>(configs.size());
+    const Problem b = testing::With(p, Direction::kBackwardData, p.data_type, Layout::kNHWC);
+    if (bwd.IsApplicable(target, b).ok()) bwd_problems.push_back(b);
   }
+  std::printf("%zu forward and %zu backward-data problems\n", problems.size(), bwd_problems.size());
+  CHECK(bwd_problems.size() >= 16);
+  std::mt19937_64 rng(1013);
+  testing::ConvChecker checker(*be, device, target);
+  int runs = 0, failures = 0;
+  auto check = [&](const solver::Solver& solver, const Problem& p) {
+    INFO(p.Canonical());
+    REQUIRE(solver.IsApplicable(target, p).ok());
+    std::vector<PerfConfig> configs = {solver.DefaultConfig(target, p)};
+    const std::vector<PerfConfig> valid = AllValid(solver, target, p);
+    for (int t = 0; t < 2 && !valid.empty(); ++t) configs.push_back(valid[rng() % valid.size()]);
+    failures += checker.CheckAll(solver, p, configs);
+    runs += static_cast<int>(configs.size());
+  };
+  for (const Problem& p : problems) check(s, p);
+  for (const Problem& p : bwd_problems) check(bwd, p);
   std::printf("%d runs, %d failures\n", runs, failures);
-  CHECK(runs >= 80);
+  CHECK(runs >= 130);
   CHECK(failures == 0);
 }
 
