@@ -25,7 +25,8 @@
 // Needs C/G % 64 == 0 (a k-tile is one filter tap); other shapes go to hopper_fwd.cu.
 // Sizes are run-time arguments: one build serves every problem with the same options.
 // Options: TB_M (64, 128, 256), TB_N (64, 128, 256), WG_M (1, 2), STAGES (3..8), TUNA_DTYPE (1 fp16,
-//          2 bf16).
+//          2 bf16), PHASED (0: one output phase whose y pixel is the GEMM row — forward, stride-1
+//          backward data — with no phase table lookups; 1: up to four sub-pixel phases).
 // Arguments: the two tensor maps (see tuna_hopper_tma_fwd), y, then the sizes as int32.
 // Launch: gridDim.x = min(tiles, multiprocessors), blockDim.x = 128 * (WG_M + 1); dynamic shared
 // memory = 1024 (alignment) + STAGES * (TB_M + TB_N) * 128 (ring) + WG_M * 4 * 16 * 72 * 2
@@ -39,6 +40,10 @@
 
 #include "conv/wgmma_ops.h"
 #include "conv/hopper_ops.h"
+
+#ifndef PHASED
+#define PHASED 1
+#endif
 
 
 constexpr int kTbM = TB_M;
@@ -86,23 +91,84 @@ TUNA_DEVICE TunaWsSmem tuna_ws_smem(unsigned char* smem_raw) {
   return m;
 }
 
-// The output tiles of one launch: groups x M-tiles x N-tiles, N-tiles fastest.
-struct TunaTileGrid {
-  int M, Kpg, Kg, n_tiles, mn_tiles, tiles, k_tiles;
-  TUNA_DEVICE explicit TunaTileGrid(const TunaConvGeom& p) {
-    M = p.n_img * p.Ho * p.Wo;
-    Kpg = p.K / p.groups;
-    Kg = p.R * p.S * (p.C / p.groups);
-    n_tiles = (Kpg + kTbN - 1) / kTbN;
-    mn_tiles = ((M + kTbM - 1) / kTbM) * n_tiles;
-    tiles = mn_tiles * p.groups;
-    k_tiles = (Kg + kTbK - 1) / kTbK;
+// One output phase of a launch: forward convolution and stride-1 backward data have one; strided
+// backward data has stride_h x stride_w sub-pixel phases. Output pixel (img, i, j) of the phase
+// (i < n_i, j < n_j) is y pixel (img, out_h0 + out_step_h * i, out_w0 + out_step_w * j). Its
+// im2col base in x is (lower_h + estride_h * i, lower_w + estride_w * j) (the copy engine walks
+// these inside the phase's tensor map), and filter tap (th, tw) (th < taps_h, tw < taps_w) reads x
+// at base + (off0_h + offstep_h * th, off0_w + offstep_w * tw) against tap
+// (r0 + rstep * th) * S + (s0 + sstep * tw) of w (K, R, S, C/G). A phase without taps writes zeros.
+struct TunaPhase {
+  int n_i, n_j, taps_h, taps_w;
+  int r0, s0, rstep, sstep;
+  int off0_h, off0_w, offstep_h, offstep_w;
+  int lower_h, lower_w, estride_h, estride_w;
+  int out_h0, out_w0, out_step_h, out_step_w;
+};
+// The phase table the kernel receives: four slots when PHASED, else one (a smaller parameter
+// block for the common case).
+constexpr int kMaxPhases = PHASED ? 4 : 1;
+struct TunaPhases {
+  TunaPhase ph[kMaxPhases];
+  int count;
+};
+
+// Phase p of the table in registers (a run-time index into the parameter would copy the
+// table to local memory).
+TUNA_DEVICE TunaPhase tuna_phase(const TunaPhases& ph, int p) {
+  TunaPhase r = ph.ph[0];
+#if PHASED
+#pragma unroll
+  for (int i = 1; i < kMaxPhases; ++i) {
+    if (p == i) r = ph.ph[i];
   }
-  TUNA_DEVICE void Decode(int tile, int& g, int& m0, int& n0) const {
-    g = tile / mn_tiles;
-    const int mn = tile - g * mn_tiles;
-    m0 = (mn / n_tiles) * kTbM;
-    n0 = (mn - (mn / n_tiles) * n_tiles) * kTbN;
+#else
+  (void)p;
+#endif
+  return r;
+}
+
+// The output tiles of one launch: phases x groups x M-tiles x N-tiles, N-tiles fastest.
+struct TunaTile {
+  int phase, g, m0, n0, k_tiles;
+};
+struct TunaTileGrid {
+  int groups, Kpg, c_chunks, n_tiles, tiles;
+  int end[kMaxPhases];  // one past each phase's last tile
+  TUNA_DEVICE TunaTileGrid(const TunaPhases& ph, int n_img, int C, int K, int groups_) {
+    groups = groups_;
+    Kpg = K / groups;
+    c_chunks = (C / groups) / kTbK;
+    n_tiles = (Kpg + kTbN - 1) / kTbN;
+    tiles = 0;
+#pragma unroll
+    for (int p = 0; p < kMaxPhases; ++p) {
+      if (p < ph.count) {
+        const int m = n_img * ph.ph[p].n_i * ph.ph[p].n_j;
+        tiles += ((m + kTbM - 1) / kTbM) * n_tiles * groups;
+      }
+      end[p] = tiles;
+    }
+  }
+  TUNA_DEVICE TunaTile Decode(const TunaPhases& ph, int tile) const {
+    TunaTile t;
+    t.phase = 0;
+    int begin = 0, stop = end[0];
+#if PHASED
+#pragma unroll
+    for (int p = 0; p < kMaxPhases - 1; ++p) {
+      if (tile >= end[p]) t.phase = p + 1, begin = end[p], stop = end[p + 1];
+    }
+#endif
+    const int mn_tiles = (stop - begin) / groups;
+    const int rel = tile - begin;
+    t.g = rel / mn_tiles;
+    const int mn = rel - t.g * mn_tiles;
+    t.m0 = (mn / n_tiles) * kTbM;
+    t.n0 = (mn - (mn / n_tiles) * n_tiles) * kTbN;
+    const TunaPhase q = tuna_phase(ph, t.phase);
+    t.k_tiles = q.taps_h * q.taps_w * c_chunks;
+    return t;
   }
 };
 
@@ -117,9 +183,14 @@ TUNA_DEVICE void tuna_ws_init_barriers(const TunaWsSmem& sm, unsigned full_count
   TUNA_SYNC();
 }
 
+// y's geometry as the epilogue writes it: n_img x Hy x Wy pixels of K channels.
+struct TunaOut {
+  int n_img, Hy, Wy, K;
+};
+
 // Consumer warpgroup wg (1..WG_M): its rows of every tile of this block, then the epilogue.
-TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaConvGeom& p, const TunaTileGrid& tg,
-                                 tuna_u16* TUNA_RESTRICT y) {
+TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, const TunaTileGrid& tg,
+                                 const TunaOut& out, tuna_u16* TUNA_RESTRICT y) {
 #if WG_M == 2
   tuna_setmaxnreg_inc<kConsumerRegs>();
 #endif
@@ -129,18 +200,17 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaConvGeom& p, co
   const int lane = tid & 31;
   const unsigned epi = sm.epi + ((cw * 4 + warp_in_wg) * kEpiWarpBytes);
   tuna_u16* epi_ptr = reinterpret_cast<tuna_u16*>(sm.raw + (epi - sm.raw_addr));
-  const bool vec_out = (p.K & 7) == 0 && (tg.Kpg & 7) == 0;
+  const bool vec_out = (out.K & 7) == 0 && (tg.Kpg & 7) == 0;
   float acc[kMRep][kAcc];
   int it = 0;
   for (int tile = TUNA_BID_X; tile < tg.tiles; tile += TUNA_GDIM_X) {
-    int g, m0, n0;
-    tg.Decode(tile, g, m0, n0);
+    const TunaTile t = tg.Decode(ph, tile);
 #pragma unroll
     for (int mr = 0; mr < kMRep; ++mr) {
 #pragma unroll
       for (int j = 0; j < kAcc; ++j) acc[mr][j] = 0.f;
     }
-    for (int kt = 0; kt < tg.k_tiles; ++kt, ++it) {
+    for (int kt = 0; kt < t.k_tiles; ++kt, ++it) {
       const int slot = it % kStages;
       tuna_mbar_wait(sm.full + 8 * slot, (it / kStages) & 1);
       const unsigned a_tile = sm.ring + slot * kStageBytes + cw * kWgRows * kRowBytes;
@@ -162,17 +232,39 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaConvGeom& p, co
       for (int mr = 0; mr < kMRep; ++mr) tuna_fence_acc_all(acc[mr]);
       if (kt > 0) tuna_mbar_arrive(sm.empty + 8 * ((it - 1) % kStages));
     }
-    tuna_wgmma_wait<0>();
+    if (t.k_tiles > 0) {
+      tuna_wgmma_wait<0>();
 #pragma unroll
-    for (int mr = 0; mr < kMRep; ++mr) tuna_fence_acc_all(acc[mr]);
-    tuna_mbar_arrive(sm.empty + 8 * ((it - 1) % kStages));
+      for (int mr = 0; mr < kMRep; ++mr) tuna_fence_acc_all(acc[mr]);
+      tuna_mbar_arrive(sm.empty + 8 * ((it - 1) % kStages));
+    }
 
     // Epilogue: accumulator layout of wgmma m64nN: warp w of the warpgroup holds rows
     // 16w + lane/4 (+8); pair j covers columns 8j + 2*(lane%4) + {0, 1}. Each warp stages
-    // 16 rows x 64 columns at a time and stores them as 16-byte chunks (8 lanes per row).
+    // 16 rows x 64 columns at a time and stores them as 16-byte chunks (8 lanes per row); lane
+    // stores rows lane/8 + 4q (q < 4), whose y pixels are found once per tile.
+    const TunaPhase q = tuna_phase(ph, t.phase);
+    const int m_phase = out.n_img * q.n_i * q.n_j;
+    const long long y_group = static_cast<long long>(t.g) * tg.Kpg;
 #pragma unroll
     for (int mr = 0; mr < kMRep; ++mr) {
-      const int row0 = m0 + cw * kWgRows + mr * 64 + warp_in_wg * 16;
+      const int row0 = t.m0 + cw * kWgRows + mr * 64 + warp_in_wg * 16;
+      long long pix[4];
+#pragma unroll
+      for (int qq = 0; qq < 4; ++qq) {
+        const int m = row0 + (lane >> 3) + 4 * qq;
+#if !PHASED
+        pix[qq] = m < m_phase ? m : -1;  // one phase, y pixel = GEMM row
+        continue;
+#endif
+        const int img = m / (q.n_i * q.n_j);
+        const int rem = m - img * q.n_i * q.n_j;
+        const int i = rem / q.n_j;
+        const int j = rem - i * q.n_j;
+        pix[qq] = m < m_phase ? (static_cast<long long>(img) * out.Hy + q.out_h0 + q.out_step_h * i) * out.Wy +
+                                    q.out_w0 + q.out_step_w * j
+                              : -1;
+      }
 #pragma unroll
       for (int cb = 0; cb < kTbN / kEpiCols; ++cb) {
 #pragma unroll
@@ -186,14 +278,12 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaConvGeom& p, co
         }
         __syncwarp();
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int idx = lane + 32 * q;
-          const int row = idx >> 3;
-          const int ch = idx & 7;
-          const int m = row0 + row;
-          const int n = n0 + cb * kEpiCols + ch * 8;
-          if (m < tg.M && n < tg.Kpg) {
-            tuna_u16* dst = y + static_cast<long long>(m) * p.K + static_cast<long long>(g) * tg.Kpg + n;
+        for (int qq = 0; qq < 4; ++qq) {
+          const int row = (lane >> 3) + 4 * qq;
+          const int ch = lane & 7;
+          const int n = t.n0 + cb * kEpiCols + ch * 8;
+          if (pix[qq] >= 0 && n < tg.Kpg) {
+            tuna_u16* dst = y + pix[qq] * out.K + y_group + n;
             const tuna_u16* src = epi_ptr + row * kEpiPitch + ch * 8;
             if (vec_out && n + 8 <= tg.Kpg) {
               *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
@@ -208,54 +298,79 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaConvGeom& p, co
   }
 }
 
-// tmap_x: im2col map of x (dims C, W, H, N; bounding box corners {-pad, pad - dil*(filter-1)};
-// element strides {1, stride_w, stride_h, 1}; 64 channels x TB_M pixels; 128-byte swizzle).
-// tmap_w: tiled map of w (dims R*S*C/G, K; box 64 x TB_N; 128-byte swizzle).
+// tmap_x<p>: im2col map of x for phase p (dims C, W, H, N; the bounding box of the phase's
+// im2col bases; element strides {1, estride_w, estride_h, 1}; 64 channels x TB_M pixels; 128-byte
+// swizzle); four when PHASED (maps of phases >= count are not read), else tmap_x0 alone. tmap_w: tiled map of w (dims R*S*C/G, K; box
+// 64 x TB_N; 128-byte swizzle). C: x's channels; K, Hy, Wy: y's channels and extent; R, S: w's.
+#if PHASED
+#define TUNA_X_MAPS                                                                                           \
+  const __grid_constant__ TunaTensorMap tmap_x0, const __grid_constant__ TunaTensorMap tmap_x1,               \
+      const __grid_constant__ TunaTensorMap tmap_x2, const __grid_constant__ TunaTensorMap tmap_x3
+#else
+#define TUNA_X_MAPS const __grid_constant__ TunaTensorMap tmap_x0
+#endif
 TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
-    tuna_hopper_tma_fwd(const __grid_constant__ TunaTensorMap tmap_x, const __grid_constant__ TunaTensorMap tmap_w,
-                        tuna_u16* TUNA_RESTRICT y, int n_img, int C, int H, int W, int K, int Ho, int Wo, int R,
-                        int S, int pad_h, int pad_w, int stride_h, int stride_w, int dil_h, int dil_w, int groups) {
+    tuna_hopper_tma_fwd(TUNA_X_MAPS, const __grid_constant__ TunaTensorMap tmap_w, const __grid_constant__ TunaPhases ph,
+                        tuna_u16* TUNA_RESTRICT y, int n_img, int C, int K, int Hy, int Wy, int R, int S, int groups) {
   TUNA_DYNAMIC_SHARED(unsigned char, smem_raw);
   const TunaWsSmem sm = tuna_ws_smem(smem_raw);
-  const TunaConvGeom geom = {n_img, C, H, W, K, Ho, Wo, R, S, pad_h, pad_w, stride_h, stride_w, dil_h, dil_w, groups};
-  const TunaTileGrid tg(geom);
+  const TunaTileGrid tg(ph, n_img, C, K, groups);
   tuna_ws_init_barriers(sm, 1);
   if (TUNA_TID_X >= 128) {
-    tuna_ws_consume(sm, geom, tg, y);
+    tuna_ws_consume(sm, ph, tg, TunaOut{n_img, Hy, Wy, K}, y);
     return;
   }
 #if WG_M == 2
   tuna_setmaxnreg_dec<kProducerRegs>();
 #endif
   if (TUNA_TID_X != 0) return;
-  tuna_prefetch_tmap(&tmap_x);
+  tuna_prefetch_tmap(&tmap_x0);
+#if PHASED
+  if (ph.count > 1) tuna_prefetch_tmap(&tmap_x1);
+  if (ph.count > 2) tuna_prefetch_tmap(&tmap_x2);
+  if (ph.count > 3) tuna_prefetch_tmap(&tmap_x3);
+#endif
   tuna_prefetch_tmap(&tmap_w);
   const int cg = C / groups;
-  const int c_chunks = cg / kTbK;
-  const int hw = Ho * Wo;
   int it = 0;
   for (int tile = TUNA_BID_X; tile < tg.tiles; tile += TUNA_GDIM_X) {
-    int g, m0, n0;
-    tg.Decode(tile, g, m0, n0);
-    const int img = m0 / hw;
-    const int oh = (m0 - img * hw) / Wo;
-    const int ow = m0 - img * hw - oh * Wo;
-    const int h0 = oh * stride_h - pad_h;
-    const int w0 = ow * stride_w - pad_w;
-    int tap = 0, cc = 0, r = 0, s = 0;
-    for (int kt = 0; kt < tg.k_tiles; ++kt, ++it) {
+    const TunaTile t = tg.Decode(ph, tile);
+    const TunaPhase q = tuna_phase(ph, t.phase);
+#if PHASED
+    const TunaTensorMap* map = t.phase == 0 ? &tmap_x0 : t.phase == 1 ? &tmap_x1 : t.phase == 2 ? &tmap_x2 : &tmap_x3;
+#else
+    const TunaTensorMap* map = &tmap_x0;
+#endif
+    const int img = t.m0 / (q.n_i * q.n_j);
+    const int rem = t.m0 - img * q.n_i * q.n_j;
+    const int i = rem / q.n_j;
+    const int h0 = q.lower_h + q.estride_h * i;
+    const int w0 = q.lower_w + q.estride_w * (rem - i * q.n_j);
+    // Tap (th, tw): its offsets and its w column, stepped as the taps advance.
+    int cc = 0, tw = 0;
+    int off_h = q.off0_h, off_w = q.off0_w;
+    int row_tap = q.r0 * S, tap = row_tap + q.s0;
+    const int c_base = t.g * cg, n_row = t.g * tg.Kpg + t.n0;
+    for (int kt = 0; kt < t.k_tiles; ++kt, ++it) {
       const int slot = it % kStages;
       if (it >= kStages) tuna_mbar_wait(sm.empty + 8 * slot, ((it / kStages) - 1) & 1);
       const unsigned bar = sm.full + 8 * slot;
       const unsigned dst = sm.ring + slot * kStageBytes;
       tuna_mbar_expect_tx(bar, kStageBytes);
-      tuna_tma_im2col_4d(dst, &tmap_x, g * cg + cc * kTbK, w0, h0, img, static_cast<unsigned short>(s * dil_w),
-                         static_cast<unsigned short>(r * dil_h), bar);
-      tuna_tma_tile_2d(dst + kStageA, &tmap_w, kt * kTbK, g * tg.Kpg + n0, bar);
-      if (++cc == c_chunks) {  // next filter tap
+      tuna_tma_im2col_4d(dst, map, c_base + cc * kTbK, w0, h0, img, static_cast<unsigned short>(off_w),
+                         static_cast<unsigned short>(off_h), bar);
+      tuna_tma_tile_2d(dst + kStageA, &tmap_w, tap * cg + cc * kTbK, n_row, bar);
+      if (++cc == tg.c_chunks) {  // next filter tap
         cc = 0;
-        ++tap;
-        if (++s == S) s = 0, ++r;
+        off_w += q.offstep_w;
+        tap += q.sstep;
+        if (++tw == q.taps_w) {
+          tw = 0;
+          off_w = q.off0_w;
+          off_h += q.offstep_h;
+          row_tap += q.rstep * S;
+          tap = row_tap + q.s0;
+        }
       }
     }
   }

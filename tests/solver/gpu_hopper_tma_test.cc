@@ -6,7 +6,7 @@
 // and batch 8 (default + 2 random configs), BF16 and edge problems (1x7 / 7x1 filters with
 // asymmetric padding, dilation, strides 2 and 3, groups, valid padding, padding above the filter
 // extent, M and K/G tails) checked against the CPU reference on poisoned outputs; the same for
-// backward data on every stride-1 layer and edge shape.
+// backward data on every layer (strided ones through sub-pixel phases) and edge shape.
 #include <cstdio>
 #include <random>
 #include <set>
@@ -17,6 +17,7 @@
 #include "tuner_core/backend/cuda/cuda_backend.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma_bwd.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma_fwd.h"
+#include "tuner_core/solver/conv/gpu_hopper_tma.h"
 
 namespace tuna {
 namespace {
@@ -53,6 +54,23 @@ std::vector<Problem> TmaEdgeProblems() {
       Make(2, 512, 96, 10, 10, 3, 3, 1, 1, 1, 1, 4),    // groups 4, K/G = 24
       Make(2, 64, 64, 8, 8, 3, 3, 4, 4, 1, 1, 1),       // padding above the filter extent
   };
+}
+
+// Strided backward-data shapes: sub-pixel phases with 1..16 taps, phases no tap reaches (1x1
+// stride 2), odd extents, even filters, groups.
+std::vector<Problem> StridedBwdProblems() {
+  std::vector<Problem> out;
+  for (const Problem& p : {
+           Make(2, 64, 64, 15, 15, 3, 3, 1, 1, 2, 1, 1),     // odd extent
+           Make(2, 96, 128, 14, 13, 1, 1, 0, 0, 2, 1, 1),    // 1x1: three phases are zeros
+           Make(2, 32, 64, 16, 16, 5, 5, 2, 2, 2, 1, 1),     // 5x5
+           Make(1, 64, 128, 11, 11, 7, 7, 3, 3, 2, 1, 1),    // 7x7, C = 64 outputs
+           Make(2, 64, 64, 12, 12, 4, 4, 1, 1, 2, 1, 1),     // even filter
+           Make(2, 128, 128, 9, 9, 3, 3, 0, 0, 2, 1, 2),     // groups 2, valid padding
+       }) {
+    out.push_back(testing::With(p, Direction::kBackwardData, DataType::kFp16, Layout::kNHWC));
+  }
+  return out;
 }
 
 TEST_CASE("hopper tma fwd: applicability, defaults, pruning and tensor maps", "[solver]") {
@@ -106,7 +124,10 @@ TEST_CASE("hopper tma fwd: applicability, defaults, pruning and tensor maps", "[
   const solver::Launch& l = sol->launches[0];
   CHECK(l.grid.x == static_cast<uint32_t>(sm90->num_cu));
   CHECK(l.block.x == 384);
-  REQUIRE(l.args.size() == 19);
+  REQUIRE(l.args.size() == 12);  // x's im2col map, w's map, the one-phase table, y, 8 sizes
+  CHECK(l.args[2].kind == solver::KernelArg::Kind::kWords);
+  CHECK(l.args[2].words.size() == 21);
+  CHECK(l.args[2].words.back() == 1);  // one phase
   REQUIRE(l.args[0].kind == solver::KernelArg::Kind::kTensorMap);
   const backend::TensorMapSpec& xm = l.args[0].tensor_map;
   CHECK(xm.mode == backend::TensorMapSpec::Mode::kIm2col);
@@ -137,31 +158,44 @@ TEST_CASE("hopper tma bwd: backward data as a forward convolution over dy", "[so
     const Problem b = testing::With(layer, Direction::kBackwardData, DataType::kFp16, Layout::kNHWC);
     INFO(b.Canonical());
     const bool ok = s.IsApplicable(*sm90, b).ok();
-    CHECK(ok == (b.stride[1] == 1 && b.k % 64 == 0));
+    CHECK(ok == (b.k % 64 == 0));
     if (!ok) continue;
     ++applicable;
     CHECK(s.IsValid(*sm90, b, s.DefaultConfig(*sm90, b)).ok());
-    const Problem f = solver::HopperTmaBwdSolver::ForwardEquivalent(b);
-    CHECK(f.Out() == b.in);  // dy (*) w' has dx's extent
-    CHECK(f.c == b.k);
-    CHECK(f.k == b.c);
+    const solver::hopper_tma::ConvPlan plan = solver::hopper_tma::BackwardDataPlan(b);
+    CHECK(plan.phases.size() == static_cast<size_t>(b.stride[1] * b.stride[2]));
+    CHECK(plan.Rows() == b.n * b.in[1] * b.in[2]);  // every dx pixel in exactly one phase
+    CHECK(plan.c == b.k);
+    CHECK(plan.k == b.c);
     absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, b, s.DefaultConfig(*sm90, b));
     REQUIRE(sol.ok());
     REQUIRE(sol->launches.size() == 2);
     CHECK(sol->launches[0].entry == "tuna_flip_filter");
     CHECK(sol->workspace_bytes == static_cast<uint64_t>(b.c * b.k * b.fil[1] * b.fil[2]) * 2);
-    CHECK(sol->launches[1].args[2].role == solver::BufferRole::kX);  // dx is written
+    CHECK(sol->launches[1].args[b.stride[1] > 1 ? 6 : 3].role == solver::BufferRole::kX);  // dx is written
     CHECK(sol->launches[1].args[0].role == solver::BufferRole::kY);  // from dy
   }
-  CHECK(applicable == 16);
+  CHECK(applicable == 23);
+  // 1x1 stride 2: one phase carries the filter, three write zeros.
+  const solver::hopper_tma::ConvPlan one = solver::hopper_tma::BackwardDataPlan(StridedBwdProblems()[1]);
+  REQUIRE(one.phases.size() == 4);
+  CHECK(one.phases[0].taps_h == 1);
+  CHECK(one.phases[1].taps_h + one.phases[2].taps_h + one.phases[3].taps_h == 0);
+  // 3x3 stride 2 pad 1: residue 0 takes the middle row, residue 1 the outer two.
+  const solver::hopper_tma::ConvPlan three = solver::hopper_tma::BackwardDataPlan(StridedBwdProblems()[0]);
+  CHECK(three.phases[0].taps_h == 1);
+  CHECK(three.phases[3].taps_h == 2);
+  CHECK(three.phases[3].taps_w == 2);
   CHECK_FALSE(s.IsApplicable(*sm90, testing::With(layers[3], Direction::kForward, DataType::kFp16, Layout::kNHWC)).ok());
-  for (const Problem& p : TmaEdgeProblems()) {
-    const Problem b = testing::With(p, Direction::kBackwardData, p.data_type, Layout::kNHWC);
-    INFO(b.Canonical());
-    if (b.stride[1] != 1 || (b.k / b.groups) % 64 != 0) continue;
-    REQUIRE(s.IsApplicable(*sm90, b).ok());
-    CHECK(s.IsValid(*sm90, b, s.DefaultConfig(*sm90, b)).ok());
+  for (const Problem& p : StridedBwdProblems()) {
+    INFO(p.Canonical());
+    REQUIRE(s.IsApplicable(*sm90, p).ok());
+    CHECK(s.IsValid(*sm90, p, s.DefaultConfig(*sm90, p)).ok());
   }
+  CHECK_FALSE(s.IsApplicable(*sm90, Make(2, 64, 64, 20, 20, 3, 3, 1, 1, 3, 1, 1)).ok());  // forward
+  const Problem s3 = testing::With(Make(2, 64, 64, 20, 20, 3, 3, 1, 1, 3, 1, 1), Direction::kBackwardData,
+                                   DataType::kFp16, Layout::kNHWC);
+  CHECK_FALSE(s.IsApplicable(*sm90, s3).ok());  // stride 3: 9 phases
 }
 
 TEST_CASE("hopper tma fwd: every valid FP16 config and the BF16 default build for sm_90a", "[solver][nvrtc]") {
@@ -236,8 +270,18 @@ TEST_CASE("hopper tma fwd and bwd match the CPU reference on an sm_90 device", "
     const Problem b = testing::With(p, Direction::kBackwardData, p.data_type, Layout::kNHWC);
     if (bwd.IsApplicable(target, b).ok()) bwd_problems.push_back(b);
   }
+  for (const Problem& p : StridedBwdProblems()) {
+    bwd_problems.push_back(p);
+    bwd_problems.push_back(testing::With(p, Direction::kBackwardData, DataType::kBf16, Layout::kNHWC));
+  }
+  // Every ResNet-50 layer, strided ones included, at batch 1.
+  for (const Problem& layer : layers) {
+    Problem b = testing::With(layer, Direction::kBackwardData, DataType::kFp16, Layout::kNHWC);
+    b.n = 1;
+    if (b.stride[1] > 1) bwd_problems.push_back(b);
+  }
   std::printf("%zu forward and %zu backward-data problems\n", problems.size(), bwd_problems.size());
-  CHECK(bwd_problems.size() >= 16);
+  CHECK(bwd_problems.size() >= 40);
   std::mt19937_64 rng(1013);
   testing::ConvChecker checker(*be, device, target);
   int runs = 0, failures = 0;
@@ -253,7 +297,7 @@ TEST_CASE("hopper tma fwd and bwd match the CPU reference on an sm_90 device", "
   for (const Problem& p : problems) check(s, p);
   for (const Problem& p : bwd_problems) check(bwd, p);
   std::printf("%d runs, %d failures\n", runs, failures);
-  CHECK(runs >= 130);
+  CHECK(runs >= 200);
   CHECK(failures == 0);
 }
 

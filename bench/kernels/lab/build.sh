@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the kernel lab's cubins (sm_90a, nvcc from /usr/local/cuda*) and their manifest.
 # usage: bench/kernels/lab/build.sh OUT_DIR DTYPE(1 fp16|2 bf16) VARIANT...
-#   VARIANT = family:TB_M,TB_N,WG_M,STAGES[,SPLIT_K]  with family hopper (hopper_fwd.cu), ws
-#             (hopper_ws_fwd.cu, cp.async) or tma (hopper_ws_fwd.cu -DTMA=1); e.g. ws:128,256,2,4
+#   VARIANT = family:TB_M,TB_N,WG_M,STAGES[,SPLIT_K]  with family hopper (hopper_fwd.cu) or tma
+#             (hopper_tma_fwd.cu, forward, PHASED=0); e.g. tma:128,256,2,4
 # Then on the GPU machine: python3 bench/kernels/lab/hopper_lab.py OUT_DIR/manifest.json FILE
 set -euo pipefail
 out=$1; dtype=$2; shift 2
@@ -23,8 +23,7 @@ for v in "$@"; do
   defs=(-DTB_M=$tbm -DTB_N=$tbn -DWG_M=$wgm -DSTAGES=$st)
   case $fam in
     hopper) src=hopper_fwd.cu; kernel=tuna_hopper_fwd; defs+=(-DSPLIT_K=$sk) ;;
-    ws) src=hopper_ws_fwd.cu; kernel=tuna_hopper_ws_fwd ;;
-    tma) src=hopper_ws_fwd.cu; kernel=tuna_hopper_tma_fwd; defs+=(-DTMA=1) ;;
+    tma) src=hopper_tma_fwd.cu; kernel=tuna_hopper_tma_fwd; defs+=(-DPHASED=0) ;;
     *) echo "unknown family $fam" >&2; exit 2 ;;
   esac
   file=$(build "$v" $src $kernel "${defs[@]}") &

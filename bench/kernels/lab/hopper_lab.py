@@ -95,7 +95,10 @@ class Driver:
     def launch(self, fn, grid, block, smem, args):
         holders = []
         for kind, v in args:
-            holders.append(ctypes.c_void_p(v) if kind in "pm" else ctypes.c_longlong(v) if kind == "q" else ctypes.c_int(v))
+            if kind == "w":  # a struct of int32 fields, by value
+                holders.append((ctypes.c_int32 * len(v))(*v))
+            else:
+                holders.append(ctypes.c_void_p(v) if kind in "pm" else ctypes.c_longlong(v) if kind == "q" else ctypes.c_int(v))
         arr = (ctypes.c_void_p * len(holders))(*[h if kind == "m" else ctypes.cast(ctypes.byref(h), ctypes.c_void_p)
                                                  for (kind, _), h in zip(args, holders)])
         stream = torch.cuda.current_stream().cuda_stream
@@ -184,12 +187,15 @@ def main():
             if v["kernel"] == "tuna_hopper_tma_fwd":
                 mx, ax = drv.tensor_map("x", dtype, x.data_ptr(), p, v["TB_M"], v["TB_N"])
                 mw, aw = drv.tensor_map("w", dtype, w.data_ptr(), p, v["TB_M"], v["TB_N"])
-                head = [("m", ax), ("m", aw), ("p", y.data_ptr())]
+                # One forward phase (the kernel's TunaPhase, PHASED=0), then the sizes of y and w.
+                phase = [p["ho"], p["wo"], p["r"], p["s"], 0, 0, 1, 1, 0, 0, p["dh"], p["dw"], -p["ph"], -p["pw"],
+                         p["sh"], p["sw"], 0, 0, 1, 1, 1]
+                kargs = [("m", ax), ("m", aw), ("w", phase), ("p", y.data_ptr())] + [
+                    ("i", p[k]) for k in ("n", "c", "k", "ho", "wo", "r", "s", "groups")]
             else:
-                head = [("p", x.data_ptr()), ("p", w.data_ptr()), ("p", y.data_ptr()), ("q", 0)]
-            kargs = head + [
-                ("i", p[k]) for k in ("n", "c", "h", "w", "k", "ho", "wo", "r", "s", "ph", "pw", "sh", "sw", "dh", "dw",
-                                      "groups")]
+                kargs = [("p", x.data_ptr()), ("p", w.data_ptr()), ("p", y.data_ptr()), ("q", 0)] + [
+                    ("i", p[k]) for k in ("n", "c", "h", "w", "k", "ho", "wo", "r", "s", "ph", "pw", "sh", "sw", "dh",
+                                          "dw", "groups")]
             y.fill_(float("nan"))
             run = lambda: drv.launch(fn, grid, block, smem, kargs)
             run()

@@ -17,13 +17,10 @@ constexpr int kEpiWarpBytes = 16 * 72 * 2;
 constexpr int kCornerMin = -128;  // the copy engine's bounding-box offsets for rank-4 im2col
 constexpr int kCornerMax = 127;
 
-int64_t GemmM(const Problem& p) {
-  const Dhw o = p.Out();
-  return p.n * o[1] * o[2];
-}
-
-int64_t Tiles(const Problem& p, int tb_m, int tb_n) {
-  return CeilDiv(GemmM(p), tb_m) * CeilDiv(p.k / p.groups, tb_n) * p.groups;
+int64_t Tiles(const ConvPlan& p, int tb_m, int tb_n) {
+  int64_t tiles = 0;
+  for (const Phase& q : p.phases) tiles += CeilDiv(p.n * q.n_i * q.n_j, tb_m);
+  return tiles * CeilDiv(p.k / p.groups, tb_n) * p.groups;
 }
 
 // The deepest ring that fits the target's shared memory.
@@ -33,19 +30,18 @@ int DeepestStages(const Target& target, int tb_m, int tb_n, int wg_m) {
   return s;
 }
 
-// The im2col map of x: dims (C, W, H, N), the bounding box of filter origins, output strides.
-backend::TensorMapSpec XMap(const Problem& p, int tb_m) {
+// The im2col map of x for one phase: dims (C, W, H, N), the phase's bounding box of bases.
+backend::TensorMapSpec XMap(const ConvPlan& p, const Phase& q, int tb_m) {
   backend::TensorMapSpec m;
   m.mode = backend::TensorMapSpec::Mode::kIm2col;
   m.rank = 4;
   m.element_bytes = 2;
-  const uint64_t c = p.c, w = p.in[2], h = p.in[1];
+  const uint64_t c = p.c, w = p.wx, h = p.hx;
   m.dims = {c, w, h, static_cast<uint64_t>(p.n), 0};
   m.strides_bytes = {c * 2, w * c * 2, h * w * c * 2, 0};
-  m.element_strides = {1, static_cast<uint32_t>(p.stride[2]), static_cast<uint32_t>(p.stride[1]), 1, 1};
-  m.lower_corner = {static_cast<int>(-p.pad[2]), static_cast<int>(-p.pad[1]), 0};
-  m.upper_corner = {static_cast<int>(p.pad[2] - p.dilation[2] * (p.fil[2] - 1)),
-                    static_cast<int>(p.pad[1] - p.dilation[1] * (p.fil[1] - 1)), 0};
+  m.element_strides = {1, static_cast<uint32_t>(q.estride_w), static_cast<uint32_t>(q.estride_h), 1, 1};
+  m.lower_corner = {static_cast<int>(q.lower_w), static_cast<int>(q.lower_h), 0};
+  m.upper_corner = {static_cast<int>(q.upper_w), static_cast<int>(q.upper_h), 0};
   m.channels_per_pixel = kTbK;
   m.pixels_per_column = static_cast<uint32_t>(tb_m);
   m.swizzle = backend::TensorMapSpec::Swizzle::k128B;
@@ -53,11 +49,11 @@ backend::TensorMapSpec XMap(const Problem& p, int tb_m) {
 }
 
 // The tiled map of w as a (K, R*S*C/G) matrix: boxes of TB_N rows x 64 columns.
-backend::TensorMapSpec WMap(const Problem& p, int tb_n) {
+backend::TensorMapSpec WMap(const ConvPlan& p, int tb_n) {
   backend::TensorMapSpec m;
   m.rank = 2;
   m.element_bytes = 2;
-  const uint64_t kg = static_cast<uint64_t>(p.fil[1] * p.fil[2] * (p.c / p.groups));
+  const uint64_t kg = static_cast<uint64_t>(p.r * p.s * (p.c / p.groups));
   m.dims = {kg, static_cast<uint64_t>(p.k), 0, 0, 0};
   m.strides_bytes = {kg * 2, 0, 0, 0};
   m.box = {kTbK, static_cast<uint32_t>(tb_n), 0, 0, 0};
@@ -65,7 +61,94 @@ backend::TensorMapSpec WMap(const Problem& p, int tb_n) {
   return m;
 }
 
+// Built with -DPHASED=0: one phase writing y row by row (forward, stride-1 backward data), so
+// the kernel skips the phase table and takes one im2col map.
+bool Unphased(const ConvPlan& p) {
+  return p.phases.size() == 1 && p.phases[0].out_step_h == 1 && p.phases[0].out_step_w == 1;
+}
+
+// The kernel's TunaPhases struct: 4 (1 unphased) TunaPhase records of 20 int32, then the count.
+std::vector<int32_t> PhaseWords(const ConvPlan& p) {
+  std::vector<int32_t> w;
+  for (int i = 0; i < (Unphased(p) ? 1 : kMaxPhases); ++i) {
+    const Phase q = i < static_cast<int>(p.phases.size()) ? p.phases[i] : Phase{};
+    for (int64_t v : {q.n_i, q.n_j, q.taps_h, q.taps_w, q.r0, q.s0, q.rstep, q.sstep, q.off0_h, q.off0_w, q.offstep_h,
+                      q.offstep_w, q.lower_h, q.lower_w, q.estride_h, q.estride_w, q.out_h0, q.out_w0, q.out_step_h,
+                      q.out_step_w}) {
+      w.push_back(static_cast<int32_t>(v));
+    }
+  }
+  w.push_back(static_cast<int32_t>(p.phases.size()));
+  return w;
+}
+
+// One dimension of a backward-data phase on the rotated filter: output residue `a` of stride
+// `st`, padding `pad`, filter extent `f`, dilation `d`, dy extent `len_dy`, dx extent `len_dx`.
+struct DimPhase {
+  int64_t n, taps, f0, fstep, off_step, lower, upper, out0, out_step;
+};
+DimPhase BwdDim(int64_t a, int64_t st, int64_t pad, int64_t f, int64_t d, int64_t len_dy, int64_t len_dx) {
+  DimPhase r{};
+  const int64_t fstep = st > 1 ? st : 1;
+  const int64_t first = ((a + pad) % st + st) % st;  // the first filter row that reaches residue a
+  r.n = len_dx > a ? CeilDiv(len_dx - a, st) : 0;
+  r.taps = first < f ? CeilDiv(f - first, fstep) : 0;
+  r.fstep = fstep;
+  r.off_step = d;
+  r.out0 = a;
+  r.out_step = st;
+  if (r.taps == 0) return r;
+  const int64_t last = first + (r.taps - 1) * fstep;  // filter rows first, first + fstep, ..., last
+  // Tap t (rows taken last first) reads dy at base + t * d; base of output i = i + lower.
+  r.lower = (a + pad - last * d) / st;
+  r.upper = r.n + r.lower - len_dy;
+  r.f0 = f - 1 - last;  // the rotated filter's row of tap 0
+  return r;
+}
+
 }  // namespace
+
+int64_t ConvPlan::Rows() const {
+  int64_t rows = 0;
+  for (const Phase& q : phases) rows += n * q.n_i * q.n_j;
+  return rows;
+}
+
+ConvPlan ForwardPlan(const Problem& p) {
+  const Dhw o = p.Out();
+  ConvPlan plan{p.n, p.c, p.k, p.in[1], p.in[2], o[1], o[2], p.fil[1], p.fil[2], p.groups, p.data_type, {}};
+  Phase q;
+  q.n_i = o[1], q.n_j = o[2], q.taps_h = p.fil[1], q.taps_w = p.fil[2];
+  q.offstep_h = p.dilation[1], q.offstep_w = p.dilation[2];
+  q.lower_h = -p.pad[1], q.lower_w = -p.pad[2];
+  q.estride_h = p.stride[1], q.estride_w = p.stride[2];
+  q.upper_h = p.pad[1] - p.dilation[1] * (p.fil[1] - 1);
+  q.upper_w = p.pad[2] - p.dilation[2] * (p.fil[2] - 1);
+  plan.phases.push_back(q);
+  return plan;
+}
+
+ConvPlan BackwardDataPlan(const Problem& p) {
+  const Dhw o = p.Out();
+  ConvPlan plan{p.n, p.k, p.c, o[1], o[2], p.in[1], p.in[2], p.fil[1], p.fil[2], p.groups, p.data_type, {}};
+  for (int64_t a = 0; a < p.stride[1]; ++a) {
+    for (int64_t b = 0; b < p.stride[2]; ++b) {
+      const DimPhase h = BwdDim(a, p.stride[1], p.pad[1], p.fil[1], p.dilation[1], o[1], p.in[1]);
+      const DimPhase w = BwdDim(b, p.stride[2], p.pad[2], p.fil[2], p.dilation[2], o[2], p.in[2]);
+      if (h.n == 0 || w.n == 0) continue;  // no output pixel has this residue
+      Phase q;
+      q.n_i = h.n, q.n_j = w.n;
+      q.taps_h = w.taps == 0 ? 0 : h.taps, q.taps_w = h.taps == 0 ? 0 : w.taps;
+      q.r0 = h.f0, q.s0 = w.f0, q.rstep = h.fstep, q.sstep = w.fstep;
+      q.offstep_h = h.off_step, q.offstep_w = w.off_step;
+      q.lower_h = h.lower, q.lower_w = w.lower, q.upper_h = h.upper, q.upper_w = w.upper;
+      q.out_h0 = h.out0, q.out_w0 = w.out0, q.out_step_h = h.out_step, q.out_step_w = w.out_step;
+      plan.phases.push_back(q);
+    }
+  }
+  return plan;
+}
+
 
 TmaParams TmaParams::Of(const SearchSpace& s, const PerfConfig& c) {
   return {static_cast<int>(s.Value(c, "TB_M")), static_cast<int>(s.Value(c, "TB_N")),
@@ -88,7 +171,7 @@ uint64_t SharedBytes(int tb_m, int tb_n, int wg_m, int stages) {
          static_cast<uint64_t>(wg_m) * 4 * kEpiWarpBytes + 16 * static_cast<uint64_t>(stages);
 }
 
-absl::Status CheckApplicable(std::string_view solver, const Target& target, const Problem& p, const Problem& fwd) {
+absl::Status CheckApplicable(std::string_view solver, const Target& target, const Problem& p, const ConvPlan& plan) {
   if (target.backend != backend::BackendKind::kCuda || target.SmVersion() != 90) {
     return NotApplicable(solver, "wgmma and TMA kernels are built for CUDA sm_90a only");
   }
@@ -100,28 +183,35 @@ absl::Status CheckApplicable(std::string_view solver, const Target& target, cons
       !gpu::IsDense(p.YDesc(), Layout::kNHWC)) {
     return NotApplicable(solver, "requires dense NHWC x, w and y");
   }
-  if ((fwd.c / fwd.groups) % kTbK != 0) {
+  if ((plan.c / plan.groups) % kTbK != 0) {
     return NotApplicable(solver, "input channels per group must be a multiple of 64 (one filter tap per k-tile)");
   }
-  if (fwd.groups > 1 && fwd.k / fwd.groups < 8) return NotApplicable(solver, "fewer than 8 output channels per group");
-  if (fwd.stride[1] > 8 || fwd.stride[2] > 8) return NotApplicable(solver, "strides above 8 (the copy engine's limit)");
-  for (int d = 1; d <= 2; ++d) {
-    const int64_t lower = -fwd.pad[d];
-    const int64_t upper = fwd.pad[d] - fwd.dilation[d] * (fwd.fil[d] - 1);
-    if (lower < kCornerMin || lower > kCornerMax || upper < kCornerMin || upper > kCornerMax) {
-      return NotApplicable(solver, "padding or dilated filter extent outside the copy engine's -128..127 box");
-    }
-    if (fwd.dilation[d] * (fwd.fil[d] - 1) > 65535) return NotApplicable(solver, "filter offset above 16 bits");
+  if (plan.groups > 1 && plan.k / plan.groups < 8) return NotApplicable(solver, "fewer than 8 output channels per group");
+  if (plan.phases.empty() || plan.phases.size() > static_cast<size_t>(kMaxPhases)) {
+    return NotApplicable(solver, "more output phases than the kernel takes (strides above 2)");
   }
-  const int64_t x_elems = fwd.n * fwd.in[1] * fwd.in[2] * fwd.c;
-  const int64_t kdim = fwd.fil[1] * fwd.fil[2] * (fwd.c / fwd.groups);
-  if (x_elems > gpu::kMaxIndex || GemmM(fwd) > gpu::kMaxIndex || kdim > gpu::kMaxIndex) {
+  for (const Phase& q : plan.phases) {
+    if (q.estride_h > 8 || q.estride_w > 8) return NotApplicable(solver, "strides above 8 (the copy engine's limit)");
+    if (q.taps_h == 0) continue;  // writes zeros, reads nothing
+    for (int64_t v : {q.lower_h, q.lower_w, q.upper_h, q.upper_w}) {
+      if (v < kCornerMin || v > kCornerMax) {
+        return NotApplicable(solver, "padding or dilated filter extent outside the copy engine's -128..127 box");
+      }
+    }
+    if (q.offstep_h * (q.taps_h - 1) > 65535 || q.offstep_w * (q.taps_w - 1) > 65535) {
+      return NotApplicable(solver, "filter offset above 16 bits");
+    }
+  }
+  const int64_t x_elems = plan.n * plan.hx * plan.wx * plan.c;
+  const int64_t y_elems = plan.n * plan.hy * plan.wy * plan.k;
+  const int64_t kdim = plan.r * plan.s * (plan.c / plan.groups);
+  if (x_elems > gpu::kMaxIndex || y_elems > gpu::kMaxIndex || kdim > gpu::kMaxIndex) {
     return NotApplicable(solver, "tensors above 2^31 elements");
   }
   return absl::OkStatus();
 }
 
-absl::Status CheckValid(std::string_view solver, const Target& target, const Problem& fwd, const PerfConfig& config) {
+absl::Status CheckValid(std::string_view solver, const Target& target, const ConvPlan& fwd, const PerfConfig& config) {
   const TmaParams t = TmaParams::Of(Space(), config);
   auto invalid = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(solver), ": params '", config.ToString(), "': ", why));
@@ -138,12 +228,12 @@ absl::Status CheckValid(std::string_view solver, const Target& target, const Pro
   if (t.stages + 2 < DeepestStages(target, t.tb_m, t.tb_n, t.wg_m)) return invalid("ring far shallower than fits");
   // Tiles twice the GEMM extent only waste the tensor cores (never prune the smallest tile).
   if (t.tb_n > 64 && t.tb_n / 2 >= fwd.k / fwd.groups) return invalid("TB_N much larger than K/G");
-  if (t.tb_m > 64 && t.tb_m / 2 >= GemmM(fwd)) return invalid("TB_M much larger than N*Ho*Wo");
+  if (t.tb_m > 64 && t.tb_m / 2 >= fwd.Rows()) return invalid("TB_M much larger than N*Ho*Wo");
   if (Tiles(fwd, t.tb_m, t.tb_n) > int64_t{0x7fffffff}) return invalid("too many tiles");
   return absl::OkStatus();
 }
 
-PerfConfig Default(const Target& target, const Problem& fwd) {
+PerfConfig Default(const Target& target, const ConvPlan& fwd) {
   const SearchSpace space = Space();
   // The largest tile that still gives most SMs a block (measured: the winners on ResNet-50's
   // 14x14 and 7x7 layers run 0.75-1 waves), else the smallest.
@@ -160,30 +250,39 @@ PerfConfig Default(const Target& target, const Problem& fwd) {
   return smallest.Config(space);  // valid for every applicable problem
 }
 
-KernelBuild Build(const Problem& fwd, const PerfConfig& config) {
+KernelBuild Build(const ConvPlan& fwd, const PerfConfig& config) {
   KernelBuild build;
   build.source = "conv/hopper_tma_fwd.cu";
   build.entries = {"tuna_hopper_tma_fwd", "tuna_flip_filter"};
   build.options = Space().Defines(config);
   build.options.push_back(gpu::DTypeOption(fwd.data_type));
+  build.options.push_back(Unphased(fwd) ? "-DPHASED=0" : "-DPHASED=1");
   build.arch_specific = true;  // wgmma, setmaxnreg: sm_90a
   return build;
 }
 
-Launch ConvLaunch(const Target& target, const Problem& fwd, const PerfConfig& config, BufferRole x, BufferRole w,
+Launch ConvLaunch(const Target& target, const ConvPlan& plan, const PerfConfig& config, BufferRole x, BufferRole w,
                   int64_t w_offset, BufferRole y) {
   const TmaParams t = TmaParams::Of(Space(), config);
-  const Dhw o = fwd.Out();
   Launch l;
   l.kernel = 0;
   l.entry = "tuna_hopper_tma_fwd";
-  l.grid.x = static_cast<uint32_t>(std::min<int64_t>(Tiles(fwd, t.tb_m, t.tb_n), std::max(1, target.num_cu)));
+  l.grid.x = static_cast<uint32_t>(std::min<int64_t>(Tiles(plan, t.tb_m, t.tb_n), std::max(1, target.num_cu)));
   l.block.x = static_cast<uint32_t>(t.Threads());
   l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.wg_m, t.stages);
-  l.args = {KernelArg::TensorMap(x, XMap(fwd, t.tb_m)), KernelArg::TensorMap(w, WMap(fwd, t.tb_n), w_offset),
-            KernelArg::Buffer(y)};
-  for (int64_t v : {fwd.n, fwd.c, fwd.in[1], fwd.in[2], fwd.k, o[1], o[2], fwd.fil[1], fwd.fil[2], fwd.pad[1],
-                    fwd.pad[2], fwd.stride[1], fwd.stride[2], fwd.dilation[1], fwd.dilation[2], fwd.groups}) {
+  // One im2col map per phase; phases without taps (and the unused slots) repeat a real one.
+  const Phase* any = &plan.phases[0];
+  for (const Phase& q : plan.phases) {
+    if (q.taps_h > 0) any = &q;
+  }
+  for (int i = 0; i < (Unphased(plan) ? 1 : kMaxPhases); ++i) {
+    const bool own = i < static_cast<int>(plan.phases.size()) && plan.phases[i].taps_h > 0;
+    l.args.push_back(KernelArg::TensorMap(x, XMap(plan, own ? plan.phases[i] : *any, t.tb_m)));
+  }
+  l.args.push_back(KernelArg::TensorMap(w, WMap(plan, t.tb_n), w_offset));
+  l.args.push_back(KernelArg::Words(PhaseWords(plan)));
+  l.args.push_back(KernelArg::Buffer(y));
+  for (int64_t v : {plan.n, plan.c, plan.k, plan.hy, plan.wy, plan.r, plan.s, plan.groups}) {
     l.args.push_back(KernelArg::I32(v));
   }
   return l;

@@ -1,12 +1,14 @@
 // The plan shared by the solvers that run kernels/conv/hopper_tma_fwd.cu (TunaHopperTmaFwd,
-// TunaHopperTmaBwd): a forward convolution as the kernel sees it (x, w as (K, R, S, C/G), y, all
-// NHWC), its tile axes, validity, default, shared memory, tensor maps and launch. A backward
-// solver maps its problem to the equivalent forward one (`fwd`) and its buffers to roles.
+// TunaHopperTmaBwd): a convolution as the kernel sees it — y (n, Hy, Wy, K) from x (n, Hx, Wx, C)
+// and w (K, R, S, C/G), all NHWC — in one or more output phases (the kernel's TunaPhase: forward
+// and stride-1 backward data have one; strided backward data a sub-pixel phase per output
+// residue), plus its tile axes, validity, default, shared memory, tensor maps and launch.
 // Stateless; internal to the conv solvers.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "tuner_core/solver/solver.h"
 
@@ -26,22 +28,50 @@ SearchSpace Space();
 // slabs (16 x 72 halves per warp) and two mbarriers per stage.
 uint64_t SharedBytes(int tb_m, int tb_n, int wg_m, int stages);
 
-// The target and the original problem `p` (of any direction: type, layout, density), then the
-// forward problem `fwd` the kernel runs (C/G % 64, strides, the copy engine's bounding box, sizes).
-absl::Status CheckApplicable(std::string_view solver, const Target& target, const Problem& p, const Problem& fwd);
+// One output phase, field for field the kernel's TunaPhase (see hopper_tma_fwd.cu); `upper_h/w`
+// close the im2col bounding box (offsets from x's last row / column).
+struct Phase {
+  int64_t n_i = 0, n_j = 0, taps_h = 0, taps_w = 0;
+  int64_t r0 = 0, s0 = 0, rstep = 1, sstep = 1;
+  int64_t off0_h = 0, off0_w = 0, offstep_h = 1, offstep_w = 1;
+  int64_t lower_h = 0, lower_w = 0, estride_h = 1, estride_w = 1;
+  int64_t out_h0 = 0, out_w0 = 0, out_step_h = 1, out_step_w = 1;
+  int64_t upper_h = 0, upper_w = 0;
+};
 
-// Analytic validity of `config` for `fwd` (applicability checked by the caller).
-absl::Status CheckValid(std::string_view solver, const Target& target, const Problem& fwd, const PerfConfig& config);
+// What the kernel computes. Roles: the buffers x, w and y are read from / written to.
+struct ConvPlan {
+  int64_t n = 0, c = 0, k = 0, hx = 0, wx = 0, hy = 0, wy = 0, r = 0, s = 0, groups = 1;
+  DataType data_type = DataType::kFp16;
+  std::vector<Phase> phases;
+  int64_t Rows() const;  // GEMM rows over all phases
+};
+
+inline constexpr int kMaxPhases = 4;
+
+// y = x (*) w for a forward problem.
+ConvPlan ForwardPlan(const Problem& p);
+// dx = dy (*) w' for a backward-data problem, w' = the filter rotated with K and C/G swapped
+// (tuna_flip_filter), one phase per output residue of the stride (stride 1: one phase; strides
+// above 1 need dilation 1).
+ConvPlan BackwardDataPlan(const Problem& p);
+
+// The target and the original problem `p` (of any direction: type, layout, density), then the
+// plan (C/G % 64, phases, the copy engine's bounding boxes, sizes).
+absl::Status CheckApplicable(std::string_view solver, const Target& target, const Problem& p, const ConvPlan& plan);
+
+// Analytic validity of `config` for `plan` (applicability checked by the caller).
+absl::Status CheckValid(std::string_view solver, const Target& target, const ConvPlan& plan, const PerfConfig& config);
 
 // The largest tile that still gives most SMs a block, with the deepest ring that fits.
-PerfConfig Default(const Target& target, const Problem& fwd);
+PerfConfig Default(const Target& target, const ConvPlan& plan);
 
 // The kernel build of `config` (sm_90a; entries: the convolution, then tuna_flip_filter).
-KernelBuild Build(const Problem& fwd, const PerfConfig& config);
+KernelBuild Build(const ConvPlan& plan, const PerfConfig& config);
 
-// The persistent launch of kernel 0 over `fwd`: x' from role `x`, w' from role `w` (`w_offset`
-// bytes in), y' into role `y`.
-Launch ConvLaunch(const Target& target, const Problem& fwd, const PerfConfig& config, BufferRole x, BufferRole w,
+// The persistent launch of kernel 0: x from role `x`, w from role `w` (`w_offset` bytes in),
+// y into role `y`.
+Launch ConvLaunch(const Target& target, const ConvPlan& plan, const PerfConfig& config, BufferRole x, BufferRole w,
                   int64_t w_offset, BufferRole y);
 
 }  // namespace tuna::solver::hopper_tma

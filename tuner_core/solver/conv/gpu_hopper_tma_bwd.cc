@@ -5,24 +5,13 @@
 
 namespace tuna::solver {
 
-Problem HopperTmaBwdSolver::ForwardEquivalent(const Problem& p) {
-  Problem f = p;
-  const Dhw o = p.Out();
-  f.direction = Direction::kForward;
-  f.c = p.k;
-  f.k = p.c;
-  f.in = o;
-  for (int d = 0; d < 3; ++d) f.pad[d] = p.dilation[d] * (p.fil[d] - 1) - p.pad[d];
-  return f;
-}
-
 absl::Status HopperTmaBwdSolver::IsApplicable(const Target& target, const Problem& p) const {
   if (p.direction != Direction::kBackwardData) return NotApplicable(Name(), "backward data only");
-  if (p.stride[1] != 1 || p.stride[2] != 1) {
-    return NotApplicable(Name(), "stride 1 only (strided backward data needs a sub-pixel split)");
+  if ((p.stride[1] > 1 || p.stride[2] > 1) && (p.dilation[1] > 1 || p.dilation[2] > 1)) {
+    return NotApplicable(Name(), "strided and dilated together (the sub-pixel phases assume dilation 1)");
   }
   if (p.groups * p.fil[1] * p.fil[2] > gpu::kMaxGridYZ) return NotApplicable(Name(), "too many groups x taps for grid.z");
-  return hopper_tma::CheckApplicable(Name(), target, p, ForwardEquivalent(p));
+  return hopper_tma::CheckApplicable(Name(), target, p, hopper_tma::BackwardDataPlan(p));
 }
 
 SearchSpace HopperTmaBwdSolver::Space(const Target&, const Problem&) const { return hopper_tma::Space(); }
@@ -30,21 +19,21 @@ SearchSpace HopperTmaBwdSolver::Space(const Target&, const Problem&) const { ret
 absl::Status HopperTmaBwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
   if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
   if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
-  return hopper_tma::CheckValid(Name(), target, ForwardEquivalent(p), config);
+  return hopper_tma::CheckValid(Name(), target, hopper_tma::BackwardDataPlan(p), config);
 }
 
 PerfConfig HopperTmaBwdSolver::DefaultConfig(const Target& target, const Problem& p) const {
-  return hopper_tma::Default(target, ForwardEquivalent(p));
+  return hopper_tma::Default(target, hopper_tma::BackwardDataPlan(p));
 }
 
 absl::StatusOr<Solution> HopperTmaBwdSolver::GetSolution(const Target& target, const Problem& p,
                                                          const PerfConfig& config) const {
   if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
-  const Problem f = ForwardEquivalent(p);
+  const hopper_tma::ConvPlan plan = hopper_tma::BackwardDataPlan(p);
   const int64_t taps = p.fil[1] * p.fil[2];
   const int64_t kpg = p.k / p.groups, cg = p.c / p.groups;
   Solution sol;
-  sol.kernels.push_back(hopper_tma::Build(f, config));
+  sol.kernels.push_back(hopper_tma::Build(plan, config));
   sol.workspace_bytes = static_cast<uint64_t>(p.c * taps * kpg) * 2;
   Launch flip;
   flip.kernel = 0;
@@ -60,7 +49,7 @@ absl::StatusOr<Solution> HopperTmaBwdSolver::GetSolution(const Target& target, c
   sol.launches.push_back(flip);
   // dy is the forward's x (role y), w' its w (the workspace), dx its y (role x).
   sol.launches.push_back(
-      hopper_tma::ConvLaunch(target, f, config, BufferRole::kY, BufferRole::kWorkspace, 0, BufferRole::kX));
+      hopper_tma::ConvLaunch(target, plan, config, BufferRole::kY, BufferRole::kWorkspace, 0, BufferRole::kX));
   return sol;
 }
 
