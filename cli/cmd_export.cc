@@ -90,9 +90,10 @@ int RunExport(const GlobalOptions& global, const ExportArgs& args) {
   exporter::ExportOptions o;
   o.session_id = args.session_id;
   const bool all = !args.perf && !args.find && !args.kernel;
-  o.perf_db = all || args.perf;
-  o.find_db = all || args.find;
-  o.kernel_db = all || args.kernel;
+  o.formats.clear();
+  if (all || args.perf) o.formats.insert(exporter::ExportFormat::kPerfDb);
+  if (all || args.find) o.formats.insert(exporter::ExportFormat::kFindDb);
+  if (all || args.kernel) o.formats.insert(exporter::ExportFormat::kKernelDb);
   o.merge_dir = args.merge_dir;
   // With only --merge-into, the merged files replace the ones merged into.
   o.output_dir = !args.output_dir.empty() ? args.output_dir
