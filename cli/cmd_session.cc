@@ -4,14 +4,12 @@
 #include <iostream>
 #include <memory>
 
-#include "absl/strings/ascii.h"
+#include "admin/session_target.h"
 #include "cli/command.h"
 #include "cli/db_access.h"
 #include "cli/json_text.h"
 #include "cli/version.h"
 #include "schema/store/session_store.h"
-#include "tuner_core/backend/registry.h"
-#include "tuner_core/solver/target.h"
 
 namespace tuna::cli {
 namespace {
@@ -30,58 +28,12 @@ int Fail(const std::string& what, const absl::Status& st) {
   return 1;
 }
 
-std::string ColumnName(backend::BackendKind k) {
-  return absl::AsciiStrToUpper(backend::BackendKindName(k));  // the session.backend ENUM
-}
-
-// The first usable backend with a device, in DetectBackends' order (cuda, hip, cpu).
-absl::Status Detect(schema::SessionRecord* s) {
-  std::vector<backend::DetectedBackend> found =
-      backend::DetectBackends(backend::DetectOptions::FromEnv());
-  std::string why;
-  for (const backend::DetectedBackend& d : found) {
-    auto devices = d.backend->ListDevices();
-    if (!d.usable || !devices.ok() || devices->empty()) {
-      why += std::string("\n  ") + d.backend->Name() + ": " +
-             (devices.ok() ? "no device" : std::string(devices.status().message()));
-      continue;
-    }
-    const backend::DeviceInfo& dev = (*devices)[0];
-    s->arch = dev.arch;
-    s->num_cu = dev.compute_units;
-    s->backend = ColumnName(d.kind);
-    s->compiler_versions = d.backend->CompilerVersion();
-    return absl::OkStatus();
-  }
-  return absl::UnavailableError("--detect found no device:" + why);
-}
-
-absl::Status FromFlags(const InitFlags& f, schema::SessionRecord* s) {
-  auto target = solver::TargetForArch(f.arch, f.num_cu);  // validates the arch
-  if (!target.ok()) return target.status();
-  backend::BackendKind kind = target->backend;
-  if (!f.backend.empty()) {
-    auto parsed = backend::ParseBackendKind(absl::AsciiStrToLower(f.backend));
-    if (!parsed.ok()) return parsed.status();
-    if (*parsed != kind) {
-      return absl::InvalidArgumentError("backend " + f.backend + " does not match arch " + f.arch);
-    }
-    kind = *parsed;
-  }
-  s->arch = f.arch;
-  s->num_cu = target->num_cu;
-  s->backend = ColumnName(kind);
-  // The compiler's version when this host has it; a head node without it records none.
-  auto b = backend::OpenBackend(kind, backend::DetectOptions::FromEnv());
-  if (b.ok()) s->compiler_versions = (*b)->CompilerVersion();
-  return absl::OkStatus();
-}
-
 int Init(const GlobalOptions& global, const InitFlags& f) {
   schema::SessionRecord s;
   s.label = f.label;
   s.tuner_version = VersionLine();
-  absl::Status st = f.detect ? Detect(&s) : FromFlags(f, &s);
+  absl::Status st = f.detect ? admin::DetectSessionTarget({}, &s)
+                             : admin::SessionTargetForArch(f.arch, f.num_cu, f.backend, &s);
   if (!st.ok()) return Fail("init", st);
   auto db = OpenCommandDatabase(global);
   if (!db.ok()) return Fail("init", db.status());
