@@ -65,7 +65,7 @@ void AddApplicabilityCommand(CLI::App& app, CommandContext ctx) {
   CLI::App* update = cmd->add_subcommand(
       "update", "compute every solver x config for the session's target (all cores) and store "
                 "it with the reason for 'no'");
-  update->add_option("--session_id", f->session_id, "session")->required();
+  AddSessionIdOption(update, &f->session_id, "session");
   update->add_option("-t,--tag", f->tag, "only configs with this tag (default: all)");
   update->add_option("--threads", f->threads, "worker threads (default: all cores)");
   update->add_flag("--json", f->json, "print the counts as JSON");

@@ -132,8 +132,7 @@ void AddImportCommands(CLI::App& app, CommandContext ctx) {
   CLI::App* idb = app.add_subcommand(
       "import-db", "import an existing MIOpen find db (.fdb.txt) or perf db (.db) into a "
                    "session's results");
-  idb->add_option("--session_id", d->session_id, "session that receives the results")
-      ->required();
+  AddSessionIdOption(idb, &d->session_id, "session that receives the results");
   idb->add_option("file", d->file, "FILE.fdb.txt or FILE.db")->required()->check(CLI::ExistingFile);
   idb->add_option("-t,--tag", d->tag, "also tag the imported configs");
   idb->add_flag("--skip_invalid", d->skip_invalid,

@@ -112,7 +112,7 @@ void AddJobsCommand(CLI::App& app, CommandContext ctx) {
   CLI::App* load = cmd->add_subcommand(
       "load", "one job per tagged config x solver x kind (idempotent; non-tunable solvers get "
               "no perf job)");
-  load->add_option("--session_id", l->session_id, "session")->required();
+  AddSessionIdOption(load, &l->session_id, "session");
   load->add_option("-t,--tag", l->tag, "configs with this tag")->required();
   load->add_option("--fin_steps", l->fin_steps,
                    "miopen_perf_compile,miopen_perf_eval (perf jobs) and/or "
@@ -129,7 +129,7 @@ void AddJobsCommand(CLI::App& app, CommandContext ctx) {
   auto r = std::make_shared<ResetFlags>();
   CLI::App* reset = cmd->add_subcommand(
       "reset", "move jobs in the given states back to new (lease and retries cleared)");
-  reset->add_option("--session_id", r->session_id, "session")->required();
+  AddSessionIdOption(reset, &r->session_id, "session");
   reset->add_option("--state", r->states,
                     "comma-separated states, e.g. errored,failed (any of: " +
                         absl::StrJoin(jobs::AllJobStates(), ", ",

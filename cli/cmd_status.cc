@@ -300,7 +300,7 @@ void AddStatusCommand(CLI::App& app, CommandContext ctx) {
   CLI::App* cmd = app.add_subcommand(
       "status", "job progress: by state and tag, rate, ETA, failures grouped by reason");
   auto f = std::make_shared<Flags>();
-  cmd->add_option("--session_id", f->session_id, "one session (default: all)");
+  AddSessionIdOption(cmd, &f->session_id, "one session (default: all)", /*required=*/false);
   cmd->add_flag("--watch", f->watch,
                 "live view redrawn every --interval seconds until every job finished: progress "
                 "per step and tag, throughput, ETA, workers and their jobs, top failures");
