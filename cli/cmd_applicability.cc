@@ -38,10 +38,13 @@ int Update(const GlobalOptions& global, const Flags& f) {
   if (!r.ok()) return fail(r.status());
   progress.Finish();
   if (f.json) {
-    std::cout << "{\"session_id\": " << f.session_id << ", \"configs\": " << r->configs
-              << ", \"solvers\": " << r->solvers << ", \"applicable\": " << r->applicable
-              << ", \"not_applicable\": " << r->not_applicable
-              << ", \"seconds\": " << JsonSeconds(progress.Seconds()) << "}\n";
+    std::cout << JsonText({{"session_id", f.session_id},
+                           {"configs", r->configs},
+                           {"solvers", r->solvers},
+                           {"applicable", r->applicable},
+                           {"not_applicable", r->not_applicable},
+                           {"seconds", JsonSeconds(progress.Seconds())}})
+              << "\n";
   } else {
     std::cout << "session " << f.session_id << ": " << r->configs << " configs x " << r->solvers
               << " solvers\n"

@@ -50,10 +50,14 @@ int RunImport(const GlobalOptions& global, const ImportFlags& f) {
   if (!r.ok()) return fail(r.status());
   progress.Finish();
   if (f.json) {
-    std::cout << "{\"tag\": " << JsonQuote(f.tag) << ", \"lines\": " << r->lines
-              << ", \"problems\": " << r->problems << ", \"configs_new\": " << r->configs_new
-              << ", \"configs_known\": " << r->configs_known << ", \"tags_added\": "
-              << r->tags_added << ", \"seconds\": " << JsonSeconds(progress.Seconds()) << "}\n";
+    std::cout << JsonText({{"tag", f.tag},
+                           {"lines", r->lines},
+                           {"problems", r->problems},
+                           {"configs_new", r->configs_new},
+                           {"configs_known", r->configs_known},
+                           {"tags_added", r->tags_added},
+                           {"seconds", JsonSeconds(progress.Seconds())}})
+              << "\n";
   } else {
     std::cout << "lines read:     " << r->lines << " (" << r->problems << " problems, "
               << r->unique_configs << " distinct)\n"
@@ -85,15 +89,18 @@ int RunImportDb(const GlobalOptions& global, const ImportDbFlags& f) {
   if (!r.ok()) return fail(r.status());
   progress.Finish();
   if (f.json) {
-    std::vector<std::string> unknown;
-    for (const auto& n : r->unknown_solvers) unknown.push_back(JsonQuote(n));
-    std::cout << "{\"format\": " << JsonQuote(r->format) << ", \"keys\": " << r->keys
-              << ", \"entries\": " << r->entries << ", \"skipped\": " << r->skipped
-              << ", \"configs_new\": " << r->configs_new << ", \"configs_known\": "
-              << r->configs_known << ", \"solvers_added\": " << r->solvers_added
-              << ", \"results_added\": " << r->results_added << ", \"results_existing\": "
-              << r->results_existing << ", \"unknown_solvers\": [" << absl::StrJoin(unknown, ", ")
-              << "], \"seconds\": " << JsonSeconds(progress.Seconds()) << "}\n";
+    std::cout << JsonText({{"format", r->format},
+                           {"keys", r->keys},
+                           {"entries", r->entries},
+                           {"skipped", r->skipped},
+                           {"configs_new", r->configs_new},
+                           {"configs_known", r->configs_known},
+                           {"solvers_added", r->solvers_added},
+                           {"results_added", r->results_added},
+                           {"results_existing", r->results_existing},
+                           {"unknown_solvers", r->unknown_solvers},
+                           {"seconds", JsonSeconds(progress.Seconds())}})
+              << "\n";
   } else {
     std::cout << (r->format == "find" ? "find db" : "perf db") << " " << f.file << "\n"
               << "keys:             " << r->keys << (r->skipped ? " (" : "")

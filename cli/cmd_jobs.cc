@@ -59,11 +59,14 @@ int Load(const GlobalOptions& global, const LoadFlags& f) {
   if (!r.ok()) return fail(r.status());
   progress.Finish();
   if (f.json) {
-    std::cout << "{\"session_id\": " << f.session_id << ", \"configs\": " << r->configs
-              << ", \"solvers\": " << r->solvers << ", \"new\": " << r->added
-              << ", \"existing\": " << r->existing << ", \"skipped_not_tunable\": "
-              << r->skipped_not_tunable << ", \"seconds\": " << JsonSeconds(progress.Seconds())
-              << "}\n";
+    std::cout << JsonText({{"session_id", f.session_id},
+                           {"configs", r->configs},
+                           {"solvers", r->solvers},
+                           {"new", r->added},
+                           {"existing", r->existing},
+                           {"skipped_not_tunable", r->skipped_not_tunable},
+                           {"seconds", JsonSeconds(progress.Seconds())}})
+              << "\n";
   } else {
     std::cout << "session " << f.session_id << ", " << r->configs << " configs x " << r->solvers
               << " solvers, kinds " << absl::StrJoin(r->kinds, ",") << "\n"
@@ -93,7 +96,7 @@ int Reset(const GlobalOptions& global, const ResetFlags& f) {
     return 1;
   }
   if (f.json) {
-    std::cout << "{\"session_id\": " << f.session_id << ", \"reset\": " << *n << "}\n";
+    std::cout << JsonText({{"session_id", f.session_id}, {"reset", *n}}) << "\n";
   } else {
     std::cout << "jobs reset to new: " << *n << "\n";
   }

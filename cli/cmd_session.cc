@@ -41,9 +41,11 @@ int Init(const GlobalOptions& global, const InitFlags& f) {
   auto id = store.Create(s);
   if (!id.ok()) return Fail("init", id.status());
   if (f.json) {
-    std::cout << "{\"session_id\": " << *id << ", \"arch\": " << JsonQuote(s.arch)
-              << ", \"num_cu\": " << s.num_cu << ", \"backend\": " << JsonQuote(s.backend)
-              << "}\n";
+    std::cout << JsonText({{"session_id", *id},
+                           {"arch", s.arch},
+                           {"num_cu", s.num_cu},
+                           {"backend", s.backend}})
+              << "\n";
   } else {
     std::cout << *id << "\n";
   }
@@ -57,18 +59,18 @@ int List(const GlobalOptions& global, bool json) {
   auto rows = store.List();
   if (!rows.ok()) return Fail("list", rows.status());
   if (json) {
-    std::cout << "[";
-    for (size_t k = 0; k < rows->size(); ++k) {
-      const auto& s = (*rows)[k];
-      std::cout << (k ? ",\n " : "") << "{\"session_id\": " << s.id
-                << ", \"arch\": " << JsonQuote(s.arch) << ", \"num_cu\": " << s.num_cu
-                << ", \"backend\": " << JsonQuote(s.backend)
-                << ", \"label\": " << JsonQuote(s.label)
-                << ", \"tuner_version\": " << JsonQuote(s.tuner_version)
-                << ", \"compiler_versions\": " << JsonQuote(s.compiler_versions)
-                << ", \"created\": " << JsonQuote(s.created) << "}";
+    Json list = Json::array();
+    for (const auto& s : *rows) {
+      list.push_back({{"session_id", s.id},
+                      {"arch", s.arch},
+                      {"num_cu", s.num_cu},
+                      {"backend", s.backend},
+                      {"label", s.label},
+                      {"tuner_version", s.tuner_version},
+                      {"compiler_versions", s.compiler_versions},
+                      {"created", s.created}});
     }
-    std::cout << "]\n";
+    std::cout << JsonText(list, /*items_on_lines=*/true) << "\n";
     return 0;
   }
   std::cout << std::left << std::setw(6) << "id" << std::setw(12) << "arch" << std::setw(8)

@@ -25,9 +25,11 @@ int Update(const GlobalOptions& global, bool json) {
   auto c = store.Sync(admin::SolverRecords(solver::SolverRegistry::Builtin()));
   if (!c.ok()) return Fail("update", c.status());
   if (json) {
-    std::cout << "{\"added\": " << c->added << ", \"updated\": " << c->updated
-              << ", \"unchanged\": " << c->unchanged << ", \"invalidated\": " << c->invalidated
-              << "}\n";
+    std::cout << JsonText({{"added", c->added},
+                           {"updated", c->updated},
+                           {"unchanged", c->unchanged},
+                           {"invalidated", c->invalidated}})
+              << "\n";
   } else {
     std::cout << "solvers added: " << c->added << ", updated: " << c->updated
               << ", unchanged: " << c->unchanged << ", marked invalid: " << c->invalidated
@@ -43,16 +45,16 @@ int List(const GlobalOptions& global, bool json) {
   auto rows = store.List();
   if (!rows.ok()) return Fail("list", rows.status());
   if (json) {
-    std::cout << "[";
-    for (size_t k = 0; k < rows->size(); ++k) {
-      const auto& s = (*rows)[k];
-      std::cout << (k ? ",\n " : "") << "{\"id\": " << s.id << ", \"name\": " << JsonQuote(s.name)
-                << ", \"tunable\": " << (s.tunable ? "true" : "false")
-                << ", \"directions\": " << JsonQuote(s.directions)
-                << ", \"is_dynamic\": " << (s.is_dynamic ? "true" : "false")
-                << ", \"valid\": " << (s.valid ? "true" : "false") << "}";
+    Json list = Json::array();
+    for (const auto& s : *rows) {
+      list.push_back({{"id", s.id},
+                      {"name", s.name},
+                      {"tunable", s.tunable},
+                      {"directions", s.directions},
+                      {"is_dynamic", s.is_dynamic},
+                      {"valid", s.valid}});
     }
-    std::cout << "]\n";
+    std::cout << JsonText(list, /*items_on_lines=*/true) << "\n";
     return 0;
   }
   std::cout << std::left << std::setw(9) << "id" << std::setw(44) << "name" << std::setw(9)

@@ -44,38 +44,29 @@ std::string Fixed(double v, int digits) {
 }
 
 void PrintJson(const Flags& f, const admin::StatusReport& r) {
-  std::cout << "{\"session_id\": " << (f.session_id ? std::to_string(f.session_id) : "null")
-            << ", \"total\": " << r.total << ", \"finished\": " << r.finished
-            << ", \"in_progress\": " << r.in_progress
-            << ", \"progress_percent\": " << Fixed(r.progress_percent, 2)
-            << ", \"finished_last_window\": " << r.finished_recently
-            << ", \"window_minutes\": " << f.window
-            << ", \"rate_per_minute\": " << Fixed(r.rate_per_minute, 3) << ", \"eta_minutes\": "
-            << (r.eta_minutes ? Fixed(*r.eta_minutes, 1) : "null") << ", \"by_state\": {";
-  for (size_t k = 0; k < r.by_state.size(); ++k) {
-    std::cout << (k ? ", " : "") << JsonQuote(r.by_state[k].state) << ": " << r.by_state[k].jobs;
-  }
-  std::cout << "}, \"by_tag\": {";
+  Json by_state = Json::object();
+  for (const auto& s : r.by_state) by_state[s.state] = s.jobs;
   std::map<std::string, std::map<std::string, int64_t>> tags;
   for (const auto& t : r.by_tag) tags[t.tag][t.state] = t.jobs;
-  bool first_tag = true;
-  for (const auto& [tag, states] : tags) {
-    std::cout << (first_tag ? "" : ", ") << JsonQuote(tag) << ": {";
-    first_tag = false;
-    bool first = true;
-    for (const auto& [state, n] : states) {
-      std::cout << (first ? "" : ", ") << JsonQuote(state) << ": " << n;
-      first = false;
-    }
-    std::cout << "}";
+  Json by_tag = Json::object();
+  for (const auto& [tag, states] : tags) by_tag[tag] = states;
+  Json errors = Json::array();
+  for (const auto& e : r.errors) {
+    errors.push_back({{"state", e.state}, {"reason", e.reason}, {"jobs", e.jobs}});
   }
-  std::cout << "}, \"errors\": [";
-  for (size_t k = 0; k < r.errors.size(); ++k) {
-    std::cout << (k ? ", " : "") << "{\"state\": " << JsonQuote(r.errors[k].state)
-              << ", \"reason\": " << JsonQuote(r.errors[k].reason)
-              << ", \"jobs\": " << r.errors[k].jobs << "}";
-  }
-  std::cout << "]}\n";
+  std::cout << JsonText({{"session_id", f.session_id ? Json(f.session_id) : Json()},
+                         {"total", r.total},
+                         {"finished", r.finished},
+                         {"in_progress", r.in_progress},
+                         {"progress_percent", JsonRounded(r.progress_percent, 2)},
+                         {"finished_last_window", r.finished_recently},
+                         {"window_minutes", f.window},
+                         {"rate_per_minute", JsonRounded(r.rate_per_minute, 3)},
+                         {"eta_minutes", r.eta_minutes ? Json(JsonRounded(*r.eta_minutes, 1)) : Json()},
+                         {"by_state", by_state},
+                         {"by_tag", by_tag},
+                         {"errors", errors}})
+            << "\n";
 }
 
 void PrintText(const Flags& f, const admin::StatusReport& r) {

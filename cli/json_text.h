@@ -1,39 +1,28 @@
-// JSON text for the subcommands' --json output: string quoting (UTF-8 passes through
-// unchanged) and seconds.
+// The one JSON writer of the subcommands' --json output: values are built as nlohmann JSON
+// (nlohmann-json3-dev; keys keep their insertion order) and written in one style,
+// `{"key": value, "key": [1, 2]}`, on one line; with `items_on_lines` every object of an array
+// is put on a line of its own (lists of sessions, solvers, problems). Strings are written as
+// UTF-8; bytes that are not UTF-8 become U+FFFD (the input of `problem parse` may be anything).
 #pragma once
 
-#include <cstdio>
+#include <cmath>
 #include <string>
+
+#include "nlohmann/json.hpp"
 
 namespace tuna::cli {
 
-inline std::string JsonQuote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
+using Json = nlohmann::ordered_json;
+
+std::string JsonText(const Json& value, bool items_on_lines = false);
 
 // A duration in seconds for --json output ("seconds": 2.345): milliseconds are enough.
-inline std::string JsonSeconds(double seconds) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.3f", seconds);
-  return buf;
+inline double JsonSeconds(double seconds) { return std::round(seconds * 1000) / 1000; }
+
+// A number rounded to `digits` decimals (percentages, rates).
+inline double JsonRounded(double v, int digits) {
+  const double scale = std::pow(10.0, digits);
+  return std::round(v * scale) / scale;
 }
 
 }  // namespace tuna::cli
