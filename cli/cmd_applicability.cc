@@ -21,21 +21,16 @@ struct Flags {
 };
 
 int Update(const GlobalOptions& global, const Flags& f) {
-  Progress progress("applicability", StderrProgressOptions(global.progress));
-  auto fail = [&](const absl::Status& st) {
-    progress.Clear();
-    std::cerr << "tuna applicability update: " << st.message() << "\n";
-    return 1;
-  };
+  Progress progress("applicability update", StderrProgressOptions(global.progress));
   auto db = OpenCommandDatabase(global);
-  if (!db.ok()) return fail(db.status());
+  if (!db.ok()) return progress.Fail(db.status());
   admin::ApplicabilityOptions o;
   o.session_id = f.session_id;
   if (!f.tag.empty()) o.tag = f.tag;
   o.threads = f.threads;
   o.progress = progress.StageCallback();
   auto r = admin::UpdateApplicability(**db, solver::SolverRegistry::Builtin(), o);
-  if (!r.ok()) return fail(r.status());
+  if (!r.ok()) return progress.Fail(r.status());
   progress.Finish();
   if (f.json) {
     std::cout << JsonText({{"session_id", f.session_id},

@@ -50,16 +50,11 @@ void PrintFile(const char* what, const exporter::FileReport& f) {
 
 int RunExport(const GlobalOptions& global, const ExportArgs& args) {
   Progress progress("export", StderrProgressOptions(global.progress));
-  auto fail = [&](const absl::Status& st) {
-    progress.Clear();
-    std::cerr << "tuna export: " << EscapeControlBytes(st.message()) << "\n";
-    return 1;
-  };
   auto db = OpenCommandDatabase(global, DbAccessOptions{.pool_size = 1, .migrate = false});
-  if (!db.ok()) return fail(db.status());
+  if (!db.ok()) return progress.Fail(db.status());
   if (auto st = schema::RequireMigration(**db, kVerifiedMigration, "result verification");
       !st.ok()) {
-    return fail(st);
+    return progress.Fail(st);
   }
 
   exporter::ExportOptions o;
@@ -83,7 +78,7 @@ int RunExport(const GlobalOptions& global, const ExportArgs& args) {
 
   auto report = exporter::ExportSession(**db, o);
   if (!report.ok()) {
-    fail(report.status());
+    progress.Fail(report.status());
     return absl::IsFailedPrecondition(report.status()) && args.require_complete ? 3 : 1;
   }
   progress.Finish();

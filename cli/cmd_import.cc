@@ -35,19 +35,14 @@ struct ImportDbFlags {
 
 int RunImport(const GlobalOptions& global, const ImportFlags& f) {
   Progress progress("import", StderrProgressOptions(global.progress));
-  auto fail = [&](const absl::Status& st) {
-    progress.Clear();
-    std::cerr << "tuna import: " << EscapeControlBytes(st.message()) << "\n";
-    return 1;
-  };
   auto db = OpenCommandDatabase(global);
-  if (!db.ok()) return fail(db.status());
+  if (!db.ok()) return progress.Fail(db.status());
   admin::ImportOptions o;
   o.tag = f.tag;
   o.mark_recurrent = f.mark_recurrent;
   o.progress = progress.StageCallback();
   auto r = admin::ImportDriverFile(**db, f.file, o);
-  if (!r.ok()) return fail(r.status());
+  if (!r.ok()) return progress.Fail(r.status());
   progress.Finish();
   if (f.json) {
     std::cout << JsonText({{"tag", f.tag},
@@ -71,13 +66,8 @@ int RunImport(const GlobalOptions& global, const ImportFlags& f) {
 
 int RunImportDb(const GlobalOptions& global, const ImportDbFlags& f) {
   Progress progress("import-db", StderrProgressOptions(global.progress));
-  auto fail = [&](const absl::Status& st) {
-    progress.Clear();
-    std::cerr << "tuna import-db: " << EscapeControlBytes(st.message()) << "\n";
-    return 1;
-  };
   auto db = OpenCommandDatabase(global);
-  if (!db.ok()) return fail(db.status());
+  if (!db.ok()) return progress.Fail(db.status());
   admin::ImportDbOptions o;
   o.session_id = f.session_id;
   o.path = f.file;
@@ -86,7 +76,7 @@ int RunImportDb(const GlobalOptions& global, const ImportDbFlags& f) {
   o.sqlite_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.sqlite_timeout_s * 1000));
   o.progress = progress.StageCallback();
   auto r = admin::ImportMiopenDb(**db, solver::SolverRegistry::Builtin(), o);
-  if (!r.ok()) return fail(r.status());
+  if (!r.ok()) return progress.Fail(r.status());
   progress.Finish();
   if (f.json) {
     std::cout << JsonText({{"format", r->format},

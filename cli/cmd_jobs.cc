@@ -40,13 +40,8 @@ std::vector<std::string> SplitList(const std::string& s) {
 
 int Load(const GlobalOptions& global, const LoadFlags& f) {
   Progress progress("jobs load", StderrProgressOptions(global.progress));
-  auto fail = [&](const absl::Status& st) {
-    progress.Clear();
-    std::cerr << "tuna jobs load: " << st.message() << "\n";
-    return 1;
-  };
   auto db = OpenCommandDatabase(global);
-  if (!db.ok()) return fail(db.status());
+  if (!db.ok()) return progress.Fail(db.status());
   admin::LoadJobsOptions o;
   o.session_id = f.session_id;
   o.tag = f.tag;
@@ -56,7 +51,7 @@ int Load(const GlobalOptions& global, const LoadFlags& f) {
   o.solvers = SplitList(f.solvers);
   o.progress = progress.StageCallback();
   auto r = admin::LoadJobs(**db, solver::SolverRegistry::Builtin(), o);
-  if (!r.ok()) return fail(r.status());
+  if (!r.ok()) return progress.Fail(r.status());
   progress.Finish();
   if (f.json) {
     std::cout << JsonText({{"session_id", f.session_id},
