@@ -1,6 +1,5 @@
 // `tuna session init -l LABEL (--arch A --num_cu N [--backend B] | --detect) [--json]` and
 // `tuna session list [--json]` (MITuna's --init_session).
-#include <iomanip>
 #include <iostream>
 #include <memory>
 
@@ -8,6 +7,7 @@
 #include "cli/command.h"
 #include "cli/db_access.h"
 #include "cli/json_text.h"
+#include "cli/terminal_text.h"
 #include "cli/version.h"
 #include "schema/store/session_store.h"
 
@@ -52,34 +52,29 @@ int Init(const GlobalOptions& global, const InitFlags& f) {
   return 0;
 }
 
+Json SessionJson(const schema::SessionRecord& s) {
+  return {{"session_id", s.id},
+          {"arch", s.arch},
+          {"num_cu", s.num_cu},
+          {"backend", s.backend},
+          {"label", s.label},
+          {"tuner_version", s.tuner_version},
+          {"compiler_versions", s.compiler_versions},
+          {"created", s.created}};
+}
+
 int List(const GlobalOptions& global, bool json) {
   auto db = OpenCommandDatabase(global);
   if (!db.ok()) return Fail("list", db.status());
   schema::SessionStore store(**db);
   auto rows = store.List();
   if (!rows.ok()) return Fail("list", rows.status());
-  if (json) {
-    Json list = Json::array();
-    for (const auto& s : *rows) {
-      list.push_back({{"session_id", s.id},
-                      {"arch", s.arch},
-                      {"num_cu", s.num_cu},
-                      {"backend", s.backend},
-                      {"label", s.label},
-                      {"tuner_version", s.tuner_version},
-                      {"compiler_versions", s.compiler_versions},
-                      {"created", s.created}});
-    }
-    std::cout << JsonText(list, /*items_on_lines=*/true) << "\n";
-    return 0;
-  }
-  std::cout << std::left << std::setw(6) << "id" << std::setw(12) << "arch" << std::setw(8)
-            << "num_cu" << std::setw(9) << "backend" << std::setw(28) << "created" << "label\n";
-  for (const auto& s : *rows) {
-    std::cout << std::left << std::setw(6) << s.id << std::setw(12) << s.arch << std::setw(8)
-              << s.num_cu << std::setw(9) << s.backend << std::setw(28) << s.created << s.label
-              << "\n";
-  }
+  PrintRows(*rows, json, SessionJson, {"id", "arch", "num_cu", "backend", "created", "label"},
+            {6, 12, 8, 9, 28}, [](const schema::SessionRecord& s) {
+              return std::vector<std::string>{std::to_string(s.id), s.arch,
+                                              std::to_string(s.num_cu), s.backend, s.created,
+                                              s.label};
+            });
   return 0;
 }
 
