@@ -1,6 +1,9 @@
-#include "cli/json_text.h"
+#include "tuner_core/json/json_text.h"
 
-namespace tuna::cli {
+#include <cstdio>
+#include <cstdlib>
+
+namespace tuna {
 namespace {
 
 std::string Scalar(const Json& v) {
@@ -34,10 +37,17 @@ void Write(const Json& v, bool items_on_lines, std::string& out) {
 
 }  // namespace
 
+Json JsonMeasure(double v) {
+  if (!std::isfinite(v)) return Json();
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return std::strtod(buf, nullptr);
+}
+
 std::string JsonText(const Json& value, bool items_on_lines) {
   std::string out;
   Write(value, items_on_lines, out);
   return out;
 }
 
-}  // namespace tuna::cli
+}  // namespace tuna
