@@ -21,27 +21,25 @@ struct Flags {
 };
 
 int Update(const GlobalOptions& global, const Flags& f) {
-  Progress progress("applicability", StderrProgressOptions(global.progress));
-  auto fail = [&](const absl::Status& st) {
-    progress.Clear();
-    std::cerr << "tuna applicability update: " << st.message() << "\n";
-    return 1;
-  };
+  Progress progress("applicability update", StderrProgressOptions(global.progress));
   auto db = OpenCommandDatabase(global);
-  if (!db.ok()) return fail(db.status());
+  if (!db.ok()) return progress.Fail(db.status());
   admin::ApplicabilityOptions o;
   o.session_id = f.session_id;
   if (!f.tag.empty()) o.tag = f.tag;
   o.threads = f.threads;
   o.progress = progress.StageCallback();
   auto r = admin::UpdateApplicability(**db, solver::SolverRegistry::Builtin(), o);
-  if (!r.ok()) return fail(r.status());
+  if (!r.ok()) return progress.Fail(r.status());
   progress.Finish();
   if (f.json) {
-    std::cout << "{\"session_id\": " << f.session_id << ", \"configs\": " << r->configs
-              << ", \"solvers\": " << r->solvers << ", \"applicable\": " << r->applicable
-              << ", \"not_applicable\": " << r->not_applicable
-              << ", \"seconds\": " << JsonSeconds(progress.Seconds()) << "}\n";
+    std::cout << JsonText({{"session_id", f.session_id},
+                           {"configs", r->configs},
+                           {"solvers", r->solvers},
+                           {"applicable", r->applicable},
+                           {"not_applicable", r->not_applicable},
+                           {"seconds", JsonSeconds(progress.Seconds())}})
+              << "\n";
   } else {
     std::cout << "session " << f.session_id << ": " << r->configs << " configs x " << r->solvers
               << " solvers\n"
@@ -65,7 +63,7 @@ void AddApplicabilityCommand(CLI::App& app, CommandContext ctx) {
   CLI::App* update = cmd->add_subcommand(
       "update", "compute every solver x config for the session's target (all cores) and store "
                 "it with the reason for 'no'");
-  update->add_option("--session_id", f->session_id, "session")->required();
+  AddSessionIdOption(update, &f->session_id, "session");
   update->add_option("-t,--tag", f->tag, "only configs with this tag (default: all)");
   update->add_option("--threads", f->threads, "worker threads (default: all cores)");
   update->add_flag("--json", f->json, "print the counts as JSON");

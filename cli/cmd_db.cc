@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/command.h"
+#include "cli/json_text.h"
 #include "schema/embedded/mariadb_server.h"
 #include "schema/migrate/migrate.h"
 #include "schema/store/connection_info.h"
@@ -39,28 +40,6 @@ EmbeddedServerOptions ServerOptions(const GlobalOptions& global, const DbOptions
 int Fail(const std::string& what, const absl::Status& st) {
   std::cerr << "tuna db " << what << ": " << st.message() << "\n";
   return 1;
-}
-
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
 }
 
 absl::StatusOr<std::unique_ptr<Database>> OpenDatabase(const ConnectionInfo& info) {
@@ -152,11 +131,12 @@ int Status(const GlobalOptions& global, const DbOptions& opts) {
     std::string error;
     std::optional<int> version = ReadSchemaVersion(*info, &error);
     if (opts.json) {
-      std::cout << "{\"embedded\": false, \"url\": " << JsonString(info->Redacted())
-                << ", \"reachable\": " << (version ? "true" : "false") << ", \"schema_version\": "
-                << (version ? std::to_string(*version) : "null");
-      if (!version) std::cout << ", \"error\": " << JsonString(error);
-      std::cout << "}\n";
+      Json j = {{"embedded", false},
+                {"url", info->Redacted()},
+                {"reachable", version.has_value()},
+                {"schema_version", version ? Json(*version) : Json()}};
+      if (!version) j["error"] = error;
+      std::cout << JsonText(j) << "\n";
     } else {
       std::cout << "database:       " << info->Redacted() << "\n";
       if (version) {
@@ -181,17 +161,18 @@ int Status(const GlobalOptions& global, const DbOptions& opts) {
     }
   }
   if (opts.json) {
-    std::cout << "{\"embedded\": true, \"running\": " << (st->running ? "true" : "false")
-              << ", \"pid\": " << (st->running ? std::to_string(st->pid) : "null")
-              << ", \"port\": " << (st->port > 0 ? std::to_string(st->port) : "null")
-              << ", \"socket\": " << JsonString(st->socket_path)
-              << ", \"data_dir\": " << JsonString(st->data_dir)
-              << ", \"bootstrapped\": " << (st->bootstrapped ? "true" : "false")
-              << ", \"version\": " << (st->version.empty() ? "null" : JsonString(st->version))
-              << ", \"schema_version\": " << (version ? std::to_string(*version) : "null")
-              << ", \"log\": " << JsonString(st->log_path);
-    if (!error.empty()) std::cout << ", \"error\": " << JsonString(error);
-    std::cout << "}\n";
+    Json j = {{"embedded", true},
+              {"running", st->running},
+              {"pid", st->running ? Json(st->pid) : Json()},
+              {"port", st->port > 0 ? Json(st->port) : Json()},
+              {"socket", st->socket_path},
+              {"data_dir", st->data_dir},
+              {"bootstrapped", st->bootstrapped},
+              {"version", st->version.empty() ? Json() : Json(st->version)},
+              {"schema_version", version ? Json(*version) : Json()},
+              {"log", st->log_path}};
+    if (!error.empty()) j["error"] = error;
+    std::cout << JsonText(j) << "\n";
     return 0;
   }
   std::cout << "running:        " << (st->running ? "yes" : "no") << "\n";

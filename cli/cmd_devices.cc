@@ -5,67 +5,57 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/command.h"
+#include "cli/json_text.h"
 #include "tuner_core/backend/registry.h"
 
 namespace tuna::cli {
 namespace {
 
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += absl::StrCat("\\u00", (c >> 4) & 0xf, std::string(1, "0123456789abcdef"[c & 0xf]));
-        } else {
-          out += c;
-        }
-    }
+Json StatusJson(const absl::Status& st) { return st.ok() ? Json() : Json(st.ToString()); }
+
+Json DeviceJson(const backend::DeviceInfo& d) {
+  return {{"index", d.index},
+          {"name", d.name},
+          {"arch", d.arch},
+          {"compute_units", d.compute_units},
+          {"global_memory_bytes", d.global_memory_bytes},
+          {"clock_mhz", d.clock_mhz},
+          {"warp_size", d.warp_size},
+          {"shared_memory_per_block", d.shared_memory_per_block},
+          {"shared_memory_per_block_optin", d.shared_memory_per_block_optin},
+          {"l2_cache_bytes", d.l2_cache_bytes}};
+}
+
+// One backend of `devices --json`.
+Json BackendJson(const backend::DetectedBackend& d,
+                 const absl::StatusOr<std::vector<backend::DeviceInfo>>& devices,
+                 const std::vector<std::string>& targets) {
+  const backend::Backend& b = *d.backend;
+  Json devs = Json::array();
+  if (devices.ok()) {
+    for (const auto& dev : *devices) devs.push_back(DeviceJson(dev));
   }
-  return out + "\"";
-}
-
-std::string StatusJson(const absl::Status& st) {
-  return st.ok() ? "null" : JsonString(st.ToString());
-}
-
-std::string DeviceJson(const backend::DeviceInfo& d) {
-  return absl::StrCat("{\"index\":", d.index, ",\"name\":", JsonString(d.name),
-                      ",\"arch\":", JsonString(d.arch), ",\"compute_units\":", d.compute_units,
-                      ",\"global_memory_bytes\":", d.global_memory_bytes,
-                      ",\"clock_mhz\":", d.clock_mhz, ",\"warp_size\":", d.warp_size,
-                      ",\"shared_memory_per_block\":", d.shared_memory_per_block,
-                      ",\"shared_memory_per_block_optin\":", d.shared_memory_per_block_optin,
-                      ",\"l2_cache_bytes\":", d.l2_cache_bytes, "}");
+  return {{"backend", b.Name()},
+          {"usable", d.usable},
+          {"compiler", b.CompilerVersion()},
+          {"compiler_error", StatusJson(b.CompilerStatus())},
+          {"driver", b.DriverVersion()},
+          {"driver_error", StatusJson(devices.status())},
+          {"compile_targets", targets},
+          {"devices", devs}};
 }
 
 int RunDevices(bool json, bool probe_targets) {
   std::vector<backend::DetectedBackend> found =
       backend::DetectBackends(backend::DetectOptions::FromEnv());
-  std::vector<std::string> json_backends;
+  Json json_backends = Json::array();
   for (const backend::DetectedBackend& d : found) {
     const backend::Backend& b = *d.backend;
     absl::StatusOr<std::vector<backend::DeviceInfo>> devices = b.ListDevices();
     std::vector<std::string> targets;
     if (probe_targets && b.CompilerStatus().ok()) targets = b.CompileTargets();
     if (json) {
-      std::vector<std::string> devs, tgts;
-      if (devices.ok()) {
-        for (const auto& dev : *devices) devs.push_back(DeviceJson(dev));
-      }
-      for (const auto& t : targets) tgts.push_back(JsonString(t));
-      json_backends.push_back(absl::StrCat(
-          "{\"backend\":", JsonString(b.Name()), ",\"usable\":", d.usable ? "true" : "false",
-          ",\"compiler\":", JsonString(b.CompilerVersion()),
-          ",\"compiler_error\":", StatusJson(b.CompilerStatus()),
-          ",\"driver\":", JsonString(b.DriverVersion()),
-          ",\"driver_error\":", StatusJson(devices.status()),
-          ",\"compile_targets\":[", absl::StrJoin(tgts, ","), "]",
-          ",\"devices\":[", absl::StrJoin(devs, ","), "]}"));
+      json_backends.push_back(BackendJson(d, devices, targets));
       continue;
     }
     std::cout << b.Name() << ": " << (d.usable ? "available" : "unavailable") << "\n";
@@ -97,7 +87,7 @@ int RunDevices(bool json, bool probe_targets) {
       std::cout << "\n";
     }
   }
-  if (json) std::cout << "[" << absl::StrJoin(json_backends, ",") << "]\n";
+  if (json) std::cout << JsonText(json_backends) << "\n";
   bool any = false;
   for (const auto& d : found) any = any || d.usable;
   return any ? 0 : 1;

@@ -8,14 +8,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/command.h"
+#include "cli/db_access.h"
 #include "cli/terminal_text.h"
 #include "cli/progress.h"
 #include "exporter/exporter.h"
 #include "exporter/registry_algorithms.h"
-#include "schema/embedded/mariadb_server.h"
 #include "schema/migrate/migrate.h"
-#include "schema/store/connection_info.h"
-#include "schema/store/database.h"
 #include "tuner_core/solver/registry.h"
 
 namespace tuna::cli {
@@ -35,27 +33,6 @@ struct ExportArgs {
 // The schema version that added result_store's `verified` columns.
 constexpr int kVerifiedMigration = 3;
 
-absl::StatusOr<schema::ConnectionInfo> Connect(const GlobalOptions& global) {
-  if (!global.db_url.empty()) return schema::ConnectionInfoFromUrl(global.db_url);
-  schema::EmbeddedServerOptions o;
-  o.data_dir = global.data_dir;
-  schema::EmbeddedServer server(o);
-  auto started = server.Start();  // no-op when it runs
-  if (!started.ok()) return started.status();
-  return server.Connection();
-}
-
-absl::Status CheckSchema(schema::Database& db) {
-  auto applied = schema::AppliedMigrations(db);
-  if (!applied.ok()) return applied.status();
-  for (const auto& m : *applied) {
-    if (m.version == kVerifiedMigration) return absl::OkStatus();
-  }
-  return absl::FailedPreconditionError(
-      absl::StrCat("the database lacks schema migration ", kVerifiedMigration,
-                   " (result verification); run `tuna db migrate`"));
-}
-
 void PrintFile(const char* what, const exporter::FileReport& f) {
   if (!f.written) return;
   std::cout << what << f.path << ": " << f.keys << " keys, " << f.entries << " entries";
@@ -73,26 +50,20 @@ void PrintFile(const char* what, const exporter::FileReport& f) {
 
 int RunExport(const GlobalOptions& global, const ExportArgs& args) {
   Progress progress("export", StderrProgressOptions(global.progress));
-  auto fail = [&](const absl::Status& st) {
-    progress.Clear();
-    std::cerr << "tuna export: " << EscapeControlBytes(st.message()) << "\n";
-    return 1;
-  };
-  auto info = Connect(global);
-  if (!info.ok()) return fail(info.status());
-  schema::DatabaseOptions dbo;
-  dbo.connection = *info;
-  dbo.pool_size = 1;
-  auto db = schema::Database::Open(dbo);
-  if (!db.ok()) return fail(db.status());
-  if (auto st = CheckSchema(**db); !st.ok()) return fail(st);
+  auto db = OpenCommandDatabase(global, DbAccessOptions{.pool_size = 1, .migrate = false});
+  if (!db.ok()) return progress.Fail(db.status());
+  if (auto st = schema::RequireMigration(**db, kVerifiedMigration, "result verification");
+      !st.ok()) {
+    return progress.Fail(st);
+  }
 
   exporter::ExportOptions o;
   o.session_id = args.session_id;
   const bool all = !args.perf && !args.find && !args.kernel;
-  o.perf_db = all || args.perf;
-  o.find_db = all || args.find;
-  o.kernel_db = all || args.kernel;
+  o.formats.clear();
+  if (all || args.perf) o.formats.insert(exporter::ExportFormat::kPerfDb);
+  if (all || args.find) o.formats.insert(exporter::ExportFormat::kFindDb);
+  if (all || args.kernel) o.formats.insert(exporter::ExportFormat::kKernelDb);
   o.merge_dir = args.merge_dir;
   // With only --merge-into, the merged files replace the ones merged into.
   o.output_dir = !args.output_dir.empty() ? args.output_dir
@@ -107,7 +78,7 @@ int RunExport(const GlobalOptions& global, const ExportArgs& args) {
 
   auto report = exporter::ExportSession(**db, o);
   if (!report.ok()) {
-    fail(report.status());
+    progress.Fail(report.status());
     return absl::IsFailedPrecondition(report.status()) && args.require_complete ? 3 : 1;
   }
   progress.Finish();
@@ -145,9 +116,7 @@ void AddExportCommand(CLI::App& app, CommandContext ctx) {
   CLI::App* cmd = app.add_subcommand(
       "export", "write MIOpen perf db, find db and kernel db from a session's verified results");
   auto args = std::make_shared<ExportArgs>();
-  cmd->add_option("--session_id,--session-id", args->session_id, "session to export")
-      ->required()
-      ->check(CLI::PositiveNumber);
+  AddSessionIdOption(cmd, &args->session_id, "session to export");
   cmd->add_flag("-p,--perf_db", args->perf, "write the perf db <base>.db");
   cmd->add_flag("-f,--find_db", args->find, "write the find db <base>.<BACKEND>.fdb.txt");
   cmd->add_flag("-k,--kern_db", args->kernel, "write the kernel db <base>.kdb");

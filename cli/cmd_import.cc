@@ -35,25 +35,24 @@ struct ImportDbFlags {
 
 int RunImport(const GlobalOptions& global, const ImportFlags& f) {
   Progress progress("import", StderrProgressOptions(global.progress));
-  auto fail = [&](const absl::Status& st) {
-    progress.Clear();
-    std::cerr << "tuna import: " << EscapeControlBytes(st.message()) << "\n";
-    return 1;
-  };
   auto db = OpenCommandDatabase(global);
-  if (!db.ok()) return fail(db.status());
+  if (!db.ok()) return progress.Fail(db.status());
   admin::ImportOptions o;
   o.tag = f.tag;
   o.mark_recurrent = f.mark_recurrent;
   o.progress = progress.StageCallback();
   auto r = admin::ImportDriverFile(**db, f.file, o);
-  if (!r.ok()) return fail(r.status());
+  if (!r.ok()) return progress.Fail(r.status());
   progress.Finish();
   if (f.json) {
-    std::cout << "{\"tag\": " << JsonQuote(f.tag) << ", \"lines\": " << r->lines
-              << ", \"problems\": " << r->problems << ", \"configs_new\": " << r->configs_new
-              << ", \"configs_known\": " << r->configs_known << ", \"tags_added\": "
-              << r->tags_added << ", \"seconds\": " << JsonSeconds(progress.Seconds()) << "}\n";
+    std::cout << JsonText({{"tag", f.tag},
+                           {"lines", r->lines},
+                           {"problems", r->problems},
+                           {"configs_new", r->configs_new},
+                           {"configs_known", r->configs_known},
+                           {"tags_added", r->tags_added},
+                           {"seconds", JsonSeconds(progress.Seconds())}})
+              << "\n";
   } else {
     std::cout << "lines read:     " << r->lines << " (" << r->problems << " problems, "
               << r->unique_configs << " distinct)\n"
@@ -67,13 +66,8 @@ int RunImport(const GlobalOptions& global, const ImportFlags& f) {
 
 int RunImportDb(const GlobalOptions& global, const ImportDbFlags& f) {
   Progress progress("import-db", StderrProgressOptions(global.progress));
-  auto fail = [&](const absl::Status& st) {
-    progress.Clear();
-    std::cerr << "tuna import-db: " << EscapeControlBytes(st.message()) << "\n";
-    return 1;
-  };
   auto db = OpenCommandDatabase(global);
-  if (!db.ok()) return fail(db.status());
+  if (!db.ok()) return progress.Fail(db.status());
   admin::ImportDbOptions o;
   o.session_id = f.session_id;
   o.path = f.file;
@@ -82,18 +76,21 @@ int RunImportDb(const GlobalOptions& global, const ImportDbFlags& f) {
   o.sqlite_timeout = std::chrono::milliseconds(static_cast<int64_t>(f.sqlite_timeout_s * 1000));
   o.progress = progress.StageCallback();
   auto r = admin::ImportMiopenDb(**db, solver::SolverRegistry::Builtin(), o);
-  if (!r.ok()) return fail(r.status());
+  if (!r.ok()) return progress.Fail(r.status());
   progress.Finish();
   if (f.json) {
-    std::vector<std::string> unknown;
-    for (const auto& n : r->unknown_solvers) unknown.push_back(JsonQuote(n));
-    std::cout << "{\"format\": " << JsonQuote(r->format) << ", \"keys\": " << r->keys
-              << ", \"entries\": " << r->entries << ", \"skipped\": " << r->skipped
-              << ", \"configs_new\": " << r->configs_new << ", \"configs_known\": "
-              << r->configs_known << ", \"solvers_added\": " << r->solvers_added
-              << ", \"results_added\": " << r->results_added << ", \"results_existing\": "
-              << r->results_existing << ", \"unknown_solvers\": [" << absl::StrJoin(unknown, ", ")
-              << "], \"seconds\": " << JsonSeconds(progress.Seconds()) << "}\n";
+    std::cout << JsonText({{"format", r->format},
+                           {"keys", r->keys},
+                           {"entries", r->entries},
+                           {"skipped", r->skipped},
+                           {"configs_new", r->configs_new},
+                           {"configs_known", r->configs_known},
+                           {"solvers_added", r->solvers_added},
+                           {"results_added", r->results_added},
+                           {"results_existing", r->results_existing},
+                           {"unknown_solvers", r->unknown_solvers},
+                           {"seconds", JsonSeconds(progress.Seconds())}})
+              << "\n";
   } else {
     std::cout << (r->format == "find" ? "find db" : "perf db") << " " << f.file << "\n"
               << "keys:             " << r->keys << (r->skipped ? " (" : "")
@@ -132,8 +129,7 @@ void AddImportCommands(CLI::App& app, CommandContext ctx) {
   CLI::App* idb = app.add_subcommand(
       "import-db", "import an existing MIOpen find db (.fdb.txt) or perf db (.db) into a "
                    "session's results");
-  idb->add_option("--session_id", d->session_id, "session that receives the results")
-      ->required();
+  AddSessionIdOption(idb, &d->session_id, "session that receives the results");
   idb->add_option("file", d->file, "FILE.fdb.txt or FILE.db")->required()->check(CLI::ExistingFile);
   idb->add_option("-t,--tag", d->tag, "also tag the imported configs");
   idb->add_flag("--skip_invalid", d->skip_invalid,

@@ -40,13 +40,8 @@ std::vector<std::string> SplitList(const std::string& s) {
 
 int Load(const GlobalOptions& global, const LoadFlags& f) {
   Progress progress("jobs load", StderrProgressOptions(global.progress));
-  auto fail = [&](const absl::Status& st) {
-    progress.Clear();
-    std::cerr << "tuna jobs load: " << st.message() << "\n";
-    return 1;
-  };
   auto db = OpenCommandDatabase(global);
-  if (!db.ok()) return fail(db.status());
+  if (!db.ok()) return progress.Fail(db.status());
   admin::LoadJobsOptions o;
   o.session_id = f.session_id;
   o.tag = f.tag;
@@ -56,14 +51,17 @@ int Load(const GlobalOptions& global, const LoadFlags& f) {
   o.solvers = SplitList(f.solvers);
   o.progress = progress.StageCallback();
   auto r = admin::LoadJobs(**db, solver::SolverRegistry::Builtin(), o);
-  if (!r.ok()) return fail(r.status());
+  if (!r.ok()) return progress.Fail(r.status());
   progress.Finish();
   if (f.json) {
-    std::cout << "{\"session_id\": " << f.session_id << ", \"configs\": " << r->configs
-              << ", \"solvers\": " << r->solvers << ", \"new\": " << r->added
-              << ", \"existing\": " << r->existing << ", \"skipped_not_tunable\": "
-              << r->skipped_not_tunable << ", \"seconds\": " << JsonSeconds(progress.Seconds())
-              << "}\n";
+    std::cout << JsonText({{"session_id", f.session_id},
+                           {"configs", r->configs},
+                           {"solvers", r->solvers},
+                           {"new", r->added},
+                           {"existing", r->existing},
+                           {"skipped_not_tunable", r->skipped_not_tunable},
+                           {"seconds", JsonSeconds(progress.Seconds())}})
+              << "\n";
   } else {
     std::cout << "session " << f.session_id << ", " << r->configs << " configs x " << r->solvers
               << " solvers, kinds " << absl::StrJoin(r->kinds, ",") << "\n"
@@ -93,7 +91,7 @@ int Reset(const GlobalOptions& global, const ResetFlags& f) {
     return 1;
   }
   if (f.json) {
-    std::cout << "{\"session_id\": " << f.session_id << ", \"reset\": " << *n << "}\n";
+    std::cout << JsonText({{"session_id", f.session_id}, {"reset", *n}}) << "\n";
   } else {
     std::cout << "jobs reset to new: " << *n << "\n";
   }
@@ -112,7 +110,7 @@ void AddJobsCommand(CLI::App& app, CommandContext ctx) {
   CLI::App* load = cmd->add_subcommand(
       "load", "one job per tagged config x solver x kind (idempotent; non-tunable solvers get "
               "no perf job)");
-  load->add_option("--session_id", l->session_id, "session")->required();
+  AddSessionIdOption(load, &l->session_id, "session");
   load->add_option("-t,--tag", l->tag, "configs with this tag")->required();
   load->add_option("--fin_steps", l->fin_steps,
                    "miopen_perf_compile,miopen_perf_eval (perf jobs) and/or "
@@ -129,7 +127,7 @@ void AddJobsCommand(CLI::App& app, CommandContext ctx) {
   auto r = std::make_shared<ResetFlags>();
   CLI::App* reset = cmd->add_subcommand(
       "reset", "move jobs in the given states back to new (lease and retries cleared)");
-  reset->add_option("--session_id", r->session_id, "session")->required();
+  AddSessionIdOption(reset, &r->session_id, "session");
   reset->add_option("--state", r->states,
                     "comma-separated states, e.g. errored,failed (any of: " +
                         absl::StrJoin(jobs::AllJobStates(), ", ",

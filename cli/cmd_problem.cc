@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/json_text.h"
 #include "cli/terminal_text.h"
 #include "tuner_core/problem/driver_line.h"
 #include "tuner_core/problem/keys.h"
@@ -20,31 +21,6 @@ struct ParseOptions {
   bool json = false;
   std::vector<std::string> line;  // the MIOpenDriver line, as one or several args
 };
-
-std::string JsonString(std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "\"";
-  for (char ch : s) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        // Control bytes and non-ASCII bytes (the input may not be UTF-8) as \u00XX.
-        if (c < 0x20 || c >= 0x7f) {
-          out += "\\u00";
-          out.push_back(kHex[c >> 4]);
-          out.push_back(kHex[c & 15]);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
-  return out + "\"";
-}
 
 // (name, value) pairs of the perf-db `config` columns in table order.
 std::vector<std::pair<std::string, std::string>> ConfigColumns(const PerfDbConfig& c) {
@@ -96,37 +72,38 @@ void PrintText(const std::vector<Item>& items) {
   }
 }
 
+Json ProblemJson(const Item& it) {
+  const Problem& p = it.problem;
+  Json j = Json::object();
+  if (it.line > 0) j["line"] = it.line;
+  Json config = Json::object();
+  for (const auto& [name, value] : ConfigColumns(ToPerfDbConfig(p))) {
+    const bool is_string = name == "layout" || name == "data_type" || name == "direction";
+    config[name] = is_string ? Json(value) : Json(std::stoll(value));
+  }
+  j["source"] = it.source;
+  j["direction"] = DirectionName(p.direction);
+  j["driver_line"] = ToDriverLine(p);
+  j["fdb_key"] = FindDbKey(p);
+  j["perf_db_text_key"] = PerfDbTextKey(p);
+  j["perf_db_config"] = config;
+  j["flops"] = static_cast<int64_t>(p.Flops());
+  return j;
+}
+
 void PrintJson(const std::vector<Item>& items, const std::vector<DriverFileError>& errors) {
-  std::cout << "{\"problems\": [";
-  for (size_t i = 0; i < items.size(); ++i) {
-    const Item& it = items[i];
-    const Problem& p = it.problem;
-    std::cout << (i ? ",\n  " : "\n  ") << "{";
-    if (it.line > 0) std::cout << "\"line\": " << it.line << ", ";
-    std::cout << "\"source\": " << JsonString(it.source)
-              << ", \"direction\": " << JsonString(DirectionName(p.direction))
-              << ", \"driver_line\": " << JsonString(ToDriverLine(p))
-              << ", \"fdb_key\": " << JsonString(FindDbKey(p))
-              << ", \"perf_db_text_key\": " << JsonString(PerfDbTextKey(p))
-              << ", \"perf_db_config\": {";
-    bool first = true;
-    for (const auto& [name, value] : ConfigColumns(ToPerfDbConfig(p))) {
-      const bool is_string = name == "layout" || name == "data_type" || name == "direction";
-      std::cout << (first ? "" : ", ") << JsonString(name) << ": "
-                << (is_string ? JsonString(value) : value);
-      first = false;
-    }
-    std::cout << "}, \"flops\": " << static_cast<int64_t>(p.Flops()) << "}";
+  Json problems = Json::array();
+  for (const Item& it : items) problems.push_back(ProblemJson(it));
+  Json errs = Json::array();
+  for (const DriverFileError& e : errors) {
+    Json j = Json::object();
+    if (e.line_number > 0) j["line"] = e.line_number;
+    j["source"] = e.text;
+    j["error"] = e.reason;
+    errs.push_back(j);
   }
-  std::cout << (items.empty() ? "" : "\n") << "], \"errors\": [";
-  for (size_t i = 0; i < errors.size(); ++i) {
-    const DriverFileError& e = errors[i];
-    std::cout << (i ? ",\n  " : "\n  ") << "{";
-    if (e.line_number > 0) std::cout << "\"line\": " << e.line_number << ", ";
-    std::cout << "\"source\": " << JsonString(e.text) << ", \"error\": " << JsonString(e.reason)
-              << "}";
-  }
-  std::cout << (errors.empty() ? "" : "\n") << "]}\n";
+  std::cout << JsonText({{"problems", problems}, {"errors", errs}}, /*items_on_lines=*/true)
+            << "\n";
 }
 
 int RunParse(const ParseOptions& opt) {

@@ -1,17 +1,15 @@
 // `tuna session init -l LABEL (--arch A --num_cu N [--backend B] | --detect) [--json]` and
 // `tuna session list [--json]` (MITuna's --init_session).
-#include <iomanip>
 #include <iostream>
 #include <memory>
 
-#include "absl/strings/ascii.h"
+#include "admin/session_target.h"
 #include "cli/command.h"
 #include "cli/db_access.h"
 #include "cli/json_text.h"
+#include "cli/terminal_text.h"
 #include "cli/version.h"
 #include "schema/store/session_store.h"
-#include "tuner_core/backend/registry.h"
-#include "tuner_core/solver/target.h"
 
 namespace tuna::cli {
 namespace {
@@ -30,58 +28,12 @@ int Fail(const std::string& what, const absl::Status& st) {
   return 1;
 }
 
-std::string ColumnName(backend::BackendKind k) {
-  return absl::AsciiStrToUpper(backend::BackendKindName(k));  // the session.backend ENUM
-}
-
-// The first usable backend with a device, in DetectBackends' order (cuda, hip, cpu).
-absl::Status Detect(schema::SessionRecord* s) {
-  std::vector<backend::DetectedBackend> found =
-      backend::DetectBackends(backend::DetectOptions::FromEnv());
-  std::string why;
-  for (const backend::DetectedBackend& d : found) {
-    auto devices = d.backend->ListDevices();
-    if (!d.usable || !devices.ok() || devices->empty()) {
-      why += std::string("\n  ") + d.backend->Name() + ": " +
-             (devices.ok() ? "no device" : std::string(devices.status().message()));
-      continue;
-    }
-    const backend::DeviceInfo& dev = (*devices)[0];
-    s->arch = dev.arch;
-    s->num_cu = dev.compute_units;
-    s->backend = ColumnName(d.kind);
-    s->compiler_versions = d.backend->CompilerVersion();
-    return absl::OkStatus();
-  }
-  return absl::UnavailableError("--detect found no device:" + why);
-}
-
-absl::Status FromFlags(const InitFlags& f, schema::SessionRecord* s) {
-  auto target = solver::TargetForArch(f.arch, f.num_cu);  // validates the arch
-  if (!target.ok()) return target.status();
-  backend::BackendKind kind = target->backend;
-  if (!f.backend.empty()) {
-    auto parsed = backend::ParseBackendKind(absl::AsciiStrToLower(f.backend));
-    if (!parsed.ok()) return parsed.status();
-    if (*parsed != kind) {
-      return absl::InvalidArgumentError("backend " + f.backend + " does not match arch " + f.arch);
-    }
-    kind = *parsed;
-  }
-  s->arch = f.arch;
-  s->num_cu = target->num_cu;
-  s->backend = ColumnName(kind);
-  // The compiler's version when this host has it; a head node without it records none.
-  auto b = backend::OpenBackend(kind, backend::DetectOptions::FromEnv());
-  if (b.ok()) s->compiler_versions = (*b)->CompilerVersion();
-  return absl::OkStatus();
-}
-
 int Init(const GlobalOptions& global, const InitFlags& f) {
   schema::SessionRecord s;
   s.label = f.label;
   s.tuner_version = VersionLine();
-  absl::Status st = f.detect ? Detect(&s) : FromFlags(f, &s);
+  absl::Status st = f.detect ? admin::DetectSessionTarget({}, &s)
+                             : admin::SessionTargetForArch(f.arch, f.num_cu, f.backend, &s);
   if (!st.ok()) return Fail("init", st);
   auto db = OpenCommandDatabase(global);
   if (!db.ok()) return Fail("init", db.status());
@@ -89,13 +41,26 @@ int Init(const GlobalOptions& global, const InitFlags& f) {
   auto id = store.Create(s);
   if (!id.ok()) return Fail("init", id.status());
   if (f.json) {
-    std::cout << "{\"session_id\": " << *id << ", \"arch\": " << JsonQuote(s.arch)
-              << ", \"num_cu\": " << s.num_cu << ", \"backend\": " << JsonQuote(s.backend)
-              << "}\n";
+    std::cout << JsonText({{"session_id", *id},
+                           {"arch", s.arch},
+                           {"num_cu", s.num_cu},
+                           {"backend", s.backend}})
+              << "\n";
   } else {
     std::cout << *id << "\n";
   }
   return 0;
+}
+
+Json SessionJson(const schema::SessionRecord& s) {
+  return {{"session_id", s.id},
+          {"arch", s.arch},
+          {"num_cu", s.num_cu},
+          {"backend", s.backend},
+          {"label", s.label},
+          {"tuner_version", s.tuner_version},
+          {"compiler_versions", s.compiler_versions},
+          {"created", s.created}};
 }
 
 int List(const GlobalOptions& global, bool json) {
@@ -104,28 +69,12 @@ int List(const GlobalOptions& global, bool json) {
   schema::SessionStore store(**db);
   auto rows = store.List();
   if (!rows.ok()) return Fail("list", rows.status());
-  if (json) {
-    std::cout << "[";
-    for (size_t k = 0; k < rows->size(); ++k) {
-      const auto& s = (*rows)[k];
-      std::cout << (k ? ",\n " : "") << "{\"session_id\": " << s.id
-                << ", \"arch\": " << JsonQuote(s.arch) << ", \"num_cu\": " << s.num_cu
-                << ", \"backend\": " << JsonQuote(s.backend)
-                << ", \"label\": " << JsonQuote(s.label)
-                << ", \"tuner_version\": " << JsonQuote(s.tuner_version)
-                << ", \"compiler_versions\": " << JsonQuote(s.compiler_versions)
-                << ", \"created\": " << JsonQuote(s.created) << "}";
-    }
-    std::cout << "]\n";
-    return 0;
-  }
-  std::cout << std::left << std::setw(6) << "id" << std::setw(12) << "arch" << std::setw(8)
-            << "num_cu" << std::setw(9) << "backend" << std::setw(28) << "created" << "label\n";
-  for (const auto& s : *rows) {
-    std::cout << std::left << std::setw(6) << s.id << std::setw(12) << s.arch << std::setw(8)
-              << s.num_cu << std::setw(9) << s.backend << std::setw(28) << s.created << s.label
-              << "\n";
-  }
+  PrintRows(*rows, json, SessionJson, {"id", "arch", "num_cu", "backend", "created", "label"},
+            {6, 12, 8, 9, 28}, [](const schema::SessionRecord& s) {
+              return std::vector<std::string>{std::to_string(s.id), s.arch,
+                                              std::to_string(s.num_cu), s.backend, s.created,
+                                              s.label};
+            });
   return 0;
 }
 

@@ -1,5 +1,4 @@
 // `tuna solvers update | list [--json]` (MITuna's --update_solvers / --list_solvers).
-#include <iomanip>
 #include <iostream>
 #include <memory>
 
@@ -7,6 +6,7 @@
 #include "cli/command.h"
 #include "cli/db_access.h"
 #include "cli/json_text.h"
+#include "cli/terminal_text.h"
 #include "schema/store/solver_store.h"
 #include "tuner_core/solver/registry.h"
 
@@ -25,9 +25,11 @@ int Update(const GlobalOptions& global, bool json) {
   auto c = store.Sync(admin::SolverRecords(solver::SolverRegistry::Builtin()));
   if (!c.ok()) return Fail("update", c.status());
   if (json) {
-    std::cout << "{\"added\": " << c->added << ", \"updated\": " << c->updated
-              << ", \"unchanged\": " << c->unchanged << ", \"invalidated\": " << c->invalidated
-              << "}\n";
+    std::cout << JsonText({{"added", c->added},
+                           {"updated", c->updated},
+                           {"unchanged", c->unchanged},
+                           {"invalidated", c->invalidated}})
+              << "\n";
   } else {
     std::cout << "solvers added: " << c->added << ", updated: " << c->updated
               << ", unchanged: " << c->unchanged << ", marked invalid: " << c->invalidated
@@ -36,32 +38,27 @@ int Update(const GlobalOptions& global, bool json) {
   return 0;
 }
 
+Json SolverJson(const schema::SolverRecord& s) {
+  return {{"id", s.id},
+          {"name", s.name},
+          {"tunable", s.tunable},
+          {"directions", s.directions},
+          {"is_dynamic", s.is_dynamic},
+          {"valid", s.valid}};
+}
+
 int List(const GlobalOptions& global, bool json) {
   auto db = OpenCommandDatabase(global);
   if (!db.ok()) return Fail("list", db.status());
   schema::SolverStore store(**db);
   auto rows = store.List();
   if (!rows.ok()) return Fail("list", rows.status());
-  if (json) {
-    std::cout << "[";
-    for (size_t k = 0; k < rows->size(); ++k) {
-      const auto& s = (*rows)[k];
-      std::cout << (k ? ",\n " : "") << "{\"id\": " << s.id << ", \"name\": " << JsonQuote(s.name)
-                << ", \"tunable\": " << (s.tunable ? "true" : "false")
-                << ", \"directions\": " << JsonQuote(s.directions)
-                << ", \"is_dynamic\": " << (s.is_dynamic ? "true" : "false")
-                << ", \"valid\": " << (s.valid ? "true" : "false") << "}";
-    }
-    std::cout << "]\n";
-    return 0;
-  }
-  std::cout << std::left << std::setw(9) << "id" << std::setw(44) << "name" << std::setw(9)
-            << "tunable" << std::setw(6) << "dirs" << std::setw(9) << "dynamic" << "valid\n";
-  for (const auto& s : *rows) {
-    std::cout << std::left << std::setw(9) << s.id << std::setw(44) << s.name << std::setw(9)
-              << (s.tunable ? "yes" : "no") << std::setw(6) << s.directions << std::setw(9)
-              << (s.is_dynamic ? "yes" : "no") << (s.valid ? "yes" : "no") << "\n";
-  }
+  auto yes_no = [](bool b) { return std::string(b ? "yes" : "no"); };
+  PrintRows(*rows, json, SolverJson, {"id", "name", "tunable", "dirs", "dynamic", "valid"},
+            {9, 44, 9, 6, 9}, [&](const schema::SolverRecord& s) {
+              return std::vector<std::string>{std::to_string(s.id), s.name, yes_no(s.tunable),
+                                              s.directions, yes_no(s.is_dynamic), yes_no(s.valid)};
+            });
   return 0;
 }
 

@@ -44,38 +44,29 @@ std::string Fixed(double v, int digits) {
 }
 
 void PrintJson(const Flags& f, const admin::StatusReport& r) {
-  std::cout << "{\"session_id\": " << (f.session_id ? std::to_string(f.session_id) : "null")
-            << ", \"total\": " << r.total << ", \"finished\": " << r.finished
-            << ", \"in_progress\": " << r.in_progress
-            << ", \"progress_percent\": " << Fixed(r.progress_percent, 2)
-            << ", \"finished_last_window\": " << r.finished_recently
-            << ", \"window_minutes\": " << f.window
-            << ", \"rate_per_minute\": " << Fixed(r.rate_per_minute, 3) << ", \"eta_minutes\": "
-            << (r.eta_minutes ? Fixed(*r.eta_minutes, 1) : "null") << ", \"by_state\": {";
-  for (size_t k = 0; k < r.by_state.size(); ++k) {
-    std::cout << (k ? ", " : "") << JsonQuote(r.by_state[k].state) << ": " << r.by_state[k].jobs;
-  }
-  std::cout << "}, \"by_tag\": {";
+  Json by_state = Json::object();
+  for (const auto& s : r.by_state) by_state[s.state] = s.jobs;
   std::map<std::string, std::map<std::string, int64_t>> tags;
   for (const auto& t : r.by_tag) tags[t.tag][t.state] = t.jobs;
-  bool first_tag = true;
-  for (const auto& [tag, states] : tags) {
-    std::cout << (first_tag ? "" : ", ") << JsonQuote(tag) << ": {";
-    first_tag = false;
-    bool first = true;
-    for (const auto& [state, n] : states) {
-      std::cout << (first ? "" : ", ") << JsonQuote(state) << ": " << n;
-      first = false;
-    }
-    std::cout << "}";
+  Json by_tag = Json::object();
+  for (const auto& [tag, states] : tags) by_tag[tag] = states;
+  Json errors = Json::array();
+  for (const auto& e : r.errors) {
+    errors.push_back({{"state", e.state}, {"reason", e.reason}, {"jobs", e.jobs}});
   }
-  std::cout << "}, \"errors\": [";
-  for (size_t k = 0; k < r.errors.size(); ++k) {
-    std::cout << (k ? ", " : "") << "{\"state\": " << JsonQuote(r.errors[k].state)
-              << ", \"reason\": " << JsonQuote(r.errors[k].reason)
-              << ", \"jobs\": " << r.errors[k].jobs << "}";
-  }
-  std::cout << "]}\n";
+  std::cout << JsonText({{"session_id", f.session_id ? Json(f.session_id) : Json()},
+                         {"total", r.total},
+                         {"finished", r.finished},
+                         {"in_progress", r.in_progress},
+                         {"progress_percent", JsonRounded(r.progress_percent, 2)},
+                         {"finished_last_window", r.finished_recently},
+                         {"window_minutes", f.window},
+                         {"rate_per_minute", JsonRounded(r.rate_per_minute, 3)},
+                         {"eta_minutes", r.eta_minutes ? Json(JsonRounded(*r.eta_minutes, 1)) : Json()},
+                         {"by_state", by_state},
+                         {"by_tag", by_tag},
+                         {"errors", errors}})
+            << "\n";
 }
 
 void PrintText(const Flags& f, const admin::StatusReport& r) {
@@ -139,18 +130,13 @@ struct LiveState {
   absl::Time previous_time;
 };
 
-// One frame of the live view as lines (the caller clears the screen and truncates to width).
-std::vector<std::string> LiveFrame(const Flags& f, const admin::StatusReport& r,
-                                   const absl::StatusOr<std::vector<admin::WorkerActivity>>&
-                                       workers,
-                                   LiveState* live) {
-  std::vector<std::string> out;
-  const absl::Time now = absl::Now();
+using StateCounts = std::map<jobs::JobState, int64_t>;
+
+// The title, job totals and throughput lines; remembers this frame's count for the next rate.
+void HeaderLines(const Flags& f, const admin::StatusReport& r, StateCounts& st, LiveState* live,
+                 std::vector<std::string>& out) {
   using jobs::JobState;
-  std::map<JobState, int64_t> st;
-  for (const auto& s : r.by_state) {
-    if (auto state = jobs::ParseJobState(s.state)) st[*state] = s.jobs;
-  }
+  const absl::Time now = absl::Now();
   out.push_back("tuna status -- " +
                 (f.session_id ? "session " + std::to_string(f.session_id) : "all sessions") +
                 " -- " + absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", now, absl::UTCTimeZone()) +
@@ -174,6 +160,11 @@ std::vector<std::string> LiveFrame(const Flags& f, const admin::StatusReport& r,
                 " jobs/min over " + std::to_string(f.window) + " min | ETA " +
                 (r.eta_minutes ? Minutes(*r.eta_minutes) : std::string("unknown")));
   out.push_back("");
+}
+
+// Progress bars per step and per tag (at most 8 tags), then the jobs per state.
+void ProgressLines(const admin::StatusReport& r, StateCounts& st, std::vector<std::string>& out) {
+  using jobs::JobState;
   // Steps: compile is done once a job is past it; both count against the jobs that will run.
   const int64_t runnable = r.total - st[JobState::kNotApplicable] - st[JobState::kCancelled];
   const int64_t compiled =
@@ -208,31 +199,52 @@ std::vector<std::string> LiveFrame(const Flags& f, const admin::StatusReport& r,
   out.push_back("");
   out.push_back(states);
   out.push_back("");
+}
+
+// The workers seen recently (at most 12) with their current jobs.
+void WorkerLines(const Flags& f,
+                 const absl::StatusOr<std::vector<admin::WorkerActivity>>& workers,
+                 std::vector<std::string>& out) {
   if (!workers.ok()) {
     out.push_back("workers: unavailable (" + std::string(workers.status().message()) + ")");
-  } else {
-    out.push_back("workers (" + std::to_string(workers->size()) + " devices seen in the last " +
-                  std::to_string(f.worker_minutes) + " min)");
-    char buf[512];
-    std::snprintf(buf, sizeof(buf), "  %-18s %3s %-5s %-10s %4s %6s  %s", "HOST", "DEV",
-                  "BACK", "ARCH", "CU", "SEEN", "CURRENT JOBS");
-    out.push_back(buf);
-    int shown = 0;
-    for (const auto& w : *workers) {
-      if (++shown > 12) {
-        out.push_back("  ... " + std::to_string(workers->size() - 12) + " more");
-        break;
-      }
-      std::string jobs;
-      for (size_t k = 0; k < w.current_jobs.size(); ++k) {
-        jobs += (k ? ", " : "") + w.current_jobs[k];
-      }
-      std::snprintf(buf, sizeof(buf), "  %-18.18s %3d %-5.5s %-10.10s %4d %5.0fs  %s",
-                    w.host.c_str(), w.device_index, w.backend.c_str(), w.arch.c_str(), w.num_cu,
-                    w.seconds_since_seen, jobs.empty() ? "-" : jobs.c_str());
-      out.push_back(buf);
-    }
+    return;
   }
+  out.push_back("workers (" + std::to_string(workers->size()) + " devices seen in the last " +
+                std::to_string(f.worker_minutes) + " min)");
+  char buf[512];
+  std::snprintf(buf, sizeof(buf), "  %-18s %3s %-5s %-10s %4s %6s  %s", "HOST", "DEV", "BACK",
+                "ARCH", "CU", "SEEN", "CURRENT JOBS");
+  out.push_back(buf);
+  int shown = 0;
+  for (const auto& w : *workers) {
+    if (++shown > 12) {
+      out.push_back("  ... " + std::to_string(workers->size() - 12) + " more");
+      break;
+    }
+    std::string jobs;
+    for (size_t k = 0; k < w.current_jobs.size(); ++k) {
+      jobs += (k ? ", " : "") + w.current_jobs[k];
+    }
+    std::snprintf(buf, sizeof(buf), "  %-18.18s %3d %-5.5s %-10.10s %4d %5.0fs  %s",
+                  w.host.c_str(), w.device_index, w.backend.c_str(), w.arch.c_str(), w.num_cu,
+                  w.seconds_since_seen, jobs.empty() ? "-" : jobs.c_str());
+    out.push_back(buf);
+  }
+}
+
+// One frame of the live view as lines (the caller clears the screen and truncates to width).
+std::vector<std::string> LiveFrame(const Flags& f, const admin::StatusReport& r,
+                                   const absl::StatusOr<std::vector<admin::WorkerActivity>>&
+                                       workers,
+                                   LiveState* live) {
+  std::vector<std::string> out;
+  StateCounts st;
+  for (const auto& s : r.by_state) {
+    if (auto state = jobs::ParseJobState(s.state)) st[*state] = s.jobs;
+  }
+  HeaderLines(f, r, st, live, out);
+  ProgressLines(r, st, out);
+  WorkerLines(f, workers, out);
   if (!r.errors.empty()) {
     out.push_back("");
     out.push_back("top failure reasons");
@@ -300,7 +312,7 @@ void AddStatusCommand(CLI::App& app, CommandContext ctx) {
   CLI::App* cmd = app.add_subcommand(
       "status", "job progress: by state and tag, rate, ETA, failures grouped by reason");
   auto f = std::make_shared<Flags>();
-  cmd->add_option("--session_id", f->session_id, "one session (default: all)");
+  AddSessionIdOption(cmd, &f->session_id, "one session (default: all)", /*required=*/false);
   cmd->add_flag("--watch", f->watch,
                 "live view redrawn every --interval seconds until every job finished: progress "
                 "per step and tag, throughput, ETA, workers and their jobs, top failures");

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <iostream>
 
@@ -50,6 +51,53 @@ struct TuneArgs {
   int max_minutes = 0;
 };
 
+// Usage errors print one line and exit 2.
+int UsageError(const std::string& message) {
+  std::fprintf(stderr, "tuna tune: %s\n", EscapeControlBytes(message).c_str());
+  return 2;
+}
+
+// False (after a line on stderr) when a --solvers name is not a registered solver.
+bool KnownSolvers(const solver::SolverRegistry& registry, const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    if (registry.ByName(name) == nullptr) {
+      std::fprintf(stderr, "tuna tune: unknown solver '%s' (see `tuna solvers`)\n", name.c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+// --steps perf,find as the job loader's fin steps; InvalidArgument for another word or none.
+absl::StatusOr<std::vector<std::string>> FinSteps(const std::string& steps) {
+  std::vector<std::string> fin_steps;
+  for (absl::string_view s : absl::StrSplit(steps, ',', absl::SkipEmpty())) {
+    if (s == "perf") {
+      fin_steps.push_back("miopen_perf_compile");
+      fin_steps.push_back("miopen_perf_eval");
+    } else if (s == "find") {
+      fin_steps.push_back("miopen_find_compile");
+      fin_steps.push_back("miopen_find_eval");
+    } else {
+      return absl::InvalidArgumentError("--steps takes perf and/or find");
+    }
+  }
+  if (fin_steps.empty()) return absl::InvalidArgumentError("--steps is empty");
+  return fin_steps;
+}
+
+// The pipeline's workers and executors log a few lines per job: they go to a file (stderr
+// keeps the progress, warnings and errors), and the executor children append to it too.
+// --log-file when given, else <output dir>/tune.log (logging is redirected there).
+absl::StatusOr<std::string> PipelineLogFile(const GlobalOptions& global, const TuneArgs& a) {
+  if (!global.log_file.empty()) return global.log_file;
+  std::error_code ec;
+  std::filesystem::create_directories(a.output_dir, ec);
+  std::string log_file = (std::filesystem::path(a.output_dir) / "tune.log").string();
+  if (auto st = SetUpLogging(global.log_level, global.log_format, log_file); !st.ok()) return st;
+  return log_file;
+}
+
 int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   pipeline::LocalPipelineOptions o;
   o.file = a.file;
@@ -63,50 +111,21 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   if (a.max_minutes > 0) o.max_duration = absl::Minutes(a.max_minutes);
   o.tuner_version = VersionLine();
   auto strategy = search::ParseStrategyKind(a.strategy);
-  if (!strategy.ok()) {
-    std::fprintf(stderr, "tuna tune: %s\n", EscapeControlBytes(strategy.status().message()).c_str());
-    return 2;
-  }
+  if (!strategy.ok()) return UsageError(std::string(strategy.status().message()));
   o.tuning.strategy = *strategy;
   o.tuning.budget = a.budget;
   o.tuning.seed = a.seed;
   o.tuning.repetitions = std::max(1, a.repetitions);
-  o.fin_steps.clear();
-  for (absl::string_view s : absl::StrSplit(a.steps, ',', absl::SkipEmpty())) {
-    if (s == "perf") {
-      o.fin_steps.push_back("miopen_perf_compile");
-      o.fin_steps.push_back("miopen_perf_eval");
-    } else if (s == "find") {
-      o.fin_steps.push_back("miopen_find_compile");
-      o.fin_steps.push_back("miopen_find_eval");
-    } else {
-      std::fprintf(stderr, "tuna tune: --steps takes perf and/or find\n");
-      return 2;
-    }
+  auto fin_steps = FinSteps(a.steps);
+  if (!fin_steps.ok()) return UsageError(std::string(fin_steps.status().message()));
+  o.fin_steps = *fin_steps;
+  if (!KnownSolvers(solver::SolverRegistry::Builtin(), a.solvers)) return 2;
+  auto log = PipelineLogFile(global, a);
+  if (!log.ok()) {
+    std::fprintf(stderr, "tuna tune: %s\n", EscapeControlBytes(log.status().message()).c_str());
+    return 1;
   }
-  if (o.fin_steps.empty()) {
-    std::fprintf(stderr, "tuna tune: --steps is empty\n");
-    return 2;
-  }
-  const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
-  for (const std::string& name : a.solvers) {
-    if (registry.ByName(name) == nullptr) {
-      std::fprintf(stderr, "tuna tune: unknown solver '%s' (see `tuna solvers`)\n", name.c_str());
-      return 2;
-    }
-  }
-  // The pipeline's workers and executors log a few lines per job: they go to a file (stderr
-  // keeps the progress, warnings and errors), and the executor children append to it too.
-  std::string log_file = global.log_file;
-  if (log_file.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(a.output_dir, ec);
-    log_file = (std::filesystem::path(a.output_dir) / "tune.log").string();
-    if (auto st = SetUpLogging(global.log_level, global.log_format, log_file); !st.ok()) {
-      std::fprintf(stderr, "tuna tune: %s\n", EscapeControlBytes(st.message()).c_str());
-      return 1;
-    }
-  }
+  const std::string& log_file = *log;
   o.executor_argv = ExecutorArgv(global, log_file);
   std::fprintf(stderr, "tuna tune: detailed log in %s\n", log_file.c_str());
   Progress progress("tune", StderrProgressOptions(global.progress));
@@ -135,47 +154,47 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   return r->jobs_done > 0 && r->jobs_unfinished == 0 ? 0 : 1;
 }
 
-int RunTune(const GlobalOptions& global, const TuneArgs& a) {
-  std::vector<Problem> problems;
+// The problems of --driver LINE or -f FILE; nullopt after printing why (exit 2).
+std::optional<std::vector<Problem>> ReadProblems(const TuneArgs& a) {
   if (a.driver.empty() == a.file.empty()) {
-    std::fprintf(stderr, "tuna tune: give exactly one of --driver LINE or -f FILE\n");
-    return 2;
+    UsageError("give exactly one of --driver LINE or -f FILE");
+    return std::nullopt;
   }
   if (!a.driver.empty()) {
     auto p = ParseDriverLine(a.driver);
     if (!p.ok()) {
-      std::fprintf(stderr, "tuna tune: %s\n", EscapeControlBytes(p.status().message()).c_str());
-      return 2;
+      UsageError(std::string(p.status().message()));
+      return std::nullopt;
     }
-    problems = *std::move(p);
-  } else {
-    auto f = ParseDriverFile(a.file);
-    if (!f.ok()) {
-      std::fprintf(stderr, "tuna tune: %s\n", EscapeControlBytes(f.status().message()).c_str());
-      return 2;
-    }
-    for (const auto& e : f->errors) {
-      std::fprintf(stderr, "tuna tune: %s:%d: %s\n", a.file.c_str(), e.line_number, e.reason.c_str());
-    }
-    if (!f->errors.empty()) return 2;
-    for (const auto& line : f->lines) problems.insert(problems.end(), line.problems.begin(), line.problems.end());
+    return *std::move(p);
   }
+  auto f = ParseDriverFile(a.file);
+  if (!f.ok()) {
+    UsageError(std::string(f.status().message()));
+    return std::nullopt;
+  }
+  for (const auto& e : f->errors) {
+    std::fprintf(stderr, "tuna tune: %s:%d: %s\n", a.file.c_str(), e.line_number, e.reason.c_str());
+  }
+  if (!f->errors.empty()) return std::nullopt;
+  std::vector<Problem> problems;
+  for (const auto& line : f->lines) {
+    problems.insert(problems.end(), line.problems.begin(), line.problems.end());
+  }
+  return problems;
+}
+
+int RunTune(const GlobalOptions& global, const TuneArgs& a) {
+  std::optional<std::vector<Problem>> read = ReadProblems(a);
+  if (!read) return 2;
+  const std::vector<Problem>& problems = *read;
   if (a.dry_run && a.target.empty()) {
-    std::fprintf(stderr, "tuna tune: --dry-run needs --target ARCH (e.g. gfx90a, sm_90)\n");
-    return 2;
+    return UsageError("--dry-run needs --target ARCH (e.g. gfx90a, sm_90)");
   }
   auto strategy = search::ParseStrategyKind(a.strategy);
-  if (!strategy.ok()) {
-    std::fprintf(stderr, "tuna tune: %s\n", EscapeControlBytes(strategy.status().message()).c_str());
-    return 2;
-  }
+  if (!strategy.ok()) return UsageError(std::string(strategy.status().message()));
   const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
-  for (const std::string& name : a.solvers) {
-    if (registry.ByName(name) == nullptr) {
-      std::fprintf(stderr, "tuna tune: unknown solver '%s' (see `tuna solvers`)\n", name.c_str());
-      return 2;
-    }
-  }
+  if (!KnownSolvers(registry, a.solvers)) return 2;
 
   search::SessionOptions s;
   s.backend = a.backend;

@@ -81,20 +81,12 @@ int RunExecutorMode(const WorkerFlags& f) {
                              solver::SolverRegistry::Builtin(), *t);
 }
 
-int RunWorker(const GlobalOptions& global, const WorkerFlags& f) {
-  if (f.executor) return RunExecutorMode(f);
-  if (f.coordinator.empty()) return Fail("--coordinator ADDR is required");
-  // SIGTERM / SIGINT: stop leasing, finish or release, exit 0. Blocked before any thread exists
-  // (gRPC starts its own), so every thread inherits the mask and one waiting thread takes them;
-  // no work happens in a signal handler.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+// The worker's options from the flags (steps, devices, tuning, limits).
+absl::StatusOr<worker::WorkerOptions> WorkerOptionsFromFlags(const GlobalOptions& global,
+                                                             const WorkerFlags& f) {
   worker::WorkerOptions o;
   auto t = Tuning(f);
-  if (!t.ok()) return Fail(std::string(t.status().message()));
+  if (!t.ok()) return t.status();
   o.tuning = *t;
   o.backend = f.backend;
   o.host = f.host;
@@ -107,29 +99,55 @@ int RunWorker(const GlobalOptions& global, const WorkerFlags& f) {
   for (absl::string_view s : absl::StrSplit(f.steps, ',', absl::SkipEmpty())) {
     if (s == "compile") o.compile = true;
     else if (s == "eval") o.eval = true;
-    else return Fail("--steps takes compile and/or eval");
+    else return absl::InvalidArgumentError("--steps takes compile and/or eval");
   }
-  if (!o.compile && !o.eval) return Fail("--steps is empty");
+  if (!o.compile && !o.eval) return absl::InvalidArgumentError("--steps is empty");
   if (f.devices != "all") {
     for (absl::string_view s : absl::StrSplit(f.devices, ',', absl::SkipEmpty())) {
       int i = 0;
-      if (!absl::SimpleAtoi(s, &i) || i < 0) return Fail("--devices takes all or indices like 0,1");
+      if (!absl::SimpleAtoi(s, &i) || i < 0) {
+        return absl::InvalidArgumentError("--devices takes all or indices like 0,1");
+      }
       o.devices.push_back(i);
     }
   }
+  return o;
+}
+
+// The gRPC client's options: the coordinator's address, token and TLS root.
+absl::StatusOr<worker::GrpcClientOptions> ClientOptionsFromFlags(const WorkerFlags& f) {
   worker::GrpcClientOptions c;
   c.address = f.coordinator;
   if (!f.token_file.empty()) {
     auto token = coordinator::ReadTokenFile(f.token_file);
-    if (!token.ok()) return Fail(std::string(token.status().message()));
+    if (!token.ok()) return token.status();
     c.token = *token;
   }
   if (!f.tls_ca.empty()) {
     std::ifstream in(f.tls_ca);
-    if (!in) return Fail("cannot read --tls-ca " + f.tls_ca);
+    if (!in) return absl::NotFoundError("cannot read --tls-ca " + f.tls_ca);
     c.tls_root_pem.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
-  auto client = worker::MakeGrpcClient(c);
+  return c;
+}
+
+int RunWorker(const GlobalOptions& global, const WorkerFlags& f) {
+  if (f.executor) return RunExecutorMode(f);
+  if (f.coordinator.empty()) return Fail("--coordinator ADDR is required");
+  // SIGTERM / SIGINT: stop leasing, finish or release, exit 0. Blocked before any thread exists
+  // (gRPC starts its own), so every thread inherits the mask and one waiting thread takes them;
+  // no work happens in a signal handler.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  auto options = WorkerOptionsFromFlags(global, f);
+  if (!options.ok()) return Fail(std::string(options.status().message()));
+  worker::WorkerOptions& o = *options;
+  auto client_options = ClientOptionsFromFlags(f);
+  if (!client_options.ok()) return Fail(std::string(client_options.status().message()));
+  auto client = worker::MakeGrpcClient(*client_options);
 
   // Started before the Worker (so it outlives it: the Worker's last word is NOT_SERVING when it
   // stops) and after the signal mask (its threads must not take SIGTERM).

@@ -5,6 +5,7 @@
 // parsing, so every command returns an exit code instead of exiting from inside CLI11.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,6 +25,16 @@ struct GlobalOptions {
 };
 
 using CommandFn = std::function<int()>;
+
+// The one `--session_id N` flag of every subcommand that works on a session (also spelt
+// `--session-id`): a positive id. `required` false: the flag may be left out (0 stays).
+inline CLI::Option* AddSessionIdOption(CLI::App* cmd, int64_t* session_id, const std::string& help,
+                                       bool required = true) {
+  CLI::Option* o = cmd->add_option("--session_id,--session-id", *session_id, help)
+                       ->check(CLI::PositiveNumber);
+  if (required) o->required();
+  return o;
+}
 
 // The command of a worker's executor child (worker/executor.h), logging as this process does:
 // the same level and format, and to `log_file` when one is given.

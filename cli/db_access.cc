@@ -8,7 +8,7 @@
 namespace tuna::cli {
 
 absl::StatusOr<std::unique_ptr<schema::Database>> OpenCommandDatabase(const GlobalOptions& global,
-                                                                      int pool_size) {
+                                                                      DbAccessOptions options) {
   absl::StatusOr<schema::ConnectionInfo> info;
   if (!global.db_url.empty()) {
     info = schema::ConnectionInfoFromUrl(global.db_url);
@@ -27,9 +27,10 @@ absl::StatusOr<std::unique_ptr<schema::Database>> OpenCommandDatabase(const Glob
   if (!info.ok()) return info.status();
   schema::DatabaseOptions o;
   o.connection = *info;
-  o.pool_size = pool_size;
+  o.pool_size = options.pool_size;
   auto db = schema::Database::Open(o);
   if (!db.ok()) return db.status();
+  if (!options.migrate) return db;
   auto migrated = schema::MigrateToLatest(**db);
   if (!migrated.ok()) return migrated.status();
   for (const auto& f : migrated->applied) spdlog::info("applied migration {}", f);

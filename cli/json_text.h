@@ -1,39 +1,28 @@
-// JSON text for the subcommands' --json output: string quoting (UTF-8 passes through
-// unchanged) and seconds.
+// The CLI's side of the JSON writer (tuner_core/json/json_text.h): list commands' output as a
+// JSON array or a table.
 #pragma once
 
-#include <cstdio>
+#include <iostream>
 #include <string>
+#include <vector>
+
+#include "cli/terminal_text.h"
+#include "tuner_core/json/json_text.h"
 
 namespace tuna::cli {
 
-inline std::string JsonQuote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
+// A list command's output on stdout: with `json` the rows as one JSON array (to_json(row), one
+// object per line), else a table: the header, then to_cells(row) per row, columns padded to
+// `widths` (TableLine).
+template <typename Rows, typename ToJson, typename ToCells>
+void PrintRows(const Rows& rows, bool json, ToJson to_json, const std::vector<std::string>& header,
+               const std::vector<int>& widths, ToCells to_cells) {
+  if (json) {
+    std::cout << JsonText(JsonList(rows, to_json), /*items_on_lines=*/true) << "\n";
+    return;
   }
-  return out + "\"";
-}
-
-// A duration in seconds for --json output ("seconds": 2.345): milliseconds are enough.
-inline std::string JsonSeconds(double seconds) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.3f", seconds);
-  return buf;
+  std::cout << TableLine(header, widths) << "\n";
+  for (const auto& row : rows) std::cout << TableLine(to_cells(row), widths) << "\n";
 }
 
 }  // namespace tuna::cli

@@ -1,5 +1,7 @@
 #include "cli/progress.h"
 
+#include "cli/terminal_text.h"
+
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -323,6 +325,13 @@ std::function<void(int64_t, int64_t)> Progress::CountCallback(std::string stage)
   return [this, stage = std::move(stage)](int64_t done, int64_t total) {
     Update(stage, done, total);
   };
+}
+
+int Progress::Fail(const absl::Status& status) {
+  Clear();
+  std::fprintf(stderr, "tuna %s: %s\n", command_.c_str(),
+               EscapeControlBytes(status.message()).c_str());
+  return 1;
 }
 
 }  // namespace tuna::cli

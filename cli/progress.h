@@ -24,6 +24,8 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+
+#include "absl/status/status.h"
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -97,6 +99,9 @@ class Progress {
   void Finish();
   // Removes the bar without a "done" line; call before printing an error.
   void Clear();
+  // A failed command's end: Clear(), then `tuna <command>: <message>` (control bytes escaped)
+  // on stderr. Returns 1, the exit code.
+  int Fail(const absl::Status& status);
   // Prints if a line is due (the ticker thread calls this; tests call it with a fake clock).
   void Tick();
   // Since construction: the command's time for its summary.

@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 
@@ -38,6 +39,19 @@ inline std::string EscapeControlBytes(const std::string& text) {
 }
 inline std::string EscapeControlBytes(const char* text) {
   return EscapeControlBytes(std::string_view(text));
+}
+
+// One line of a left-aligned table: cell i padded with spaces to widths[i] (a longer cell is
+// not cut); cells past the widths (the last column) are not padded.
+inline std::string TableLine(const std::vector<std::string>& cells, const std::vector<int>& widths) {
+  std::string out;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    out += cells[i];
+    if (i < widths.size() && static_cast<int>(cells[i].size()) < widths[i]) {
+      out.append(widths[i] - cells[i].size(), ' ');
+    }
+  }
+  return out;
 }
 
 }  // namespace tuna::cli

@@ -298,115 +298,130 @@ absl::StatusOr<std::vector<LeasedJob>> Coordinator::LeaseJobs(const LeaseRequest
 
 void Coordinator::DispatchLoop() {
   while (true) {
-    std::vector<std::shared_ptr<Waiter>> batch;
-    {
-      absl::MutexLock l(&mu_);
-      auto eligible = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        if (shutdown_) return true;
-        const absl::Time now = absl::Now();
-        for (const auto& w : waiters_) {
-          if (w->taken) continue;
-          auto it = dry_until_.find(w->key);
-          if (it == dry_until_.end() || it->second <= now) return true;
-        }
-        return false;
-      };
-      // Dry filters become eligible again by time alone: wake periodically to re-check.
-      mu_.AwaitWithTimeout(absl::Condition(&eligible), absl::Milliseconds(50));
-      if (shutdown_) return;
-      const absl::Time now = absl::Now();
-      std::string key;
-      int wanted = 0;
-      for (const auto& w : waiters_) {
-        if (w->taken) continue;
-        if (key.empty()) {
-          auto it = dry_until_.find(w->key);
-          if (it != dry_until_.end() && it->second > now) continue;
-          key = w->key;
-        }
-        if (w->key != key) continue;
-        if (wanted > 0 && wanted + w->req.max_jobs > options_.max_claim_batch) break;
-        w->taken = true;
-        wanted += w->req.max_jobs;
-        batch.push_back(w);
-      }
-    }
-    if (batch.empty()) continue;
-    absl::Status status;
+    std::optional<std::vector<std::shared_ptr<Waiter>>> batch = TakeBatch();
+    if (!batch) return;
+    if (batch->empty()) continue;
     std::vector<schema::ClaimedJob> claimed;
-    auto sessions = MatchingSessions(batch[0]->req);
-    if (!sessions.ok()) {
-      status = sessions.status();
-      DbError(options_.metrics, "claim");
-    } else if (!sessions->empty()) {
-      std::vector<schema::ClaimWant> wants;
-      for (const auto& w : batch) wants.push_back({w->req.worker_id, w->req.max_jobs});
-      const absl::Time claim_start = absl::Now();
-      auto c = store_.Claim(batch[0]->req.step, *sessions, wants);
-      if (options_.metrics != nullptr) {
-        options_.metrics->Observe("tuna_claim_duration_seconds",
-                                  {{"step", jobs::ToString(batch[0]->req.step)}},
-                                  absl::ToDoubleSeconds(absl::Now() - claim_start));
-      }
-      if (c.ok()) {
-        claimed = std::move(*c);
-      } else {
-        status = c.status();
-        DbError(options_.metrics, "claim");
-        spdlog::warn("coordinator: claim failed: {}", status.ToString());
-      }
-    }
+    const absl::Status status = ClaimBatch(*batch, &claimed);
     std::map<int64_t, SessionRow> sessions_by_id;
     {
       absl::MutexLock l(&sessions_mu_);
       sessions_by_id = session_by_id_;
     }
     absl::MutexLock l(&mu_);
-    // Jobs come back in the order of `wants`: hand them out by position.
-    size_t next = 0;
-    int got_total = 0, wanted_total = 0;
-    for (const auto& w : batch) {
-      wanted_total += w->req.max_jobs;
-      for (int k = 0; k < w->req.max_jobs && next < claimed.size(); ++k, ++next) {
-        const schema::ClaimedJob& c = claimed[next];
-        LeasedJob j;
-        j.job_id = c.job_id;
-        j.attempt = c.attempt;
-        j.step = w->req.step;
-        j.kind = c.kind;
-        j.session_id = c.session_id;
-        auto s = sessions_by_id.find(c.session_id);
-        if (s != sessions_by_id.end()) {
-          j.arch = s->second.arch;
-          j.num_cu = s->second.num_cu;
-          j.backend = s->second.backend;
-        }
-        j.config_id = c.config_id;
-        j.driver = c.driver;
-        j.solver_id = c.solver_id;
-        j.solver_name = c.solver_name;
-        j.tuned_params = c.tuned_params;
-        j.lease_expires = absl::Now() + absl::Seconds(options_.lease_seconds);
-        w->jobs.push_back(std::move(j));
+    HandOut(*batch, claimed, sessions_by_id, status);
+  }
+}
+
+std::optional<std::vector<std::shared_ptr<Coordinator::Waiter>>> Coordinator::TakeBatch() {
+  std::vector<std::shared_ptr<Waiter>> batch;
+  absl::MutexLock l(&mu_);
+  auto eligible = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (shutdown_) return true;
+    const absl::Time now = absl::Now();
+    for (const auto& w : waiters_) {
+      if (w->taken) continue;
+      auto it = dry_until_.find(w->key);
+      if (it == dry_until_.end() || it->second <= now) return true;
+    }
+    return false;
+  };
+  // Dry filters become eligible again by time alone: wake periodically to re-check.
+  mu_.AwaitWithTimeout(absl::Condition(&eligible), absl::Milliseconds(50));
+  if (shutdown_) return std::nullopt;
+  const absl::Time now = absl::Now();
+  std::string key;
+  int wanted = 0;
+  for (const auto& w : waiters_) {
+    if (w->taken) continue;
+    if (key.empty()) {
+      auto it = dry_until_.find(w->key);
+      if (it != dry_until_.end() && it->second > now) continue;
+      key = w->key;
+    }
+    if (w->key != key) continue;
+    if (wanted > 0 && wanted + w->req.max_jobs > options_.max_claim_batch) break;
+    w->taken = true;
+    wanted += w->req.max_jobs;
+    batch.push_back(w);
+  }
+  return batch;
+}
+
+absl::Status Coordinator::ClaimBatch(const std::vector<std::shared_ptr<Waiter>>& batch,
+                                     std::vector<schema::ClaimedJob>* claimed) {
+  auto sessions = MatchingSessions(batch[0]->req);
+  if (!sessions.ok()) {
+    DbError(options_.metrics, "claim");
+    return sessions.status();
+  }
+  if (sessions->empty()) return absl::OkStatus();
+  std::vector<schema::ClaimWant> wants;
+  for (const auto& w : batch) wants.push_back({w->req.worker_id, w->req.max_jobs});
+  const absl::Time claim_start = absl::Now();
+  auto c = store_.Claim(batch[0]->req.step, *sessions, wants);
+  if (options_.metrics != nullptr) {
+    options_.metrics->Observe("tuna_claim_duration_seconds",
+                              {{"step", jobs::ToString(batch[0]->req.step)}},
+                              absl::ToDoubleSeconds(absl::Now() - claim_start));
+  }
+  if (!c.ok()) {
+    DbError(options_.metrics, "claim");
+    spdlog::warn("coordinator: claim failed: {}", c.status().ToString());
+    return c.status();
+  }
+  *claimed = std::move(*c);
+  return absl::OkStatus();
+}
+
+void Coordinator::HandOut(const std::vector<std::shared_ptr<Waiter>>& batch,
+                          const std::vector<schema::ClaimedJob>& claimed,
+                          const std::map<int64_t, SessionRow>& sessions_by_id,
+                          const absl::Status& status) {
+  // Jobs come back in the order of `wants`: hand them out by position.
+  size_t next = 0;
+  int got_total = 0, wanted_total = 0;
+  for (const auto& w : batch) {
+    wanted_total += w->req.max_jobs;
+    for (int k = 0; k < w->req.max_jobs && next < claimed.size(); ++k, ++next) {
+      const schema::ClaimedJob& c = claimed[next];
+      LeasedJob j;
+      j.job_id = c.job_id;
+      j.attempt = c.attempt;
+      j.step = w->req.step;
+      j.kind = c.kind;
+      j.session_id = c.session_id;
+      auto s = sessions_by_id.find(c.session_id);
+      if (s != sessions_by_id.end()) {
+        j.arch = s->second.arch;
+        j.num_cu = s->second.num_cu;
+        j.backend = s->second.backend;
       }
-      got_total += static_cast<int>(w->jobs.size());
-      if (!w->jobs.empty()) {
-        w->done = true;
-        waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
-      } else if (absl::Now() >= w->deadline || shutdown_) {
-        w->done = true;  // empty answer: the long-poll ended
-        if (shutdown_) w->status = absl::UnavailableError("coordinator shutting down");
-        waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
-      } else {
-        w->taken = false;  // wait on
-      }
+      j.config_id = c.config_id;
+      j.driver = c.driver;
+      j.solver_id = c.solver_id;
+      j.solver_name = c.solver_name;
+      j.tuned_params = c.tuned_params;
+      j.lease_expires = absl::Now() + absl::Seconds(options_.lease_seconds);
+      w->jobs.push_back(std::move(j));
     }
-    if (got_total < wanted_total || !status.ok()) {
-      dry_until_[batch[0]->key] = absl::Now() + options_.empty_poll_interval;
+    got_total += static_cast<int>(w->jobs.size());
+    if (!w->jobs.empty()) {
+      w->done = true;
+      waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
+    } else if (absl::Now() >= w->deadline || shutdown_) {
+      w->done = true;  // empty answer: the long-poll ended
+      if (shutdown_) w->status = absl::UnavailableError("coordinator shutting down");
+      waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
+    } else {
+      w->taken = false;  // wait on
     }
-    if (options_.metrics != nullptr) {
-      options_.metrics->Set("tuna_lease_waiters", {}, static_cast<double>(waiters_.size()));
-    }
+  }
+  if (got_total < wanted_total || !status.ok()) {
+    dry_until_[batch[0]->key] = absl::Now() + options_.empty_poll_interval;
+  }
+  if (options_.metrics != nullptr) {
+    options_.metrics->Set("tuna_lease_waiters", {}, static_cast<double>(waiters_.size()));
   }
 }
 
@@ -510,6 +525,10 @@ absl::Status Coordinator::ValidateReport(const Report& r) {
     if (s.error.size() > kMaxError) return absl::InvalidArgumentError("sample error too long");
   }
   if (options_.registry == nullptr) return absl::OkStatus();
+  return CheckReportParams(r);
+}
+
+absl::Status Coordinator::CheckReportParams(const Report& r) {
   // The params must be a point of the solver's space, valid for the job's problem and target.
   auto job = store_.GetJob(r.job_id);
   if (!job.ok()) return job.status();

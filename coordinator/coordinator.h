@@ -110,11 +110,22 @@ class Coordinator {
 
   Coordinator(schema::Database& db, CoordinatorOptions options);
   void DispatchLoop();
+  // DispatchLoop's stages: wait for eligible waiters and take a batch of one filter (empty when
+  // none; nullopt at shutdown), claim jobs for it, hand them out (or end empty long-polls).
+  std::optional<std::vector<std::shared_ptr<Waiter>>> TakeBatch();
+  absl::Status ClaimBatch(const std::vector<std::shared_ptr<Waiter>>& batch,
+                          std::vector<schema::ClaimedJob>* claimed);
+  void HandOut(const std::vector<std::shared_ptr<Waiter>>& batch,
+               const std::vector<schema::ClaimedJob>& claimed,
+               const std::map<int64_t, SessionRow>& sessions_by_id, const absl::Status& status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReportLoop();
   void ReapLoop();
   absl::StatusOr<std::vector<int64_t>> MatchingSessions(const LeaseRequest& req);
   absl::Status RefreshSessions(bool force);
   absl::Status ValidateReport(const Report& r);
+  // A successful eval report's params checked against the job's solver space and target.
+  absl::Status CheckReportParams(const Report& r);
   absl::Status CheckHolder(const std::string& worker_id, int64_t job_id, int64_t attempt,
                            schema::JobStep step);
 

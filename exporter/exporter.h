@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,11 +61,15 @@ using AlgorithmResolver =
 // results", "write find db", ...), work done and total (total 0 when unknown).
 using ProgressFn = std::function<void(std::string_view stage, int64_t done, int64_t total)>;
 
+// The files an export can write; each has one exporter in the format registry
+// (exporter/format_registry.h), written and committed in this order.
+enum class ExportFormat { kPerfDb, kFindDb, kKernelDb };
+inline const std::set<ExportFormat> kAllExportFormats = {
+    ExportFormat::kPerfDb, ExportFormat::kFindDb, ExportFormat::kKernelDb};
+
 struct ExportOptions {
   int64_t session_id = 0;
-  bool perf_db = true;
-  bool find_db = true;
-  bool kernel_db = true;
+  std::set<ExportFormat> formats = kAllExportFormats;  // at least one
   std::string output_dir = ".";
   std::string merge_dir;               // empty: no merge
   std::optional<std::string> arch;     // override the session's arch for <base> and -mcpu
@@ -72,7 +77,7 @@ struct ExportOptions {
   bool require_complete = false;       // refuse when a job of the session is unfinished
   size_t top_n = 4;                    // find db entries per key (MITuna writes 4); 0 = all
   int page_size = 10000;               // result rows per SQL page
-  AlgorithmResolver algorithm_for;     // required when find_db
+  AlgorithmResolver algorithm_for;     // required for the find db and the kernel db
   ProgressFn progress;                 // optional
   // Take the output directory's lock (output_dir.h) for the write. false: the caller already
   // holds an OutputDirLock on output_dir (tune -f holds it for its whole run).

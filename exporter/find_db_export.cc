@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "exporter/format_registry.h"
 #include "exporter/formats.h"
 
 namespace tuna::exporter::internal {
@@ -134,6 +135,33 @@ absl::StatusOr<FileReport> WriteFindDbExport(const IncomingFind& incoming,
   }
   report.written = true;
   return report;
+}
+
+namespace {
+
+// Per key the top_n fastest find results, merged into the merge dir's find db when given.
+absl::StatusOr<FileReport> WriteFindDb(const ExportInputs& in, const std::string& path,
+                                       ExportReport* report) {
+  in.Progress("write find db", 0, 0);
+  // The warnings of reading the merge dir's find db were collected before this file.
+  std::vector<std::string> merge_warnings = std::move(report->find.warnings);
+  auto written = WriteFindDbExport(in.incoming_find, in.existing_find, path, in.options->top_n);
+  if (!written.ok()) return written.status();
+  written->warnings = std::move(merge_warnings);
+  in.Progress("write find db", written->keys, written->keys);
+  return written;
+}
+
+}  // namespace
+
+FormatExporter FindDbExporter() {
+  FormatExporter e{ExportFormat::kFindDb};
+  e.needs_find_results = true;
+  e.needs_merge_find_db = true;
+  e.file_name = &FindDbFileName;
+  e.write = &WriteFindDb;
+  e.slot = &ExportReport::find;
+  return e;
 }
 
 }  // namespace tuna::exporter::internal

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
+#include <utility>
 #include <map>
 #include <optional>
 #include <string>
@@ -81,6 +83,21 @@ std::vector<db::KernelDbEntry> KernelDbEntries(const std::vector<schema::KernelO
 absl::StatusOr<FileReport> WriteKernelDbExport(const std::vector<db::KernelDbEntry>& incoming,
                                                const std::optional<std::string>& existing_path,
                                                const std::string& path);
+
+// The rows of the existing file at existing_path (none when not given or missing), read with
+// Reader (db::PerfDbReader, db::KernelDbReader); sets report->merged when the file was read.
+template <typename Reader, typename Row>
+absl::StatusOr<std::vector<Row>> ReadExistingRows(const std::optional<std::string>& existing_path,
+                                                  FileReport* report) {
+  std::error_code ec;
+  if (!existing_path || !std::filesystem::exists(*existing_path, ec)) return std::vector<Row>{};
+  auto reader = Reader::Open(*existing_path);
+  if (!reader.ok()) return reader.status();
+  auto rows = reader->ReadAll();
+  if (!rows.ok()) return rows.status();
+  report->merged = true;
+  return *std::move(rows);
+}
 
 // ---- merges (merge.cc) ----
 

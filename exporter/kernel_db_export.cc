@@ -1,8 +1,10 @@
 // The kernel db: `<base>.kdb` from the code objects of each key's fastest find result.
 #include <filesystem>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_split.h"
+#include "exporter/format_registry.h"
 #include "exporter/formats.h"
 
 namespace tuna::exporter::internal {
@@ -24,17 +26,9 @@ absl::StatusOr<FileReport> WriteKernelDbExport(const std::vector<db::KernelDbEnt
                                                const std::string& path) {
   FileReport report;
   report.path = path;
-  std::vector<db::KernelDbEntry> existing;
-  std::error_code ec;
-  if (existing_path && std::filesystem::exists(*existing_path, ec)) {
-    auto reader = db::KernelDbReader::Open(*existing_path);
-    if (!reader.ok()) return reader.status();
-    auto rows = reader->ReadAll();
-    if (!rows.ok()) return rows.status();
-    existing = *std::move(rows);
-    report.merged = true;
-  }
-  KernelMergeResult merged = MergeKernelDb(existing, incoming);
+  auto existing = ReadExistingRows<db::KernelDbReader, db::KernelDbEntry>(existing_path, &report);
+  if (!existing.ok()) return existing.status();
+  KernelMergeResult merged = MergeKernelDb(*existing, incoming);
   report.merge = merged.counts;
   db::KernelDbWriter writer;
   for (auto& e : merged.entries) writer.Add(std::move(e));
@@ -42,6 +36,43 @@ absl::StatusOr<FileReport> WriteKernelDbExport(const std::vector<db::KernelDbEnt
   report.keys = report.entries = static_cast<int64_t>(writer.size());
   report.written = true;
   return report;
+}
+
+namespace {
+
+// The code objects of each key's fastest find result.
+absl::StatusOr<FileReport> WriteKernelDb(const ExportInputs& in, const std::string& path,
+                                         ExportReport*) {
+  std::set<int64_t> jobs;
+  for (const auto& [key, job] : in.incoming_find.fastest_job) {
+    if (job) jobs.insert(*job);
+  }
+  const auto njobs = static_cast<int64_t>(jobs.size());
+  in.Progress("read kernels", 0, njobs);
+  auto kernels = schema::ReadJobKernels(*in.db, {jobs.begin(), jobs.end()});
+  if (!kernels.ok()) return kernels.status();
+  in.Progress("read kernels", njobs, njobs);
+  in.Progress("write kernel db", 0, static_cast<int64_t>(kernels->size()));
+  auto written = WriteKernelDbExport(KernelDbEntries(*kernels, in.bare_arch),
+                                     in.MergePath(KernelDbFileName(in.basename)), path);
+  if (!written.ok()) return written.status();
+  in.Progress("write kernel db", written->entries, written->entries);
+  return written;
+}
+
+std::string KernelName(const std::string& basename, const std::string&) {
+  return KernelDbFileName(basename);
+}
+
+}  // namespace
+
+FormatExporter KernelDbExporter() {
+  FormatExporter e{ExportFormat::kKernelDb};
+  e.needs_find_results = true;  // the kernels of each key's fastest find result
+  e.file_name = &KernelName;
+  e.write = &WriteKernelDb;
+  e.slot = &ExportReport::kernel;
+  return e;
 }
 
 }  // namespace tuna::exporter::internal

@@ -3,6 +3,7 @@
 #include <tuple>
 #include <utility>
 
+#include "exporter/format_registry.h"
 #include "exporter/formats.h"
 
 namespace tuna::exporter::internal {
@@ -40,17 +41,9 @@ absl::StatusOr<FileReport> WritePerfDbExport(const IncomingPerf& incoming,
                                              const std::string& path) {
   FileReport report;
   report.path = path;
-  std::vector<db::PerfDbRow> existing;
-  std::error_code ec;
-  if (existing_path && std::filesystem::exists(*existing_path, ec)) {
-    auto reader = db::PerfDbReader::Open(*existing_path);
-    if (!reader.ok()) return reader.status();
-    auto rows = reader->ReadAll();
-    if (!rows.ok()) return rows.status();
-    existing = *std::move(rows);
-    report.merged = true;
-  }
-  PerfMergeResult merged = MergePerfDb(existing, incoming, existing_find);
+  auto existing = ReadExistingRows<db::PerfDbReader, db::PerfDbRow>(existing_path, &report);
+  if (!existing.ok()) return existing.status();
+  PerfMergeResult merged = MergePerfDb(*existing, incoming, existing_find);
   report.merge = merged.counts;
   db::PerfDbWriter writer;
   for (const auto& row : merged.rows) writer.Add(row);
@@ -59,6 +52,36 @@ absl::StatusOr<FileReport> WritePerfDbExport(const IncomingPerf& incoming,
   report.entries = static_cast<int64_t>(writer.row_count());
   report.written = true;
   return report;
+}
+
+namespace {
+
+absl::StatusOr<FileReport> WritePerfDb(const ExportInputs& in, const std::string& path,
+                                       ExportReport* report) {
+  FoldedPerf folded = FoldPerfResults(in.perf_rows, in.problems);
+  report->skipped_bad_config += folded.skipped_bad_config;
+  in.Progress("write perf db", 0, 0);
+  auto written = WritePerfDbExport(folded.rows, in.MergePath(PerfDbFileName(in.basename)),
+                                   in.existing_find, path);
+  if (!written.ok()) return written.status();
+  in.Progress("write perf db", written->entries, written->entries);
+  return written;
+}
+
+std::string PerfName(const std::string& basename, const std::string&) {
+  return PerfDbFileName(basename);
+}
+
+}  // namespace
+
+FormatExporter PerfDbExporter() {
+  FormatExporter e{ExportFormat::kPerfDb};
+  e.needs_perf_results = true;
+  e.needs_merge_find_db = true;  // the existing find db times the existing rows
+  e.file_name = &PerfName;
+  e.write = &WritePerfDb;
+  e.slot = &ExportReport::perf;
+  return e;
 }
 
 }  // namespace tuna::exporter::internal

@@ -28,6 +28,7 @@ _LIBS = {
     # Header-only libraries.
     "cli11": ([], [], []),
     "catch2": ([], [], []),
+    "nlohmann_json": ([], [], []),
     # HIP headers for types only: the HIP backend dlopens libamdhip64 at run time.
     "hip_headers": ([], [], ["__HIP_PLATFORM_AMD__"]),
 }

@@ -4,10 +4,10 @@
 set -euo pipefail
 
 PACKAGES=(
-  bazel-bootstrap bazel-bootstrap-source g++ pkg-config git ca-certificates
+  bazel-bootstrap bazel-bootstrap-source g++ pkg-config git ca-certificates python3
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libmysqlcppconn-dev mariadb-server mariadb-client
-  libspdlog-dev libfmt-dev libcli11-dev catch2
+  libspdlog-dev libfmt-dev libcli11-dev catch2 nlohmann-json3-dev
   libsqlite3-dev sqlite3 libzstd-dev libbz2-dev libssl-dev
   libamdhip64-dev
   tmux

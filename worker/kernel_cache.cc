@@ -3,17 +3,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "tuner_core/hash/sha256.h"
+#include "tuner_core/backend/kernel_identity.h"
 
 namespace tuna::worker {
-
-std::string BuildKey(const backend::CompileRequest& r) {
-  // \x1f / \x1e separators: no option, entry or header name contains a unit separator.
-  std::string text = absl::StrCat(r.arch, "\x1f", r.source, "\x1f", absl::StrJoin(r.options, "\x1e"),
-                                  "\x1f", absl::StrJoin(r.entries, "\x1e"));
-  for (const backend::SourceHeader& h : r.headers) absl::StrAppend(&text, "\x1f", h.name, "\x1e", h.content);
-  return hash::Sha256Hex(text);
-}
 
 coordinator::KernelBlob ToKernelBlob(const std::string& build_key,
                                      const backend::CompileRequest& r,
@@ -71,7 +63,7 @@ size_t KernelCacheBackend::builds() const {
 
 absl::StatusOr<backend::CodeObject> KernelCacheBackend::Compile(
     const backend::CompileRequest& request) const {
-  const std::string key = BuildKey(request);
+  const std::string key = backend::KernelIdentity(inner_, request);
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = known_.find(key);

@@ -1,8 +1,9 @@
 // A Backend decorator that turns kernel builds into the kernel rows that travel between a job's
 // compile step and its eval step (DESIGN §1.6-1.7).
 //
-// Compile requests are keyed by BuildKey (SHA-256 of arch, source, options, entries and extra
-// headers). A request whose key is known (Prefetch: kernels fetched from the coordinator, or an
+// Compile requests are keyed by their backend::KernelIdentity for the wrapped backend (SHA-256
+// of backend kind, compiler version, arch, source, headers, options and entries; the
+// kernel's build key on the wire and in the database). A request whose key is known (Prefetch: kernels fetched from the coordinator, or an
 // earlier build through this object) is answered from memory without compiling; anything else
 // goes to the wrapped backend, and the result is remembered and recorded (TakeBuilt), so that a
 // compile worker can put exactly the kernels it built. Devices are passed straight through.
@@ -22,9 +23,6 @@
 #include "tuner_core/backend/backend.h"
 
 namespace tuna::worker {
-
-// SHA-256 hex (64 characters) identifying a build: equal keys give interchangeable code objects.
-std::string BuildKey(const backend::CompileRequest& request);
 
 coordinator::KernelBlob ToKernelBlob(const std::string& build_key,
                                     const backend::CompileRequest& request,

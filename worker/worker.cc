@@ -459,8 +459,7 @@ void Worker::EvalReportLoop(EvalLane* lane) {
   }
 }
 
-absl::Status Worker::Run() {
-  // Backend and devices.
+absl::StatusOr<std::vector<backend::DeviceInfo>> Worker::OpenBackendAndDevices() {
   auto detected = backend::DetectBackends(backend::DetectOptions::FromEnv());
   std::vector<backend::DeviceInfo> devices;
   for (auto& d : detected) {
@@ -492,6 +491,10 @@ absl::Status Worker::Run() {
     return absl::UnavailableError(absl::StrCat(backend_->Name(), " compiler: ",
                                                backend_->CompilerStatus().message()));
   }
+  return chosen;
+}
+
+absl::Status Worker::Register(const std::vector<backend::DeviceInfo>& chosen) {
   coordinator::WorkerRegistration reg;
   if (options_.host.empty()) {
     char host[256] = {0};
@@ -519,6 +522,41 @@ absl::Status Worker::Run() {
                options_.eval ? "eval" : "", options_.compile ? options_.compile_jobs : 0, lease_seconds_);
   registered_ = true;
   UpdateHealth();
+  return absl::OkStatus();
+}
+
+std::unique_ptr<Worker::EvalLane> Worker::StartEvalLane(const backend::DeviceInfo& d,
+                                                        std::vector<std::thread>& threads) {
+  auto lane = std::make_unique<EvalLane>();
+  lane->device = {backend_->Name(), d.arch, d.compute_units, d.index, d.global_memory_bytes};
+  std::vector<std::string> argv = options_.executor_argv;
+  if (argv.empty()) argv = {"/proc/self/exe", "worker", "--executor"};
+  for (const std::string& a : {std::string("--backend"), backend_->Name(), std::string("--devices"),
+                               std::to_string(d.index)}) {
+    argv.push_back(a);
+  }
+  for (const std::string& a : JobTuningArgs(options_.tuning)) argv.push_back(a);
+  lane->executor = std::make_unique<ExecutorProcess>(argv);
+  if (absl::Status st = lane->executor->StartEarly(); !st.ok()) {
+    spdlog::warn("worker {}: executor for device {} not started yet: {}", worker_id_, d.index,
+                 st.ToString());
+  }
+  EvalLane* p = lane.get();
+  threads.emplace_back([this, p] { EvalLeaseLoop(p); });
+  threads.emplace_back([this, p] {
+    EvalRunLoop(p);
+    std::lock_guard<std::mutex> l(p->mu);
+    p->running_done = true;
+    p->cv.notify_all();
+  });
+  threads.emplace_back([this, p] { EvalReportLoop(p); });
+  return lane;
+}
+
+absl::Status Worker::Run() {
+  auto chosen = OpenBackendAndDevices();
+  if (!chosen.ok()) return chosen.status();
+  if (absl::Status st = Register(*chosen); !st.ok()) return st;
 
   std::vector<std::thread> threads;
   std::vector<std::unique_ptr<EvalLane>> lanes;
@@ -527,32 +565,7 @@ absl::Status Worker::Run() {
     for (int i = 0; i < std::max(1, options_.compile_jobs); ++i) threads.emplace_back([this, i] { CompileLoop(i); });
   }
   if (options_.eval) {
-    for (const auto& d : chosen) {
-      auto lane = std::make_unique<EvalLane>();
-      lane->device = {backend_->Name(), d.arch, d.compute_units, d.index, d.global_memory_bytes};
-      std::vector<std::string> argv = options_.executor_argv;
-      if (argv.empty()) argv = {"/proc/self/exe", "worker", "--executor"};
-      for (const std::string& a : {std::string("--backend"), backend_->Name(), std::string("--devices"),
-                                   std::to_string(d.index)}) {
-        argv.push_back(a);
-      }
-      for (const std::string& a : JobTuningArgs(options_.tuning)) argv.push_back(a);
-      lane->executor = std::make_unique<ExecutorProcess>(argv);
-      if (absl::Status st = lane->executor->StartEarly(); !st.ok()) {
-        spdlog::warn("worker {}: executor for device {} not started yet: {}", worker_id_, d.index,
-                     st.ToString());
-      }
-      EvalLane* p = lane.get();
-      threads.emplace_back([this, p] { EvalLeaseLoop(p); });
-      threads.emplace_back([this, p] {
-        EvalRunLoop(p);
-        std::lock_guard<std::mutex> l(p->mu);
-        p->running_done = true;
-        p->cv.notify_all();
-      });
-      threads.emplace_back([this, p] { EvalReportLoop(p); });
-      lanes.push_back(std::move(lane));
-    }
+    for (const auto& d : *chosen) lanes.push_back(StartEvalLane(d, threads));
   }
   std::thread heartbeat([this] { HeartbeatLoop(); });
   stop_.WaitForNotification();

@@ -117,6 +117,12 @@ class Worker {
   void ReleaseAll(const std::vector<coordinator::LeasedJob>& jobs);
   void SendReport(coordinator::Report report, const coordinator::LeasedJob& job);
   void HeartbeatLoop();
+  // Run's stages: the backend and the devices to use (Unavailable when none fits the options),
+  // registration with the coordinator, one eval lane (executor + lease/run/report threads).
+  absl::StatusOr<std::vector<backend::DeviceInfo>> OpenBackendAndDevices();
+  absl::Status Register(const std::vector<backend::DeviceInfo>& chosen);
+  std::unique_ptr<EvalLane> StartEvalLane(const backend::DeviceInfo& d,
+                                          std::vector<std::thread>& threads);
   void CompileLoop(int index);
   void RunCompile(const coordinator::LeasedJob& job);
   void EvalLeaseLoop(EvalLane* lane);

@@ -88,7 +88,8 @@ int main(int argc, char** argv) {
     return std::string("miopenConvolutionFwdAlgoDirect");
   };
   for (int all = 0; all <= 1; ++all) {
-    o.perf_db = o.kernel_db = all == 1;
+    o.formats = {tuna::exporter::ExportFormat::kFindDb};
+    if (all == 1) o.formats = tuna::exporter::kAllExportFormats;
     for (int r = 0; r < repeats; ++r) {
       const auto a = Clock::now();
       auto report = tuna::exporter::ExportSession(db, o);

@@ -18,6 +18,7 @@
 #include "CLI/CLI.hpp"
 #include "fmt/format.h"
 #include "tuner_core/problem/driver_line.h"
+#include "tuner_core/json/json_text.h"
 #include "tuner_core/search/report.h"
 #include "tuner_core/search/session.h"
 #include "tuner_core/search/strategy/strategy.h"
@@ -107,7 +108,7 @@ int Main(int argc, char** argv) {
     if (p.done % 50 == 0 || p.done == p.total)
       std::fprintf(stderr, "  %llu/%llu\n", (unsigned long long)p.done, (unsigned long long)p.total);
   };
-  std::string rows_json;
+  tuna::Json rows_json = tuna::Json::array();
   std::string table = fmt::format("{:<70} {:>6} {:>10} {:>10} {:>10} {:>10}\n", "problem", "valid", "best ms",
                                   "exhaustive", "random", "model");
   double sum_ex = 0, sum_rand = 0, sum_model = 0;
@@ -154,12 +155,14 @@ int Main(int argc, char** argv) {
     std::string name = r.problem.Canonical();
     table += fmt::format("{:<70} {:>6} {:>10.4f} {:>10.0f} {:>10.1f} {:>10.1f}\n", name.substr(0, 70),
                          t.points.size(), t.best, ex, rnd, mdl);
-    if (!rows_json.empty()) rows_json += ",";
-    rows_json += fmt::format(
-        "\n  {{\"driver\": {}, \"arch\": {}, \"valid\": {}, \"best_ms\": {}, \"best_params\": {}, "
-        "\"exhaustive\": {}, \"random_mean\": {}, \"model_mean\": {}}}",
-        JsonString(ToDriverLine(p)), JsonString(r.arch), t.points.size(), JsonNumber(t.best),
-        JsonString(sr.best_params), JsonNumber(ex), JsonNumber(rnd), JsonNumber(mdl));
+    rows_json.push_back({{"driver", ToDriverLine(p)},
+                         {"arch", r.arch},
+                         {"valid", t.points.size()},
+                         {"best_ms", JsonMeasure(t.best)},
+                         {"best_params", sr.best_params},
+                         {"exhaustive", JsonMeasure(ex)},
+                         {"random_mean", JsonMeasure(rnd)},
+                         {"model_mean", JsonMeasure(mdl)}});
     sum_ex += ex, sum_rand += rnd, sum_model += mdl;
     ++rows;
   }
@@ -171,8 +174,13 @@ int Main(int argc, char** argv) {
               solver_name.c_str(), backend.c_str(), within * 100, seeds, table.c_str());
   if (!json.empty()) {
     std::ofstream out(json);
-    out << fmt::format("{{\"solver\": {}, \"backend\": {}, \"within\": {}, \"seeds\": {}, \"rows\": [{}\n]}}\n",
-                       JsonString(solver_name), JsonString(backend), within, seeds, rows_json);
+    out << JsonText({{"solver", solver_name},
+                     {"backend", backend},
+                     {"within", within},
+                     {"seeds", seeds},
+                     {"rows", rows_json}},
+                    /*items_on_lines=*/true)
+        << "\n";
   }
   return rows > 0 ? 0 : 1;
 }

@@ -176,6 +176,16 @@ absl::StatusOr<std::vector<AppliedMigration>> AppliedMigrations(Database& db) {
   return out;
 }
 
+absl::Status RequireMigration(Database& db, int version, const std::string& what) {
+  auto applied = AppliedMigrations(db);
+  if (!applied.ok()) return applied.status();
+  for (const auto& m : *applied) {
+    if (m.version == version) return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat("the database lacks schema migration ",
+                                                    version, " (", what, "); run `tuna db migrate`"));
+}
+
 absl::StatusOr<int> SchemaVersion(Database& db) {
   auto applied = AppliedMigrations(db);
   if (!applied.ok()) return applied.status();

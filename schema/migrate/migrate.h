@@ -59,4 +59,9 @@ absl::StatusOr<MigrationReport> MigrateToLatest(Database& db);
 absl::StatusOr<int> SchemaVersion(Database& db);
 absl::StatusOr<std::vector<AppliedMigration>> AppliedMigrations(Database& db);
 
+// OK when migration `version` is applied; FailedPrecondition naming it and `what` it adds
+// ("result verification") and asking for `tuna db migrate` otherwise. For readers that must not
+// migrate the database themselves (export).
+absl::Status RequireMigration(Database& db, int version, const std::string& what);
+
 }  // namespace tuna::schema

@@ -237,14 +237,51 @@ absl::StatusOr<std::vector<ReportOutcome>> LeaseStore::Report(
   return out;
 }
 
-absl::Status LeaseStore::ReportSuccesses(Connection& c,
-                                         const std::vector<const StepReport*>& reports,
-                                         std::vector<ReportOutcome>& out) {
+namespace {
+
+// What a batch of applied success reports writes, gathered per statement.
+struct SuccessWrites {
+  std::vector<int64_t> compiled, evaluated;
+  Params links, samples;
+  size_t link_rows = 0, sample_rows = 0;
+  std::vector<NewPerfResult> perf;
+  std::vector<NewFindResult> find;
+
+  // One applied report of `job`.
+  void Add(const JobInfo& job, const StepReport& r) {
+    if (r.step == JobStep::kCompile) {
+      compiled.push_back(r.job_id);
+      for (const KernelLink& k : r.kernels) {
+        links.insert(links.end(), {r.job_id, k.kernel_id, k.build_key});
+        ++link_rows;
+      }
+      return;
+    }
+    evaluated.push_back(r.job_id);
+    if (r.has_result && job.kind == "perf") {
+      perf.push_back({job.session_id, job.config_id, job.solver_id, r.job_id, r.params,
+                      r.kernel_time_ms, r.workspace_bytes, r.candidates_tried, r.verified});
+    } else if (r.has_result) {
+      find.push_back({job.session_id, job.config_id, job.solver_id, r.job_id, r.kernel_time_ms,
+                      r.workspace_bytes, r.params, r.verified});
+    }
+    for (const EvalSampleRow& x : r.samples) {
+      samples.insert(samples.end(),
+                     {r.job_id, r.attempt, x.params,
+                      x.time_ms ? Value(*x.time_ms) : Value(nullptr), x.status,
+                      x.error.empty() ? Value(nullptr) : Value(Truncated(x.error))});
+      ++sample_rows;
+    }
+  }
+};
+
+// The reports' job rows, locked. Locks the job rows only (a join would also lock their config
+// and solver rows, serializing every report of one solver across coordinators).
+absl::StatusOr<std::map<int64_t, JobInfo>> LockJobs(Connection& c,
+                                                    const std::vector<const StepReport*>& reports) {
   Params ids;
   for (const StepReport* r : reports) ids.push_back(r->job_id);
   const size_t id_count = PadRows(ids, reports.size(), 1);
-  // Locks the job rows only (a join would also lock their config and solver rows, serializing
-  // every report of one solver across coordinators).
   auto rows = c.Query(absl::StrCat("SELECT id, session_id, config_id, solver_id, kind, state, "
                                    "attempt, retries, lease_owner, '' AS driver, "
                                    "'' AS solver_name FROM job WHERE id IN (",
@@ -256,98 +293,84 @@ absl::Status LeaseStore::ReportSuccesses(Connection& c,
     JobInfo j = JobFromRow(row);
     locked.emplace(j.job_id, std::move(j));
   }
-  // What the applied reports write, gathered per statement.
-  std::vector<int64_t> compiled, evaluated;
-  Params links, samples;
-  size_t link_rows = 0, sample_rows = 0;
-  std::vector<NewPerfResult> perf;
-  std::vector<NewFindResult> find;
-  for (const StepReport* r : reports) {
-    auto it = locked.find(r->job_id);
-    if (it == locked.end()) {
-      out.push_back(ReportOutcome::kNotFound);
-      continue;
-    }
-    const JobInfo& job = it->second;
-    const ReportOutcome o = Fence(job, *r);
-    out.push_back(o);
-    if (o != ReportOutcome::kApplied) continue;
-    if (r->step == JobStep::kCompile) {
-      compiled.push_back(r->job_id);
-      for (const KernelLink& k : r->kernels) {
-        links.insert(links.end(), {r->job_id, k.kernel_id, k.build_key});
-        ++link_rows;
-      }
-      continue;
-    }
-    evaluated.push_back(r->job_id);
-    if (r->has_result && job.kind == "perf") {
-      perf.push_back({job.session_id, job.config_id, job.solver_id, r->job_id, r->params,
-                      r->kernel_time_ms, r->workspace_bytes, r->candidates_tried, r->verified});
-    } else if (r->has_result) {
-      find.push_back({job.session_id, job.config_id, job.solver_id, r->job_id, r->kernel_time_ms,
-                      r->workspace_bytes, r->params, r->verified});
-    }
-    for (const EvalSampleRow& x : r->samples) {
-      samples.insert(samples.end(),
-                     {r->job_id, r->attempt, x.params,
-                      x.time_ms ? Value(*x.time_ms) : Value(nullptr), x.status,
-                      x.error.empty() ? Value(nullptr) : Value(Truncated(x.error))});
-      ++sample_rows;
-    }
+  return locked;
+}
+
+// The owner becomes the step's worker: `x_worker = lease_owner` reads the owner before the
+// next assignment clears it (MariaDB assigns left to right, and the standard's simultaneous
+// assignment reads old values too). The rows are locked and were fenced to the leased state,
+// which the WHERE repeats: a mismatch fails the batch instead of writing.
+absl::Status FinishJobs(Connection& c, const std::vector<int64_t>& done, JobStep step,
+                        const char* sql) {
+  if (done.empty()) return absl::OkStatus();
+  Params p{std::string(jobs::ToString(jobs::LeasedState(step)))};
+  for (int64_t id : done) p.push_back(id);
+  const size_t count = PadRows(p, done.size(), 1);
+  auto n = c.Execute(
+      absl::StrCat(sql, " WHERE state = ? AND id IN (", ListPlaceholders(count), ")"), p);
+  if (!n.ok()) return n.status();
+  if (*n != static_cast<int64_t>(done.size())) {
+    return absl::InternalError(
+        absl::StrCat("report: updated ", *n, " of ", done.size(), " locked jobs"));
   }
-  // The owner becomes the step's worker: `x_worker = lease_owner` reads the owner before the
-  // next assignment clears it (MariaDB assigns left to right, and the standard's simultaneous
-  // assignment reads old values too). The rows are locked above and were fenced to the leased
-  // state, which the WHERE repeats: a mismatch fails the batch instead of writing.
-  auto finish = [&](const std::vector<int64_t>& done, JobStep step,
-                    const char* sql) -> absl::Status {
-    if (done.empty()) return absl::OkStatus();
-    Params p{std::string(jobs::ToString(jobs::LeasedState(step)))};
-    for (int64_t id : done) p.push_back(id);
-    const size_t count = PadRows(p, done.size(), 1);
-    auto n = c.Execute(
-        absl::StrCat(sql, " WHERE state = ? AND id IN (", ListPlaceholders(count), ")"), p);
-    if (!n.ok()) return n.status();
-    if (*n != static_cast<int64_t>(done.size())) {
-      return absl::InternalError(
-          absl::StrCat("report: updated ", *n, " of ", done.size(), " locked jobs"));
-    }
-    return absl::OkStatus();
-  };
-  if (absl::Status st = finish(compiled, JobStep::kCompile,
-                               "UPDATE job SET state = 'compiled', compile_worker = lease_owner, "
-                               "lease_owner = NULL, lease_expires_at = NULL, error = NULL");
+  return absl::OkStatus();
+}
+
+absl::Status WriteSuccesses(Connection& c, const SuccessWrites& w) {
+  if (absl::Status st = FinishJobs(c, w.compiled, JobStep::kCompile,
+                                   "UPDATE job SET state = 'compiled', compile_worker = lease_owner, "
+                                   "lease_owner = NULL, lease_expires_at = NULL, error = NULL");
       !st.ok()) {
     return st;
   }
-  if (!compiled.empty()) {
+  if (!w.compiled.empty()) {
     // A re-compile (after `jobs reset`) replaces the links of the previous one.
-    Params p(compiled.begin(), compiled.end());
-    const size_t count = PadRows(p, compiled.size(), 1);
+    Params p(w.compiled.begin(), w.compiled.end());
+    const size_t count = PadRows(p, w.compiled.size(), 1);
     auto d = c.Execute(
         absl::StrCat("DELETE FROM job_kernel WHERE job_id IN (", ListPlaceholders(count), ")"), p);
     if (!d.ok()) return d.status();
   }
-  if (absl::Status st = finish(evaluated, JobStep::kEval,
-                               "UPDATE job SET state = 'evaluated', eval_worker = lease_owner, "
-                               "lease_owner = NULL, lease_expires_at = NULL, error = NULL, "
-                               "finished_at = NOW(6)");
+  if (absl::Status st = FinishJobs(c, w.evaluated, JobStep::kEval,
+                                   "UPDATE job SET state = 'evaluated', eval_worker = lease_owner, "
+                                   "lease_owner = NULL, lease_expires_at = NULL, error = NULL, "
+                                   "finished_at = NOW(6)");
       !st.ok()) {
     return st;
   }
   if (absl::Status st = InsertRows(
-          c, "INSERT IGNORE INTO job_kernel (job_id, kernel_id, build_key) VALUES ", "", links,
-          link_rows, 3);
+          c, "INSERT IGNORE INTO job_kernel (job_id, kernel_id, build_key) VALUES ", "", w.links,
+          w.link_rows, 3);
       !st.ok()) {
     return st;
   }
-  if (absl::Status st = InsertPerfResults(c, perf); !st.ok()) return st;
-  if (absl::Status st = InsertFindResults(c, find); !st.ok()) return st;
+  if (absl::Status st = InsertPerfResults(c, w.perf); !st.ok()) return st;
+  if (absl::Status st = InsertFindResults(c, w.find); !st.ok()) return st;
   return InsertRows(c,
                     "INSERT IGNORE INTO eval_sample (job_id, attempt, params, time, status, error) "
                     "VALUES ",
-                    "", samples, sample_rows, 6);
+                    "", w.samples, w.sample_rows, 6);
+}
+
+}  // namespace
+
+absl::Status LeaseStore::ReportSuccesses(Connection& c,
+                                         const std::vector<const StepReport*>& reports,
+                                         std::vector<ReportOutcome>& out) {
+  auto locked = LockJobs(c, reports);
+  if (!locked.ok()) return locked.status();
+  SuccessWrites writes;
+  for (const StepReport* r : reports) {
+    auto it = locked->find(r->job_id);
+    if (it == locked->end()) {
+      out.push_back(ReportOutcome::kNotFound);
+      continue;
+    }
+    const ReportOutcome o = Fence(it->second, *r);
+    out.push_back(o);
+    if (o == ReportOutcome::kApplied) writes.Add(it->second, *r);
+  }
+  return WriteSuccesses(c, writes);
 }
 
 absl::StatusOr<ReportOutcome> LeaseStore::ReportFailure(Connection& c, const StepReport& r) {

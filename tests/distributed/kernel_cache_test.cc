@@ -7,6 +7,7 @@
 #include "tests/backend/test_kernels.h"
 #include "tests/fixtures/skip.h"
 #include "tuner_core/backend/cpu/cpu_backend.h"
+#include "tuner_core/backend/kernel_identity.h"
 
 namespace tuna::worker {
 namespace {
@@ -21,7 +22,11 @@ TEST_CASE("the kernel cache answers known builds and keeps its own across Clear"
   backend::CompileRequest built = backend::testing::CpuRequest("cpu-x86_64");
   backend::CompileRequest fetched = built;
   fetched.options = {"-DTUNA_SCALE=3.0f"};
-  CHECK(BuildKey(built) != BuildKey(fetched));
+  CHECK(backend::KernelIdentity(*cpu, built) != backend::KernelIdentity(*cpu, fetched));
+  // The compiler version is part of a kernel's identity: another compiler, another kernel.
+  CHECK(backend::KernelIdentity(backend::BackendKind::kCpu, "g++ 12", built) !=
+        backend::KernelIdentity(backend::BackendKind::kCpu, "g++ 13", built));
+  CHECK(backend::KernelIdentity(*cpu, built).size() == 64);
 
   KernelCacheBackend cache(*cpu);
   REQUIRE(cache.Compile(built).ok());
@@ -30,13 +35,13 @@ TEST_CASE("the kernel cache answers known builds and keeps its own across Clear"
   CHECK(cache.hits() == 1);
   std::vector<coordinator::KernelBlob> taken = cache.TakeBuilt();
   REQUIRE(taken.size() == 1);
-  CHECK(taken[0].build_key == BuildKey(built));
+  CHECK(taken[0].build_key == backend::KernelIdentity(*cpu, built));
   CHECK(cache.TakeBuilt().empty());
 
   // A kernel compiled elsewhere (a compile worker) and fetched: answered, never built here.
   absl::StatusOr<backend::CodeObject> elsewhere = cpu->Compile(fetched);
   REQUIRE(elsewhere.ok());
-  cache.Prefetch({ToKernelBlob(BuildKey(fetched), fetched, *elsewhere)});
+  cache.Prefetch({ToKernelBlob(backend::KernelIdentity(*cpu, fetched), fetched, *elsewhere)});
   REQUIRE(cache.Compile(fetched).ok());
   CHECK(cache.builds() == 1);
   CHECK(cache.hits() == 2);

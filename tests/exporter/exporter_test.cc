@@ -387,11 +387,11 @@ TEST_CASE_METHOD(MariadbTest, "a perf row without a known existing time is repla
   const int64_t a = InsertSessionData(db(), kTarget, {}, {{0, 2, "8,8,2", 0.12}});
   const std::string dir = TmpDir("untimed");
   ExportOptions first = Options(a, dir);
-  first.find_db = first.kernel_db = false;
+  first.formats = {exporter::ExportFormat::kPerfDb};
   REQUIRE(ExportSession(db(), first).ok());
   const int64_t b = InsertSessionData(db(), kTarget, {}, {{0, 2, "4,4,4", 0.5}});
   ExportOptions o = Options(b, dir);
-  o.find_db = o.kernel_db = false;
+  o.formats = {exporter::ExportFormat::kPerfDb};
   o.merge_dir = dir;
   auto report = ExportSession(db(), o);
   REQUIRE(report.ok());
@@ -466,7 +466,7 @@ TEST_CASE_METHOD(MariadbTest, "names, overrides and errors", "[mariadb][exporter
   const int64_t cpu = InsertSessionData(db(), {"cpu-avx2", 16, "CPU", ""}, {{0, 1, 2.0}}, {});
   const std::string dir = TmpDir("names");
   ExportOptions o = Options(cpu, dir);
-  o.perf_db = o.kernel_db = false;
+  o.formats = {exporter::ExportFormat::kFindDb};
   auto report = ExportSession(db(), o);
   REQUIRE(report.ok());
   CHECK(report->basename == "cpu-avx2_16");
@@ -482,7 +482,7 @@ TEST_CASE_METHOD(MariadbTest, "names, overrides and errors", "[mariadb][exporter
 
   CHECK(absl::IsNotFound(ExportSession(db(), Options(cpu + 100, dir)).status()));
   ExportOptions none = Options(cpu, dir);
-  none.perf_db = none.find_db = none.kernel_db = false;
+  none.formats.clear();
   CHECK(absl::IsInvalidArgument(ExportSession(db(), none).status()));
   CHECK(DbArchId("gfx90a:sramecc+:xnack+") == "gfx90a_xnack");
   CHECK(BareArch("gfx90a:sramecc+:xnack+") == "gfx90a");

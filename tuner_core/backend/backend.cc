@@ -1,5 +1,7 @@
 #include "tuner_core/backend/backend.h"
 
+#include "absl/strings/str_cat.h"
+
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
@@ -9,6 +11,27 @@ namespace {
 // Marks a status as "the device context is gone" independently of its message text.
 constexpr char kContextLostPayload[] = "tuna.backend/context_lost";
 }  // namespace
+
+absl::Status CheckBufferRange(const DeviceBuffer& buffer, size_t offset, size_t bytes) {
+  if (!buffer.valid()) return absl::InvalidArgumentError("invalid device buffer");
+  if (offset > buffer.bytes() || bytes > buffer.bytes() - offset) {
+    return absl::InvalidArgumentError(absl::StrCat("range [", offset, ", ", offset + bytes,
+                                                   ") outside a buffer of ", buffer.bytes(),
+                                                   " bytes"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<DeviceInfo>> QueryEachDevice(
+    int count, const std::function<absl::StatusOr<DeviceInfo>(int)>& query) {
+  std::vector<DeviceInfo> out;
+  for (int i = 0; i < count; ++i) {
+    absl::StatusOr<DeviceInfo> info = query(i);
+    if (!info.ok()) return info.status();
+    out.push_back(*std::move(info));
+  }
+  return out;
+}
 
 const char* BackendKindName(BackendKind kind) {
   switch (kind) {

@@ -256,6 +256,15 @@ class Device {
   virtual absl::Status FreeRaw(uint64_t address) = 0;
 };
 
+// OK when `buffer` is valid and [offset, offset + bytes) lies inside it; InvalidArgument naming
+// the range otherwise (the devices' copy and fill checks).
+absl::Status CheckBufferRange(const DeviceBuffer& buffer, size_t offset, size_t bytes);
+
+// The DeviceInfo of each index 0..count-1 from `query` (a GPU backend's ListDevices); the
+// first error stops and is returned.
+absl::StatusOr<std::vector<DeviceInfo>> QueryEachDevice(
+    int count, const std::function<absl::StatusOr<DeviceInfo>(int)>& query);
+
 class Backend {
  public:
   virtual ~Backend() = default;

@@ -70,6 +70,34 @@ inline void MulAcc(int64_t len, const T* __restrict a, const T* __restrict b, in
   }
 }
 
+// Calls tap(rd, rh, rw) for every filter tap in (fd, fh, fw) order: the weights' order.
+template <typename Fn>
+inline void ForEachTap(const Ranges& r, Fn tap) {
+  for (const TapRange& rd : r.dim[0]) {
+    for (const TapRange& rh : r.dim[1]) {
+      for (const TapRange& rw : r.dim[2]) tap(rd, rh, rw);
+    }
+  }
+}
+
+// The output rows one tap touches, in (od, oh) order: row(in, out) with the offsets of the
+// row's first input element (in an input plane; the next ones `stride[2]` apart) and of its
+// first output element (in an output plane; rw.hi - rw.lo of them, contiguous).
+template <typename Fn>
+inline void ForEachRow(const ConvGeometry& g, const TapRange& rd, const TapRange& rh,
+                       const TapRange& rw, Fn row) {
+  const int64_t IH = g.in[1], IW = g.in[2], OH = g.out[1], OW = g.out[2];
+  const int64_t sd = g.stride[0], sh = g.stride[1], sw = g.stride[2];
+  const int64_t iw0 = rw.lo * sw + rw.offset;
+  for (int64_t od = rd.lo; od < rd.hi; ++od) {
+    const int64_t id = od * sd + rd.offset;
+    for (int64_t oh = rh.lo; oh < rh.hi; ++oh) {
+      const int64_t ih = oh * sh + rh.offset;
+      row((id * IH + ih) * IW + iw0, (od * OH + oh) * OW + rw.lo);
+    }
+  }
+}
+
 }  // namespace
 
 ConvGeometry MakeGeometry(const Problem& p) {
@@ -96,8 +124,7 @@ void ForwardDense(const ConvGeometry& g, const T* x, const T* w, T* y, int threa
   const Ranges r(g);
   const int64_t K = g.K(), C = g.C(), taps = g.Taps();
   const int64_t in_plane = g.InPlane(), out_plane = g.OutPlane();
-  const int64_t IH = g.in[1], IW = g.in[2], OH = g.out[1], OW = g.out[2];
-  const int64_t sd = g.stride[0], sh = g.stride[1], sw = g.stride[2];
+  const int64_t sw = g.stride[2];
   ParallelFor(g.n * K, threads, [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
       const int64_t n = item / K, k = item % K, grp = k / g.kg;
@@ -106,24 +133,14 @@ void ForwardDense(const ConvGeometry& g, const T* x, const T* w, T* y, int threa
       for (int64_t cg = 0; cg < g.cg; ++cg) {
         const T* xp = x + (n * C + grp * g.cg + cg) * in_plane;
         const T* wp = w + (k * g.cg + cg) * taps;
-        for (const TapRange& rd : r.dim[0]) {
-          for (const TapRange& rh : r.dim[1]) {
-            for (const TapRange& rw : r.dim[2]) {
-              const T wv = *wp++;
-              const int64_t len = rw.hi - rw.lo;
-              if (len <= 0) continue;
-              const int64_t iw0 = rw.lo * sw + rw.offset;
-              for (int64_t od = rd.lo; od < rd.hi; ++od) {
-                const int64_t id = od * sd + rd.offset;
-                for (int64_t oh = rh.lo; oh < rh.hi; ++oh) {
-                  const int64_t ih = oh * sh + rh.offset;
-                  Axpy(len, wv, xp + (id * IH + ih) * IW + iw0, sw,
-                       yp + (od * OH + oh) * OW + rw.lo);
-                }
-              }
-            }
-          }
-        }
+        ForEachTap(r, [&](const TapRange& rd, const TapRange& rh, const TapRange& rw) {
+          const T wv = *wp++;
+          const int64_t len = rw.hi - rw.lo;
+          if (len <= 0) return;
+          ForEachRow(g, rd, rh, rw, [&](int64_t in, int64_t out) {
+            Axpy(len, wv, xp + in, sw, yp + out);
+          });
+        });
       }
     }
   });
@@ -135,8 +152,7 @@ void BackwardDataDense(const ConvGeometry& g, const T* dy, const T* w, T* dx, in
   const Ranges r(g);
   const int64_t K = g.K(), C = g.C(), taps = g.Taps();
   const int64_t in_plane = g.InPlane(), out_plane = g.OutPlane();
-  const int64_t IH = g.in[1], IW = g.in[2], OH = g.out[1], OW = g.out[2];
-  const int64_t sd = g.stride[0], sh = g.stride[1], sw = g.stride[2];
+  const int64_t sw = g.stride[2];
   ParallelFor(g.n * C, threads, [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
       const int64_t n = item / C, c = item % C, grp = c / g.cg, cg = c % g.cg;
@@ -146,24 +162,14 @@ void BackwardDataDense(const ConvGeometry& g, const T* dy, const T* w, T* dx, in
         const int64_t k = grp * g.kg + kg;
         const T* yp = dy + (n * K + k) * out_plane;
         const T* wp = w + (k * g.cg + cg) * taps;
-        for (const TapRange& rd : r.dim[0]) {
-          for (const TapRange& rh : r.dim[1]) {
-            for (const TapRange& rw : r.dim[2]) {
-              const T wv = *wp++;
-              const int64_t len = rw.hi - rw.lo;
-              if (len <= 0) continue;
-              const int64_t iw0 = rw.lo * sw + rw.offset;
-              for (int64_t od = rd.lo; od < rd.hi; ++od) {
-                const int64_t id = od * sd + rd.offset;
-                for (int64_t oh = rh.lo; oh < rh.hi; ++oh) {
-                  const int64_t ih = oh * sh + rh.offset;
-                  AxpyScatter(len, wv, yp + (od * OH + oh) * OW + rw.lo,
-                              xp + (id * IH + ih) * IW + iw0, sw);
-                }
-              }
-            }
-          }
-        }
+        ForEachTap(r, [&](const TapRange& rd, const TapRange& rh, const TapRange& rw) {
+          const T wv = *wp++;
+          const int64_t len = rw.hi - rw.lo;
+          if (len <= 0) return;
+          ForEachRow(g, rd, rh, rw, [&](int64_t in, int64_t out) {
+            AxpyScatter(len, wv, yp + out, xp + in, sw);
+          });
+        });
       }
     }
   });
@@ -177,40 +183,29 @@ void BackwardWeightsDense(const ConvGeometry& g, const T* x, const T* dy, T* dw,
   const Ranges r(g);
   const int64_t K = g.K(), C = g.C(), taps = g.Taps();
   const int64_t in_plane = g.InPlane(), out_plane = g.OutPlane();
-  const int64_t IH = g.in[1], IW = g.in[2], OH = g.out[1], OW = g.out[2];
-  const int64_t sd = g.stride[0], sh = g.stride[1], sw = g.stride[2];
+  const int64_t OW = g.out[2], sw = g.stride[2];
   ParallelFor(K * g.cg, threads, [&](int64_t begin, int64_t end) {
     std::vector<T> lanes(OW);
     for (int64_t item = begin; item < end; ++item) {
       const int64_t k = item / g.cg, cg = item % g.cg, grp = k / g.kg;
       const int64_t c = grp * g.cg + cg;
       T* out = dw + item * taps;
-      for (const TapRange& rd : r.dim[0]) {
-        for (const TapRange& rh : r.dim[1]) {
-          for (const TapRange& rw : r.dim[2]) {
-            const int64_t len = rw.hi - rw.lo;
-            const int64_t iw0 = rw.lo * sw + rw.offset;
-            std::fill(lanes.begin(), lanes.end(), T(0));
-            if (len > 0) {
-              for (int64_t n = 0; n < g.n; ++n) {
-                const T* xp = x + (n * C + c) * in_plane;
-                const T* yp = dy + (n * K + k) * out_plane;
-                for (int64_t od = rd.lo; od < rd.hi; ++od) {
-                  const int64_t id = od * sd + rd.offset;
-                  for (int64_t oh = rh.lo; oh < rh.hi; ++oh) {
-                    const int64_t ih = oh * sh + rh.offset;
-                    MulAcc(len, yp + (od * OH + oh) * OW + rw.lo,
-                           xp + (id * IH + ih) * IW + iw0, sw, lanes.data());
-                  }
-                }
-              }
-            }
-            T sum = 0;
-            for (int64_t j = 0; j < len; ++j) sum += lanes[j];
-            *out++ = sum;
+      ForEachTap(r, [&](const TapRange& rd, const TapRange& rh, const TapRange& rw) {
+        const int64_t len = rw.hi - rw.lo;
+        std::fill(lanes.begin(), lanes.end(), T(0));
+        if (len > 0) {
+          for (int64_t n = 0; n < g.n; ++n) {
+            const T* xp = x + (n * C + c) * in_plane;
+            const T* yp = dy + (n * K + k) * out_plane;
+            ForEachRow(g, rd, rh, rw, [&](int64_t in, int64_t o) {
+              MulAcc(len, yp + o, xp + in, sw, lanes.data());
+            });
           }
         }
-      }
+        T sum = 0;
+        for (int64_t j = 0; j < len; ++j) sum += lanes[j];
+        *out++ = sum;
+      });
     }
   });
 }

@@ -10,8 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "kernels/sources.h"
 #include "spdlog/spdlog.h"
+#include "tuner_core/backend/kernel_identity.h"
+#include "tuner_core/solver/invoker.h"
 #include "tuner_core/db/codec.h"
 #include "tuner_core/runtime/db_files.h"
 
@@ -19,12 +20,6 @@ namespace tuna::runtime {
 namespace {
 
 constexpr std::string_view kMagic = "tuna-code-object 1";
-
-std::vector<backend::SourceHeader> KernelTreeHeaders() {
-  std::vector<backend::SourceHeader> headers;
-  for (const kernels::KernelSourceFile& f : kernels::AllSources()) headers.push_back({f.path, f.text});
-  return headers;
-}
 
 std::optional<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -70,11 +65,7 @@ absl::StatusOr<backend::CodeObject> ParseCodeObject(const std::string& data) {
 KernelCache::KernelCache(const backend::Backend& backend, std::string arch, std::string cache_dir,
                          std::vector<std::string> kdb_paths)
     : backend_(backend), arch_(std::move(arch)), cache_dir_(std::move(cache_dir)),
-      kdb_paths_(std::move(kdb_paths)) {
-  std::string all;
-  for (const kernels::KernelSourceFile& f : kernels::AllSources()) absl::StrAppend(&all, f.path, "\n", f.text, "\n");
-  tree_hash_ = db::Md5Hex(all);
-}
+      kdb_paths_(std::move(kdb_paths)) {}
 
 std::string KernelCache::KdbName(const solver::KernelBuild& build) {
   return db::MakeTunaKernelDbEntry(build.source, build.options, "", "").kernel_name;
@@ -84,16 +75,10 @@ std::string KernelCache::KdbArgs(const solver::KernelBuild& build, const std::st
   return db::MakeTunaKernelDbEntry(build.source, build.options, BareArch(arch), "").kernel_args;
 }
 
-std::string KernelCache::CacheKey(const solver::KernelBuild& build, const std::string& source_text) const {
-  return db::Md5Hex(absl::StrCat(backend_.Name(), "\n", arch_, "\n", backend_.CompilerVersion(), "\n",
-                                 build.source, "\n", db::Md5Hex(source_text), tree_hash_, "\n",
-                                 absl::StrJoin(build.options, "\x1f"), "\n",
-                                 absl::StrJoin(build.entries, ",")));
-}
 
 absl::StatusOr<backend::CodeObject> KernelCache::Get(const solver::KernelBuild& build) {
-  const char* text = kernels::FindSource(build.source);
-  if (text == nullptr) return absl::NotFoundError(absl::StrCat("kernel source '", build.source, "' is not embedded"));
+  absl::StatusOr<backend::CompileRequest> req = solver::CompileRequestFor(build, arch_);
+  if (!req.ok()) return req.status();
 
   // 1. System kernel db.
   if (!kdb_opened_) {
@@ -128,7 +113,7 @@ absl::StatusOr<backend::CodeObject> KernelCache::Get(const solver::KernelBuild& 
   // 2. Cache directory.
   std::string path;
   if (!cache_dir_.empty()) {
-    path = absl::StrCat(cache_dir_, "/", CacheKey(build, text), ".co");
+    path = absl::StrCat(cache_dir_, "/", backend::KernelIdentity(backend_, *req), ".co");
     if (std::optional<std::string> data = ReadFile(path); data.has_value()) {
       absl::StatusOr<backend::CodeObject> code = ParseCodeObject(*data);
       if (code.ok() && code->kind == backend_.Kind() && code->arch == arch_) {
@@ -141,14 +126,7 @@ absl::StatusOr<backend::CodeObject> KernelCache::Get(const solver::KernelBuild& 
   }
 
   // 3. Compile.
-  backend::CompileRequest req;
-  req.source = text;
-  req.source_name = build.source;
-  req.entries = build.entries;
-  req.options = build.options;
-  req.arch = solver::BuildArch(build, arch_);
-  req.headers = KernelTreeHeaders();
-  absl::StatusOr<backend::CodeObject> code = backend_.Compile(req);
+  absl::StatusOr<backend::CodeObject> code = backend_.Compile(*req);
   if (!code.ok()) return absl::Status(code.status().code(), absl::StrCat(build.source, ": ", code.status().message()));
   ++stats_.compilations;
   if (!path.empty()) {

@@ -4,9 +4,9 @@
 //        kernel_name = file name of the kernel source + ".o"   ("naive_conv.cc.o")
 //        kernel_args = " " + options joined by " " + " -mcpu=<bare arch>"  (MIOpen's leading space)
 //   2. the on-disk cache directory (MIOPEN_CUSTOM_CACHE_DIR): one file per code object named by
-//      md5(backend, arch, compiler version, source name, md5 of the source text and of the whole
-//      embedded kernel tree (its includes), options, entries), so a compiler upgrade or a kernel
-//      edit never reuses a stale object;
+//      its backend::KernelIdentity (backend, compiler version, arch, source, the embedded kernel
+//      tree it may include, options, entries), so a compiler upgrade or a kernel edit never
+//      reuses a stale object;
 //   3. the backend's compiler; the result is stored in the cache directory (write to a temporary
 //      file, then rename: concurrent processes at worst compile the same kernel twice).
 // compilations() counts step 3 only: a second Handle (or process) over the same cache directory
@@ -51,7 +51,6 @@ class KernelCache {
   static std::string KdbArgs(const solver::KernelBuild& build, const std::string& arch);
 
  private:
-  std::string CacheKey(const solver::KernelBuild& build, const std::string& source_text) const;
 
   const backend::Backend& backend_;
   std::string arch_;
@@ -59,7 +58,6 @@ class KernelCache {
   std::vector<std::string> kdb_paths_;
   bool kdb_opened_ = false;
   std::optional<db::KernelDbReader> kdb_;
-  std::string tree_hash_;
   KernelCacheStats stats_;
 };
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "fmt/format.h"
+#include "tuner_core/json/json_text.h"
 #include "tuner_core/problem/driver_line.h"
 
 namespace tuna::search {
@@ -10,28 +11,6 @@ namespace tuna::search {
 double Tflops(const Problem& problem, double ms) {
   return ms > 0 ? problem.Flops() / (ms * 1e-3) / 1e12 : 0;
 }
-
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          out += fmt::format("\\u{:04x}", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
-
-std::string JsonNumber(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "null"; }
 
 std::string FormatTuneResult(const TuneResult& r) {
   std::string out = fmt::format("{}\n", ToDriverLine(r.problem));
@@ -68,46 +47,54 @@ std::string FormatTuneResult(const TuneResult& r) {
   return out;
 }
 
-std::string TuneResultsJson(const std::vector<TuneResult>& results) {
-  std::string out = "{\"results\": [";
-  for (size_t i = 0; i < results.size(); ++i) {
-    const TuneResult& r = results[i];
-    if (i) out += ",";
-    out += fmt::format(
-        "\n  {{\"driver\": {}, \"direction\": {}, \"arch\": {}, \"dry_run\": {}, \"reference\": {}, "
-        "\"seconds\": {}, \"error\": {}, \"flops\": {}, \"best\": ",
-        JsonString(ToDriverLine(r.problem)), JsonString(std::string(DirectionName(r.problem.direction))),
-        JsonString(r.arch), r.dry_run ? "true" : "false", JsonString(r.reference), JsonNumber(r.seconds),
-        JsonString(r.error), JsonNumber(r.problem.Flops()));
-    if (r.best >= 0) {
-      const SolverTuneResult& b = r.solvers[r.best];
-      out += fmt::format("{{\"solver\": {}, \"params\": {}, \"ms\": {}, \"tflops\": {}}}", JsonString(b.name),
-                         JsonString(b.best_params), JsonNumber(b.best_ms), JsonNumber(Tflops(r.problem, b.best_ms)));
-    } else {
-      out += "null";
-    }
-    out += ", \"solvers\": [";
-    for (size_t j = 0; j < r.solvers.size(); ++j) {
-      const SolverTuneResult& s = r.solvers[j];
-      if (j) out += ",";
-      std::string disp;
-      for (const auto& [d, n] : s.by_disposition) {
-        if (!disp.empty()) disp += ", ";
-        disp += fmt::format("{}: {}", JsonString(std::string(DispositionName(d))), n);
-      }
-      out += fmt::format(
-          "\n    {{\"id\": {}, \"name\": {}, \"tunable\": {}, \"status\": {}, \"best_params\": {}, "
-          "\"best_ms\": {}, \"default_ms\": {}, \"planned\": {}, \"tried\": {}, \"passed\": {}, "
-          "\"failed\": {}, \"dropped_early\": {}, \"compiled\": {}, \"compile_failed\": {}, "
-          "\"dispositions\": {{{}}}, \"error\": {}}}",
-          s.id, JsonString(s.name), s.tunable ? "true" : "false",
-          JsonString(std::string(DispositionName(s.disposition))), JsonString(s.best_params),
-          JsonNumber(s.best_ms), s.default_ms ? JsonNumber(*s.default_ms) : "null", s.planned, s.tried,
-          s.passed, s.failed, s.dropped_early, s.compiled, s.compile_failed, disp, JsonString(s.error));
-    }
-    out += "]}";
+namespace {
+
+Json SolverJson(const SolverTuneResult& s) {
+  Json dispositions = Json::object();
+  for (const auto& [d, n] : s.by_disposition) dispositions[std::string(DispositionName(d))] = n;
+  return {{"id", s.id},
+          {"name", s.name},
+          {"tunable", s.tunable},
+          {"status", std::string(DispositionName(s.disposition))},
+          {"best_params", s.best_params},
+          {"best_ms", JsonMeasure(s.best_ms)},
+          {"default_ms", s.default_ms ? JsonMeasure(*s.default_ms) : Json()},
+          {"planned", s.planned},
+          {"tried", s.tried},
+          {"passed", s.passed},
+          {"failed", s.failed},
+          {"dropped_early", s.dropped_early},
+          {"compiled", s.compiled},
+          {"compile_failed", s.compile_failed},
+          {"dispositions", dispositions},
+          {"error", s.error}};
+}
+
+Json ResultJson(const TuneResult& r) {
+  Json best;  // null: no solver passed
+  if (r.best >= 0) {
+    const SolverTuneResult& b = r.solvers[r.best];
+    best = {{"solver", b.name},
+            {"params", b.best_params},
+            {"ms", JsonMeasure(b.best_ms)},
+            {"tflops", JsonMeasure(Tflops(r.problem, b.best_ms))}};
   }
-  return out + "\n]}\n";
+  return {{"driver", ToDriverLine(r.problem)},
+          {"direction", std::string(DirectionName(r.problem.direction))},
+          {"arch", r.arch},
+          {"dry_run", r.dry_run},
+          {"reference", r.reference},
+          {"seconds", JsonMeasure(r.seconds)},
+          {"error", r.error},
+          {"flops", JsonMeasure(r.problem.Flops())},
+          {"best", best},
+          {"solvers", JsonList(r.solvers, SolverJson)}};
+}
+
+}  // namespace
+
+std::string TuneResultsJson(const std::vector<TuneResult>& results) {
+  return JsonText({{"results", JsonList(results, ResultJson)}}, /*items_on_lines=*/true) + "\n";
 }
 
 }  // namespace tuna::search

@@ -24,11 +24,7 @@ namespace tuna::search {
 double Tflops(const Problem& problem, double ms);
 
 std::string FormatTuneResult(const TuneResult& result);
+// {"results": [...]}: per problem its best and every solver's outcome (tuner_core/json).
 std::string TuneResultsJson(const std::vector<TuneResult>& results);
-
-// JSON string literal with escapes (shared with the bench).
-std::string JsonString(const std::string& s);
-// Finite numbers as %.6g, others as null.
-std::string JsonNumber(double v);
 
 }  // namespace tuna::search

@@ -8,6 +8,87 @@
 #include "spdlog/spdlog.h"
 
 namespace tuna::search {
+namespace {
+
+// A solver's search in progress: its best time and the best few compiled candidates, kept for
+// the final re-timing (sorted by time).
+struct SearchState {
+  double best = 0;  // ms; 0 = none yet
+  std::vector<std::pair<double, CompiledCandidate>> top;
+};
+
+// One measured candidate into the solver's result, the re-timing list and the progress.
+// Returns whether it passed (an observation for the strategy).
+bool RecordCandidate(const CompiledCandidate& c, Measurement m, bool dry_run,
+                     const solver::PerfConfig& default_config, const TuneOptions& options,
+                     SolverTuneResult& out, SearchState& st, TuneProgress& progress) {
+  ++out.tried;
+  ++out.by_disposition[m.disposition];
+  const bool ok = m.disposition == Disposition::kPassed && !dry_run;
+  if (ok) {
+    ++out.passed;
+    if (m.dropped_early) ++out.dropped_early;
+    if (c.config == default_config) out.default_ms = m.time_ms;
+    if (!m.dropped_early && (st.best == 0 || m.time_ms < st.best)) {
+      st.best = m.time_ms;
+      out.best_config = c.config;
+    }
+    if (!m.dropped_early && options.retime_top > 0) {
+      st.top.emplace_back(m.time_ms, c);
+      std::stable_sort(st.top.begin(), st.top.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      if (st.top.size() > static_cast<size_t>(options.retime_top)) st.top.pop_back();
+    }
+  } else if (m.disposition != Disposition::kSkipped && !(dry_run && m.disposition == Disposition::kPassed)) {
+    ++out.failed;
+    if (out.error.empty()) {
+      out.error = absl::StrCat(std::string(DispositionName(m.disposition)), " [", c.config.ToString(), "]: ", m.error);
+    }
+    spdlog::debug("{} [{}]: {}: {}", out.name, c.config.ToString(), DispositionName(m.disposition), m.error);
+  }
+  m.samples_ms.shrink_to_fit();
+  out.history.emplace_back(c.config, std::move(m));
+  ++progress.done;
+  if (ok && (progress.best_ms == 0 || st.best < progress.best_ms)) {
+    progress.best_ms = st.best;
+    progress.best_solver = out.name;
+  }
+  if (options.progress) options.progress(progress);
+  return ok;
+}
+
+// The best few candidates timed again together; the best of the re-timing wins.
+void RetimeTop(Evaluator& evaluator, const solver::PerfConfig& default_config, int repetitions,
+               SolverTuneResult& out, SearchState& st) {
+  std::vector<const CompiledCandidate*> cands;
+  for (const auto& t : st.top) cands.push_back(&t.second);
+  std::vector<Measurement> again = evaluator.Retime(cands, repetitions);
+  double retimed_best = 0;
+  for (size_t i = 0; i < again.size(); ++i) {
+    if (again[i].disposition != Disposition::kPassed) continue;
+    if (st.top[i].second.config == default_config) out.default_ms = again[i].time_ms;
+    if (retimed_best == 0 || again[i].time_ms < retimed_best) {
+      retimed_best = again[i].time_ms;
+      out.best_config = st.top[i].second.config;
+    }
+  }
+  if (retimed_best > 0) st.best = retimed_best;
+}
+
+// The solver's outcome: passed with its best, or the first candidate's disposition.
+void Conclude(bool dry_run, double best, SolverTuneResult& out) {
+  if (out.passed > 0 && !dry_run) {
+    out.disposition = Disposition::kPassed;
+    out.best_ms = best;
+    out.best_params = out.best_config.ToString();
+  } else if (dry_run) {
+    out.disposition = out.compiled > 0 ? Disposition::kSkipped : Disposition::kCompileFailed;
+  } else if (!out.history.empty()) {
+    out.disposition = out.history.front().second.disposition;
+  }
+}
+
+}  // namespace
 
 Tuner::Tuner(const solver::SolverRegistry& registry, const backend::Backend& backend,
              backend::Device* device, solver::Target target, TuneOptions options)
@@ -149,9 +230,8 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
     batch = static_cast<size_t>(std::max(2, 2 * compiler_.threads()));
   }
 
-  double best = 0;  // this solver's best (ms); 0 = none yet
-  // The best few compiled candidates, kept for the final re-timing (sorted by time).
-  std::vector<std::pair<double, CompiledCandidate>> top;
+  const bool dry_run = evaluator == nullptr;  // the compile outcome is the result
+  SearchState st;
   bool first_batch = true;
   for (;;) {
     std::vector<solver::PerfConfig> configs;
@@ -170,48 +250,19 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
       if (c.disposition == Disposition::kPassed) ++out.compiled;
       if (c.disposition == Disposition::kCompileFailed) ++out.compile_failed;
       Measurement m;
-      if (evaluator == nullptr) {  // dry run: the compile outcome is the result
+      if (dry_run) {
         m.disposition = c.disposition;
         m.error = c.error;
       } else {
-        m = evaluator->Evaluate(c, best);
+        m = evaluator->Evaluate(c, st.best);
       }
-      ++out.tried;
-      ++out.by_disposition[m.disposition];
-      const bool ok = m.disposition == Disposition::kPassed && evaluator != nullptr;
-      if (ok) {
-        ++out.passed;
-        if (m.dropped_early) ++out.dropped_early;
-        if (c.config == default_config) out.default_ms = m.time_ms;
-        if (!m.dropped_early && (best == 0 || m.time_ms < best)) {
-          best = m.time_ms;
-          out.best_config = c.config;
-        }
-        if (!m.dropped_early && options_.retime_top > 0) {
-          top.emplace_back(m.time_ms, c);
-          std::stable_sort(top.begin(), top.end(),
-                           [](const auto& a, const auto& b) { return a.first < b.first; });
-          if (top.size() > static_cast<size_t>(options_.retime_top)) top.pop_back();
-        }
-      } else if (m.disposition != Disposition::kSkipped && !(evaluator == nullptr && m.disposition == Disposition::kPassed)) {
-        ++out.failed;
-        if (out.error.empty()) {
-          out.error = absl::StrCat(std::string(DispositionName(m.disposition)), " [", c.config.ToString(), "]: ", m.error);
-        }
-        spdlog::debug("{} [{}]: {}: {}", out.name, c.config.ToString(), DispositionName(m.disposition), m.error);
-      }
-      observations.push_back({c.config, ok, m.time_ms});
-      m.samples_ms.shrink_to_fit();
-      out.history.emplace_back(c.config, std::move(m));
-      ++progress.done;
-      if (ok && (progress.best_ms == 0 || best < progress.best_ms)) {
-        progress.best_ms = best;
-        progress.best_solver = out.name;
-      }
-      if (options_.progress) options_.progress(progress);
+      const double time_ms = m.time_ms;
+      const bool ok =
+          RecordCandidate(c, std::move(m), dry_run, default_config, options_, out, st, progress);
+      observations.push_back({c.config, ok, time_ms});
     }
     if (strategy) strategy->Observe(observations);
-    if (evaluator != nullptr && !evaluator->healthy()) {
+    if (!dry_run && !evaluator->healthy()) {
       out.error = absl::StrCat("device unusable; search stopped: ", out.error);
       break;
     }
@@ -220,31 +271,10 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
   if (out.tried < out.planned) progress.total -= out.planned - out.tried;
   if (out.tried > out.planned) progress.total += out.tried - out.planned;
 
-  if (evaluator != nullptr && top.size() > 1 && options_.retime_repetitions > 0 && evaluator->healthy()) {
-    std::vector<const CompiledCandidate*> cands;
-    for (const auto& t : top) cands.push_back(&t.second);
-    std::vector<Measurement> again = evaluator->Retime(cands, options_.retime_repetitions);
-    double retimed_best = 0;
-    for (size_t i = 0; i < again.size(); ++i) {
-      if (again[i].disposition != Disposition::kPassed) continue;
-      if (top[i].second.config == default_config) out.default_ms = again[i].time_ms;
-      if (retimed_best == 0 || again[i].time_ms < retimed_best) {
-        retimed_best = again[i].time_ms;
-        out.best_config = top[i].second.config;
-      }
-    }
-    if (retimed_best > 0) best = retimed_best;
+  if (!dry_run && st.top.size() > 1 && options_.retime_repetitions > 0 && evaluator->healthy()) {
+    RetimeTop(*evaluator, default_config, options_.retime_repetitions, out, st);
   }
-
-  if (out.passed > 0 && evaluator != nullptr) {
-    out.disposition = Disposition::kPassed;
-    out.best_ms = best;
-    out.best_params = out.best_config.ToString();
-  } else if (evaluator == nullptr) {
-    out.disposition = out.compiled > 0 ? Disposition::kSkipped : Disposition::kCompileFailed;
-  } else if (!out.history.empty()) {
-    out.disposition = out.history.front().second.disposition;
-  }
+  Conclude(dry_run, st.best, out);
   return out;
 }
 

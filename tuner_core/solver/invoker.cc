@@ -40,24 +40,30 @@ const char* RoleName(BufferRole role) {
 
 }  // namespace
 
+absl::StatusOr<backend::CompileRequest> CompileRequestFor(const KernelBuild& k,
+                                                          const std::string& arch) {
+  const char* text = kernels::FindSource(k.source);
+  if (text == nullptr) {
+    return absl::NotFoundError(absl::StrCat("kernel source '", k.source, "' is not embedded"));
+  }
+  backend::CompileRequest req;
+  req.source = text;
+  req.source_name = k.source;
+  req.entries = k.entries;
+  req.options = k.options;
+  req.arch = BuildArch(k, arch);
+  req.headers = KernelTreeHeaders();
+  return req;
+}
+
 absl::StatusOr<std::vector<backend::CodeObject>> CompileSolution(const backend::Backend& backend,
                                                                  const Solution& solution,
                                                                  const std::string& arch) {
   std::vector<backend::CodeObject> out;
-  const std::vector<backend::SourceHeader> headers = KernelTreeHeaders();
   for (const KernelBuild& k : solution.kernels) {
-    const char* text = kernels::FindSource(k.source);
-    if (text == nullptr) {
-      return absl::NotFoundError(absl::StrCat("kernel source '", k.source, "' is not embedded"));
-    }
-    backend::CompileRequest req;
-    req.source = text;
-    req.source_name = k.source;
-    req.entries = k.entries;
-    req.options = k.options;
-    req.arch = BuildArch(k, arch);
-    req.headers = headers;
-    absl::StatusOr<backend::CodeObject> code = backend.Compile(req);
+    absl::StatusOr<backend::CompileRequest> req = CompileRequestFor(k, arch);
+    if (!req.ok()) return req.status();
+    absl::StatusOr<backend::CodeObject> code = backend.Compile(*req);
     if (!code.ok()) {
       return absl::Status(code.status().code(),
                           absl::StrCat(k.source, ": ", code.status().message()));

@@ -16,6 +16,13 @@
 
 namespace tuna::solver {
 
+// What the compiler is given for one kernel build targeting `arch`: its embedded source, the
+// whole embedded kernel tree as headers, options, entries and the build's arch (BuildArch).
+// NotFound when the source is not embedded. backend::KernelIdentity of this request is the
+// build's identity.
+absl::StatusOr<backend::CompileRequest> CompileRequestFor(const KernelBuild& build,
+                                                          const std::string& arch);
+
 // One code object per Solution::kernels entry, compiled for `arch` by `backend`. Sources come
 // from the embedded kernel tree (kernels/sources.h). Errors name the kernel source.
 absl::StatusOr<std::vector<backend::CodeObject>> CompileSolution(const backend::Backend& backend,

@@ -201,25 +201,25 @@ class CpuDevice : public Device {
 
   absl::Status CopyToDevice(const DeviceBuffer& dst, const void* src, size_t bytes,
                             size_t dst_offset) override {
-    if (absl::Status st = CheckRange(dst, dst_offset, bytes); !st.ok()) return st;
+    if (absl::Status st = CheckBufferRange(dst, dst_offset, bytes); !st.ok()) return st;
     std::memcpy(reinterpret_cast<char*>(dst.address()) + dst_offset, src, bytes);
     return absl::OkStatus();
   }
   absl::Status CopyToHost(void* dst, const DeviceBuffer& src, size_t bytes,
                           size_t src_offset) override {
-    if (absl::Status st = CheckRange(src, src_offset, bytes); !st.ok()) return st;
+    if (absl::Status st = CheckBufferRange(src, src_offset, bytes); !st.ok()) return st;
     std::memcpy(dst, reinterpret_cast<const char*>(src.address()) + src_offset, bytes);
     return absl::OkStatus();
   }
   absl::Status Memset(const DeviceBuffer& dst, uint8_t value, size_t bytes) override {
-    if (absl::Status st = CheckRange(dst, 0, bytes); !st.ok()) return st;
+    if (absl::Status st = CheckBufferRange(dst, 0, bytes); !st.ok()) return st;
     std::memset(reinterpret_cast<void*>(dst.address()), value, bytes);
     return absl::OkStatus();
   }
   absl::Status CopyOnDevice(const DeviceBuffer& dst, const DeviceBuffer& src,
                             size_t bytes) override {
-    if (absl::Status st = CheckRange(dst, 0, bytes); !st.ok()) return st;
-    if (absl::Status st = CheckRange(src, 0, bytes); !st.ok()) return st;
+    if (absl::Status st = CheckBufferRange(dst, 0, bytes); !st.ok()) return st;
+    if (absl::Status st = CheckBufferRange(src, 0, bytes); !st.ok()) return st;
     std::memmove(reinterpret_cast<void*>(dst.address()),
                  reinterpret_cast<const void*>(src.address()), bytes);
     return absl::OkStatus();
@@ -308,16 +308,6 @@ class CpuDevice : public Device {
   }
 
  private:
-  static absl::Status CheckRange(const DeviceBuffer& buffer, size_t offset, size_t bytes) {
-    if (!buffer.valid()) return absl::InvalidArgumentError("invalid device buffer");
-    if (offset > buffer.bytes() || bytes > buffer.bytes() - offset) {
-      return absl::InvalidArgumentError(absl::StrCat("range [", offset, ", ", offset + bytes,
-                                                     ") outside a buffer of ", buffer.bytes(),
-                                                     " bytes"));
-    }
-    return absl::OkStatus();
-  }
-
   DeviceInfo info_;
   std::string tmp_dir_;
   int threads_;

@@ -251,12 +251,7 @@ class HipDevice : public Device {
     return Check(api_->hipSetDevice(info_.index), "hipSetDevice");
   }
   absl::Status Enter(const DeviceBuffer& buffer, size_t offset, size_t bytes) {
-    if (!buffer.valid()) return absl::InvalidArgumentError("invalid device buffer");
-    if (offset > buffer.bytes() || bytes > buffer.bytes() - offset) {
-      return absl::InvalidArgumentError(absl::StrCat("range [", offset, ", ", offset + bytes,
-                                                     ") outside a buffer of ", buffer.bytes(),
-                                                     " bytes"));
-    }
+    if (absl::Status st = CheckBufferRange(buffer, offset, bytes); !st.ok()) return st;
     return Enter();
   }
   absl::Status Check(hipError_t e, const std::string& what) {
@@ -350,13 +345,7 @@ class HipBackend : public Backend {
         !st.ok()) {
       return st;
     }
-    std::vector<DeviceInfo> out;
-    for (int i = 0; i < count; ++i) {
-      absl::StatusOr<DeviceInfo> info = QueryDevice(i);
-      if (!info.ok()) return info.status();
-      out.push_back(*std::move(info));
-    }
-    return out;
+    return QueryEachDevice(count, [this](int i) { return QueryDevice(i); });
   }
 
   absl::StatusOr<std::unique_ptr<Device>> OpenDevice(int index) const override {

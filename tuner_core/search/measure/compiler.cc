@@ -7,19 +7,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tuner_core/backend/kernel_identity.h"
 #include "tuner_core/solver/invoker.h"
 
 namespace tuna::search {
-namespace {
-
-std::string CacheKey(const solver::KernelBuild& k, const std::string& arch) {
-  // \x1f separators: no option or path contains a unit separator.
-  return absl::StrCat(k.source, "\x1f", absl::StrJoin(k.entries, ","), "\x1f",
-                      absl::StrJoin(k.options, "\x1e"), "\x1f", arch);
-}
-
-}  // namespace
-
 Compiler::Compiler(const backend::Backend& backend, solver::Target target, CompilerOptions options)
     : backend_(backend),
       target_(std::move(target)),
@@ -58,8 +49,10 @@ CompiledCandidate Compiler::CompileOne(const solver::Solver& solver, const Probl
   out.solution = *std::move(solution);
   bool compiled_any = false;
   for (const solver::KernelBuild& k : out.solution.kernels) {
-    const std::string key = CacheKey(k, target_.arch);
-    {
+    // Kernels are shared across candidates by identity (a source not embedded fails below).
+    absl::StatusOr<backend::CompileRequest> request = solver::CompileRequestFor(k, target_.arch);
+    const std::string key = request.ok() ? backend::KernelIdentity(backend_, *request) : "";
+    if (request.ok()) {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = cache_.find(key);
       if (it != cache_.end()) {
@@ -80,7 +73,7 @@ CompiledCandidate Compiler::CompileOne(const solver::Solver& solver, const Probl
     }
     compiled_any = true;
     std::lock_guard<std::mutex> lock(mu_);
-    cache_.emplace(key, code->front());
+    if (!key.empty()) cache_.emplace(key, code->front());
     out.code.push_back(std::move(code->front()));
   }
   out.disposition = Disposition::kPassed;

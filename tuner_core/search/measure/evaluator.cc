@@ -321,6 +321,121 @@ absl::StatusOr<HostPreparation> Evaluator::PrepareOnHost(const Problem& problem,
   return h;
 }
 
+namespace {
+
+// The device solver that computes the reference output of a problem too large for the CPU
+// reference: options.reference_solver, else the naive solver of the direction; null when none
+// applies.
+const solver::Solver* FindReferenceSolver(const solver::SolverRegistry& registry,
+                                          const solver::Target& target, const Problem& problem,
+                                          const EvaluatorOptions& options) {
+  for (const solver::RegisteredSolver& r : registry.All()) {
+    const std::string_view name = r.solver->Name();
+    const bool wanted = options.reference_solver.empty()
+                            ? name.substr(0, 19) == "ConvDirectNaiveConv"
+                            : name == options.reference_solver;
+    const auto dirs = r.solver->Directions();
+    if (wanted && std::find(dirs.begin(), dirs.end(), problem.direction) != dirs.end() &&
+        r.solver->IsApplicable(target, problem).ok()) {
+      return r.solver;
+    }
+  }
+  spdlog::warn("evaluator: no device reference solver for {}; using the CPU reference",
+               problem.Canonical());
+  return nullptr;
+}
+
+}  // namespace
+
+absl::Status Evaluator::AllocateBuffers(Impl& m, backend::Device& device, const Problem& problem,
+                                        const EvaluatorOptions& options) {
+  return m.OnDevice([&]() -> absl::Status {
+    auto alloc = [&](backend::DeviceBuffer& dst, size_t bytes) -> absl::Status {
+      absl::StatusOr<backend::DeviceBuffer> b = device.Alloc(std::max<size_t>(bytes, 1));
+      if (!b.ok()) return b.status();
+      dst = *std::move(b);
+      return absl::OkStatus();
+    };
+    if (absl::Status s = alloc(m.x, BytesOf(problem, problem.XDesc(), problem.direction == Direction::kBackwardData)); !s.ok()) return s;
+    if (absl::Status s = alloc(m.w, BytesOf(problem, problem.WDesc(), problem.direction == Direction::kBackwardWeights)); !s.ok()) return s;
+    if (absl::Status s = alloc(m.y, BytesOf(problem, problem.YDesc(), problem.direction == Direction::kForward)); !s.ok()) return s;
+    if (m.is_gpu && options.flush_l2) {
+      const uint64_t l2 = device.Info().l2_cache_bytes;
+      const size_t bytes = l2 > 0 ? static_cast<size_t>(2 * l2) : (size_t{256} << 20);
+      if (absl::Status s = alloc(m.flush, bytes); !s.ok()) return s;
+    }
+    return m.KeepPristineInputs();
+  });
+}
+
+absl::Status Evaluator::DeviceReference(Impl& m, backend::Device& device, const Problem& problem,
+                                        const EvaluatorOptions& options, const solver::Solver& ref,
+                                        const backend::Backend& backend,
+                                        const solver::Target& target, ReferenceInfo& info) {
+  Compiler compiler(backend, target, CompilerOptions{1});
+  // 1. The device solver against the CPU reference on batch 1.
+  Problem small = problem;
+  small.n = 1;
+  {
+    absl::StatusOr<std::unique_ptr<Evaluator>> check = Create(device, small, [&] {
+      EvaluatorOptions o = options;
+      o.cpu_reference_max_flops = std::numeric_limits<double>::infinity();
+      o.flush_l2 = false;
+      o.repetitions = 1;  // only the verification matters here
+      return o;
+    }(), nullptr, nullptr, nullptr);
+    if (!check.ok()) return check.status();
+    CompiledCandidate c = compiler.CompileOne(ref, small, ref.DefaultConfig(target, small));
+    if (c.disposition != Disposition::kPassed) {
+      return absl::FailedPreconditionError(absl::StrCat("reference solver ", std::string(ref.Name()),
+                                                        " does not build: ", c.error));
+    }
+    Measurement meas = (*check)->Evaluate(c, 0);
+    if (meas.disposition != Disposition::kPassed) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "reference solver ", std::string(ref.Name()), " failed its batch-1 check against the CPU reference: ",
+          std::string(DispositionName(meas.disposition)), ": ", meas.error));
+    }
+    info.check = meas.verify_summary;
+  }
+  // 2. The full-size reference output.
+  CompiledCandidate c = compiler.CompileOne(ref, problem, ref.DefaultConfig(target, problem));
+  if (c.disposition != Disposition::kPassed) {
+    return absl::FailedPreconditionError(absl::StrCat("reference solver ", std::string(ref.Name()),
+                                                      " does not build: ", c.error));
+  }
+  absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = m.Load(c);
+  if (!inv.ok()) return inv.status();
+  if (absl::Status s = m.RunVerified(**inv, m.expected); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("reference solver run: ", s.message()));
+  }
+  m.Drop(*std::move(inv));
+  info.source = std::string(ref.Name());
+  return absl::OkStatus();
+}
+
+void Evaluator::ChooseCompare(Impl& m, const Problem& problem, const EvaluatorOptions& options,
+                              const backend::Backend* backend, const solver::Target* target,
+                              ReferenceInfo& info) {
+  info.compare = "host";
+  const auto compare_start = std::chrono::steady_clock::now();
+  if (m.is_gpu && options.device_compare && backend != nullptr && target != nullptr) {
+    absl::Status why = m.UseDeviceCompare(*backend, target->arch);
+    if (why.ok()) {
+      info.compare = "device";
+    } else {
+      info.compare = absl::StrCat("host (", why.message(), ")");
+      spdlog::warn("evaluator: {}: comparing on the host: {}", problem.Canonical(), why.ToString());
+    }
+  }
+  m.timings.setup_ms += MsSince(compare_start);  // the comparison's kernel, upload and check
+  // What lives on the device need not stay on the host too (an executor keeps many evaluators).
+  if (m.comparer) std::vector<std::byte>().swap(m.expected);
+  for (int i = 0; i < 3; ++i) {
+    if (m.pristine[i].valid()) std::vector<std::byte>().swap(i == 0 ? m.host.x : i == 1 ? m.host.w : m.host.y);
+  }
+}
+
 absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
     backend::Device& device, const Problem& problem, const EvaluatorOptions& options,
     const solver::SolverRegistry* registry, const backend::Backend* backend,
@@ -339,49 +454,15 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
   } else {
     m.host = MakeInputs(problem, options.seed);
   }
-
-  absl::Status st = m.OnDevice([&]() -> absl::Status {
-    auto alloc = [&](backend::DeviceBuffer& dst, size_t bytes) -> absl::Status {
-      absl::StatusOr<backend::DeviceBuffer> b = device.Alloc(std::max<size_t>(bytes, 1));
-      if (!b.ok()) return b.status();
-      dst = *std::move(b);
-      return absl::OkStatus();
-    };
-    if (absl::Status s = alloc(m.x, BytesOf(problem, problem.XDesc(), problem.direction == Direction::kBackwardData)); !s.ok()) return s;
-    if (absl::Status s = alloc(m.w, BytesOf(problem, problem.WDesc(), problem.direction == Direction::kBackwardWeights)); !s.ok()) return s;
-    if (absl::Status s = alloc(m.y, BytesOf(problem, problem.YDesc(), problem.direction == Direction::kForward)); !s.ok()) return s;
-    if (m.is_gpu && options.flush_l2) {
-      const uint64_t l2 = device.Info().l2_cache_bytes;
-      const size_t bytes = l2 > 0 ? static_cast<size_t>(2 * l2) : (size_t{256} << 20);
-      if (absl::Status s = alloc(m.flush, bytes); !s.ok()) return s;
-    }
-    return m.KeepPristineInputs();
-  });
-  if (!st.ok()) return st;
+  if (absl::Status st = AllocateBuffers(m, device, problem, options); !st.ok()) return st;
   m.timings.setup_ms = MsSince(setup_start);
 
   ReferenceInfo info;
   const auto t0 = std::chrono::steady_clock::now();
   const solver::Solver* ref_solver = nullptr;
   if (problem.Flops() > options.cpu_reference_max_flops && registry && backend && target) {
-    for (const solver::RegisteredSolver& r : registry->All()) {
-      const std::string_view name = r.solver->Name();
-      const bool wanted = options.reference_solver.empty()
-                              ? name.substr(0, 19) == "ConvDirectNaiveConv"
-                              : name == options.reference_solver;
-      const auto dirs = r.solver->Directions();
-      if (wanted && std::find(dirs.begin(), dirs.end(), problem.direction) != dirs.end() &&
-          r.solver->IsApplicable(*target, problem).ok()) {
-        ref_solver = r.solver;
-        break;
-      }
-    }
-    if (ref_solver == nullptr) {
-      spdlog::warn("evaluator: no device reference solver for {}; using the CPU reference",
-                   problem.Canonical());
-    }
+    ref_solver = FindReferenceSolver(*registry, *target, problem, options);
   }
-
   if (ref_solver == nullptr && prepared != nullptr && prepared->has_expected) {
     m.expected = std::move(prepared->expected);
     info.source = "cpu";
@@ -390,66 +471,14 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
     if (!ref.ok()) return ref.status();
     m.expected = *std::move(ref);
     info.source = "cpu";
-  } else {
-    Compiler compiler(*backend, *target, CompilerOptions{1});
-    // 1. The device solver against the CPU reference on batch 1.
-    Problem small = problem;
-    small.n = 1;
-    {
-      absl::StatusOr<std::unique_ptr<Evaluator>> check = Create(device, small, [&] {
-        EvaluatorOptions o = options;
-        o.cpu_reference_max_flops = std::numeric_limits<double>::infinity();
-        o.flush_l2 = false;
-        o.repetitions = 1;  // only the verification matters here
-        return o;
-      }(), nullptr, nullptr, nullptr);
-      if (!check.ok()) return check.status();
-      CompiledCandidate c = compiler.CompileOne(*ref_solver, small, ref_solver->DefaultConfig(*target, small));
-      if (c.disposition != Disposition::kPassed) {
-        return absl::FailedPreconditionError(absl::StrCat("reference solver ", std::string(ref_solver->Name()),
-                                                          " does not build: ", c.error));
-      }
-      Measurement meas = (*check)->Evaluate(c, 0);
-      if (meas.disposition != Disposition::kPassed) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "reference solver ", std::string(ref_solver->Name()), " failed its batch-1 check against the CPU reference: ",
-            std::string(DispositionName(meas.disposition)), ": ", meas.error));
-      }
-      info.check = meas.verify_summary;
-    }
-    // 2. The full-size reference output.
-    CompiledCandidate c = compiler.CompileOne(*ref_solver, problem, ref_solver->DefaultConfig(*target, problem));
-    if (c.disposition != Disposition::kPassed) {
-      return absl::FailedPreconditionError(absl::StrCat("reference solver ", std::string(ref_solver->Name()),
-                                                        " does not build: ", c.error));
-    }
-    absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = m.Load(c);
-    if (!inv.ok()) return inv.status();
-    if (absl::Status s = m.RunVerified(**inv, m.expected); !s.ok()) {
-      return absl::Status(s.code(), absl::StrCat("reference solver run: ", s.message()));
-    }
-    m.Drop(*std::move(inv));
-    info.source = std::string(ref_solver->Name());
+  } else if (absl::Status st = DeviceReference(m, device, problem, options, *ref_solver, *backend,
+                                               *target, info);
+             !st.ok()) {
+    return st;
   }
   info.ms = MsSince(t0);
   m.timings.reference_ms = info.ms;
-  info.compare = "host";
-  const auto compare_start = std::chrono::steady_clock::now();
-  if (m.is_gpu && options.device_compare && backend != nullptr && target != nullptr) {
-    absl::Status why = m.UseDeviceCompare(*backend, target->arch);
-    if (why.ok()) {
-      info.compare = "device";
-    } else {
-      info.compare = absl::StrCat("host (", why.message(), ")");
-      spdlog::warn("evaluator: {}: comparing on the host: {}", problem.Canonical(), why.ToString());
-    }
-  }
-  m.timings.setup_ms += MsSince(compare_start);  // the comparison's kernel, upload and check
-  // What lives on the device need not stay on the host too (an executor keeps many evaluators).
-  if (m.comparer) std::vector<std::byte>().swap(m.expected);
-  for (int i = 0; i < 3; ++i) {
-    if (m.pristine[i].valid()) std::vector<std::byte>().swap(i == 0 ? m.host.x : i == 1 ? m.host.w : m.host.y);
-  }
+  ChooseCompare(m, problem, options, backend, target, info);
   std::unique_ptr<Evaluator> ev(new Evaluator(std::move(impl), problem));
   ev->reference_info_ = std::move(info);
   return ev;

@@ -160,6 +160,18 @@ class Evaluator {
  private:
   struct Impl;
   Evaluator(std::unique_ptr<Impl> impl, Problem problem);
+  // Create's stages: the device tensors (and flush buffer) with pristine input copies; the
+  // expected output from the device reference solver `ref` (checked at batch 1 against the CPU
+  // reference first); the comparison (on the device when it can), host copies dropped.
+  static absl::Status AllocateBuffers(Impl& m, backend::Device& device, const Problem& problem,
+                                      const EvaluatorOptions& options);
+  static absl::Status DeviceReference(Impl& m, backend::Device& device, const Problem& problem,
+                                      const EvaluatorOptions& options, const solver::Solver& ref,
+                                      const backend::Backend& backend,
+                                      const solver::Target& target, ReferenceInfo& info);
+  static void ChooseCompare(Impl& m, const Problem& problem, const EvaluatorOptions& options,
+                            const backend::Backend* backend, const solver::Target* target,
+                            ReferenceInfo& info);
   std::unique_ptr<Impl> impl_;
   Problem problem_;
   ReferenceInfo reference_info_;

@@ -1,0 +1,196 @@
+#include "tuner_core/runtime/driver_run.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "fmt/format.h"
+#include "tuner_core/problem/driver_line.h"
+#include "tuner_core/reference/element.h"
+#include "tuner_core/reference/fill.h"
+#include "tuner_core/reference/reference_conv.h"
+#include "tuner_core/reference/verify.h"
+#include "tuner_core/runtime/convolution.h"
+#include "tuner_core/runtime/find_controls.h"
+
+namespace tuna::runtime {
+namespace {
+
+absl::Status WithStep(const char* step, const absl::Status& st) {
+  return absl::Status(st.code(), absl::StrCat(step, ": ", st.message()));
+}
+
+// -S X: the solver X, compiled, in immediate mode.
+absl::StatusOr<uint64_t> ChooseImmediate(Handle& h, const Problem& p, const std::string& solution,
+                                         std::ostream& out) {
+  uint64_t id = 0;
+  const solver::RegisteredSolver* r =
+      absl::SimpleAtoi(solution, &id) ? h.registry().ById(id) : h.registry().ByName(solution);
+  if (r == nullptr) return absl::NotFoundError(absl::StrCat("unknown solution '", solution, "'"));
+  absl::StatusOr<uint64_t> ws = GetSolutionWorkspaceSize(h, p, r->id);
+  if (!ws.ok()) return ws.status();
+  if (absl::Status st = CompileSolution(h, p, r->id); !st.ok()) return st;
+  out << fmt::format("solver: {} (id {}) from immediate mode (-S), workspace {} bytes\n",
+                     r->solver->Name(), r->id, *ws);
+  return r->id;
+}
+
+// Find (exhaustive with -s 1): the fastest solution, and where its choice and params came from.
+absl::StatusOr<uint64_t> ChooseByFind(Handle& h, const Problem& p, bool search, std::ostream& out) {
+  FindOptions fo;
+  fo.exhaustive_search = search;
+  absl::StatusOr<FindResult> found = FindConvolution(h, p, fo);
+  if (!found.ok()) return WithStep("find", found.status());
+  const ConvSolution& best = found->solutions.front();
+  std::string from(ChoiceSourceName(best.source));
+  if (best.params_source == ChoiceSource::kSearch) {
+    from += ", params from search";
+  } else if (!best.params.empty()) {
+    from += fmt::format(", params from {}", ChoiceSourceName(best.params_source));
+  }
+  out << fmt::format("solver: {} (id {}) from {} (find mode {}, enforce {}), {} ms, params '{}'\n",
+                     best.solver, best.solver_id, from, FindModeName(found->trace.effective_mode),
+                     FindEnforceName(h.config().find_enforce), best.time_ms, best.params);
+  for (size_t i = 1; i < found->solutions.size(); ++i) {
+    const auto& s = found->solutions[i];
+    out << fmt::format("  also: {} (id {}) {} ms\n", s.solver, s.solver_id, s.time_ms);
+  }
+  return best.solver_id;
+}
+
+// The problem's tensors on the host and the device: random inputs, the written tensor poisoned
+// (0xff bytes) so an unwritten element fails verification; the solution's workspace.
+struct DriverBuffers {
+  int written = 0;  // 0 x, 1 w, 2 y
+  std::vector<std::byte> host[3];
+  backend::DeviceBuffer device[3];
+  backend::DeviceBuffer workspace;
+  solver::ConvBuffers Conv() const {
+    return {&device[0], &device[1], &device[2], workspace.valid() ? &workspace : nullptr};
+  }
+};
+
+absl::Status PrepareBuffers(backend::Device& dev, const Problem& p, uint64_t workspace_bytes,
+                            DriverBuffers& b) {
+  const reference::ElementType in_t = reference::StorageType(p.data_type);
+  const reference::ElementType out_t = reference::OutputType(p, p.direction);
+  b.written = p.direction == Direction::kForward        ? 2
+              : p.direction == Direction::kBackwardData ? 0
+                                                        : 1;
+  const int64_t counts[3] = {p.XDesc().ElementCount(), p.WDesc().ElementCount(),
+                             p.YDesc().ElementCount()};
+  for (int i = 0; i < 3; ++i) {
+    const reference::ElementType t = i == b.written ? out_t : in_t;
+    b.host[i] = i == b.written
+                    ? std::vector<std::byte>(counts[i] * reference::ElementSize(t), std::byte{0xff})
+                    : reference::RandomBuffer(t, counts[i], 11 + i);
+    absl::StatusOr<backend::DeviceBuffer> buf = dev.Alloc(b.host[i].size());
+    if (!buf.ok()) return buf.status();
+    b.device[i] = *std::move(buf);
+    if (absl::Status st = dev.CopyToDevice(b.device[i], b.host[i].data(), b.host[i].size());
+        !st.ok()) {
+      return st;
+    }
+  }
+  if (workspace_bytes > 0) {
+    absl::StatusOr<backend::DeviceBuffer> ws = dev.Alloc(workspace_bytes);
+    if (!ws.ok()) return ws.status();
+    b.workspace = *std::move(ws);
+  }
+  return absl::OkStatus();
+}
+
+// -t 1: `iter` timed runs, printed as median, mean and GFLOP/s.
+absl::Status PrintTime(Handle& h, const Problem& p, uint64_t solver_id, const DriverBuffers& b,
+                       int iter, std::ostream& out) {
+  absl::StatusOr<std::vector<double>> ms = TimeConvolution(h, p, solver_id, b.Conv(), iter);
+  if (!ms.ok()) return WithStep("time", ms.status());
+  std::vector<double> v = *ms;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (double x : v) sum += x;
+  const double median = v[v.size() / 2];
+  out << fmt::format("Kernel time: {:.4f} ms (median of {}), mean {:.4f} ms, {:.2f} GFLOP/s\n",
+                     median, v.size(), sum / v.size(), p.Flops() / (median * 1e6));
+  return absl::OkStatus();
+}
+
+// -V 1: the device's output against the CPU reference of the same inputs.
+absl::StatusOr<bool> Verify(const Problem& p, const DriverBuffers& b,
+                            const std::vector<std::byte>& got, std::ostream& out) {
+  std::vector<std::byte> expected(got.size());
+  reference::ConvTensors t{b.host[0].data(), b.host[1].data(), b.host[2].data(), expected.data()};
+  if (absl::Status st = reference::RunConv(p, t); !st.ok()) return WithStep("reference", st);
+  absl::StatusOr<reference::VerifyReport> rep =
+      reference::VerifyConvOutput(p, p.direction, got.data(), expected.data());
+  if (!rep.ok()) return WithStep("verify", rep.status());
+  out << (rep->ok ? "Verifies OK on CPU reference: " : "Verification FAILED: ") << rep->Summary()
+      << "\n";
+  return rep->ok;
+}
+
+}  // namespace
+
+absl::Status ReadDriverRunFlags(const std::vector<std::string>& args, DriverRunFlags& f) {
+  for (size_t i = 1; i + 1 < args.size(); ++i) {
+    const std::string& a = args[i];
+    const std::string& v = args[i + 1];
+    int* target = nullptr;
+    if (a == "-V" || a == "--verify") target = &f.verify;
+    if (a == "-t" || a == "--time") target = &f.time;
+    if (a == "-i" || a == "--iter") target = &f.iter;
+    if (a == "-s" || a == "--search") target = &f.search;
+    if (a == "-S" || a == "--solution") {
+      f.solution = v;
+      ++i;
+      continue;
+    }
+    if (target != nullptr) {
+      if (!absl::SimpleAtoi(v, target)) {
+        return absl::InvalidArgumentError(fmt::format("{} {}: not a number", a, v));
+      }
+      ++i;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DriverRunReport> RunDriverProblem(Handle& h, const Problem& p,
+                                                 const DriverRunFlags& f, std::ostream& out) {
+  out << "problem: " << ToDriverLine(p) << "\n";
+  const bool immediate = f.solution != "-1";
+  absl::StatusOr<uint64_t> solver_id =
+      immediate ? ChooseImmediate(h, p, f.solution, out) : ChooseByFind(h, p, f.search != 0, out);
+  if (!solver_id.ok()) return solver_id.status();
+  absl::StatusOr<const PreparedInvoker*> prepared = PrepareSolution(h, p, *solver_id);
+  if (!prepared.ok()) return prepared.status();
+
+  backend::Device& dev = h.device();
+  DriverBuffers b;
+  if (absl::Status st = PrepareBuffers(dev, p, (*prepared)->solution.workspace_bytes, b);
+      !st.ok()) {
+    return st;
+  }
+  absl::Status run = immediate ? Immediate(h, p, *solver_id, b.Conv())
+                               : RunConvolution(h, p, *solver_id, b.Conv());
+  if (run.ok()) run = dev.Synchronize();
+  if (!run.ok()) return WithStep("run", run);
+  std::vector<std::byte> got(b.host[b.written].size());
+  if (absl::Status st = dev.CopyToHost(got.data(), b.device[b.written], got.size()); !st.ok()) {
+    return st;
+  }
+  if (f.time != 0) {
+    if (absl::Status st = PrintTime(h, p, *solver_id, b, f.iter, out); !st.ok()) return st;
+  }
+  DriverRunReport report;
+  if (f.verify != 0) {
+    absl::StatusOr<bool> ok = Verify(p, b, got, out);
+    if (!ok.ok()) return ok.status();
+    report.verified = *ok;
+  }
+  return report;
+}
+
+}  // namespace tuna::runtime
