@@ -182,6 +182,11 @@ void Worker::SendReport(coordinator::Report report, const coordinator::LeasedJob
   report.attempt = job.attempt;
   report.step = job.step;
   if (!report.succeeded && report.error.empty()) report.error = "failed (no reason given)";
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = held_.find(job.job_id);
+    if (it != held_.end() && it->second.attempt == job.attempt) it->second.reporting = true;
+  }
   absl::Status st;
   absl::Duration backoff = absl::Milliseconds(100);
   int tries = 0;
@@ -272,6 +277,7 @@ bool Worker::RenewOnce(bool last_failed) {
         it->second.expires = sent + absl::Seconds(lease_seconds_);
         continue;
       }
+      if (it->second.reporting) continue;  // the report's answer decides (see Held)
       it->second.lost = true;
       ++stats_.lost_leases;
       spdlog::warn("worker {}: lease of job {} (attempt {}) lost", worker_id_, lease.job_id,

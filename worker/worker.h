@@ -22,7 +22,8 @@
 // failed renewal the heartbeat tries again within that second too, not a third of a lease later.
 // Reports (docs/RELIABILITY.md): a finished step's report is retried with that backoff until the
 // coordinator answers; it is given up only when the lease is really lost: the coordinator said so
-// (a renewal without it, or FailedPrecondition), or the worker is stopping and the lease's
+// (FailedPrecondition, or a renewal without it before the report was sent: one that crosses the
+// report only means the job is done), or the worker is stopping and the lease's
 // renewed end (the last confirmed renewal + lease_seconds, measured on this host) has passed.
 // Time in the prefetch queue and an unreachable coordinator cost nothing: a coordinator that
 // comes back keeps the leases of workers that renew (coordinator.h, serving grace).
@@ -122,6 +123,9 @@ class Worker {
     bool lost = false;
     std::function<void()> on_lost;
     absl::Time expires;  // this host's clock: the claim or last confirmed renewal + lease_seconds
+    // Its report is being sent: a renewal that misses it may only have crossed the report (the
+    // job is done), so the report's answer, not the renewal, says whether it was lost.
+    bool reporting = false;
   };
   struct EvalLane;
 
