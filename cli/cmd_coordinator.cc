@@ -53,32 +53,42 @@ absl::StatusOr<std::string> ReadPem(const std::string& path) {
   return ss.str();
 }
 
-int Run(const GlobalOptions& global, const Flags& f) {
-  // Refuse bad setups before touching the database (fast, and no secret is read in vain).
+// The server's options from the flags (token, TLS); refuses bad setups before the database is
+// touched (fast, and no secret is read in vain).
+absl::StatusOr<coordinator::ServerOptions> ServerOptionsFrom(const Flags& f) {
   coordinator::ServerOptions so;
   so.listen = f.listen;
   if (!f.token_file.empty()) {
     auto token = coordinator::ReadTokenFile(f.token_file);
-    if (!token.ok()) return Fail(std::string(token.status().message()));
+    if (!token.ok()) return token.status();
     so.token = *token;
   }
   if (!coordinator::IsLoopbackAddress(f.listen) && so.token.empty()) {
-    return Fail("refusing to listen on non-loopback address " + f.listen +
-                " without a token (--token-file)");
+    return absl::InvalidArgumentError("refusing to listen on non-loopback address " + f.listen +
+                                      " without a token (--token-file)");
   }
-  if (f.tls_cert.empty() != f.tls_key.empty()) return Fail("--tls-cert and --tls-key go together");
+  if (f.tls_cert.empty() != f.tls_key.empty()) {
+    return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
+  }
   if (f.restart_grace > 0 && f.restart_grace < f.lease_seconds) {
-    return Fail("--restart-grace must be at least --lease-seconds (workers need a lease's time "
-                "to renew)");
+    return absl::InvalidArgumentError("--restart-grace must be at least --lease-seconds (workers "
+                                      "need a lease's time to renew)");
   }
   if (!f.tls_cert.empty()) {
     auto cert = ReadPem(f.tls_cert);
-    if (!cert.ok()) return Fail(std::string(cert.status().message()));
+    if (!cert.ok()) return cert.status();
     auto key = ReadPem(f.tls_key);
-    if (!key.ok()) return Fail(std::string(key.status().message()));
+    if (!key.ok()) return key.status();
     so.tls_cert_pem = *cert;
     so.tls_key_pem = *key;
   }
+  return so;
+}
+
+int Run(const GlobalOptions& global, const Flags& f) {
+  auto server_options = ServerOptionsFrom(f);
+  if (!server_options.ok()) return Fail(std::string(server_options.status().message()));
+  const coordinator::ServerOptions& so = *server_options;
 
   // Signals go to sigwait below, not to a handler: block them before any thread starts so that
   // every thread inherits the mask.

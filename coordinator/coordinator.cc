@@ -311,116 +311,137 @@ absl::StatusOr<std::vector<LeasedJob>> Coordinator::LeaseJobs(const LeaseRequest
 void Coordinator::DispatchLoop() {
   while (true) {
     std::vector<std::shared_ptr<Waiter>> batch;
-    {
-      absl::MutexLock l(&mu_);
-      auto eligible = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        if (shutdown_) return true;
-        const absl::Time now = absl::Now();
-        for (const auto& w : waiters_) {
-          if (w->taken) continue;
-          auto it = dry_until_.find(w->key);
-          if (it == dry_until_.end() || it->second <= now) return true;
-        }
-        return false;
-      };
-      // Dry filters become eligible again by time alone: wake periodically to re-check.
-      mu_.AwaitWithTimeout(absl::Condition(&eligible), absl::Milliseconds(50));
-      if (shutdown_) return;
-      const absl::Time now = absl::Now();
-      std::string key;
-      int wanted = 0;
-      for (const auto& w : waiters_) {
-        if (w->taken) continue;
-        if (key.empty()) {
-          auto it = dry_until_.find(w->key);
-          if (it != dry_until_.end() && it->second > now) continue;
-          key = w->key;
-        }
-        if (w->key != key) continue;
-        if (wanted > 0 && wanted + w->req.max_jobs > options_.max_claim_batch) break;
-        w->taken = true;
-        wanted += w->req.max_jobs;
-        batch.push_back(w);
-      }
-    }
+    if (!TakeBatch(&batch)) return;  // shutting down
     if (batch.empty()) continue;
-    absl::Status status;
     std::vector<schema::ClaimedJob> claimed;
-    auto sessions = MatchingSessions(batch[0]->req);
-    if (!sessions.ok()) {
-      status = sessions.status();
-      DbError(options_.metrics, "claim");
-    } else if (!sessions->empty()) {
-      std::vector<schema::ClaimWant> wants;
-      for (const auto& w : batch) wants.push_back({w->req.worker_id, w->req.max_jobs});
-      const absl::Time claim_start = absl::Now();
-      auto c = store_.Claim(batch[0]->req.step, *sessions, wants);
-      NoteDb(c.status());
-      if (options_.metrics != nullptr) {
-        options_.metrics->Observe("tuna_claim_duration_seconds",
-                                  {{"step", jobs::ToString(batch[0]->req.step)}},
-                                  absl::ToDoubleSeconds(absl::Now() - claim_start));
-      }
-      if (c.ok()) {
-        claimed = std::move(*c);
-      } else {
-        status = c.status();
-        DbError(options_.metrics, "claim");
-        // An unreachable database is logged once, by NoteDb; the waiters wait on.
-        if (!absl::IsUnavailable(status)) spdlog::warn("coordinator: claim failed: {}", status.ToString());
-      }
+    const absl::Status status = ClaimFor(batch, &claimed);
+    HandOut(batch, claimed, status);
+  }
+}
+
+// Waits for waiters whose filter is not dry and takes those of one filter, up to
+// max_claim_batch jobs. False when shutting down.
+bool Coordinator::TakeBatch(std::vector<std::shared_ptr<Waiter>>* out) {
+  std::vector<std::shared_ptr<Waiter>>& batch = *out;
+  absl::MutexLock l(&mu_);
+  auto eligible = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (shutdown_) return true;
+    const absl::Time now = absl::Now();
+    for (const auto& w : waiters_) {
+      if (w->taken) continue;
+      auto it = dry_until_.find(w->key);
+      if (it == dry_until_.end() || it->second <= now) return true;
     }
-    std::map<int64_t, SessionRow> sessions_by_id;
-    {
-      absl::MutexLock l(&sessions_mu_);
-      sessions_by_id = session_by_id_;
+    return false;
+  };
+  // Dry filters become eligible again by time alone: wake periodically to re-check.
+  mu_.AwaitWithTimeout(absl::Condition(&eligible), absl::Milliseconds(50));
+  if (shutdown_) return false;
+  const absl::Time now = absl::Now();
+  std::string key;
+  int wanted = 0;
+  for (const auto& w : waiters_) {
+    if (w->taken) continue;
+    if (key.empty()) {
+      auto it = dry_until_.find(w->key);
+      if (it != dry_until_.end() && it->second > now) continue;
+      key = w->key;
     }
-    absl::MutexLock l(&mu_);
-    // Jobs come back in the order of `wants`: hand them out by position.
-    size_t next = 0;
-    int got_total = 0, wanted_total = 0;
-    for (const auto& w : batch) {
-      wanted_total += w->req.max_jobs;
-      for (int k = 0; k < w->req.max_jobs && next < claimed.size(); ++k, ++next) {
-        const schema::ClaimedJob& c = claimed[next];
-        LeasedJob j;
-        j.job_id = c.job_id;
-        j.attempt = c.attempt;
-        j.step = w->req.step;
-        j.kind = c.kind;
-        j.session_id = c.session_id;
-        auto s = sessions_by_id.find(c.session_id);
-        if (s != sessions_by_id.end()) {
-          j.arch = s->second.arch;
-          j.num_cu = s->second.num_cu;
-          j.backend = s->second.backend;
-        }
-        j.config_id = c.config_id;
-        j.driver = c.driver;
-        j.solver_id = c.solver_id;
-        j.solver_name = c.solver_name;
-        j.tuned_params = c.tuned_params;
-        j.lease_expires = absl::Now() + absl::Seconds(options_.lease_seconds);
-        w->jobs.push_back(std::move(j));
-      }
-      got_total += static_cast<int>(w->jobs.size());
-      if (!w->jobs.empty()) {
-        w->done = true;
-        waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
-      } else if (absl::Now() >= w->deadline || shutdown_) {
-        w->done = true;  // empty answer: the long-poll ended
-        if (shutdown_) w->status = absl::UnavailableError("coordinator shutting down");
-        waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
-      } else {
-        w->taken = false;  // wait on
-      }
-    }
-    if (got_total < wanted_total || !status.ok()) {
-      dry_until_[batch[0]->key] = absl::Now() + options_.empty_poll_interval;
-    }
+    if (w->key != key) continue;
+    if (wanted > 0 && wanted + w->req.max_jobs > options_.max_claim_batch) break;
+    w->taken = true;
+    wanted += w->req.max_jobs;
+    batch.push_back(w);
+  }
+  return true;
+}
+
+// One claim transaction for the batch (jobs in the order of its waiters).
+absl::Status Coordinator::ClaimFor(const std::vector<std::shared_ptr<Waiter>>& batch,
+                                   std::vector<schema::ClaimedJob>* out) {
+  std::vector<schema::ClaimedJob>& claimed = *out;
+  absl::Status status;
+  auto sessions = MatchingSessions(batch[0]->req);
+  if (!sessions.ok()) {
+    status = sessions.status();
+    DbError(options_.metrics, "claim");
+  } else if (!sessions->empty()) {
+    std::vector<schema::ClaimWant> wants;
+    for (const auto& w : batch) wants.push_back({w->req.worker_id, w->req.max_jobs});
+    const absl::Time claim_start = absl::Now();
+    auto c = store_.Claim(batch[0]->req.step, *sessions, wants);
+    NoteDb(c.status());
     if (options_.metrics != nullptr) {
-      options_.metrics->Set("tuna_lease_waiters", {}, static_cast<double>(waiters_.size()));
+      options_.metrics->Observe("tuna_claim_duration_seconds",
+                                {{"step", jobs::ToString(batch[0]->req.step)}},
+                                absl::ToDoubleSeconds(absl::Now() - claim_start));
     }
+    if (c.ok()) {
+      claimed = std::move(*c);
+    } else {
+      status = c.status();
+      DbError(options_.metrics, "claim");
+      // An unreachable database is logged once, by NoteDb; the waiters wait on.
+      if (!absl::IsUnavailable(status)) spdlog::warn("coordinator: claim failed: {}", status.ToString());
+    }
+  }
+  return status;
+}
+
+// Hands the claimed jobs out by position; waiters that got none wait on (or end their poll).
+void Coordinator::HandOut(const std::vector<std::shared_ptr<Waiter>>& batch,
+                          const std::vector<schema::ClaimedJob>& claimed,
+                          const absl::Status& status) {
+  std::map<int64_t, SessionRow> sessions_by_id;
+  {
+    absl::MutexLock l(&sessions_mu_);
+    sessions_by_id = session_by_id_;
+  }
+  absl::MutexLock l(&mu_);
+  // Jobs come back in the order of `wants`: hand them out by position.
+  size_t next = 0;
+  int got_total = 0, wanted_total = 0;
+  for (const auto& w : batch) {
+    wanted_total += w->req.max_jobs;
+    for (int k = 0; k < w->req.max_jobs && next < claimed.size(); ++k, ++next) {
+      const schema::ClaimedJob& c = claimed[next];
+      LeasedJob j;
+      j.job_id = c.job_id;
+      j.attempt = c.attempt;
+      j.step = w->req.step;
+      j.kind = c.kind;
+      j.session_id = c.session_id;
+      auto s = sessions_by_id.find(c.session_id);
+      if (s != sessions_by_id.end()) {
+        j.arch = s->second.arch;
+        j.num_cu = s->second.num_cu;
+        j.backend = s->second.backend;
+      }
+      j.config_id = c.config_id;
+      j.driver = c.driver;
+      j.solver_id = c.solver_id;
+      j.solver_name = c.solver_name;
+      j.tuned_params = c.tuned_params;
+      j.lease_expires = absl::Now() + absl::Seconds(options_.lease_seconds);
+      w->jobs.push_back(std::move(j));
+    }
+    got_total += static_cast<int>(w->jobs.size());
+    if (!w->jobs.empty()) {
+      w->done = true;
+      waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
+    } else if (absl::Now() >= w->deadline || shutdown_) {
+      w->done = true;  // empty answer: the long-poll ended
+      if (shutdown_) w->status = absl::UnavailableError("coordinator shutting down");
+      waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
+    } else {
+      w->taken = false;  // wait on
+    }
+  }
+  if (got_total < wanted_total || !status.ok()) {
+    dry_until_[batch[0]->key] = absl::Now() + options_.empty_poll_interval;
+  }
+  if (options_.metrics != nullptr) {
+    options_.metrics->Set("tuna_lease_waiters", {}, static_cast<double>(waiters_.size()));
   }
 }
 
@@ -523,8 +544,12 @@ absl::Status Coordinator::ValidateReport(const Report& r) {
     }
     if (s.error.size() > kMaxError) return absl::InvalidArgumentError("sample error too long");
   }
+  return ValidateParams(r);
+}
+
+// The params must be a point of the solver's space, valid for the job's problem and target.
+absl::Status Coordinator::ValidateParams(const Report& r) {
   if (options_.registry == nullptr) return absl::OkStatus();
-  // The params must be a point of the solver's space, valid for the job's problem and target.
   auto job = store_.GetJob(r.job_id);
   if (!NoteDb(job.status()).ok()) return job.status();
   if (!job->has_value()) return absl::NotFoundError(absl::StrCat("no job ", r.job_id));

@@ -128,11 +128,17 @@ class Coordinator {
 
   Coordinator(schema::Database& db, CoordinatorOptions options);
   void DispatchLoop();
+  bool TakeBatch(std::vector<std::shared_ptr<Waiter>>* batch);
+  absl::Status ClaimFor(const std::vector<std::shared_ptr<Waiter>>& batch,
+                        std::vector<schema::ClaimedJob>* claimed);
+  void HandOut(const std::vector<std::shared_ptr<Waiter>>& batch,
+               const std::vector<schema::ClaimedJob>& claimed, const absl::Status& status);
   void ReportLoop();
   void ReapLoop();
   absl::StatusOr<std::vector<int64_t>> MatchingSessions(const LeaseRequest& req);
   absl::Status RefreshSessions(bool force);
   absl::Status ValidateReport(const Report& r);
+  absl::Status ValidateParams(const Report& r);  // eval success: params against the solver
   absl::Status CheckHolder(const std::string& worker_id, int64_t job_id, int64_t attempt,
                            schema::JobStep step);
   // Every database call's outcome: logs and handles the reachable ⇄ unreachable changes (a
