@@ -1,7 +1,9 @@
 // `tuna coordinator --listen ADDR [--token-file F] [--tls-cert F --tls-key F] [--metrics ADDR]
-// [--lease-seconds N] [--max-retries N]`: serves jobs to workers over gRPC (coordinator/server.h)
-// until SIGTERM or SIGINT, then shuts down gracefully: waiting long-polls are answered, queued
-// reports are committed or refused (the worker retries them), the metrics server stops last.
+// [--lease-seconds N] [--max-retries N] [--restart-grace N]`: serves jobs to workers over gRPC
+// (coordinator/server.h) until SIGTERM or SIGINT, then shuts down gracefully: waiting long-polls
+// are answered, queued reports are committed (later ones are refused: the worker sends them to
+// the next coordinator), the metrics server stops last. After start (and after a database
+// outage) no lease is reaped for --restart-grace (docs/RELIABILITY.md).
 // The database comes from the global --db / --data-dir like every admin command.
 #include <signal.h>
 
@@ -29,6 +31,7 @@ struct Flags {
   std::string metrics;  // empty: no metrics server
   int lease_seconds = 60;
   int max_retries = 3;
+  int restart_grace = 0;  // seconds; 0: one lease
   int quarantine_kills = 3;
   int dispatcher_threads = 2;
   int sample_seconds = 15;
@@ -77,6 +80,10 @@ absl::StatusOr<coordinator::ServerOptions> ServerOptionsFromFlags(const Flags& f
   if (f.tls_cert.empty() != f.tls_key.empty()) {
     return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
   }
+  if (f.restart_grace > 0 && f.restart_grace < f.lease_seconds) {
+    return absl::InvalidArgumentError("--restart-grace must be at least --lease-seconds (workers "
+                                      "need a lease's time to renew)");
+  }
   if (!f.tls_cert.empty()) {
     auto cert = ReadPem(f.tls_cert);
     if (!cert.ok()) return cert.status();
@@ -108,6 +115,7 @@ int Run(const GlobalOptions& global, const Flags& f) {
   coordinator::CoordinatorOptions co;
   co.lease_seconds = f.lease_seconds;
   co.max_retries = f.max_retries;
+  if (f.restart_grace > 0) co.restart_grace = absl::Seconds(f.restart_grace);
   co.quarantine_kills = f.quarantine_kills;
   co.dispatcher_threads = f.dispatcher_threads;
   co.registry = &solver::SolverRegistry::Builtin();
@@ -175,6 +183,11 @@ void AddCoordinatorCommand(CLI::App& app, CommandContext ctx) {
   cmd->add_option("--max-retries", f->max_retries,
                   "failures or expired leases before a job is 'failed'")
       ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--restart-grace", f->restart_grace,
+                  "seconds after start and after a database outage in which no lease is reaped, "
+                  "so workers reconnect and renew (0: one lease; at least --lease-seconds)")
+      ->check(CLI::Range(0, 86400))
       ->capture_default_str();
   cmd->add_option("--quarantine-kills", f->quarantine_kills,
                   "executor kills of one config before its jobs are failed")

@@ -2,12 +2,18 @@
 // of --db or the embedded one, an in-process coordinator, local workers, export to
 // --output-dir). With --driver, --no-db or --dry-run: tune problems in this process without a
 // database (tuner_core/search/session.h).
+// -f rides out database outages of up to --db-wait seconds, resumes the session of an earlier run
+// of the same file and target (unless --new-session), and on SIGINT / SIGTERM stops the workers
+// and exports what is done (a second signal ends it at once); docs/RELIABILITY.md.
+#include <signal.h>
+
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
@@ -49,6 +55,8 @@ struct TuneArgs {
   std::string tag;
   int eval_timeout_s = 1800;
   int max_minutes = 0;
+  int db_wait_s = 300;
+  bool new_session = false;
 };
 
 // Usage errors print one line and exit 2.
@@ -98,6 +106,49 @@ absl::StatusOr<std::string> PipelineLogFile(const GlobalOptions& global, const T
   return log_file;
 }
 
+// SIGINT / SIGTERM while the pipeline runs: the first asks it to stop (and export what is done),
+// a second one ends the process with the signal's default action. Signals are blocked in every
+// thread (and the executor children inherit that), and one thread takes them with sigtimedwait.
+class StopSignals {
+ public:
+  StopSignals() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set_, &old_);
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~StopSignals() {
+    done_ = true;
+    thread_.join();
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  bool requested() const { return requested_; }
+
+ private:
+  void Loop() {
+    const timespec tick{0, 200 * 1000 * 1000};
+    while (!done_) {
+      const int sig = sigtimedwait(&set_, nullptr, &tick);
+      if (sig <= 0) continue;
+      if (requested_.exchange(true)) {  // the second one: quit now
+        signal(sig, SIG_DFL);
+        pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+        raise(sig);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+      }
+      std::fprintf(stderr, "\ntuna tune: %s: stopping the workers and exporting what is done "
+                   "(again to quit at once)\n", sig == SIGINT ? "interrupted" : "terminated");
+    }
+  }
+  sigset_t set_, old_;
+  std::atomic<bool> requested_{false}, done_{false};
+  std::thread thread_;
+};
+
 int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   pipeline::LocalPipelineOptions o;
   o.file = a.file;
@@ -109,6 +160,8 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   o.output_dir = a.output_dir;
   o.eval_deadline = absl::Seconds(std::max(1, a.eval_timeout_s));
   if (a.max_minutes > 0) o.max_duration = absl::Minutes(a.max_minutes);
+  o.db_wait = absl::Seconds(std::max(0, a.db_wait_s));
+  o.new_session = a.new_session;
   o.tuner_version = VersionLine();
   auto strategy = search::ParseStrategyKind(a.strategy);
   if (!strategy.ok()) return UsageError(std::string(strategy.status().message()));
@@ -128,6 +181,8 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   const std::string& log_file = *log;
   o.executor_argv = ExecutorArgv(global, log_file);
   std::fprintf(stderr, "tuna tune: detailed log in %s\n", log_file.c_str());
+  StopSignals stop;  // before any thread starts, so that every thread has the signals blocked
+  o.stop_requested = [&stop] { return stop.requested(); };
   Progress progress("tune", StderrProgressOptions(global.progress));
   auto db = OpenCommandDatabase(global);
   if (!db.ok()) {
@@ -140,8 +195,10 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   o.stage_progress = progress.StageCallback();
   o.job_progress = [&progress](const pipeline::JobProgress& j) {
     progress.Update("jobs", j.done + j.failed, j.total,
-                    fmt::format("{} evaluated, {} failed, {} running", j.done, j.failed,
-                                j.running));
+                    j.waiting_for_database
+                        ? fmt::format("waiting for database ({:.0f} s)", j.database_down_seconds)
+                        : fmt::format("{} evaluated, {} failed, {} running", j.done, j.failed,
+                                      j.running));
   };
   auto r = pipeline::RunLocalPipeline(**db, o);
   if (!r.ok()) {
@@ -273,6 +330,13 @@ void AddTuneCommand(CLI::App& app, CommandContext ctx) {
   cmd->add_option("--tag", args->tag, "import tag for -f (default tune:<file name>)");
   cmd->add_option("--eval-timeout", args->eval_timeout_s, "seconds per eval job before its executor is killed");
   cmd->add_option("--max-minutes", args->max_minutes, "stop -f after this long and export what is done");
+  cmd->add_option("--db-wait", args->db_wait_s,
+                  "seconds -f waits for an unreachable database before it gives up")
+      ->check(CLI::Range(0, 86400))
+      ->capture_default_str();
+  cmd->add_flag("--new-session", args->new_session,
+                "-f: start a new session instead of resuming the last one of the same file and "
+                "target");
   const GlobalOptions* global = ctx.global;
   cmd->callback([ctx, args, backend, global] {
     args->backend_set = backend->count() > 0;

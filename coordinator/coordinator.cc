@@ -95,6 +95,11 @@ void CountTimings(Metrics* m, const schema::StepReport& rep, const StepTimings& 
   m->Add("tuna_worker_kernel_seconds_total", worker, t.kernel_seconds);
 }
 
+// The serving grace (coordinator.h): one lease unless set.
+absl::Duration Grace(const CoordinatorOptions& o) {
+  return o.restart_grace < absl::ZeroDuration() ? absl::Seconds(o.lease_seconds) : o.restart_grace;
+}
+
 }  // namespace
 
 struct Coordinator::Waiter {
@@ -129,6 +134,12 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(schema::Databas
   }
   std::unique_ptr<Coordinator> c(new Coordinator(db, options));
   if (absl::Status st = c->RefreshSessions(true); !st.ok()) return st;
+  auto db_now = c->store_.DatabaseNow();
+  if (!db_now.ok()) return db_now.status();
+  c->BeginServing(*db_now);
+  spdlog::info("coordinator: serving; for the first {} s no lease is reaped (workers reconnect and "
+               "renew), and leases from before this start that expire are not counted as retries",
+               absl::ToInt64Seconds(Grace(options)));
   for (int i = 0; i < options.dispatcher_threads; ++i) {
     c->threads_.emplace_back([p = c.get()] { p->DispatchLoop(); });
   }
@@ -153,12 +164,13 @@ void Coordinator::Shutdown() {
       }
     }
   }
+  // The reporter commits what is queued before it ends (SubmitReport refuses new ones now).
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
   threads_.clear();
   absl::MutexLock l(&mu_);
-  for (auto& r : reports_) {
+  for (auto& r : reports_) {  // none unless the reporter was never started
     r->done = true;
     r->status = absl::UnavailableError("coordinator shutting down");
   }
@@ -171,7 +183,7 @@ absl::Status Coordinator::RefreshSessions(bool force) {
     return absl::OkStatus();
   }
   auto targets = schema::SessionStore(db_).Targets();
-  if (!targets.ok()) return targets.status();
+  if (!NoteDb(targets.status()).ok()) return targets.status();
   sessions_.clear();
   session_by_id_.clear();
   for (const schema::SessionTarget& t : *targets) {
@@ -226,8 +238,8 @@ absl::StatusOr<Registered> Coordinator::Register(const WorkerRegistration& w) {
     }
   }
   for (const Device& d : w.devices) {
-    absl::Status st = schema::WorkerStore(db_).Upsert(
-        {w.host, d.index, d.arch, d.num_cu, absl::AsciiStrToUpper(d.backend), w.version});
+    absl::Status st = NoteDb(schema::WorkerStore(db_).Upsert(
+        {w.host, d.index, d.arch, d.num_cu, absl::AsciiStrToUpper(d.backend), w.version}));
     if (!st.ok()) {
       DbError(options_.metrics, "register");
       return st;
@@ -298,23 +310,19 @@ absl::StatusOr<std::vector<LeasedJob>> Coordinator::LeaseJobs(const LeaseRequest
 
 void Coordinator::DispatchLoop() {
   while (true) {
-    std::optional<std::vector<std::shared_ptr<Waiter>>> batch = TakeBatch();
-    if (!batch) return;
-    if (batch->empty()) continue;
+    std::vector<std::shared_ptr<Waiter>> batch;
+    if (!TakeBatch(&batch)) return;  // shutting down
+    if (batch.empty()) continue;
     std::vector<schema::ClaimedJob> claimed;
-    const absl::Status status = ClaimBatch(*batch, &claimed);
-    std::map<int64_t, SessionRow> sessions_by_id;
-    {
-      absl::MutexLock l(&sessions_mu_);
-      sessions_by_id = session_by_id_;
-    }
-    absl::MutexLock l(&mu_);
-    HandOut(*batch, claimed, sessions_by_id, status);
+    const absl::Status status = ClaimFor(batch, &claimed);
+    HandOut(batch, claimed, status);
   }
 }
 
-std::optional<std::vector<std::shared_ptr<Coordinator::Waiter>>> Coordinator::TakeBatch() {
-  std::vector<std::shared_ptr<Waiter>> batch;
+// Waits for waiters whose filter is not dry and takes those of one filter, up to
+// max_claim_batch jobs. False when shutting down.
+bool Coordinator::TakeBatch(std::vector<std::shared_ptr<Waiter>>* out) {
+  std::vector<std::shared_ptr<Waiter>>& batch = *out;
   absl::MutexLock l(&mu_);
   auto eligible = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (shutdown_) return true;
@@ -328,7 +336,7 @@ std::optional<std::vector<std::shared_ptr<Coordinator::Waiter>>> Coordinator::Ta
   };
   // Dry filters become eligible again by time alone: wake periodically to re-check.
   mu_.AwaitWithTimeout(absl::Condition(&eligible), absl::Milliseconds(50));
-  if (shutdown_) return std::nullopt;
+  if (shutdown_) return false;
   const absl::Time now = absl::Now();
   std::string key;
   int wanted = 0;
@@ -345,39 +353,51 @@ std::optional<std::vector<std::shared_ptr<Coordinator::Waiter>>> Coordinator::Ta
     wanted += w->req.max_jobs;
     batch.push_back(w);
   }
-  return batch;
+  return true;
 }
 
-absl::Status Coordinator::ClaimBatch(const std::vector<std::shared_ptr<Waiter>>& batch,
-                                     std::vector<schema::ClaimedJob>* claimed) {
+// One claim transaction for the batch (jobs in the order of its waiters).
+absl::Status Coordinator::ClaimFor(const std::vector<std::shared_ptr<Waiter>>& batch,
+                                   std::vector<schema::ClaimedJob>* out) {
+  std::vector<schema::ClaimedJob>& claimed = *out;
+  absl::Status status;
   auto sessions = MatchingSessions(batch[0]->req);
   if (!sessions.ok()) {
+    status = sessions.status();
     DbError(options_.metrics, "claim");
-    return sessions.status();
+  } else if (!sessions->empty()) {
+    std::vector<schema::ClaimWant> wants;
+    for (const auto& w : batch) wants.push_back({w->req.worker_id, w->req.max_jobs});
+    const absl::Time claim_start = absl::Now();
+    auto c = store_.Claim(batch[0]->req.step, *sessions, wants);
+    NoteDb(c.status());
+    if (options_.metrics != nullptr) {
+      options_.metrics->Observe("tuna_claim_duration_seconds",
+                                {{"step", jobs::ToString(batch[0]->req.step)}},
+                                absl::ToDoubleSeconds(absl::Now() - claim_start));
+    }
+    if (c.ok()) {
+      claimed = std::move(*c);
+    } else {
+      status = c.status();
+      DbError(options_.metrics, "claim");
+      // An unreachable database is logged once, by NoteDb; the waiters wait on.
+      if (!absl::IsUnavailable(status)) spdlog::warn("coordinator: claim failed: {}", status.ToString());
+    }
   }
-  if (sessions->empty()) return absl::OkStatus();
-  std::vector<schema::ClaimWant> wants;
-  for (const auto& w : batch) wants.push_back({w->req.worker_id, w->req.max_jobs});
-  const absl::Time claim_start = absl::Now();
-  auto c = store_.Claim(batch[0]->req.step, *sessions, wants);
-  if (options_.metrics != nullptr) {
-    options_.metrics->Observe("tuna_claim_duration_seconds",
-                              {{"step", jobs::ToString(batch[0]->req.step)}},
-                              absl::ToDoubleSeconds(absl::Now() - claim_start));
-  }
-  if (!c.ok()) {
-    DbError(options_.metrics, "claim");
-    spdlog::warn("coordinator: claim failed: {}", c.status().ToString());
-    return c.status();
-  }
-  *claimed = std::move(*c);
-  return absl::OkStatus();
+  return status;
 }
 
+// Hands the claimed jobs out by position; waiters that got none wait on (or end their poll).
 void Coordinator::HandOut(const std::vector<std::shared_ptr<Waiter>>& batch,
                           const std::vector<schema::ClaimedJob>& claimed,
-                          const std::map<int64_t, SessionRow>& sessions_by_id,
                           const absl::Status& status) {
+  std::map<int64_t, SessionRow> sessions_by_id;
+  {
+    absl::MutexLock l(&sessions_mu_);
+    sessions_by_id = session_by_id_;
+  }
+  absl::MutexLock l(&mu_);
   // Jobs come back in the order of `wants`: hand them out by position.
   size_t next = 0;
   int got_total = 0, wanted_total = 0;
@@ -428,7 +448,7 @@ void Coordinator::HandOut(const std::vector<std::shared_ptr<Waiter>>& batch,
 absl::Status Coordinator::CheckHolder(const std::string& worker_id, int64_t job_id,
                                       int64_t attempt, JobStep step) {
   auto job = store_.GetJob(job_id);
-  if (!job.ok()) return job.status();
+  if (!NoteDb(job.status()).ok()) return job.status();
   if (!job->has_value()) return absl::NotFoundError(absl::StrCat("no job ", job_id));
   const schema::JobInfo& j = **job;
   if (j.lease_owner != worker_id || j.attempt != attempt || j.state != jobs::LeasedState(step)) {
@@ -449,7 +469,7 @@ absl::StatusOr<std::vector<Lease>> Coordinator::Renew(const std::string& worker_
   }
   Seen(options_.metrics, worker_id);
   auto held = store_.Renew(worker_id, in);
-  if (!held.ok()) {
+  if (!NoteDb(held.status()).ok()) {
     DbError(options_.metrics, "renew");
     return held.status();
   }
@@ -472,7 +492,7 @@ absl::StatusOr<int64_t> Coordinator::Release(const std::string& worker_id,
   }
   Seen(options_.metrics, worker_id);
   auto n = store_.Release(worker_id, in);
-  if (!n.ok()) {
+  if (!NoteDb(n.status()).ok()) {
     DbError(options_.metrics, "release");
   } else {
     Count(options_.metrics, "tuna_released_jobs_total", {}, static_cast<double>(*n));
@@ -524,14 +544,14 @@ absl::Status Coordinator::ValidateReport(const Report& r) {
     }
     if (s.error.size() > kMaxError) return absl::InvalidArgumentError("sample error too long");
   }
-  if (options_.registry == nullptr) return absl::OkStatus();
-  return CheckReportParams(r);
+  return ValidateParams(r);
 }
 
-absl::Status Coordinator::CheckReportParams(const Report& r) {
-  // The params must be a point of the solver's space, valid for the job's problem and target.
+// The params must be a point of the solver's space, valid for the job's problem and target.
+absl::Status Coordinator::ValidateParams(const Report& r) {
+  if (options_.registry == nullptr) return absl::OkStatus();
   auto job = store_.GetJob(r.job_id);
-  if (!job.ok()) return job.status();
+  if (!NoteDb(job.status()).ok()) return job.status();
   if (!job->has_value()) return absl::NotFoundError(absl::StrCat("no job ", r.job_id));
   const schema::JobInfo& j = **job;
   const solver::RegisteredSolver* rs = options_.registry->ByName(j.solver_name);
@@ -628,69 +648,78 @@ void Coordinator::ReportLoop() {
         return shutdown_ || !reports_.empty();
       };
       mu_.Await(absl::Condition(&ready));
-      if (shutdown_) return;
+      if (reports_.empty()) return;  // shutting down, and every queued report is committed
       while (!reports_.empty() && static_cast<int>(batch.size()) < options_.max_report_batch) {
         batch.push_back(reports_.front());
         reports_.pop_front();
       }
     }
-    std::vector<schema::StepReport> in;
-    for (const auto& p : batch) in.push_back(p->report);
-    std::vector<absl::StatusOr<schema::ReportOutcome>> outcomes;
-    auto all = store_.Report(in);
-    if (all.ok()) {
-      for (auto o : *all) outcomes.emplace_back(o);
-    } else {
-      // One bad report must not fail the others: commit them one by one.
-      for (const auto& one : in) {
-        auto o = store_.Report({one});
-        if (o.ok()) {
-          outcomes.emplace_back((*o)[0]);
-        } else {
-          outcomes.emplace_back(o.status());
-        }
-      }
-    }
-    if (Metrics* m = options_.metrics; m != nullptr) {
-      if (!all.ok()) DbError(m, "report");
-      for (size_t k = 0; k < batch.size(); ++k) {
-        const schema::StepReport& rep = batch[k]->report;
-        const auto& o = outcomes[k];
-        const char* outcome = o.ok() ? schema::ReportOutcomeName(*o) : "error";
-        m->Add("tuna_reports_total", {{"step", jobs::ToString(rep.step)},
-                                      {"result", rep.succeeded ? "success" : "failure"},
-                                      {"outcome", outcome}});
-        if (o.ok() && *o == schema::ReportOutcome::kApplied && !rep.succeeded) {
-          const char* reason = rep.executor_killed ? "executor_killed"
-                               : rep.retryable     ? "retryable"
-                                                   : "permanent";
-          m->Add("tuna_job_failures_total",
-                 {{"step", jobs::ToString(rep.step)}, {"reason", reason}});
-        }
-        if (o.ok() && *o == schema::ReportOutcome::kApplied) CountTimings(m, rep, batch[k]->timings);
-      }
-    }
-    absl::MutexLock l(&mu_);
-    for (size_t k = 0; k < batch.size(); ++k) {
-      auto& p = batch[k];
-      const auto& o = outcomes[k];
-      if (!o.ok()) {
-        p->status = o.status();
-      } else if (*o == schema::ReportOutcome::kStale) {
-        p->status = absl::FailedPreconditionError(
-            absl::StrCat("job ", p->report.job_id, " attempt ", p->report.attempt,
-                         ": the lease is no longer held by this worker (stale report ignored)"));
-      } else if (*o == schema::ReportOutcome::kNotFound) {
-        p->status = absl::NotFoundError(absl::StrCat("no job ", p->report.job_id));
+    ReportBatch(std::move(batch));
+  }
+}
+
+void Coordinator::ReportBatch(std::vector<std::shared_ptr<PendingReport>> batch) {
+  std::vector<schema::StepReport> in;
+  for (const auto& p : batch) in.push_back(p->report);
+  std::vector<absl::StatusOr<schema::ReportOutcome>> outcomes;
+  auto all = store_.Report(in);
+  NoteDb(all.status());
+  if (all.ok()) {
+    for (auto o : *all) outcomes.emplace_back(o);
+  } else if (absl::IsUnavailable(all.status())) {
+    // The database is unreachable: one by one would fail the same way, each after its own
+    // retries. Every report gets Unavailable; the workers send them again with backoff.
+    for (size_t k = 0; k < in.size(); ++k) outcomes.emplace_back(all.status());
+  } else {
+    // One bad report must not fail the others: commit them one by one.
+    for (const auto& one : in) {
+      auto o = store_.Report({one});
+      if (o.ok()) {
+        outcomes.emplace_back((*o)[0]);
       } else {
-        if (*o == schema::ReportOutcome::kDuplicate) {
-          spdlog::info("coordinator: duplicate report for job {} attempt {} ignored",
-                       p->report.job_id, p->report.attempt);
-        }
-        p->status = absl::OkStatus();
+        outcomes.emplace_back(o.status());
       }
-      p->done = true;
     }
+  }
+  if (Metrics* m = options_.metrics; m != nullptr) {
+    if (!all.ok()) DbError(m, "report");
+    for (size_t k = 0; k < batch.size(); ++k) {
+      const schema::StepReport& rep = batch[k]->report;
+      const auto& o = outcomes[k];
+      const char* outcome = o.ok() ? schema::ReportOutcomeName(*o) : "error";
+      m->Add("tuna_reports_total", {{"step", jobs::ToString(rep.step)},
+                                    {"result", rep.succeeded ? "success" : "failure"},
+                                    {"outcome", outcome}});
+      if (o.ok() && *o == schema::ReportOutcome::kApplied && !rep.succeeded) {
+        const char* reason = rep.executor_killed ? "executor_killed"
+                             : rep.retryable     ? "retryable"
+                                                 : "permanent";
+        m->Add("tuna_job_failures_total",
+               {{"step", jobs::ToString(rep.step)}, {"reason", reason}});
+      }
+      if (o.ok() && *o == schema::ReportOutcome::kApplied) CountTimings(m, rep, batch[k]->timings);
+    }
+  }
+  absl::MutexLock l(&mu_);
+  for (size_t k = 0; k < batch.size(); ++k) {
+    auto& p = batch[k];
+    const auto& o = outcomes[k];
+    if (!o.ok()) {
+      p->status = o.status();
+    } else if (*o == schema::ReportOutcome::kStale) {
+      p->status = absl::FailedPreconditionError(
+          absl::StrCat("job ", p->report.job_id, " attempt ", p->report.attempt,
+                       ": the lease is no longer held by this worker (stale report ignored)"));
+    } else if (*o == schema::ReportOutcome::kNotFound) {
+      p->status = absl::NotFoundError(absl::StrCat("no job ", p->report.job_id));
+    } else {
+      if (*o == schema::ReportOutcome::kDuplicate) {
+        spdlog::info("coordinator: duplicate report for job {} attempt {} ignored",
+                     p->report.job_id, p->report.attempt);
+      }
+      p->status = absl::OkStatus();
+    }
+    p->done = true;
   }
 }
 
@@ -715,7 +744,7 @@ absl::StatusOr<std::vector<int64_t>> Coordinator::PutKernels(
                       k.code_object});
   }
   auto ids = store_.PutKernels(stored);
-  if (!ids.ok()) {
+  if (!NoteDb(ids.status()).ok()) {
     DbError(options_.metrics, "kernels");
   } else {
     Count(options_.metrics, "tuna_kernels_stored_total", {}, static_cast<double>(ids->size()));
@@ -728,7 +757,7 @@ absl::StatusOr<std::vector<KernelBlob>> Coordinator::FetchKernels(
   Seen(options_.metrics, worker_id);
   if (auto st = CheckHolder(worker_id, job_id, attempt, JobStep::kEval); !st.ok()) return st;
   auto stored = store_.JobKernels(job_id);
-  if (!stored.ok()) return stored.status();
+  if (!NoteDb(stored.status()).ok()) return stored.status();
   std::vector<KernelBlob> out;
   for (schema::StoredKernel& k : *stored) {
     out.push_back({std::move(k.build_key), std::move(k.arch), std::move(k.compiler),
@@ -739,20 +768,78 @@ absl::StatusOr<std::vector<KernelBlob>> Coordinator::FetchKernels(
 }
 
 absl::StatusOr<schema::ReapCounts> Coordinator::Reap() {
-  auto c = store_.Reap();
-  if (!c.ok()) {
+  schema::ReapOptions ro;
+  {
+    absl::MutexLock l(&serve_mu_);
+    ro.forgive_extended_before = serving_since_db_;
+  }
+  auto c = store_.Reap(ro);
+  if (!NoteDb(c.status()).ok()) {
     DbError(options_.metrics, "reap");
   } else {
     Count(options_.metrics, "tuna_reaped_jobs_total", {{"outcome", "requeued"}},
           static_cast<double>(c->requeued));
     Count(options_.metrics, "tuna_reaped_jobs_total", {{"outcome", "failed"}},
           static_cast<double>(c->failed));
+    Count(options_.metrics, "tuna_reaped_jobs_total", {{"outcome", "forgiven"}},
+          static_cast<double>(c->forgiven));
   }
-  if (c.ok() && (c->requeued || c->failed)) {
-    spdlog::info("coordinator: reaped expired leases: {} requeued, {} failed", c->requeued,
-                 c->failed);
+  if (c.ok() && (c->requeued || c->failed || c->forgiven)) {
+    spdlog::info("coordinator: reaped expired leases: {} requeued, {} failed, {} requeued "
+                 "without a retry counted (expired while no coordinator or database served them)",
+                 c->requeued, c->failed, c->forgiven);
   }
   return c;
+}
+
+void Coordinator::BeginServing(const std::string& db_now) {
+  absl::MutexLock l(&serve_mu_);
+  serving_since_db_ = db_now;
+  reap_after_ = absl::Now() + Grace(options_);
+}
+
+bool Coordinator::InGrace() {
+  absl::MutexLock l(&serve_mu_);
+  return db_down_ || absl::Now() < reap_after_;
+}
+
+size_t Coordinator::TEST_QueuedReports() {
+  absl::MutexLock l(&mu_);
+  return reports_.size();
+}
+
+bool Coordinator::DatabaseReachable() {
+  absl::MutexLock l(&serve_mu_);
+  return !db_down_;
+}
+
+absl::Status Coordinator::NoteDb(const absl::Status& st) {
+  const bool down = absl::IsUnavailable(st);
+  absl::Duration outage;
+  {
+    absl::MutexLock l(&serve_mu_);
+    if (down == db_down_) return st;
+    db_down_ = down;  // this thread handles the change; the others see it made
+    if (down) {
+      db_down_since_ = absl::Now();
+      spdlog::warn("coordinator: database unreachable: {}; waiting for it (claims and reports wait, "
+                   "no lease is reaped meanwhile)", std::string(st.message()));
+      return st;
+    }
+    outage = absl::Now() - db_down_since_;
+  }
+  auto now = store_.DatabaseNow();
+  if (!now.ok()) {  // gone again before the grace could begin: still down, said already
+    absl::MutexLock l(&serve_mu_);
+    db_down_ = true;
+    return st;
+  }
+  BeginServing(*now);
+  spdlog::info("coordinator: database reachable again after {:.1f} s; leases are kept for {} s "
+               "for the workers to renew, and expiries from the outage are not counted as retries",
+               absl::ToDoubleSeconds(outage), absl::ToInt64Seconds(Grace(options_)));
+  if (Metrics* m = options_.metrics; m != nullptr) m->Add("tuna_db_outages_total", {});
+  return st;
 }
 
 void Coordinator::ReapLoop() {
@@ -762,8 +849,12 @@ void Coordinator::ReapLoop() {
       auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return shutdown_; };
       if (mu_.AwaitWithTimeout(absl::Condition(&stop), options_.reap_interval)) return;
     }
+    // A probe first: a database that just came back begins a grace period instead of a reap.
+    if (!NoteDb(store_.DatabaseNow().status()).ok() || InGrace()) continue;
     auto c = Reap();
-    if (!c.ok()) spdlog::warn("coordinator: reaper: {}", c.status().ToString());
+    if (!c.ok() && !absl::IsUnavailable(c.status())) {
+      spdlog::warn("coordinator: reaper: {}", c.status().ToString());
+    }
   }
 }
 

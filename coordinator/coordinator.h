@@ -20,8 +20,16 @@
 // the job's problem). InvalidArgument names the field. A stale lease gives FailedPrecondition and
 // changes nothing; a duplicate report is OK and changes nothing.
 //
+// Serving grace (docs/RELIABILITY.md): a coordinator that starts, or sees its database again
+// after an outage, reaps nothing for `restart_grace` (at least one lease): the leases that ran
+// out while nobody could renew them are kept for the workers that reconnect and renew. Leases
+// last extended before that moment which still expire are requeued without a retry charged
+// (schema::ReapOptions::forgive_extended_before): an expiry caused by the coordinator's or the
+// database's absence is not the job's fault. Database reachability changes are logged once each.
+//
 // Threads: every method is thread-safe. Lease blocks up to its wait; everything else blocks for
-// one batch commit at most. Shutdown wakes all waiters (they get Unavailable).
+// one batch commit at most. Shutdown wakes all waiters (they get Unavailable) and commits the
+// reports already queued before it returns; reports submitted after it began get Unavailable.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +65,9 @@ struct CoordinatorOptions {
   absl::Duration max_wait = absl::Seconds(30);     // longest long-poll
   absl::Duration session_refresh = absl::Seconds(2);
   absl::Duration reap_interval = absl::Seconds(5);  // 0: no background reaper (tests call Reap)
+  // After start and after a database outage: nothing is reaped for this long (see above).
+  // Negative: one lease (lease_seconds).
+  absl::Duration restart_grace = absl::Seconds(-1);
   int max_jobs_per_lease = 64;
   // Non-empty: only jobs of these sessions are leased (`tune -f` runs its own coordinator on a
   // shared database and must not evaluate another run's jobs). Empty: every matching session.
@@ -92,11 +103,18 @@ class Coordinator {
   // The kernels the job's compile step produced; the caller must hold its eval lease.
   absl::StatusOr<std::vector<KernelBlob>> FetchKernels(const std::string& worker_id,
                                                        int64_t job_id, int64_t attempt);
+  // Reaps expired leases now (the reaper thread calls it after the grace period); leases last
+  // extended before this coordinator began serving are forgiven (see the file comment).
   absl::StatusOr<schema::ReapCounts> Reap();
+  // False while the database is known to be unreachable (the last call to it failed so).
+  bool DatabaseReachable();
 
   void Shutdown();
 
   const CoordinatorOptions& options() const { return options_; }
+
+  // For tests: reports queued and not yet taken by the reporter.
+  size_t TEST_QueuedReports();
 
  private:
   struct Waiter;
@@ -110,24 +128,25 @@ class Coordinator {
 
   Coordinator(schema::Database& db, CoordinatorOptions options);
   void DispatchLoop();
-  // DispatchLoop's stages: wait for eligible waiters and take a batch of one filter (empty when
-  // none; nullopt at shutdown), claim jobs for it, hand them out (or end empty long-polls).
-  std::optional<std::vector<std::shared_ptr<Waiter>>> TakeBatch();
-  absl::Status ClaimBatch(const std::vector<std::shared_ptr<Waiter>>& batch,
-                          std::vector<schema::ClaimedJob>* claimed);
+  bool TakeBatch(std::vector<std::shared_ptr<Waiter>>* batch);
+  absl::Status ClaimFor(const std::vector<std::shared_ptr<Waiter>>& batch,
+                        std::vector<schema::ClaimedJob>* claimed);
   void HandOut(const std::vector<std::shared_ptr<Waiter>>& batch,
-               const std::vector<schema::ClaimedJob>& claimed,
-               const std::map<int64_t, SessionRow>& sessions_by_id, const absl::Status& status)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+               const std::vector<schema::ClaimedJob>& claimed, const absl::Status& status);
   void ReportLoop();
   void ReapLoop();
   absl::StatusOr<std::vector<int64_t>> MatchingSessions(const LeaseRequest& req);
   absl::Status RefreshSessions(bool force);
   absl::Status ValidateReport(const Report& r);
-  // A successful eval report's params checked against the job's solver space and target.
-  absl::Status CheckReportParams(const Report& r);
+  absl::Status ValidateParams(const Report& r);  // eval success: params against the solver
   absl::Status CheckHolder(const std::string& worker_id, int64_t job_id, int64_t attempt,
                            schema::JobStep step);
+  // Every database call's outcome: logs and handles the reachable ⇄ unreachable changes (a
+  // return starts a grace period). Returns `st`.
+  absl::Status NoteDb(const absl::Status& st);
+  void BeginServing(const std::string& db_now);  // a grace period from now
+  bool InGrace();
+  void ReportBatch(std::vector<std::shared_ptr<PendingReport>> batch);
 
   schema::Database& db_;
   const CoordinatorOptions options_;
@@ -144,6 +163,13 @@ class Coordinator {
   std::vector<SessionRow> sessions_ ABSL_GUARDED_BY(sessions_mu_);
   absl::Time sessions_loaded_ ABSL_GUARDED_BY(sessions_mu_) = absl::InfinitePast();
   std::map<int64_t, SessionRow> session_by_id_ ABSL_GUARDED_BY(sessions_mu_);
+
+  // Serving state: guarded by serve_mu_ (never held across a database call).
+  absl::Mutex serve_mu_;
+  bool db_down_ ABSL_GUARDED_BY(serve_mu_) = false;
+  absl::Time db_down_since_ ABSL_GUARDED_BY(serve_mu_);
+  std::string serving_since_db_ ABSL_GUARDED_BY(serve_mu_);  // database time; "" before start
+  absl::Time reap_after_ ABSL_GUARDED_BY(serve_mu_) = absl::InfinitePast();
 
   std::vector<std::thread> threads_;
 };

@@ -105,7 +105,10 @@ std::unique_ptr<Metrics> Metrics::ForCoordinator() {
             "Failed job steps by step and reason (retryable|permanent|executor_killed); "
             "expired leases are counted by tuna_reaped_jobs_total.");
   m->Define("tuna_reaped_jobs_total", T::kCounter,
-            "Expired leases returned by the reaper, by outcome (requeued|failed).");
+            "Expired leases returned by the reaper, by outcome (requeued|failed|forgiven: requeued "
+            "without a retry counted, expired while no coordinator or database served them).");
+  m->Define("tuna_db_outages_total", T::kCounter,
+            "Times the database became reachable again after this coordinator lost it.");
   m->Define("tuna_renewals_total", T::kCounter, "Lease renewals, by outcome (held|lost).");
   m->Define("tuna_released_jobs_total", T::kCounter, "Leases handed back by workers.");
   m->Define("tuna_kernels_stored_total", T::kCounter, "Code objects received with PutKernels.");
@@ -143,6 +146,7 @@ std::unique_ptr<Metrics> Metrics::ForCoordinator() {
     m->Add("tuna_db_errors_total", {{"operation", op}}, 0);
   }
   m->Add("tuna_worker_registrations_total", {}, 0);
+  m->Add("tuna_db_outages_total", {}, 0);
   return m;
 }
 

@@ -1,14 +1,19 @@
 #include "pipeline/local_pipeline.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "admin/applicability.h"
 #include "admin/import_configs.h"
@@ -23,10 +28,12 @@
 #include "exporter/registry_algorithms.h"
 #include "fmt/format.h"
 #include "jobs/job_state.h"
+#include "schema/store/lease_store.h"
 #include "schema/store/result_store.h"
 #include "schema/store/session_store.h"
 #include "schema/store/solver_store.h"
 #include "spdlog/spdlog.h"
+#include "tuner_core/hash/sha256.h"
 #include "tuner_core/problem/driver_line.h"
 #include "worker/coordinator_client.h"
 #include "worker/worker.h"
@@ -58,297 +65,443 @@ absl::StatusOr<Counts> CountJobs(schema::Database& db, int64_t session_id) {
   return c;
 }
 
-using SayFn = std::function<void(const std::string&)>;
-
-// 1. Import FILE under the tag, 2. the solver table from the registry.
-absl::Status ImportAndSyncSolvers(schema::Database& db, const solver::SolverRegistry& registry,
-                                  const LocalPipelineOptions& options, const std::string& tag,
-                                  const SayFn& say, LocalPipelineReport* report) {
-  admin::ImportOptions io;
-  io.tag = tag;
-  io.progress = options.stage_progress;
-  auto imported = admin::ImportDriverFile(db, options.file, io);
-  if (!imported.ok()) return Stage("import", imported.status());
-  report->configs = imported->unique_configs;
-  say(fmt::format("imported {} line(s): {} config(s) ({} new) under tag '{}'", imported->lines,
-                  imported->unique_configs, imported->configs_new, tag));
-  schema::SolverStore solvers(db);
-  if (auto st = solvers.Sync(admin::SolverRecords(registry)); !st.ok()) {
-    return Stage("solvers update", st.status());
-  }
-  return absl::OkStatus();
+absl::Status StatusOf(const absl::Status& s) { return s; }
+template <typename T>
+absl::Status StatusOf(const absl::StatusOr<T>& s) {
+  return s.status();
 }
 
-// 3. A session on this host's device (the chosen backend's, or the first usable one).
-absl::StatusOr<schema::SessionRecord> InitSession(schema::Database& db,
-                                                  const LocalPipelineOptions& options,
-                                                  const SayFn& say, LocalPipelineReport* report) {
-  schema::SessionRecord s;
-  s.label = absl::StrCat("tuna tune -f ", options.file).substr(0, 250);
-  s.tuner_version = options.tuner_version;
-  admin::DetectTargetOptions detect;
-  detect.backend = options.backend;
-  detect.require_compiler = true;  // the local workers compile here
-  if (auto st = admin::DetectSessionTarget(detect, &s); !st.ok()) return Stage("session init", st);
-  auto session_id = schema::SessionStore(db).Create(s);
-  if (!session_id.ok()) return Stage("session init", session_id.status());
-  s.id = *session_id;
-  report->session_id = s.id;
-  report->arch = s.arch;
-  report->backend = s.backend;
-  say(fmt::format("session {}: {} ({} CUs, {})", s.id, s.arch, s.num_cu, s.backend));
-  return s;
-}
-
-// 4. Applicability, 5. jobs.
-absl::Status LoadSessionJobs(schema::Database& db, const solver::SolverRegistry& registry,
-                             const LocalPipelineOptions& options, int64_t session_id,
-                             const std::string& tag, const SayFn& say,
-                             LocalPipelineReport* report) {
-  admin::ApplicabilityOptions ao;
-  ao.session_id = session_id;
-  ao.tag = tag;
-  ao.progress = options.stage_progress;
-  auto app = admin::UpdateApplicability(db, registry, ao);
-  if (!app.ok()) return Stage("applicability", app.status());
-  admin::LoadJobsOptions lo;
-  lo.session_id = session_id;
-  lo.tag = tag;
-  lo.fin_steps = options.fin_steps;
-  lo.only_applicable = true;
-  lo.solvers = options.solvers;
-  lo.label = "tuna tune";
-  lo.progress = options.stage_progress;
-  auto loaded = admin::LoadJobs(db, registry, lo);
-  if (!loaded.ok()) return Stage("jobs load", loaded.status());
-  report->jobs = loaded->added + loaded->existing;
-  say(fmt::format("{} applicable (config, solver) pair(s); {} job(s) loaded", app->applicable,
-                  loaded->added));
-  return absl::OkStatus();
-}
-
-// 6. A coordinator on a loopback port and `workers` local workers, each on its own thread.
-// Stop() stops the workers, then the server and the coordinator.
-class LocalCluster {
+// Riding out database outages (see the header): one per run, used by one thread.
+class DbPatience {
  public:
-  absl::Status Start(schema::Database& db, const solver::SolverRegistry& registry,
-                     const LocalPipelineOptions& options, const schema::SessionRecord& s) {
-    coordinator::CoordinatorOptions co;
-    co.registry = &registry;
-    co.only_sessions = {s.id};  // another run's jobs on the same database are not ours
-    co.lease_seconds = std::max<int>(
-        30, static_cast<int>(absl::ToInt64Seconds(options.eval_deadline)) + 30);
-    co.reap_interval = absl::Seconds(2);
-    co.empty_poll_interval = absl::Milliseconds(100);
-    co.max_wait = absl::Seconds(2);
-    auto coord = coordinator::Coordinator::Create(db, co);
-    if (!coord.ok()) return Stage("coordinator", coord.status());
-    coordinator_ = *std::move(coord);
-    coordinator::ServerOptions so;
-    so.listen = "127.0.0.1:0";
-    auto server = coordinator::CoordinatorServer::Start(*coordinator_, so);
-    if (!server.ok()) return Stage("coordinator", server.status());
-    server_ = *std::move(server);
-    StartWorkers(registry, options, s);
-    return absl::OkStatus();
-  }
+  DbPatience(const LocalPipelineOptions& o, std::function<void(const std::string&)> say)
+      : options_(o), say_(std::move(say)) {}
 
-  std::string address() const { return server_->address(); }
-  int size() const { return static_cast<int>(workers_.size()); }
-
-  // Unavailable when every worker has stopped (with the first one's status), else OK.
-  absl::Status CheckWorkers() {
-    std::lock_guard<std::mutex> l(results_mu_);
-    for (bool e : exited_) {
-      if (!e) return absl::OkStatus();
+  // After a failed step: true when it should be tried again (the backoff has been slept).
+  bool Retry(const char* step, const absl::Status& st) {
+    if (!absl::IsUnavailable(st) || Stopping()) return false;
+    const absl::Time now = absl::Now();
+    if (down_since_ == absl::InfinitePast()) {
+      down_since_ = now;
+      backoff_ = absl::Milliseconds(250);
+      say_(fmt::format("waiting for database ({}: {}); up to {} s", step, std::string(st.message()),
+                       absl::ToInt64Seconds(options_.db_wait)));
+    } else if (now - down_since_ > options_.db_wait) {
+      say_(fmt::format("database unreachable for {:.0f} s: giving up", DownSeconds()));
+      gave_up_ = true;
+      return false;
     }
-    return absl::UnavailableError(absl::StrCat("every worker stopped: ", results_[0].message()));
+    const absl::Time until = now + backoff_;
+    while (absl::Now() < until && !Stopping()) absl::SleepFor(absl::Milliseconds(50));
+    backoff_ = std::min(backoff_ * 2, absl::Seconds(5));
+    return !Stopping();
   }
-
-  void Stop() {
-    for (auto& w : workers_) w->RequestStop();
-    for (auto& t : threads_) t.join();
-    threads_.clear();
-    workers_.clear();
-    clients_.clear();
-    if (server_) server_->Shutdown();
-    server_.reset();
-    coordinator_.reset();
+  void Ok() {
+    if (down_since_ == absl::InfinitePast()) return;
+    say_(fmt::format("database back after {:.1f} s", DownSeconds()));
+    down_since_ = absl::InfinitePast();
   }
+  bool Waiting() const { return down_since_ != absl::InfinitePast(); }
+  bool GaveUp() const { return gave_up_; }
+  double DownSeconds() const {
+    return Waiting() ? absl::ToDoubleSeconds(absl::Now() - down_since_) : 0;
+  }
+  bool Stopping() const { return options_.stop_requested && options_.stop_requested(); }
 
  private:
-  void StartWorkers(const solver::SolverRegistry& registry, const LocalPipelineOptions& options,
-                    const schema::SessionRecord& s) {
-    const int nworkers = std::max(1, options.workers);
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    results_.assign(nworkers, absl::OkStatus());
-    exited_.assign(nworkers, false);
-    for (int i = 0; i < nworkers; ++i) {
-      worker::GrpcClientOptions go;
-      go.address = server_->address();
-      clients_.push_back(worker::MakeGrpcClient(go));
-      worker::WorkerOptions wo;
-      wo.host = absl::StrCat("local-", i);
-      wo.backend = absl::AsciiStrToLower(s.backend);
-      wo.compile_jobs =
-          options.compile_jobs > 0 ? options.compile_jobs : std::max(1, cores / nworkers);
-      wo.lease_batch = 3;  // eval jobs ahead per device: their evaluators are prepared early
-      wo.tuning = options.tuning;
-      wo.eval_deadline = options.eval_deadline;
-      wo.lease_wait = absl::Seconds(1);
-      wo.executor_argv = options.executor_argv;
-      wo.registry = &registry;
-      workers_.push_back(std::make_unique<worker::Worker>(*clients_.back(), wo));
-    }
-    for (int i = 0; i < nworkers; ++i) {
-      threads_.emplace_back([this, i] {
-        absl::Status st = workers_[i]->Run();
-        if (!st.ok()) spdlog::error("local worker {}: {}", i, st.ToString());
-        std::lock_guard<std::mutex> l(results_mu_);
-        results_[i] = st;
-        exited_[i] = true;
-      });
-    }
-  }
+  const LocalPipelineOptions& options_;
+  std::function<void(const std::string&)> say_;
+  absl::Time down_since_ = absl::InfinitePast();
+  absl::Duration backoff_ = absl::Milliseconds(250);
+  bool gave_up_ = false;
+};
 
-  std::unique_ptr<coordinator::Coordinator> coordinator_;
+// `fn` until it succeeds or DbPatience says to give up; its last result.
+template <typename Fn>
+auto Patiently(DbPatience& p, const char* step, Fn fn) -> decltype(fn()) {
+  for (;;) {
+    auto r = fn();
+    const absl::Status st = StatusOf(r);
+    if (st.ok()) {
+      p.Ok();
+      return r;
+    }
+    if (!p.Retry(step, st)) return r;
+  }
+}
+
+// The local workers' host names say which process and host they belong to
+// ("local-<i>@<host>:<pid>"), so a resumed run can tell its dead predecessor's leases.
+std::string HostName() {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  return host;
+}
+std::string LocalWorkerHost(int i) {
+  return absl::StrCat("local-", i, "@", HostName(), ":", getpid());
+}
+// True for the lease owner of a local worker of a `tune -f` process on this host that is gone.
+bool DeadLocalOwner(const std::string& owner) {
+  const size_t at = owner.find('@'), slash = owner.find('/');
+  if (!absl::StartsWith(owner, "local-") || at == std::string::npos || slash == std::string::npos ||
+      slash < at) {
+    return false;
+  }
+  const std::string host_pid = owner.substr(at + 1, slash - at - 1);
+  const size_t colon = host_pid.rfind(':');
+  if (colon == std::string::npos || host_pid.substr(0, colon) != HostName()) return false;
+  const long pid = std::strtol(host_pid.c_str() + colon + 1, nullptr, 10);
+  return pid > 0 && pid != getpid() && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+// "tuna tune -f <absolute path>": what a re-run finds its session by. A path too long for the
+// column (191) keeps its end and a hash of the whole, so the label stays unique and stable.
+std::string SessionLabel(const std::string& file) {
+  constexpr size_t kMax = 191;
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(file, ec).lexically_normal();
+  const std::string path = ec ? file : abs.string();
+  std::string label = absl::StrCat("tuna tune -f ", path);
+  if (label.size() <= kMax) return label;
+  const std::string head = absl::StrCat("tuna tune -f [", hash::Sha256Hex(path).substr(0, 16), "] ...");
+  return head + path.substr(path.size() - (kMax - head.size()));
+}
+
+// One `tune -f` run, stage by stage (RunLocalPipeline below).
+class PipelineRun {
+ public:
+  PipelineRun(schema::Database& db, const LocalPipelineOptions& o)
+      : db_(db),
+        o_(o),
+        registry_(o.registry ? *o.registry : solver::SolverRegistry::Builtin()),
+        patience_(o, [this](const std::string& line) { Say(line); }) {}
+
+  absl::StatusOr<LocalPipelineReport> Run();
+
+ private:
+  void Say(const std::string& line) {
+    if (o_.progress) o_.progress(line); else std::fprintf(stderr, "%s\n", line.c_str());
+  }
+  double Elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  }
+  absl::Status Prepare();
+  absl::Status OpenSession(schema::SessionRecord s);
+  absl::Status LoadJobs(const std::string& tag);
+  absl::Status StartLocal();
+  absl::Status Wait();
+  void ShowProgress(const Counts& c, std::chrono::steady_clock::time_point* last_line);
+  void StopLocal();
+  absl::Status Finish();
+  absl::Status Best();
+
+  schema::Database& db_;
+  const LocalPipelineOptions& o_;
+  const solver::SolverRegistry& registry_;
+  DbPatience patience_;
+  const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+  LocalPipelineReport report_;
+  std::string backend_;  // lower case
+  std::unique_ptr<coordinator::Coordinator> coord_;
   std::unique_ptr<coordinator::CoordinatorServer> server_;
   std::vector<std::unique_ptr<coordinator::WorkerApi>> clients_;
   std::vector<std::unique_ptr<worker::Worker>> workers_;
   std::vector<std::thread> threads_;
   std::mutex results_mu_;
-  std::vector<absl::Status> results_;
-  std::vector<bool> exited_;
+  std::vector<absl::Status> results_;  // guarded by results_mu_
+  std::vector<bool> exited_;           // guarded by results_mu_
 };
 
-// 7. Polls the session's jobs twice a second until none is unfinished, every worker stopped
-// (Unavailable) or the time limit passed; reports progress on the way.
-absl::Status WaitForJobs(schema::Database& db, const LocalPipelineOptions& options,
-                         int64_t session_id, LocalCluster& cluster, const SayFn& say,
-                         std::chrono::steady_clock::time_point t0) {
-  const absl::Time give_up = absl::Now() + options.max_duration;
+absl::Status PipelineRun::Prepare() {
+  const std::string tag = o_.tag.empty()
+      ? absl::StrCat("tune:", std::filesystem::path(o_.file).filename().string())
+      : o_.tag;
+  admin::ImportOptions io;
+  io.tag = tag;
+  io.progress = o_.stage_progress;
+  auto imported = Patiently(patience_, "import", [&] { return admin::ImportDriverFile(db_, o_.file, io); });
+  if (!imported.ok()) return Stage("import", imported.status());
+  report_.configs = imported->unique_configs;
+  Say(fmt::format("imported {} line(s): {} config(s) ({} new) under tag '{}'", imported->lines,
+                  imported->unique_configs, imported->configs_new, tag));
+  schema::SolverStore solvers(db_);
+  auto synced = Patiently(patience_, "solvers update",
+                          [&] { return solvers.Sync(admin::SolverRecords(registry_)); });
+  if (!synced.ok()) return Stage("solvers update", synced.status());
+
+  schema::SessionRecord s;
+  s.label = SessionLabel(o_.file);
+  s.tuner_version = o_.tuner_version;
+  admin::DetectTargetOptions detect;
+  detect.backend = o_.backend;
+  detect.require_compiler = true;  // the local workers compile here
+  if (auto st = admin::DetectSessionTarget(detect, &s); !st.ok()) return Stage("session init", st);
+  if (auto st = OpenSession(s); !st.ok()) return Stage("session init", st);
+  return LoadJobs(tag);
+}
+
+// Resumes the newest session of the same file and target (see the header), or creates one.
+absl::Status PipelineRun::OpenSession(schema::SessionRecord s) {
+  schema::SessionStore sessions(db_);
+  auto id = Patiently(patience_, "session", [&]() -> absl::StatusOr<int64_t> {
+    if (!o_.new_session) {
+      auto found = sessions.FindLatest(s.label, s.arch, s.num_cu, s.backend);
+      if (!found.ok()) return found.status();
+      if (found->has_value()) {
+        report_.resumed = true;
+        return **found;
+      }
+    }
+    return sessions.Create(s);
+  });
+  if (!id.ok()) return id.status();
+  report_.session_id = *id;
+  report_.arch = s.arch;
+  report_.backend = s.backend;
+  backend_ = absl::AsciiStrToLower(s.backend);
+  Say(fmt::format("session {}{}: {} ({} CUs, {})", *id,
+                  report_.resumed ? " resumed (same file and target; --new-session starts another)" : "",
+                  s.arch, s.num_cu, s.backend));
+  if (!report_.resumed) return absl::OkStatus();
+  // The leases of a run that died on this host: back to ready, no retry counted.
+  schema::LeaseStore leases(db_, {});
+  auto owners = Patiently(patience_, "session", [&] { return leases.LeaseOwners(*id); });
+  if (!owners.ok()) return owners.status();
+  for (const std::string& owner : *owners) {
+    if (!DeadLocalOwner(owner)) continue;
+    auto n = Patiently(patience_, "session", [&] { return leases.ReleaseOwner(*id, owner); });
+    if (!n.ok()) return n.status();
+    Say(fmt::format("handed back {} lease(s) of {} (a run that ended without finishing)", *n, owner));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PipelineRun::LoadJobs(const std::string& tag) {
+  admin::ApplicabilityOptions ao;
+  ao.session_id = report_.session_id;
+  ao.tag = tag;
+  ao.progress = o_.stage_progress;
+  auto app = Patiently(patience_, "applicability",
+                       [&] { return admin::UpdateApplicability(db_, registry_, ao); });
+  if (!app.ok()) return Stage("applicability", app.status());
+  admin::LoadJobsOptions lo;
+  lo.session_id = report_.session_id;
+  lo.tag = tag;
+  lo.fin_steps = o_.fin_steps;
+  lo.only_applicable = true;
+  lo.solvers = o_.solvers;
+  lo.label = "tuna tune";
+  lo.progress = o_.stage_progress;
+  auto loaded = Patiently(patience_, "jobs load", [&] { return admin::LoadJobs(db_, registry_, lo); });
+  if (!loaded.ok()) return Stage("jobs load", loaded.status());
+  report_.jobs = loaded->added + loaded->existing;
+  Say(fmt::format("{} applicable (config, solver) pair(s); {} job(s) loaded{}", app->applicable,
+                  loaded->added,
+                  loaded->existing ? fmt::format(", {} from the earlier run", loaded->existing) : ""));
+  return absl::OkStatus();
+}
+
+absl::Status PipelineRun::StartLocal() {
+  coordinator::CoordinatorOptions co;
+  co.registry = &registry_;
+  co.only_sessions = {report_.session_id};  // another run's jobs on the same database are not ours
+  co.lease_seconds = std::max<int>(30, static_cast<int>(absl::ToInt64Seconds(o_.eval_deadline)) + 30);
+  co.reap_interval = absl::Seconds(2);
+  co.empty_poll_interval = absl::Milliseconds(100);
+  co.max_wait = absl::Seconds(2);
+  auto coord = Patiently(patience_, "coordinator", [&] { return coordinator::Coordinator::Create(db_, co); });
+  if (!coord.ok()) return Stage("coordinator", coord.status());
+  coord_ = std::move(*coord);
+  coordinator::ServerOptions so;
+  so.listen = "127.0.0.1:0";
+  auto server = coordinator::CoordinatorServer::Start(*coord_, so);
+  if (!server.ok()) return Stage("coordinator", server.status());
+  server_ = std::move(*server);
+  const int nworkers = std::max(1, o_.workers);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  results_.assign(nworkers, absl::OkStatus());
+  exited_.assign(nworkers, false);
+  for (int i = 0; i < nworkers; ++i) {
+    worker::GrpcClientOptions go;
+    go.address = server_->address();
+    clients_.push_back(worker::MakeGrpcClient(go));
+    worker::WorkerOptions wo;
+    wo.host = LocalWorkerHost(i);
+    wo.backend = backend_;
+    wo.compile_jobs = o_.compile_jobs > 0 ? o_.compile_jobs : std::max(1, cores / nworkers);
+    wo.lease_batch = 3;  // eval jobs ahead per device: their evaluators are prepared early
+    wo.tuning = o_.tuning;
+    wo.eval_deadline = o_.eval_deadline;
+    wo.lease_wait = absl::Seconds(1);
+    wo.stop_report_wait = absl::Seconds(10);
+    wo.executor_argv = o_.executor_argv;
+    wo.registry = &registry_;
+    workers_.push_back(std::make_unique<worker::Worker>(*clients_.back(), wo));
+  }
+  for (int i = 0; i < nworkers; ++i) {
+    threads_.emplace_back([this, i] {
+      absl::Status st = workers_[i]->Run();
+      if (!st.ok()) spdlog::error("local worker {}: {}", i, st.ToString());
+      std::lock_guard<std::mutex> l(results_mu_);
+      results_[i] = st;
+      exited_[i] = true;
+    });
+  }
+  Say(fmt::format("coordinator on {}; {} local worker(s)", server_->address(), nworkers));
+  return absl::OkStatus();
+}
+
+void PipelineRun::ShowProgress(const Counts& c, std::chrono::steady_clock::time_point* last_line) {
+  const auto now = std::chrono::steady_clock::now();
+  if (o_.job_progress) {
+    o_.job_progress({c.total, c.done, c.failed, c.leased, c.unfinished - c.leased,
+                     patience_.Waiting(), patience_.DownSeconds()});
+  } else if (c.unfinished == 0 || now - *last_line >= std::chrono::seconds(5)) {
+    *last_line = now;
+    Say(fmt::format("[{:6.1f} s] jobs: {}/{} done, {} failed, {} running, {} waiting{}", Elapsed(),
+                    c.done, c.total, c.failed, c.leased, c.unfinished - c.leased,
+                    patience_.Waiting() ? ", waiting for database" : ""));
+  }
+}
+
+// Until no job is unfinished, the time is up, a stop is requested, every worker has ended, or
+// the database stayed away too long.
+absl::Status PipelineRun::Wait() {
+  const absl::Time give_up = absl::Now() + o_.max_duration;
+  Counts c;
   auto last_line = std::chrono::steady_clock::now() - std::chrono::seconds(60);
   for (;;) {
-    auto counted = CountJobs(db, session_id);
-    if (!counted.ok()) return counted.status();
-    const Counts& c = *counted;
-    const auto now = std::chrono::steady_clock::now();
-    if (options.job_progress) {
-      options.job_progress({c.total, c.done, c.failed, c.leased, c.unfinished - c.leased});
-    } else if (c.unfinished == 0 || now - last_line >= std::chrono::seconds(5)) {
-      last_line = now;
-      const double el = std::chrono::duration<double>(now - t0).count();
-      say(fmt::format("[{:6.1f} s] jobs: {}/{} done, {} failed, {} running, {} waiting", el, c.done,
-                      c.total, c.failed, c.leased, c.unfinished - c.leased));
+    if (patience_.Stopping()) {
+      Say("stop requested: stopping the workers and exporting what is done");
+      report_.stopped = true;
+      return absl::OkStatus();
     }
+    auto counted = CountJobs(db_, report_.session_id);
+    if (!counted.ok()) {
+      ShowProgress(c, &last_line);
+      if (patience_.Retry("progress", counted.status())) continue;
+      return patience_.Stopping() ? absl::OkStatus() : counted.status();
+    }
+    patience_.Ok();
+    c = *counted;
+    ShowProgress(c, &last_line);
     if (c.unfinished == 0) return absl::OkStatus();
-    if (auto st = cluster.CheckWorkers(); !st.ok()) return st;
+    {
+      std::lock_guard<std::mutex> l(results_mu_);
+      if (std::all_of(exited_.begin(), exited_.end(), [](bool e) { return e; })) {
+        return absl::UnavailableError(absl::StrCat("every worker stopped: ", results_[0].message()));
+      }
+    }
     if (absl::Now() > give_up) {
-      say("time limit reached: stopping the workers and exporting what is done");
+      Say("time limit reached: stopping the workers and exporting what is done");
       return absl::OkStatus();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
 }
 
-// The session's job counts and failure reasons, after the workers stopped.
-void CountOutcome(schema::Database& db, int64_t session_id, LocalPipelineReport* report) {
-  if (auto counted = CountJobs(db, session_id); counted.ok()) {
-    report->jobs = counted->total;
-    report->jobs_done = counted->done;
-    report->jobs_failed = counted->failed;
-    report->jobs_unfinished = counted->unfinished;
-  }
-  admin::StatusOptions sto;
-  sto.session_id = session_id;
-  if (auto st = admin::CollectStatus(db, sto); st.ok()) {
-    for (const auto& e : st->errors) report->errors[e.reason.empty() ? e.state : e.reason] += e.jobs;
-  }
+void PipelineRun::StopLocal() {
+  for (auto& w : workers_) w->RequestStop();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+  workers_.clear();
+  clients_.clear();
+  if (server_) server_->Shutdown();
+  server_.reset();
+  coord_.reset();
 }
 
-// 8. Export, under the output directory's lock the caller took at the start.
-absl::Status ExportFiles(schema::Database& db, const solver::SolverRegistry& registry,
-                         const LocalPipelineOptions& options, int64_t session_id,
-                         LocalPipelineReport* report) {
+absl::Status PipelineRun::Finish() {
+  auto counted = Patiently(patience_, "summary", [&] { return CountJobs(db_, report_.session_id); });
+  if (!counted.ok()) return Stage("summary", counted.status());
+  report_.jobs = counted->total;
+  report_.jobs_done = counted->done;
+  report_.jobs_failed = counted->failed;
+  report_.jobs_unfinished = counted->unfinished;
+  admin::StatusOptions sto;
+  sto.session_id = report_.session_id;
+  if (auto st = admin::CollectStatus(db_, sto); st.ok()) {
+    for (const auto& e : st->errors) report_.errors[e.reason.empty() ? e.state : e.reason] += e.jobs;
+  }
+  // The export (under the lock taken at the start).
   exporter::ExportOptions eo;
   eo.lock_output_dir = false;
-  eo.session_id = session_id;
-  eo.output_dir = options.output_dir;
-  eo.algorithm_for = exporter::RegistryAlgorithmResolver(registry);
-  eo.progress = options.stage_progress;
-  auto exported = exporter::ExportSession(db, eo);
+  eo.session_id = report_.session_id;
+  eo.output_dir = o_.output_dir;
+  eo.algorithm_for = exporter::RegistryAlgorithmResolver(registry_);
+  eo.progress = o_.stage_progress;
+  auto exported = Patiently(patience_, "export", [&] { return exporter::ExportSession(db_, eo); });
   if (!exported.ok()) return Stage("export", exported.status());
   for (const exporter::FileReport* f : {&exported->perf, &exported->find, &exported->kernel}) {
-    if (f->written) report->files.push_back(f->path);
+    if (f->written) report_.files.push_back(f->path);
   }
-  return absl::OkStatus();
+  return Best();
 }
 
-// 9. The fastest verified find result per config.
-absl::Status BestPerConfig(schema::Database& db, int64_t session_id, LocalPipelineReport* report) {
+// The best solver per config (verified find results).
+absl::Status PipelineRun::Best() {
   std::map<int64_t, ConfigBest> best;
-  auto scanned = schema::ScanExportableFindResults(
-      db, session_id, 10000, [&](const std::vector<schema::FindResultRow>& page) {
-        for (const auto& r : page) {
-          ConfigBest& b = best[r.config_id];
-          b.config_id = r.config_id;
-          if (b.solver.empty() || r.kernel_time < b.time_ms) {
-            b.solver = r.solver;
-            b.time_ms = r.kernel_time;
+  auto scanned = Patiently(patience_, "summary", [&] {
+    best.clear();
+    return schema::ScanExportableFindResults(
+        db_, report_.session_id, 10000, [&](const std::vector<schema::FindResultRow>& page) {
+          for (const auto& r : page) {
+            ConfigBest& b = best[r.config_id];
+            b.config_id = r.config_id;
+            if (b.solver.empty() || r.kernel_time < b.time_ms) {
+              b.solver = r.solver;
+              b.time_ms = r.kernel_time;
+            }
           }
-        }
-        return absl::OkStatus();
-      });
+          return absl::OkStatus();
+        });
+  });
   if (!scanned.ok()) return Stage("summary", scanned);
   std::vector<int64_t> ids;
   for (const auto& [id, b] : best) ids.push_back(id);
-  auto configs = schema::ReadConfigs(db, ids);
+  auto configs = schema::ReadConfigs(db_, ids);
   for (auto& [id, b] : best) {
     if (configs.ok() && configs->problems.count(id)) b.driver = ToDriverLine(configs->problems.at(id));
-    report->best.push_back(b);
+    report_.best.push_back(b);
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<LocalPipelineReport> PipelineRun::Run() {
+  // The output directory: one writer for the whole run, so a second `tune -f -o DIR` fails now
+  // instead of replacing this run's files at the end (exporter/output_dir.h).
+  auto out_lock = exporter::OutputDirLock::Acquire(o_.output_dir);
+  if (!out_lock.ok()) return Stage("output dir", out_lock.status());
+  if (auto st = Prepare(); !st.ok()) return st;
+  if (auto st = StartLocal(); !st.ok()) {
+    StopLocal();
+    return st;
+  }
+  absl::Status waited = Wait();
+  StopLocal();
+  if (!waited.ok()) {
+    if (!patience_.GaveUp()) return Stage("run", waited);
+    return absl::UnavailableError(fmt::format(
+        "run: the database was unreachable for more than {} s ({}); nothing exported. What is "
+        "done is in the database: run the same command again to resume and export",
+        absl::ToInt64Seconds(o_.db_wait), std::string(waited.message())));
+  }
+  if (auto st = Finish(); !st.ok()) {
+    if (!absl::IsUnavailable(st)) return st;
+    return absl::UnavailableError(absl::StrCat(
+        st.message(), "; nothing exported. What is done is in the database: run the same command "
+        "again when it is back, to resume and export"));
+  }
+  report_.seconds = Elapsed();
+  return report_;
 }
 
 }  // namespace
 
 absl::StatusOr<LocalPipelineReport> RunLocalPipeline(schema::Database& db,
                                                      const LocalPipelineOptions& options) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const solver::SolverRegistry& registry =
-      options.registry ? *options.registry : solver::SolverRegistry::Builtin();
-  const SayFn say = [&](const std::string& line) {
-    if (options.progress) options.progress(line); else std::fprintf(stderr, "%s\n", line.c_str());
-  };
-  LocalPipelineReport report;
-  const std::string tag = options.tag.empty()
-                              ? absl::StrCat("tune:", std::filesystem::path(options.file).filename().string())
-                              : options.tag;
-
-  // 0. The output directory: one writer for the whole run, so a second `tune -f -o DIR` fails
-  // now instead of replacing this run's files at the end (exporter/output_dir.h).
-  auto out_lock = exporter::OutputDirLock::Acquire(options.output_dir);
-  if (!out_lock.ok()) return Stage("output dir", out_lock.status());
-  if (auto st = ImportAndSyncSolvers(db, registry, options, tag, say, &report); !st.ok()) return st;
-  auto session = InitSession(db, options, say, &report);
-  if (!session.ok()) return session.status();
-  if (auto st = LoadSessionJobs(db, registry, options, session->id, tag, say, &report); !st.ok()) {
-    return st;
-  }
-  LocalCluster cluster;
-  absl::Status run = cluster.Start(db, registry, options, *session);
-  if (run.ok()) {
-    say(fmt::format("coordinator on {}; {} local worker(s)", cluster.address(), cluster.size()));
-    run = WaitForJobs(db, options, session->id, cluster, say, t0);
-    if (!run.ok()) run = Stage("run", run);
-  }
-  cluster.Stop();
-  if (!run.ok()) return run;
-  CountOutcome(db, session->id, &report);
-  if (auto st = ExportFiles(db, registry, options, session->id, &report); !st.ok()) return st;
-  if (auto st = BestPerConfig(db, session->id, &report); !st.ok()) return st;
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return report;
+  PipelineRun run(db, options);
+  return run.Run();
 }
 
 std::string FormatPipelineSummary(const LocalPipelineReport& r) {

@@ -8,6 +8,23 @@
 // The same code paths as the distributed deployment (admin/, coordinator/, worker/, exporter/),
 // so the one-machine run exercises them all.
 //
+// Resuming (docs/RELIABILITY.md): a run continues the newest session of the same file (its
+// absolute path, in the session label) and target (arch, CUs, backend) unless `new_session`:
+// the jobs already done stay done, the missing ones are added, leases still held by the local
+// workers of a run that died on this host are handed back (no retry counted), and the export
+// covers the whole session.
+//
+// Database outages: every database step (the stages, the progress polls, the export) is retried
+// while the database is unreachable, with a bounded backoff (250 ms .. 5 s), for up to `db_wait`
+// in a row; the local coordinator and workers ride it out the same way (coordinator.h, worker.h).
+// Going away and coming back are said once each (progress line and log); job_progress carries
+// `waiting_for_database`. Past `db_wait` the run stops with an error that says so.
+//
+// Stopping: when `stop_requested` returns true (SIGINT / SIGTERM in `tuna tune`), or at
+// max_duration, the workers stop (jobs in progress finish and are reported; a report the
+// database cannot take within 10 s is given up, its job runs again next time) and what is done
+// is exported; the report counts the unfinished jobs.
+//
 // Ownership: the caller opens the database (cli/db_access: embedded server started if needed,
 // migrations applied) and keeps it open for the call. Threads: blocks the caller; starts and
 // joins its own. Errors: the first failing stage's status, prefixed with the stage name; jobs
@@ -32,6 +49,8 @@ namespace tuna::pipeline {
 // Job counts at one poll of the wait for the workers.
 struct JobProgress {
   int64_t total = 0, done = 0, failed = 0, running = 0, waiting = 0;
+  bool waiting_for_database = false;  // the counts are the last ones read
+  double database_down_seconds = 0;
 };
 
 struct LocalPipelineOptions {
@@ -56,6 +75,10 @@ struct LocalPipelineOptions {
   admin::StageProgressFn stage_progress;
   std::function<void(const JobProgress&)> job_progress;
   std::string tuner_version = "tuna";              // recorded in the session
+  bool new_session = false;  // true: never resume an earlier session of the same file and target
+  absl::Duration db_wait = absl::Minutes(5);  // the longest database outage ridden out
+  // Polled about twice a second; true: stop the workers and export what is done. Null: never.
+  std::function<bool()> stop_requested;
 };
 
 struct ConfigBest {
@@ -67,13 +90,15 @@ struct ConfigBest {
 
 struct LocalPipelineReport {
   int64_t session_id = 0;
+  bool resumed = false;  // an earlier run's session was continued
   std::string arch;
   std::string backend;
   int64_t configs = 0;
   int64_t jobs = 0;
   int64_t jobs_done = 0;    // evaluated
   int64_t jobs_failed = 0;  // failed / not_applicable / cancelled
-  int64_t jobs_unfinished = 0;  // only after max_duration
+  int64_t jobs_unfinished = 0;  // only after max_duration or a stop request
+  bool stopped = false;         // stop_requested said so
   std::map<std::string, int64_t> errors;  // failure reason → jobs
   std::vector<ConfigBest> best;           // per config (find results, fastest)
   std::vector<std::string> files;         // written

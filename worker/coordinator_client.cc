@@ -44,11 +44,13 @@ class GrpcClient final : public coordinator::WorkerApi {
     args.SetMaxSendMessageSize(256 << 20);
     // Each client its own connection (the benchmark's simulated workers must not share one).
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
-    // Reconnect within a second of a restarted coordinator listening again.
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
-    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-    stub_ = v1::Worker::NewStub(grpc::CreateCustomChannel(o.address, creds, args));
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    // Reconnect within a second of a restarted coordinator listening again: gRPC adds up to 20 %
+    // jitter to these, and the worker retries its calls at most Worker::kMaxRetryBackoff apart.
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 400);
+    channel_ = grpc::CreateCustomChannel(o.address, creds, args);
+    stub_ = v1::Worker::NewStub(channel_);
   }
 
   absl::StatusOr<coordinator::Registered> Register(
@@ -59,6 +61,7 @@ class GrpcClient final : public coordinator::WorkerApi {
     req.set_tuna_version(w.version);
     for (const auto& d : w.devices) ToWire(d, req.add_devices());
     v1::RegisterReply reply;
+    if (absl::Status c = Connected(); !c.ok()) return c;
     auto ctx = Context(absl::ZeroDuration());
     if (auto st = FromGrpc(stub_->Register(ctx.get(), req, &reply)); !st.ok()) return st;
     return coordinator::Registered{reply.worker_id(), static_cast<int>(reply.lease_seconds())};
@@ -69,6 +72,7 @@ class GrpcClient final : public coordinator::WorkerApi {
     v1::LeaseRequest req;
     ToWire(r, &req);
     v1::LeaseReply reply;
+    if (absl::Status c = Connected(); !c.ok()) return c;
     auto ctx = Context(r.wait);
     if (auto st = FromGrpc(stub_->Lease(ctx.get(), req, &reply)); !st.ok()) return st;
     std::vector<coordinator::LeasedJob> out;
@@ -90,6 +94,7 @@ class GrpcClient final : public coordinator::WorkerApi {
       x->set_attempt(l.attempt);
     }
     v1::RenewReply reply;
+    if (absl::Status c = Connected(); !c.ok()) return c;
     auto ctx = Context(absl::ZeroDuration());
     if (auto st = FromGrpc(stub_->Renew(ctx.get(), req, &reply)); !st.ok()) return st;
     std::vector<coordinator::Lease> out;
@@ -101,6 +106,7 @@ class GrpcClient final : public coordinator::WorkerApi {
     v1::ReportRequest req;
     ToWire(r, &req);
     v1::ReportReply reply;
+    if (absl::Status c = Connected(); !c.ok()) return c;
     auto ctx = Context(absl::ZeroDuration());
     return FromGrpc(stub_->Report(ctx.get(), req, &reply));
   }
@@ -115,6 +121,7 @@ class GrpcClient final : public coordinator::WorkerApi {
       x->set_attempt(l.attempt);
     }
     v1::ReleaseReply reply;
+    if (absl::Status c = Connected(); !c.ok()) return c;
     auto ctx = Context(absl::ZeroDuration());
     if (auto st = FromGrpc(stub_->Release(ctx.get(), req, &reply)); !st.ok()) return st;
     return reply.released();
@@ -129,6 +136,7 @@ class GrpcClient final : public coordinator::WorkerApi {
     req.set_attempt(attempt);
     for (const auto& k : kernels) ToWire(k, req.add_kernels());
     v1::PutKernelsReply reply;
+    if (absl::Status c = Connected(); !c.ok()) return c;
     auto ctx = Context(absl::ZeroDuration());
     if (auto st = FromGrpc(stub_->PutKernels(ctx.get(), req, &reply)); !st.ok()) return st;
     return std::vector<int64_t>(reply.kernel_ids().begin(), reply.kernel_ids().end());
@@ -142,6 +150,7 @@ class GrpcClient final : public coordinator::WorkerApi {
     req.set_job_id(job_id);
     req.set_attempt(attempt);
     v1::FetchKernelsReply reply;
+    if (absl::Status c = Connected(); !c.ok()) return c;
     auto ctx = Context(absl::ZeroDuration());
     if (auto st = FromGrpc(stub_->FetchKernels(ctx.get(), req, &reply)); !st.ok()) return st;
     std::vector<coordinator::KernelBlob> out;
@@ -150,6 +159,20 @@ class GrpcClient final : public coordinator::WorkerApi {
   }
 
  private:
+  // A channel that is not connected makes its connection attempts progress only while some
+  // thread polls it; otherwise gRPC's backup poller does, every 5 s, and a restarted
+  // coordinator would be reached seconds late. So a call first waits here, polling, up to
+  // kConnectWait for the channel to be ready (at once when it is).
+  static constexpr absl::Duration kConnectWait = absl::Seconds(1);
+  absl::Status Connected() {
+    if (channel_->GetState(true) == GRPC_CHANNEL_READY) return absl::OkStatus();
+    if (channel_->WaitForConnected(absl::ToChronoTime(absl::Now() + kConnectWait))) {
+      return absl::OkStatus();
+    }
+    return absl::UnavailableError(absl::StrCat("coordinator ", options_.address,
+                                               " unreachable: not connected within 1 s"));
+  }
+
   std::unique_ptr<grpc::ClientContext> Context(absl::Duration extra) {
     auto ctx = std::make_unique<grpc::ClientContext>();
     ctx->set_deadline(absl::ToChronoTime(absl::Now() + options_.call_timeout + extra));
@@ -158,6 +181,7 @@ class GrpcClient final : public coordinator::WorkerApi {
   }
 
   GrpcClientOptions options_;
+  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Worker::Stub> stub_;
 };
 

@@ -53,6 +53,10 @@ Worker::Worker(coordinator::WorkerApi& client, WorkerOptions options)
 Worker::~Worker() { RequestStop(); }
 
 void Worker::RequestStop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_at_ = std::min(stop_at_, absl::Now());
+  }
   if (!stop_flag_.exchange(true)) stop_.Notify();
   UpdateHealth();
 }
@@ -107,17 +111,20 @@ auto Worker::Retry(const char* what, Fn fn) -> decltype(fn()) {
     const absl::Status st = StatusOf(r);
     NoteCall(st);
     if (st.ok() || !IsTransient(st) || stop_flag_) return r;
-    if (k == 0 || k % 10 == 0) {
+    // An unreachable coordinator is logged once per change, by UpdateHealth; other transient
+    // errors (a busy or restarting coordinator) once per call and then every 100 retries.
+    if ((k == 0 && !Unreachable(st)) || (k > 0 && k % 100 == 0)) {
       spdlog::warn("worker {}: {}: {} (retrying with backoff)", worker_id_, what, st.ToString());
     }
     if (!Sleep(backoff)) return r;
-    backoff = std::min(backoff * 2, absl::Seconds(5));
+    backoff = std::min(backoff * 2, kMaxRetryBackoff);
   }
 }
 
 void Worker::Hold(const coordinator::LeasedJob& j, std::function<void()> on_lost) {
   std::lock_guard<std::mutex> l(mu_);
-  held_[j.job_id] = Held{j.attempt, false, std::move(on_lost)};
+  held_[j.job_id] = Held{j.attempt, false, std::move(on_lost),
+                         absl::Now() + absl::Seconds(lease_seconds_)};
 }
 
 // Holds are per (job, attempt): the same worker may report a job's compile step (attempt n) and
@@ -134,6 +141,14 @@ bool Worker::IsLost(const coordinator::LeasedJob& job) {
   std::lock_guard<std::mutex> l(mu_);
   auto it = held_.find(job.job_id);
   return it == held_.end() || it->second.attempt != job.attempt || it->second.lost;
+}
+
+bool Worker::ReportHopeless(const coordinator::LeasedJob& job) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = held_.find(job.job_id);
+  if (it == held_.end() || it->second.attempt != job.attempt || it->second.lost) return true;
+  const absl::Time now = absl::Now();
+  return stop_flag_ && (now > it->second.expires || now > stop_at_ + options_.stop_report_wait);
 }
 
 void Worker::ReleaseAll(const std::vector<coordinator::LeasedJob>& jobs) {
@@ -167,15 +182,25 @@ void Worker::SendReport(coordinator::Report report, const coordinator::LeasedJob
   report.attempt = job.attempt;
   report.step = job.step;
   if (!report.succeeded && report.error.empty()) report.error = "failed (no reason given)";
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = held_.find(job.job_id);
+    if (it != held_.end() && it->second.attempt == job.attempt) it->second.reporting = true;
+  }
   absl::Status st;
-  const absl::Time give_up = job.lease_expires + absl::Seconds(lease_seconds_);
   absl::Duration backoff = absl::Milliseconds(100);
-  for (;;) {  // a report is worth retrying past a stop request, up to about the lease's end
+  int tries = 0;
+  // Until the lease is really lost (see the file comment); past a stop request too, since the
+  // result is worth the wait. The job stays held meanwhile, so the heartbeat keeps renewing it.
+  for (;; ++tries) {
     st = client_.Report(report);
     NoteCall(st);
-    if (st.ok() || !IsTransient(st) || absl::Now() > give_up) break;
+    if (st.ok() || !IsTransient(st) || ReportHopeless(job)) break;
     std::this_thread::sleep_for(absl::ToChronoMilliseconds(backoff));
-    backoff = std::min(backoff * 2, absl::Seconds(5));
+    backoff = std::min(backoff * 2, kMaxRetryBackoff);
+  }
+  if (tries > 0 && st.ok()) {
+    spdlog::info("worker {}: {}: report accepted after {} retries", worker_id_, JobContext(job), tries);
   }
   if (absl::IsInvalidArgument(st) && report.succeeded) {
     // The coordinator refused the result (validation): record the job as failed with why.
@@ -197,11 +222,15 @@ void Worker::SendReport(coordinator::Report report, const coordinator::LeasedJob
 
 void Worker::HeartbeatLoop() {
   const absl::Duration every = absl::Seconds(std::max(1, lease_seconds_)) / 3;
+  bool last_failed = false;
   for (;;) {
+    // After a failed renewal, try again soon: a coordinator that is back keeps the leases of the
+    // workers that renew within its grace period, and the sooner the better.
+    const absl::Duration wait = last_failed ? std::min(every, kMaxRetryBackoff) : every;
     if (!stop_flag_) {
-      Sleep(every);
+      Sleep(wait);
     } else {  // stopping: keep renewing what still runs, notice quickly when all is done
-      const absl::Time until = absl::Now() + every;
+      const absl::Time until = absl::Now() + wait;
       while (absl::Now() < until) {
         {
           std::lock_guard<std::mutex> l(mu_);
@@ -210,39 +239,54 @@ void Worker::HeartbeatLoop() {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
     }
-    std::vector<coordinator::Lease> leases;
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      for (const auto& [id, h] : held_) {
-        if (!h.lost) leases.push_back({id, h.attempt});
-      }
-    }
-    if (leases.empty()) continue;
-    auto held = client_.Renew(worker_id_, leases);
-    NoteCall(held.status());
-    if (!held.ok()) {
-      spdlog::warn("worker {}: renew failed: {}", worker_id_, held.status().ToString());
-      continue;
-    }
-    std::map<int64_t, int64_t> ok;
-    for (const auto& h : *held) ok[h.job_id] = h.attempt;
-    std::vector<std::function<void()>> callbacks;
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      for (const auto& lease : leases) {
-        auto it = held_.find(lease.job_id);
-        if (it == held_.end() || it->second.attempt != lease.attempt) continue;  // done meanwhile
-        auto confirmed = ok.find(lease.job_id);
-        if (confirmed != ok.end() && confirmed->second == lease.attempt) continue;
-        it->second.lost = true;
-        ++stats_.lost_leases;
-        spdlog::warn("worker {}: lease of job {} (attempt {}) lost", worker_id_, lease.job_id,
-                     lease.attempt);
-        if (it->second.on_lost) callbacks.push_back(it->second.on_lost);
-      }
-    }
-    for (auto& cb : callbacks) cb();
+    last_failed = !RenewOnce(last_failed);
   }
+}
+
+bool Worker::RenewOnce(bool last_failed) {
+  std::vector<coordinator::Lease> leases;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const auto& [id, h] : held_) {
+      if (!h.lost) leases.push_back({id, h.attempt});
+    }
+  }
+  if (leases.empty()) return true;
+  const absl::Time sent = absl::Now();
+  auto held = client_.Renew(worker_id_, leases);
+  NoteCall(held.status());
+  if (!held.ok()) {
+    // Once per run of failures (an unreachable coordinator is also logged by UpdateHealth).
+    if (!last_failed) {
+      spdlog::warn("worker {}: renew failed: {} (retrying; the leases are kept while the "
+                   "coordinator is away)", worker_id_, held.status().ToString());
+    }
+    return false;
+  }
+  if (last_failed) spdlog::info("worker {}: leases renewed again", worker_id_);
+  std::map<int64_t, int64_t> ok;
+  for (const auto& h : *held) ok[h.job_id] = h.attempt;
+  std::vector<std::function<void()>> callbacks;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (const auto& lease : leases) {
+      auto it = held_.find(lease.job_id);
+      if (it == held_.end() || it->second.attempt != lease.attempt) continue;  // done meanwhile
+      auto confirmed = ok.find(lease.job_id);
+      if (confirmed != ok.end() && confirmed->second == lease.attempt) {
+        it->second.expires = sent + absl::Seconds(lease_seconds_);
+        continue;
+      }
+      if (it->second.reporting) continue;  // the report's answer decides (see Held)
+      it->second.lost = true;
+      ++stats_.lost_leases;
+      spdlog::warn("worker {}: lease of job {} (attempt {}) lost", worker_id_, lease.job_id,
+                   lease.attempt);
+      if (it->second.on_lost) callbacks.push_back(it->second.on_lost);
+    }
+  }
+  for (auto& cb : callbacks) cb();
+  return true;
 }
 
 void Worker::RunCompile(const coordinator::LeasedJob& job) {

@@ -16,7 +16,17 @@
 //   heartbeat      Renew of every held lease each lease_seconds / 3; a lease the coordinator no
 //                  longer confirms is dropped (an eval in progress on it is killed).
 // Every RPC that fails with Unavailable / DeadlineExceeded is retried with exponential backoff
-// (100 ms .. 5 s) until it succeeds or the worker stops: a coordinator restart only delays work.
+// (100 ms .. kMaxRetryBackoff) until it succeeds or the worker stops: a coordinator restart only
+// delays work, and calls go through again within about a second of it listening again (the
+// channel's own reconnect backoff is capped the same way, worker/coordinator_client.cc). After a
+// failed renewal the heartbeat tries again within that second too, not a third of a lease later.
+// Reports (docs/RELIABILITY.md): a finished step's report is retried with that backoff until the
+// coordinator answers; it is given up only when the lease is really lost: the coordinator said so
+// (FailedPrecondition, or a renewal without it before the report was sent: one that crosses the
+// report only means the job is done), or the worker is stopping and the lease's
+// renewed end (the last confirmed renewal + lease_seconds, measured on this host) has passed.
+// Time in the prefetch queue and an unreachable coordinator cost nothing: a coordinator that
+// comes back keeps the leases of workers that renew (coordinator.h, serving grace).
 //
 // Stop (RequestStop, e.g. on SIGTERM): no new leases; jobs in progress finish and are reported;
 // leased jobs not started are Released; Run then returns OK.
@@ -64,6 +74,10 @@ struct WorkerOptions {
   JobTuning tuning;
   absl::Duration eval_deadline = absl::Minutes(30);  // per eval job; then SIGKILL
   absl::Duration lease_wait = absl::Seconds(5);      // long-poll per Lease call
+  // Stopping: a report is retried at most this long after RequestStop (and never past the
+  // lease's renewed end). A report given up leaves its job leased until the lease expires (or a
+  // resumed `tune -f` hands it back); the job then runs again.
+  absl::Duration stop_report_wait = absl::InfiniteDuration();
   // The executor command without device/tuning/fd arguments; empty: this binary's
   // `worker --executor` ({"/proc/self/exe", "worker", "--executor"}).
   std::vector<std::string> executor_argv;
@@ -96,6 +110,8 @@ class Worker {
   void RequestStop();
   // Consecutive failed calls (coordinator unreachable) after which the worker is unhealthy.
   static constexpr int kUnhealthyAfterFailedCalls = 5;
+  // The longest wait between retries of a call that found the coordinator unreachable.
+  static constexpr absl::Duration kMaxRetryBackoff = absl::Milliseconds(500);
   // Registered, not stopping, coordinator reachable (see the file comment). Any thread.
   bool Healthy() const;
   WorkerStats stats() const;
@@ -106,6 +122,10 @@ class Worker {
     int64_t attempt = 0;
     bool lost = false;
     std::function<void()> on_lost;
+    absl::Time expires;  // this host's clock: the claim or last confirmed renewal + lease_seconds
+    // Its report is being sent: a renewal that misses it may only have crossed the report (the
+    // job is done), so the report's answer, not the renewal, says whether it was lost.
+    bool reporting = false;
   };
   struct EvalLane;
 
@@ -114,6 +134,9 @@ class Worker {
   void Hold(const coordinator::LeasedJob& j, std::function<void()> on_lost = nullptr);
   void Drop(const coordinator::LeasedJob& job);
   bool IsLost(const coordinator::LeasedJob& job);
+  // Lost, or stopping with the renewed lease run out: a report is not worth sending any more.
+  bool ReportHopeless(const coordinator::LeasedJob& job);
+  bool RenewOnce(bool last_failed);  // one heartbeat; false when the renewal failed
   void ReleaseAll(const std::vector<coordinator::LeasedJob>& jobs);
   void SendReport(coordinator::Report report, const coordinator::LeasedJob& job);
   void HeartbeatLoop();
@@ -141,6 +164,7 @@ class Worker {
   int lease_seconds_ = 60;
   absl::Notification stop_;
   std::atomic<bool> stop_flag_{false};
+  absl::Time stop_at_ = absl::InfiniteFuture();  // guarded by mu_: when RequestStop was called
   std::atomic<bool> registered_{false};
   std::atomic<int> failed_calls_{0};  // consecutive, across threads
 

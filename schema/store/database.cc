@@ -360,7 +360,10 @@ absl::Status Database::Run(bool transaction, const std::function<absl::Status(Co
     if (st.ok() || !retryable || attempt >= policy.max_attempts) return st;
     std::uniform_real_distribution<double> jitter(0.5, 1.0);
     absl::Duration wait = backoff * jitter(rng);
-    spdlog::warn("database: {} (attempt {}/{}), retrying in {}", std::string(st.message()), attempt,
+    // A lost or refused connection is said once per outage by the callers that wait it out
+    // (coordinator, `tune -f`); per attempt it is only a debug line. Lock conflicts stay warnings.
+    spdlog::log(absl::IsUnavailable(st) ? spdlog::level::debug : spdlog::level::warn,
+                "database: {} (attempt {}/{}), retrying in {}", std::string(st.message()), attempt,
                  policy.max_attempts, absl::FormatDuration(wait));
     absl::SleepFor(wait);
     backoff = std::min(backoff * 2, policy.max_backoff);

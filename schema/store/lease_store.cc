@@ -463,29 +463,52 @@ absl::StatusOr<int64_t> LeaseStore::Release(const std::string& owner,
   return released;
 }
 
-absl::StatusOr<ReapCounts> LeaseStore::Reap(int limit) {
+absl::StatusOr<ReapCounts> LeaseStore::Reap(const ReapOptions& options) {
   ReapCounts counts;
+  const bool forgive = !options.forgive_extended_before.empty();
   absl::Status st = db_.Transaction([&](Connection& c) -> absl::Status {
     counts = {};
-    auto rows = c.Query(absl::StrCat("SELECT id, retries FROM job WHERE state IN ", kLeasedStates,
+    // `forgiven`: last extended before the given database time (see ReapOptions).
+    Params q;
+    if (forgive) {
+      q = {options.forgive_extended_before, static_cast<int64_t>(options_.lease_seconds)};
+    }
+    q.push_back(static_cast<int64_t>(options.limit));
+    auto rows = c.Query(absl::StrCat("SELECT id, retries, ",
+                                     forgive ? "lease_expires_at < CAST(? AS DATETIME(6)) + "
+                                               "INTERVAL ? SECOND"
+                                             : "0",
+                                     " AS forgiven FROM job WHERE state IN ", kLeasedStates,
                                      " AND lease_expires_at < NOW(6) LIMIT ? "
                                      "FOR UPDATE SKIP LOCKED"),
-                        {static_cast<int64_t>(limit)});
+                        q);
     if (!rows.ok()) return rows.status();
-    if (rows->empty()) return absl::OkStatus();
-    std::vector<int64_t> ids;
+    std::vector<int64_t> charged, forgiven;
     for (const Row& r : *rows) {
-      ids.push_back(r.Int(0));
-      if (r.Int(1) + 1 >= options_.max_retries) {
-        ++counts.failed;
+      if (r.Int(2) != 0) {
+        forgiven.push_back(r.Int(0));
+        ++counts.forgiven;
       } else {
-        ++counts.requeued;
+        charged.push_back(r.Int(0));
+        ++(r.Int(1) + 1 >= options_.max_retries ? counts.failed : counts.requeued);
       }
     }
+    if (!forgiven.empty()) {
+      auto n = c.Execute(
+          absl::StrCat("UPDATE job SET error = CONCAT('lease expired while no coordinator or "
+                       "database served it (owner ', IFNULL(lease_owner, '?'), ', attempt ', "
+                       "attempt, ', step ', state, '); not counted as a retry'), "
+                       "state = IF(state = 'compile_start', 'new', 'compiled'), "
+                       "lease_owner = NULL, lease_expires_at = NULL WHERE id IN (",
+                       ListPlaceholders(forgiven.size()), ")"),
+          Params(forgiven.begin(), forgiven.end()));
+      if (!n.ok()) return n.status();
+    }
+    if (charged.empty()) return absl::OkStatus();
     // MariaDB applies SET assignments left to right, each seeing the previous ones: the error
     // and the new state are computed from the old owner, attempt and retries first.
     Params p{static_cast<int64_t>(options_.max_retries)};
-    for (int64_t id : ids) p.push_back(id);
+    for (int64_t id : charged) p.push_back(id);
     auto n = c.Execute(
         absl::StrCat(
             "UPDATE job SET error = CONCAT('lease expired (owner ', IFNULL(lease_owner, '?'), "
@@ -495,12 +518,38 @@ absl::StatusOr<ReapCounts> LeaseStore::Reap(int limit) {
             "finished_at = IF(state = 'failed', NOW(6), finished_at), "
             "retries = retries + 1, lease_owner = NULL, lease_expires_at = NULL "
             "WHERE id IN (",
-            ListPlaceholders(ids.size()), ")"),
+            ListPlaceholders(charged.size()), ")"),
         p);
     return n.status();
   });
   if (!st.ok()) return st;
   return counts;
+}
+
+absl::StatusOr<int64_t> LeaseStore::ReleaseOwner(int64_t session_id, const std::string& owner) {
+  return db_.Execute(absl::StrCat("UPDATE job SET state = IF(state = 'compile_start', 'new', "
+                                  "'compiled'), lease_owner = NULL, lease_expires_at = NULL "
+                                  "WHERE session_id = ? AND lease_owner = ? AND state IN ",
+                                  kLeasedStates),
+                     {session_id, owner});
+}
+
+absl::StatusOr<std::vector<std::string>> LeaseStore::LeaseOwners(int64_t session_id) {
+  auto rows = db_.Query(absl::StrCat("SELECT DISTINCT lease_owner FROM job WHERE session_id = ? "
+                                     "AND lease_owner IS NOT NULL AND state IN ",
+                                     kLeasedStates),
+                        {session_id});
+  if (!rows.ok()) return rows.status();
+  std::vector<std::string> out;
+  for (const Row& r : *rows) out.push_back(r.String(0));
+  return out;
+}
+
+absl::StatusOr<std::string> LeaseStore::DatabaseNow() {
+  auto rows = db_.Query("SELECT CAST(NOW(6) AS CHAR)");
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return absl::InternalError("SELECT NOW(6) returned no row");
+  return (*rows)[0].String(0);
 }
 
 absl::StatusOr<std::optional<JobInfo>> LeaseStore::GetJob(int64_t job_id) {

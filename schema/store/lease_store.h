@@ -134,6 +134,17 @@ struct StoredKernel {
 struct ReapCounts {
   int64_t requeued = 0;
   int64_t failed = 0;
+  int64_t forgiven = 0;  // requeued without retries + 1 (see ReapOptions::forgive_extended_before)
+};
+
+struct ReapOptions {
+  int limit = 1000;  // at most this many jobs per call
+  // Database time (DatabaseNow()); empty: none. A lease last extended (claimed or renewed)
+  // before it, i.e. one whose lease_expires_at < forgive_extended_before + lease_seconds, is
+  // requeued without retries + 1 and never failed: its holder may have been unable to renew
+  // because no coordinator or no database served it (the coordinator passes the time it began
+  // serving, after a start or a database outage). Later expiries are charged as usual.
+  std::string forgive_extended_before;
 };
 
 class LeaseStore {
@@ -164,8 +175,20 @@ class LeaseStore {
   absl::StatusOr<int64_t> Release(const std::string& owner,
                                   const std::vector<RenewedLease>& leases);
 
-  // Expired leases back to ready (retries + 1) or to failed at the limit. At most `limit` jobs.
-  absl::StatusOr<ReapCounts> Reap(int limit = 1000);
+  // Expired leases back to ready (retries + 1) or to failed at the limit; forgiven ones (see
+  // ReapOptions) back to ready with retries unchanged and the error saying why.
+  absl::StatusOr<ReapCounts> Reap(const ReapOptions& options = {});
+
+  // Every lease of `session_id` held by `owner` back to its ready state without counting a retry
+  // (a `tuna tune -f` run resuming its session hands back the leases of its dead predecessor's
+  // local workers). Returns how many.
+  absl::StatusOr<int64_t> ReleaseOwner(int64_t session_id, const std::string& owner);
+  // The distinct owners of the session's leased jobs.
+  absl::StatusOr<std::vector<std::string>> LeaseOwners(int64_t session_id);
+
+  // The database server's clock as DATETIME(6) text ("YYYY-MM-DD hh:mm:ss.ffffff"): comparable
+  // with lease_expires_at whatever this host's clock says.
+  absl::StatusOr<std::string> DatabaseNow();
 
   absl::StatusOr<std::optional<JobInfo>> GetJob(int64_t job_id);
 

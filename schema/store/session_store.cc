@@ -54,6 +54,18 @@ absl::StatusOr<SessionRecord> SessionStore::Get(int64_t id) {
   return FromRow((*rows)[0]);
 }
 
+absl::StatusOr<std::optional<int64_t>> SessionStore::FindLatest(const std::string& label,
+                                                                const std::string& arch,
+                                                                int64_t num_cu,
+                                                                const std::string& backend) {
+  auto rows = db_.Query("SELECT id FROM session WHERE label = ? AND arch = ? AND num_cu = ? AND "
+                        "backend = ? ORDER BY id DESC LIMIT 1",
+                        {label, arch, num_cu, backend});
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return std::optional<int64_t>();
+  return std::optional<int64_t>((*rows)[0].Int(0));
+}
+
 absl::StatusOr<std::vector<SessionRecord>> SessionStore::List() {
   auto rows = db_.Query(absl::StrCat(kSelect, " ORDER BY id"));
   if (!rows.ok()) return rows.status();

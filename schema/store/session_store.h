@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,11 @@ class SessionStore {
   // for an empty arch, num_cu < 1 or a backend other than HIP/CUDA/CPU.
   absl::StatusOr<int64_t> Create(const SessionRecord& s);
   absl::StatusOr<SessionRecord> Get(int64_t id);
+  // The newest session with this label and target (arch, num_cu, backend), if any: how a
+  // re-run of `tuna tune -f` finds the session of the run it resumes.
+  absl::StatusOr<std::optional<int64_t>> FindLatest(const std::string& label,
+                                                    const std::string& arch, int64_t num_cu,
+                                                    const std::string& backend);
   absl::StatusOr<std::vector<SessionRecord>> List();
   // Every session's target, by id.
   absl::StatusOr<std::vector<SessionTarget>> Targets();

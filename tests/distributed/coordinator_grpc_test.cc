@@ -198,12 +198,14 @@ TEST_CASE_METHOD(testing::MariadbTest, "distributed run over gRPC completes ever
   CHECK(Count(db(), "SELECT COUNT(*) FROM eval_sample") == 40);
   CHECK(Count(db(), "SELECT COUNT(*) FROM job WHERE compile_worker LIKE 'compile-host/%' AND "
                     "eval_worker LIKE 'eval-host/%'") == 20);
-  // The abandoned job was reaped (retries 1) and finished by the other worker.
+  // The abandoned job was reaped and finished by the other worker: with a retry counted when the
+  // first coordinator reaped it, without one when its lease (taken before the restart) ran out
+  // around the restart (coordinator.h: serving grace, docs/RELIABILITY.md).
   auto r = db().Query("SELECT state, retries, attempt FROM job WHERE id = ?",
                       {abandoned_job.load()});
   REQUIRE(r.ok());
   CHECK((*r)[0].String(0) == "evaluated");
-  CHECK((*r)[0].Int(1) == 1);
+  CHECK((*r)[0].Int(1) <= 1);
 
   auto client = worker::MakeGrpcClient({addr, "s3cret"});
   // Stale: the dead worker's attempt is fenced.

@@ -279,6 +279,56 @@ TEST_CASE_METHOD(testing::MariadbTest, "the reaper requeues expired leases and f
   CHECK(Count(db(), "SELECT COUNT(*) FROM job WHERE state = 'failed'") == 3);
 }
 
+TEST_CASE_METHOD(testing::MariadbTest,
+                 "leases last extended before the coordinator began serving expire without a charge",
+                 "[mariadb]") {
+  auto seeded = testing::SeedQueue(db(), 4, 1);
+  REQUIRE(seeded.ok());
+  LeaseStore store(db(), {.lease_seconds = 60, .max_retries = 1, .quarantine_kills = 5});
+  auto c = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"away", 4}});
+  REQUIRE(c.ok());
+  REQUIRE(c->size() == 4);
+  // Two leases claimed a lease before "now" and run out; two claimed long before that.
+  REQUIRE(db().Execute("UPDATE job SET lease_expires_at = NOW(6) - INTERVAL 1 SECOND WHERE id IN "
+                       "(?, ?)", {(*c)[0].job_id, (*c)[1].job_id}).ok());
+  REQUIRE(db().Execute("UPDATE job SET lease_expires_at = NOW(6) - INTERVAL 2 HOUR WHERE id IN "
+                       "(?, ?)", {(*c)[2].job_id, (*c)[3].job_id}).ok());
+  auto now = store.DatabaseNow();
+  REQUIRE(now.ok());
+  CHECK(now->size() == 26);  // YYYY-MM-DD hh:mm:ss.ffffff
+  // Serving since an hour ago: the leases last extended before then (running out 2 h ago) are
+  // forgiven; those renewed while it served (running out now) are charged.
+  auto hour_ago = db().Query("SELECT CAST(NOW(6) - INTERVAL 1 HOUR AS CHAR)");
+  REQUIRE(hour_ago.ok());
+  auto reaped = store.Reap({.forgive_extended_before = (*hour_ago)[0].String(0)});
+  REQUIRE(reaped.ok());
+  CHECK(reaped->forgiven == 2);
+  CHECK(reaped->failed == 2);  // max_retries 1: every charged expiry fails the job
+  CHECK(Count(db(), "SELECT COUNT(*) FROM job WHERE state = 'failed' AND id IN (" +
+                        std::to_string((*c)[0].job_id) + "," + std::to_string((*c)[1].job_id) +
+                        ")") == 2);
+  REQUIRE(db().Execute("UPDATE job SET state = 'compile_start', lease_owner = 'away', retries = 0, "
+                       "error = NULL, finished_at = NULL").ok());
+  REQUIRE(db().Execute("UPDATE job SET lease_expires_at = NOW(6) - INTERVAL 1 SECOND").ok());
+  // Serving since now: every lease was last extended before, none is charged.
+  reaped = store.Reap({.forgive_extended_before = *now});
+  REQUIRE(reaped.ok());
+  CHECK(reaped->forgiven == 4);
+  CHECK(reaped->requeued + reaped->failed == 0);
+  CHECK(Count(db(), "SELECT COUNT(*) FROM job WHERE state = 'new' AND retries = 0 AND lease_owner "
+                    "IS NULL AND error LIKE 'lease expired while no coordinator%not counted%'") == 4);
+  // ReleaseOwner / LeaseOwners: a resumed `tune -f` hands back its dead predecessor's leases.
+  auto again = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"dead-run", 4}});
+  REQUIRE(again.ok());
+  auto owners = store.LeaseOwners(seeded->session_id);
+  REQUIRE(owners.ok());
+  CHECK(*owners == std::vector<std::string>{"dead-run"});
+  auto n = store.ReleaseOwner(seeded->session_id, "dead-run");
+  REQUIRE(n.ok());
+  CHECK(*n == 4);
+  CHECK(Count(db(), "SELECT COUNT(*) FROM job WHERE state = 'new' AND retries = 0") == 4);
+}
+
 TEST_CASE_METHOD(testing::MariadbTest, "configs that keep killing executors are quarantined",
                  "[mariadb]") {
   auto seeded = testing::SeedQueue(db(), 1, 3);  // one config, three solvers' jobs

@@ -1,0 +1,109 @@
+#include "tests/chaos/chaos_util.h"
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+
+namespace tuna::testing {
+
+std::string DbUrl(const schema::ConnectionInfo& c, const std::string& option_file) {
+  return absl::StrCat("mysql://", c.user, "@", c.host, ":", c.port, "/", c.database,
+                      "?option_file=", option_file);
+}
+
+std::string ReadWholeFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int CountLines(const std::string& path, const std::string& needle) {
+  std::ifstream in(path);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos;
+  return n;
+}
+
+bool WaitForLines(const std::string& path, const std::string& needle, int n, int seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    if (CountLines(path, needle) >= n) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return CountLines(path, needle) >= n;
+}
+
+std::vector<double> LineTimes(const std::string& path, const std::string& needle) {
+  std::vector<double> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(needle) == std::string::npos || line.size() < 25 || line[0] != '[') continue;
+    std::tm tm{};
+    int ms = 0;
+    if (sscanf(line.c_str(), "[%d-%d-%d %d:%d:%d.%d]", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+               &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7) {
+      continue;
+    }
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    tm.tm_isdst = -1;
+    out.push_back(static_cast<double>(mktime(&tm)) + ms / 1000.0);
+  }
+  return out;
+}
+
+namespace {
+int64_t Scalar(schema::Database& db, const std::string& sql, int64_t session_id) {
+  schema::Params p;
+  if (session_id != 0) p.push_back(session_id);
+  auto r = db.Query(sql, p);
+  if (!r.ok() || r->empty()) return -1;
+  return (*r)[0].IsNull(0) ? 0 : (*r)[0].Int(0);
+}
+}  // namespace
+
+Invariants CheckInvariants(schema::Database& db, int64_t session_id) {
+  const std::string where = session_id != 0 ? " WHERE j.session_id = ?" : " WHERE 1";
+  auto q = [&](const std::string& what, const std::string& extra = "") {
+    return Scalar(db, absl::StrCat("SELECT ", what, " FROM job j", where, extra), session_id);
+  };
+  Invariants v;
+  v.jobs = q("COUNT(*)");
+  v.evaluated = q("COUNT(*)", " AND j.state = 'evaluated'");
+  v.failed = q("COUNT(*)", " AND j.state = 'failed'");
+  v.retries = q("CAST(COALESCE(SUM(j.retries), 0) AS SIGNED)");
+  v.leased = q("COUNT(*)", " AND j.lease_owner IS NOT NULL");
+  v.results =
+      Scalar(db, absl::StrCat("SELECT COUNT(*) FROM perf_result r JOIN job j ON j.session_id = "
+                              "r.session_id AND j.config_id = r.config_id AND j.solver_id = "
+                              "r.solver_id AND j.kind = 'perf'", where),
+             session_id) +
+      Scalar(db, absl::StrCat("SELECT COUNT(*) FROM find_result r JOIN job j ON j.session_id = "
+                              "r.session_id AND j.config_id = r.config_id AND j.solver_id = "
+                              "r.solver_id AND j.kind = 'find'", where),
+             session_id);
+  v.sampled_attempts = Scalar(
+      db, absl::StrCat("SELECT COUNT(DISTINCT s.job_id, s.attempt) FROM eval_sample s JOIN job j "
+                       "ON j.id = s.job_id", where),
+      session_id);
+  v.doubled = Scalar(db, absl::StrCat("SELECT COUNT(*) FROM (SELECT s.job_id FROM eval_sample s "
+                                      "JOIN job j ON j.id = s.job_id", where,
+                                      " GROUP BY s.job_id HAVING COUNT(DISTINCT s.attempt) > 1) x"),
+                     session_id);
+  v.forgiven = q("COUNT(*)", " AND j.error LIKE '%not counted as a retry%'");
+  return v;
+}
+
+std::string Invariants::Summary() const {
+  return absl::StrCat("jobs ", jobs, ", evaluated ", evaluated, ", failed ", failed,
+                      ", retries charged ", retries, ", leases left ", leased, ", results ",
+                      results, ", sampled attempts ", sampled_attempts, ", doubled ", doubled,
+                      ", forgiven expiries ", forgiven);
+}
+
+}  // namespace tuna::testing

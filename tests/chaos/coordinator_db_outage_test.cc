@@ -1,0 +1,118 @@
+// The distributed coordinator and its workers ride out a MariaDB restart (issue 15 part 4): a
+// `tuna coordinator` PROCESS (`--lease-seconds 5 --max-retries 1`) on an embedded MariaDB of its
+// own serves two `tuna worker` processes; mid-run `mariadbd` is killed with SIGKILL and started
+// again 12 s later (longer than the lease). Every job is evaluated once, none failed, no retry
+// charged, the coordinator logs the outage once each way, and no worker gives a report up.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "catch2/catch.hpp"
+#include "schema/embedded/mariadb_server.h"
+#include "schema/store/database.h"
+#include "tests/chaos/chaos_util.h"
+#include "tests/distributed/worker_test_util.h"
+#include "tuner_core/solver/registry.h"
+
+namespace tuna {
+namespace {
+
+TEST_CASE("coordinator and workers ride out a MariaDB kill -9 and restart", "[mariadb][chaos]") {
+  const std::string tuna_bin = testing::Runfile("cli/tuna");
+  REQUIRE(!tuna_bin.empty());
+  const std::string dir = testing::TestOutputDir() + "/coordinator-db-outage";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string data_dir = dir + "/db";
+  auto db_cmd = [&](const std::string& verb) {
+    const int st = testing::WaitFor(
+        testing::Spawn({tuna_bin, "--data-dir", data_dir, "db", verb}, dir + "/db.log"), 120);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  };
+  REQUIRE(db_cmd("start") == 0);
+  REQUIRE(db_cmd("migrate") == 0);
+  schema::EmbeddedServer server({.data_dir = data_dir});
+  auto open = [&] {
+    auto info = server.Connection();
+    REQUIRE(info.ok());
+    auto db = schema::Database::Open({.connection = *info, .pool_size = 2});
+    REQUIRE(db.ok());
+    return std::move(*db);
+  };
+  auto db = open();
+  auto session = testing::LoadCpuWorkload(*db, solver::SolverRegistry::Builtin(),
+                                          testing::SmallDriverLines(20), "dbout",
+                                          {"TunaCpuGemmConv"}, {"perf", "find"});
+  REQUIRE(session.ok());
+  auto port = schema::PickFreeLoopbackPort();
+  REQUIRE(port.ok());
+  const std::string addr = "127.0.0.1:" + std::to_string(*port);
+  const std::string coord_log = dir + "/coordinator.log";
+  pid_t coord = testing::Spawn({tuna_bin, "--data-dir", data_dir, "coordinator", "--listen", addr,
+                                "--lease-seconds", "5", "--max-retries", "1"},
+                               coord_log);
+  REQUIRE(testing::WaitForLines(coord_log, "coordinator ready", 1, 60));
+  std::vector<pid_t> workers;
+  std::vector<std::string> worker_logs;
+  for (const char* host : {"w1", "w2"}) {
+    worker_logs.push_back(dir + "/worker-" + host + ".log");
+    workers.push_back(testing::Spawn(
+        {tuna_bin, "worker", "--coordinator", addr, "--backend", "cpu", "--host", host,
+         "--budget", "2", "--repetitions", "2", "--lease-batch", "3", "--compile-jobs", "1"},
+        worker_logs.back()));
+  }
+  auto count = [&](const std::string& sql) {
+    auto r = db->Query(sql);
+    return r.ok() ? (*r)[0].Int(0) : -1;
+  };
+  REQUIRE(testing::WaitUntil(180, [&] {
+    return count("SELECT COUNT(*) FROM job WHERE state = 'evaluated'") >= 4 &&
+           count("SELECT COUNT(*) FROM job WHERE lease_owner IS NOT NULL") > 0;
+  }));
+  const int64_t leased = count("SELECT COUNT(*) FROM job WHERE lease_owner IS NOT NULL");
+  auto status = server.Status();
+  REQUIRE(status.ok());
+  REQUIRE(kill(status->pid, SIGKILL) == 0);
+  std::this_thread::sleep_for(std::chrono::seconds(12));
+  REQUIRE(db_cmd("start") == 0);
+  db = open();
+  const bool finished = testing::WaitUntil(300, [&] {
+    return count("SELECT COUNT(*) FROM job WHERE state NOT IN ('evaluated', 'failed')") == 0;
+  });
+  for (pid_t w : workers) kill(w, SIGTERM);
+  for (pid_t w : workers) testing::WaitFor(w, 60);
+  kill(coord, SIGTERM);
+  const int cs = testing::WaitFor(coord, 30);
+  const testing::Invariants v = testing::CheckInvariants(*db);
+  int given_up = 0, lost = 0;
+  for (const std::string& log : worker_logs) {
+    given_up += testing::CountLines(log, "report not accepted");
+    lost += testing::CountLines(log, ") lost");
+  }
+  const int down = testing::CountLines(coord_log, "database unreachable");
+  const int back = testing::CountLines(coord_log, "database reachable again");
+  std::printf("coordinator through a 12 s MariaDB outage (%lld leases held at the kill): %s; "
+              "coordinator 'unreachable' lines %d, 'reachable again' lines %d; worker leases lost "
+              "%d, reports given up %d\n",
+              static_cast<long long>(leased), v.Summary().c_str(), down, back, lost, given_up);
+  db.reset();
+  db_cmd("stop");
+  REQUIRE(finished);
+  CHECK(WIFEXITED(cs));
+  CHECK(v.evaluated == v.jobs);
+  CHECK(v.failed == 0);
+  CHECK(v.retries == 0);
+  CHECK(v.leased == 0);
+  CHECK(v.results == v.jobs);
+  CHECK(v.doubled == 0);
+  CHECK(given_up == 0);
+  CHECK(down >= 1);
+  CHECK(back >= 1);
+}
+
+}  // namespace
+}  // namespace tuna
