@@ -27,6 +27,14 @@ TEST_CASE("the kernel cache answers known builds and keeps its own across Clear"
   CHECK(backend::KernelIdentity(backend::BackendKind::kCpu, "g++ 12", built) !=
         backend::KernelIdentity(backend::BackendKind::kCpu, "g++ 13", built));
   CHECK(backend::KernelIdentity(*cpu, built).size() == 64);
+  // ... but not where it is installed: one NVRTC at two paths on two hosts builds the same code.
+  CHECK(backend::KernelIdentity(backend::BackendKind::kCuda, "nvrtc 13.0 (/opt/a/libnvrtc.so.13)", built) ==
+        backend::KernelIdentity(backend::BackendKind::kCuda, "nvrtc 13.0 (/usr/lib/libnvrtc.so.13)", built));
+  CHECK(backend::KernelIdentity(backend::BackendKind::kCuda, "nvrtc 13.0 (/opt/a/libnvrtc.so.13)", built) !=
+        backend::KernelIdentity(backend::BackendKind::kCuda, "nvrtc 13.1 (/opt/a/libnvrtc.so.13)", built));
+  // A version's own parentheses stay (g++'s distribution tag is part of the version).
+  CHECK(backend::KernelIdentity(backend::BackendKind::kCpu, "g++ (Debian 12.2.0-14) 12.2.0", built) !=
+        backend::KernelIdentity(backend::BackendKind::kCpu, "g++ (Debian 12.2.0-15) 12.2.0", built));
 
   KernelCacheBackend cache(*cpu);
   REQUIRE(cache.Compile(built).ok());

@@ -107,6 +107,9 @@ TEST_CASE("params written with the old axis names read back by the new names") {
       {"TunaFastSimtFwd", "64,128,8,3", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}}},
       // TB_M, TB_N, WG_M, STAGES, SPLIT_K (unchanged; hopper_fp16_fwd.log)
       {"TunaHopperFwd", "128,256,2,4,1", {{"TB_M", 128}, {"TB_N", 256}, {"WG_M", 2}, {"STAGES", 4}, {"SPLIT_K", 1}}},
+      // TB_M, TB_N, WG_M, STAGES (new with these names; hopper_fp16_fwd.json, hopper_fp16_bwd.json)
+      {"TunaHopperTmaFwd", "128,256,2,4", {{"TB_M", 128}, {"TB_N", 256}, {"WG_M", 2}, {"STAGES", 4}}},
+      {"TunaHopperTmaBwd", "256,64,2,5", {{"TB_M", 256}, {"TB_N", 64}, {"WG_M", 2}, {"STAGES", 5}}},
       // old: tile_m, tile_n, tile_k, micro_m, micro_n, split_k (cpu_gemm_test)
       {"TunaCpuGemmConv", "8,64,8,4,8,4",
        {{"TB_M", 8}, {"TB_N", 64}, {"TB_K", 8}, {"THREAD_M", 4}, {"THREAD_N", 8}, {"SPLIT_K", 4}}},

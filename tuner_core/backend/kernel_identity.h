@@ -3,7 +3,8 @@
 // worker's kernel cache (worker/kernel_cache.h: the build key a compile worker stores and an
 // eval worker looks up) and the runtime's on-disk cache (runtime/kernel_cache.h, file names).
 //
-// SHA-256 hex (64 characters) of the backend kind, the compiler version, the target arch, the
+// SHA-256 hex (64 characters) of the backend kind, the compiler version (without a trailing
+// " (/library/path)": the same compiler at another path on another host is the same), the target arch, the
 // source name and text, every header offered to the compile (names and contents), the options
 // and the entry points. Equal identities give interchangeable code objects; a compiler upgrade
 // or an edit of the kernel or of any header it may include gives a new identity.
