@@ -1,5 +1,5 @@
 // CompilePool: every item runs once, never more at once than the pool's threads, older tickets
-// are served first; and a Compiler on a pool builds the same candidates as one on its own
+// are served first, a small batch is not starved by a large one; and a Compiler on a pool builds the same candidates as one on its own
 // threads (cpu backend, the real C++ compiler).
 #include <algorithm>
 #include <atomic>
@@ -46,6 +46,32 @@ TEST_CASE("compile pool: each item once, at most `threads` at a time") {
   CHECK(most.load() <= 3);
   CHECK(most.load() >= 2);  // the threads do work at once
   pool.Run(pool.NewTicket(), 0, [](size_t) { FAIL("no item to run"); });
+}
+
+TEST_CASE("compile pool: a large job cannot starve a small one") {
+  CompilePool pool(2);
+  const uint64_t big_ticket = pool.NewTicket();
+  const uint64_t small_ticket = pool.NewTicket();
+  std::atomic<int> big_done{0};
+  std::promise<void> big_running;
+  std::atomic<bool> signalled{false};
+  std::thread big([&] {
+    pool.Run(big_ticket, 400, [&](size_t) {
+      if (!signalled.exchange(true)) big_running.set_value();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      ++big_done;
+    });
+  });
+  big_running.get_future().wait();
+  const int before = big_done.load();
+  int during = -1;
+  pool.Run(small_ticket, 1, [&](size_t) { during = big_done.load(); });
+  big.join();
+  INFO("big items done when the small job was queued: " << before << ", when it ran: " << during);
+  REQUIRE(during >= before);
+  // Oldest-first alone would have run all 400 first; fair: at most the items in flight.
+  CHECK(during - before <= 2 * pool.threads() + 2);
+  CHECK(big_done.load() == 400);
 }
 
 TEST_CASE("compile pool: the oldest ticket's items go first, whenever they arrive") {

@@ -33,12 +33,19 @@ void CompilePool::Run(uint64_t ticket, size_t n, const std::function<void(size_t
   done_.wait(l, [&] { return batch.done == batch.n; });
 }
 
+std::map<std::pair<uint64_t, uint64_t>, CompilePool::Batch*>::iterator CompilePool::Pick() {
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (it->second->n - it->second->next <= threads_.size()) return it;
+  }
+  return queue_.begin();
+}
+
 void CompilePool::Serve() {
   std::unique_lock<std::mutex> l(mu_);
   for (;;) {
     work_.wait(l, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and nothing is waiting for an item
-    auto first = queue_.begin();
+    auto first = Pick();
     Batch* batch = first->second;
     const size_t i = batch->next++;
     if (batch->next == batch->n) queue_.erase(first);  // every item handed out

@@ -1,4 +1,5 @@
-// CPU threads shared by every Compiler of a process that serve the oldest work first.
+// CPU threads shared by every Compiler of a process that serve the oldest work first, without
+// letting a large job starve a small one.
 //
 // Why: a worker compiles several leased jobs at once. With a thread per job, each job's
 // candidates build one after another, so the first job (and the GPU waiting for its eval step)
@@ -7,6 +8,10 @@
 // the lowest ticket that has any left: the oldest job's candidates are built by all threads
 // first, jobs finish in the order they were leased, one every few seconds instead of all at
 // the end, and later jobs fill the threads the older ones leave idle.
+// Fairness: a batch with no more items left than the pool has threads (it finishes in one round:
+// a find job's single candidate, the last few of a search) is served before larger ones, oldest
+// such batch first. So a 1,000-candidate job delays a 1-candidate job by one item per thread at
+// most, instead of by its whole remaining space.
 //
 // Threads: every member may be called from any thread. Run blocks its caller until its items
 // are done (the caller does not run items itself: the pool's size is the number of compiles
@@ -38,7 +43,8 @@ class CompilePool {
   uint64_t NewTicket();
 
   // Calls fn(i) for every i in [0, n) on the pool's threads and returns when all are done.
-  // Items of lower tickets go first; among equal tickets, earlier Run calls first.
+  // Batches with at most threads() items left go first; then items of lower tickets; among
+  // equal tickets, earlier Run calls first.
   void Run(uint64_t ticket, size_t n, const std::function<void(size_t)>& fn);
 
  private:
@@ -49,6 +55,8 @@ class CompilePool {
     size_t done = 0;
   };
   void Serve();
+  // The queue entry to hand an item from: the oldest small batch, else the oldest. mu_ held.
+  std::map<std::pair<uint64_t, uint64_t>, Batch*>::iterator Pick();
 
   std::mutex mu_;
   std::condition_variable work_;  // an item was queued, or stopping
