@@ -17,6 +17,7 @@
 #include <random>
 
 #include "catch2/catch.hpp"
+#include "tests/solver/gpu_solver_check.h"
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
 #include "tuner_core/reference/element.h"
@@ -82,24 +83,11 @@ std::vector<Case> Cases(const solver::Solver& s) {
 }
 
 TEST_CASE("Tunable GPU solvers match the CPU reference on the CUDA device", "[gpu]") {
-  std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
-  if (absl::Status st = be->DriverStatus(); !st.ok()) {
-    WARN("skipping: CUDA driver unavailable: " << st.message());
-    return;
-  }
-  if (absl::Status st = be->CompilerStatus(); !st.ok()) {
-    WARN("skipping: NVRTC unavailable: " << st.message());
-    return;
-  }
-  absl::StatusOr<std::vector<backend::DeviceInfo>> devices = be->ListDevices();
-  if (!devices.ok() || devices->empty()) {
-    WARN("skipping: no CUDA device");
-    return;
-  }
-  absl::StatusOr<std::unique_ptr<backend::Device>> dev = be->OpenDevice(0);
-  REQUIRE(dev.ok());
-  backend::Device& device = **dev;
-  const Target target = solver::TargetForDevice(backend::BackendKind::kCuda, device.Info());
+  std::optional<testing::CudaDeviceForTest> cuda = testing::OpenCudaDeviceOrSkip(0);
+  if (!cuda) return;
+  backend::Backend* be = cuda->backend.get();
+  backend::Device& device = *cuda->device;
+  const Target target = cuda->target;
   std::printf("device %s (%s), %d SMs\n", device.Info().name.c_str(), target.arch.c_str(), target.num_cu);
 
   const auto start = std::chrono::steady_clock::now();

@@ -21,28 +21,11 @@ using solver::PerfConfig;
 using solver::Target;
 
 TEST_CASE("fast forward solvers match the CPU reference on the CUDA device", "[gpu]") {
-  std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
-  if (absl::Status st = be->DriverStatus(); !st.ok()) {
-    WARN("skipping: CUDA driver unavailable: " << st.message());
-    return;
-  }
-  if (absl::Status st = be->CompilerStatus(); !st.ok()) {
-    WARN("skipping: NVRTC unavailable: " << st.message());
-    return;
-  }
-  absl::StatusOr<std::vector<backend::DeviceInfo>> devices = be->ListDevices();
-  if (!devices.ok() || devices->empty()) {
-    WARN("skipping: no CUDA device");
-    return;
-  }
-  absl::StatusOr<std::unique_ptr<backend::Device>> dev = be->OpenDevice(0);
-  REQUIRE(dev.ok());
-  backend::Device& device = **dev;
-  const Target target = solver::TargetForDevice(backend::BackendKind::kCuda, device.Info());
-  if (target.SmVersion() < 80) {
-    WARN("skipping: device " << target.arch << " is older than sm_80");
-    return;
-  }
+  std::optional<testing::CudaDeviceForTest> cuda = testing::OpenCudaDeviceOrSkip(80);
+  if (!cuda) return;
+  backend::Backend* be = cuda->backend.get();
+  backend::Device& device = *cuda->device;
+  const Target target = cuda->target;
   solver::FastTcFwdSolver tc;
   solver::FastSimtFwdSolver simt;
 

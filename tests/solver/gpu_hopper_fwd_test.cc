@@ -158,26 +158,11 @@ TEST_CASE("hopper fwd: every valid FP16 config and the BF16 defaults build for s
 }
 
 TEST_CASE("hopper fwd matches the CPU reference on an sm_90 device", "[gpu]") {
-  std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
-  if (absl::Status st = be->DriverStatus(); !st.ok()) {
-    WARN("skipping: CUDA driver unavailable: " << st.message());
-    return;
-  }
-  REQUIRE(be->CompilerStatus().ok());
-  absl::StatusOr<std::vector<backend::DeviceInfo>> devices = be->ListDevices();
-  REQUIRE(devices.ok());
-  if (devices->empty()) {
-    WARN("skipping: no CUDA device");
-    return;
-  }
-  absl::StatusOr<std::unique_ptr<backend::Device>> dev = be->OpenDevice(0);
-  REQUIRE(dev.ok());
-  backend::Device& device = **dev;
-  const Target target = solver::TargetForDevice(backend::BackendKind::kCuda, device.Info());
-  if (target.SmVersion() != 90) {
-    WARN("skipping: device " << target.arch << " is not sm_90");
-    return;
-  }
+  std::optional<testing::CudaDeviceForTest> cuda = testing::OpenCudaDeviceOrSkip(90, 90);
+  if (!cuda) return;
+  backend::Backend* be = cuda->backend.get();
+  backend::Device& device = *cuda->device;
+  const Target target = cuda->target;
   solver::HopperFwdSolver s;
   std::vector<Problem> problems;
   std::vector<Problem> layers = testing::ResNet50Layers();

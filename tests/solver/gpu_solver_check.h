@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "catch2/catch.hpp"
+#include "tuner_core/backend/cuda/cuda_backend.h"
 #include "tuner_core/reference/element.h"
 #include "tuner_core/reference/fill.h"
 #include "tuner_core/reference/reference_conv.h"
@@ -27,6 +28,39 @@ inline std::vector<solver::PerfConfig> AllValid(const solver::Solver& s, const s
     if (s.IsValid(t, p, c).ok()) out.push_back(c);
   }
   return out;
+}
+
+// CUDA device 0 for a "[gpu]" case. nullopt after a WARN when the host has no CUDA driver, no
+// device, or a device older than sm_<min_sm> (the case then returns and passes); a host whose
+// driver works but whose compiler or device 0 does not fails the case (REQUIRE).
+struct CudaDeviceForTest {
+  std::unique_ptr<backend::Backend> backend;
+  std::unique_ptr<backend::Device> device;
+  solver::Target target;
+};
+inline std::optional<CudaDeviceForTest> OpenCudaDeviceOrSkip(int min_sm, int max_sm = 0) {
+  CudaDeviceForTest d;
+  d.backend = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
+  if (absl::Status st = d.backend->DriverStatus(); !st.ok()) {
+    WARN("skipping: CUDA driver unavailable: " << st.message());
+    return std::nullopt;
+  }
+  REQUIRE(d.backend->CompilerStatus().ok());
+  absl::StatusOr<std::vector<backend::DeviceInfo>> devices = d.backend->ListDevices();
+  REQUIRE(devices.ok());
+  if (devices->empty()) {
+    WARN("skipping: no CUDA device");
+    return std::nullopt;
+  }
+  absl::StatusOr<std::unique_ptr<backend::Device>> dev = d.backend->OpenDevice(0);
+  REQUIRE(dev.ok());
+  d.device = *std::move(dev);
+  d.target = solver::TargetForDevice(backend::BackendKind::kCuda, d.device->Info());
+  if (d.target.SmVersion() < min_sm || (max_sm > 0 && d.target.SmVersion() > max_sm)) {
+    WARN("skipping: device " << d.target.arch << " is not what this case needs");
+    return std::nullopt;
+  }
+  return d;
 }
 
 // Runs configs of solvers of any direction on one device; builds are cached by their options.
