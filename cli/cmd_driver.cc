@@ -23,7 +23,28 @@
 namespace tuna::cli {
 namespace {
 
+constexpr const char* kDriverHelp = R"(usage: tuna driver [--backend cpu|cuda|hip] conv|convfp16|convbfp16|convint8 FLAGS
+MIOpenDriver's convolution flags (defaults as MIOpenDriver's):
+  -n N  -c C  -H H  -W W  -k K  -y R  -x S     batch, channels, input size, filters, filter size
+  -p -q  -u -v  -l -j                          padding, stride, dilation (height, width)
+  -g G  -m conv|trans  -F 0|1|2|4              groups, mode, direction (0 all, 1 F, 2 B, 4 W)
+  -z default|same|valid                        padding mode
+  --in_layout --fil_layout --out_layout L      NCHW or NHWC (3D: --spatial_dim 3 with -! D and the
+                                               other depth flags)
+Run flags:
+  -V 0|1  verify against the CPU reference (default 1)    -t 0|1  print the kernel time
+  -i N    timed iterations (default 10)                    -s 0|1  Find with exhaustive search
+  -S X    immediate mode with solver id or name X (-1: Find, the default)
+Environment: MIOPEN_FIND_MODE, MIOPEN_FIND_ENFORCE, MIOPEN_USER_DB_PATH, MIOPEN_SYSTEM_DB_PATH, TUNA_BACKEND.
+)";
+
 int RunDriver(const std::string& backend_flag, std::vector<std::string> args) {
+  for (const std::string& a : args) {
+    if (a == "--help" || a == "-h" || a == "-?") {
+      std::cout << kDriverHelp;
+      return 0;
+    }
+  }
   if (args.empty()) {
     std::cerr << "tuna driver: expected conv|convfp16|convbfp16|convint8 and MIOpenDriver flags\n";
     return 2;
@@ -76,7 +97,8 @@ void AddDriverCommand(CLI::App& app, CommandContext ctx) {
   auto backend = std::make_shared<std::string>();
   cmd->add_option("--backend", *backend, "cpu, cuda or hip (default: $TUNA_BACKEND, else the best usable)");
   cmd->prefix_command();
-  cmd->footer("example: tuna driver conv -n 1 -c 8 -H 16 -W 16 -k 8 -y 3 -x 3 -p 1 -q 1 -V 1 -t 1");
+  cmd->footer(std::string(kDriverHelp) +
+              "example: tuna driver conv -n 1 -c 8 -H 16 -W 16 -k 8 -y 3 -x 3 -p 1 -q 1 -V 1 -t 1");
   cmd->callback([ctx, cmd, backend] {
     std::vector<std::string> args = cmd->remaining();
     *ctx.selected = [b = *backend, args] { return RunDriver(b, args); };

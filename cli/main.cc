@@ -1,4 +1,5 @@
 // The `tuna` binary: global flags, then one subcommand (see cli/command.h).
+#include <functional>
 #include <iostream>
 
 #include "cli/command.h"
@@ -9,6 +10,9 @@ int main(int argc, char** argv) {
   using namespace tuna::cli;
   CLI::App app{"tuna: distributed convolution kernel tuning with MIOpen-compatible databases"};
   app.require_subcommand(0, 1);
+  // Global flags are accepted after the subcommand too (`tuna status --session_id 1 --db URL`):
+  // the subcommands, which inherit this, hand options they do not know to this parser.
+  app.fallthrough();
   GlobalOptions global;
   app.add_option("--log-level", global.log_level,
                  "trace, debug, info, warn, error, critical or off")
@@ -45,11 +49,21 @@ int main(int argc, char** argv) {
   AddTuneCommand(app, ctx);
   AddDriverCommand(app, ctx);
   AddDevicesCommand(app, ctx);
+  // Commands that take a MIOpenDriver line as it is (prefix_command: `driver`, `problem parse`)
+  // keep every flag after its first word: none falls through to the global flags.
+  std::function<void(CLI::App*)> keep_driver_flags = [&](CLI::App* a) {
+    for (CLI::App* sub : a->get_subcommands([](CLI::App*) { return true; })) {
+      if (sub->get_prefix_command()) sub->fallthrough(false);
+      keep_driver_flags(sub);
+    }
+  };
+  keep_driver_flags(&app);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version print and succeed; a usage error exits 2, as argparse-based tools do.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   if (!selected) {
     std::cout << app.help();

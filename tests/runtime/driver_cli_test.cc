@@ -1,7 +1,8 @@
 // `tuna driver` end to end through the built binary (//cli:tuna as data): -V 1 verification,
 // -t 1 kernel time, the choice's origin (benchmark, then system db), a second process over the
 // same kernel cache compiling nothing, LOGGING_CMD on stderr, immediate mode with -S, and
-// MIOPEN_FIND_MODE=4 rejected.
+// MIOPEN_FIND_MODE=4 rejected; the CLI conventions: `driver conv --help`, usage errors exit 2,
+// global flags after the subcommand.
 #include <array>
 #include <cstdio>
 
@@ -122,4 +123,41 @@ TEST_CASE("tuna driver -s 1: search writes the user perf db") {
     }
   }
   CHECK(found);
+}
+
+TEST_CASE("tuna CLI conventions: driver --help, usage errors exit 2, global flags after the subcommand") {
+  REQUIRE(testing::FileExists(TunaPath()));
+  auto exec = [](const std::string& args) {
+    Run r;
+    FILE* f = popen((TunaPath() + " " + args + " 2>&1").c_str(), "r");
+    if (f == nullptr) return r;
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) r.out.append(buf.data(), n);
+    const int st = pclose(f);
+    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+  };
+  Run help = exec("driver conv --help");
+  INFO(help.out);
+  CHECK(help.rc == 0);
+  CHECK(Has(help, "MIOpenDriver's convolution flags"));
+  Run bad = exec("tune --no-such-flag");
+  CHECK(bad.rc == 2);
+  CHECK(Has(bad, "--no-such-flag"));
+  // A global flag after the subcommand is the global flag (here: a bad --log-format value is
+  // refused by the global option's own check, not as an unexpected argument).
+  Run late = exec("solvers list --progress sideways");
+  INFO(late.out);
+  CHECK(late.rc == 2);
+  CHECK(!Has(late, "not expected"));
+  CHECK(Has(late, "--progress"));
+  Run ok = exec("devices --log-level warn");
+  INFO(ok.out);
+  CHECK(!Has(ok, "not expected"));
+  // ... while a driver line keeps all its flags (-F, -t: not global, and -n never falls through).
+  Run line = exec("problem parse conv -n 1 -c 4 -H 8 -W 8 -k 4 -y 3 -x 3 -F 1 -t 1");
+  INFO(line.out);
+  CHECK(line.rc == 0);
+  CHECK(Has(line, "find-db key"));
 }
