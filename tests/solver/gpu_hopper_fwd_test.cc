@@ -22,37 +22,25 @@ using solver::PerfConfig;
 using solver::Target;
 
 using testing::AllValid;
-
-Problem Make(int64_t n, int64_t c, int64_t k, int64_t h, int64_t w, int64_t fy, int64_t fx, int64_t pad_h,
-             int64_t pad_w, int64_t stride, int64_t dil, int64_t groups, DataType type = DataType::kFp16) {
-  Problem p;
-  p.n = n, p.c = c, p.k = k;
-  p.in = {1, h, w};
-  p.fil = {1, fy, fx};
-  p.pad = {0, pad_h, pad_w};
-  p.stride = {1, stride, stride};
-  p.dilation = {1, dil, dil};
-  p.groups = groups;
-  return testing::With(p, Direction::kForward, type, Layout::kNHWC);
-}
+using testing::NhwcForward;
 
 // Shapes beyond ResNet-50 that the kernel's indexing must get right.
 std::vector<Problem> HopperEdgeProblems() {
   return {
-      Make(2, 8, 12, 11, 10, 1, 1, 0, 0, 2, 1, 1),      // C = 8: one chunk per tap, stride 2
-      Make(1, 16, 24, 9, 9, 3, 3, 2, 2, 1, 2, 1),       // dilation 2
-      Make(2, 32, 40, 8, 8, 3, 3, 1, 1, 1, 1, 2),       // groups 2 (C/G 16, K/G 20: N tail)
-      Make(1, 24, 72, 12, 12, 5, 5, 2, 2, 3, 1, 1),     // stride 3, 5x5, K = 72
-      Make(3, 64, 33, 6, 6, 2, 3, 0, 0, 1, 1, 1),       // asymmetric filter, valid padding, odd K
-      Make(2, 48, 64, 17, 17, 1, 7, 0, 3, 1, 1, 1),     // 1x7 (Inception)
-      Make(2, 48, 64, 17, 17, 7, 1, 3, 0, 1, 1, 1),     // 7x1
-      Make(5, 72, 200, 7, 7, 3, 3, 1, 1, 1, 1, 1),      // M = 245, K = 200: tails everywhere
-      Make(1, 256, 96, 10, 10, 3, 3, 1, 1, 1, 1, 4),    // groups 4, Kdim 576 (9 k-tiles)
-      Make(4, 40, 8, 13, 13, 3, 3, 1, 1, 2, 1, 1),      // K = 8 < every tile
-      Make(2, 3, 20, 23, 23, 7, 7, 3, 3, 2, 1, 1),      // C = 3: padded to 4, 8-byte build, stem-like
-      Make(1, 5, 9, 9, 11, 3, 2, 1, 0, 1, 2, 1),        // C = 5: padded to 8, asymmetric, dilated
-      Make(2, 4, 16, 10, 10, 3, 3, 1, 1, 1, 1, 1),      // C = 4: 8-byte build, no copy
-      Make(2, 128, 64, 6, 6, 3, 3, 1, 1, 1, 1, 1),      // 18 k-tiles, small M: split-K configs
+      NhwcForward(2, 8, 12, 11, 10, 1, 1, 0, 0, 2, 1, 1),      // C = 8: one chunk per tap, stride 2
+      NhwcForward(1, 16, 24, 9, 9, 3, 3, 2, 2, 1, 2, 1),       // dilation 2
+      NhwcForward(2, 32, 40, 8, 8, 3, 3, 1, 1, 1, 1, 2),       // groups 2 (C/G 16, K/G 20: N tail)
+      NhwcForward(1, 24, 72, 12, 12, 5, 5, 2, 2, 3, 1, 1),     // stride 3, 5x5, K = 72
+      NhwcForward(3, 64, 33, 6, 6, 2, 3, 0, 0, 1, 1, 1),       // asymmetric filter, valid padding, odd K
+      NhwcForward(2, 48, 64, 17, 17, 1, 7, 0, 3, 1, 1, 1),     // 1x7 (Inception)
+      NhwcForward(2, 48, 64, 17, 17, 7, 1, 3, 0, 1, 1, 1),     // 7x1
+      NhwcForward(5, 72, 200, 7, 7, 3, 3, 1, 1, 1, 1, 1),      // M = 245, K = 200: tails everywhere
+      NhwcForward(1, 256, 96, 10, 10, 3, 3, 1, 1, 1, 1, 4),    // groups 4, Kdim 576 (9 k-tiles)
+      NhwcForward(4, 40, 8, 13, 13, 3, 3, 1, 1, 2, 1, 1),      // K = 8 < every tile
+      NhwcForward(2, 3, 20, 23, 23, 7, 7, 3, 3, 2, 1, 1),      // C = 3: padded to 4, 8-byte build, stem-like
+      NhwcForward(1, 5, 9, 9, 11, 3, 2, 1, 0, 1, 2, 1),        // C = 5: padded to 8, asymmetric, dilated
+      NhwcForward(2, 4, 16, 10, 10, 3, 3, 1, 1, 1, 1, 1),      // C = 4: 8-byte build, no copy
+      NhwcForward(2, 128, 64, 6, 6, 3, 3, 1, 1, 1, 1, 1),      // 18 k-tiles, small M: split-K configs
   };
 }
 
@@ -87,9 +75,9 @@ TEST_CASE("hopper fwd: applicability, defaults and pruning", "[solver]") {
     CHECK(s.IsValid(*sm90, p, s.DefaultConfig(*sm90, p)).ok());
   }
   // Depthwise (C/G = 1) is not this solver's.
-  CHECK_FALSE(s.IsApplicable(*sm90, Make(2, 16, 16, 9, 9, 3, 3, 1, 1, 1, 1, 16)).ok());
+  CHECK_FALSE(s.IsApplicable(*sm90, NhwcForward(2, 16, 16, 9, 9, 3, 3, 1, 1, 1, 1, 16)).ok());
   // Analytic pruning: accumulators, warpgroup rows, shared memory.
-  const Problem big = Make(32, 256, 1024, 28, 28, 3, 3, 1, 1, 1, 1, 1);
+  const Problem big = NhwcForward(32, 256, 1024, 28, 28, 3, 3, 1, 1, 1, 1, 1);
   CHECK(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 4, 1}}).ok());
   CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4, 1}}).ok());  // 256 accumulators
   CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 128, 2, 4, 1}}).ok());   // 32-row warpgroups
@@ -99,7 +87,7 @@ TEST_CASE("hopper fwd: applicability, defaults and pruning", "[solver]") {
   small.max_shared_bytes_per_block = 100 * 1024;
   CHECK_FALSE(s.IsValid(small, big, PerfConfig{{128, 256, 2, 4, 1}}).ok());
   // Split-K on a late layer (M = 1568): a cluster of 4 blocks per tile, no workspace.
-  const Problem late = Make(32, 512, 512, 7, 7, 3, 3, 1, 1, 1, 1, 1);
+  const Problem late = NhwcForward(32, 512, 512, 7, 7, 3, 3, 1, 1, 1, 1, 1);
   absl::StatusOr<solver::Solution> split = s.GetSolution(*sm90, late, PerfConfig{{128, 128, 2, 4, 4}});
   REQUIRE(split.ok());
   CHECK(split->launches.size() == 1);
@@ -108,7 +96,7 @@ TEST_CASE("hopper fwd: applicability, defaults and pruning", "[solver]") {
   CHECK(split->kernels[0].options[4] == "-DSPLIT_K=4");
   // The stem (C = 3) pads x and w to 4 channels in the workspace, then runs the 8-byte build.
   absl::StatusOr<solver::Solution> stem =
-      s.GetSolution(*sm90, Make(32, 3, 64, 224, 224, 7, 7, 3, 3, 2, 1, 1), PerfConfig{{128, 64, 1, 4, 1}});
+      s.GetSolution(*sm90, NhwcForward(32, 3, 64, 224, 224, 7, 7, 3, 3, 2, 1, 1), PerfConfig{{128, 64, 1, 4, 1}});
   REQUIRE(stem.ok());
   CHECK(std::find(stem->kernels[0].options.begin(), stem->kernels[0].options.end(), "-DCHUNK=8") !=
         stem->kernels[0].options.end());
@@ -134,27 +122,16 @@ TEST_CASE("hopper fwd: every valid FP16 config and the BF16 defaults build for s
   absl::StatusOr<Target> target = solver::TargetForArch("sm_90");
   REQUIRE(target.ok());
   solver::HopperFwdSolver s;
-  std::set<std::string> done;
-  auto build = [&](const Problem& p, const PerfConfig& c) {
-    absl::StatusOr<solver::Solution> sol = s.GetSolution(*target, p, c);
-    INFO(p.Canonical() << " params " << c.ToString());
-    REQUIRE(sol.ok());
-    std::string key;
-    for (const auto& o : sol->kernels[0].options) key += o + " ";
-    if (!done.insert(key).second) return;
-    absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, *sol, target->arch);
-    if (!code.ok()) std::printf("%s\n", std::string(code.status().message()).substr(0, 4000).c_str());
-    REQUIRE(code.ok());
-    CHECK((*code)[0].arch == "sm_90a");
-  };
-  const Problem wide = Make(32, 256, 1024, 14, 14, 3, 3, 1, 1, 1, 1, 1);
+  testing::Sm90aBuilds builds(*be, s, *target);
+  auto build = [&](const Problem& p, const PerfConfig& c) { builds.Build(p, c); };
+  const Problem wide = NhwcForward(32, 256, 1024, 14, 14, 3, 3, 1, 1, 1, 1, 1);
   for (const PerfConfig& c : AllValid(s, *target, wide)) build(wide, c);
-  const Problem bf = Make(32, 256, 1024, 14, 14, 3, 3, 1, 1, 1, 1, 1, DataType::kBf16);
+  const Problem bf = NhwcForward(32, 256, 1024, 14, 14, 3, 3, 1, 1, 1, 1, 1, DataType::kBf16);
   build(bf, s.DefaultConfig(*target, bf));
-  const Problem stem = Make(32, 3, 64, 224, 224, 7, 7, 3, 3, 2, 1, 1);
+  const Problem stem = NhwcForward(32, 3, 64, 224, 224, 7, 7, 3, 3, 2, 1, 1);
   build(stem, s.DefaultConfig(*target, stem));
-  std::printf("%zu distinct sm_90a builds\n", done.size());
-  CHECK(done.size() >= 12);
+  std::printf("%zu distinct sm_90a builds\n", builds.distinct());
+  CHECK(builds.distinct() >= 12);
 }
 
 TEST_CASE("hopper fwd matches the CPU reference on an sm_90 device", "[gpu]") {

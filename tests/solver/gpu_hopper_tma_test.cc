@@ -26,33 +26,21 @@ using solver::PerfConfig;
 using solver::Target;
 
 using testing::AllValid;
-
-Problem Make(int64_t n, int64_t c, int64_t k, int64_t h, int64_t w, int64_t fy, int64_t fx, int64_t pad_h,
-             int64_t pad_w, int64_t stride, int64_t dil, int64_t groups, DataType type = DataType::kFp16) {
-  Problem p;
-  p.n = n, p.c = c, p.k = k;
-  p.in = {1, h, w};
-  p.fil = {1, fy, fx};
-  p.pad = {0, pad_h, pad_w};
-  p.stride = {1, stride, stride};
-  p.dilation = {1, dil, dil};
-  p.groups = groups;
-  return testing::With(p, Direction::kForward, type, Layout::kNHWC);
-}
+using testing::NhwcForward;
 
 // Shapes beyond ResNet-50 that the tensor maps and the tile walk must get right.
 std::vector<Problem> TmaEdgeProblems() {
   return {
-      Make(4, 64, 96, 17, 23, 1, 7, 0, 3, 1, 1, 1),     // 1x7, asymmetric padding, K tail for 64-wide tiles
-      Make(4, 128, 64, 23, 17, 7, 1, 3, 0, 1, 1, 1),    // 7x1
-      Make(3, 64, 128, 30, 30, 3, 3, 2, 2, 1, 2, 1),    // dilation 2
-      Make(5, 128, 200, 15, 15, 3, 3, 1, 1, 2, 1, 1),   // stride 2, K = 200
-      Make(2, 256, 256, 14, 14, 3, 3, 1, 1, 1, 1, 2),   // groups 2 (C/G 128)
-      Make(3, 64, 64, 9, 11, 3, 3, 0, 0, 1, 1, 1),      // valid padding
-      Make(2, 64, 64, 20, 21, 5, 3, 2, 0, 3, 1, 1),     // stride 3, 5x3
-      Make(1, 128, 24, 7, 7, 3, 3, 1, 1, 1, 1, 1),      // K = 24, M = 49: tails in both
-      Make(2, 512, 96, 10, 10, 3, 3, 1, 1, 1, 1, 4),    // groups 4, K/G = 24
-      Make(2, 64, 64, 8, 8, 3, 3, 4, 4, 1, 1, 1),       // padding above the filter extent
+      NhwcForward(4, 64, 96, 17, 23, 1, 7, 0, 3, 1, 1, 1),     // 1x7, asymmetric padding, K tail for 64-wide tiles
+      NhwcForward(4, 128, 64, 23, 17, 7, 1, 3, 0, 1, 1, 1),    // 7x1
+      NhwcForward(3, 64, 128, 30, 30, 3, 3, 2, 2, 1, 2, 1),    // dilation 2
+      NhwcForward(5, 128, 200, 15, 15, 3, 3, 1, 1, 2, 1, 1),   // stride 2, K = 200
+      NhwcForward(2, 256, 256, 14, 14, 3, 3, 1, 1, 1, 1, 2),   // groups 2 (C/G 128)
+      NhwcForward(3, 64, 64, 9, 11, 3, 3, 0, 0, 1, 1, 1),      // valid padding
+      NhwcForward(2, 64, 64, 20, 21, 5, 3, 2, 0, 3, 1, 1),     // stride 3, 5x3
+      NhwcForward(1, 128, 24, 7, 7, 3, 3, 1, 1, 1, 1, 1),      // K = 24, M = 49: tails in both
+      NhwcForward(2, 512, 96, 10, 10, 3, 3, 1, 1, 1, 1, 4),    // groups 4, K/G = 24
+      NhwcForward(2, 64, 64, 8, 8, 3, 3, 4, 4, 1, 1, 1),       // padding above the filter extent
   };
 }
 
@@ -61,12 +49,12 @@ std::vector<Problem> TmaEdgeProblems() {
 std::vector<Problem> StridedBwdProblems() {
   std::vector<Problem> out;
   for (const Problem& p : {
-           Make(2, 64, 64, 15, 15, 3, 3, 1, 1, 2, 1, 1),     // odd extent
-           Make(2, 96, 128, 14, 13, 1, 1, 0, 0, 2, 1, 1),    // 1x1: three phases are zeros
-           Make(2, 32, 64, 16, 16, 5, 5, 2, 2, 2, 1, 1),     // 5x5
-           Make(1, 64, 128, 11, 11, 7, 7, 3, 3, 2, 1, 1),    // 7x7, C = 64 outputs
-           Make(2, 64, 64, 12, 12, 4, 4, 1, 1, 2, 1, 1),     // even filter
-           Make(2, 128, 128, 9, 9, 3, 3, 0, 0, 2, 1, 2),     // groups 2, valid padding
+           NhwcForward(2, 64, 64, 15, 15, 3, 3, 1, 1, 2, 1, 1),     // odd extent
+           NhwcForward(2, 96, 128, 14, 13, 1, 1, 0, 0, 2, 1, 1),    // 1x1: three phases are zeros
+           NhwcForward(2, 32, 64, 16, 16, 5, 5, 2, 2, 2, 1, 1),     // 5x5
+           NhwcForward(1, 64, 128, 11, 11, 7, 7, 3, 3, 2, 1, 1),    // 7x7, C = 64 outputs
+           NhwcForward(2, 64, 64, 12, 12, 4, 4, 1, 1, 2, 1, 1),     // even filter
+           NhwcForward(2, 128, 128, 9, 9, 3, 3, 0, 0, 2, 1, 2),     // groups 2, valid padding
        }) {
     out.push_back(testing::With(p, Direction::kBackwardData, DataType::kFp16, Layout::kNHWC));
   }
@@ -103,18 +91,18 @@ TEST_CASE("hopper tma fwd: applicability, defaults, pruning and tensor maps", "[
     REQUIRE(s.IsApplicable(*sm90, p).ok());
     CHECK(s.IsValid(*sm90, p, s.DefaultConfig(*sm90, p)).ok());
   }
-  CHECK_FALSE(s.IsApplicable(*sm90, Make(2, 32, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1)).ok());     // C/G % 64 != 0
-  CHECK_FALSE(s.IsApplicable(*sm90, Make(2, 128, 64, 9, 9, 3, 3, 1, 1, 1, 1, 128)).ok());  // depthwise
-  CHECK_FALSE(s.IsApplicable(*sm90, Make(2, 64, 64, 90, 90, 3, 3, 1, 1, 9, 1, 1)).ok());   // stride 9
-  CHECK_FALSE(s.IsApplicable(*sm90, Make(1, 64, 64, 300, 300, 3, 3, 130, 130, 1, 1, 1)).ok());  // pad 130
+  CHECK_FALSE(s.IsApplicable(*sm90, NhwcForward(2, 32, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1)).ok());     // C/G % 64 != 0
+  CHECK_FALSE(s.IsApplicable(*sm90, NhwcForward(2, 128, 64, 9, 9, 3, 3, 1, 1, 1, 1, 128)).ok());  // depthwise
+  CHECK_FALSE(s.IsApplicable(*sm90, NhwcForward(2, 64, 64, 90, 90, 3, 3, 1, 1, 9, 1, 1)).ok());   // stride 9
+  CHECK_FALSE(s.IsApplicable(*sm90, NhwcForward(1, 64, 64, 300, 300, 3, 3, 130, 130, 1, 1, 1)).ok());  // pad 130
   // Analytic pruning: accumulators, warpgroup rows, shared memory, shallow rings.
-  const Problem big = Make(32, 256, 1024, 28, 28, 3, 3, 1, 1, 1, 1, 1);
+  const Problem big = NhwcForward(32, 256, 1024, 28, 28, 3, 3, 1, 1, 1, 1, 1);
   CHECK(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 4}}).ok());
   CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4}}).ok());  // 256 accumulators
   CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 128, 2, 4}}).ok());   // 32-row warpgroups
   CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 5}}).ok());  // 241 KiB > 227 KiB
   CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 64, 1, 3}}).ok());    // 8 stages fit
-  CHECK(solver::HopperTmaFwdSolver::SharedBytes(128, 256, 2, 4) == 1024u + 4 * 384 * 128 + 8 * 16 * 72 * 2 + 64);
+  CHECK(solver::hopper_tma::SharedBytes(128, 256, 2, 4) == 1024u + 4 * 384 * 128 + 8 * 16 * 72 * 2 + 64);
   // The launch: persistent grid, one producer warpgroup, the two tensor maps of the problem.
   absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, big, PerfConfig{{128, 256, 2, 4}});
   REQUIRE(sol.ok());
@@ -192,8 +180,8 @@ TEST_CASE("hopper tma bwd: backward data as a forward convolution over dy", "[so
     REQUIRE(s.IsApplicable(*sm90, p).ok());
     CHECK(s.IsValid(*sm90, p, s.DefaultConfig(*sm90, p)).ok());
   }
-  CHECK_FALSE(s.IsApplicable(*sm90, Make(2, 64, 64, 20, 20, 3, 3, 1, 1, 3, 1, 1)).ok());  // forward
-  const Problem s3 = testing::With(Make(2, 64, 64, 20, 20, 3, 3, 1, 1, 3, 1, 1), Direction::kBackwardData,
+  CHECK_FALSE(s.IsApplicable(*sm90, NhwcForward(2, 64, 64, 20, 20, 3, 3, 1, 1, 3, 1, 1)).ok());  // forward
+  const Problem s3 = testing::With(NhwcForward(2, 64, 64, 20, 20, 3, 3, 1, 1, 3, 1, 1), Direction::kBackwardData,
                                    DataType::kFp16, Layout::kNHWC);
   CHECK_FALSE(s.IsApplicable(*sm90, s3).ok());  // stride 3: 9 phases
 }
@@ -207,25 +195,14 @@ TEST_CASE("hopper tma fwd: every valid FP16 config and the BF16 default build fo
   absl::StatusOr<Target> target = solver::TargetForArch("sm_90");
   REQUIRE(target.ok());
   solver::HopperTmaFwdSolver s;
-  std::set<std::string> done;
-  auto build = [&](const Problem& p, const PerfConfig& c) {
-    absl::StatusOr<solver::Solution> sol = s.GetSolution(*target, p, c);
-    INFO(p.Canonical() << " params " << c.ToString());
-    REQUIRE(sol.ok());
-    std::string key;
-    for (const auto& o : sol->kernels[0].options) key += o + " ";
-    if (!done.insert(key).second) return;
-    absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, *sol, target->arch);
-    if (!code.ok()) std::printf("%s\n", std::string(code.status().message()).substr(0, 4000).c_str());
-    REQUIRE(code.ok());
-    CHECK((*code)[0].arch == "sm_90a");
-  };
-  const Problem wide = Make(32, 256, 1024, 14, 14, 3, 3, 1, 1, 1, 1, 1);
+  testing::Sm90aBuilds builds(*be, s, *target);
+  auto build = [&](const Problem& p, const PerfConfig& c) { builds.Build(p, c); };
+  const Problem wide = NhwcForward(32, 256, 1024, 14, 14, 3, 3, 1, 1, 1, 1, 1);
   for (const PerfConfig& c : AllValid(s, *target, wide)) build(wide, c);
-  const Problem bf = Make(32, 256, 1024, 14, 14, 3, 3, 1, 1, 1, 1, 1, DataType::kBf16);
+  const Problem bf = NhwcForward(32, 256, 1024, 14, 14, 3, 3, 1, 1, 1, 1, 1, DataType::kBf16);
   build(bf, s.DefaultConfig(*target, bf));
-  std::printf("%zu distinct sm_90a builds\n", done.size());
-  CHECK(done.size() >= 8);
+  std::printf("%zu distinct sm_90a builds\n", builds.distinct());
+  CHECK(builds.distinct() >= 8);
 }
 
 TEST_CASE("hopper tma fwd and bwd match the CPU reference on an sm_90 device", "[gpu]") {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,34 @@ inline std::vector<solver::PerfConfig> AllValid(const solver::Solver& s, const s
   }
   return out;
 }
+
+// NVRTC builds of a solver's configs for sm_90 (wgmma: "sm_90a" code objects), each distinct
+// option set compiled once; REQUIREs every build to succeed.
+class Sm90aBuilds {
+ public:
+  Sm90aBuilds(const backend::Backend& backend, const solver::Solver& solver, solver::Target target)
+      : backend_(backend), solver_(solver), target_(std::move(target)) {}
+
+  void Build(const Problem& p, const solver::PerfConfig& c) {
+    absl::StatusOr<solver::Solution> sol = solver_.GetSolution(target_, p, c);
+    INFO(p.Canonical() << " params " << c.ToString());
+    REQUIRE(sol.ok());
+    std::string key;
+    for (const auto& o : sol->kernels[0].options) key += o + " ";
+    if (!done_.insert(key).second) return;
+    absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(backend_, *sol, target_.arch);
+    if (!code.ok()) std::printf("%s\n", std::string(code.status().message()).substr(0, 4000).c_str());
+    REQUIRE(code.ok());
+    CHECK((*code)[0].arch == "sm_90a");
+  }
+  size_t distinct() const { return done_.size(); }
+
+ private:
+  const backend::Backend& backend_;
+  const solver::Solver& solver_;
+  solver::Target target_;
+  std::set<std::string> done_;
+};
 
 // CUDA device 0 for a "[gpu]" case. nullopt after a WARN when the host has no CUDA driver, no
 // device, or a device older than sm_<min_sm> (the case then returns and passes); a host whose

@@ -24,6 +24,21 @@ inline Problem With(Problem p, Direction dir, DataType type, Layout layout) {
   return p;
 }
 
+// A 2D forward problem in NHWC: square stride and dilation, padding per dimension.
+inline Problem NhwcForward(int64_t n, int64_t c, int64_t k, int64_t h, int64_t w, int64_t fy, int64_t fx,
+                           int64_t pad_h, int64_t pad_w, int64_t stride, int64_t dil, int64_t groups,
+                           DataType type = DataType::kFp16) {
+  Problem p;
+  p.n = n, p.c = c, p.k = k;
+  p.in = {1, h, w};
+  p.fil = {1, fy, fx};
+  p.pad = {0, pad_h, pad_w};
+  p.stride = {1, stride, stride};
+  p.dilation = {1, dil, dil};
+  p.groups = groups;
+  return With(p, Direction::kForward, type, Layout::kNHWC);
+}
+
 // Forward problems of the ResNet-50 file (cwd = runfiles root under bazel test); empty when the
 // file cannot be read or parsed (callers REQUIRE non-empty).
 inline std::vector<Problem> ResNet50Layers() {

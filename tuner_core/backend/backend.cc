@@ -42,6 +42,14 @@ const char* BackendKindName(BackendKind kind) {
   return "unknown";
 }
 
+KernelArgs& KernelArgs::AddBytes(const void* data, size_t bytes, size_t align) {
+  const size_t offset = (storage_size_ + align - 1) / align * align;
+  Grow(offset + bytes);
+  std::memcpy(Base() + offset, data, bytes);
+  offsets_.push_back(offset);
+  return *this;
+}
+
 KernelArgs& KernelArgs::Add(const DeviceBuffer& buffer) {
   return Add<uint64_t>(buffer.address());
 }

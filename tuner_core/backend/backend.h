@@ -132,12 +132,11 @@ class KernelArgs {
   KernelArgs& Add(const T& value) {
     static_assert(std::is_trivially_copyable_v<T>, "kernel arguments are plain values");
     static_assert(alignof(T) <= kSlotAlign, "over-aligned kernel argument");
-    const size_t offset = (storage_size_ + alignof(T) - 1) / alignof(T) * alignof(T);
-    Grow(offset + sizeof(T));
-    std::memcpy(Base() + offset, &value, sizeof(T));
-    offsets_.push_back(offset);
-    return *this;
+    return AddBytes(&value, sizeof(T), alignof(T));
   }
+  // One argument of `bytes` bytes aligned to `align` (a power of two <= 16): a struct passed by
+  // value whose size is known only at run time.
+  KernelArgs& AddBytes(const void* data, size_t bytes, size_t align);
   KernelArgs& Add(const class DeviceBuffer& buffer);
 
   size_t size() const { return offsets_.size(); }

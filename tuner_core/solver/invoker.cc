@@ -1,7 +1,5 @@
 #include "tuner_core/solver/invoker.h"
 
-#include <algorithm>
-
 #include "absl/strings/str_cat.h"
 #include "kernels/sources.h"
 
@@ -137,15 +135,7 @@ absl::Status Invoker::Run(const ConvBuffers& buffers) {
         case KernelArg::Kind::kI32: args.Add(static_cast<int32_t>(a.i)); break;
         case KernelArg::Kind::kI64: args.Add(static_cast<int64_t>(a.i)); break;
         case KernelArg::Kind::kF32: args.Add(a.f); break;
-        case KernelArg::Kind::kWords: {
-          struct Words {
-            int32_t v[KernelArg::kMaxWords];
-          } words{};
-          if (a.words.size() > KernelArg::kMaxWords) return absl::InvalidArgumentError("kernel argument of too many words");
-          std::copy(a.words.begin(), a.words.end(), words.v);
-          args.Add(words);
-          break;
-        }
+        case KernelArg::Kind::kWords: args.AddBytes(a.words.data(), a.words.size() * sizeof(int32_t), 4); break;
         case KernelArg::Kind::kTensorMap: {
           const backend::DeviceBuffer* b = BufferFor(buffers, a.role);
           if (b == nullptr) {

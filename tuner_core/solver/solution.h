@@ -18,9 +18,8 @@ enum class BufferRole { kX, kW, kY, kWorkspace };
 struct KernelArg {
   // kTensorMap: the 128-byte descriptor of `tensor_map` over the role's buffer, `i` bytes in,
   // encoded by the device at launch (Device::EncodeTensorMap; NVIDIA sm_90+ only).
-  // kWords: a struct of int32 fields passed by value (at most kMaxWords of them).
+  // kWords: a struct of int32 fields passed by value.
   enum class Kind { kBuffer, kI32, kI64, kF32, kTensorMap, kWords };
-  static constexpr size_t kMaxWords = 256;
   Kind kind = Kind::kI32;
   BufferRole role = BufferRole::kX;  // for kBuffer / kTensorMap
   int64_t i = 0;                     // for kI32 / kI64; byte offset for kTensorMap

@@ -4,10 +4,6 @@
 
 namespace tuna::solver {
 
-uint64_t HopperTmaFwdSolver::SharedBytes(int tb_m, int tb_n, int wg_m, int stages) {
-  return hopper_tma::SharedBytes(tb_m, tb_n, wg_m, stages);
-}
-
 absl::Status HopperTmaFwdSolver::IsApplicable(const Target& target, const Problem& p) const {
   if (p.direction != Direction::kForward) return NotApplicable(Name(), "forward only");
   return hopper_tma::CheckApplicable(Name(), target, p, hopper_tma::ForwardPlan(p));

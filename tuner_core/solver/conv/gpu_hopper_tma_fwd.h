@@ -22,7 +22,6 @@
 // stateless.
 #pragma once
 
-#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -45,9 +44,6 @@ class HopperTmaFwdSolver : public Solver {
                        const PerfConfig& config) const override;
   absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
                                        const PerfConfig& config) const override;
-
-  // Dynamic shared memory of a config (gpu_hopper_tma.h).
-  static uint64_t SharedBytes(int tb_m, int tb_n, int wg_m, int stages);
 };
 
 }  // namespace tuna::solver
