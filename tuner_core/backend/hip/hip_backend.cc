@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <shared_mutex>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -65,6 +64,15 @@ bool IsValidHipArch(const std::string& arch) {
     if (!std::isalnum(static_cast<unsigned char>(c))) return false;
   }
   return true;
+}
+
+// ROCm 5.2's in-process compiler (comgr + clang) keeps LLVM's command-line option registry in
+// process-global state: two hiprtc compiles at once can abort the process ("Option 'h'
+// registered more than once"), and a fork while one runs copies its locks held. Every hiprtc call
+// and every probe fork in the process holds this lock, whichever HipBackend it comes through.
+std::mutex& HiprtcProcessLock() {
+  static std::mutex mu;
+  return mu;
 }
 
 struct RtcResult {
@@ -309,7 +317,7 @@ class HipBackend : public Backend {
     options.insert(options.end(), request.options.begin(), request.options.end());
     RtcResult r;
     {
-      std::shared_lock lock(fork_mu_);  // no compile inside hiprtc while a probe forks
+      std::lock_guard lock(HiprtcProcessLock());
       r = RunHiprtc(rtc_, request.source, request.source_name, headers, options);
     }
     if (r.result == HIPRTC_ERROR_COMPILATION) {
@@ -466,7 +474,7 @@ class HipBackend : public Backend {
     }
     absl::Status result;
     {
-      std::unique_lock fork_lock(fork_mu_);  // no thread is inside hiprtc while we fork
+      std::lock_guard fork_lock(HiprtcProcessLock());  // no thread is inside hiprtc while we fork
       std::lock_guard lock(probe_mu_);
       if (auto it = probed_.find(target); it != probed_.end()) return it->second;
       const RtcApi* rtc = &rtc_;
@@ -505,7 +513,6 @@ class HipBackend : public Backend {
   std::string compiler_version_;
   std::string driver_version_;
 
-  mutable std::shared_mutex fork_mu_;
   mutable std::mutex probe_mu_;
   mutable std::map<std::string, absl::Status> probed_;  // GUARDED_BY(probe_mu_)
 };

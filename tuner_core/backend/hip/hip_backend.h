@@ -22,7 +22,9 @@ struct HipBackendOptions {
   static HipBackendOptions FromEnv();
 };
 
-// Never fails: CompilerStatus() / DriverStatus() say what is missing. Thread-safe.
+// Never fails: CompilerStatus() / DriverStatus() say what is missing. Thread-safe; hiprtc
+// compiles run one at a time per process (ROCm 5.2's compiler is not reentrant), so compile
+// parallelism for AMD targets comes from processes, not threads.
 std::unique_ptr<Backend> NewHipBackend(const HipBackendOptions& options);
 
 // The targets CompileTargets() probes.
