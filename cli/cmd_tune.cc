@@ -38,8 +38,12 @@ struct TuneArgs {
   std::string backend = "cpu";
   bool backend_set = false;  // the pipeline picks the best backend unless told
   int device = 0;
-  std::string strategy = "exhaustive";
+  std::string strategy = std::string(search::StrategyKindName(search::kDefaultStrategy));
   uint64_t budget = 0;
+  bool budget_set = false;  // else the strategy's default budget
+  uint64_t patience = 0;
+  bool patience_set = false;
+  double time_limit_s = 0;
   uint64_t seed = 1;
   std::string json;
   bool dry_run = false;
@@ -166,7 +170,9 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   auto strategy = search::ParseStrategyKind(a.strategy);
   if (!strategy.ok()) return UsageError(std::string(strategy.status().message()));
   o.tuning.strategy = *strategy;
-  o.tuning.budget = a.budget;
+  o.tuning.budget = a.budget_set ? a.budget : search::DefaultBudget(*strategy);
+  o.tuning.patience = a.patience_set ? a.patience : search::DefaultPatience(*strategy);
+  o.tuning.time_limit_s = a.time_limit_s;
   o.tuning.seed = a.seed;
   o.tuning.repetitions = std::max(1, a.repetitions);
   auto fin_steps = FinSteps(a.steps);
@@ -259,7 +265,9 @@ int RunTune(const GlobalOptions& global, const TuneArgs& a) {
   s.target_arch = a.target;
   s.tune.dry_run = a.dry_run;
   s.tune.strategy = *strategy;
-  s.tune.budget = a.budget;
+  s.tune.budget = a.budget_set ? a.budget : search::DefaultBudget(*strategy);
+  s.tune.patience = a.patience_set ? a.patience : search::DefaultPatience(*strategy);
+  s.tune.time_limit_s = a.time_limit_s;
   s.tune.seed = a.seed;
   s.tune.solvers = a.solvers;
   s.tune.compiler.threads = a.threads;
@@ -313,9 +321,18 @@ void AddTuneCommand(CLI::App& app, CommandContext ctx) {
   auto* backend = cmd->add_option("--backend", args->backend, "cpu | cuda | hip (with -f: default the best with a device)")
       ->check(CLI::IsMember({"cpu", "cuda", "hip"}));
   cmd->add_option("--device", args->device, "device index");
-  cmd->add_option("--strategy", args->strategy, "exhaustive | random | model")
-      ->check(CLI::IsMember({"exhaustive", "random", "model"}));
-  cmd->add_option("--budget", args->budget, "candidates per tunable solver (0 = all valid)");
+  cmd->add_option("--strategy", args->strategy, "model | exhaustive | random")
+      ->check(CLI::IsMember({"exhaustive", "random", "model"}))
+      ->capture_default_str();
+  auto* budget = cmd->add_option("--budget", args->budget,
+                                 "candidates per tunable solver (0 = all valid; default 48 for "
+                                 "model, all for exhaustive/random)");
+  auto* patience = cmd->add_option("--patience", args->patience,
+                                   "stop a solver's search after N candidates in a row without a "
+                                   "1 % gain (0 = never; default 16 for model)");
+  cmd->add_option("--time-limit-per-job", args->time_limit_s,
+                  "seconds one solver's search may take; the batch in flight finishes (0 = none)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", args->seed, "strategy and data seed");
   cmd->add_option("--json", args->json, "write results as JSON to this file");
   cmd->add_flag("--dry-run", args->dry_run, "compile every candidate for --target; no device");
@@ -338,8 +355,10 @@ void AddTuneCommand(CLI::App& app, CommandContext ctx) {
                 "-f: start a new session instead of resuming the last one of the same file and "
                 "target");
   const GlobalOptions* global = ctx.global;
-  cmd->callback([ctx, args, backend, global] {
+  cmd->callback([ctx, args, backend, budget, patience, global] {
     args->backend_set = backend->count() > 0;
+    args->budget_set = budget->count() > 0;
+    args->patience_set = patience->count() > 0;
     *ctx.selected = [args, global] {
       if (!args->file.empty() && args->driver.empty() && !args->no_db && !args->dry_run) {
         return RunPipeline(*global, *args);

@@ -113,6 +113,8 @@ absl::StatusOr<ExecutorArgs> ParseExecutorArgs(const std::vector<std::string>& a
       else if (a == "--compile-jobs") out.tuning.compile_threads = std::stoi(v);
       else if (a == "--repetitions") out.tuning.repetitions = std::stoi(v);
       else if (a == "--launch-timeout") out.tuning.launch_timeout = absl::Seconds(std::stoi(v));
+      else if (a == "--patience") out.tuning.patience = std::stoull(v);
+      else if (a == "--time-limit-per-job") out.tuning.time_limit_s = std::stod(v);
       else return absl::InvalidArgumentError(absl::StrCat("unknown executor flag ", a));
     } catch (const std::exception&) {
       return absl::InvalidArgumentError(absl::StrCat("bad value of ", a, ": ", v));

@@ -60,6 +60,10 @@ search::TuneOptions TuneOptionsFor(const JobTuning& t, const std::string& solver
   o.evaluator.repetitions = std::max(1, t.repetitions);
   o.evaluator.launch_timeout = t.launch_timeout;
   o.dry_run = dry_run;
+  if (!dry_run) {
+    o.patience = t.patience;
+    o.time_limit_s = t.time_limit_s;
+  }
   return o;
 }
 
@@ -109,7 +113,9 @@ std::vector<std::string> JobTuningArgs(const JobTuning& t) {
           "--seed", std::to_string(t.seed),
           "--compile-jobs", std::to_string(t.compile_threads),
           "--repetitions", std::to_string(t.repetitions),
-          "--launch-timeout", std::to_string(absl::ToInt64Seconds(t.launch_timeout))};
+          "--launch-timeout", std::to_string(absl::ToInt64Seconds(t.launch_timeout)),
+          "--patience", std::to_string(t.patience),
+          "--time-limit-per-job", absl::StrCat(t.time_limit_s)};
 }
 
 absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,

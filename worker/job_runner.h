@@ -43,6 +43,8 @@ struct JobTuning {
   int compile_threads = 1;
   int repetitions = 10;
   absl::Duration launch_timeout = absl::Seconds(30);
+  uint64_t patience = 0;      // search::TuneOptions::patience (eval only: compiles ignore it)
+  double time_limit_s = 0;    // search::TuneOptions::time_limit_s per perf job (eval only)
 };
 
 // argv form of JobTuning (for the executor child) and back.

@@ -129,6 +129,75 @@ TEST_CASE("a search planned ahead tries what a search planned in place tries") {
   CHECK(d->problem == other);
 }
 
+TEST_CASE("compiling the next batch while one is timed changes no outcome") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kSlow, testing::kCorrect, testing::kGarbage,
+                                          testing::kBrokenBuild, testing::kWritesNothing});
+  const Problem p = ParseOne("conv -n 2 -c 4 -H 7 -W 7 -k 6 -y 3 -x 3 -p 1 -q 1 -F 1");
+  auto run = [&](TuneOptions::CompileAhead ahead) {
+    TuneOptions o = Fast();
+    o.batch = 2;
+    o.solvers = {"TestFaultSolver"};
+    o.compile_ahead = ahead;
+    Tuner tuner(*registry, *f.backend, f.device.get(), f.target, o);
+    auto r = tuner.Tune(p);
+    REQUIRE(r.ok());
+    REQUIRE(r->solvers.size() == 1);
+    return r->solvers.front();
+  };
+  const SolverTuneResult inline_ = run(TuneOptions::CompileAhead::kOff);
+  const SolverTuneResult ahead = run(TuneOptions::CompileAhead::kOn);
+  CHECK(ahead.tried == 5);
+  CHECK(ahead.tried == inline_.tried);
+  CHECK(ahead.passed == inline_.passed);
+  CHECK(ahead.compiled == inline_.compiled);
+  CHECK(ahead.compile_failed == 1);
+  CHECK(ahead.by_disposition == inline_.by_disposition);
+  REQUIRE(ahead.history.size() == inline_.history.size());
+  for (size_t i = 0; i < ahead.history.size(); ++i) {
+    CHECK(ahead.history[i].first == inline_.history[i].first);
+    CHECK(ahead.history[i].second.disposition == inline_.history[i].second.disposition);
+  }
+  CHECK(ahead.stopped_by.empty());
+}
+
+TEST_CASE("patience stops a search that stopped improving; a time limit stops it too") {
+  CpuFixture f;
+  if (!f.ok) return;
+  // The default (correct, fastest) passes first; nothing after it gains.
+  auto registry = testing::FaultRegistry({testing::kCorrect, testing::kSlow, testing::kGarbage,
+                                          testing::kWritesNothing, testing::kBrokenBuild});
+  const Problem p = ParseOne("conv -n 2 -c 4 -H 7 -W 7 -k 6 -y 3 -x 3 -p 1 -q 1 -F 1");
+  for (auto ahead : {TuneOptions::CompileAhead::kOff, TuneOptions::CompileAhead::kOn}) {
+    TuneOptions o = Fast();
+    o.batch = 1;
+    o.solvers = {"TestFaultSolver"};
+    o.compile_ahead = ahead;
+    o.patience = 2;
+    Tuner tuner(*registry, *f.backend, f.device.get(), f.target, o);
+    auto r = tuner.Tune(p);
+    REQUIRE(r.ok());
+    const SolverTuneResult& s = r->solvers.front();
+    CHECK(s.stopped_by == "patience");
+    // The default, then two without gain (a failure counts); kSlow may look faster than a cold
+    // first timing, and then two failures follow it.
+    CHECK(s.tried >= 3);
+    CHECK(s.tried <= 4);
+    CHECK(s.disposition == Disposition::kPassed);
+    CHECK(r->best == 0);
+  }
+  TuneOptions o = Fast();
+  o.batch = 2;
+  o.solvers = {"TestFaultSolver"};
+  o.time_limit_s = 1e-9;
+  Tuner tuner(*registry, *f.backend, f.device.get(), f.target, o);
+  auto r = tuner.Tune(p);
+  REQUIRE(r.ok());
+  CHECK(r->solvers.front().stopped_by == "time limit");
+  CHECK(r->solvers.front().tried == 2);  // the batch in flight finishes
+}
+
 TEST_CASE("dry run compiles without a device") {
   CpuFixture f;
   if (!f.ok) return;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
+#include <utility>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -87,6 +89,84 @@ void Conclude(bool dry_run, double best, SolverTuneResult& out) {
     out.disposition = out.history.front().second.disposition;
   }
 }
+
+// The next batch of candidates, compiled: on another thread while the current batch is timed
+// (`ahead`), or on Take's thread. Destruction waits for a compile in flight (its candidates are
+// dropped), so nothing it references is used after the search returns.
+class BatchCompiler {
+ public:
+  BatchCompiler(Compiler& compiler, const solver::Solver& solver, const Problem& problem, bool ahead)
+      : compiler_(compiler), solver_(solver), problem_(problem), ahead_(ahead) {}
+  bool ahead() const { return ahead_; }
+
+  void Submit(std::vector<solver::PerfConfig> configs) {
+    pending_ = std::move(configs);
+    if (ahead_ && !pending_.empty()) {
+      future_ = std::async(std::launch::async, [this, configs = pending_] {
+        return compiler_.Compile(solver_, problem_, configs);
+      });
+    }
+  }
+
+  // The submitted batch (empty when none was, or it was empty); adds the time waited to wait_ms.
+  std::vector<CompiledCandidate> Take(double& wait_ms) {
+    if (pending_.empty()) return {};
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<CompiledCandidate> out =
+        future_.valid() ? future_.get() : compiler_.Compile(solver_, problem_, pending_);
+    pending_.clear();
+    wait_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+  }
+
+ private:
+  Compiler& compiler_;
+  const solver::Solver& solver_;
+  const Problem& problem_;
+  const bool ahead_;
+  std::vector<solver::PerfConfig> pending_;
+  std::future<std::vector<CompiledCandidate>> future_;
+};
+
+// When a tunable search stops before its strategy is done: `patience` candidates in a row
+// without a gain of more than `min_gain` over the best (counted once something has passed), or
+// the time limit. Non-tunable solvers never stop early.
+class StopRule {
+ public:
+  StopRule(const TuneOptions& options, bool tunable)
+      : patience_(tunable ? options.patience : 0),
+        min_gain_(options.min_gain),
+        limit_s_(tunable ? options.time_limit_s : 0),
+        start_(std::chrono::steady_clock::now()) {}
+
+  // One candidate processed; `timed_ok` when it passed with a full timing.
+  void Note(bool timed_ok, double ms) {
+    if (timed_ok && (best_ == 0 || ms < best_ * (1.0 - min_gain_))) {
+      best_ = best_ == 0 ? ms : std::min(best_, ms);
+      since_gain_ = 0;
+      return;
+    }
+    if (timed_ok) best_ = std::min(best_, ms);
+    if (best_ > 0) ++since_gain_;
+  }
+
+  // "patience", "time limit", or "" to go on.
+  std::string Reason() const {
+    if (patience_ > 0 && since_gain_ >= patience_) return "patience";
+    if (limit_s_ > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() >= limit_s_) {
+      return "time limit";
+    }
+    return "";
+  }
+
+ private:
+  const uint64_t patience_;
+  const double min_gain_;
+  const double limit_s_;
+  const std::chrono::steady_clock::time_point start_;
+  double best_ = 0;
+  uint64_t since_gain_ = 0;
+};
 
 }  // namespace
 
@@ -218,8 +298,8 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
   out.tunable = plan.tunable;
   out.planned = plan.planned;
   const solver::PerfConfig& default_config = plan.default_config;
-  std::unique_ptr<SearchStrategy>& strategy = plan.strategy;
-  if (out.tunable && !strategy) {
+  SearchStrategy* strategy = plan.strategy.get();
+  if (out.tunable && strategy == nullptr) {
     out.error = plan.error;
     return out;
   }
@@ -229,22 +309,24 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
   if (batch == 0) {
     batch = static_cast<size_t>(std::max(2, 2 * compiler_.threads()));
   }
-
   const bool dry_run = evaluator == nullptr;  // the compile outcome is the result
+  auto next_batch = [&, first = true]() mutable -> std::vector<solver::PerfConfig> {
+    const bool was_first = std::exchange(first, false);
+    if (out.tunable) return strategy->Next(batch);
+    return was_first ? std::vector<solver::PerfConfig>{default_config} : std::vector<solver::PerfConfig>{};
+  };
+  using Ahead = TuneOptions::CompileAhead;
+  const bool ahead = !dry_run && (options_.compile_ahead == Ahead::kOn ||
+                                  (options_.compile_ahead == Ahead::kAuto && target_.IsGpu()));
+  BatchCompiler source(compiler_, s, problem, ahead);
+  StopRule stop(options_, out.tunable);
   SearchState st;
-  bool first_batch = true;
+  source.Submit(next_batch());
   for (;;) {
-    std::vector<solver::PerfConfig> configs;
-    if (out.tunable) {
-      configs = strategy->Next(batch);
-    } else if (first_batch) {
-      configs = {default_config};
-    }
-    first_batch = false;
-    if (configs.empty()) break;
-    const auto compile_start = std::chrono::steady_clock::now();
-    std::vector<CompiledCandidate> compiled = compiler_.Compile(s, problem, configs);
-    compile_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compile_start).count();
+    std::vector<CompiledCandidate> compiled = source.Take(compile_ms);
+    if (compiled.empty()) break;
+    // Speculation: the next batch is proposed (and starts compiling) before this one is observed.
+    if (source.ahead()) source.Submit(next_batch());
     std::vector<Observation> observations;
     for (CompiledCandidate& c : compiled) {
       if (c.disposition == Disposition::kPassed) ++out.compiled;
@@ -257,15 +339,20 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
         m = evaluator->Evaluate(c, st.best);
       }
       const double time_ms = m.time_ms;
+      const bool timed = !m.dropped_early;
       const bool ok =
           RecordCandidate(c, std::move(m), dry_run, default_config, options_, out, st, progress);
+      stop.Note(ok && timed, time_ms);
       observations.push_back({c.config, ok, time_ms});
     }
-    if (strategy) strategy->Observe(observations);
+    if (strategy != nullptr) strategy->Observe(observations);
     if (!dry_run && !evaluator->healthy()) {
       out.error = absl::StrCat("device unusable; search stopped: ", out.error);
       break;
     }
+    out.stopped_by = stop.Reason();
+    if (!out.stopped_by.empty()) break;
+    if (!source.ahead()) source.Submit(next_batch());
   }
   // Unused planned candidates (a stopped search) must not keep the progress total inflated.
   if (out.tried < out.planned) progress.total -= out.planned - out.tried;

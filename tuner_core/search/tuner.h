@@ -5,11 +5,19 @@
 //     non-tunable: its single solution           → compile → evaluate
 //     tunable:     strategy.Start(space, IsValid, budget, seed, prior = {DefaultConfig})
 //                  loop: Next(batch) → Compiler → Evaluator → Observe
+//                        (on a GPU, batch k+1 is proposed and compiled on another thread while
+//                        batch k is timed: the device never waits for a compiler it need not)
+//                  stop: strategy done, budget, patience, or time limit
 //                  re-time the best few, interleaved
 //   overall best = fastest passing solver
 //
 // The default config is always the first candidate of a tunable solver, so its time is known
 // (`default_ms`) and the search can only improve on it.
+//
+// Compile ahead: batch k+1 is asked of the strategy before batch k is observed, so a
+// model-guided strategy proposes from a model one batch old (speculation; the contract of
+// SearchStrategy allows Observe after a later Next). On the CPU backend compiling and timing share
+// the same cores, so there the batches run one after the other and times stay undisturbed.
 //
 // Errors: a candidate's failure is data (its Disposition); Tune itself fails only when the
 // problem cannot be evaluated at all (reference, buffers). No applicable solver is not an
@@ -54,6 +62,16 @@ struct TuneOptions {
   EvaluatorOptions evaluator;
   int retime_top = 3;          // re-time this many best candidates per solver (0 = none)
   int retime_repetitions = 10;
+  // Adaptive stop of a tunable solver's search (MIOpen's MIOPEN_TUNING_PATIENCE): stop after this
+  // many timed candidates in a row that do not beat the best by more than `min_gain` (a fraction).
+  // 0 = no patience (the strategy or budget ends the search).
+  uint64_t patience = 0;
+  double min_gain = 0.01;
+  // Wall-clock limit of one solver's search in seconds (MIOPEN_TUNING_TIME_MS_MAX); the batch in
+  // flight finishes. 0 = none.
+  double time_limit_s = 0;
+  // Overlap compiling batch k+1 with timing batch k: kAuto does on GPU targets only.
+  enum class CompileAhead { kAuto, kOn, kOff } compile_ahead = CompileAhead::kAuto;
   bool dry_run = false;        // compile only (no device needed)
   std::function<void(const TuneProgress&)> progress;  // called after every candidate
 };
@@ -73,6 +91,7 @@ struct SolverTuneResult {
   uint64_t passed = 0;
   uint64_t failed = 0;      // tried - passed - skipped
   uint64_t dropped_early = 0;
+  std::string stopped_by;   // why a tunable search ended early: "patience", "time limit"; else ""
   uint64_t compiled = 0;        // candidates whose kernels built (the dry run's count)
   uint64_t compile_failed = 0;
   std::map<Disposition, uint64_t> by_disposition;
@@ -89,7 +108,8 @@ struct TuneResult {
   int best = -1;  // index into solvers of the fastest passing one; -1 when none passed
   double seconds = 0;
   double plan_ms = 0;     // of which planning the searches (strategies over the spaces)
-  double compile_ms = 0;  // of which getting candidates' code (builds or cache hits)
+  double compile_ms = 0;  // of which waiting for candidates' code (builds or cache hits; a build
+                          // overlapped with timing counts only for the time the search waited)
   std::string error;  // set by TuneProblems when the problem could not be tuned at all
 };
 

@@ -21,6 +21,10 @@ std::string_view StrategyKindName(StrategyKind kind) {
   return "?";
 }
 
+uint64_t DefaultBudget(StrategyKind kind) { return kind == StrategyKind::kModel ? 48 : 0; }
+
+uint64_t DefaultPatience(StrategyKind kind) { return kind == StrategyKind::kModel ? 16 : 0; }
+
 std::unique_ptr<SearchStrategy> MakeStrategy(StrategyKind kind) {
   switch (kind) {
     case StrategyKind::kExhaustive: return NewExhaustiveStrategy();

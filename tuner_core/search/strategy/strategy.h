@@ -75,6 +75,17 @@ std::string_view StrategyKindName(StrategyKind kind);
 
 std::unique_ptr<SearchStrategy> MakeStrategy(StrategyKind kind);
 
+// The search a user gets without flags (`tuna tune`, `tuna worker`): model-guided, bounded by a
+// budget and a patience (search::TuneOptions), so that the default finishes. Exhaustive and
+// random search every valid config unless the user bounds them.
+inline constexpr StrategyKind kDefaultStrategy = StrategyKind::kModel;
+// Candidates per tunable solver when the user gives no --budget: 48 for the model-guided search
+// (a tile space's useful corner is a few dozen points), 0 (= every valid config) otherwise.
+uint64_t DefaultBudget(StrategyKind kind);
+// --patience when not given: 16 for the model-guided search (a third of its budget), 0 (none)
+// otherwise.
+uint64_t DefaultPatience(StrategyKind kind);
+
 // Exhaustive: valid points in odometer order (SearchSpace::At), after the prior.
 std::unique_ptr<SearchStrategy> NewExhaustiveStrategy();
 // Seeded random order without replacement, after the prior.
