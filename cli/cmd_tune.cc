@@ -280,6 +280,9 @@ int RunTune(const GlobalOptions& global, const TuneArgs& a) {
   s.tune.progress = [&](const search::TuneProgress& p) {
     std::string detail = p.solver;
     if (p.best_ms > 0) detail += fmt::format(", best {:.4f} ms ({})", p.best_ms, p.best_solver);
+    if (p.default_ms > 0 && p.solver_best_ms > 0) {
+      detail += fmt::format(", {:.2f}x vs default", p.default_ms / p.solver_best_ms);
+    }
     progress.Update(fmt::format("[{}/{}] candidates", current.load() + 1, problems.size()),
                     static_cast<int64_t>(p.done), static_cast<int64_t>(p.total), detail);
   };

@@ -41,6 +41,7 @@ std::string FormatTuneResult(const TuneResult& r) {
     }
     line += fmt::format("  tried {} failed {}", s.tried, s.failed);
     if (s.dropped_early > 0) line += fmt::format(" dropped-early {}", s.dropped_early);
+    if (!s.stopped_by.empty()) line += fmt::format(" stopped-by {}", s.stopped_by);
     if (s.disposition != Disposition::kPassed && !s.error.empty()) line += "\n      " + s.error.substr(0, 300);
     out += line + "\n";
   }
@@ -64,6 +65,7 @@ Json SolverJson(const SolverTuneResult& s) {
           {"passed", s.passed},
           {"failed", s.failed},
           {"dropped_early", s.dropped_early},
+          {"stopped_by", s.stopped_by},
           {"compiled", s.compiled},
           {"compile_failed", s.compile_failed},
           {"dispositions", dispositions},

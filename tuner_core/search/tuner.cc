@@ -30,7 +30,7 @@ bool RecordCandidate(const CompiledCandidate& c, Measurement m, bool dry_run,
   if (ok) {
     ++out.passed;
     if (m.dropped_early) ++out.dropped_early;
-    if (c.config == default_config) out.default_ms = m.time_ms;
+    if (c.config == default_config) out.default_ms = progress.default_ms = m.time_ms;
     if (!m.dropped_early && (st.best == 0 || m.time_ms < st.best)) {
       st.best = m.time_ms;
       out.best_config = c.config;
@@ -51,6 +51,7 @@ bool RecordCandidate(const CompiledCandidate& c, Measurement m, bool dry_run,
   m.samples_ms.shrink_to_fit();
   out.history.emplace_back(c.config, std::move(m));
   ++progress.done;
+  progress.solver_best_ms = st.best;
   if (ok && (progress.best_ms == 0 || st.best < progress.best_ms)) {
     progress.best_ms = st.best;
     progress.best_solver = out.name;
@@ -304,6 +305,7 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
     return out;
   }
   progress.solver = out.name;
+  progress.solver_best_ms = progress.default_ms = 0;
 
   size_t batch = options_.batch;
   if (batch == 0) {

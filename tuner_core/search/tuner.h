@@ -50,6 +50,8 @@ struct TuneProgress {
   uint64_t total = 0;         // planned candidates for this problem (grows when unknown)
   double best_ms = 0;         // best time so far for the problem (0 = none yet)
   std::string best_solver;
+  double solver_best_ms = 0;  // best time so far of the solver being searched (0 = none yet)
+  double default_ms = 0;      // that solver's default config's time (0 = not passed / not yet)
 };
 
 struct TuneOptions {
