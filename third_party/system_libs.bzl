@@ -24,6 +24,8 @@ _LIBS = {
     "bz2": ([], ["-lbz2"], []),
     "crypto": (["libcrypto"], ["-lcrypto"], []),
     "dl": ([], ["-ldl"], []),
+    # Gradient-boosted trees (tuner_core/model), C API in /usr/include/xgboost/c_api.h.
+    "xgboost": (["xgboost"], ["-lxgboost"], []),
     "pthread": ([], ["-lpthread"], []),
     # Header-only libraries.
     "cli11": ([], [], []),

@@ -8,7 +8,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libmysqlcppconn-dev mariadb-server mariadb-client
   libspdlog-dev libfmt-dev libcli11-dev catch2 nlohmann-json3-dev
-  libsqlite3-dev sqlite3 libzstd-dev libbz2-dev libssl-dev
+  libsqlite3-dev sqlite3 libzstd-dev libbz2-dev libssl-dev libxgboost-dev
   libamdhip64-dev
   tmux
   systemd curl
