@@ -1,14 +1,18 @@
-// Model-guided search: ridge regression on quadratic features of log2(axis values), fitted on
-// log(time). Tile-size effects are roughly multiplicative and bowl-shaped in log space (too
-// small: overhead; too large: occupancy/spills), which a quadratic in log2 values captures;
-// pairwise products capture the TB_M*TB_N-style interactions. Failed configs are fed back as
-// slow (twice the slowest success) so the model steers away from regions that do not build.
+// Model-guided search: a cost model fitted on log(time) of the observed configs (strategy.h).
+// Tile-size effects are roughly multiplicative in log2(axis values): the ridge model fits a
+// quadratic bowl there (pairwise products capture TB_M*TB_N-style interactions); the trees of
+// the GBT model split on the same log2 values and also catch cliffs (a tile that stops fitting
+// in shared memory). Failed configs are fed back as slow (twice the slowest success) so the
+// model steers away from regions that do not build.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
+#include <optional>
 #include <unordered_set>
 
+#include "tuner_core/model/gbt_model.h"
 #include "tuner_core/search/strategy/strategy_base.h"
 
 namespace tuna::search {
@@ -101,6 +105,79 @@ class RidgeModel {
   double y_mean_ = 0;
 };
 
+// A cost model over configs: fitted on (config, log ms), predicting log ms (lower = faster).
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  // False when the data cannot be fitted (then the search proposes at random).
+  virtual bool Fit(const std::vector<solver::PerfConfig>& configs, const std::vector<double>& y) = 0;
+  virtual std::vector<double> Predict(const std::vector<solver::PerfConfig>& configs) const = 0;
+};
+
+class RidgeCost final : public CostModel {
+ public:
+  explicit RidgeCost(double lambda) : lambda_(lambda) {}
+  bool Fit(const std::vector<solver::PerfConfig>& configs, const std::vector<double>& y) override {
+    std::vector<std::vector<double>> rows;
+    for (const solver::PerfConfig& c : configs) rows.push_back(Features(c));
+    return model_.Fit(rows, y, lambda_);
+  }
+  std::vector<double> Predict(const std::vector<solver::PerfConfig>& configs) const override {
+    std::vector<double> out;
+    out.reserve(configs.size());
+    for (const solver::PerfConfig& c : configs) out.push_back(model_.Predict(Features(c)));
+    return out;
+  }
+
+ private:
+  double lambda_;
+  RidgeModel model_;
+};
+
+class GbtCost final : public CostModel {
+ public:
+  explicit GbtCost(const ModelStrategyOptions& o) {
+    params_.objective = model::Objective::kRegression;
+    params_.rounds = std::max(1, o.gbt_rounds);
+    params_.max_depth = std::max(1, o.gbt_depth);
+    params_.eta = 0.3;
+    params_.seed = 0;
+    params_.threads = 1;  // deterministic and off the cores that compile candidates
+  }
+  bool Fit(const std::vector<solver::PerfConfig>& configs, const std::vector<double>& y) override {
+    model::TrainData data;
+    data.features = Matrix(configs);
+    for (double v : y) data.labels.push_back(static_cast<float>(v));
+    absl::StatusOr<model::GbtModel> m = model::GbtModel::Train(data, params_);
+    if (!m.ok()) return false;
+    model_.emplace(*std::move(m));
+    return true;
+  }
+  std::vector<double> Predict(const std::vector<solver::PerfConfig>& configs) const override {
+    absl::StatusOr<std::vector<float>> p = model_->Predict(Matrix(configs));
+    if (!p.ok()) return std::vector<double>(configs.size(), 0.0);  // ties: index order
+    return std::vector<double>(p->begin(), p->end());
+  }
+
+ private:
+  static model::DenseMatrix Matrix(const std::vector<solver::PerfConfig>& configs) {
+    model::DenseMatrix m;
+    m.rows = configs.size();
+    m.cols = configs.empty() ? 0 : configs.front().values.size();
+    m.values.reserve(m.rows * m.cols);
+    for (const solver::PerfConfig& c : configs)
+      for (int64_t v : c.values) m.values.push_back(static_cast<float>(AxisFeature(v)));
+    return m;
+  }
+  model::TrainParams params_;
+  std::optional<model::GbtModel> model_;
+};
+
+std::unique_ptr<CostModel> NewCostModel(const ModelStrategyOptions& o) {
+  if (o.cost_model == CostModelKind::kRidge) return std::make_unique<RidgeCost>(o.ridge_lambda);
+  return std::make_unique<GbtCost>(o);
+}
+
 class ModelStrategy final : public internal::StrategyBase {
  public:
   explicit ModelStrategy(ModelStrategyOptions options) : options_(options) {}
@@ -129,8 +206,8 @@ class ModelStrategy final : public internal::StrategyBase {
     if (pool.empty()) return {};
     size_t ok = 0;
     for (const auto& [index, t] : observed_) ok += std::isfinite(t) ? 1 : 0;
-    RidgeModel model;
-    const bool fitted = ok >= initial_ && Fit(model);
+    std::unique_ptr<CostModel> model = NewCostModel(options_);
+    const bool fitted = ok >= initial_ && Fit(*model);
     if (!fitted) {
       internal::Shuffle(pool, rng());
       if (pool.size() > n) pool.resize(n);
@@ -141,9 +218,13 @@ class ModelStrategy final : public internal::StrategyBase {
     explore_credit_ -= static_cast<double>(explore);
     const size_t exploit = n - explore;
 
+    std::vector<solver::PerfConfig> candidates;
+    candidates.reserve(pool.size());
+    for (uint64_t index : pool) candidates.push_back(input().space.At(index));
+    const std::vector<double> predicted = model->Predict(candidates);
     std::vector<std::pair<double, uint64_t>> scored;
     scored.reserve(pool.size());
-    for (uint64_t index : pool) scored.push_back({model.Predict(Features(input().space.At(index))), index});
+    for (size_t i = 0; i < pool.size(); ++i) scored.push_back({predicted[i], pool[i]});
     // Ties (e.g. constant features) are broken by index, so the result is deterministic.
     std::sort(scored.begin(), scored.end());
     std::vector<uint64_t> out;
@@ -188,17 +269,17 @@ class ModelStrategy final : public internal::StrategyBase {
     return pool;
   }
 
-  bool Fit(RidgeModel& model) const {
+  bool Fit(CostModel& model) const {
     double worst = -std::numeric_limits<double>::infinity();
     for (const auto& [index, t] : observed_)
       if (std::isfinite(t)) worst = std::max(worst, t);
-    std::vector<std::vector<double>> rows;
+    std::vector<solver::PerfConfig> configs;
     std::vector<double> y;
     for (const auto& [index, t] : observed_) {
-      rows.push_back(Features(input().space.At(index)));
+      configs.push_back(input().space.At(index));
       y.push_back(std::isfinite(t) ? t : worst + std::log(2.0));
     }
-    return model.Fit(rows, y, options_.ridge_lambda);
+    return model.Fit(configs, y);
   }
 
   ModelStrategyOptions options_;

@@ -91,14 +91,22 @@ std::unique_ptr<SearchStrategy> NewExhaustiveStrategy();
 // Seeded random order without replacement, after the prior.
 std::unique_ptr<SearchStrategy> NewRandomStrategy();
 
-// Model-guided: a ridge-regression cost model over config features (log2 of each axis value,
-// their squares and pairwise products), fitted online on log(time) of the observed configs.
-// After an initial random sample it proposes the unseen points with the lowest predicted time,
-// with a share of random exploration.
+// Model-guided: a cost model fitted online on log(time) of the observed configs. After an
+// initial random sample it proposes the unseen points with the lowest predicted time, with a
+// share of random exploration. Cost models:
+//   kGbt    gradient-boosted trees (XGBoost, tuner_core/model) on log2 of each axis value, as
+//           TVM's MetaSchedule does: captures thresholds (a tile that stops fitting) and
+//           interactions without a chosen functional form. Deterministic, one thread.
+//   kRidge  ridge regression on log2 values, their squares and pairwise products: a smooth bowl
+//           in log space; cheaper, better with very few observations.
+enum class CostModelKind { kGbt, kRidge };
 struct ModelStrategyOptions {
+  CostModelKind cost_model = CostModelKind::kGbt;
   size_t initial_random = 0;       // random points before the first fit; 0 = auto (2d+2, >= 8)
   double exploration = 0.2;        // share of each batch drawn at random
-  double ridge_lambda = 1e-2;      // L2 penalty on standardised features
+  double ridge_lambda = 1e-2;      // kRidge: L2 penalty on standardised features
+  int gbt_rounds = 60;             // kGbt: boosting rounds
+  int gbt_depth = 4;               // kGbt: tree depth
   size_t max_pool = 20000;         // unseen points scored per batch (sampled when larger)
 };
 std::unique_ptr<SearchStrategy> NewModelStrategy(const ModelStrategyOptions& options = {});
