@@ -72,6 +72,7 @@ struct LeasedJob {
   int64_t solver_id = 0;
   std::string solver_name;
   std::string tuned_params;  // find jobs: the perf result's params ("" = none: default params)
+  std::vector<std::string> warm_params;  // perf jobs: tried after the default (ClaimedJob)
   absl::Time lease_expires;
 };
 

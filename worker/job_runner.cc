@@ -140,7 +140,9 @@ absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
   } else {
     // The dry run proposes the same candidates as the eval search (exhaustive and random
     // strategies do not depend on observations), so it compiles what eval will load.
-    search::Tuner tuner(registry, backend, nullptr, *target, TuneOptionsFor(tuning, job.solver_name, true, false, pool));
+    search::TuneOptions options = TuneOptionsFor(tuning, job.solver_name, true, false, pool);
+    options.warm_params = job.warm_params;
+    search::Tuner tuner(registry, backend, nullptr, *target, options);
     auto r = tuner.Tune(prepared->problem);
     if (!r.ok()) return absl::FailedPreconditionError(std::string(r.status().message()));
     for (const search::SolverTuneResult& sr : r->solvers) {
@@ -296,9 +298,9 @@ void PlannedTuner::Start(const coordinator::LeasedJob& next, const backend::Back
   if (!prepared.ok() || next.kind == "find" || !prepared->solver->solver->IsTunable()) return;
   if (plans_.size() >= kMaxPlanned) plans_.erase(plans_.begin());  // waits for its planning
   const solver::Target target = solver::TargetForDevice(backend.Kind(), device.Info());
-  auto tuner = std::make_unique<search::Tuner>(
-      registry, backend, &device, target,
-      TuneOptionsFor(tuning, next.solver_name, false, target.IsGpu()));
+  search::TuneOptions options = TuneOptionsFor(tuning, next.solver_name, false, target.IsGpu());
+  options.warm_params = next.warm_params;
+  auto tuner = std::make_unique<search::Tuner>(registry, backend, &device, target, options);
   plans_.push_back({next.job_id, std::async(std::launch::async,
                                             [tuner = std::move(tuner), problem = prepared->problem]() mutable {
                                               tuner->PlanAhead(problem);
@@ -336,7 +338,8 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
   rep.step = jobs::JobStep::kEval;
   rep.succeeded = true;
 
-  const search::TuneOptions options = TuneOptionsFor(tuning, job.solver_name, false, target.IsGpu());
+  search::TuneOptions options = TuneOptionsFor(tuning, job.solver_name, false, target.IsGpu());
+  options.warm_params = job.warm_params;
   const int64_t reuses = evaluators.reuses();
   const auto get_start = std::chrono::steady_clock::now();
   auto ev = evaluators.Get(device, problem, options.evaluator, registry, backend, target);

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "spdlog/spdlog.h"
 #include "schema/store/result_store.h"
 #include "tuner_core/hash/sha256.h"
 #include "schema/store/sql_batch.h"
@@ -165,7 +166,32 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(JobStep step,
     return absl::OkStatus();
   });
   if (!st.ok()) return st;
+  if (absl::Status warm = FillWarmParams(out); !warm.ok()) {
+    // Only a hint for the search: a failed read costs the jobs their warm start, not their lease.
+    spdlog::warn("claim: reading warm-start params: {}", warm.ToString());
+  }
   return out;
+}
+
+absl::Status LeaseStore::FillWarmParams(std::vector<ClaimedJob>& jobs) {
+  std::map<std::pair<int64_t, int64_t>, std::vector<std::string>> by_session_solver;
+  for (ClaimedJob& j : jobs) {
+    if (j.kind != "perf") continue;
+    auto [it, fresh] = by_session_solver.try_emplace({j.session_id, j.solver_id});
+    if (fresh) {
+      auto rows = db_.Query(
+          "SELECT pr.params, COUNT(*) AS wins FROM perf_result pr "
+          "JOIN session s ON s.id = pr.session_id "
+          "WHERE pr.solver_id = ? AND pr.verified = TRUE AND "
+          "s.arch = (SELECT arch FROM session WHERE id = ?) "
+          "GROUP BY pr.params ORDER BY wins DESC, MAX(pr.id) DESC LIMIT ?",
+          {j.solver_id, j.session_id, static_cast<int64_t>(kWarmParams)});
+      if (!rows.ok()) return rows.status();
+      for (const Row& r : *rows) it->second.push_back(r.String("params"));
+    }
+    j.warm_params = it->second;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<RenewedLease>> LeaseStore::Renew(

@@ -57,7 +57,13 @@ struct ClaimedJob {
   std::string driver;       // conv_config.driver (canonical MIOpenDriver line)
   std::string solver_name;  // solver.name
   std::string tuned_params;  // perf_result.params of the same session, config and solver, or ""
+  // Perf jobs: the params this solver won with most often on other configs, verified, in any
+  // session of the same arch (most wins first, at most kWarmParams): the search tries them right
+  // after the default (transfer of tuning results across configs and sessions).
+  std::vector<std::string> warm_params;
 };
+
+inline constexpr int kWarmParams = 8;
 
 // The job as the coordinator needs it to validate a report (solver, problem, session).
 struct JobInfo {
@@ -200,6 +206,8 @@ class LeaseStore {
   const LeaseStoreOptions& options() const { return options_; }
 
  private:
+  // Sets warm_params of the perf jobs (one read per session and solver).
+  absl::Status FillWarmParams(std::vector<ClaimedJob>& jobs);
   // Successes of distinct jobs, written together; one outcome per report appended to `out`.
   absl::Status ReportSuccesses(Connection& c, const std::vector<const StepReport*>& reports,
                                std::vector<ReportOutcome>& out);

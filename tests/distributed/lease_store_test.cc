@@ -219,6 +219,41 @@ TEST_CASE_METHOD(testing::MariadbTest,
   CHECK(params_by_config[(*e)[1].config_id].empty());
 }
 
+TEST_CASE_METHOD(testing::MariadbTest,
+                 "perf claims carry the params the solver won with on other configs (warm start)",
+                 "[mariadb]") {
+  auto seeded = testing::SeedQueue(db(), 2, 1, "perf");
+  REQUIRE(seeded.ok());
+  LeaseStore store(db(), {});
+  auto first = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"a", 1}});
+  REQUIRE(first.ok());
+  REQUIRE(first->size() == 1);
+  CHECK(first->front().warm_params.empty());  // nothing tuned yet
+  REQUIRE(store.Report({Success(first->front(), JobStep::kCompile)}).ok());
+  auto e = store.Claim(JobStep::kEval, {seeded->session_id}, {{"a", 1}});
+  REQUIRE(e.ok());
+  REQUIRE(e->size() == 1);
+  StepReport eval = Success(e->front(), JobStep::kEval);
+  eval.has_result = true;
+  eval.params = "4";
+  eval.kernel_time_ms = 0.5;
+  eval.verified = true;
+  REQUIRE(store.Report({eval}).ok());
+
+  auto second = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"b", 1}});
+  REQUIRE(second.ok());
+  REQUIRE(second->size() == 1);
+  CHECK(second->front().config_id != first->front().config_id);
+  CHECK(second->front().warm_params == std::vector<std::string>{"4"});
+  // An unverified result is no evidence.
+  REQUIRE(db().Execute("UPDATE perf_result SET verified = FALSE").ok());
+  REQUIRE(store.Report({Success(second->front(), JobStep::kCompile)}).ok());
+  auto e2 = store.Claim(JobStep::kEval, {seeded->session_id}, {{"b", 1}});
+  REQUIRE(e2.ok());
+  REQUIRE(e2->size() == 1);
+  CHECK(e2->front().warm_params.empty());
+}
+
 TEST_CASE_METHOD(testing::MariadbTest, "failures retry up to the limit, then fail with the error",
                  "[mariadb]") {
   auto seeded = testing::SeedQueue(db(), 1, 1);

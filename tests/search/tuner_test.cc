@@ -162,6 +162,26 @@ TEST_CASE("compiling the next batch while one is timed changes no outcome") {
   CHECK(ahead.stopped_by.empty());
 }
 
+TEST_CASE("warm-start params are tried right after the default; bad ones are skipped") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kSlow, testing::kCorrect, testing::kGarbage,
+                                          testing::kBrokenBuild, testing::kWritesNothing});
+  const Problem p = ParseOne("conv -n 2 -c 4 -H 7 -W 7 -k 6 -y 3 -x 3 -p 1 -q 1 -F 1");
+  TuneOptions o = Fast();
+  o.batch = 1;
+  o.solvers = {"TestFaultSolver"};
+  o.warm_params = {"3", "not params", "77", "0"};  // 77: outside the axis
+  Tuner tuner(*registry, *f.backend, f.device.get(), f.target, o);
+  auto r = tuner.Tune(p);
+  REQUIRE(r.ok());
+  const SolverTuneResult& s = r->solvers.front();
+  REQUIRE(s.history.size() == 5);
+  CHECK(s.history[0].first == solver::PerfConfig{{testing::kSlow}});  // the default first
+  CHECK(s.history[1].first == solver::PerfConfig{{testing::kWritesNothing}});
+  CHECK(s.history[2].first == solver::PerfConfig{{testing::kCorrect}});
+}
+
 TEST_CASE("patience stops a search that stopped improving; a time limit stops it too") {
   CpuFixture f;
   if (!f.ok) return;

@@ -279,6 +279,9 @@ Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& 
   in.budget = options_.budget;
   in.seed = options_.seed;
   in.prior = {plan.default_config};
+  for (const std::string& params : options_.warm_params) {
+    if (absl::StatusOr<solver::PerfConfig> c = space.Parse(params); c.ok()) in.prior.push_back(*c);
+  }
   if (absl::Status st = plan.strategy->Start(in); !st.ok()) {
     plan.error = st.ToString();
     plan.strategy.reset();

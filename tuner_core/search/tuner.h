@@ -59,6 +59,10 @@ struct TuneOptions {
   uint64_t budget = 0;  // candidates per tunable solver; 0 = every valid config
   uint64_t seed = 1;    // strategy seed (data seed is evaluator.seed)
   std::vector<std::string> solvers;  // only these names (empty = every applicable solver)
+  // Params tried right after the default, in order (transfer from other configs' results): each
+  // is parsed against a tunable solver's space; ones that do not parse or are invalid for the
+  // problem are skipped. They count against the budget.
+  std::vector<std::string> warm_params;
   size_t batch = 0;                  // configs per strategy batch; 0 = compile threads * 2
   CompilerOptions compiler;
   EvaluatorOptions evaluator;
