@@ -81,9 +81,9 @@ void FoldRows(const std::map<int64_t, Problem>& problems,
               const std::map<int64_t, schema::ReportResult>& mine,
               const std::map<int64_t, schema::ReportResult>& other,
               const std::vector<schema::DefaultTime>& defaults, Report* report) {
-  std::map<std::pair<int64_t, std::string>, double> default_ms;
+  std::map<std::pair<int64_t, std::string>, const schema::DefaultTime*> default_ms;
   for (const auto& d : defaults) {
-    if (d.time) default_ms[{d.config_id, d.solver}] = *d.time;
+    if (d.time && d.tuned && *d.tuned > 0) default_ms[{d.config_id, d.solver}] = &d;
   }
   for (const auto& [id, problem] : problems) {
     ReportRow row;
@@ -97,9 +97,9 @@ void FoldRows(const std::map<int64_t, Problem>& problems,
       row.best_ms = m->second.kernel_time;
       row.best_params = m->second.params;
       auto d = default_ms.find({id, m->second.solver});
-      if (d != default_ms.end() && m->second.kernel_time > 0) {
-        row.default_ms = d->second;
-        row.vs_default = d->second / m->second.kernel_time;
+      if (d != default_ms.end()) {
+        row.default_ms = d->second->time;
+        row.vs_default = *d->second->time / *d->second->tuned;
       }
     }
     if (auto t = other.find(id); t != other.end()) {

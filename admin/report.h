@@ -4,8 +4,9 @@
 // BuildReport gathers it (schema/store/report_store.h; no SQL here); report_render.h prints it
 // as a terminal table or one self-contained HTML page.
 //
-// Speed-ups are time ratios (> 1: this session is faster): vs_other = other best / this best,
-// vs_default = default-params time / this best, both of the best solver's entries. Geometric
+// Speed-ups are time ratios (> 1: this session is faster): vs_other = other best / this best
+// (find results); vs_default = the best solver's default-params time / its tuned time, both
+// measured by the same perf job (times of different jobs differ by the host's noise). Geometric
 // means are over the rows that have the ratio.
 //
 // Threads: BuildReport uses the Database from the calling thread only. Errors: NotFound (no
@@ -42,7 +43,7 @@ struct ReportRow {
   std::optional<double> other_ms;
   std::optional<double> vs_other;         // other_ms / best_ms
   std::optional<double> default_ms;       // the best solver's default params (tunable only)
-  std::optional<double> vs_default;       // default_ms / best_ms
+  std::optional<double> vs_default;       // default_ms / the perf job's tuned time
   double tuning_seconds = 0;              // all of the config's jobs
   int64_t jobs = 0;
   int64_t failed_jobs = 0;

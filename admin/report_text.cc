@@ -58,7 +58,7 @@ std::string ReportText(const Report& r) {
     }
   }
   absl::StrAppend(&out, "(", other, " ms: the other side's best; vs other = other ms / ms; ",
-                  "vs dflt = the best solver's default params / ms)\n");
+                  "vs dflt = the best solver's default / tuned params, one perf job)\n");
   return out;
 }
 

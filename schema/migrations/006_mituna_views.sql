@@ -6,6 +6,10 @@
 -- missing columns as VIRTUAL generated columns (computed on read, never stored, never written
 -- by tuna). Everything else is a view. MITuna columns tuna has no data for read as MITuna's
 -- defaults (valid 1, gpu_id -1, opencl 0, kernel_group NULL).
+-- The MITuna views are ALGORITHM = TEMPTABLE, which is what makes them read-only in MariaDB (an
+-- UPDATE or INSERT through one fails); the price is that a query materialises the view before
+-- filtering it, so a dashboard over millions of results is slower than on MITuna's own tables.
+-- The tuna_config_* helper views stay mergeable.
 
 -- conv_config: MITuna's md5 (here MD5 of the canonical driver line), pad_mode, the tensor ids
 -- (the `tensor` view below: 2*id-1 the input, 2*id the weights) and BASE columns.
@@ -33,7 +37,7 @@ ALTER TABLE solver
 
 -- tensor: the input (dim1..4 = C, D, H, W) and weight (dim0..4 = K, C, D, H, W) tensors of
 -- every config, as MITuna's DriverConvolution composes them.
-CREATE OR REPLACE VIEW tensor AS
+CREATE OR REPLACE ALGORITHM = TEMPTABLE VIEW tensor AS
 SELECT 2 * id - 1 AS id, 0 AS dim0, in_channels AS dim1, in_d AS dim2, in_h AS dim3,
        in_w AS dim4, in_layout AS layout, spatial_dim AS num_dims,
        CAST(data_type AS CHAR) AS data_type, created_at AS insert_ts, created_at AS update_ts,
@@ -106,13 +110,13 @@ SELECT id AS config_id, CONCAT(CONCAT_WS('-',
 FROM tuna_config_roles;
 
 -- conv_config_tags: MITuna's tag table.
-CREATE OR REPLACE VIEW conv_config_tags AS
+CREATE OR REPLACE ALGORITHM = TEMPTABLE VIEW conv_config_tags AS
 SELECT id, config_id AS config, tag, recurrent, created_at AS insert_ts, created_at AS update_ts,
        1 AS valid
 FROM config_tag;
 
 -- conv_solver_applicability: one row per (session, config, solver).
-CREATE OR REPLACE VIEW conv_solver_applicability AS
+CREATE OR REPLACE ALGORITHM = TEMPTABLE VIEW conv_solver_applicability AS
 SELECT ROW_NUMBER() OVER (ORDER BY session_id, config_id, solver_id) AS id,
        session_id AS session, config_id AS config, solver_id AS solver,
        CAST(applicable AS SIGNED) AS applicable, reason AS tuna_reason,
@@ -121,7 +125,7 @@ FROM solver_applicability;
 
 -- conv_job: MITuna's job table. state in MITuna's JobEnum names (failed reads as errored,
 -- cancelled as aborted); fin_step names the steps of the job's kind; reason = the job's label.
-CREATE OR REPLACE VIEW conv_job AS
+CREATE OR REPLACE ALGORITHM = TEMPTABLE VIEW conv_job AS
 SELECT j.id, j.created_at AS insert_ts, j.updated_at AS update_ts, 1 AS valid,
        j.session_id AS session, j.label AS reason,
        CASE j.state WHEN 'failed' THEN 'errored' WHEN 'cancelled' THEN 'aborted'
@@ -137,7 +141,7 @@ FROM job j JOIN solver s ON s.id = j.solver_id;
 
 -- conv_find_db: find results with the computed find-db key. valid = verified (only verified
 -- results are exported, migration 003).
-CREATE OR REPLACE VIEW conv_find_db AS
+CREATE OR REPLACE ALGORITHM = TEMPTABLE VIEW conv_find_db AS
 SELECT r.id, r.created_at AS insert_ts, r.updated_at AS update_ts,
        CAST(r.verified AS SIGNED) AS valid, r.session_id AS session, r.config_id AS config,
        r.solver_id AS solver, k.fdb_key, r.params, r.kernel_time, r.workspace AS workspace_sz,
@@ -145,19 +149,19 @@ SELECT r.id, r.created_at AS insert_ts, r.updated_at AS update_ts,
 FROM find_result r JOIN tuna_config_fdb_key k ON k.config_id = r.config_id;
 
 -- conv_perf_config / conv_perf_db: MITuna's older perf-db tables (one perf config per conv_config).
-CREATE OR REPLACE VIEW conv_perf_config AS
+CREATE OR REPLACE ALGORITHM = TEMPTABLE VIEW conv_perf_config AS
 SELECT id, id AS config, in_layout AS layout, CAST(data_type AS CHAR) AS data_type, 0 AS bias,
        1 AS valid, created_at AS insert_ts, created_at AS update_ts
 FROM conv_config;
 
-CREATE OR REPLACE VIEW conv_perf_db AS
+CREATE OR REPLACE ALGORITHM = TEMPTABLE VIEW conv_perf_db AS
 SELECT r.id, r.created_at AS insert_ts, r.updated_at AS update_ts,
        CAST(r.verified AS SIGNED) AS valid, r.session_id AS session, r.solver_id AS solver,
        r.config_id AS miopen_config, r.params, r.kernel_time, r.workspace AS workspace_sz
 FROM perf_result r;
 
 -- conv_golden: golden find entries (migration 005) as MITuna's update_golden writes them.
-CREATE OR REPLACE VIEW conv_golden AS
+CREATE OR REPLACE ALGORITHM = TEMPTABLE VIEW conv_golden AS
 SELECT g.id, g.created_at AS insert_ts, g.updated_at AS update_ts, 1 AS valid,
        g.golden_v AS golden_miopen_v, g.arch, g.num_cu, g.config_id AS config,
        g.solver_id AS solver, g.session_id AS session, k.fdb_key, g.params, g.kernel_time,

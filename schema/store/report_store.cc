@@ -60,8 +60,10 @@ absl::StatusOr<std::vector<ReportJob>> ReadReportJobs(Database& db, int64_t sess
 
 absl::StatusOr<std::vector<DefaultTime>> ReadDefaultTimes(Database& db, int64_t session_id) {
   auto rows = db.Query(
-      "SELECT j.config_id, s.name, e.time, e.status FROM job j"
+      "SELECT j.config_id, s.name, e.time, e.status, pr.kernel_time FROM job j"
       " JOIN solver s ON s.id = j.solver_id"
+      " LEFT JOIN perf_result pr ON pr.session_id = j.session_id AND pr.config_id = j.config_id"
+      "   AND pr.solver_id = j.solver_id"
       " JOIN eval_sample e ON e.id = (SELECT MIN(e2.id) FROM eval_sample e2 WHERE e2.job_id = j.id"
       "   AND e2.attempt = (SELECT MAX(e3.attempt) FROM eval_sample e3 WHERE e3.job_id = j.id))"
       " WHERE j.session_id = ? AND j.kind = 'perf' ORDER BY j.id",
@@ -69,7 +71,7 @@ absl::StatusOr<std::vector<DefaultTime>> ReadDefaultTimes(Database& db, int64_t 
   if (!rows.ok()) return rows.status();
   std::vector<DefaultTime> out;
   for (const Row& r : *rows) {
-    DefaultTime d{r.Int(0), r.String(1), std::nullopt, r.String(3)};
+    DefaultTime d{r.Int(0), r.String(1), std::nullopt, r.String(3), r.OptDouble(4)};
     if (d.status == "Passed") d.time = r.OptDouble(2);
     out.push_back(std::move(d));
   }

@@ -49,8 +49,9 @@ struct DefaultTime {
   std::string solver;
   std::optional<double> time;  // ms; nullopt when the default did not pass
   std::string status;          // the sample's status
+  std::optional<double> tuned; // the job's perf_result time (its best params), ms
 };
-// One per perf job that has samples.
+// One per perf job that has samples. Both times come from the same job, so they compare.
 absl::StatusOr<std::vector<DefaultTime>> ReadDefaultTimes(Database& db, int64_t session_id);
 
 struct SampleStatusCount {
