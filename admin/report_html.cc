@@ -186,9 +186,9 @@ body{font-family:"DejaVu Sans",Helvetica,Arial,sans-serif;margin:0;background:#f
 header{background:#1f2a44;color:#fff;padding:20px 32px}
 header h1{margin:0;font-size:24px;font-weight:600}
 header .sub{margin-top:6px;color:#c3cad8;font-size:14px}
-main{padding:20px 32px;max-width:1000px}
+main{padding:20px 32px;max-width:1100px}
 .cards{display:flex;flex-wrap:wrap;gap:12px;margin-bottom:20px}
-.card{background:#fff;border-radius:8px;padding:14px 18px;min-width:160px;flex:1;
+.card{background:#fff;border-radius:8px;padding:14px 16px;min-width:120px;flex:1;
  box-shadow:0 1px 3px rgba(0,0,0,.08)}
 .cv2{font-size:28px;font-weight:700}.cl2{font-size:13px;color:#52606d;margin-top:4px}
 .cs{font-size:12px;color:#8892a0;margin-top:2px}
@@ -198,10 +198,11 @@ section{background:#fff;border-radius:8px;padding:16px 18px;margin-bottom:20px;
 .ct{font-size:15px;font-weight:600;fill:#1f2933}.cn{font-size:12px;fill:#8892a0}
 .cl{font-size:11.5px;fill:#3e4c59;font-family:"DejaVu Sans Mono",monospace}
 .cv{font-size:11.5px;fill:#3e4c59}.zebra{fill:#f7f9fb}.axis{stroke:#52606d;stroke-width:1}
-table{border-collapse:collapse;width:100%;font-size:12.5px}
+table{border-collapse:collapse;width:100%;font-size:12px}
 th{text-align:left;color:#52606d;font-weight:600;border-bottom:2px solid #d9e2ec;padding:6px}
 td{border-bottom:1px solid #e4e7eb;padding:5px 6px;vertical-align:top}
-td.num{text-align:right;font-variant-numeric:tabular-nums}.mono{font-family:"DejaVu Sans Mono",monospace}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.mono{font-family:"DejaVu Sans Mono",monospace;font-size:11.5px;white-space:nowrap}
 .params{font-size:11px;color:#8892a0;font-family:"DejaVu Sans Mono",monospace}
 h2{font-size:16px;margin:0 0 10px 0}
 </style>)";
