@@ -24,6 +24,10 @@ if [[ ! -f "$html" ]]; then
   exit 2
 fi
 browser=${CHROMIUM:-}
+if [[ -n "$browser" && ! -x "$browser" ]]; then
+  echo "$0: CHROMIUM=$browser is not an executable" >&2
+  exit 3
+fi
 if [[ -z "$browser" ]]; then
   for b in chromium chromium-browser; do
     if command -v "$b" > /dev/null 2>&1; then
