@@ -21,8 +21,8 @@ std::map<int64_t, schema::ReportResult> Best(const std::vector<schema::ReportRes
   std::map<int64_t, schema::ReportResult> best;
   for (const auto& r : results) {
     auto [it, inserted] = best.try_emplace(r.config_id, r);
-    if (!inserted && std::tie(r.kernel_time, r.solver) <
-                         std::tie(it->second.kernel_time, it->second.solver)) {
+    if (!inserted &&
+        std::tie(r.kernel_time, r.solver) < std::tie(it->second.kernel_time, it->second.solver)) {
       it->second = r;
     }
   }
@@ -69,9 +69,9 @@ absl::StatusOr<std::vector<schema::ReportResult>> ReadOther(schema::Database& db
   report->other_label = absl::StrCat("golden version ", *o.vs_golden);
   auto rows = schema::ReadGoldenReportResults(db, *o.vs_golden, report->session);
   if (rows.ok() && rows->empty()) {
-    return absl::NotFoundError(absl::StrCat("golden version ", *o.vs_golden, " has no find rows for ",
-                                            report->session.arch, "/", report->session.num_cu, "/",
-                                            report->session.backend));
+    return absl::NotFoundError(absl::StrCat("golden version ", *o.vs_golden,
+                                            " has no find rows for ", report->session.arch, "/",
+                                            report->session.num_cu, "/", report->session.backend));
   }
   return rows;
 }

@@ -34,17 +34,17 @@ struct ReportOptions {
 
 struct ReportRow {
   int64_t config_id = 0;
-  std::string problem;    // MIOpen's find-db key without the direction, e.g. 64-14-14-1x1-...
-  std::string direction;  // F, B or W (the problem's own direction)
-  std::string best_solver;                // empty: no result
+  std::string problem;      // MIOpen's find-db key without the direction, e.g. 64-14-14-1x1-...
+  std::string direction;    // F, B or W (the problem's own direction)
+  std::string best_solver;  // empty: no result
   std::optional<double> best_ms;
   std::string best_params;
-  std::string other_solver;               // the other side's best, empty when none
+  std::string other_solver;  // the other side's best, empty when none
   std::optional<double> other_ms;
-  std::optional<double> vs_other;         // other_ms / best_ms
-  std::optional<double> default_ms;       // the best solver's default params (tunable only)
-  std::optional<double> vs_default;       // default_ms / the perf job's tuned time
-  double tuning_seconds = 0;              // all of the config's jobs
+  std::optional<double> vs_other;    // other_ms / best_ms
+  std::optional<double> default_ms;  // the best solver's default params (tunable only)
+  std::optional<double> vs_default;  // default_ms / the perf job's tuned time
+  double tuning_seconds = 0;         // all of the config's jobs
   int64_t jobs = 0;
   int64_t failed_jobs = 0;
 };
@@ -56,14 +56,14 @@ struct FailureCount {
 
 struct Report {
   schema::SessionTarget session;
-  std::string label;        // "session 3"
-  std::string other_label;  // "session 2", "golden version 4", empty without a comparison
+  std::string label;            // "session 3"
+  std::string other_label;      // "session 2", "golden version 4", empty without a comparison
   std::vector<ReportRow> rows;  // by direction, then problem
   std::vector<FailureCount> failed_jobs;        // by count, descending
   std::vector<FailureCount> failed_candidates;  // eval_sample statuses other than Passed
-  int64_t tuned = 0;            // rows with a best result
-  int64_t compared = 0;         // rows with vs_other
-  int64_t faster = 0, slower = 0;  // rows with vs_other > 1.02 / < 0.98
+  int64_t tuned = 0;                            // rows with a best result
+  int64_t compared = 0;                         // rows with vs_other
+  int64_t faster = 0, slower = 0;               // rows with vs_other > 1.02 / < 0.98
   std::optional<double> geomean_vs_other, geomean_vs_default;
   double tuning_seconds = 0;
   int64_t jobs = 0, failed = 0;

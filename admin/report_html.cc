@@ -22,11 +22,20 @@ std::string Escape(const std::string& s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -57,8 +66,7 @@ std::string BarChart(const std::string& title, const std::string& note,
   const int height = kTop + static_cast<int>(bars.size()) * kRow + 12;
   double extent = diverging ? 0.25 : 0;  // log2 range each side, or the linear maximum
   for (const auto& b : bars) {
-    extent = std::max(extent, diverging ? std::fabs(std::log2(std::max(b.value, 1e-9)))
-                                        : b.value);
+    extent = std::max(extent, diverging ? std::fabs(std::log2(std::max(b.value, 1e-9))) : b.value);
   }
   if (extent <= 0) extent = 1;
   const double zero = diverging ? kLabel + plot / 2.0 : kLabel;
@@ -75,7 +83,8 @@ std::string BarChart(const std::string& title, const std::string& note,
     const double x0 = v >= 0 ? zero : zero + v * scale;
     const double w = std::max(1.0, std::fabs(v) * scale);
     if (i % 2 == 0) {
-      absl::StrAppendFormat(&svg, "<rect x=\"0\" y=\"%.1f\" width=\"%d\" height=\"%d\" class=\"zebra\"/>",
+      absl::StrAppendFormat(&svg,
+                            "<rect x=\"0\" y=\"%.1f\" width=\"%d\" height=\"%d\" class=\"zebra\"/>",
                             y, kWidth, kRow);
     }
     absl::StrAppendFormat(&svg,
@@ -112,8 +121,8 @@ std::string Cards(const Report& r) {
   }
   out += Card("geomean speed-up vs default params", Ratio(r.geomean_vs_default),
               "the best solver's tuned vs default parameters", RatioColor(r.geomean_vs_default));
-  out += Card("tuning time", absl::StrFormat("%.0f s", r.tuning_seconds), "sum over jobs",
-              kNeutral);
+  out +=
+      Card("tuning time", absl::StrFormat("%.0f s", r.tuning_seconds), "sum over jobs", kNeutral);
   out += Card("failed jobs", absl::StrCat(r.failed),
               absl::StrCat(r.failed_candidates.size(), " kinds of failed candidates"),
               r.failed ? kBad : kGood);
@@ -124,11 +133,12 @@ std::string Charts(const Report& r) {
   std::vector<Bar> other, dflt, time;
   for (const auto& row : r.rows) {
     if (row.vs_other) {
-      other.push_back({RowLabel(row), *row.vs_other, Ratio(row.vs_other), RatioColor(row.vs_other)});
+      other.push_back(
+          {RowLabel(row), *row.vs_other, Ratio(row.vs_other), RatioColor(row.vs_other)});
     }
     if (row.vs_default) {
-      dflt.push_back({RowLabel(row), *row.vs_default, Ratio(row.vs_default),
-                      RatioColor(row.vs_default)});
+      dflt.push_back(
+          {RowLabel(row), *row.vs_default, Ratio(row.vs_default), RatioColor(row.vs_default)});
     }
     time.push_back({RowLabel(row), row.tuning_seconds,
                     absl::StrFormat("%.1f s", row.tuning_seconds), kNeutral});
@@ -151,14 +161,16 @@ std::string Charts(const Report& r) {
     failures.push_back({absl::StrCat("candidate: ", f.reason), static_cast<double>(f.count),
                         absl::StrCat(f.count), "#e3a33b"});
   }
-  if (!failures.empty()) out += BarChart("Failures by reason", "jobs and candidates", failures, false);
+  if (!failures.empty())
+    out += BarChart("Failures by reason", "jobs and candidates", failures, false);
   return out;
 }
 
 std::string Table(const Report& r) {
   std::string out = absl::StrCat(
       "<table><thead><tr><th>problem (find-db key)</th><th>dir</th><th>best solver</th>"
-      "<th>ms</th><th>", Escape(r.other_label.empty() ? "other" : r.other_label),
+      "<th>ms</th><th>",
+      Escape(r.other_label.empty() ? "other" : r.other_label),
       "</th><th>vs other</th><th>default ms</th><th>vs default</th><th>tuning s</th>"
       "<th>failed</th></tr></thead><tbody>");
   auto ms = [](const std::optional<double>& v) {

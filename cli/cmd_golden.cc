@@ -50,7 +50,8 @@ int Update(const GlobalOptions& global, const UpdateFlags& f) {
   }
   std::cout << "golden version " << f.golden_v << ": " << report->rows_after << " rows (was "
             << report->rows_before << ")";
-  if (u.base_golden_v) std::cout << "; " << report->from_base << " from version " << *u.base_golden_v;
+  if (u.base_golden_v)
+    std::cout << "; " << report->from_base << " from version " << *u.base_golden_v;
   if (u.session_id) {
     std::cout << "; " << report->from_session_find << " find and " << report->from_session_perf
               << " perf results from session " << *u.session_id;
@@ -62,21 +63,22 @@ int Update(const GlobalOptions& global, const UpdateFlags& f) {
 int List(const GlobalOptions& global, int64_t golden_v, bool json) {
   auto db = OpenCommandDatabase(global);
   if (!db.ok()) return Fail("list", db.status());
-  auto rows = schema::ListGolden(**db, golden_v >= 0 ? std::optional<int64_t>(golden_v)
-                                                     : std::nullopt);
+  auto rows =
+      schema::ListGolden(**db, golden_v >= 0 ? std::optional<int64_t>(golden_v) : std::nullopt);
   if (!rows.ok()) return Fail("list", rows.status());
   PrintRows(
       *rows, json,
       [](const schema::GoldenTargetRows& r) -> Json {
-        return {{"golden_v", r.golden_v},   {"arch", r.target.arch},
+        return {{"golden_v", r.golden_v},    {"arch", r.target.arch},
                 {"num_cu", r.target.num_cu}, {"backend", r.target.backend},
                 {"find_rows", r.find_rows},  {"perf_rows", r.perf_rows}};
       },
       {"golden_v", "arch", "num_cu", "backend", "find", "perf"}, {9, 24, 7, 8, 8},
       [](const schema::GoldenTargetRows& r) {
-        return std::vector<std::string>{std::to_string(r.golden_v), r.target.arch,
-                                        std::to_string(r.target.num_cu), r.target.backend,
-                                        std::to_string(r.find_rows), std::to_string(r.perf_rows)};
+        return std::vector<std::string>{
+            std::to_string(r.golden_v),      r.target.arch,
+            std::to_string(r.target.num_cu), r.target.backend,
+            std::to_string(r.find_rows),     std::to_string(r.perf_rows)};
       });
   return 0;
 }
@@ -97,8 +99,9 @@ void AddGoldenCommand(CLI::App& app, CommandContext ctx) {
       ->check(CLI::NonNegativeNumber);
   AddSessionIdOption(update, &f->session_id, "tuning session whose exportable results are copied",
                      /*required=*/false);
-  update->add_option("--base_golden_v,--base-golden-v", f->base_golden_v,
-                     "golden version copied first (the session's results then replace its rows)")
+  update
+      ->add_option("--base_golden_v,--base-golden-v", f->base_golden_v,
+                   "golden version copied first (the session's results then replace its rows)")
       ->check(CLI::NonNegativeNumber);
   update->add_flag("-o,--overwrite", f->overwrite, "write into a version that has rows");
   update->add_flag("--json", f->json, "print the counts as one JSON object");
@@ -108,8 +111,7 @@ void AddGoldenCommand(CLI::App& app, CommandContext ctx) {
   auto v = std::make_shared<int64_t>(-1);
   auto json = std::make_shared<bool>(false);
   CLI::App* list = cmd->add_subcommand("list", "golden versions and their targets");
-  list->add_option("--golden_v,--golden-v", *v, "only this version")
-      ->check(CLI::NonNegativeNumber);
+  list->add_option("--golden_v,--golden-v", *v, "only this version")->check(CLI::NonNegativeNumber);
   list->add_flag("--json", *json, "print one JSON array");
   list->callback([=] { *selected = [=] { return List(*global, *v, *json); }; });
 }

@@ -29,13 +29,20 @@ struct ReportArgs {
 Json OptJson(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
 
 Json RowJson(const admin::ReportRow& r) {
-  return {{"config_id", r.config_id},     {"problem", r.problem},
-          {"direction", r.direction},     {"best_solver", r.best_solver},
-          {"best_ms", OptJson(r.best_ms)}, {"best_params", r.best_params},
-          {"other_solver", r.other_solver}, {"other_ms", OptJson(r.other_ms)},
-          {"vs_other", OptJson(r.vs_other)}, {"default_ms", OptJson(r.default_ms)},
-          {"vs_default", OptJson(r.vs_default)}, {"tuning_seconds", r.tuning_seconds},
-          {"jobs", r.jobs},               {"failed_jobs", r.failed_jobs}};
+  return {{"config_id", r.config_id},
+          {"problem", r.problem},
+          {"direction", r.direction},
+          {"best_solver", r.best_solver},
+          {"best_ms", OptJson(r.best_ms)},
+          {"best_params", r.best_params},
+          {"other_solver", r.other_solver},
+          {"other_ms", OptJson(r.other_ms)},
+          {"vs_other", OptJson(r.vs_other)},
+          {"default_ms", OptJson(r.default_ms)},
+          {"vs_default", OptJson(r.vs_default)},
+          {"tuning_seconds", r.tuning_seconds},
+          {"jobs", r.jobs},
+          {"failed_jobs", r.failed_jobs}};
 }
 
 // Writes `text` to `path` through a temp file renamed over it (never half a page).
@@ -70,7 +77,8 @@ int RunReport(const GlobalOptions& global, const ReportArgs& a) {
     std::cout << admin::ReportText(*report);
   }
   if (!a.html.empty()) {
-    const std::string when = absl::FormatTime("%Y-%m-%d %H:%M UTC", absl::Now(), absl::UTCTimeZone());
+    const std::string when =
+        absl::FormatTime("%Y-%m-%d %H:%M UTC", absl::Now(), absl::UTCTimeZone());
     if (!WriteFile(a.html, admin::ReportHtml(*report, when))) {
       std::cerr << "tuna report: cannot write " << a.html << "\n";
       return 1;
@@ -87,9 +95,9 @@ void AddReportCommand(CLI::App& app, CommandContext ctx) {
       "report", "a session's best solvers, speed-ups, tuning time and failures per config");
   auto a = std::make_shared<ReportArgs>();
   AddSessionIdOption(cmd, &a->session_id, "the session reported");
-  auto* vs = cmd->add_option("--vs-session,--vs_session", a->vs_session,
-                             "compare with this session")
-                 ->check(CLI::PositiveNumber);
+  auto* vs =
+      cmd->add_option("--vs-session,--vs_session", a->vs_session, "compare with this session")
+          ->check(CLI::PositiveNumber);
   cmd->add_option("--vs-golden,--vs_golden", a->vs_golden,
                   "compare with this golden version (its rows of the session's target)")
       ->check(CLI::NonNegativeNumber)
@@ -98,7 +106,8 @@ void AddReportCommand(CLI::App& app, CommandContext ctx) {
   cmd->add_flag("--json", a->json, "print the rows as one JSON array instead of the table");
   const GlobalOptions* global = ctx.global;
   CommandFn* selected = ctx.selected;
-  cmd->callback([a, global, selected] { *selected = [a, global] { return RunReport(*global, *a); }; });
+  cmd->callback(
+      [a, global, selected] { *selected = [a, global] { return RunReport(*global, *a); }; });
 }
 
 }  // namespace tuna::cli

@@ -94,9 +94,10 @@ absl::Status ReadGoldenTarget(schema::Database& db, const ExportOptions& o,
     picked.push_back(&t);
   }
   if (picked.size() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "golden version ", *o.golden_v, " holds ", picked.empty() ? "no target matching" : "several targets matching",
-        " --arch/--num_cu; it has: ", absl::StrJoin(names, ", ")));
+    return absl::InvalidArgumentError(
+        absl::StrCat("golden version ", *o.golden_v, " holds ",
+                     picked.empty() ? "no target matching" : "several targets matching",
+                     " --arch/--num_cu; it has: ", absl::StrJoin(names, ", ")));
   }
   report->session = picked.front()->target;
   report->find_results = {picked.front()->find_rows, picked.front()->find_rows};
@@ -166,16 +167,19 @@ absl::StatusOr<std::optional<OutputDirLock>> PrepareOutputDir(const ExportOption
 }
 
 // The exportable rows of the session, or the rows of the golden version's target.
+template <typename Row>
+using PageFn = std::function<absl::Status(const std::vector<Row>&)>;
+
 absl::Status ScanFindRows(schema::Database& db, const ExportOptions& o,
                           const schema::SessionTarget& target,
-                          const std::function<absl::Status(const std::vector<schema::FindResultRow>&)>& page) {
+                          const PageFn<schema::FindResultRow>& page) {
   if (o.golden_v) return schema::ScanGoldenFindResults(db, *o.golden_v, target, o.page_size, page);
   return schema::ScanExportableFindResults(db, o.session_id, o.page_size, page);
 }
 
 absl::Status ScanPerfRows(schema::Database& db, const ExportOptions& o,
                           const schema::SessionTarget& target,
-                          const std::function<absl::Status(const std::vector<schema::PerfResultRow>&)>& page) {
+                          const PageFn<schema::PerfResultRow>& page) {
   if (o.golden_v) return schema::ScanGoldenPerfResults(db, *o.golden_v, target, o.page_size, page);
   return schema::ScanExportablePerfResults(db, o.session_id, o.page_size, page);
 }

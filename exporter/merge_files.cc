@@ -31,8 +31,12 @@ NameParts SplitName(const std::string& path, DbFileKind kind) {
   std::string name = fs::path(path).filename().string();
   NameParts parts;
   switch (kind) {
-    case DbFileKind::kPerfDb: parts.base = name.substr(0, name.size() - 3); break;
-    case DbFileKind::kKernelDb: parts.base = name.substr(0, name.size() - 4); break;
+    case DbFileKind::kPerfDb:
+      parts.base = name.substr(0, name.size() - 3);
+      break;
+    case DbFileKind::kKernelDb:
+      parts.base = name.substr(0, name.size() - 4);
+      break;
     case DbFileKind::kFindDb: {
       name = name.substr(0, name.size() - (sizeof(kFindSuffix) - 1));
       const size_t dot = name.rfind('.');
@@ -95,12 +99,13 @@ absl::StatusOr<std::optional<db::FindDb>> TimesFor(const std::string& perf_path,
     }
     std::sort(found.begin(), found.end());
     if (found.empty()) {
-      warnings->push_back(absl::StrCat("no find db beside ", perf_path, ": its rows have no times"));
+      warnings->push_back(
+          absl::StrCat("no find db beside ", perf_path, ": its rows have no times"));
       return std::optional<db::FindDb>();
     }
     if (found.size() > 1) {
-      warnings->push_back(absl::StrCat("several find dbs beside ", perf_path, "; timed by ",
-                                       found.front()));
+      warnings->push_back(
+          absl::StrCat("several find dbs beside ", perf_path, "; timed by ", found.front()));
     }
     path = found.front();
   } else if (auto st = RequireFile(path); !st.ok()) {
@@ -155,8 +160,7 @@ absl::StatusOr<FileReport> MergePerf(const MergeFilesOptions& o, const std::stri
 
 absl::StatusOr<FileReport> MergeKernels(const MergeFilesOptions& o, const std::string& tmp) {
   FileReport scratch;
-  auto from =
-      internal::ReadExistingRows<db::KernelDbReader, db::KernelDbEntry>(o.from, &scratch);
+  auto from = internal::ReadExistingRows<db::KernelDbReader, db::KernelDbEntry>(o.from, &scratch);
   if (!from.ok()) return from.status();
   return internal::WriteKernelDbExport(*from, o.into, tmp);
 }
@@ -174,9 +178,12 @@ absl::StatusOr<DbFileKind> DbFileKindOf(const std::string& path) {
 
 const char* DbFileKindName(DbFileKind kind) {
   switch (kind) {
-    case DbFileKind::kPerfDb: return "perf db";
-    case DbFileKind::kFindDb: return "find db";
-    case DbFileKind::kKernelDb: return "kernel db";
+    case DbFileKind::kPerfDb:
+      return "perf db";
+    case DbFileKind::kFindDb:
+      return "find db";
+    case DbFileKind::kKernelDb:
+      return "kernel db";
   }
   return "?";
 }
@@ -198,9 +205,15 @@ absl::StatusOr<MergeFilesReport> MergeDbFiles(const MergeFilesOptions& o) {
   const std::string tmp = output + kNewSuffix;
   absl::StatusOr<FileReport> written = absl::InternalError("unreachable");
   switch (*kind) {
-    case DbFileKind::kFindDb: written = MergeFind(o, tmp, &report.warnings); break;
-    case DbFileKind::kPerfDb: written = MergePerf(o, tmp, &report.warnings); break;
-    case DbFileKind::kKernelDb: written = MergeKernels(o, tmp); break;
+    case DbFileKind::kFindDb:
+      written = MergeFind(o, tmp, &report.warnings);
+      break;
+    case DbFileKind::kPerfDb:
+      written = MergePerf(o, tmp, &report.warnings);
+      break;
+    case DbFileKind::kKernelDb:
+      written = MergeKernels(o, tmp);
+      break;
   }
   if (!written.ok()) {
     DiscardNewFiles({output});

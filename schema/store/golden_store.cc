@@ -33,8 +33,9 @@ absl::Status CheckUpdate(Connection& c, const GoldenUpdate& u, GoldenUpdateRepor
     return absl::InvalidArgumentError(absl::StrCat("--golden_v ", u.golden_v, " is negative"));
   }
   if (!u.session_id && !u.base_golden_v) {
-    return absl::InvalidArgumentError("give --session_id or --base_golden_v to fill golden version " +
-                                      std::to_string(u.golden_v) + " from");
+    return absl::InvalidArgumentError(
+        "give --session_id or --base_golden_v to fill golden version " +
+        std::to_string(u.golden_v) + " from");
   }
   if (u.base_golden_v && *u.base_golden_v == u.golden_v) {
     return absl::InvalidArgumentError("--base_golden_v is the version being written");
@@ -43,7 +44,8 @@ absl::Status CheckUpdate(Connection& c, const GoldenUpdate& u, GoldenUpdateRepor
   if (!before.ok()) return before.status();
   report->rows_before = *before;
   if (*before > 0 && !u.overwrite) {
-    return absl::AlreadyExistsError(absl::StrCat("golden version ", u.golden_v, " exists (", *before,
+    return absl::AlreadyExistsError(absl::StrCat("golden version ", u.golden_v, " exists (",
+                                                 *before,
                                                  " rows); pass --overwrite to write over it"));
   }
   if (u.session_id) {
@@ -73,10 +75,13 @@ absl::StatusOr<int64_t> CopySessionRows(Connection& c, int64_t golden_v, int64_t
                                         rule);
   auto n = CountOf(c, absl::StrCat("SELECT COUNT(*)", from), {session_id});
   if (!n.ok()) return n.status();
-  const std::string insert = absl::StrCat(
-      "INSERT INTO golden_result (", kGoldenColumns, ") SELECT ?, se.arch, se.num_cu, se.backend,"
-      " r.config_id, r.solver_id, '", find ? "find" : "perf", "', r.session_id, r.job_id,"
-      " r.params, r.kernel_time, r.workspace, ", find ? "r.alg_lib" : "NULL", from, kReplace);
+  const std::string insert = absl::StrCat("INSERT INTO golden_result (", kGoldenColumns,
+                                          ") SELECT ?, se.arch, se.num_cu, se.backend,"
+                                          " r.config_id, r.solver_id, '",
+                                          find ? "find" : "perf",
+                                          "', r.session_id, r.job_id,"
+                                          " r.params, r.kernel_time, r.workspace, ",
+                                          find ? "r.alg_lib" : "NULL", from, kReplace);
   if (auto done = c.Execute(insert, {golden_v, session_id}); !done.ok()) return done.status();
   return *n;
 }
@@ -160,8 +165,8 @@ Params GoldenScanParams(int64_t golden_v, const SessionTarget& t) {
 absl::Status ScanGoldenFindResults(
     Database& db, int64_t golden_v, const SessionTarget& target, int page_size,
     const std::function<absl::Status(const std::vector<FindResultRow>&)>& page) {
-  const std::string sql = GoldenScanSql(
-      "r.id, r.config_id, s.name, r.kernel_time, r.workspace, r.job_id", "find");
+  const std::string sql =
+      GoldenScanSql("r.id, r.config_id, s.name, r.kernel_time, r.workspace, r.job_id", "find");
   return internal::ScanPages(db, sql, GoldenScanParams(golden_v, target), page_size,
                              &internal::DecodeFindResult, page);
 }

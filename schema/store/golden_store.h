@@ -31,18 +31,18 @@
 namespace tuna::schema {
 
 struct GoldenUpdate {
-  int64_t golden_v = -1;                    // the version written, >= 0
-  std::optional<int64_t> session_id;        // results copied from this session
-  std::optional<int64_t> base_golden_v;     // rows copied from this version first
-  bool overwrite = false;                   // allow writing into a version that has rows
+  int64_t golden_v = -1;                 // the version written, >= 0
+  std::optional<int64_t> session_id;     // results copied from this session
+  std::optional<int64_t> base_golden_v;  // rows copied from this version first
+  bool overwrite = false;                // allow writing into a version that has rows
 };
 
 struct GoldenUpdateReport {
-  int64_t rows_before = 0;       // rows of golden_v before the update
-  int64_t from_base = 0;         // rows copied from base_golden_v
-  int64_t from_session_find = 0; // find rows copied from the session
-  int64_t from_session_perf = 0; // perf rows copied from the session
-  int64_t rows_after = 0;        // rows of golden_v after the update
+  int64_t rows_before = 0;        // rows of golden_v before the update
+  int64_t from_base = 0;          // rows copied from base_golden_v
+  int64_t from_session_find = 0;  // find rows copied from the session
+  int64_t from_session_perf = 0;  // perf rows copied from the session
+  int64_t rows_after = 0;         // rows of golden_v after the update
 };
 
 absl::StatusOr<GoldenUpdateReport> UpdateGolden(Database& db, const GoldenUpdate& update);

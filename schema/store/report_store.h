@@ -37,19 +37,19 @@ absl::StatusOr<std::vector<ReportResult>> ReadGoldenReportResults(Database& db, 
 struct ReportJob {
   int64_t config_id = 0;
   std::string solver;
-  std::string kind;   // perf | find
-  std::string state;  // job.state
-  double seconds = 0; // finished_at - started_at of its last attempt (0 while unfinished)
-  std::string error;  // the last error, empty when none
+  std::string kind;    // perf | find
+  std::string state;   // job.state
+  double seconds = 0;  // finished_at - started_at of its last attempt (0 while unfinished)
+  std::string error;   // the last error, empty when none
 };
 absl::StatusOr<std::vector<ReportJob>> ReadReportJobs(Database& db, int64_t session_id);
 
 struct DefaultTime {
   int64_t config_id = 0;
   std::string solver;
-  std::optional<double> time;  // ms; nullopt when the default did not pass
-  std::string status;          // the sample's status
-  std::optional<double> tuned; // the job's perf_result time (its best params), ms
+  std::optional<double> time;   // ms; nullopt when the default did not pass
+  std::string status;           // the sample's status
+  std::optional<double> tuned;  // the job's perf_result time (its best params), ms
 };
 // One per perf job that has samples. Both times come from the same job, so they compare.
 absl::StatusOr<std::vector<DefaultTime>> ReadDefaultTimes(Database& db, int64_t session_id);

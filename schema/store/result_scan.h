@@ -30,8 +30,8 @@ PerfResultRow DecodePerfResult(const Row& r);
 // selects rows in id order; `decode` turns one row into a T whose `id` is the next page's lower
 // bound. A non-OK return of `page` stops the scan and is returned.
 template <typename T>
-absl::Status ScanPages(Database& db, const std::string& sql, const Params& leading,
-                       int page_size, T (*decode)(const Row&),
+absl::Status ScanPages(Database& db, const std::string& sql, const Params& leading, int page_size,
+                       T (*decode)(const Row&),
                        const std::function<absl::Status(const std::vector<T>&)>& page) {
   int64_t last = 0;
   std::vector<T> batch;

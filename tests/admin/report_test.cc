@@ -1,10 +1,11 @@
 // `tuna report` (admin/report.h, admin/report_render.h) against a real MariaDB: two sessions and
 // a golden version written through result_store, jobs with times and errors, eval samples with
 // the default params first.
+#include "admin/report.h"
+
 #include <string>
 #include <vector>
 
-#include "admin/report.h"
 #include "admin/report_render.h"
 #include "catch2/catch.hpp"
 #include "schema/store/golden_store.h"
@@ -71,7 +72,8 @@ Sessions Insert(Database& db) {
   REQUIRE(other.ok());
   s.mine = *mine;
   s.other = *other;
-  auto configs = schema::InsertConfigs(db, {Conv(8, Direction::kForward), Conv(4, Direction::kBackwardData)});
+  auto configs =
+      schema::InsertConfigs(db, {Conv(8, Direction::kForward), Conv(4, Direction::kBackwardData)});
   REQUIRE(configs.ok());
   s.configs = *configs;
   const int64_t c0 = s.configs[0], c1 = s.configs[1];

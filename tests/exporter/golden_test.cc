@@ -102,7 +102,7 @@ TEST_CASE_METHOD(MariadbTest, "golden update: base version, session rows replace
   CHECK(v2->rows_after == 13 + 1);  // only (config 1, S2, perf) is new
   const int64_t c0 = ConfigId(db(), 0);
   CHECK(GoldenTime(db(), 2, 2, "find", c0) == Approx(0.05));
-  CHECK(GoldenTime(db(), 2, 3, "find", c0) == Approx(0.3));  // the newer measurement ships
+  CHECK(GoldenTime(db(), 2, 3, "find", c0) == Approx(0.3));   // the newer measurement ships
   CHECK(GoldenTime(db(), 1, 2, "find", c0) == Approx(0.12));  // version 1 unchanged
   CHECK(GoldenRows(db(), 1) == 13);
 
@@ -134,8 +134,8 @@ TEST_CASE_METHOD(MariadbTest, "a golden version of two targets exports the one p
                  "[mariadb][golden]") {
   InsertSolvers(db());
   const int64_t a = InsertSessionData(db(), kTarget, FindsA(), PerfsA());
-  const int64_t b = InsertSessionData(db(), {"gfx90a:sramecc+:xnack-", 110, "HIP", "b"}, FindsB(),
-                                      PerfsB());
+  const int64_t b =
+      InsertSessionData(db(), {"gfx90a:sramecc+:xnack-", 110, "HIP", "b"}, FindsB(), PerfsB());
   REQUIRE(schema::UpdateGolden(db(), {.golden_v = 4, .session_id = a}).ok());
   REQUIRE(schema::UpdateGolden(db(), {.golden_v = 4, .session_id = b, .overwrite = true}).ok());
   const std::string dir = TmpDir("golden_two");

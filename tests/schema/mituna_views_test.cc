@@ -75,8 +75,8 @@ TEST_CASE_METHOD(MariadbTest, "the views compute MIOpen's find-db key of every c
   auto ids = schema::InsertConfigs(db(), problems);
   REQUIRE(ids.ok());
   for (size_t i = 0; i < problems.size(); ++i) {
-    auto rows = db().Query("SELECT fdb_key FROM tuna_config_fdb_key WHERE config_id = ?",
-                           {(*ids)[i]});
+    auto rows =
+        db().Query("SELECT fdb_key FROM tuna_config_fdb_key WHERE config_id = ?", {(*ids)[i]});
     REQUIRE(rows.ok());
     REQUIRE(rows->size() == 1);
     INFO(problems[i].Canonical());
@@ -84,7 +84,8 @@ TEST_CASE_METHOD(MariadbTest, "the views compute MIOpen's find-db key of every c
   }
   // conv_config carries MITuna's columns; its tensors join the tensor view.
   auto cfg = db().Query(
-      "SELECT c.md5 = CONVERT(MD5(c.driver) USING ascii), c.pad_mode, c.valid, i.dim1, i.dim3, i.dim4, w.dim0, w.dim1,"
+      "SELECT c.md5 = CONVERT(MD5(c.driver) USING ascii), c.pad_mode, c.valid, i.dim1, i.dim3, "
+      "i.dim4, w.dim0, w.dim1,"
       " w.dim3, w.layout, w.data_type FROM conv_config c JOIN tensor i ON i.id = c.input_tensor"
       " JOIN tensor w ON w.id = c.weight_tensor WHERE c.id = ?",
       {(*ids)[2]});  // the grouped FP16 forward problem
@@ -117,7 +118,8 @@ TEST_CASE_METHOD(MariadbTest, "conv_job, conv_find_db, conv_perf_db, applicabili
   auto find_job = schema::InsertJob(db(), {*session, config, 5, "find", "evaluated"});
   REQUIRE(perf_job.ok());
   REQUIRE(find_job.ok());
-  REQUIRE(schema::InsertFindResults(db(), {{*session, config, 5, *find_job, 0.25, 64, "4,4"}}).ok());
+  REQUIRE(
+      schema::InsertFindResults(db(), {{*session, config, 5, *find_job, 0.25, 64, "4,4"}}).ok());
   REQUIRE(schema::InsertPerfResults(db(), {{*session, config, 5, *perf_job, "4,4", 0.24, 0, 9,
                                             /*verified=*/false}})
               .ok());
@@ -126,7 +128,8 @@ TEST_CASE_METHOD(MariadbTest, "conv_job, conv_find_db, conv_perf_db, applicabili
                        {*session, config})
               .ok());
 
-  auto jobs = db().Query("SELECT state, fin_step, solver, config, session FROM conv_job ORDER BY id");
+  auto jobs =
+      db().Query("SELECT state, fin_step, solver, config, session FROM conv_job ORDER BY id");
   REQUIRE(jobs.ok());
   REQUIRE(jobs->size() == 2);
   CHECK((*jobs)[0].String(0) == "errored");
@@ -168,8 +171,8 @@ TEST_CASE_METHOD(MariadbTest, "conv_job, conv_find_db, conv_perf_db, applicabili
   CHECK((*app)[0].String(1) == "TunaIgemm");
 
   REQUIRE(schema::UpdateGolden(db(), {.golden_v = 7, .session_id = *session}).ok());
-  auto golden = db().Query(
-      "SELECT golden_miopen_v, arch, num_cu, fdb_key, kernel_time FROM conv_golden");
+  auto golden =
+      db().Query("SELECT golden_miopen_v, arch, num_cu, fdb_key, kernel_time FROM conv_golden");
   REQUIRE(golden.ok());
   REQUIRE(golden->size() == 1);  // the find row (the perf row is unverified)
   CHECK((*golden)[0].Int(0) == 7);
