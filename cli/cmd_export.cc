@@ -1,5 +1,6 @@
-// `tuna export --session_id N [-p] [-f] [-k] [-o DIR] [--merge-into DIR] ...`: a session's verified
-// results as MIOpen's perf db, find db and kernel db (exporter/exporter.h).
+// `tuna export (--session_id N | --golden_v N) [-p] [-f] [-k] [-o DIR] [--merge-into DIR] ...`:
+// a session's verified results (or a golden version's) as MIOpen's perf db, find db and kernel
+// db (exporter/exporter.h).
 // Exit codes: 0 written; 1 error; 2 bad arguments; 3 refused by --require-complete.
 #include <iostream>
 #include <memory>
@@ -21,6 +22,7 @@ namespace {
 
 struct ExportArgs {
   int64_t session_id = 0;
+  int64_t golden_v = -1;
   bool perf = false, find = false, kernel = false;
   std::string output_dir;
   std::string merge_dir;
@@ -32,6 +34,8 @@ struct ExportArgs {
 
 // The schema version that added result_store's `verified` columns.
 constexpr int kVerifiedMigration = 3;
+// The schema version that added golden_result.
+constexpr int kGoldenMigration = 5;
 
 void PrintFile(const char* what, const exporter::FileReport& f) {
   if (!f.written) return;
@@ -56,9 +60,15 @@ int RunExport(const GlobalOptions& global, const ExportArgs& args) {
       !st.ok()) {
     return progress.Fail(st);
   }
+  if (args.golden_v >= 0) {
+    if (auto st = schema::RequireMigration(**db, kGoldenMigration, "golden versions"); !st.ok()) {
+      return progress.Fail(st);
+    }
+  }
 
   exporter::ExportOptions o;
   o.session_id = args.session_id;
+  if (args.golden_v >= 0) o.golden_v = args.golden_v;
   const bool all = !args.perf && !args.find && !args.kernel;
   o.formats.clear();
   if (all || args.perf) o.formats.insert(exporter::ExportFormat::kPerfDb);
@@ -100,7 +110,12 @@ int RunExport(const GlobalOptions& global, const ExportArgs& args) {
               << " find results of solvers without an algorithm\n";
   }
   for (const auto& w : report->warnings) std::cerr << "warning: " << EscapeControlBytes(w) << "\n";
-  std::cout << "session " << args.session_id << " (" << report->session.arch << ", "
+  if (args.golden_v >= 0) {
+    std::cout << "golden version " << args.golden_v;
+  } else {
+    std::cout << "session " << args.session_id;
+  }
+  std::cout << " (" << report->session.arch << ", "
             << report->session.num_cu << " CUs, " << report->session.backend << ") -> "
             << report->basename << "\n";
   PrintFile("perf db   ", report->perf);
@@ -116,7 +131,11 @@ void AddExportCommand(CLI::App& app, CommandContext ctx) {
   CLI::App* cmd = app.add_subcommand(
       "export", "write MIOpen perf db, find db and kernel db from a session's verified results");
   auto args = std::make_shared<ExportArgs>();
-  AddSessionIdOption(cmd, &args->session_id, "session to export");
+  auto* session = AddSessionIdOption(cmd, &args->session_id, "session to export", false);
+  auto* golden = cmd->add_option("--golden_v,--golden-v", args->golden_v,
+                                 "export golden version N instead of a session (tuna golden)")
+                     ->check(CLI::NonNegativeNumber);
+  golden->excludes(session);
   cmd->add_flag("-p,--perf_db", args->perf, "write the perf db <base>.db");
   cmd->add_flag("-f,--find_db", args->find, "write the find db <base>.<BACKEND>.fdb.txt");
   cmd->add_flag("-k,--kern_db", args->kernel, "write the kernel db <base>.kdb");
@@ -135,7 +154,13 @@ void AddExportCommand(CLI::App& app, CommandContext ctx) {
       ->capture_default_str();
   const GlobalOptions* global = ctx.global;
   cmd->callback([ctx, args, global] {
-    *ctx.selected = [args, global] { return RunExport(*global, *args); };
+    *ctx.selected = [args, global] {
+      if (args->session_id <= 0 && args->golden_v < 0) {
+        std::cerr << "tuna export: give --session_id N or --golden_v N\n";
+        return 2;
+      }
+      return RunExport(*global, *args);
+    };
   });
 }
 

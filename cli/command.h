@@ -59,5 +59,8 @@ void AddExportCommand(CLI::App& app, CommandContext ctx);
 void AddTuneCommand(CLI::App& app, CommandContext ctx);
 void AddDriverCommand(CLI::App& app, CommandContext ctx);
 void AddDevicesCommand(CLI::App& app, CommandContext ctx);
+void AddGoldenCommand(CLI::App& app, CommandContext ctx);
+void AddMergeCommand(CLI::App& app, CommandContext ctx);
+void AddReportCommand(CLI::App& app, CommandContext ctx);
 
 }  // namespace tuna::cli

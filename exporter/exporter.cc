@@ -11,6 +11,7 @@
 #include "exporter/formats.h"
 #include "exporter/output_dir.h"
 #include "jobs/job_state.h"
+#include "schema/store/golden_store.h"
 #include "spdlog/spdlog.h"
 #include "tuner_core/db/db_basename.h"
 
@@ -73,10 +74,42 @@ absl::Status CheckOptions(const ExportOptions& o, const std::vector<const Format
   return absl::OkStatus();
 }
 
+// The golden version's target the options pick (see ExportOptions::golden_v) as report->session.
+absl::Status ReadGoldenTarget(schema::Database& db, const ExportOptions& o,
+                              ExportReport* report) {
+  auto targets = schema::ListGolden(db, *o.golden_v);
+  if (!targets.ok()) return targets.status();
+  if (targets->empty()) {
+    return absl::NotFoundError(absl::StrCat("no golden version ", *o.golden_v));
+  }
+  std::vector<const schema::GoldenTargetRows*> picked;
+  std::vector<std::string> names;
+  for (const auto& t : *targets) {
+    const std::string& arch = t.target.arch;
+    names.push_back(absl::StrCat(arch, "/", t.target.num_cu, "/", t.target.backend));
+    if (o.arch && *o.arch != arch && *o.arch != BareArch(arch) && *o.arch != DbArchId(arch)) {
+      continue;
+    }
+    if (o.num_cu && int64_t{*o.num_cu} != t.target.num_cu) continue;
+    picked.push_back(&t);
+  }
+  if (picked.size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("golden version ", *o.golden_v, " holds ",
+                     picked.empty() ? "no target matching" : "several targets matching",
+                     " --arch/--num_cu; it has: ", absl::StrJoin(names, ", ")));
+  }
+  report->session = picked.front()->target;
+  report->find_results = {picked.front()->find_rows, picked.front()->find_rows};
+  report->perf_results = {picked.front()->perf_rows, picked.front()->perf_rows};
+  return absl::OkStatus();
+}
+
 // The session and its jobs by state; FailedPrecondition under require_complete while a job is
 // unfinished (before any other work).
 absl::Status ReadSessionAndJobs(schema::Database& db, const ExportOptions& o,
                                 ExportReport* report) {
+  if (o.golden_v) return ReadGoldenTarget(db, o, report);
   auto session = schema::ReadSessionTarget(db, o.session_id);
   if (!session.ok()) return session.status();
   report->session = *session;
@@ -133,6 +166,24 @@ absl::StatusOr<std::optional<OutputDirLock>> PrepareOutputDir(const ExportOption
   return lock;
 }
 
+// The exportable rows of the session, or the rows of the golden version's target.
+template <typename Row>
+using PageFn = std::function<absl::Status(const std::vector<Row>&)>;
+
+absl::Status ScanFindRows(schema::Database& db, const ExportOptions& o,
+                          const schema::SessionTarget& target,
+                          const PageFn<schema::FindResultRow>& page) {
+  if (o.golden_v) return schema::ScanGoldenFindResults(db, *o.golden_v, target, o.page_size, page);
+  return schema::ScanExportableFindResults(db, o.session_id, o.page_size, page);
+}
+
+absl::Status ScanPerfRows(schema::Database& db, const ExportOptions& o,
+                          const schema::SessionTarget& target,
+                          const PageFn<schema::PerfResultRow>& page) {
+  if (o.golden_v) return schema::ScanGoldenPerfResults(db, *o.golden_v, target, o.page_size, page);
+  return schema::ScanExportablePerfResults(db, o.session_id, o.page_size, page);
+}
+
 // The exportable rows the chosen formats need (keyset pages), counted in the report.
 absl::Status ReadResultRows(const std::vector<const FormatExporter*>& chosen, ExportInputs* in,
                             ExportReport* report, std::vector<int64_t>* config_ids) {
@@ -140,8 +191,8 @@ absl::Status ReadResultRows(const std::vector<const FormatExporter*>& chosen, Ex
   if (AnyNeeds(chosen, &FormatExporter::needs_find_results)) {
     in->find_rows.reserve(report->find_results.exportable);
     in->Progress("read find results", 0, report->find_results.exportable);
-    auto st = schema::ScanExportableFindResults(
-        *in->db, o.session_id, o.page_size, [&](const std::vector<schema::FindResultRow>& page) {
+    auto st = ScanFindRows(
+        *in->db, o, report->session, [&](const std::vector<schema::FindResultRow>& page) {
           for (const auto& r : page) {
             in->find_rows.push_back(r);
             config_ids->push_back(r.config_id);
@@ -154,8 +205,8 @@ absl::Status ReadResultRows(const std::vector<const FormatExporter*>& chosen, Ex
   if (AnyNeeds(chosen, &FormatExporter::needs_perf_results)) {
     in->perf_rows.reserve(report->perf_results.exportable);
     in->Progress("read perf results", 0, report->perf_results.exportable);
-    auto st = schema::ScanExportablePerfResults(
-        *in->db, o.session_id, o.page_size, [&](const std::vector<schema::PerfResultRow>& page) {
+    auto st = ScanPerfRows(
+        *in->db, o, report->session, [&](const std::vector<schema::PerfResultRow>& page) {
           for (const auto& r : page) {
             in->perf_rows.push_back(r);
             config_ids->push_back(r.config_id);
@@ -173,12 +224,14 @@ absl::Status ReadResultRows(const std::vector<const FormatExporter*>& chosen, Ex
 absl::Status ReadInputs(const std::vector<const FormatExporter*>& chosen, ExportInputs* in,
                         ExportReport* report) {
   const ExportOptions& o = *in->options;
-  auto find_counts = schema::CountFindResults(*in->db, o.session_id);
-  if (!find_counts.ok()) return find_counts.status();
-  report->find_results = *find_counts;
-  auto perf_counts = schema::CountPerfResults(*in->db, o.session_id);
-  if (!perf_counts.ok()) return perf_counts.status();
-  report->perf_results = *perf_counts;
+  if (!o.golden_v) {  // a golden version's counts came with its target
+    auto find_counts = schema::CountFindResults(*in->db, o.session_id);
+    if (!find_counts.ok()) return find_counts.status();
+    report->find_results = *find_counts;
+    auto perf_counts = schema::CountPerfResults(*in->db, o.session_id);
+    if (!perf_counts.ok()) return perf_counts.status();
+    report->perf_results = *perf_counts;
+  }
 
   std::vector<int64_t> config_ids;
   if (auto st = ReadResultRows(chosen, in, report, &config_ids); !st.ok()) return st;
@@ -271,7 +324,8 @@ absl::StatusOr<ExportReport> ExportSession(schema::Database& db, const ExportOpt
   if (!lock.ok()) return lock.status();
   if (auto st = ReadInputs(chosen, &in, &report); !st.ok()) return st;
   if (auto st = WriteFiles(chosen, in, &report); !st.ok()) return st;
-  spdlog::info("export session {}: {} ({} perf rows, {} find keys, {} kernels)", o.session_id,
+  spdlog::info("export {} {}: {} ({} perf rows, {} find keys, {} kernels)",
+               o.golden_v ? "golden version" : "session", o.golden_v.value_or(o.session_id),
                report.basename, report.perf.entries, report.find.keys, report.kernel.entries);
   return report;
 }

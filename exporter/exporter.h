@@ -27,6 +27,9 @@
 // db, kdb). A failure before the renames leaves the old files untouched; a crash never leaves
 // half of a file.
 //
+// Golden versions (`golden_v`): the same files from a golden version's rows of one target; there
+// are no jobs, so require_complete has nothing to refuse.
+//
 // Threads: ExportSession uses the Database from the calling thread only; `progress` is called on
 // that thread. Errors: NotFound (no session), FailedPrecondition (output dir locked by another
 // writer; require_complete with
@@ -69,6 +72,11 @@ inline const std::set<ExportFormat> kAllExportFormats = {
 
 struct ExportOptions {
   int64_t session_id = 0;
+  // Export golden version N (schema/store/golden_store.h) instead of a session; session_id is
+  // then ignored. A version holding several targets needs `arch` and/or `num_cu` to pick one
+  // (arch matches the stored arch, its bare arch or its DbArchId); the files are named for the
+  // picked target unless `arch`/`num_cu` say otherwise.
+  std::optional<int64_t> golden_v;
   std::set<ExportFormat> formats = kAllExportFormats;  // at least one
   std::string output_dir = ".";
   std::string merge_dir;               // empty: no merge

@@ -13,6 +13,8 @@ PACKAGES=(
   tmux
   systemd curl
 )
+# Not installed: chromium (about 120 MB of packages, 400 MB on disk), used only by
+# tools/report_screenshot.sh; its test (tests/tools:report_screenshot_test) skips without it.
 
 missing=()
 for p in "${PACKAGES[@]}"; do

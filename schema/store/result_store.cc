@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "schema/store/config_store.h"
+#include "schema/store/result_scan.h"
 #include "tuner_core/hash/sha256.h"
 #include "schema/store/sql_batch.h"
 #include "tuner_core/problem/validate.h"
@@ -19,12 +20,8 @@
 namespace tuna::schema {
 namespace {
 
-// The export rules of the header, as SQL conditions over `r` (the result) and `s` (its solver).
-constexpr char kExportableFind[] =
-    "r.verified = TRUE AND r.kernel_time >= 0 AND r.workspace >= 0 AND s.valid = TRUE";
-constexpr char kExportablePerf[] =
-    "r.verified = TRUE AND r.kernel_time >= 0 AND r.workspace >= 0 AND s.valid = TRUE"
-    " AND r.params <> '' AND s.tunable = TRUE";
+using internal::kExportableFind;
+using internal::kExportablePerf;
 
 // IN lists are chunked so that one statement stays small and its prepared text is reused.
 constexpr size_t kInChunk = 500;
@@ -54,7 +51,6 @@ constexpr char kConfigColumns[] =
     "dilation_h, dilation_w, trans_output_pad_d, trans_output_pad_h, trans_output_pad_w, "
     "group_count, mode, direction, data_type, in_layout, fil_layout, out_layout";
 
-std::optional<int64_t> OptJob(const Row& r, size_t i) { return r.OptInt(i); }
 
 Value JobValue(const std::optional<int64_t>& job) {
   if (job) return *job;
@@ -177,38 +173,17 @@ absl::StatusOr<SessionConfigs> ReadConfigs(Database& db, const std::vector<int64
   return out;
 }
 
-namespace {
-
-// Keyset pagination over a session's results: `sql` selects rows with id > ? in id order,
-// LIMIT ?; `decode` turns one row into a T whose `id` is the next page's lower bound.
-template <typename T>
-absl::Status ScanPages(Database& db, const std::string& sql, int64_t session_id, int page_size,
-                       T (*decode)(const Row&),
-                       const std::function<absl::Status(const std::vector<T>&)>& page) {
-  int64_t last = 0;
-  std::vector<T> batch;
-  for (;;) {
-    auto rows = db.Query(sql, {session_id, last, int64_t{page_size}});
-    if (!rows.ok()) return rows.status();
-    if (rows->empty()) return absl::OkStatus();
-    batch.clear();
-    batch.reserve(rows->size());
-    for (const Row& r : *rows) batch.push_back(decode(r));
-    last = batch.back().id;
-    if (auto st = page(batch); !st.ok()) return st;
-    if (static_cast<int>(rows->size()) < page_size) return absl::OkStatus();
-  }
-}
+namespace internal {
 
 FindResultRow DecodeFindResult(const Row& r) {
-  return {r.Int(0), r.Int(1), r.String(2), r.Double(3), r.Int(4), OptJob(r, 5)};
+  return {r.Int(0), r.Int(1), r.String(2), r.Double(3), r.Int(4), r.OptInt(5)};
 }
 
 PerfResultRow DecodePerfResult(const Row& r) {
-  return {r.Int(0), r.Int(1), r.String(2), r.String(3), r.Double(4), r.Int(5), OptJob(r, 6)};
+  return {r.Int(0), r.Int(1), r.String(2), r.String(3), r.Double(4), r.Int(5), r.OptInt(6)};
 }
 
-}  // namespace
+}  // namespace internal
 
 absl::Status ScanExportableFindResults(
     Database& db, int64_t session_id, int page_size,
@@ -217,7 +192,7 @@ absl::Status ScanExportableFindResults(
       "SELECT r.id, r.config_id, s.name, r.kernel_time, r.workspace, r.job_id "
       "FROM find_result r JOIN solver s ON s.id = r.solver_id "
       "WHERE r.session_id = ? AND r.id > ? AND ", kExportableFind, " ORDER BY r.id LIMIT ?");
-  return ScanPages(db, sql, session_id, page_size, &DecodeFindResult, page);
+  return internal::ScanPages(db, sql, {session_id}, page_size, &internal::DecodeFindResult, page);
 }
 
 absl::Status ScanExportablePerfResults(
@@ -227,7 +202,7 @@ absl::Status ScanExportablePerfResults(
       "SELECT r.id, r.config_id, s.name, r.params, r.kernel_time, r.workspace, r.job_id "
       "FROM perf_result r JOIN solver s ON s.id = r.solver_id "
       "WHERE r.session_id = ? AND r.id > ? AND ", kExportablePerf, " ORDER BY r.id LIMIT ?");
-  return ScanPages(db, sql, session_id, page_size, &DecodePerfResult, page);
+  return internal::ScanPages(db, sql, {session_id}, page_size, &internal::DecodePerfResult, page);
 }
 
 absl::StatusOr<std::vector<KernelObject>> ReadJobKernels(Database& db,
