@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# One call on a GPU host, from the bundle: issue #19's acceptance with default settings.
+#   bench/gpu/search_acceptance.sh BUNDLE_DIR OUT_DIR [TABLE_SOLVERS]
+#   STEPS=tune,tables (default both; one device call may hold only one), MAX_POINTS=4096
+# 1. `tuna tune -f` of the ResNet-50 FP32 file (69 configs, all directions), then the FP16 NHWC
+#    forward file, with no flags beyond -f and -o (default search: model-guided, budget 48,
+#    patience 16), nvidia-smi sampling every 100 ms: wall time of each, GPU busy (busy.py);
+# 2. the FP32 file again on the same data dir: a second run must recompile nothing (cache hits);
+# 3. exhaustive search tables of >= 20 problems x solvers for bench/search (search_bench
+#    --save-tables), replayed at once: the fraction of the space each strategy times to reach 3 %
+#    of the best. Commit OUT_DIR/tables.json under bench/search/tables/ after the call.
+set -uo pipefail
+bundle=$1 out=$2
+solvers=${3:-TunaIgemmFwd,TunaIgemmBwd,TunaIgemmWrw,TunaDirectTiledFwd,TunaHopperTmaFwd}
+tuna="$bundle/bin/tuna"
+here=$(cd "$(dirname "$0")" && pwd)
+steps=${STEPS:-tune,tables}
+mkdir -p "$out"
+work=$(mktemp -d)
+secs() { python3 -c "print(round($(date +%s.%N) - $1, 1))"; }
+
+if [[ ",$steps," == *,tune,* ]]; then
+
+nvidia-smi --query-gpu=index,timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 \
+  >"$out/gpu_util.csv" 2>/dev/null &
+smi=$!
+total=$(date +%s.%N)
+for f in resnet50_n32 resnet50_n32_fwd_fp16_nhwc; do
+  start=$(date +%s.%N)
+  "$tuna" --data-dir "$work/db" tune -f "examples/$f.txt" -o "$out/db_$f" \
+    >"$out/tune_$f.txt" 2>"$out/tune_$f.err"
+  echo "tune -f $f: rc=$? in $(secs "$start") s"
+done
+echo "both files: $(secs "$total") s (bar: <= 300 s)"
+kill "$smi" 2>/dev/null
+cat "$out"/db_*/tune.log >"$out/tune_all.log" 2>/dev/null
+python3 "$here/busy.py" "$out/gpu_util.csv" "$out/tune_all.log" | tee "$out/gpu_busy.txt"
+
+start=$(date +%s.%N)
+"$tuna" --data-dir "$work/db" tune -f examples/resnet50_n32.txt -o "$out/db_again" --new-session \
+  >"$out/tune_again.txt" 2>"$out/tune_again.err"
+echo "second run: rc=$? in $(secs "$start") s"
+grep -hoE 'kernel cache: [0-9]+ hits, [0-9]+ local builds' "$out/db_again/tune.log" 2>/dev/null |
+  awk '{h += $3; b += $5} END {print "second run kernel cache: " h " hits, " b " local builds"}'
+"$tuna" --data-dir "$work/db" db stop >/dev/null 2>&1
+fi
+
+[[ ",$steps," == *,tables,* ]] || exit 0
+args=()
+for s in ${solvers//,/ }; do args+=(--solver "$s"); done
+start=$(date +%s.%N)
+"$bundle/bin/search_bench" --backend cuda "${args[@]}" -f "$here/search_problems.txt" \
+  --max-points "${MAX_POINTS:-4096}" --repetitions 5 --save-tables "$out/tables.json" --json "$out/replay.json" \
+  >"$out/search_bench.txt" 2>"$out/search_bench.err"
+echo "search tables: rc=$? in $(secs "$start") s"
+tail -n 6 "$out/search_bench.txt"
