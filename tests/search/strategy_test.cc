@@ -176,6 +176,22 @@ TEST_CASE("model-guided search finds the optimum in far fewer evaluations than r
   CHECK(ridge_sum / seeds < 150);
 }
 
+TEST_CASE("model-guided first sample is the same whatever the batch sizes (compile dry run = eval)") {
+  Landscape l;
+  auto big = NewModelStrategy();
+  auto small = NewModelStrategy();
+  REQUIRE(big->Start({l.space, nullptr, 0, 5, {}}).ok());
+  REQUIRE(small->Start({l.space, nullptr, 0, 5, {}}).ok());
+  std::vector<PerfConfig> a = big->Next(32);
+  std::vector<PerfConfig> b;
+  for (int i = 0; i < 16; ++i) {
+    auto batch = small->Next(2);
+    b.insert(b.end(), batch.begin(), batch.end());
+  }
+  REQUIRE(a.size() == 32);
+  CHECK(a == b);
+}
+
 TEST_CASE("model-guided search respects budget, validity and never repeats, even unobserved") {
   const SearchSpace space = Space3();
   auto s = NewModelStrategy();

@@ -197,17 +197,27 @@ class ModelStrategy final : public internal::StrategyBase {
   void OnStart() override {
     observed_.clear();
     explore_credit_ = 0;
+    // The random first sample is one seeded permutation, taken in order: the same points
+    // whatever the batch sizes, so a compile worker's dry run (large batches) builds what the
+    // eval search (small batches) will try first.
+    first_sample_.clear();
+    first_pos_ = 0;
+    if (enumerated()) {
+      first_sample_ = valid_points();
+      internal::Shuffle(first_sample_, rng());
+    }
     const size_t d = input().space.axes().size();
     initial_ = options_.initial_random > 0 ? options_.initial_random : std::max<size_t>(8, 2 * d + 2);
   }
 
   std::vector<uint64_t> Propose(size_t n) override {
-    std::vector<uint64_t> pool = Pool();
-    if (pool.empty()) return {};
     size_t ok = 0;
     for (const auto& [index, t] : observed_) ok += std::isfinite(t) ? 1 : 0;
     std::unique_ptr<CostModel> model = NewCostModel(options_);
     const bool fitted = ok >= initial_ && Fit(*model);
+    if (!fitted && enumerated()) return FirstSample(n);
+    std::vector<uint64_t> pool = Pool();
+    if (pool.empty()) return {};
     if (!fitted) {
       internal::Shuffle(pool, rng());
       if (pool.size() > n) pool.resize(n);
@@ -242,6 +252,16 @@ class ModelStrategy final : public internal::StrategyBase {
   }
 
  private:
+  // The next n unseen points of the seeded permutation.
+  std::vector<uint64_t> FirstSample(size_t n) {
+    std::vector<uint64_t> out;
+    while (out.size() < n && first_pos_ < first_sample_.size()) {
+      const uint64_t index = first_sample_[first_pos_++];
+      if (!Seen(index)) out.push_back(index);
+    }
+    return out;
+  }
+
   // Unseen valid points to score: all of them, or a random sample when there are too many.
   std::vector<uint64_t> Pool() {
     std::vector<uint64_t> pool;
@@ -284,6 +304,8 @@ class ModelStrategy final : public internal::StrategyBase {
 
   ModelStrategyOptions options_;
   std::map<uint64_t, double> observed_;  // index -> log(ms); NaN for failures
+  std::vector<uint64_t> first_sample_;   // enumerated spaces: the seeded permutation
+  size_t first_pos_ = 0;
   size_t initial_ = 8;
   double explore_credit_ = 0;
 };
