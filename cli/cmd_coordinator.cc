@@ -33,6 +33,8 @@ struct Flags {
   int max_retries = 3;
   int restart_grace = 0;  // seconds; 0: one lease
   int quarantine_kills = 3;
+  int max_host_faults = 3;
+  int host_bench_seconds = 300;
   int dispatcher_threads = 2;
   int sample_seconds = 15;
 };
@@ -117,6 +119,8 @@ int Run(const GlobalOptions& global, const Flags& f) {
   co.max_retries = f.max_retries;
   if (f.restart_grace > 0) co.restart_grace = absl::Seconds(f.restart_grace);
   co.quarantine_kills = f.quarantine_kills;
+  co.max_host_faults = f.max_host_faults;
+  co.host_bench = absl::Seconds(f.host_bench_seconds);
   co.dispatcher_threads = f.dispatcher_threads;
   co.registry = &solver::SolverRegistry::Builtin();
   co.metrics = metrics.get();
@@ -190,8 +194,18 @@ void AddCoordinatorCommand(CLI::App& app, CommandContext ctx) {
       ->check(CLI::Range(0, 86400))
       ->capture_default_str();
   cmd->add_option("--quarantine-kills", f->quarantine_kills,
-                  "executor kills of one config before its jobs are failed")
+                  "executor kills of one config and solver before its jobs are failed")
       ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--max-host-faults", f->max_host_faults,
+                  "infrastructure failures in a row (device cannot be opened, executor cannot "
+                  "start) after which a host gets no eval leases for --host-bench-seconds; its "
+                  "jobs are handed back without a retry charged")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--host-bench-seconds", f->host_bench_seconds,
+                  "how long a host with too many infrastructure failures gets no eval leases")
+      ->check(CLI::Range(1, 86400))
       ->capture_default_str();
   cmd->add_option("--dispatcher-threads", f->dispatcher_threads,
                   "concurrent claim transactions (about the database's core count)")

@@ -42,6 +42,7 @@ struct WorkerFlags {
   int repetitions = 10;
   int launch_timeout_s = 30;
   int eval_timeout_s = 1800;
+  double device_backoff_max_s = 60;
   std::string host;
   std::string health;  // host:port of the gRPC health server; empty: none
   // Hidden executor mode.
@@ -94,6 +95,8 @@ absl::StatusOr<worker::WorkerOptions> WorkerOptionsFromFlags(const GlobalOptions
   o.compile_jobs = std::max(1, f.compile_jobs);
   o.lease_batch = std::clamp(f.lease_batch, 1, 64);
   o.eval_deadline = absl::Seconds(std::max(1, f.eval_timeout_s));
+  o.device_backoff_max = absl::Seconds(f.device_backoff_max_s);
+  o.device_backoff_first = std::min(o.device_backoff_first, o.device_backoff_max);
   o.executor_argv = ExecutorArgv(global, global.log_file);
   o.compile = o.eval = false;
   for (absl::string_view s : absl::StrSplit(f.steps, ',', absl::SkipEmpty())) {
@@ -215,6 +218,11 @@ void AddWorkerCommand(CLI::App& app, CommandContext ctx) {
   cmd->add_option("--launch-timeout", f->launch_timeout_s, "seconds per kernel launch");
   cmd->add_option("--eval-timeout", f->eval_timeout_s,
                   "seconds per eval job; then the executor is killed and the job failed");
+  cmd->add_option("--device-backoff-max", f->device_backoff_max_s,
+                  "longest wait (seconds) before a device that cannot be opened or keeps losing "
+                  "its executor is tried again (1 s, doubling per failure in a row)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
   cmd->add_option("--host", f->host, "host name to register (default: this host's)");
   cmd->add_option("--health", f->health,
                   "serve the gRPC health service on host:port (port 0: any; logged): SERVING "

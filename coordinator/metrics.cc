@@ -102,8 +102,11 @@ std::unique_ptr<Metrics> Metrics::ForCoordinator() {
             "Step reports by step, result (success|failure) and outcome "
             "(applied|duplicate|stale|not_found|invalid|error).");
   m->Define("tuna_job_failures_total", T::kCounter,
-            "Failed job steps by step and reason (retryable|permanent|executor_killed); "
-            "expired leases are counted by tuna_reaped_jobs_total.");
+            "Failed job steps by step and reason (retryable|permanent|executor_killed, or "
+            "host|unsupported: handed back without a retry charged); expired leases are counted "
+            "by tuna_reaped_jobs_total.");
+  m->Define("tuna_benched_hosts", T::kGauge,
+            "Hosts getting no eval leases after too many infrastructure failures in a row.");
   m->Define("tuna_reaped_jobs_total", T::kCounter,
             "Expired leases returned by the reaper, by outcome (requeued|failed|forgiven: requeued "
             "without a retry counted, expired while no coordinator or database served them).");

@@ -34,8 +34,8 @@ absl::StatusOr<Prepared> Prepare(const coordinator::LeasedJob& job,
   Prepared p;
   p.problem = (*problems)[0];
   p.solver = registry.ByName(job.solver_name);
-  if (p.solver == nullptr) {
-    return absl::FailedPreconditionError(
+  if (p.solver == nullptr) {  // a newer solver (rolling upgrade): another worker may know it
+    return absl::UnimplementedError(
         absl::StrCat("solver '", job.solver_name, "' is unknown to this worker"));
   }
   return p;
@@ -64,8 +64,9 @@ search::TuneOptions TuneOptionsFor(const JobTuning& t, const std::string& solver
 }
 
 coordinator::Report Failure(const coordinator::LeasedJob& job, const std::string& error,
-                            bool retryable) {
+                            bool retryable, jobs::Blame blame = jobs::Blame::kJob) {
   coordinator::Report r;
+  r.blame = blame;
   r.job_id = job.job_id;
   r.attempt = job.attempt;
   r.step = jobs::JobStep::kEval;
@@ -73,6 +74,13 @@ coordinator::Report Failure(const coordinator::LeasedJob& job, const std::string
   r.error = error;
   r.retryable = retryable;
   return r;
+}
+
+// A job Prepare refused: a solver this worker does not know goes back for another worker
+// (unsupported); anything else (a driver line that does not parse) is the job's for good.
+coordinator::Report Refused(const coordinator::LeasedJob& job, const absl::Status& st) {
+  return Failure(job, std::string(st.message()), false,
+                 absl::IsUnimplemented(st) ? jobs::Blame::kUnsupported : jobs::Blame::kJob);
 }
 
 coordinator::Sample ToSample(const solver::PerfConfig& config, const search::Measurement& m) {
@@ -120,7 +128,10 @@ absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
   auto prepared = Prepare(job, registry);
   if (!prepared.ok()) return prepared.status();
   auto target = solver::TargetForArch(job.arch, job.num_cu);
-  if (!target.ok()) return absl::FailedPreconditionError(std::string(target.status().message()));
+  if (!target.ok()) {  // an arch this build does not know: another worker may
+    return absl::UnimplementedError(absl::StrCat("arch '", job.arch, "' is unknown to this worker: ",
+                                                 target.status().message()));
+  }
   CompileOutcome out;
   const solver::Solver& s = *prepared->solver->solver;
   if (job.kind == "find" || !s.IsTunable()) {
@@ -317,7 +328,7 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
   const auto start = std::chrono::steady_clock::now();
   *device_wedged = false;
   auto prepared = Prepare(job, registry);
-  if (!prepared.ok()) return Failure(job, std::string(prepared.status().message()), false);
+  if (!prepared.ok()) return Refused(job, prepared.status());
   const solver::Target target = solver::TargetForDevice(backend.Kind(), device.Info());
   const solver::Solver& s = *prepared->solver->solver;
   const Problem& problem = prepared->problem;
