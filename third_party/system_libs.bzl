@@ -24,6 +24,10 @@ _LIBS = {
     "bz2": ([], ["-lbz2"], []),
     "crypto": (["libcrypto"], ["-lcrypto"], []),
     "dl": ([], ["-ldl"], []),
+    # Metrics: prometheus-cpp's registry and text format; civetweb (what its pull exposer runs
+    # on) serves /metrics and /healthz.
+    "prometheus_cpp": (["prometheus-cpp-core"], ["-lprometheus-cpp-core"], []),
+    "civetweb": ([], ["-lcivetweb-cpp", "-lcivetweb"], []),
     "pthread": ([], ["-lpthread"], []),
     # Header-only libraries.
     "cli11": ([], [], []),
