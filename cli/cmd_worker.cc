@@ -31,6 +31,7 @@ struct WorkerFlags {
   std::string coordinator;
   std::string token_file;
   std::string tls_ca;
+  bool insecure_plaintext = false;
   std::string backend;
   std::string devices = "all";
   std::string steps = "compile,eval";
@@ -121,6 +122,11 @@ absl::StatusOr<worker::WorkerOptions> WorkerOptionsFromFlags(const GlobalOptions
 absl::StatusOr<worker::GrpcClientOptions> ClientOptionsFromFlags(const WorkerFlags& f) {
   worker::GrpcClientOptions c;
   c.address = f.coordinator;
+  if (!coordinator::IsLoopbackAddress(f.coordinator) && f.tls_ca.empty() && !f.insecure_plaintext) {
+    return absl::InvalidArgumentError(
+        "refusing to send the token in plaintext to " + f.coordinator +
+        " (give --tls-ca, or --insecure-plaintext on a network you trust)");
+  }
   if (!f.token_file.empty()) {
     auto token = coordinator::ReadTokenFile(f.token_file);
     if (!token.ok()) return token.status();
@@ -205,6 +211,8 @@ void AddWorkerCommand(CLI::App& app, CommandContext ctx) {
   cmd->add_option("--coordinator", f->coordinator, "coordinator address host:port");
   cmd->add_option("--token-file", f->token_file, "file holding the coordinator's token (mode 600)");
   cmd->add_option("--tls-ca", f->tls_ca, "CA certificate (PEM) of a TLS coordinator");
+  cmd->add_flag("--insecure-plaintext", f->insecure_plaintext,
+                "talk to a non-loopback coordinator without TLS (the token travels unencrypted)");
   cmd->add_option("--backend", f->backend, "cpu | cuda | hip (default: the best with a device)")
       ->check(CLI::IsMember({"cpu", "cuda", "hip"}));
   cmd->add_option("--devices", f->devices, "devices to evaluate on: all or 0,1,...");

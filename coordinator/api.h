@@ -111,6 +111,9 @@ struct KernelBlob {
   std::string options;
   std::string entries;      // comma-separated
   std::string code_object;  // uncompressed
+  // FetchKernels: the worker that sent it (PutKernels takes only the compile role's token);
+  // empty when stored before provenance was recorded. Ignored by PutKernels.
+  std::string built_by;
 };
 
 // A report of one leased step. `succeeded` selects which fields matter.

@@ -775,7 +775,7 @@ absl::StatusOr<std::vector<int64_t>> Coordinator::PutKernels(
     stored.push_back({k.build_key, k.arch, k.compiler, k.kernel_name, k.options, k.entries,
                       k.code_object});
   }
-  auto ids = store_.PutKernels(stored);
+  auto ids = store_.PutKernels(stored, worker_id);
   if (!NoteDb(ids.status()).ok()) {
     DbError(options_.metrics, "kernels");
   } else {
@@ -794,7 +794,7 @@ absl::StatusOr<std::vector<KernelBlob>> Coordinator::FetchKernels(
   for (schema::StoredKernel& k : *stored) {
     out.push_back({std::move(k.build_key), std::move(k.arch), std::move(k.compiler),
                    std::move(k.kernel_name), std::move(k.options), std::move(k.entries),
-                   std::move(k.code_object)});
+                   std::move(k.code_object), std::move(k.built_by)});
   }
   return out;
 }
@@ -828,6 +828,12 @@ void Coordinator::BeginServing(const std::string& db_now) {
   absl::MutexLock l(&serve_mu_);
   serving_since_db_ = db_now;
   reap_after_ = absl::Now() + Grace(options_);
+}
+
+void Coordinator::BeginGrace() {
+  auto now = store_.DatabaseNow();
+  if (!NoteDb(now.status()).ok()) return;  // unreachable: its return begins one anyway
+  BeginServing(*now);
 }
 
 bool Coordinator::InGrace() {

@@ -117,6 +117,10 @@ class Coordinator {
   absl::StatusOr<schema::ReapCounts> Reap();
   // False while the database is known to be unreachable (the last call to it failed so).
   bool DatabaseReachable();
+  // A grace period from now, as after a start (see the file comment): leases last extended
+  // before now that expire are requeued without a retry charged. The server calls it when a
+  // token is rotated (their holders can no longer renew: not the jobs' fault).
+  void BeginGrace();
 
   void Shutdown();
 

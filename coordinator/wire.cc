@@ -173,11 +173,12 @@ void ToWire(const KernelBlob& k, v1::Kernel* out) {
   out->set_options(k.options);
   out->set_entries(k.entries);
   out->set_code_object(k.code_object);
+  out->set_built_by(k.built_by);
 }
 
 KernelBlob FromWire(const v1::Kernel& k) {
-  return KernelBlob{k.build_key(), k.arch(),    k.compiler(),   k.kernel_name(),
-                              k.options(),   k.entries(), k.code_object()};
+  return KernelBlob{k.build_key(), k.arch(),        k.compiler(), k.kernel_name(),
+                    k.options(),   k.entries(),     k.code_object(), k.built_by()};
 }
 
 }  // namespace tuna::coordinator

@@ -72,12 +72,28 @@ bool Worker::Healthy() const {
 }
 
 void Worker::NoteCall(const absl::Status& st) {
+  if (absl::IsUnauthenticated(st) || absl::IsPermissionDenied(st)) {
+    Refused(st);
+    return;
+  }
   if (Unreachable(st)) {
     ++failed_calls_;
   } else {
     failed_calls_ = 0;  // any answer, an error included, means the coordinator is there
   }
   UpdateHealth();
+}
+
+void Worker::Refused(const absl::Status& st) {
+  if (refused_.exchange(true)) return;
+  spdlog::error("worker {}: the coordinator refuses this worker's token ({}): it was rotated, is "
+                "wrong, or its role may not do this; stopping (NOT_SERVING). Give the worker the "
+                "current token of its role and start it again", worker_id(), st.ToString());
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    refusal_ = st;
+  }
+  RequestStop();
 }
 
 void Worker::UpdateHealth() {
@@ -316,10 +332,7 @@ void Worker::RunCompile(const coordinator::LeasedJob& job) {
     report.retryable = false;
   } else {
     std::vector<coordinator::KernelBlob> kernels = cache.TakeBuilt();
-    absl::StatusOr<std::vector<int64_t>> ids = std::vector<int64_t>{};
-    if (!kernels.empty()) {
-      ids = Retry("put kernels", [&] { return client_.PutKernels(worker_id_, job.job_id, job.attempt, kernels); });
-    }
+    absl::StatusOr<std::vector<int64_t>> ids = PutKernelsInPieces(job, kernels);
     if (!ids.ok()) {
       spdlog::warn("worker {}: {}: put kernels: {}", worker_id_, JobContext(job), ids.status().ToString());
       report.error = absl::StrCat("put kernels: ", ids.status().message());
@@ -346,6 +359,23 @@ void Worker::RunCompile(const coordinator::LeasedJob& job) {
   report.timings.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   SendReport(std::move(report), job);
+}
+
+absl::StatusOr<std::vector<int64_t>> Worker::PutKernelsInPieces(
+    const coordinator::LeasedJob& job, const std::vector<coordinator::KernelBlob>& kernels) {
+  std::vector<int64_t> ids;
+  for (size_t begin = 0; begin < kernels.size();) {
+    size_t end = begin, bytes = 0;
+    while (end < kernels.size() && (end == begin || bytes + kernels[end].code_object.size() <= kPutKernelsBytes)) {
+      bytes += kernels[end++].code_object.size();
+    }
+    const std::vector<coordinator::KernelBlob> piece(kernels.begin() + begin, kernels.begin() + end);
+    auto got = Retry("put kernels", [&] { return client_.PutKernels(worker_id_, job.job_id, job.attempt, piece); });
+    if (!got.ok()) return got.status();
+    ids.insert(ids.end(), got->begin(), got->end());
+    begin = end;
+  }
+  return ids;
 }
 
 void Worker::CompileLoop(int index) {
@@ -439,6 +469,23 @@ bool Worker::WaitDeviceBackoff(EvalLane* lane) {
   return false;
 }
 
+std::vector<coordinator::KernelBlob> Worker::TrustedKernels(
+    const coordinator::LeasedJob& job, std::vector<coordinator::KernelBlob> kernels) {
+  if (backend_->Name() != "cpu") return kernels;  // GPU code objects run on the device only
+  const size_t before = kernels.size();
+  kernels.erase(std::remove_if(kernels.begin(), kernels.end(),
+                               [&](const coordinator::KernelBlob& k) {
+                                 return k.built_by.empty();
+                               }),
+                kernels.end());
+  if (kernels.size() < before) {
+    spdlog::warn("worker {}: {}: {} shared object(s) without a compile-role builder are not "
+                 "loaded; they are built here instead", worker_id_, JobContext(job),
+                 before - kernels.size());
+  }
+  return kernels;
+}
+
 void Worker::EvalLeaseLoop(EvalLane* lane) {
   const size_t ahead = static_cast<size_t>(std::max(1, options_.lease_batch));
   while (!stop_flag_) {
@@ -479,7 +526,7 @@ void Worker::EvalLeaseLoop(EvalLane* lane) {
       auto kernels = Retry("fetch kernels", [&] { return client_.FetchKernels(worker_id_, j.job_id, j.attempt); });
       std::vector<coordinator::KernelBlob> ks;
       if (kernels.ok()) {
-        ks = *std::move(kernels);
+        ks = TrustedKernels(j, *std::move(kernels));
       } else {  // not fatal: the executor compiles what is missing
         spdlog::warn("worker {}: {}: fetch kernels: {}", worker_id_, JobContext(j), kernels.status().ToString());
       }
@@ -719,7 +766,8 @@ absl::Status Worker::Run() {
                "{} executor kills, {} released, {} host faults, {} device backoffs, {} unsupported",
                worker_id_, s.compiled, s.compile_failed, s.evaluated, s.eval_failed,
                s.executor_kills, s.released, s.host_faults, s.device_backoffs, s.unsupported);
-  return absl::OkStatus();
+  std::lock_guard<std::mutex> l(mu_);
+  return refusal_;
 }
 
 }  // namespace tuna::worker

@@ -39,6 +39,11 @@
 // A solver or arch this worker does not know fails the job with kUnsupported: it is handed back
 // for another worker and not leased to this one again.
 //
+// Token refused (a rotated token, or an eval-role token asked to compile): the first call
+// answered UNAUTHENTICATED or PERMISSION_DENIED logs one error line naming it, the worker turns
+// NOT_SERVING and stops as on RequestStop (its leases run out at the coordinator, which requeues
+// them uncharged after a rotation); Run returns that status.
+//
 // Stop (RequestStop, e.g. on SIGTERM): no new leases; jobs in progress finish and are reported;
 // leased jobs not started are Released; Run then returns OK.
 //
@@ -125,7 +130,8 @@ class Worker {
 
   // Errors: Unavailable when no backend/device matches the options, FailedPrecondition when
   // the coordinator refuses the registration (protocol), Cancelled when stopped before
-  // registering. OK after a clean stop.
+  // registering, Unauthenticated / PermissionDenied after the coordinator refused the token
+  // (see the file comment). OK after a clean stop.
   absl::Status Run();
   void RequestStop();
   // Consecutive failed calls (coordinator unreachable) after which the worker is unhealthy.
@@ -179,6 +185,16 @@ class Worker {
   // Waits out the lane's backoff; false when stopping.
   bool WaitDeviceBackoff(EvalLane* lane);
   void SetBenched(bool benched, const std::string& why);
+  void Refused(const absl::Status& st);
+  // Fetched kernels this host may load: on the CPU backend (shared objects, whose constructors
+  // run at dlopen) only those the coordinator recorded a builder for (it takes PutKernels only
+  // from the compile role's token) or that this worker built; others are built here instead.
+  std::vector<coordinator::KernelBlob> TrustedKernels(const coordinator::LeasedJob& job,
+                                                      std::vector<coordinator::KernelBlob> kernels);  // the token was refused: stop (see the file comment)
+  // PutKernels in calls of at most kPutKernelsBytes of code (one kernel per call at least).
+  absl::StatusOr<std::vector<int64_t>> PutKernelsInPieces(
+      const coordinator::LeasedJob& job, const std::vector<coordinator::KernelBlob>& kernels);
+  static constexpr size_t kPutKernelsBytes = 8u << 20;
   bool Sleep(absl::Duration d);  // false when stopping
   // After every coordinator call: counts unreachable-coordinator failures, resets on an answer.
   void NoteCall(const absl::Status& st);
@@ -197,6 +213,8 @@ class Worker {
   std::atomic<int> failed_calls_{0};  // consecutive, across threads
   std::atomic<int> faulty_lanes_{0};  // lanes backing off or probing after a host fault
   std::atomic<bool> benched_{false};  // the coordinator refuses our eval leases
+  std::atomic<bool> refused_{false};  // the coordinator refused the token
+  absl::Status refusal_;              // guarded by mu_: what Run returns after a refusal
 
   std::mutex health_mu_;         // orders on_health_change calls
   bool health_told_ = false;     // guarded by health_mu_: the last value passed on

@@ -600,7 +600,7 @@ absl::StatusOr<std::optional<JobInfo>> LeaseStore::GetJob(int64_t job_id) {
 }
 
 absl::StatusOr<std::vector<int64_t>> LeaseStore::PutKernels(
-    const std::vector<StoredKernel>& kernels) {
+    const std::vector<StoredKernel>& kernels, const std::string& built_by) {
   std::vector<int64_t> ids;
   absl::Status st = db_.WithConnection([&](Connection& c) -> absl::Status {
     ids.clear();
@@ -622,10 +622,11 @@ absl::StatusOr<std::vector<int64_t>> LeaseStore::PutKernels(
       blob.resize(size);
       auto n = c.Execute(
           "INSERT INTO kernel (hash, arch, compiler, kernel_name, options, entries, `blob`, "
-          "uncompressed_size) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+          "uncompressed_size, built_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
           "ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)",
           {content_hash, k.arch, k.compiler, k.kernel_name, k.options, k.entries, blob,
-           static_cast<int64_t>(k.code_object.size())});
+           static_cast<int64_t>(k.code_object.size()),
+           built_by.empty() ? Value(nullptr) : Value(built_by)});
       if (!n.ok()) return n.status();
       auto id = c.LastInsertId();
       if (!id.ok()) return id.status();
@@ -640,7 +641,7 @@ absl::StatusOr<std::vector<int64_t>> LeaseStore::PutKernels(
 absl::StatusOr<std::vector<StoredKernel>> LeaseStore::JobKernels(int64_t job_id) {
   auto rows = db_.Query(
       "SELECT jk.build_key, k.arch, k.compiler, k.kernel_name, k.options, k.entries, k.`blob`, "
-      "k.uncompressed_size FROM job_kernel jk JOIN kernel k ON k.id = jk.kernel_id "
+      "k.uncompressed_size, COALESCE(k.built_by, '') FROM job_kernel jk JOIN kernel k ON k.id = jk.kernel_id "
       "WHERE jk.job_id = ? ORDER BY jk.kernel_id",
       {job_id});
   if (!rows.ok()) return rows.status();
@@ -655,6 +656,7 @@ absl::StatusOr<std::vector<StoredKernel>> LeaseStore::JobKernels(int64_t job_id)
     k.entries = r.String(5);
     const std::string blob = r.String(6);
     const int64_t size = r.Int(7);
+    k.built_by = r.String(8);
     k.code_object.assign(static_cast<size_t>(std::max<int64_t>(size, 0)), '\0');
     const size_t got = ZSTD_decompress(k.code_object.data(), k.code_object.size(), blob.data(),
                                        blob.size());

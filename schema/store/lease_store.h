@@ -139,6 +139,7 @@ struct StoredKernel {
   std::string options;
   std::string entries;      // comma-separated
   std::string code_object;  // uncompressed
+  std::string built_by;     // the worker that sent it first (JobKernels; "" before migration 6)
 };
 
 struct ReapCounts {
@@ -203,8 +204,10 @@ class LeaseStore {
 
   absl::StatusOr<std::optional<JobInfo>> GetJob(int64_t job_id);
 
-  // Stores code objects (zstd, deduplicated by SHA-256 of the content); ids in input order.
-  absl::StatusOr<std::vector<int64_t>> PutKernels(const std::vector<StoredKernel>& kernels);
+  // Stores code objects (zstd, deduplicated by SHA-256 of the content); ids in input order. A new
+  // blob records `built_by` (an already stored one keeps its first builder).
+  absl::StatusOr<std::vector<int64_t>> PutKernels(const std::vector<StoredKernel>& kernels,
+                                                  const std::string& built_by = "");
   // The kernels a job's compile step linked (decompressed; DataLoss on a corrupt blob).
   absl::StatusOr<std::vector<StoredKernel>> JobKernels(int64_t job_id);
 
