@@ -471,17 +471,11 @@ bool Worker::WaitDeviceBackoff(EvalLane* lane) {
 
 std::vector<coordinator::KernelBlob> Worker::TrustedKernels(
     const coordinator::LeasedJob& job, std::vector<coordinator::KernelBlob> kernels) {
-  if (backend_->Name() != "cpu") return kernels;  // GPU code objects run on the device only
-  const size_t before = kernels.size();
-  kernels.erase(std::remove_if(kernels.begin(), kernels.end(),
-                               [&](const coordinator::KernelBlob& k) {
-                                 return k.built_by.empty();
-                               }),
-                kernels.end());
-  if (kernels.size() < before) {
+  size_t dropped = 0;
+  kernels = worker::TrustedKernels(backend_->Kind(), std::move(kernels), &dropped);
+  if (dropped > 0) {
     spdlog::warn("worker {}: {}: {} shared object(s) without a compile-role builder are not "
-                 "loaded; they are built here instead", worker_id_, JobContext(job),
-                 before - kernels.size());
+                 "loaded; they are built here instead", worker_id_, JobContext(job), dropped);
   }
   return kernels;
 }

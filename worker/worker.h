@@ -186,9 +186,7 @@ class Worker {
   bool WaitDeviceBackoff(EvalLane* lane);
   void SetBenched(bool benched, const std::string& why);
   void Refused(const absl::Status& st);
-  // Fetched kernels this host may load: on the CPU backend (shared objects, whose constructors
-  // run at dlopen) only those the coordinator recorded a builder for (it takes PutKernels only
-  // from the compile role's token) or that this worker built; others are built here instead.
+  // Fetched kernels this host may load (kernel_cache.h TrustedKernels), logging what is left out.
   std::vector<coordinator::KernelBlob> TrustedKernels(const coordinator::LeasedJob& job,
                                                       std::vector<coordinator::KernelBlob> kernels);  // the token was refused: stop (see the file comment)
   // PutKernels in calls of at most kPutKernelsBytes of code (one kernel per call at least).
