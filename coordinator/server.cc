@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -9,6 +10,8 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/codegen/service_type.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/impl/server_builder_option.h>
+#include <grpcpp/impl/server_builder_plugin.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -49,6 +52,18 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
 
 namespace {
 
+// Linking gRPC's reflection library registers its plugin for every server of the process (a
+// static initializer): this option takes it out again where reflection was not asked for.
+class WithoutReflection : public grpc::ServerBuilderOption {
+ public:
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    plugins->erase(std::remove_if(plugins->begin(), plugins->end(),
+                                  [](const auto& p) { return p->name() == "proto_server_reflection"; }),
+                   plugins->end());
+  }
+};
+
 absl::StatusOr<std::unique_ptr<Credentials>> MakeCredentials(const ServerOptions& o) {
   if (!o.token_file.empty() || !o.eval_token_file.empty()) {
     return Credentials::FromFiles(o.token_file, o.eval_token_file);
@@ -86,8 +101,9 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   s->credentials_ = *std::move(credentials);
   s->service_ = MakeWorkerService(coordinator, *s->credentials_);
   grpc::EnableDefaultHealthCheckService(true);
-  if (options.reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  if (!options.reflection) builder.SetOption(std::make_unique<WithoutReflection>());
   std::shared_ptr<grpc::ServerCredentials> creds;
   if (!options.tls_cert_pem.empty()) {
     grpc::SslServerCredentialsOptions ssl;

@@ -6,11 +6,15 @@
 //    before any token check; small methods refuse requests over 1 MiB;
 //  * TLS with a certificate made by openssl here: calls go through with the CA, and the
 //    64 MiB unauthenticated request is refused the same way;
-//  * a non-loopback listener needs TLS unless insecure_plaintext; reflection is off by default.
+//  * a non-loopback listener needs TLS unless insecure_plaintext; reflection is off by default
+//    (UNIMPLEMENTED) and on with the option.
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <sstream>
 
 #include "catch2/catch.hpp"
@@ -197,6 +201,41 @@ TEST_CASE_METHOD(testing::MariadbTest, "TLS with a generated certificate; plaint
   open.insecure_plaintext = true;
   auto allowed = coordinator::CoordinatorServer::Start(**c, open);
   CHECK(allowed.ok());
+}
+
+// The status of one call to the reflection service (an empty request, like a probe's first).
+grpc::StatusCode CallReflection(const std::string& address) {
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  grpc::Slice empty("");
+  grpc::ByteBuffer request(&empty, 1);
+  grpc::ByteBuffer response;
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&ctx, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", {},
+                 &request, &response, [&](grpc::Status st) { done.set_value(st); });
+  return done.get_future().get().error_code();
+}
+
+// gRPC's reflection plugin registers itself for every server of a process that links it: the
+// "off" case must see it removed, also after a server that asked for it.
+TEST_CASE_METHOD(testing::MariadbTest, "server reflection only when asked for",
+                 "[mariadb][distributed]") {
+  coordinator::ServerOptions so;
+  so.listen = "127.0.0.1:0";
+  {
+    Running off = Start(db(), so);
+    CHECK(CallReflection(off.server->address()) == grpc::StatusCode::UNIMPLEMENTED);
+  }
+  so.reflection = true;
+  {
+    Running on = Start(db(), so);
+    CHECK(CallReflection(on.server->address()) != grpc::StatusCode::UNIMPLEMENTED);
+  }
+  so.reflection = false;
+  Running off_again = Start(db(), so);
+  CHECK(CallReflection(off_again.server->address()) == grpc::StatusCode::UNIMPLEMENTED);
 }
 
 }  // namespace
