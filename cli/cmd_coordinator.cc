@@ -26,13 +26,17 @@ namespace {
 
 struct Flags {
   std::string listen = "127.0.0.1:50051";
-  std::string token_file;
+  std::string token_file, eval_token_file;
   std::string tls_cert, tls_key;
+  bool insecure_plaintext = false;
+  bool reflection = false;
   std::string metrics;  // empty: no metrics server
   int lease_seconds = 60;
   int max_retries = 3;
   int restart_grace = 0;  // seconds; 0: one lease
   int quarantine_kills = 3;
+  int max_host_faults = 3;
+  int host_bench_seconds = 300;
   int dispatcher_threads = 2;
   int sample_seconds = 15;
 };
@@ -68,17 +72,27 @@ absl::StatusOr<std::unique_ptr<coordinator::MetricsHttpServer>> StartMetricsHttp
 absl::StatusOr<coordinator::ServerOptions> ServerOptionsFromFlags(const Flags& f) {
   coordinator::ServerOptions so;
   so.listen = f.listen;
-  if (!f.token_file.empty()) {
-    auto token = coordinator::ReadTokenFile(f.token_file);
-    if (!token.ok()) return token.status();
-    so.token = *token;
+  // Read once here to refuse bad files early; the server re-reads them (token rotation).
+  for (const std::string* file : {&f.token_file, &f.eval_token_file}) {
+    if (file->empty()) continue;
+    if (auto token = coordinator::ReadTokenFile(*file); !token.ok()) return token.status();
   }
-  if (!coordinator::IsLoopbackAddress(f.listen) && so.token.empty()) {
+  so.token_file = f.token_file;
+  so.eval_token_file = f.eval_token_file;
+  so.insecure_plaintext = f.insecure_plaintext;
+  so.reflection = f.reflection;
+  if (!coordinator::IsLoopbackAddress(f.listen) && f.token_file.empty() &&
+      f.eval_token_file.empty()) {
     return absl::InvalidArgumentError("refusing to listen on non-loopback address " + f.listen +
                                       " without a token (--token-file)");
   }
   if (f.tls_cert.empty() != f.tls_key.empty()) {
     return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
+  }
+  if (!coordinator::IsLoopbackAddress(f.listen) && f.tls_cert.empty() && !f.insecure_plaintext) {
+    return absl::InvalidArgumentError("refusing to listen on non-loopback address " + f.listen +
+                                      " without TLS (--tls-cert/--tls-key, or "
+                                      "--insecure-plaintext on a network you trust)");
   }
   if (f.restart_grace > 0 && f.restart_grace < f.lease_seconds) {
     return absl::InvalidArgumentError("--restart-grace must be at least --lease-seconds (workers "
@@ -117,6 +131,8 @@ int Run(const GlobalOptions& global, const Flags& f) {
   co.max_retries = f.max_retries;
   if (f.restart_grace > 0) co.restart_grace = absl::Seconds(f.restart_grace);
   co.quarantine_kills = f.quarantine_kills;
+  co.max_host_faults = f.max_host_faults;
+  co.host_bench = absl::Seconds(f.host_bench_seconds);
   co.dispatcher_threads = f.dispatcher_threads;
   co.registry = &solver::SolverRegistry::Builtin();
   co.metrics = metrics.get();
@@ -171,9 +187,17 @@ void AddCoordinatorCommand(CLI::App& app, CommandContext ctx) {
                   "--token-file")
       ->capture_default_str();
   cmd->add_option("--token-file", f->token_file,
-                  "file holding the workers' shared token (first line; mode 600)");
+                  "file holding the compile role's token (compile-capable workers; first line; "
+                  "mode 600); re-read every second: rewriting it rotates the token");
+  cmd->add_option("--eval-token-file", f->eval_token_file,
+                  "file holding the eval role's token (eval-only workers: no compile leases, no "
+                  "PutKernels); re-read every second");
   cmd->add_option("--tls-cert", f->tls_cert, "PEM certificate chain (with --tls-key: TLS)");
   cmd->add_option("--tls-key", f->tls_key, "PEM private key");
+  cmd->add_flag("--insecure-plaintext", f->insecure_plaintext,
+                "allow a non-loopback --listen without TLS (tokens travel unencrypted)");
+  cmd->add_flag("--reflection", f->reflection,
+                "serve gRPC server reflection (unauthenticated: lists the API)");
   cmd->add_option("--metrics", f->metrics,
                   "serve GET /metrics (Prometheus) and GET /healthz on host:port, e.g. "
                   "127.0.0.1:9464");
@@ -190,8 +214,18 @@ void AddCoordinatorCommand(CLI::App& app, CommandContext ctx) {
       ->check(CLI::Range(0, 86400))
       ->capture_default_str();
   cmd->add_option("--quarantine-kills", f->quarantine_kills,
-                  "executor kills of one config before its jobs are failed")
+                  "executor kills of one config and solver before its jobs are failed")
       ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--max-host-faults", f->max_host_faults,
+                  "infrastructure failures in a row (device cannot be opened, executor cannot "
+                  "start) after which a host gets no eval leases for --host-bench-seconds; its "
+                  "jobs are handed back without a retry charged")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--host-bench-seconds", f->host_bench_seconds,
+                  "how long a host with too many infrastructure failures gets no eval leases")
+      ->check(CLI::Range(1, 86400))
       ->capture_default_str();
   cmd->add_option("--dispatcher-threads", f->dispatcher_threads,
                   "concurrent claim transactions (about the database's core count)")

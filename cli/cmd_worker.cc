@@ -31,6 +31,7 @@ struct WorkerFlags {
   std::string coordinator;
   std::string token_file;
   std::string tls_ca;
+  bool insecure_plaintext = false;
   std::string backend;
   std::string devices = "all";
   std::string steps = "compile,eval";
@@ -46,6 +47,7 @@ struct WorkerFlags {
   int repetitions = 10;
   int launch_timeout_s = 30;
   int eval_timeout_s = 1800;
+  double device_backoff_max_s = 60;
   std::string host;
   std::string health;  // host:port of the gRPC health server; empty: none
   // Hidden executor mode.
@@ -100,6 +102,8 @@ absl::StatusOr<worker::WorkerOptions> WorkerOptionsFromFlags(const GlobalOptions
   o.compile_jobs = std::max(1, f.compile_jobs);
   o.lease_batch = std::clamp(f.lease_batch, 1, 64);
   o.eval_deadline = absl::Seconds(std::max(1, f.eval_timeout_s));
+  o.device_backoff_max = absl::Seconds(f.device_backoff_max_s);
+  o.device_backoff_first = std::min(o.device_backoff_first, o.device_backoff_max);
   o.executor_argv = ExecutorArgv(global, global.log_file);
   o.compile = o.eval = false;
   for (absl::string_view s : absl::StrSplit(f.steps, ',', absl::SkipEmpty())) {
@@ -124,6 +128,11 @@ absl::StatusOr<worker::WorkerOptions> WorkerOptionsFromFlags(const GlobalOptions
 absl::StatusOr<worker::GrpcClientOptions> ClientOptionsFromFlags(const WorkerFlags& f) {
   worker::GrpcClientOptions c;
   c.address = f.coordinator;
+  if (!coordinator::IsLoopbackAddress(f.coordinator) && f.tls_ca.empty() && !f.insecure_plaintext) {
+    return absl::InvalidArgumentError(
+        "refusing to send the token in plaintext to " + f.coordinator +
+        " (give --tls-ca, or --insecure-plaintext on a network you trust)");
+  }
   if (!f.token_file.empty()) {
     auto token = coordinator::ReadTokenFile(f.token_file);
     if (!token.ok()) return token.status();
@@ -208,6 +217,8 @@ void AddWorkerCommand(CLI::App& app, CommandContext ctx) {
   cmd->add_option("--coordinator", f->coordinator, "coordinator address host:port");
   cmd->add_option("--token-file", f->token_file, "file holding the coordinator's token (mode 600)");
   cmd->add_option("--tls-ca", f->tls_ca, "CA certificate (PEM) of a TLS coordinator");
+  cmd->add_flag("--insecure-plaintext", f->insecure_plaintext,
+                "talk to a non-loopback coordinator without TLS (the token travels unencrypted)");
   cmd->add_option("--backend", f->backend, "cpu | cuda | hip (default: the best with a device)")
       ->check(CLI::IsMember({"cpu", "cuda", "hip"}));
   cmd->add_option("--devices", f->devices, "devices to evaluate on: all or 0,1,...");
@@ -233,6 +244,11 @@ void AddWorkerCommand(CLI::App& app, CommandContext ctx) {
   cmd->add_option("--launch-timeout", f->launch_timeout_s, "seconds per kernel launch");
   cmd->add_option("--eval-timeout", f->eval_timeout_s,
                   "seconds per eval job; then the executor is killed and the job failed");
+  cmd->add_option("--device-backoff-max", f->device_backoff_max_s,
+                  "longest wait (seconds) before a device that cannot be opened or keeps losing "
+                  "its executor is tried again (1 s, doubling per failure in a row)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
   cmd->add_option("--host", f->host, "host name to register (default: this host's)");
   cmd->add_option("--health", f->health,
                   "serve the gRPC health service on host:port (port 0: any; logged): SERVING "

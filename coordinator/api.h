@@ -112,6 +112,9 @@ struct KernelBlob {
   std::string options;
   std::string entries;      // comma-separated
   std::string code_object;  // uncompressed
+  // FetchKernels: the worker that sent it (PutKernels takes only the compile role's token);
+  // empty when stored before provenance was recorded. Ignored by PutKernels.
+  std::string built_by;
 };
 
 // A report of one leased step. `succeeded` selects which fields matter.
@@ -125,6 +128,10 @@ struct Report {
   std::string error;
   bool retryable = true;         // false: straight to 'failed' (deterministic failure)
   bool executor_killed = false;  // the step crashed or hung its executor
+  // kHost: the host's fault (device cannot be opened, executor cannot start); kUnsupported: this
+  // worker cannot run the job (solver / arch / version unknown to it). Either way the job goes
+  // back to its ready state without a retry charged (jobs/job_state.h).
+  jobs::Blame blame = jobs::Blame::kJob;
   // Compile success:
   std::vector<KernelLink> kernels;
   // Eval success:

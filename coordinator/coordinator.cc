@@ -105,6 +105,7 @@ absl::Duration Grace(const CoordinatorOptions& o) {
 struct Coordinator::Waiter {
   LeaseRequest req;
   std::string key;
+  std::map<int64_t, std::set<int64_t>> excluded;  // per session: solvers it reported unsupported
   absl::Time deadline;
   bool taken = false;
   bool done = false;
@@ -123,13 +124,15 @@ Coordinator::Coordinator(schema::Database& db, CoordinatorOptions options)
     : db_(db),
       options_(options),
       store_(db, schema::LeaseStoreOptions{options.lease_seconds, options.max_retries,
-                                           options.quarantine_kills}) {}
+                                           options.quarantine_kills}),
+      host_faults_(options.max_host_faults, options.host_bench) {}
 
 absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(schema::Database& db,
                                                                   CoordinatorOptions options) {
   if (options.lease_seconds < 1 || options.max_retries < 1 || options.quarantine_kills < 1 ||
       options.dispatcher_threads < 1 || options.max_claim_batch < 1 ||
-      options.max_report_batch < 1 || options.max_jobs_per_lease < 1) {
+      options.max_report_batch < 1 || options.max_jobs_per_lease < 1 ||
+      options.max_host_faults < 1 || options.host_bench < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("coordinator options must be positive");
   }
   std::unique_ptr<Coordinator> c(new Coordinator(db, options));
@@ -282,10 +285,20 @@ absl::StatusOr<std::vector<LeasedJob>> Coordinator::LeaseJobs(const LeaseRequest
   const Labels step_label{{"step", jobs::ToString(req.step)}};
   Seen(m, req.worker_id);
   Count(m, "tuna_lease_requests_total", step_label);
+  if (req.step == JobStep::kEval) {
+    if (absl::Status st = host_faults_.CheckEvalLease(req.worker_id, absl::Now()); !st.ok()) {
+      return st;
+    }
+  }
   const absl::Time started = absl::Now();
   auto w = std::make_shared<Waiter>();
   w->req = req;
+  w->excluded = host_faults_.Unsupported(req.worker_id);
   w->key = FilterKey(req);
+  // Waiters of one claim share their exclusions: a worker that excludes some gets its own batch.
+  for (const auto& [session, solvers] : w->excluded) {
+    absl::StrAppend(&w->key, "|x", session, ":", absl::StrJoin(solvers, ","));
+  }
   w->deadline = absl::Now() + std::min(req.wait, options_.max_wait);
   absl::MutexLock l(&mu_);
   if (shutdown_) return absl::UnavailableError("coordinator shutting down");
@@ -369,7 +382,7 @@ absl::Status Coordinator::ClaimFor(const std::vector<std::shared_ptr<Waiter>>& b
     std::vector<schema::ClaimWant> wants;
     for (const auto& w : batch) wants.push_back({w->req.worker_id, w->req.max_jobs});
     const absl::Time claim_start = absl::Now();
-    auto c = store_.Claim(batch[0]->req.step, *sessions, wants);
+    auto c = store_.Claim(batch[0]->req.step, *sessions, wants, batch[0]->excluded);
     NoteDb(c.status());
     if (options_.metrics != nullptr) {
       options_.metrics->Observe("tuna_claim_duration_seconds",
@@ -556,10 +569,9 @@ absl::Status Coordinator::ValidateParams(const Report& r) {
   if (!job->has_value()) return absl::NotFoundError(absl::StrCat("no job ", r.job_id));
   const schema::JobInfo& j = **job;
   const solver::RegisteredSolver* rs = options_.registry->ByName(j.solver_name);
-  if (rs == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("solver '", j.solver_name, "' is unknown to this coordinator"));
-  }
+  // A solver this build does not know (a newer worker, rolling upgrade): cannot check, and
+  // refusing would throw a good result away.
+  if (rs == nullptr) return absl::OkStatus();
   auto problems = ParseDriverLine(j.driver);
   if (!problems.ok() || problems->size() != 1) {
     return absl::FailedPreconditionError(
@@ -624,6 +636,7 @@ absl::Status Coordinator::SubmitReport(const Report& r) {
   s.error = r.error;
   s.retryable = r.retryable;
   s.executor_killed = r.executor_killed;
+  s.blame = r.blame;
   for (const KernelLink& k : r.kernels) s.kernels.push_back({k.kernel_id, k.build_key});
   s.has_result = r.has_result;
   s.params = r.params;
@@ -682,25 +695,8 @@ void Coordinator::ReportBatch(std::vector<std::shared_ptr<PendingReport>> batch)
       }
     }
   }
-  if (Metrics* m = options_.metrics; m != nullptr) {
-    if (!all.ok()) DbError(m, "report");
-    for (size_t k = 0; k < batch.size(); ++k) {
-      const schema::StepReport& rep = batch[k]->report;
-      const auto& o = outcomes[k];
-      const char* outcome = o.ok() ? schema::ReportOutcomeName(*o) : "error";
-      m->Add("tuna_reports_total", {{"step", jobs::ToString(rep.step)},
-                                    {"result", rep.succeeded ? "success" : "failure"},
-                                    {"outcome", outcome}});
-      if (o.ok() && *o == schema::ReportOutcome::kApplied && !rep.succeeded) {
-        const char* reason = rep.executor_killed ? "executor_killed"
-                             : rep.retryable     ? "retryable"
-                                                 : "permanent";
-        m->Add("tuna_job_failures_total",
-               {{"step", jobs::ToString(rep.step)}, {"reason", reason}});
-      }
-      if (o.ok() && *o == schema::ReportOutcome::kApplied) CountTimings(m, rep, batch[k]->timings);
-    }
-  }
+  if (!all.ok()) DbError(options_.metrics, "report");
+  NoteOutcomes(batch, outcomes);
   absl::MutexLock l(&mu_);
   for (size_t k = 0; k < batch.size(); ++k) {
     auto& p = batch[k];
@@ -724,6 +720,42 @@ void Coordinator::ReportBatch(std::vector<std::shared_ptr<PendingReport>> batch)
   }
 }
 
+void Coordinator::NoteOutcomes(const std::vector<std::shared_ptr<PendingReport>>& batch,
+                               const std::vector<absl::StatusOr<schema::ReportOutcome>>& outcomes) {
+  Metrics* const m = options_.metrics;
+  for (size_t k = 0; k < batch.size(); ++k) {
+    const schema::StepReport& rep = batch[k]->report;
+    const auto& o = outcomes[k];
+    const bool applied = o.ok() && *o == schema::ReportOutcome::kApplied;
+    if (applied && rep.succeeded && rep.step == JobStep::kEval) host_faults_.NoteSuccess(rep.owner);
+    if (applied && !rep.succeeded && rep.blame == jobs::Blame::kHost) {
+      host_faults_.NoteFault(rep.owner, rep.error, absl::Now());
+      if (m != nullptr) m->Set("tuna_benched_hosts", {}, host_faults_.Benched(absl::Now()));
+    }
+    if (applied && !rep.succeeded && rep.blame == jobs::Blame::kUnsupported) {
+      auto job = store_.GetJob(rep.job_id);
+      if (job.ok() && job->has_value()) {
+        host_faults_.NoteUnsupported(rep.owner, (*job)->session_id, (*job)->solver_id);
+        spdlog::info("coordinator: worker {} cannot run job {} ({}): {}; handed back for another "
+                     "worker", rep.owner, rep.job_id, (*job)->solver_name, rep.error);
+      }
+    }
+    if (m == nullptr) continue;
+    const char* outcome = o.ok() ? schema::ReportOutcomeName(*o) : "error";
+    m->Add("tuna_reports_total", {{"step", jobs::ToString(rep.step)},
+                                  {"result", rep.succeeded ? "success" : "failure"},
+                                  {"outcome", outcome}});
+    if (applied && !rep.succeeded) {
+      const char* reason = rep.blame != jobs::Blame::kJob ? jobs::ToString(rep.blame)
+                           : rep.executor_killed          ? "executor_killed"
+                           : rep.retryable                ? "retryable"
+                                                          : "permanent";
+      m->Add("tuna_job_failures_total", {{"step", jobs::ToString(rep.step)}, {"reason", reason}});
+    }
+    if (applied) CountTimings(m, rep, batch[k]->timings);
+  }
+}
+
 absl::StatusOr<std::vector<int64_t>> Coordinator::PutKernels(
     const std::string& worker_id, int64_t job_id, int64_t attempt,
     const std::vector<KernelBlob>& kernels) {
@@ -744,7 +776,7 @@ absl::StatusOr<std::vector<int64_t>> Coordinator::PutKernels(
     stored.push_back({k.build_key, k.arch, k.compiler, k.kernel_name, k.options, k.entries,
                       k.code_object});
   }
-  auto ids = store_.PutKernels(stored);
+  auto ids = store_.PutKernels(stored, worker_id);
   if (!NoteDb(ids.status()).ok()) {
     DbError(options_.metrics, "kernels");
   } else {
@@ -763,7 +795,7 @@ absl::StatusOr<std::vector<KernelBlob>> Coordinator::FetchKernels(
   for (schema::StoredKernel& k : *stored) {
     out.push_back({std::move(k.build_key), std::move(k.arch), std::move(k.compiler),
                    std::move(k.kernel_name), std::move(k.options), std::move(k.entries),
-                   std::move(k.code_object)});
+                   std::move(k.code_object), std::move(k.built_by)});
   }
   return out;
 }
@@ -797,6 +829,12 @@ void Coordinator::BeginServing(const std::string& db_now) {
   absl::MutexLock l(&serve_mu_);
   serving_since_db_ = db_now;
   reap_after_ = absl::Now() + Grace(options_);
+}
+
+void Coordinator::BeginGrace() {
+  auto now = store_.DatabaseNow();
+  if (!NoteDb(now.status()).ok()) return;  // unreachable: its return begins one anyway
+  BeginServing(*now);
 }
 
 bool Coordinator::InGrace() {

@@ -27,6 +27,11 @@
 // (schema::ReapOptions::forgive_extended_before): an expiry caused by the coordinator's or the
 // database's absence is not the job's fault. Database reachability changes are logged once each.
 //
+// Host faults (coordinator/host_faults.h, docs/RELIABILITY.md): a failure report blamed on the
+// worker's host or reported unsupported hands its job back without a retry charged; after
+// `max_host_faults` host faults in a row a host gets no eval leases (FailedPrecondition) for
+// `host_bench`; a job a worker reported unsupported is not claimed for that worker again.
+//
 // Threads: every method is thread-safe. Lease blocks up to its wait; everything else blocks for
 // one batch commit at most. Shutdown wakes all waiters (they get Unavailable) and commits the
 // reports already queued before it returns; reports submitted after it began get Unavailable.
@@ -46,6 +51,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "coordinator/api.h"
+#include "coordinator/host_faults.h"
 #include "schema/store/database.h"
 #include "schema/store/lease_store.h"
 #include "tuner_core/solver/registry.h"
@@ -58,6 +64,8 @@ struct CoordinatorOptions {
   int lease_seconds = 60;
   int max_retries = 3;
   int quarantine_kills = 3;
+  int max_host_faults = 3;                         // infrastructure failures in a row: benched
+  absl::Duration host_bench = absl::Minutes(5);    // how long a benched host gets no eval leases
   int dispatcher_threads = 2;   // concurrent claim transactions (a few, never one per worker)
   int max_claim_batch = 64;     // jobs per claim transaction
   int max_report_batch = 64;    // reports per commit
@@ -87,6 +95,7 @@ class Coordinator {
 
   absl::StatusOr<Registered> Register(const WorkerRegistration& w);
   // Blocks until jobs are leased or the wait ends (then an empty vector: not an error).
+  // FailedPrecondition for an eval lease of a benched host (see the file comment).
   absl::StatusOr<std::vector<LeasedJob>> LeaseJobs(const LeaseRequest& req);
   // The leases still held (a lease missing from the answer is lost: stop working on it).
   absl::StatusOr<std::vector<Lease>> Renew(const std::string& worker_id,
@@ -108,6 +117,10 @@ class Coordinator {
   absl::StatusOr<schema::ReapCounts> Reap();
   // False while the database is known to be unreachable (the last call to it failed so).
   bool DatabaseReachable();
+  // A grace period from now, as after a start (see the file comment): leases last extended
+  // before now that expire are requeued without a retry charged. The server calls it when a
+  // token is rotated (their holders can no longer renew: not the jobs' fault).
+  void BeginGrace();
 
   void Shutdown();
 
@@ -147,10 +160,14 @@ class Coordinator {
   void BeginServing(const std::string& db_now);  // a grace period from now
   bool InGrace();
   void ReportBatch(std::vector<std::shared_ptr<PendingReport>> batch);
+  // After a batch: who is to blame for what, and the metrics of each report.
+  void NoteOutcomes(const std::vector<std::shared_ptr<PendingReport>>& batch,
+                    const std::vector<absl::StatusOr<schema::ReportOutcome>>& outcomes);
 
   schema::Database& db_;
   const CoordinatorOptions options_;
   schema::LeaseStore store_;
+  HostFaults host_faults_;
 
   absl::Mutex mu_;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;

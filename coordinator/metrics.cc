@@ -1,21 +1,20 @@
 #include "coordinator/metrics.h"
 
+#include <CivetServer.h>
 #include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
+#include <algorithm>
+#include <functional>
 #include <set>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+#include "prometheus/text_serializer.h"
 #include "schema/store/job_store.h"
 #include "schema/store/worker_store.h"
 #include "spdlog/spdlog.h"
@@ -42,30 +41,12 @@ const char* TypeName(MetricType t) {
   return "untyped";
 }
 
-std::string RenderLabels(const Labels& labels, const std::string& extra_name = "",
-                         const std::string& extra_value = "") {
-  if (labels.empty() && extra_name.empty()) return "";
-  std::string out = "{";
-  bool first = true;
-  for (const auto& [k, v] : labels) {
-    absl::StrAppend(&out, first ? "" : ",", k, "=\"", EscapeLabelValue(v), "\"");
-    first = false;
-  }
-  if (!extra_name.empty()) {
-    absl::StrAppend(&out, first ? "" : ",", extra_name, "=\"", extra_value, "\"");
-  }
-  return out + "}";
-}
-
-}  // namespace
-
-std::string EscapeLabelValue(const std::string& v) {
+// HELP text as the exposition format wants it (prometheus-cpp writes it as given).
+std::string EscapeHelp(const std::string& help) {
   std::string out;
-  for (char c : v) {
+  for (char c : help) {
     if (c == '\\') {
       out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
     } else if (c == '\n') {
       out += "\\n";
     } else {
@@ -75,14 +56,10 @@ std::string EscapeLabelValue(const std::string& v) {
   return out;
 }
 
-std::string FormatMetricValue(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return absl::StrCat(static_cast<int64_t>(v));
-  char buf[32];  // enough digits for Unix times in microseconds
-  std::snprintf(buf, sizeof(buf), "%.15g", v);
-  return buf;
-}
+}  // namespace
+
+Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {}
+Metrics::~Metrics() = default;
 
 std::unique_ptr<Metrics> Metrics::ForCoordinator() {
   auto m = std::make_unique<Metrics>();
@@ -102,8 +79,11 @@ std::unique_ptr<Metrics> Metrics::ForCoordinator() {
             "Step reports by step, result (success|failure) and outcome "
             "(applied|duplicate|stale|not_found|invalid|error).");
   m->Define("tuna_job_failures_total", T::kCounter,
-            "Failed job steps by step and reason (retryable|permanent|executor_killed); "
-            "expired leases are counted by tuna_reaped_jobs_total.");
+            "Failed job steps by step and reason (retryable|permanent|executor_killed, or "
+            "host|unsupported: handed back without a retry charged); expired leases are counted "
+            "by tuna_reaped_jobs_total.");
+  m->Define("tuna_benched_hosts", T::kGauge,
+            "Hosts getting no eval leases after too many infrastructure failures in a row.");
   m->Define("tuna_reaped_jobs_total", T::kCounter,
             "Expired leases returned by the reaper, by outcome (requeued|failed|forgiven: requeued "
             "without a retry counted, expired while no coordinator or database served them).");
@@ -154,10 +134,22 @@ void Metrics::Define(const std::string& name, MetricType type, const std::string
                      std::vector<double> buckets) {
   absl::MutexLock l(&mu_);
   if (families_.count(name)) return;
-  Family& f = families_[name];
+  Family f;
   f.type = type;
-  f.help = help;
   f.bounds = std::move(buckets);
+  f.help = EscapeHelp(help);
+  switch (type) {
+    case MetricType::kCounter:
+      f.counters = &prometheus::BuildCounter().Name(name).Help(f.help).Register(*registry_);
+      break;
+    case MetricType::kGauge:
+      f.gauges = &prometheus::BuildGauge().Name(name).Help(f.help).Register(*registry_);
+      break;
+    case MetricType::kHistogram:
+      f.histograms = &prometheus::BuildHistogram().Name(name).Help(f.help).Register(*registry_);
+      break;
+  }
+  families_.emplace(name, std::move(f));
 }
 
 Metrics::Family* Metrics::Find(const std::string& name, MetricType type) {
@@ -174,80 +166,88 @@ Metrics::Family* Metrics::Find(const std::string& name, MetricType type) {
 
 void Metrics::Add(const std::string& name, const Labels& labels, double delta) {
   absl::MutexLock l(&mu_);
-  if (Family* f = Find(name, MetricType::kCounter)) f->series[labels].value += delta;
+  Family* f = Find(name, MetricType::kCounter);
+  if (f == nullptr) return;
+  if (!f->counters->Has(labels)) series_[name].push_back(labels);
+  f->counters->Add(labels).Increment(delta);
 }
 
 void Metrics::Set(const std::string& name, const Labels& labels, double value) {
   absl::MutexLock l(&mu_);
-  if (Family* f = Find(name, MetricType::kGauge)) f->series[labels].value = value;
+  Family* f = Find(name, MetricType::kGauge);
+  if (f == nullptr) return;
+  if (!f->gauges->Has(labels)) series_[name].push_back(labels);
+  f->gauges->Add(labels).Set(value);
 }
 
 void Metrics::ClearGauge(const std::string& name) {
   absl::MutexLock l(&mu_);
-  if (Family* f = Find(name, MetricType::kGauge)) f->series.clear();
+  Family* f = Find(name, MetricType::kGauge);
+  if (f == nullptr) return;
+  for (const Labels& labels : series_[name]) f->gauges->Remove(&f->gauges->Add(labels));
+  series_[name].clear();
 }
 
 void Metrics::Observe(const std::string& name, const Labels& labels, double value) {
   absl::MutexLock l(&mu_);
   Family* f = Find(name, MetricType::kHistogram);
   if (f == nullptr) return;
-  Series& s = f->series[labels];
-  if (s.buckets.empty()) s.buckets.assign(f->bounds.size(), 0);
-  s.value += value;
-  s.count += 1;
-  for (size_t k = 0; k < f->bounds.size(); ++k) {
-    if (value <= f->bounds[k]) {
-      s.buckets[k] += 1;
-      break;
-    }
+  if (!f->histograms->Has(labels)) series_[name].push_back(labels);
+  f->histograms->Add(labels, prometheus::Histogram::BucketBoundaries(f->bounds)).Observe(value);
+}
+
+double Metrics::SeriesValue(const Family& f, const Labels& labels) const {
+  switch (f.type) {
+    case MetricType::kCounter:
+      return f.counters->Has(labels) ? f.counters->Add(labels).Value() : 0;
+    case MetricType::kGauge:
+      return f.gauges->Has(labels) ? f.gauges->Add(labels).Value() : 0;
+    case MetricType::kHistogram:
+      if (!f.histograms->Has(labels)) return 0;
+      return static_cast<double>(
+          f.histograms->Add(labels, prometheus::Histogram::BucketBoundaries(f.bounds))
+              .Collect()
+              .histogram.sample_count);
   }
+  return 0;
 }
 
 double Metrics::Value(const std::string& name, const Labels& labels) const {
   absl::MutexLock l(&mu_);
   auto it = families_.find(name);
-  if (it == families_.end()) return 0;
-  auto s = it->second.series.find(labels);
-  if (s == it->second.series.end()) return 0;
-  return it->second.type == MetricType::kHistogram ? static_cast<double>(s->second.count)
-                                                    : s->second.value;
+  return it == families_.end() ? 0 : SeriesValue(it->second, labels);
 }
 
 double Metrics::Total(const std::string& name) const {
   absl::MutexLock l(&mu_);
   auto it = families_.find(name);
-  if (it == families_.end()) return 0;
+  auto series = series_.find(name);
+  if (it == families_.end() || series == series_.end()) return 0;
   double sum = 0;
-  for (const auto& [labels, s] : it->second.series) {
-    sum += it->second.type == MetricType::kHistogram ? static_cast<double>(s.count) : s.value;
-  }
+  for (const Labels& labels : series->second) sum += SeriesValue(it->second, labels);
   return sum;
 }
 
 std::string Metrics::Render() const {
-  absl::MutexLock l(&mu_);
-  std::string out;
-  for (const auto& [name, f] : families_) {
-    absl::StrAppend(&out, "# HELP ", name, " ", EscapeLabelValue(f.help), "\n# TYPE ", name, " ",
-                    TypeName(f.type), "\n");
-    for (const auto& [labels, s] : f.series) {
-      if (f.type != MetricType::kHistogram) {
-        absl::StrAppend(&out, name, RenderLabels(labels), " ", FormatMetricValue(s.value), "\n");
-        continue;
-      }
-      uint64_t cumulative = 0;
-      for (size_t k = 0; k < f.bounds.size(); ++k) {
-        cumulative += k < s.buckets.size() ? s.buckets[k] : 0;
-        absl::StrAppend(&out, name, "_bucket",
-                        RenderLabels(labels, "le", FormatMetricValue(f.bounds[k])), " ",
-                        cumulative, "\n");
-      }
-      absl::StrAppend(&out, name, "_bucket", RenderLabels(labels, "le", "+Inf"), " ", s.count,
-                      "\n", name, "_sum", RenderLabels(labels), " ", FormatMetricValue(s.value),
-                      "\n", name, "_count", RenderLabels(labels), " ", s.count, "\n");
+  std::vector<prometheus::MetricFamily> families = registry_->Collect();
+  {
+    // prometheus-cpp leaves out families without series; operators want every family's HELP and
+    // TYPE from the start (so a dashboard's query names a known metric).
+    absl::MutexLock l(&mu_);
+    for (const auto& [name, f] : families_) {
+      const bool present = std::any_of(families.begin(), families.end(),
+                                       [&](const auto& x) { return x.name == name; });
+      if (present) continue;
+      families.push_back({name, f.help,
+                          f.type == MetricType::kCounter ? prometheus::MetricType::Counter
+                          : f.type == MetricType::kGauge ? prometheus::MetricType::Gauge
+                                                         : prometheus::MetricType::Histogram,
+                          {}});
     }
   }
-  return out;
+  std::sort(families.begin(), families.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  return prometheus::TextSerializer().Serialize(families);
 }
 
 void Metrics::WorkerSeen(const std::string& worker_id) {
@@ -356,62 +356,97 @@ bool QueueSampler::Healthy() const {
 
 // ---- MetricsHttpServer ----
 
-absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
-    const Metrics& metrics, MetricsHttpOptions options) {
-  const size_t colon = options.listen.rfind(':');
+namespace {
+
+// The listening_ports value civetweb takes for "host:port" ("[v6]:port"); names are not resolved.
+absl::StatusOr<std::string> CivetPort(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
   if (colon == std::string::npos) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("metrics address '", options.listen, "' is not host:port"));
+    return absl::InvalidArgumentError(absl::StrCat("metrics address '", listen, "' is not host:port"));
   }
-  std::string host = options.listen.substr(0, colon);
+  std::string host = listen.substr(0, colon);
   int port = 0;
-  if (!absl::SimpleAtoi(options.listen.substr(colon + 1), &port) || port < 0 || port > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("metrics address '", options.listen, "' has a bad port"));
+  if (!absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("metrics address '", listen, "' has a bad port"));
   }
   if (host == "localhost") host = "127.0.0.1";
+  if (host.empty()) return absl::StrCat(port);
   const bool v6 = host.size() >= 2 && host.front() == '[' && host.back() == ']';
-  if (v6) host = host.substr(1, host.size() - 2);
-  sockaddr_storage addr{};
-  socklen_t len = 0;
-  if (v6) {
-    auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
-    a->sin6_family = AF_INET6;
-    a->sin6_port = htons(static_cast<uint16_t>(port));
-    if (inet_pton(AF_INET6, host.c_str(), &a->sin6_addr) != 1) {
-      return absl::InvalidArgumentError(absl::StrCat("bad IPv6 address '", host, "'"));
-    }
-    len = sizeof(sockaddr_in6);
-  } else {
-    auto* a = reinterpret_cast<sockaddr_in*>(&addr);
-    a->sin_family = AF_INET;
-    a->sin_port = htons(static_cast<uint16_t>(port));
-    if (inet_pton(AF_INET, host.empty() ? "0.0.0.0" : host.c_str(), &a->sin_addr) != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("metrics host '", host, "' is not an IPv4 address (or [IPv6])"));
-    }
-    len = sizeof(sockaddr_in);
+  in6_addr a6;
+  in_addr a4;
+  if (v6 ? inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), &a6) != 1
+         : inet_pton(AF_INET, host.c_str(), &a4) != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("metrics host '", host, "' is not an IPv4 address (or [IPv6])"));
   }
+  return absl::StrCat(host, ":", port);
+}
+
+}  // namespace
+
+// GET and HEAD answer with `body()`'s code and text; every other method gets 405.
+class MetricsHttpServer::Handler : public CivetHandler {
+ public:
+  using Body = std::function<std::pair<int, std::string>()>;
+  Handler(std::string content_type, Body body)
+      : content_type_(std::move(content_type)), body_(std::move(body)) {}
+  bool handleGet(CivetServer*, mg_connection* c) override { return Answer(c, true); }
+  bool handleHead(CivetServer*, mg_connection* c) override { return Answer(c, false); }
+  bool handlePost(CivetServer*, mg_connection* c) override { return NotAllowed(c); }
+  bool handlePut(CivetServer*, mg_connection* c) override { return NotAllowed(c); }
+  bool handleDelete(CivetServer*, mg_connection* c) override { return NotAllowed(c); }
+  bool handleOptions(CivetServer*, mg_connection* c) override { return NotAllowed(c); }
+  bool handlePatch(CivetServer*, mg_connection* c) override { return NotAllowed(c); }
+
+ private:
+  bool Answer(mg_connection* c, bool with_body) {
+    const auto [code, text] = body_();
+    mg_response_header_start(c, code);
+    mg_response_header_add(c, "Content-Type", content_type_.c_str(), -1);
+    mg_response_header_add(c, "Content-Length", std::to_string(text.size()).c_str(), -1);
+    mg_response_header_add(c, "Connection", "close", -1);
+    mg_response_header_send(c);
+    if (with_body) mg_write(c, text.data(), text.size());
+    return true;
+  }
+  static bool NotAllowed(mg_connection* c) {
+    mg_send_http_error(c, 405, "only GET and HEAD\n");
+    return true;
+  }
+  const std::string content_type_;
+  const Body body_;
+};
+
+MetricsHttpServer::MetricsHttpServer(const Metrics& metrics, MetricsHttpOptions options)
+    : metrics_(metrics), options_(std::move(options)) {}
+
+absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
+    const Metrics& metrics, MetricsHttpOptions options) {
+  auto port = CivetPort(options.listen);
+  if (!port.ok()) return port.status();
   std::unique_ptr<MetricsHttpServer> s(new MetricsHttpServer(metrics, std::move(options)));
-  s->listen_fd_ = socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (s->listen_fd_ < 0) return absl::UnavailableError(absl::StrCat("socket: ", strerror(errno)));
-  int one = 1;
-  setsockopt(s->listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (bind(s->listen_fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
-      listen(s->listen_fd_, 16) != 0) {
+  MetricsHttpServer* p = s.get();
+  s->metrics_handler_ = std::make_unique<Handler>(
+      "text/plain; version=0.0.4; charset=utf-8",
+      [p] { return std::make_pair(200, p->metrics_.Render()); });
+  s->health_handler_ = std::make_unique<Handler>("text/plain; charset=utf-8", [p] {
+    const bool ok = !p->options_.healthy || p->options_.healthy();
+    return ok ? std::make_pair(200, std::string("ok\n"))
+              : std::make_pair(503, std::string("unhealthy: the database has not answered recently\n"));
+  });
+  const std::vector<std::string> civet_options = {
+      "listening_ports", *port, "num_threads", "2", "request_timeout_ms", "2000",
+      "enable_keep_alive", "no"};
+  try {
+    s->server_ = std::make_unique<CivetServer>(civet_options);
+  } catch (const std::exception& e) {  // CivetException: the port cannot be bound
     return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", s->options_.listen, ": ", strerror(errno)));
+        absl::StrCat("cannot listen on ", s->options_.listen, ": ", e.what()));
   }
-  sockaddr_storage bound{};
-  socklen_t blen = sizeof(bound);
-  getsockname(s->listen_fd_, reinterpret_cast<sockaddr*>(&bound), &blen);
-  s->port_ = ntohs(bound.ss_family == AF_INET6
-                       ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                       : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-  if (pipe2(s->wake_fd_, O_CLOEXEC) != 0) {
-    return absl::UnavailableError(absl::StrCat("pipe: ", strerror(errno)));
-  }
-  s->thread_ = std::thread([p = s.get()] { p->Serve(); });
+  s->server_->addHandler("/metrics", s->metrics_handler_.get());
+  s->server_->addHandler("/healthz", s->health_handler_.get());
+  const std::vector<int> ports = s->server_->getListeningPorts();
+  s->port_ = ports.empty() ? 0 : ports.front();
   spdlog::info("metrics: serving /metrics and /healthz on {} (port {})", s->options_.listen,
                s->port_);
   return s;
@@ -420,78 +455,8 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
 MetricsHttpServer::~MetricsHttpServer() { Shutdown(); }
 
 void MetricsHttpServer::Shutdown() {
-  if (thread_.joinable()) {
-    char c = 'x';
-    (void)!write(wake_fd_[1], &c, 1);
-    thread_.join();
-  }
-  for (int* fd : {&listen_fd_, &wake_fd_[0], &wake_fd_[1]}) {
-    if (*fd >= 0) close(*fd);
-    *fd = -1;
-  }
-}
-
-void MetricsHttpServer::Serve() {
-  while (true) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_[0], POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      spdlog::error("metrics: poll: {}", strerror(errno));
-      return;
-    }
-    if (fds[1].revents) return;
-    if (!(fds[0].revents & POLLIN)) continue;
-    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) continue;
-    HandleConnection(fd);
-    close(fd);
-  }
-}
-
-void MetricsHttpServer::HandleConnection(int fd) {
-  timeval tv{2, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-  std::string req;
-  char buf[2048];
-  // Only the request line and headers matter (GET has no body); cap what a client can send.
-  while (req.find("\r\n\r\n") == std::string::npos && req.find("\n\n") == std::string::npos &&
-         req.size() < 16384) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n <= 0) break;
-    req.append(buf, static_cast<size_t>(n));
-  }
-  const std::string line = req.substr(0, req.find_first_of("\r\n"));
-  std::vector<std::string> parts = absl::StrSplit(line, ' ', absl::SkipEmpty());
-  int code = 200;
-  std::string reason = "OK", type = "text/plain; charset=utf-8", body;
-  const bool head = !parts.empty() && parts[0] == "HEAD";
-  std::string path = parts.size() >= 2 ? parts[1] : "";
-  path = path.substr(0, path.find('?'));
-  if (parts.size() < 2) {
-    code = 400, reason = "Bad Request", body = "bad request\n";
-  } else if (parts[0] != "GET" && !head) {
-    code = 405, reason = "Method Not Allowed", body = "only GET and HEAD\n";
-  } else if (path == "/metrics") {
-    type = "text/plain; version=0.0.4; charset=utf-8";
-    body = metrics_.Render();
-  } else if (path == "/healthz") {
-    const bool ok = !options_.healthy || options_.healthy();
-    if (!ok) code = 503, reason = "Service Unavailable";
-    body = ok ? "ok\n" : "unhealthy: the database has not answered recently\n";
-  } else {
-    code = 404, reason = "Not Found", body = "not found (try /metrics or /healthz)\n";
-  }
-  std::string out = absl::StrCat("HTTP/1.1 ", code, " ", reason, "\r\nContent-Type: ", type,
-                                 "\r\nContent-Length: ", body.size(),
-                                 "\r\nConnection: close\r\n\r\n");
-  if (!head) out += body;
-  size_t sent = 0;
-  while (sent < out.size()) {
-    ssize_t n = send(fd, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;
-    sent += static_cast<size_t>(n);
-  }
+  if (server_) server_->close();
+  server_.reset();
 }
 
 }  // namespace tuna::coordinator

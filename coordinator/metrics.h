@@ -1,9 +1,11 @@
 // What operators observe of a running coordinator (docs/OPERATIONS.md lists every name):
-//   Metrics             counters, gauges and histograms with labels, rendered in the Prometheus
-//                       text exposition format (version 0.0.4)
+//   Metrics             counters, gauges and histograms with labels in a prometheus-cpp
+//                       registry, rendered by prometheus-cpp's text serializer (exposition
+//                       format 0.0.4)
 //   QueueSampler        a thread that samples the queue depth per (session, state) from the
 //                       database, counts the workers seen recently and writes their last_seen
-//   MetricsHttpServer   a tiny HTTP/1.1 server: GET /metrics and GET /healthz
+//   MetricsHttpServer   GET /metrics and GET /healthz, served by civetweb (the HTTP server
+//                       prometheus-cpp's pull exposer is built on; used directly for /healthz)
 //
 // The Coordinator counts into a Metrics it is given (CoordinatorOptions::metrics); the Metrics
 // knows nothing of the coordinator, so it can be tested and reused (a worker could serve one too).
@@ -28,6 +30,17 @@
 #include "absl/time/time.h"
 #include "schema/store/database.h"
 
+namespace prometheus {
+class Registry;
+class Counter;
+class Gauge;
+class Histogram;
+template <typename T>
+class Family;
+}  // namespace prometheus
+
+class CivetServer;
+
 namespace tuna::coordinator {
 
 // Label name → value, ordered (so one label set has one rendering).
@@ -40,7 +53,8 @@ class Metrics {
   // With every coordinator family defined (names in docs/OPERATIONS.md).
   static std::unique_ptr<Metrics> ForCoordinator();
 
-  Metrics() = default;
+  Metrics();
+  ~Metrics();
   // Declares a family. `buckets` (upper bounds, ascending) only for histograms. Defining a name
   // twice keeps the first definition.
   void Define(const std::string& name, MetricType type, const std::string& help,
@@ -58,7 +72,7 @@ class Metrics {
   // Sum over every series of a family (same meaning as Value).
   double Total(const std::string& name) const;
 
-  // The exposition text: families sorted by name, each with # HELP and # TYPE.
+  // The exposition text (prometheus-cpp's): families sorted by name, each with # HELP and # TYPE.
   std::string Render() const;
 
   // Workers: any call from a worker marks it seen (coordinator.cc calls this).
@@ -67,29 +81,25 @@ class Metrics {
   std::vector<std::string> WorkersSeenSince(absl::Time since) const;
 
  private:
-  struct Series {
-    double value = 0;                // counter/gauge; histogram: sum
-    uint64_t count = 0;              // histogram
-    std::vector<uint64_t> buckets;   // histogram: per bucket (not cumulative)
-  };
+  // One defined family: exactly one of the three pointers is set (owned by registry_).
   struct Family {
     MetricType type = MetricType::kCounter;
-    std::string help;
+    prometheus::Family<prometheus::Counter>* counters = nullptr;
+    prometheus::Family<prometheus::Gauge>* gauges = nullptr;
+    prometheus::Family<prometheus::Histogram>* histograms = nullptr;
     std::vector<double> bounds;
-    std::map<Labels, Series> series;
+    std::string help;  // escaped
   };
   Family* Find(const std::string& name, MetricType type) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  double SeriesValue(const Family& f, const Labels& labels) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
+  std::shared_ptr<prometheus::Registry> registry_;
   std::map<std::string, Family> families_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<Labels>> series_ ABSL_GUARDED_BY(mu_);  // per family
   std::map<std::string, bool> warned_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, absl::Time> workers_seen_ ABSL_GUARDED_BY(mu_);
 };
-
-// Prometheus label value / help escaping (\\, \", \n).
-std::string EscapeLabelValue(const std::string& v);
-// A number as Prometheus writes it: integers without a fraction, +Inf, NaN.
-std::string FormatMetricValue(double v);
 
 struct QueueSamplerOptions {
   absl::Duration interval = absl::Seconds(15);
@@ -135,9 +145,9 @@ struct MetricsHttpOptions {
   std::function<bool()> healthy;
 };
 
-// Serves GET (and HEAD) /metrics and /healthz on one thread, one connection at a time (scrapes
-// are rare and small); 404 for other paths, 405 for other methods, a 2 s read timeout per
-// connection so a stuck client cannot block the next scrape for long.
+// Serves GET (and HEAD) /metrics and /healthz with civetweb (two threads); 404 for other paths,
+// 405 for other methods, 400 for what is not HTTP, a 2 s request timeout per connection so a
+// stuck client cannot block the next scrape for long.
 class MetricsHttpServer {
  public:
   // Unavailable when the address cannot be bound; InvalidArgument when it does not parse.
@@ -148,17 +158,14 @@ class MetricsHttpServer {
   void Shutdown();
 
  private:
-  MetricsHttpServer(const Metrics& metrics, MetricsHttpOptions options)
-      : metrics_(metrics), options_(std::move(options)) {}
-  void Serve();
-  void HandleConnection(int fd);
+  class Handler;  // a civetweb handler of one path
+  MetricsHttpServer(const Metrics& metrics, MetricsHttpOptions options);
 
   const Metrics& metrics_;
   const MetricsHttpOptions options_;
-  int listen_fd_ = -1;
-  int wake_fd_[2] = {-1, -1};  // a pipe: writing to it ends Serve()
+  std::unique_ptr<Handler> metrics_handler_, health_handler_;  // outlive server_
+  std::unique_ptr<CivetServer> server_;
   int port_ = 0;
-  std::thread thread_;
 };
 
 }  // namespace tuna::coordinator

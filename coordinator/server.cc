@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -9,6 +10,8 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/codegen/service_type.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/impl/server_builder_option.h>
+#include <grpcpp/impl/server_builder_plugin.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -47,9 +50,35 @@ absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
   return token;
 }
 
+namespace {
+
+// Linking gRPC's reflection library registers its plugin for every server of the process (a
+// static initializer): this option takes it out again where reflection was not asked for.
+class WithoutReflection : public grpc::ServerBuilderOption {
+ public:
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    plugins->erase(std::remove_if(plugins->begin(), plugins->end(),
+                                  [](const auto& p) { return p->name() == "proto_server_reflection"; }),
+                   plugins->end());
+  }
+};
+
+absl::StatusOr<std::unique_ptr<Credentials>> MakeCredentials(const ServerOptions& o) {
+  if (!o.token_file.empty() || !o.eval_token_file.empty()) {
+    return Credentials::FromFiles(o.token_file, o.eval_token_file);
+  }
+  return Credentials::Fixed(o.token, o.eval_token);
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
     Coordinator& coordinator, const ServerOptions& options) {
-  if (!IsLoopbackAddress(options.listen) && options.token.empty()) {
+  auto credentials = MakeCredentials(options);
+  if (!credentials.ok()) return credentials.status();
+  const bool loopback = IsLoopbackAddress(options.listen);
+  if (!loopback && !(*credentials)->Required()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "refusing to listen on non-loopback address ", options.listen,
         " without a token (--token-file)"));
@@ -57,12 +86,24 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   if (options.tls_cert_pem.empty() != options.tls_key_pem.empty()) {
     return absl::InvalidArgumentError("TLS needs both a certificate and a key");
   }
+  if (!loopback && options.tls_cert_pem.empty() && !options.insecure_plaintext) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "refusing to listen on non-loopback address ", options.listen,
+        " without TLS: the token would travel in plaintext (give --tls-cert and --tls-key, or "
+        "--insecure-plaintext on a network you trust)"));
+  }
+  if (!loopback && options.tls_cert_pem.empty()) {
+    spdlog::warn("coordinator: --insecure-plaintext: tokens and results travel unencrypted on {}",
+                 options.listen);
+  }
   std::unique_ptr<CoordinatorServer> s(new CoordinatorServer());
   s->coordinator_ = &coordinator;
-  s->service_ = MakeWorkerService(coordinator, options.token);
+  s->credentials_ = *std::move(credentials);
+  s->service_ = MakeWorkerService(coordinator, *s->credentials_);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  if (!options.reflection) builder.SetOption(std::make_unique<WithoutReflection>());
   std::shared_ptr<grpc::ServerCredentials> creds;
   if (!options.tls_cert_pem.empty()) {
     grpc::SslServerCredentialsOptions ssl;
@@ -92,10 +133,33 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   s->host_ = colon == std::string::npos ? options.listen : options.listen.substr(0, colon);
   if (s->host_ == "0.0.0.0" || s->host_ == "[::]") s->host_ = "127.0.0.1";
   s->server_->GetHealthCheckService()->SetServingStatus(true);
-  spdlog::info("coordinator: listening on {} (port {}, {}, {})", options.listen, s->port_,
-               options.token.empty() ? "no token" : "token required",
-               options.tls_cert_pem.empty() ? "plaintext" : "TLS");
+  spdlog::info("coordinator: listening on {} (port {}, {}, {}{})", options.listen, s->port_,
+               s->credentials_->Required() ? "token required" : "no token",
+               options.tls_cert_pem.empty() ? "plaintext" : "TLS",
+               options.reflection ? ", reflection on" : "");
+  if (!options.token_file.empty() || !options.eval_token_file.empty()) {
+    s->reloader_ = std::thread([p = s.get(), every = options.token_reload] { p->ReloadLoop(every); });
+  }
   return s;
+}
+
+void CoordinatorServer::ReloadLoop(absl::Duration every) {
+  for (;;) {
+    {
+      absl::MutexLock l(&reload_mu_);
+      auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_) { return stopping_; };
+      if (reload_mu_.AwaitWithTimeout(absl::Condition(&stop), every)) return;
+    }
+    auto changed = credentials_->Reload();
+    if (!changed.ok()) {
+      spdlog::warn("coordinator: token files not re-read (the old tokens stay): {}",
+                   changed.status().ToString());
+    } else if (*changed) {
+      spdlog::warn("coordinator: a token file changed: workers holding the old token are refused "
+                   "from now on; the leases they hold are requeued without a retry charged");
+      coordinator_->BeginGrace();
+    }
+  }
 }
 
 std::string CoordinatorServer::address() const {
@@ -108,6 +172,11 @@ void CoordinatorServer::Wait() {
 }
 
 void CoordinatorServer::Shutdown() {
+  {
+    absl::MutexLock l(&reload_mu_);
+    stopping_ = true;
+  }
+  if (reloader_.joinable()) reloader_.join();
   if (!server_) return;
   server_->GetHealthCheckService()->SetServingStatus(false);
   // Blocked long-polls live in the Coordinator: wake them, or Shutdown would wait for them.

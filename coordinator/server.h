@@ -1,17 +1,24 @@
 // Transport wiring of the coordinator (STYLE §5: RunServer): listen address, token check, TLS,
 // health service, reflection. The service itself (service.cc) only translates messages.
 //
-// Security (DESIGN §9): a non-loopback listen address without a token is refused; the token is
-// compared in constant time against the `authorization: Bearer <token>` metadata of every call
-// (UNAUTHENTICATED otherwise); TLS is used when both cert and key are given. Secrets are never
-// logged.
+// Security (DESIGN §9, docs/OPERATIONS.md "Trust model"): a non-loopback listen address needs a
+// token and TLS (plaintext only with insecure_plaintext, logged as a warning); the tokens
+// (credentials.h: one per role) are compared in constant time against the
+// `authorization: Bearer <token>` metadata of every call (UNAUTHENTICATED otherwise); requests
+// over max_message_bytes are refused by gRPC before they are read (so before any token check),
+// and every method but Report and PutKernels takes at most 1 MiB. Token files are re-read every
+// token_reload: a rotated token refuses the old one's holders from then on, and the leases they
+// held are kept and, when they expire, requeued without a retry charged (a grace period begins,
+// as after a restart). Server reflection only when asked for. Secrets are never logged.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/status/statusor.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/credentials.h"
 
 namespace grpc {
 class Server;
@@ -22,9 +29,16 @@ namespace tuna::coordinator {
 
 struct ServerOptions {
   std::string listen = "127.0.0.1:50051";  // "host:port"; port 0 picks a free one
-  std::string token;                        // empty: no authentication (loopback only)
-  std::string tls_cert_pem, tls_key_pem;    // both or neither
-  int max_message_bytes = 256 << 20;
+  // The compile role's and the eval role's tokens, fixed (tests) or from files (re-read every
+  // token_reload); a file wins over a fixed token. All empty: no authentication (loopback only).
+  std::string token, eval_token;
+  std::string token_file, eval_token_file;
+  absl::Duration token_reload = absl::Seconds(1);
+  std::string tls_cert_pem, tls_key_pem;  // both or neither
+  bool insecure_plaintext = false;        // allow a non-loopback listener without TLS
+  bool reflection = false;                // serve grpc.reflection (unauthenticated)
+  // Larger requests are refused unread. Workers send kernels in pieces well below it.
+  int max_message_bytes = 32 << 20;
 };
 
 // True for 127.0.0.0/8, ::1, localhost and unix: addresses.
@@ -33,7 +47,8 @@ bool IsLoopbackAddress(const std::string& listen);
 class CoordinatorServer {
  public:
   // The Coordinator must outlive the server. InvalidArgument for a non-loopback address
-  // without a token or half a TLS pair; Unavailable when the port cannot be bound.
+  // without a token, or without TLS unless insecure_plaintext, or half a TLS pair; the token
+  // files' errors; Unavailable when the port cannot be bound.
   static absl::StatusOr<std::unique_ptr<CoordinatorServer>> Start(Coordinator& coordinator,
                                                                    const ServerOptions& options);
   ~CoordinatorServer();  // Shutdown()
@@ -46,11 +61,16 @@ class CoordinatorServer {
 
  private:
   CoordinatorServer() = default;
+  void ReloadLoop(absl::Duration every);
+  std::unique_ptr<Credentials> credentials_;
   std::unique_ptr<grpc::Service> service_;
   std::unique_ptr<grpc::Server> server_;
   Coordinator* coordinator_ = nullptr;
   std::string host_;
   int port_ = 0;
+  absl::Mutex reload_mu_;
+  bool stopping_ ABSL_GUARDED_BY(reload_mu_) = false;
+  std::thread reloader_;
 };
 
 // Reads a token file (first line, trimmed). InvalidArgument when empty; PermissionDenied when

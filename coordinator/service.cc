@@ -1,14 +1,24 @@
 // The gRPC adapter: the only server file that includes tuna.grpc.pb.h. Each handler checks the
-// token, converts the request (wire.h), calls the domain and maps absl::Status to grpc::Status.
+// token and its role (credentials.h), the request's size for its method, converts the request
+// (wire.h), calls the domain and maps absl::Status to grpc::Status.
 #include "coordinator/service.h"
 
-#include <openssl/crypto.h>
-
+#include "coordinator/credentials.h"
 #include "coordinator/wire.h"
 #include "proto/tuna.grpc.pb.h"
 
 namespace tuna::coordinator {
 namespace {
+
+// Requests of every method but Report and PutKernels are small; bigger ones are refused here
+// (the server's own limit, ServerOptions::max_message_bytes, refuses larger ones unread).
+constexpr size_t kMaxSmallRequest = 1 << 20;
+
+grpc::Status TooBig(const google::protobuf::Message& req) {
+  if (req.ByteSizeLong() <= kMaxSmallRequest) return grpc::Status::OK;
+  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                      "request too large for this method (at most 1 MiB)");
+}
 
 grpc::Status ToGrpc(const absl::Status& s) {
   if (s.ok()) return grpc::Status::OK;
@@ -17,11 +27,12 @@ grpc::Status ToGrpc(const absl::Status& s) {
 
 class WorkerService final : public v1::Worker::Service {
  public:
-  WorkerService(Coordinator& c, std::string token) : c_(c), token_(std::move(token)) {}
+  WorkerService(Coordinator& c, const Credentials& credentials) : c_(c), credentials_(credentials) {}
 
   grpc::Status Register(grpc::ServerContext* ctx, const v1::RegisterRequest* req,
                         v1::RegisterReply* reply) override {
     if (auto st = Auth(ctx); !st.ok()) return st;
+    if (auto st = TooBig(*req); !st.ok()) return st;
     WorkerRegistration w;
     w.protocol_version = req->protocol_version();
     w.host = req->host();
@@ -44,8 +55,13 @@ class WorkerService final : public v1::Worker::Service {
   grpc::Status Lease(grpc::ServerContext* ctx, const v1::LeaseRequest* req,
                      v1::LeaseReply* reply) override {
     if (auto st = Auth(ctx); !st.ok()) return st;
+    if (auto st = TooBig(*req); !st.ok()) return st;
     auto r = FromWire(*req);
     if (!r.ok()) return ToGrpc(r.status());
+    if (r->step == JobStep::kCompile && RoleOf(ctx) != Role::kCompile) {
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          "compile leases need the compile role's token (this is the eval role's)");
+    }
     // Never wait past the caller's own deadline: jobs leased for a caller that gave up would
     // sit until their lease expires.
     const auto left = absl::FromChrono(ctx->deadline()) - absl::Now() - absl::Milliseconds(200);
@@ -59,6 +75,7 @@ class WorkerService final : public v1::Worker::Service {
   grpc::Status Renew(grpc::ServerContext* ctx, const v1::RenewRequest* req,
                      v1::RenewReply* reply) override {
     if (auto st = Auth(ctx); !st.ok()) return st;
+    if (auto st = TooBig(*req); !st.ok()) return st;
     std::vector<coordinator::Lease> leases;
     for (const auto& l : req->leases()) leases.push_back({l.job_id(), l.attempt()});
     auto held = c_.Renew(req->worker_id(), leases);
@@ -82,6 +99,7 @@ class WorkerService final : public v1::Worker::Service {
   grpc::Status Release(grpc::ServerContext* ctx, const v1::ReleaseRequest* req,
                        v1::ReleaseReply* reply) override {
     if (auto st = Auth(ctx); !st.ok()) return st;
+    if (auto st = TooBig(*req); !st.ok()) return st;
     std::vector<coordinator::Lease> leases;
     for (const auto& l : req->leases()) leases.push_back({l.job_id(), l.attempt()});
     auto n = c_.Release(req->worker_id(), leases);
@@ -93,6 +111,10 @@ class WorkerService final : public v1::Worker::Service {
   grpc::Status PutKernels(grpc::ServerContext* ctx, const v1::PutKernelsRequest* req,
                           v1::PutKernelsReply* reply) override {
     if (auto st = Auth(ctx); !st.ok()) return st;
+    if (RoleOf(ctx) != Role::kCompile) {  // eval hosts never hand code to the others
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          "PutKernels needs the compile role's token (this is the eval role's)");
+    }
     std::vector<KernelBlob> kernels;
     for (const auto& k : req->kernels()) kernels.push_back(FromWire(k));
     auto ids = c_.PutKernels(req->worker_id(), req->job_id(), req->attempt(), kernels);
@@ -104,6 +126,7 @@ class WorkerService final : public v1::Worker::Service {
   grpc::Status FetchKernels(grpc::ServerContext* ctx, const v1::FetchKernelsRequest* req,
                             v1::FetchKernelsReply* reply) override {
     if (auto st = Auth(ctx); !st.ok()) return st;
+    if (auto st = TooBig(*req); !st.ok()) return st;
     auto k = c_.FetchKernels(req->worker_id(), req->job_id(), req->attempt());
     if (!k.ok()) return ToGrpc(k.status());
     for (const auto& x : *k) ToWire(x, reply->add_kernels());
@@ -111,26 +134,26 @@ class WorkerService final : public v1::Worker::Service {
   }
 
  private:
-  grpc::Status Auth(grpc::ServerContext* ctx) const {
-    if (token_.empty()) return grpc::Status::OK;
+  Role RoleOf(grpc::ServerContext* ctx) const {
     const auto& md = ctx->client_metadata();
     auto it = md.find("authorization");
-    const std::string want = "Bearer " + token_;
-    if (it != md.end() && it->second.size() == want.size() &&
-        CRYPTO_memcmp(it->second.data(), want.data(), want.size()) == 0) {
-      return grpc::Status::OK;
-    }
+    return credentials_.RoleOf(it == md.end() ? std::string_view()
+                                              : std::string_view(it->second.data(), it->second.size()));
+  }
+  grpc::Status Auth(grpc::ServerContext* ctx) const {
+    if (RoleOf(ctx) != Role::kNone) return grpc::Status::OK;
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "missing or wrong token");
   }
 
   Coordinator& c_;
-  const std::string token_;
+  const Credentials& credentials_;
 };
 
 }  // namespace
 
-std::unique_ptr<grpc::Service> MakeWorkerService(Coordinator& coordinator, std::string token) {
-  return std::make_unique<WorkerService>(coordinator, std::move(token));
+std::unique_ptr<grpc::Service> MakeWorkerService(Coordinator& coordinator,
+                                                 const Credentials& credentials) {
+  return std::make_unique<WorkerService>(coordinator, credentials);
 }
 
 }  // namespace tuna::coordinator

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "coordinator/coordinator.h"
+#include "coordinator/credentials.h"
 
 namespace grpc {
 class Service;
@@ -12,7 +13,9 @@ class Service;
 
 namespace tuna::coordinator {
 
-// `token` empty: no authentication. The Coordinator must outlive the service.
-std::unique_ptr<grpc::Service> MakeWorkerService(Coordinator& coordinator, std::string token);
+// Every call needs a token of `credentials` (none configured: no authentication); compile leases
+// and PutKernels need the compile role. The Coordinator and Credentials must outlive the service.
+std::unique_ptr<grpc::Service> MakeWorkerService(Coordinator& coordinator,
+                                                 const Credentials& credentials);
 
 }  // namespace tuna::coordinator

@@ -1,5 +1,6 @@
 #include "coordinator/wire.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
 namespace tuna::coordinator {
@@ -100,6 +101,9 @@ void ToWire(const Report& r, v1::ReportRequest* out) {
   out->set_error(r.error);
   out->set_retryable(r.retryable);
   out->set_executor_killed(r.executor_killed);
+  out->set_blame(r.blame == jobs::Blame::kHost          ? v1::BLAME_HOST
+                 : r.blame == jobs::Blame::kUnsupported ? v1::BLAME_UNSUPPORTED
+                                                        : v1::BLAME_JOB);
   for (const auto& k : r.kernels) {
     auto* l = out->add_kernels();
     l->set_kernel_id(k.kernel_id);
@@ -137,6 +141,12 @@ absl::StatusOr<Report> FromWire(const v1::ReportRequest& r) {
   out.error = r.error();
   out.retryable = r.retryable();
   out.executor_killed = r.executor_killed();
+  switch (r.blame()) {
+    case v1::BLAME_JOB: out.blame = jobs::Blame::kJob; break;
+    case v1::BLAME_HOST: out.blame = jobs::Blame::kHost; break;
+    case v1::BLAME_UNSUPPORTED: out.blame = jobs::Blame::kUnsupported; break;
+    default: return absl::InvalidArgumentError(absl::StrCat("unknown blame ", r.blame()));
+  }
   for (const auto& k : r.kernels()) out.kernels.push_back({k.kernel_id(), k.build_key()});
   out.has_result = r.has_result();
   out.params = r.params();
@@ -165,11 +175,12 @@ void ToWire(const KernelBlob& k, v1::Kernel* out) {
   out->set_options(k.options);
   out->set_entries(k.entries);
   out->set_code_object(k.code_object);
+  out->set_built_by(k.built_by);
 }
 
 KernelBlob FromWire(const v1::Kernel& k) {
-  return KernelBlob{k.build_key(), k.arch(),    k.compiler(),   k.kernel_name(),
-                              k.options(),   k.entries(), k.code_object()};
+  return KernelBlob{k.build_key(), k.arch(),        k.compiler(), k.kernel_name(),
+                    k.options(),   k.entries(),     k.code_object(), k.built_by()};
 }
 
 }  // namespace tuna::coordinator

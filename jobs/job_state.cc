@@ -58,4 +58,13 @@ JobState DoneState(JobStep step) {
   return step == JobStep::kCompile ? JobState::kCompiled : JobState::kEvaluated;
 }
 
+const char* ToString(Blame blame) {
+  switch (blame) {
+    case Blame::kJob: return "job";
+    case Blame::kHost: return "host";
+    case Blame::kUnsupported: return "unsupported";
+  }
+  return "job";
+}
+
 }  // namespace tuna::jobs

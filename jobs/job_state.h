@@ -47,4 +47,14 @@ JobState ReadyState(JobStep step);   // kNew, kCompiled
 JobState LeasedState(JobStep step);  // kCompileStart, kEvalStart
 JobState DoneState(JobStep step);    // kCompiled, kEvaluated
 
+// Whom a failed step is blamed on (docs/RELIABILITY.md, "Hosts take the blame"):
+//   kJob          the job (a retry is charged; crashes count towards its quarantine);
+//   kHost         the worker's host (its device cannot be opened, the executor cannot start):
+//                 the job goes back to its ready state without a charge and the host's
+//                 infrastructure failures are counted instead;
+//   kUnsupported  this worker cannot run it (a solver, arch or version it does not know, as in
+//                 a rolling upgrade): the job goes back without a charge for another worker.
+enum class Blame { kJob, kHost, kUnsupported };
+const char* ToString(Blame blame);  // "job", "host", "unsupported"
+
 }  // namespace tuna::jobs

@@ -26,6 +26,10 @@ _LIBS = {
     "dl": ([], ["-ldl"], []),
     # Gradient-boosted trees (tuner_core/model), C API in /usr/include/xgboost/c_api.h.
     "xgboost": (["xgboost"], ["-lxgboost"], []),
+    # Metrics: prometheus-cpp's registry and text format; civetweb (what its pull exposer runs
+    # on) serves /metrics and /healthz.
+    "prometheus_cpp": (["prometheus-cpp-core"], ["-lprometheus-cpp-core"], []),
+    "civetweb": ([], ["-lcivetweb-cpp", "-lcivetweb"], []),
     "pthread": ([], ["-lpthread"], []),
     # Header-only libraries.
     "cli11": ([], [], []),

@@ -9,6 +9,7 @@ PACKAGES=(
   libmysqlcppconn-dev mariadb-server mariadb-client
   libspdlog-dev libfmt-dev libcli11-dev catch2 nlohmann-json3-dev
   libsqlite3-dev sqlite3 libzstd-dev libbz2-dev libssl-dev libxgboost-dev
+  prometheus-cpp-dev libcivetweb-dev
   libamdhip64-dev
   tmux
   systemd curl

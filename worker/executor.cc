@@ -170,6 +170,7 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
     bool wedged = false;
     if (!open_error.ok()) {
       report = FailureFor(*job, absl::StrCat("executor: cannot open the device: ", open_error.message()), true);
+      report.blame = jobs::Blame::kHost;  // the host's fault, not the job's
     } else {
       std::vector<coordinator::KernelBlob> kernels;
       for (const v1::Kernel& k : wire_kernels.kernels()) kernels.push_back(coordinator::FromWire(k));
@@ -317,6 +318,8 @@ absl::StatusOr<ExecutorOutcome> ExecutorProcess::Run(
       if (out.report.executor_killed) {  // the child exits after a launch timeout
         const std::string how = Reap(false);
         spdlog::warn("worker: executor of job {} wedged its device and ended ({})", job.job_id, how);
+      } else if (out.report.blame == jobs::Blame::kHost) {  // it could not open its device: exits
+        Reap(false);
       }
       return out;
     }

@@ -34,7 +34,8 @@ inline constexpr size_t kMaxFrameBytes = 1u << 30;
 
 // Child side: serves jobs on `fd` with the device `device_index` of `backend_name` until EOF.
 // Returns the process exit code (0 at EOF, 3 after a wedged device, 2 when the device cannot be
-// opened: then every request is answered with a failure first, so jobs are not lost silently).
+// opened: then the first request is answered with a failure blamed on the host (jobs::Blame)
+// first, so the job is handed back uncharged instead of being lost silently).
 int RunExecutor(int fd, const std::string& backend_name, int device_index,
                 const solver::SolverRegistry& registry, const JobTuning& tuning);
 

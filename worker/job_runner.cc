@@ -34,8 +34,8 @@ absl::StatusOr<Prepared> Prepare(const coordinator::LeasedJob& job,
   Prepared p;
   p.problem = (*problems)[0];
   p.solver = registry.ByName(job.solver_name);
-  if (p.solver == nullptr) {
-    return absl::FailedPreconditionError(
+  if (p.solver == nullptr) {  // a newer solver (rolling upgrade): another worker may know it
+    return absl::UnimplementedError(
         absl::StrCat("solver '", job.solver_name, "' is unknown to this worker"));
   }
   return p;
@@ -46,14 +46,15 @@ absl::StatusOr<Prepared> Prepare(const coordinator::LeasedJob& job,
 // tenths of a second, while the GPU waits.
 constexpr double kGpuCpuReferenceMaxFlops = 1e9;
 
-search::TuneOptions TuneOptionsFor(const JobTuning& t, const std::string& solver, bool dry_run,
+search::TuneOptions TuneOptionsFor(const JobTuning& t, const coordinator::LeasedJob& job, bool dry_run,
                                    bool gpu = false, search::CompilePool* pool = nullptr) {
   search::TuneOptions o;
+  o.warm_params = job.warm_params;
   if (gpu) o.evaluator.cpu_reference_max_flops = kGpuCpuReferenceMaxFlops;
   o.strategy = t.strategy;
   o.budget = t.budget;
   o.seed = t.seed;
-  o.solvers = {solver};
+  o.solvers = {job.solver_name};
   o.compiler.threads = t.compile_threads;
   o.compiler.pool = pool;
   o.evaluator.seed = t.seed;
@@ -68,8 +69,9 @@ search::TuneOptions TuneOptionsFor(const JobTuning& t, const std::string& solver
 }
 
 coordinator::Report Failure(const coordinator::LeasedJob& job, const std::string& error,
-                            bool retryable) {
+                            bool retryable, jobs::Blame blame = jobs::Blame::kJob) {
   coordinator::Report r;
+  r.blame = blame;
   r.job_id = job.job_id;
   r.attempt = job.attempt;
   r.step = jobs::JobStep::kEval;
@@ -77,6 +79,13 @@ coordinator::Report Failure(const coordinator::LeasedJob& job, const std::string
   r.error = error;
   r.retryable = retryable;
   return r;
+}
+
+// A job Prepare refused: a solver this worker does not know goes back for another worker
+// (unsupported); anything else (a driver line that does not parse) is the job's for good.
+coordinator::Report Refused(const coordinator::LeasedJob& job, const absl::Status& st) {
+  return Failure(job, std::string(st.message()), false,
+                 absl::IsUnimplemented(st) ? jobs::Blame::kUnsupported : jobs::Blame::kJob);
 }
 
 coordinator::Sample ToSample(const solver::PerfConfig& config, const search::Measurement& m) {
@@ -126,7 +135,10 @@ absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
   auto prepared = Prepare(job, registry);
   if (!prepared.ok()) return prepared.status();
   auto target = solver::TargetForArch(job.arch, job.num_cu);
-  if (!target.ok()) return absl::FailedPreconditionError(std::string(target.status().message()));
+  if (!target.ok()) {  // an arch this build does not know: another worker may
+    return absl::UnimplementedError(absl::StrCat("arch '", job.arch, "' is unknown to this worker: ",
+                                                 target.status().message()));
+  }
   CompileOutcome out;
   const solver::Solver& s = *prepared->solver->solver;
   if (job.kind == "find" || !s.IsTunable()) {
@@ -140,9 +152,7 @@ absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
   } else {
     // The dry run proposes the same candidates as the eval search (exhaustive and random
     // strategies do not depend on observations), so it compiles what eval will load.
-    search::TuneOptions options = TuneOptionsFor(tuning, job.solver_name, true, false, pool);
-    options.warm_params = job.warm_params;
-    search::Tuner tuner(registry, backend, nullptr, *target, options);
+    search::Tuner tuner(registry, backend, nullptr, *target, TuneOptionsFor(tuning, job, true, false, pool));
     auto r = tuner.Tune(prepared->problem);
     if (!r.ok()) return absl::FailedPreconditionError(std::string(r.status().message()));
     for (const search::SolverTuneResult& sr : r->solvers) {
@@ -285,7 +295,7 @@ void PrefetchEvaluator(const coordinator::LeasedJob& next, const backend::Backen
   if (!problems.ok() || problems->size() != 1) return;
   const solver::Target target = solver::TargetForDevice(backend.Kind(), device.Info());
   evaluators.Prefetch((*problems)[0],
-                      TuneOptionsFor(tuning, next.solver_name, false, target.IsGpu()).evaluator);
+                      TuneOptionsFor(tuning, next, false, target.IsGpu()).evaluator);
 }
 
 void PlannedTuner::Start(const coordinator::LeasedJob& next, const backend::Backend& backend,
@@ -298,8 +308,7 @@ void PlannedTuner::Start(const coordinator::LeasedJob& next, const backend::Back
   if (!prepared.ok() || next.kind == "find" || !prepared->solver->solver->IsTunable()) return;
   if (plans_.size() >= kMaxPlanned) plans_.erase(plans_.begin());  // waits for its planning
   const solver::Target target = solver::TargetForDevice(backend.Kind(), device.Info());
-  search::TuneOptions options = TuneOptionsFor(tuning, next.solver_name, false, target.IsGpu());
-  options.warm_params = next.warm_params;
+  const search::TuneOptions options = TuneOptionsFor(tuning, next, false, target.IsGpu());
   auto tuner = std::make_unique<search::Tuner>(registry, backend, &device, target, options);
   plans_.push_back({next.job_id, std::async(std::launch::async,
                                             [tuner = std::move(tuner), problem = prepared->problem]() mutable {
@@ -325,7 +334,7 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
   const auto start = std::chrono::steady_clock::now();
   *device_wedged = false;
   auto prepared = Prepare(job, registry);
-  if (!prepared.ok()) return Failure(job, std::string(prepared.status().message()), false);
+  if (!prepared.ok()) return Refused(job, prepared.status());
   const solver::Target target = solver::TargetForDevice(backend.Kind(), device.Info());
   const solver::Solver& s = *prepared->solver->solver;
   const Problem& problem = prepared->problem;
@@ -338,8 +347,7 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
   rep.step = jobs::JobStep::kEval;
   rep.succeeded = true;
 
-  search::TuneOptions options = TuneOptionsFor(tuning, job.solver_name, false, target.IsGpu());
-  options.warm_params = job.warm_params;
+  const search::TuneOptions options = TuneOptionsFor(tuning, job, false, target.IsGpu());
   const int64_t reuses = evaluators.reuses();
   const auto get_start = std::chrono::steady_clock::now();
   auto ev = evaluators.Get(device, problem, options.evaluator, registry, backend, target);

@@ -10,7 +10,8 @@
 // KernelCacheBackend so that compile and eval share kernels through the coordinator.
 //
 // Errors are data in the Report (succeeded=false, retryable=false for deterministic failures
-// such as a driver line that does not parse or an unknown solver). Threads: each call uses only
+// such as a driver line that does not parse; blame kUnsupported for a solver or arch this worker
+// does not know). Threads: each call uses only
 // its arguments; the Backend must be safe for concurrent Compile; a Device is used by one
 // EvalJob at a time.
 #pragma once
@@ -58,8 +59,9 @@ struct CompileOutcome {
   std::string first_error;
 };
 
-// FailedPrecondition for a job that cannot be compiled at all (bad driver line, unknown solver,
-// unknown arch); such a job is failed for good. With a pool, the candidates build on its
+// FailedPrecondition for a job that cannot be compiled at all (bad driver line); such a job is
+// failed for good. Unimplemented for a solver or arch this worker does not know (a rolling
+// upgrade): the job is handed back for another worker (jobs::Blame::kUnsupported). With a pool, the candidates build on its
 // threads after those of jobs started earlier (tuning.compile_threads is then unused).
 absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
                                           const backend::Backend& backend,

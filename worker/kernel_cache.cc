@@ -1,5 +1,7 @@
 #include "worker/kernel_cache.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -79,6 +81,21 @@ absl::StatusOr<backend::CodeObject> KernelCacheBackend::Compile(
   built_here_.insert(key);
   if (known_.emplace(key, *code).second) built_.push_back(ToKernelBlob(key, request, *code));
   return code;
+}
+
+std::vector<coordinator::KernelBlob> TrustedKernels(backend::BackendKind kind,
+                                                    std::vector<coordinator::KernelBlob> kernels,
+                                                    size_t* dropped) {
+  const size_t before = kernels.size();
+  if (kind == backend::BackendKind::kCpu) {
+    kernels.erase(std::remove_if(kernels.begin(), kernels.end(),
+                                 [&](const coordinator::KernelBlob& k) {
+                                   return k.built_by.empty();
+                                 }),
+                  kernels.end());
+  }
+  if (dropped != nullptr) *dropped = before - kernels.size();
+  return kernels;
 }
 
 }  // namespace tuna::worker

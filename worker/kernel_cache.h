@@ -29,6 +29,16 @@ coordinator::KernelBlob ToKernelBlob(const std::string& build_key,
                                     const backend::CodeObject& code);
 backend::CodeObject ToCodeObject(backend::BackendKind kind, const coordinator::KernelBlob& k);
 
+// The fetched kernels this host may load (docs/OPERATIONS.md, "Trust model"). On the CPU backend
+// a code object is a shared object whose constructors run at dlopen: only those the coordinator
+// recorded a builder for are kept (it takes PutKernels only from the compile role's token, so a
+// builder is a compile-role worker, this one included); the others are built here instead (what
+// this host builds itself never travels through here). GPU code objects run on the device only
+// and are all kept. `dropped`, when given, is set to how many were left out.
+std::vector<coordinator::KernelBlob> TrustedKernels(backend::BackendKind kind,
+                                                    std::vector<coordinator::KernelBlob> kernels,
+                                                    size_t* dropped = nullptr);
+
 class KernelCacheBackend : public backend::Backend {
  public:
   explicit KernelCacheBackend(const backend::Backend& inner) : inner_(inner) {}

@@ -58,6 +58,11 @@ struct Worker::EvalLane {
   // at once instead of waiting for the coordinator's commit of the last one.
   std::deque<std::pair<coordinator::Report, coordinator::LeasedJob>> reports;
   bool running_done = false;
+  // Host faults (worker.h): failures in a row, whether the lane counts as faulty, and when it
+  // may lease and run again. Guarded by mu.
+  int faults_in_a_row = 0;
+  bool faulty = false;
+  absl::Time resume_at = absl::InfinitePast();
 };
 
 Worker::Worker(coordinator::WorkerApi& client, WorkerOptions options)
@@ -77,16 +82,33 @@ void Worker::RequestStop() {
 }
 
 bool Worker::Healthy() const {
-  return registered_ && !stop_flag_ && failed_calls_ < kUnhealthyAfterFailedCalls;
+  return registered_ && !stop_flag_ && failed_calls_ < kUnhealthyAfterFailedCalls &&
+         faulty_lanes_ == 0 && !benched_;
 }
 
 void Worker::NoteCall(const absl::Status& st) {
+  if (absl::IsUnauthenticated(st) || absl::IsPermissionDenied(st)) {
+    Refused(st);
+    return;
+  }
   if (Unreachable(st)) {
     ++failed_calls_;
   } else {
     failed_calls_ = 0;  // any answer, an error included, means the coordinator is there
   }
   UpdateHealth();
+}
+
+void Worker::Refused(const absl::Status& st) {
+  if (refused_.exchange(true)) return;
+  spdlog::error("worker {}: the coordinator refuses this worker's token ({}): it was rotated, is "
+                "wrong, or its role may not do this; stopping (NOT_SERVING). Give the worker the "
+                "current token of its role and start it again", worker_id(), st.ToString());
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    refusal_ = st;
+  }
+  RequestStop();
 }
 
 void Worker::UpdateHealth() {
@@ -97,10 +119,14 @@ void Worker::UpdateHealth() {
   if (healthy == health_told_) return;
   health_told_ = healthy;
   if (healthy && was_healthy_) {  // the first time, the registration line says it
-    spdlog::info("worker {}: healthy again: the coordinator answers", worker_id());
-  } else if (!healthy && !stop_flag_) {
-    spdlog::warn("worker {}: unhealthy: coordinator unreachable for {} calls in a row", worker_id(),
-                 failed_calls_.load());
+    spdlog::info("worker {}: healthy again", worker_id());
+  } else if (!healthy && !stop_flag_ && registered_) {
+    const std::string why =
+        faulty_lanes_ > 0 ? absl::StrCat(faulty_lanes_.load(), " device(s) faulty (backing off)")
+        : benched_        ? std::string("benched by the coordinator (no eval leases)")
+                          : absl::StrCat("coordinator unreachable for ", failed_calls_.load(),
+                                         " calls in a row");
+    spdlog::warn("worker {}: unhealthy: {} (NOT_SERVING)", worker_id(), why);
   }
   was_healthy_ = was_healthy_ || healthy;
   if (options_.on_health_change) options_.on_health_change(healthy);
@@ -199,6 +225,7 @@ void Worker::SendReport(coordinator::Report report, const coordinator::LeasedJob
   if (!report.succeeded && report.error.empty()) report.error = "failed (no reason given)";
   {
     std::lock_guard<std::mutex> l(mu_);
+    if (!report.succeeded && report.blame == jobs::Blame::kUnsupported) ++stats_.unsupported;
     auto it = held_.find(job.job_id);
     if (it != held_.end() && it->second.attempt == job.attempt) it->second.reporting = true;
   }
@@ -314,15 +341,13 @@ void Worker::RunCompile(const coordinator::LeasedJob& job) {
   if (!outcome.ok()) {
     report.error = absl::StrCat("compile: ", outcome.status().message());
     report.retryable = !absl::IsFailedPrecondition(outcome.status());
+    if (absl::IsUnimplemented(outcome.status())) report.blame = jobs::Blame::kUnsupported;
   } else if (outcome->compiled == 0 && outcome->failed > 0) {
     report.error = absl::StrCat("compile: no candidate compiled: ", outcome->first_error);
     report.retryable = false;
   } else {
     std::vector<coordinator::KernelBlob> kernels = cache.TakeBuilt();
-    absl::StatusOr<std::vector<int64_t>> ids = std::vector<int64_t>{};
-    if (!kernels.empty()) {
-      ids = Retry("put kernels", [&] { return client_.PutKernels(worker_id_, job.job_id, job.attempt, kernels); });
-    }
+    absl::StatusOr<std::vector<int64_t>> ids = PutKernelsInPieces(job, kernels);
     if (!ids.ok()) {
       spdlog::warn("worker {}: {}: put kernels: {}", worker_id_, JobContext(job), ids.status().ToString());
       report.error = absl::StrCat("put kernels: ", ids.status().message());
@@ -351,6 +376,23 @@ void Worker::RunCompile(const coordinator::LeasedJob& job) {
   SendReport(std::move(report), job);
 }
 
+absl::StatusOr<std::vector<int64_t>> Worker::PutKernelsInPieces(
+    const coordinator::LeasedJob& job, const std::vector<coordinator::KernelBlob>& kernels) {
+  std::vector<int64_t> ids;
+  for (size_t begin = 0; begin < kernels.size();) {
+    size_t end = begin, bytes = 0;
+    while (end < kernels.size() && (end == begin || bytes + kernels[end].code_object.size() <= kPutKernelsBytes)) {
+      bytes += kernels[end++].code_object.size();
+    }
+    const std::vector<coordinator::KernelBlob> piece(kernels.begin() + begin, kernels.begin() + end);
+    auto got = Retry("put kernels", [&] { return client_.PutKernels(worker_id_, job.job_id, job.attempt, piece); });
+    if (!got.ok()) return got.status();
+    ids.insert(ids.end(), got->begin(), got->end());
+    begin = end;
+  }
+  return ids;
+}
+
 void Worker::CompileLoop(int index) {
   while (!stop_flag_) {
     coordinator::LeaseRequest req;
@@ -377,9 +419,86 @@ void Worker::CompileLoop(int index) {
   spdlog::debug("worker {}: compile thread {} stopped", worker_id_, index);
 }
 
+void Worker::SetBenched(bool benched, const std::string& why) {
+  if (benched_.exchange(benched) == benched) return;
+  if (benched) {
+    spdlog::warn("worker {}: the coordinator refuses eval leases: {}; asking again every {} s",
+                 worker_id_, why, absl::ToDoubleSeconds(options_.benched_retry));
+  } else {
+    spdlog::info("worker {}: the coordinator leases eval jobs to this host again", worker_id_);
+  }
+  UpdateHealth();
+}
+
+void Worker::NoteDeviceOutcome(EvalLane* lane, const coordinator::Report& report, bool killed) {
+  const bool host = !report.succeeded && report.blame == jobs::Blame::kHost;
+  std::vector<coordinator::LeasedJob> handback;
+  absl::Duration backoff;
+  int in_a_row = 0;
+  {
+    std::lock_guard<std::mutex> l(lane->mu);
+    if (!host && !killed) {  // the device ran the step to its end
+      lane->faults_in_a_row = 0;
+      if (!lane->faulty) return;
+      lane->faulty = false;
+      --faulty_lanes_;
+      spdlog::info("worker {}: device {} works again", worker_id_, lane->device.index);
+    } else {
+      in_a_row = ++lane->faults_in_a_row;
+      if (!host && in_a_row < 2) return;  // one crash is the job's business (quarantine)
+      backoff = options_.device_backoff_first;
+      for (int k = host ? 1 : 2; k < in_a_row && backoff < options_.device_backoff_max; ++k) {
+        backoff *= 2;
+      }
+      backoff = std::min(backoff, options_.device_backoff_max);
+      lane->resume_at = absl::Now() + backoff;
+      if (!lane->faulty) ++faulty_lanes_;
+      lane->faulty = true;
+      for (auto& q : lane->queue) handback.push_back(q.first);
+      lane->queue.clear();
+      lane->cv.notify_all();
+    }
+  }
+  if (in_a_row > 0) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ++stats_.device_backoffs;
+      if (host) ++stats_.host_faults;
+    }
+    spdlog::warn("worker {}: device {} {}: backing off {:.1f} s ({} failure(s) in a row: {}); "
+                 "{} queued job(s) handed back; NOT_SERVING until it works again",
+                 worker_id_, lane->device.index, host ? "unusable" : "keeps losing its executor",
+                 absl::ToDoubleSeconds(backoff), in_a_row, report.error, handback.size());
+    ReleaseAll(handback);
+  }
+  UpdateHealth();
+}
+
+bool Worker::WaitDeviceBackoff(EvalLane* lane) {
+  std::unique_lock<std::mutex> l(lane->mu);
+  while (!stop_flag_) {
+    const absl::Duration left = lane->resume_at - absl::Now();
+    if (left <= absl::ZeroDuration()) return true;
+    lane->cv.wait_for(l, absl::ToChronoMilliseconds(std::min(left, absl::Milliseconds(200))));
+  }
+  return false;
+}
+
+std::vector<coordinator::KernelBlob> Worker::TrustedKernels(
+    const coordinator::LeasedJob& job, std::vector<coordinator::KernelBlob> kernels) {
+  size_t dropped = 0;
+  kernels = worker::TrustedKernels(backend_->Kind(), std::move(kernels), &dropped);
+  if (dropped > 0) {
+    spdlog::warn("worker {}: {}: {} shared object(s) without a compile-role builder are not "
+                 "loaded; they are built here instead", worker_id_, JobContext(job), dropped);
+  }
+  return kernels;
+}
+
 void Worker::EvalLeaseLoop(EvalLane* lane) {
   const size_t ahead = static_cast<size_t>(std::max(1, options_.lease_batch));
   while (!stop_flag_) {
+    if (!WaitDeviceBackoff(lane)) break;
     {  // prefetch at most `ahead` jobs beyond the running one
       std::unique_lock<std::mutex> l(lane->mu);
       lane->cv.wait_for(l, std::chrono::milliseconds(200), [&] { return lane->queue.size() < ahead || stop_flag_; });
@@ -393,11 +512,17 @@ void Worker::EvalLeaseLoop(EvalLane* lane) {
     req.max_jobs = static_cast<int>(ahead);
     req.wait = options_.lease_wait;
     auto jobs = Retry("lease eval jobs", [&] { return client_.Lease(req); });
+    if (absl::IsFailedPrecondition(jobs.status())) {  // this host is benched (coordinator.h)
+      SetBenched(true, std::string(jobs.status().message()));
+      Sleep(options_.benched_retry);
+      continue;
+    }
     if (!jobs.ok()) {
       if (!stop_flag_) spdlog::warn("worker {}: eval lease: {}", worker_id_, jobs.status().ToString());
       Sleep(absl::Seconds(1));
       continue;
     }
+    SetBenched(false, "");
     for (const auto& j : *jobs) {
       Hold(j, [lane, id = j.job_id] {
         // The runner kills the executor only if it is running this job (checked there).
@@ -410,7 +535,7 @@ void Worker::EvalLeaseLoop(EvalLane* lane) {
       auto kernels = Retry("fetch kernels", [&] { return client_.FetchKernels(worker_id_, j.job_id, j.attempt); });
       std::vector<coordinator::KernelBlob> ks;
       if (kernels.ok()) {
-        ks = *std::move(kernels);
+        ks = TrustedKernels(j, *std::move(kernels));
       } else {  // not fatal: the executor compiles what is missing
         spdlog::warn("worker {}: {}: fetch kernels: {}", worker_id_, JobContext(j), kernels.status().ToString());
       }
@@ -454,6 +579,10 @@ void Worker::EvalRunLoop(EvalLane* lane) {
       Drop(job);
       continue;
     }
+    if (!WaitDeviceBackoff(lane)) {  // leased while the device was failing, and now stopping
+      ReleaseAll({job});
+      continue;
+    }
     spdlog::info("worker {}: evaluating {} on {} device {}", worker_id_, JobContext(job),
                  lane->device.arch, lane->device.index);
     const auto t0 = std::chrono::steady_clock::now();
@@ -474,9 +603,10 @@ void Worker::EvalRunLoop(EvalLane* lane) {
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     coordinator::Report report;
-    if (!out.ok()) {
+    if (!out.ok()) {  // the executor could not be started: the host's fault
       report.error = absl::StrCat("executor: ", out.status().message());
       report.retryable = true;
+      report.blame = jobs::Blame::kHost;
     } else {
       report = std::move(out->report);
     }
@@ -490,15 +620,22 @@ void Worker::EvalRunLoop(EvalLane* lane) {
       ++(report.succeeded ? stats_.evaluated : stats_.eval_failed);
       if (out.ok() && out->killed) ++stats_.executor_kills;
     }
-    if (report.succeeded) {
-      spdlog::info("worker {}: evaluated {} in {:.1f} s: {}", worker_id_, JobContext(job), s,
-                   EvalSummary(report));
-    } else {
-      spdlog::warn("worker {}: {} failed after {:.1f} s: {}", worker_id_, JobContext(job), s, report.error);
-    }
+    NoteDeviceOutcome(lane, report, out.ok() && out->killed);
+    LogEvalOutcome(job, report, s);
     std::lock_guard<std::mutex> l(lane->mu);
     lane->reports.emplace_back(std::move(report), job);
     lane->cv.notify_all();
+  }
+}
+
+void Worker::LogEvalOutcome(const coordinator::LeasedJob& job, const coordinator::Report& report,
+                            double seconds) {
+  if (report.succeeded) {
+    spdlog::info("worker {}: evaluated {} in {:.1f} s: {}", worker_id_, JobContext(job), seconds,
+                 EvalSummary(report));
+  } else {
+    spdlog::warn("worker {}: {} failed after {:.1f} s: {}", worker_id_, JobContext(job), seconds,
+                 report.error);
   }
 }
 
@@ -633,9 +770,11 @@ absl::Status Worker::Run() {
   lanes.clear();  // closes the executors' sockets; they exit
   const WorkerStats s = stats();
   spdlog::info("worker {}: stopped: {} compiled, {} compile failures, {} evaluated, {} eval failures, "
-               "{} executor kills, {} released", worker_id_, s.compiled, s.compile_failed, s.evaluated,
-               s.eval_failed, s.executor_kills, s.released);
-  return absl::OkStatus();
+               "{} executor kills, {} released, {} host faults, {} device backoffs, {} unsupported",
+               worker_id_, s.compiled, s.compile_failed, s.evaluated, s.eval_failed,
+               s.executor_kills, s.released, s.host_faults, s.device_backoffs, s.unsupported);
+  std::lock_guard<std::mutex> l(mu_);
+  return refusal_;
 }
 
 }  // namespace tuna::worker

@@ -28,12 +28,28 @@
 // Time in the prefetch queue and an unreachable coordinator cost nothing: a coordinator that
 // comes back keeps the leases of workers that renew (coordinator.h, serving grace).
 //
+// Host faults (docs/RELIABILITY.md, "Hosts take the blame"): a device that cannot be opened or
+// an executor that cannot be started fails its job with jobs::Blame::kHost (the coordinator hands
+// the job back uncharged and counts the failure against this host). The device's lane then backs
+// off (device_backoff_first, doubling up to device_backoff_max, while the failures go on), hands
+// back its prefetched jobs and leases nothing until the backoff ends; so does a lane whose
+// executor was killed (crash or hang) twice in a row (a device that keeps losing its context).
+// A job the lane runs to its end again clears the fault. A coordinator that benched this host
+// refuses its eval leases (FailedPrecondition); the lane asks again every few seconds.
+// A solver or arch this worker does not know fails the job with kUnsupported: it is handed back
+// for another worker and not leased to this one again.
+//
+// Token refused (a rotated token, or an eval-role token asked to compile): the first call
+// answered UNAUTHENTICATED or PERMISSION_DENIED logs one error line naming it, the worker turns
+// NOT_SERVING and stops as on RequestStop (its leases run out at the coordinator, which requeues
+// them uncharged after a rotation); Run returns that status.
+//
 // Stop (RequestStop, e.g. on SIGTERM): no new leases; jobs in progress finish and are reported;
 // leased jobs not started are Released; Run then returns OK.
 //
 // Health (for `tuna worker --health`, worker/health_server.h): the worker is healthy while it
-// is registered, not stopping, and the coordinator answered at least one of its last
-// kUnhealthyAfterFailedCalls calls. Unreachable means Unavailable / DeadlineExceeded: every
+// is registered, not stopping, no device lane is faulty (above), the coordinator has not benched
+// it, and the coordinator answered at least one of its last kUnhealthyAfterFailedCalls calls. Unreachable means Unavailable / DeadlineExceeded: every
 // such call is retried with the backoff above, so a coordinator that is down turns a worker
 // unhealthy after a few retries (about 1.5 s with one leasing thread, sooner with more), and
 // the first call it answers again makes it healthy. The worker stays free of server code: it
@@ -74,6 +90,12 @@ struct WorkerOptions {
   JobTuning tuning;
   absl::Duration eval_deadline = absl::Minutes(30);  // per eval job; then SIGKILL
   absl::Duration lease_wait = absl::Seconds(5);      // long-poll per Lease call
+  // A faulty device's lane waits this long before trying again, doubling per failure in a row
+  // up to device_backoff_max (see the file comment).
+  absl::Duration device_backoff_first = absl::Seconds(1);
+  absl::Duration device_backoff_max = absl::Seconds(60);
+  // A benched host (the coordinator refuses its eval leases) asks again after this long.
+  absl::Duration benched_retry = absl::Seconds(5);
   // Stopping: a report is retried at most this long after RequestStop (and never past the
   // lease's renewed end). A report given up leaves its job leased until the lease expires (or a
   // resumed `tune -f` hands it back); the job then runs again.
@@ -96,6 +118,9 @@ struct WorkerStats {
   int64_t executor_kills = 0;
   int64_t released = 0;
   int64_t lost_leases = 0;
+  int64_t host_faults = 0;       // eval steps failed by this host's device or executor
+  int64_t device_backoffs = 0;   // times a lane backed off
+  int64_t unsupported = 0;       // jobs handed back as unsupported
 };
 
 class Worker {
@@ -105,7 +130,8 @@ class Worker {
 
   // Errors: Unavailable when no backend/device matches the options, FailedPrecondition when
   // the coordinator refuses the registration (protocol), Cancelled when stopped before
-  // registering. OK after a clean stop.
+  // registering, Unauthenticated / PermissionDenied after the coordinator refused the token
+  // (see the file comment). OK after a clean stop.
   absl::Status Run();
   void RequestStop();
   // Consecutive failed calls (coordinator unreachable) after which the worker is unhealthy.
@@ -151,6 +177,22 @@ class Worker {
   void EvalLeaseLoop(EvalLane* lane);
   void EvalRunLoop(EvalLane* lane);
   void EvalReportLoop(EvalLane* lane);
+  void LogEvalOutcome(const coordinator::LeasedJob& job, const coordinator::Report& report,
+                      double seconds);
+  // After each eval step: a host fault or a repeated executor kill backs the lane off (and hands
+  // its queued jobs back); a step run to its end clears the lane's fault.
+  void NoteDeviceOutcome(EvalLane* lane, const coordinator::Report& report, bool killed);
+  // Waits out the lane's backoff; false when stopping.
+  bool WaitDeviceBackoff(EvalLane* lane);
+  void SetBenched(bool benched, const std::string& why);
+  void Refused(const absl::Status& st);
+  // Fetched kernels this host may load (kernel_cache.h TrustedKernels), logging what is left out.
+  std::vector<coordinator::KernelBlob> TrustedKernels(const coordinator::LeasedJob& job,
+                                                      std::vector<coordinator::KernelBlob> kernels);  // the token was refused: stop (see the file comment)
+  // PutKernels in calls of at most kPutKernelsBytes of code (one kernel per call at least).
+  absl::StatusOr<std::vector<int64_t>> PutKernelsInPieces(
+      const coordinator::LeasedJob& job, const std::vector<coordinator::KernelBlob>& kernels);
+  static constexpr size_t kPutKernelsBytes = 8u << 20;
   bool Sleep(absl::Duration d);  // false when stopping
   // After every coordinator call: counts unreachable-coordinator failures, resets on an answer.
   void NoteCall(const absl::Status& st);
@@ -167,6 +209,10 @@ class Worker {
   absl::Time stop_at_ = absl::InfiniteFuture();  // guarded by mu_: when RequestStop was called
   std::atomic<bool> registered_{false};
   std::atomic<int> failed_calls_{0};  // consecutive, across threads
+  std::atomic<int> faulty_lanes_{0};  // lanes backing off or probing after a host fault
+  std::atomic<bool> benched_{false};  // the coordinator refuses our eval leases
+  std::atomic<bool> refused_{false};  // the coordinator refused the token
+  absl::Status refusal_;              // guarded by mu_: what Run returns after a refusal
 
   std::mutex health_mu_;         // orders on_health_change calls
   bool health_told_ = false;     // guarded by health_mu_: the last value passed on

@@ -76,9 +76,9 @@ const char* ReportOutcomeName(ReportOutcome o) {
   return "?";
 }
 
-absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(JobStep step,
-                                                          const std::vector<int64_t>& session_ids,
-                                                          const std::vector<ClaimWant>& wants) {
+absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
+    JobStep step, const std::vector<int64_t>& session_ids, const std::vector<ClaimWant>& wants,
+    const std::map<int64_t, std::set<int64_t>>& excluded_solvers) {
   int64_t total = 0;
   for (const ClaimWant& w : wants) {
     if (w.owner.empty() || w.count < 0) {
@@ -100,20 +100,27 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(JobStep step,
       // The problem and solver name come from subqueries, which read without locking: FOR UPDATE
       // locks only the job rows (on a join it would also lock the config and solver rows, and
       // concurrent claims would then skip every job of a solver one of them had claimed).
+      Params q{std::string(jobs::ToString(jobs::ReadyState(step))), sid};
+      std::string exclude;
+      if (auto ex = excluded_solvers.find(sid); ex != excluded_solvers.end() && !ex->second.empty()) {
+        exclude = absl::StrCat("AND j.solver_id NOT IN (", ListPlaceholders(ex->second.size()), ") ");
+        q.insert(q.end(), ex->second.begin(), ex->second.end());
+      }
+      q.push_back(remaining);
       auto rows = c.Query(
           "SELECT j.id, j.session_id, j.config_id, j.solver_id, j.kind, j.attempt, j.retries, "
           "(SELECT c.driver FROM conv_config c WHERE c.id = j.config_id) AS driver, "
           "(SELECT s.name FROM solver s WHERE s.id = j.solver_id) AS solver_name, "
           "(SELECT pr.params FROM perf_result pr WHERE pr.session_id = j.session_id AND "
           "pr.config_id = j.config_id AND pr.solver_id = j.solver_id) AS tuned_params "
-          "FROM job j WHERE j.state = ? AND j.session_id = ? "
+          "FROM job j WHERE j.state = ? AND j.session_id = ? " + exclude +
           // A find job waits for the perf job of its config and solver to end, so that it
           // times the tuned params (MITuna runs find after perf the same way).
           "AND (j.kind <> 'find' OR NOT EXISTS (SELECT 1 FROM job p WHERE "
           "p.session_id = j.session_id AND p.config_id = j.config_id AND "
           "p.solver_id = j.solver_id AND p.kind = 'perf' AND p.state NOT IN ('evaluated', 'failed', 'not_applicable', 'cancelled'))) "
           "ORDER BY j.priority DESC, j.retries, j.id LIMIT ? FOR UPDATE SKIP LOCKED",
-          {std::string(jobs::ToString(jobs::ReadyState(step))), sid, remaining});
+          q);
       if (!rows.ok()) return rows.status();
       for (const Row& r : *rows) {
         ClaimedJob j;
@@ -268,6 +275,7 @@ namespace {
 // What a batch of applied success reports writes, gathered per statement.
 struct SuccessWrites {
   std::vector<int64_t> compiled, evaluated;
+  Params decay;  // (session, config, solver) of each applied eval success
   Params links, samples;
   size_t link_rows = 0, sample_rows = 0;
   std::vector<NewPerfResult> perf;
@@ -284,6 +292,7 @@ struct SuccessWrites {
       return;
     }
     evaluated.push_back(r.job_id);
+    decay.insert(decay.end(), {job.session_id, job.config_id, job.solver_id});
     if (r.has_result && job.kind == "perf") {
       perf.push_back({job.session_id, job.config_id, job.solver_id, r.job_id, r.params,
                       r.kernel_time_ms, r.workspace_bytes, r.candidates_tried, r.verified});
@@ -370,6 +379,17 @@ absl::Status WriteSuccesses(Connection& c, const SuccessWrites& w) {
       !st.ok()) {
     return st;
   }
+  if (!w.evaluated.empty()) {
+    // Quarantine decays: a batch's successes take one executor kill off each (config, solver). The
+    // table is empty unless executors were killed, so this costs one indexed lookup per row.
+    Params p = w.decay;
+    const size_t count = PadRows(p, w.evaluated.size(), 3);
+    auto d = c.Execute(absl::StrCat("UPDATE config_quarantine SET kills = kills - 1 WHERE kills > 0 "
+                                    "AND NOT quarantined AND (session_id, config_id, solver_id) "
+                                    "IN (", RowPlaceholders(count, 3), ")"),
+                       p);
+    if (!d.ok()) return d.status();
+  }
   if (absl::Status st = InsertPerfResults(c, w.perf); !st.ok()) return st;
   if (absl::Status st = InsertFindResults(c, w.find); !st.ok()) return st;
   return InsertRows(c,
@@ -410,9 +430,43 @@ absl::StatusOr<ReportOutcome> LeaseStore::ReportFailure(Connection& c, const Ste
   const JobInfo job = JobFromRow((*rows)[0]);
   const ReportOutcome o = Fence(job, r);
   if (o != ReportOutcome::kApplied) return o;
-  absl::Status st = RecordFailure(c, r, job);
+  absl::Status st = r.blame == jobs::Blame::kJob ? RecordFailure(c, r, job) : HandBack(c, r);
   if (!st.ok()) return st;
   return ReportOutcome::kApplied;
+}
+
+absl::StatusOr<bool> LeaseStore::CountKill(Connection& c, const JobInfo& job,
+                                           const std::string& error, int64_t* kills) {
+  const Params key{job.session_id, job.config_id, job.solver_id};
+  auto u = c.Execute(
+      "INSERT INTO config_quarantine (session_id, config_id, solver_id, kills, reason, last_error) "
+      "VALUES (?, ?, ?, 1, 'executor_killed', ?) ON DUPLICATE KEY UPDATE kills = kills + 1, "
+      "reason = VALUES(reason), last_error = VALUES(last_error)",
+      {job.session_id, job.config_id, job.solver_id, error});
+  if (!u.ok()) return u.status();
+  auto k = c.Query("SELECT kills FROM config_quarantine WHERE session_id = ? AND config_id = ? "
+                   "AND solver_id = ?",
+                   key);
+  if (!k.ok()) return k.status();
+  *kills = (*k)[0].Int(0);
+  if (*kills < options_.quarantine_kills) return false;
+  auto q = c.Execute("UPDATE config_quarantine SET quarantined = TRUE WHERE session_id = ? AND "
+                     "config_id = ? AND solver_id = ?",
+                     key);
+  if (!q.ok()) return q.status();
+  return true;
+}
+
+absl::Status LeaseStore::HandBack(Connection& c, const StepReport& r) {
+  const std::string why = r.blame == jobs::Blame::kHost
+                              ? "host fault on "
+                              : "released as unsupported by ";
+  auto n = c.Execute(
+      "UPDATE job SET state = ?, lease_owner = NULL, lease_expires_at = NULL, error = ? "
+      "WHERE id = ?",
+      {std::string(jobs::ToString(jobs::ReadyState(r.step))),
+       Truncated(absl::StrCat(why, r.owner, ": ", r.error, "; not counted as a retry")), r.job_id});
+  return n.status();
 }
 
 absl::Status LeaseStore::RecordFailure(Connection& c, const StepReport& r, const JobInfo& job) {
@@ -423,29 +477,15 @@ absl::Status LeaseStore::RecordFailure(Connection& c, const StepReport& r, const
   bool quarantined = false;
   int64_t kills = 0;
   if (r.executor_killed) {
-    auto u = c.Execute(
-        "INSERT INTO config_quarantine (session_id, config_id, kills, last_error) "
-        "VALUES (?, ?, 1, ?) ON DUPLICATE KEY UPDATE kills = kills + 1, "
-        "last_error = VALUES(last_error)",
-        {job.session_id, job.config_id, error});
-    if (!u.ok()) return u.status();
-    auto k = c.Query("SELECT kills FROM config_quarantine WHERE session_id = ? AND config_id = ?",
-                     {job.session_id, job.config_id});
-    if (!k.ok()) return k.status();
-    kills = (*k)[0].Int(0);
-    if (kills >= options_.quarantine_kills) {
-      quarantined = true;
-      auto q = c.Execute(
-          "UPDATE config_quarantine SET quarantined = TRUE WHERE session_id = ? AND config_id = ?",
-          {job.session_id, job.config_id});
-      if (!q.ok()) return q.status();
-    }
+    auto q = CountKill(c, job, error, &kills);
+    if (!q.ok()) return q.status();
+    quarantined = *q;
   }
   const bool give_up = !r.retryable || retries >= options_.max_retries || quarantined;
   std::string final_error = error;
   if (quarantined) {
-    final_error = absl::StrCat("quarantined: config killed executors ", kills, " times; last: ",
-                               error);
+    final_error = absl::StrCat("quarantined: config and solver killed executors ", kills,
+                               " times; last: ", error);
   } else if (give_up && r.retryable) {
     final_error = absl::StrCat("gave up after ", retries, " tries; last: ", error);
   }
@@ -458,11 +498,11 @@ absl::Status LeaseStore::RecordFailure(Connection& c, const StepReport& r, const
        std::string(give_up ? "failed" : jobs::ToString(jobs::ReadyState(r.step))), r.job_id});
   if (!n.ok()) return n.status();
   if (quarantined) {
-    // The config's other waiting jobs would only kill more executors.
+    // The solver's other waiting jobs of the config would only kill more executors.
     auto q = c.Execute(
         "UPDATE job SET state = 'failed', error = ?, finished_at = NOW(6) WHERE session_id = ? "
-        "AND config_id = ? AND state IN ('new', 'compiled')",
-        {final_error, job.session_id, job.config_id});
+        "AND config_id = ? AND solver_id = ? AND state IN ('new', 'compiled')",
+        {final_error, job.session_id, job.config_id, job.solver_id});
     if (!q.ok()) return q.status();
   }
   return absl::OkStatus();
@@ -586,7 +626,7 @@ absl::StatusOr<std::optional<JobInfo>> LeaseStore::GetJob(int64_t job_id) {
 }
 
 absl::StatusOr<std::vector<int64_t>> LeaseStore::PutKernels(
-    const std::vector<StoredKernel>& kernels) {
+    const std::vector<StoredKernel>& kernels, const std::string& built_by) {
   std::vector<int64_t> ids;
   absl::Status st = db_.WithConnection([&](Connection& c) -> absl::Status {
     ids.clear();
@@ -608,10 +648,11 @@ absl::StatusOr<std::vector<int64_t>> LeaseStore::PutKernels(
       blob.resize(size);
       auto n = c.Execute(
           "INSERT INTO kernel (hash, arch, compiler, kernel_name, options, entries, `blob`, "
-          "uncompressed_size) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+          "uncompressed_size, built_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
           "ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id)",
           {content_hash, k.arch, k.compiler, k.kernel_name, k.options, k.entries, blob,
-           static_cast<int64_t>(k.code_object.size())});
+           static_cast<int64_t>(k.code_object.size()),
+           built_by.empty() ? Value(nullptr) : Value(built_by)});
       if (!n.ok()) return n.status();
       auto id = c.LastInsertId();
       if (!id.ok()) return id.status();
@@ -626,7 +667,7 @@ absl::StatusOr<std::vector<int64_t>> LeaseStore::PutKernels(
 absl::StatusOr<std::vector<StoredKernel>> LeaseStore::JobKernels(int64_t job_id) {
   auto rows = db_.Query(
       "SELECT jk.build_key, k.arch, k.compiler, k.kernel_name, k.options, k.entries, k.`blob`, "
-      "k.uncompressed_size FROM job_kernel jk JOIN kernel k ON k.id = jk.kernel_id "
+      "k.uncompressed_size, COALESCE(k.built_by, '') FROM job_kernel jk JOIN kernel k ON k.id = jk.kernel_id "
       "WHERE jk.job_id = ? ORDER BY jk.kernel_id",
       {job_id});
   if (!rows.ok()) return rows.status();
@@ -641,6 +682,7 @@ absl::StatusOr<std::vector<StoredKernel>> LeaseStore::JobKernels(int64_t job_id)
     k.entries = r.String(5);
     const std::string blob = r.String(6);
     const int64_t size = r.Int(7);
+    k.built_by = r.String(8);
     k.code_object.assign(static_cast<size_t>(std::max<int64_t>(size, 0)), '\0');
     const size_t got = ZSTD_decompress(k.code_object.data(), k.code_object.size(), blob.data(),
                                        blob.size());

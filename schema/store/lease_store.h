@@ -9,7 +9,14 @@
 // A claim increments `attempt`, sets `lease_owner` and `lease_expires_at`. Every later write for
 // that lease (renew, report) names (job_id, attempt, owner) and changes nothing when they no
 // longer match (fencing). A failed step or an expired lease puts the job back into the step's
-// ready state with retries + 1 and the error kept; at `max_retries` it becomes 'failed'.
+// ready state with retries + 1 and the error kept; at `max_retries` it becomes 'failed'. A
+// failure blamed on the host or reported as unsupported (jobs::Blame) puts it back without
+// retries + 1, with the error saying why (it is never failed for it).
+//
+// Quarantine (migration 005): a failure with executor_killed counts against the job's
+// (session, config, solver) in config_quarantine, with the reason; at `quarantine_kills` the
+// row is quarantined and that solver's waiting jobs of the config are failed. Every applied
+// eval success of a (session, config, solver) not quarantined takes one count off (decay).
 // 'errored' is not produced here (a retryable failure is simply ready again, with its error).
 //
 // Idempotency: a report whose (job, attempt) already reached the step's success state is a
@@ -21,7 +28,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,7 +45,7 @@ using jobs::JobStep;  // the store's code names steps unqualified
 struct LeaseStoreOptions {
   int lease_seconds = 60;     // lease length set by claims and renewals
   int max_retries = 3;        // failures / expiries before a job is 'failed'
-  int quarantine_kills = 3;   // executor kills of one (session, config) before quarantine
+  int quarantine_kills = 3;   // executor kills of one (session, config, solver) before quarantine
 };
 
 // One claimant of a batched claim: `owner` wants up to `count` jobs.
@@ -102,6 +111,7 @@ struct StepReport {
   std::string error;
   bool retryable = true;      // false: straight to 'failed' (deterministic failure)
   bool executor_killed = false;  // the step crashed or hung its executor (counts to quarantine)
+  jobs::Blame blame = jobs::Blame::kJob;  // kHost / kUnsupported: back to ready, not charged
   // Compile success:
   std::vector<KernelLink> kernels;
   // Eval success (perf: winner params; find: the solver's time at its best/default params):
@@ -135,6 +145,7 @@ struct StoredKernel {
   std::string options;
   std::string entries;      // comma-separated
   std::string code_object;  // uncompressed
+  std::string built_by;     // the worker that sent it first (JobKernels; "" before migration 6)
 };
 
 struct ReapCounts {
@@ -161,11 +172,12 @@ class LeaseStore {
   // retries, id LIMIT (what is still wanted) FOR UPDATE SKIP LOCKED (with their problem and
   // solver name, read without locking), then a single UPDATE that leases them, handing them out
   // to `wants` in order. Returns the claimed jobs (fewer when the queue runs dry; a job never
-  // goes to two owners). Quarantined configs' jobs are already 'failed' (Report does that when
-  // the threshold is reached), so they are never claimed.
-  absl::StatusOr<std::vector<ClaimedJob>> Claim(JobStep step,
-                                                const std::vector<int64_t>& session_ids,
-                                                const std::vector<ClaimWant>& wants);
+  // goes to two owners). Quarantined jobs are already 'failed' (Report does that when the
+  // threshold is reached), so they are never claimed. `excluded_solvers`: per session, solver
+  // ids not to claim (the claimants reported them unsupported).
+  absl::StatusOr<std::vector<ClaimedJob>> Claim(
+      JobStep step, const std::vector<int64_t>& session_ids, const std::vector<ClaimWant>& wants,
+      const std::map<int64_t, std::set<int64_t>>& excluded_solvers = {});
 
   // Extends the owner's leases that are still held with the same attempt; returns those.
   absl::StatusOr<std::vector<RenewedLease>> Renew(const std::string& owner,
@@ -198,8 +210,10 @@ class LeaseStore {
 
   absl::StatusOr<std::optional<JobInfo>> GetJob(int64_t job_id);
 
-  // Stores code objects (zstd, deduplicated by SHA-256 of the content); ids in input order.
-  absl::StatusOr<std::vector<int64_t>> PutKernels(const std::vector<StoredKernel>& kernels);
+  // Stores code objects (zstd, deduplicated by SHA-256 of the content); ids in input order. A new
+  // blob records `built_by` (an already stored one keeps its first builder).
+  absl::StatusOr<std::vector<int64_t>> PutKernels(const std::vector<StoredKernel>& kernels,
+                                                  const std::string& built_by = "");
   // The kernels a job's compile step linked (decompressed; DataLoss on a corrupt blob).
   absl::StatusOr<std::vector<StoredKernel>> JobKernels(int64_t job_id);
 
@@ -213,6 +227,11 @@ class LeaseStore {
                                std::vector<ReportOutcome>& out);
   absl::StatusOr<ReportOutcome> ReportFailure(Connection& c, const StepReport& r);
   absl::Status RecordFailure(Connection& c, const StepReport& r, const JobInfo& job);
+  // Counts an executor kill against the job's (config, solver); true when it is now quarantined.
+  // A failure blamed on the host or unsupported: back to ready, no retry charged.
+  absl::Status HandBack(Connection& c, const StepReport& r);
+  absl::StatusOr<bool> CountKill(Connection& c, const JobInfo& job, const std::string& error,
+                                 int64_t* kills);
 
   Database& db_;
   LeaseStoreOptions options_;

@@ -1,6 +1,7 @@
 // KernelCacheBackend (worker/kernel_cache.h) over the real cpu backend: known builds are
 // answered without compiling, what it built is recorded once, and Clear forgets the prefetched
-// kernels but keeps those built here.
+// kernels but keeps those built here; TrustedKernels keeps only shared objects with a recorded
+// (compile-role) builder on the CPU backend.
 #include "worker/kernel_cache.h"
 
 #include "catch2/catch.hpp"
@@ -61,6 +62,23 @@ TEST_CASE("the kernel cache answers known builds and keeps its own across Clear"
   CHECK(cache.hits() == 3);
   REQUIRE(cache.Compile(fetched).ok());
   CHECK(cache.builds() == 2);
+}
+
+TEST_CASE("a CPU host loads only shared objects with a recorded builder") {
+  auto blob = [](const std::string& built_by) {
+    return coordinator::KernelBlob{std::string(64, 'a'), "cpu-x86_64", "c++", "k.cc", "", "f",
+                                   "\x7f" "ELF", built_by};
+  };
+  size_t dropped = 0;
+  auto kept = TrustedKernels(backend::BackendKind::kCpu,
+                             {blob("build/1"), blob(""), blob("build/2")}, &dropped);
+  CHECK(kept.size() == 2);
+  CHECK(dropped == 1);
+  for (const auto& k : kept) CHECK(!k.built_by.empty());
+  // GPU code objects only run on the device: kept whoever built them.
+  kept = TrustedKernels(backend::BackendKind::kHip, {blob(""), blob("build/1")}, &dropped);
+  CHECK(kept.size() == 2);
+  CHECK(dropped == 0);
 }
 
 }  // namespace

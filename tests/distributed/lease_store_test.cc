@@ -364,24 +364,98 @@ TEST_CASE_METHOD(testing::MariadbTest,
   CHECK(Count(db(), "SELECT COUNT(*) FROM job WHERE state = 'new' AND retries = 0") == 4);
 }
 
-TEST_CASE_METHOD(testing::MariadbTest, "configs that keep killing executors are quarantined",
+TEST_CASE_METHOD(testing::MariadbTest,
+                 "executor kills quarantine a config's solver, not the whole config",
                  "[mariadb]") {
-  auto seeded = testing::SeedQueue(db(), 1, 3);  // one config, three solvers' jobs
+  auto seeded = testing::SeedQueue(db(), 1, 2);  // one config, two solvers' jobs
   REQUIRE(seeded.ok());
+  auto ids = db().Query("SELECT id, solver_id FROM job ORDER BY id");
+  REQUIRE(ids.ok());
+  REQUIRE(ids->size() == 2);
+  const int64_t bad_job = (*ids)[0].Int(0), good_job = (*ids)[1].Int(0);
+  const int64_t good_solver = (*ids)[1].Int(1);
   LeaseStore store(db(), {.lease_seconds = 60, .max_retries = 10, .quarantine_kills = 2});
   for (int k = 0; k < 2; ++k) {
-    auto c = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"a", 1}});
+    // The other solver's job is excluded, so the killed one comes back each time.
+    auto c = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"a", 1}},
+                         {{seeded->session_id, {good_solver}}});
     REQUIRE(c.ok());
     REQUIRE(c->size() == 1);
+    REQUIRE((*c)[0].job_id == bad_job);
     StepReport f = Success((*c)[0], JobStep::kCompile);
     f.succeeded = false;
     f.executor_killed = true;
     f.error = "executor killed by signal 9 (hang)";
     REQUIRE(store.Report({f}).ok());
   }
-  CHECK(Count(db(), "SELECT COUNT(*) FROM job WHERE state = 'failed' AND error LIKE "
-                    "'quarantined%'") == 3);
-  CHECK(Count(db(), "SELECT COUNT(*) FROM config_quarantine WHERE quarantined") == 1);
+  CHECK(JobState(db(), bad_job) == "failed");
+  CHECK(Count(db(), "SELECT COUNT(*) FROM job WHERE id = ? AND error LIKE 'quarantined%'",
+              {bad_job}) == 1);
+  CHECK(JobState(db(), good_job) == "new");  // the config's other solver goes on
+  CHECK(Count(db(), "SELECT COUNT(*) FROM config_quarantine WHERE quarantined AND kills = 2 AND "
+                    "reason = 'executor_killed' AND solver_id <> ?",
+              {good_solver}) == 1);
+  CHECK(Count(db(), "SELECT COUNT(*) FROM config_quarantine") == 1);
+}
+
+TEST_CASE_METHOD(testing::MariadbTest, "successes decay a config's solver's executor kills",
+                 "[mariadb]") {
+  auto seeded = testing::SeedQueue(db(), 1, 1);
+  REQUIRE(seeded.ok());
+  LeaseStore store(db(), {.lease_seconds = 60, .max_retries = 10, .quarantine_kills = 3});
+  auto c = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"a", 1}});
+  REQUIRE(c.ok());
+  REQUIRE(c->size() == 1);
+  StepReport f = Success((*c)[0], JobStep::kCompile);
+  f.succeeded = false;
+  f.executor_killed = true;
+  f.error = "executor crashed: signal 11";
+  REQUIRE(store.Report({f}).ok());
+  CHECK(Count(db(), "SELECT kills FROM config_quarantine") == 1);
+  c = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"a", 1}});
+  REQUIRE(c.ok());
+  REQUIRE(c->size() == 1);
+  REQUIRE(store.Report({Success((*c)[0], JobStep::kCompile)}).ok());
+  CHECK(Count(db(), "SELECT kills FROM config_quarantine") == 1);  // compiles do not decay it
+  c = store.Claim(JobStep::kEval, {seeded->session_id}, {{"a", 1}});
+  REQUIRE(c.ok());
+  REQUIRE(c->size() == 1);
+  REQUIRE(store.Report({Success((*c)[0], JobStep::kEval)}).ok());
+  CHECK(Count(db(), "SELECT kills FROM config_quarantine") == 0);
+  CHECK(Count(db(), "SELECT COUNT(*) FROM config_quarantine WHERE quarantined") == 0);
+}
+
+TEST_CASE_METHOD(testing::MariadbTest,
+                 "failures blamed on the host or unsupported hand the job back uncharged",
+                 "[mariadb]") {
+  auto seeded = testing::SeedQueue(db(), 3, 1);
+  REQUIRE(seeded.ok());
+  LeaseStore store(db(), {.lease_seconds = 60, .max_retries = 1});
+  auto c = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"w/1", 3}});
+  REQUIRE(c.ok());
+  REQUIRE(c->size() == 3);
+  std::vector<StepReport> reports;
+  for (const jobs::Blame blame : {jobs::Blame::kHost, jobs::Blame::kUnsupported, jobs::Blame::kJob}) {
+    StepReport f = Success((*c)[reports.size()], JobStep::kCompile);
+    f.succeeded = false;
+    f.blame = blame;
+    f.error = "cannot open the device";
+    reports.push_back(f);
+  }
+  auto o = store.Report(reports);
+  REQUIRE(o.ok());
+  for (ReportOutcome x : *o) CHECK(x == ReportOutcome::kApplied);
+  CHECK(JobState(db(), reports[0].job_id) == "new");
+  CHECK(JobState(db(), reports[1].job_id) == "new");
+  CHECK(JobState(db(), reports[2].job_id) == "failed");  // max_retries 1: a charge fails it
+  CHECK(Count(db(), "SELECT COUNT(*) FROM job WHERE retries = 0 AND lease_owner IS NULL AND "
+                    "error LIKE 'host fault on w/1: cannot open the device; not counted%'") == 1);
+  CHECK(Count(db(), "SELECT COUNT(*) FROM job WHERE retries = 0 AND "
+                    "error LIKE 'released as unsupported by w/1:%'") == 1);
+  // Fenced like every report: sending the hand-back again changes nothing.
+  auto again = store.Report({reports[0]});
+  REQUIRE(again.ok());
+  CHECK((*again)[0] == ReportOutcome::kDuplicate);
 }
 
 TEST_CASE_METHOD(testing::MariadbTest,

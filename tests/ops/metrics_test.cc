@@ -1,5 +1,6 @@
-// Unit tests of coordinator/metrics.h without a database: the Prometheus text format (escaping,
-// number formatting, cumulative histogram buckets), undefined families, and the HTTP server
+// Unit tests of coordinator/metrics.h without a database: the Prometheus text format as
+// prometheus-cpp writes it (escaping, numbers, cumulative histogram buckets, families sorted by
+// name), undefined families, and the HTTP server
 // (GET/HEAD /metrics, /healthz healthy and not, 404, 405) over a real loopback socket.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -53,7 +54,7 @@ TEST_CASE("metrics render in the Prometheus text format", "[ops]") {
   CHECK(text.find("# TYPE t_requests_total counter\n") != std::string::npos);
   CHECK(text.find("t_requests_total{step=\"eval\"} 3\n") != std::string::npos);
   CHECK(text.find("t_requests_total{step=\"a\\\"b\\\\c\"} 1\n") != std::string::npos);
-  CHECK(text.find("t_depth 1795400000.12346\n") != std::string::npos);
+  CHECK(text.find("t_depth 1795400000.123456\n") != std::string::npos);
   CHECK(text.find("# TYPE t_latency_seconds histogram\n") != std::string::npos);
   CHECK(text.find("t_latency_seconds_bucket{step=\"compile\",le=\"0.1\"} 1\n") != std::string::npos);
   CHECK(text.find("t_latency_seconds_bucket{step=\"compile\",le=\"1\"} 2\n") != std::string::npos);
@@ -73,13 +74,6 @@ TEST_CASE("metrics render in the Prometheus text format", "[ops]") {
   CHECK(m.Render().find("t_undefined_total") == std::string::npos);
   m.ClearGauge("t_depth");
   CHECK(m.Render().find("t_depth 1") == std::string::npos);
-}
-
-TEST_CASE("number formatting and label escaping", "[ops]") {
-  CHECK(coordinator::FormatMetricValue(3) == "3");
-  CHECK(coordinator::FormatMetricValue(0.25) == "0.25");
-  CHECK(coordinator::FormatMetricValue(1.0 / 0.0) == "+Inf");
-  CHECK(coordinator::EscapeLabelValue("x\n\"y\\") == "x\\n\\\"y\\\\");
 }
 
 TEST_CASE("the coordinator's families are defined with zero series", "[ops]") {
@@ -131,7 +125,8 @@ TEST_CASE("the HTTP server answers /metrics and /healthz", "[ops]") {
 
   CHECK(Http(port, "GET /nope HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404", 0) == 0);
   CHECK(Http(port, "POST /metrics HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 405", 0) == 0);
-  CHECK(Http(port, "garbage\r\n\r\n").rfind("HTTP/1.1 400", 0) == 0);
+  r = Http(port, "garbage\r\n\r\n");  // no HTTP version given: civetweb answers in HTTP/1.0
+  CHECK(r.substr(0, r.find("\r\n")).find(" 400 Bad Request") != std::string::npos);
   (*s)->Shutdown();
   // After shutdown the port no longer accepts.
   int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -416,6 +416,10 @@ class CpuBackend : public Backend {
     if (index != 0) {
       return absl::InvalidArgumentError(absl::StrCat("cpu device ", index, " does not exist (only 0)"));
     }
+    if (!options_.device_fault_file.empty() && access(options_.device_fault_file.c_str(), F_OK) == 0) {
+      return absl::UnavailableError(absl::StrCat("cpu device 0 cannot be opened: fault injected (",
+                                                 options_.device_fault_file, " exists)"));
+    }
     return std::unique_ptr<Device>(new CpuDevice(HostDeviceInfo(), options_.tmp_dir, options_.threads));
   }
 
@@ -431,6 +435,7 @@ CpuBackendOptions CpuBackendOptions::FromEnv() {
   CpuBackendOptions o;
   if (const char* cxx = getenv("TUNA_CXX"); cxx && *cxx) o.cxx = cxx;
   if (const char* tmp = getenv("TMPDIR"); tmp && *tmp) o.tmp_dir = tmp;
+  if (const char* f = getenv("TUNA_CPU_DEVICE_FAULT_FILE"); f && *f) o.device_fault_file = f;
   return o;
 }
 

@@ -1,0 +1,242 @@
+// Roles and transport security (issue 15 part 6) over real gRPC against a real MariaDB:
+//  * the eval role's token may register, lease eval steps and fetch kernels, but compile leases
+//    and PutKernels are PERMISSION_DENIED; the compile role's PutKernels is stored with the
+//    worker that built it, and FetchKernels tells who did; a wrong token is UNAUTHENTICATED;
+//  * a 64 MiB request without a token is refused (RESOURCE_EXHAUSTED) before it is read, so
+//    before any token check; small methods refuse requests over 1 MiB;
+//  * TLS with a certificate made by openssl here: calls go through with the CA, and the
+//    64 MiB unauthenticated request is refused the same way;
+//  * a non-loopback listener needs TLS unless insecure_plaintext; reflection is off by default
+//    (UNIMPLEMENTED) and on with the option.
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <sstream>
+
+#include "catch2/catch.hpp"
+#include "coordinator/coordinator.h"
+#include "coordinator/server.h"
+#include "tests/distributed/seed.h"
+#include "tests/fixtures/mariadb_fixture.h"
+#include "worker/coordinator_client.h"
+
+namespace tuna {
+namespace {
+
+using coordinator::KernelBlob;
+using coordinator::LeaseRequest;
+using jobs::JobStep;
+
+struct Running {
+  std::unique_ptr<coordinator::Coordinator> coord;
+  std::unique_ptr<coordinator::CoordinatorServer> server;
+};
+
+Running Start(schema::Database& db, coordinator::ServerOptions so) {
+  coordinator::CoordinatorOptions o;
+  o.reap_interval = absl::ZeroDuration();
+  o.empty_poll_interval = absl::Milliseconds(20);
+  auto c = coordinator::Coordinator::Create(db, o);
+  REQUIRE(c.ok());
+  auto s = coordinator::CoordinatorServer::Start(**c, so);
+  INFO(s.status().ToString());
+  REQUIRE(s.ok());
+  return {*std::move(c), *std::move(s)};
+}
+
+std::unique_ptr<coordinator::WorkerApi> Client(const Running& r, const std::string& token,
+                                               const std::string& ca = "") {
+  worker::GrpcClientOptions o;
+  o.address = ca.empty() ? r.server->address() : "localhost:" + std::to_string(r.server->port());
+  o.token = token;
+  o.tls_root_pem = ca;
+  o.call_timeout = absl::Seconds(20);
+  return worker::MakeGrpcClient(o);
+}
+
+std::string Register(coordinator::WorkerApi& c, const std::string& host) {
+  auto r = c.Register({coordinator::kProtocolVersion, host, "test", {{"cpu", "cpu-test", 4, 0, 0}}});
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  return r->worker_id;
+}
+
+LeaseRequest CompileLease(const std::string& worker) {
+  LeaseRequest req;
+  req.worker_id = worker;
+  req.step = JobStep::kCompile;
+  req.compile_backends = {"cpu"};
+  req.max_jobs = 1;
+  req.wait = absl::Milliseconds(300);
+  return req;
+}
+
+KernelBlob Blob(size_t bytes) {
+  return KernelBlob{std::string(64, 'a'), "cpu-test", "c++", "k.cc", "", "f",
+                    std::string(bytes, 'x'), ""};
+}
+
+TEST_CASE_METHOD(testing::MariadbTest, "the eval role may not compile or put kernels",
+                 "[mariadb][distributed]") {
+  auto seeded = testing::SeedQueue(db(), 2, 1);
+  REQUIRE(seeded.ok());
+  coordinator::ServerOptions so;
+  so.listen = "127.0.0.1:0";
+  so.token = "compile-token";
+  so.eval_token = "eval-token";
+  Running r = Start(db(), so);
+
+  auto eval = Client(r, "eval-token");
+  const std::string eval_id = Register(*eval, "evalhost");
+  auto denied = eval->Lease(CompileLease(eval_id));
+  CHECK(absl::IsPermissionDenied(denied.status()));
+  auto put = eval->PutKernels(eval_id, 1, 1, {Blob(100)});
+  CHECK(absl::IsPermissionDenied(put.status()));
+  CHECK(put.status().message().find("compile role") != std::string::npos);
+
+  auto wrong = Client(r, "not-a-token");
+  CHECK(absl::IsUnauthenticated(wrong->Register({coordinator::kProtocolVersion, "x", "t", {}}).status()));
+
+  auto compile = Client(r, "compile-token");
+  const std::string compile_id = Register(*compile, "buildhost");
+  auto job = compile->Lease(CompileLease(compile_id));
+  REQUIRE(job.ok());
+  REQUIRE(job->size() == 1);
+  auto ids = compile->PutKernels(compile_id, (*job)[0].job_id, (*job)[0].attempt, {Blob(100)});
+  INFO(ids.status().ToString());
+  REQUIRE(ids.ok());
+  auto built_by = db().Query("SELECT built_by FROM kernel");
+  REQUIRE(built_by.ok());
+  REQUIRE(built_by->size() == 1);
+  CHECK((*built_by)[0].String(0) == compile_id);
+  coordinator::Report rep;
+  rep.worker_id = compile_id;
+  rep.job_id = (*job)[0].job_id;
+  rep.attempt = (*job)[0].attempt;
+  rep.step = JobStep::kCompile;
+  rep.succeeded = true;
+  rep.kernels.push_back({(*ids)[0], std::string(64, 'a')});
+  REQUIRE(compile->Report(rep).ok());
+  // The eval role fetches them with their provenance.
+  LeaseRequest ev;
+  ev.worker_id = eval_id;
+  ev.step = JobStep::kEval;
+  ev.device = coordinator::Device{"cpu", "cpu-test", 4, 0, 0};
+  ev.max_jobs = 1;
+  ev.wait = absl::Seconds(1);
+  auto ej = eval->Lease(ev);
+  REQUIRE(ej.ok());
+  REQUIRE(ej->size() == 1);
+  auto fetched = eval->FetchKernels(eval_id, (*ej)[0].job_id, (*ej)[0].attempt);
+  REQUIRE(fetched.ok());
+  REQUIRE(fetched->size() == 1);
+  CHECK((*fetched)[0].built_by == compile_id);
+}
+
+TEST_CASE_METHOD(testing::MariadbTest, "big requests are refused before the token is checked",
+                 "[mariadb][distributed]") {
+  coordinator::ServerOptions so;
+  so.listen = "127.0.0.1:0";
+  so.token = "compile-token";
+  Running r = Start(db(), so);
+  auto anonymous = Client(r, "");
+  auto big = anonymous->PutKernels("w/1", 1, 1, {Blob(64u << 20)});
+  INFO(big.status().ToString());
+  CHECK(absl::IsResourceExhausted(big.status()));  // refused unread: no UNAUTHENTICATED
+  CHECK(absl::IsUnauthenticated(anonymous->PutKernels("w/1", 1, 1, {Blob(100)}).status()));
+  // A small method's request of 2 MiB (a long worker id list of leases) is refused after the
+  // token check by its own limit.
+  auto compile = Client(r, "compile-token");
+  std::vector<coordinator::Lease> many(200000, coordinator::Lease{1, 1});
+  auto renew = compile->Renew("w/1", many);
+  CHECK(absl::IsResourceExhausted(renew.status()));
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST_CASE_METHOD(testing::MariadbTest, "TLS with a generated certificate; plaintext off loopback",
+                 "[mariadb][distributed]") {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = std::string(tmp ? tmp : "/tmp") + "/tls";
+  mkdir(dir.c_str(), 0700);
+  const std::string cmd =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost "
+      "-addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout " + dir + "/key.pem -out " +
+      dir + "/cert.pem 2>/dev/null";
+  if (std::system(cmd.c_str()) != 0) {
+    WARN("openssl is not installed: skipping the TLS case");
+    return;
+  }
+  coordinator::ServerOptions so;
+  so.listen = "127.0.0.1:0";
+  so.token = "compile-token";
+  so.tls_cert_pem = Slurp(dir + "/cert.pem");
+  so.tls_key_pem = Slurp(dir + "/key.pem");
+  Running r = Start(db(), so);
+  auto ok = Client(r, "compile-token", so.tls_cert_pem);
+  Register(*ok, "tlshost");
+  auto anonymous = Client(r, "", so.tls_cert_pem);
+  CHECK(absl::IsResourceExhausted(anonymous->PutKernels("w/1", 1, 1, {Blob(64u << 20)}).status()));
+  CHECK(absl::IsUnauthenticated(anonymous->PutKernels("w/1", 1, 1, {Blob(100)}).status()));
+  r.server->Shutdown();
+
+  // Off loopback: a token alone is not enough without TLS, unless asked for.
+  auto c = coordinator::Coordinator::Create(db(), {});
+  REQUIRE(c.ok());
+  coordinator::ServerOptions open;
+  open.listen = "0.0.0.0:0";
+  open.token = "compile-token";
+  auto refused = coordinator::CoordinatorServer::Start(**c, open);
+  REQUIRE(!refused.ok());
+  CHECK(refused.status().message().find("without TLS") != std::string::npos);
+  open.insecure_plaintext = true;
+  auto allowed = coordinator::CoordinatorServer::Start(**c, open);
+  CHECK(allowed.ok());
+}
+
+// The status of one call to the reflection service (an empty request, like a probe's first).
+grpc::StatusCode CallReflection(const std::string& address) {
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  grpc::Slice empty("");
+  grpc::ByteBuffer request(&empty, 1);
+  grpc::ByteBuffer response;
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&ctx, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", {},
+                 &request, &response, [&](grpc::Status st) { done.set_value(st); });
+  return done.get_future().get().error_code();
+}
+
+// gRPC's reflection plugin registers itself for every server of a process that links it: the
+// "off" case must see it removed, also after a server that asked for it.
+TEST_CASE_METHOD(testing::MariadbTest, "server reflection only when asked for",
+                 "[mariadb][distributed]") {
+  coordinator::ServerOptions so;
+  so.listen = "127.0.0.1:0";
+  {
+    Running off = Start(db(), so);
+    CHECK(CallReflection(off.server->address()) == grpc::StatusCode::UNIMPLEMENTED);
+  }
+  so.reflection = true;
+  {
+    Running on = Start(db(), so);
+    CHECK(CallReflection(on.server->address()) != grpc::StatusCode::UNIMPLEMENTED);
+  }
+  so.reflection = false;
+  Running off_again = Start(db(), so);
+  CHECK(CallReflection(off_again.server->address()) == grpc::StatusCode::UNIMPLEMENTED);
+}
+
+}  // namespace
+}  // namespace tuna
