@@ -59,5 +59,6 @@ void AddExportCommand(CLI::App& app, CommandContext ctx);
 void AddTuneCommand(CLI::App& app, CommandContext ctx);
 void AddDriverCommand(CLI::App& app, CommandContext ctx);
 void AddDevicesCommand(CLI::App& app, CommandContext ctx);
+void AddHeuristicsCommand(CLI::App& app, CommandContext ctx);  // heuristics train, eval
 
 }  // namespace tuna::cli

@@ -74,7 +74,7 @@ absl::Status SetParams(BoosterHandle b, const TrainParams& p) {
       {"min_child_weight", absl::StrCat(p.min_child_weight)},
       {"subsample", absl::StrCat(p.subsample)},
       {"seed", std::to_string(p.seed)},
-      {"tree_method", "exact"},
+      {"tree_method", "hist"},
       {"verbosity", "0"},
       {"nthread", std::to_string(p.threads)},
   };

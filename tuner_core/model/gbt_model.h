@@ -8,7 +8,7 @@
 //   kPairwiseRank rank:pairwise: rows come in groups (consecutive rows; group sizes given), the
 //                 label is a relevance grade (higher = better) compared only inside a group;
 //                 predictions are scores whose order inside a group is the ranking.
-// Training is deterministic for equal data, params and seed (XGBoost's exact/hist on the CPU).
+// Training is deterministic for equal data, params and seed (XGBoost's hist method on the CPU).
 //
 // Errors: absl::Status, never exceptions. InvalidArgument for bad shapes (feature count, label
 // count, group sizes that do not sum to the rows, non-finite labels, a row of another width
