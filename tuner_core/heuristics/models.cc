@@ -9,13 +9,13 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "nlohmann/json.hpp"
 #include "tuner_core/heuristics/features.h"
+#include "tuner_core/json/json_text.h"
 
 namespace tuna::heuristics {
 namespace {
 
-using nlohmann::json;
+using json = ::tuna::Json;
 
 json ToJson(const ModelMetadata& m) {
   json stats = json::array();
@@ -31,7 +31,7 @@ json ToJson(const ModelMetadata& m) {
   if (m.picker) {
     json solvers = json::array();
     for (const auto& [id, name] : m.picker->solvers) solvers.push_back({{"id", id}, {"name", name}});
-    j["picker"] = {{"file", m.picker->file}, {"objective", "rank:pairwise"}, {"solvers", solvers},
+    j["picker"] = {{"file", m.picker->file}, {"objective", "reg:squarederror"}, {"target", "log2(time / fastest solver time of the problem)"}, {"solvers", solvers},
                    {"problems", m.picker->problems}};
   }
   j["predictors"] = json::array();
@@ -163,7 +163,7 @@ absl::StatusOr<std::vector<std::string>> Models::Write(const std::string& dir) c
     if (!b.ok()) return b.status();
     files.emplace_back(p.file, *std::move(b));
   }
-  files.emplace_back(MetadataFileName(meta_.basename), ToJson(meta_).dump(2) + "\n");
+  files.emplace_back(MetadataFileName(meta_.basename), JsonText(ToJson(meta_), /*items_on_lines=*/true) + "\n");
   std::vector<std::string> paths;
   for (const auto& [name, bytes] : files) {
     const std::string path = (std::filesystem::path(dir) / name).string();
@@ -222,7 +222,7 @@ absl::StatusOr<std::vector<solver::RegisteredSolver>> Models::RankSolvers(
   if (!scores.ok()) return scores.status();
   std::vector<size_t> order(known.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return (*scores)[a] > (*scores)[b]; });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return (*scores)[a] < (*scores)[b]; });
   std::vector<solver::RegisteredSolver> out;
   for (size_t i : order) out.push_back(known[i]);
   out.insert(out.end(), unknown.begin(), unknown.end());

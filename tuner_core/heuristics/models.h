@@ -8,8 +8,8 @@
 //                             and seen categories, arch / CU count / backend, solver ids and
 //                             names, predictor axes, training sessions and configs, holdout,
 //                             XGBoost and tuna versions
-//   <base>.tn.model           the picker: rank:pairwise over (problem features, one-hot solver);
-//                             a higher score ranks a solver earlier
+//   <base>.tn.model           the picker: reg:squarederror over (problem features, one-hot
+//                             solver) of log2(time / fastest solver's time): lower ranks earlier
 //   <base>_<Solver>.ktn.model the predictor of one tunable solver: reg:squarederror over (problem
 //                             features, axis values) of log2(time / best time of the problem), so
 //                             a lower score is a faster config

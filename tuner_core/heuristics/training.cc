@@ -53,15 +53,12 @@ absl::StatusOr<std::optional<model::GbtModel>> TrainPicker(const std::vector<con
       std::vector<float> row = pf;
       for (size_t k = 0; k < pm.solvers.size(); ++k) row.push_back(k == j ? 1.f : 0.f);
       if (absl::Status st = data.features.AddRow(row); !st.ok()) return st;
-      float slower = 0;
-      for (const auto& [other, ms] : r->solver_ms) slower += ms > t->second * 1.1 ? 1.f : 0.f;
-      data.labels.push_back(slower);
+      double best = t->second;
+      for (const auto& [other, ms] : r->solver_ms) best = std::min(best, ms);
+      data.labels.push_back(best > 0 ? static_cast<float>(std::log2(t->second / best)) : 0.f);
       ++group;
     }
-    if (group > 0) {
-      data.group_sizes.push_back(group);
-      ++pm.problems;
-    }
+    pm.problems += group > 0 ? 1 : 0;
   }
   if (data.features.rows == 0) return std::optional<model::GbtModel>();
   absl::StatusOr<model::GbtModel> m = model::GbtModel::Train(data, o.picker);
@@ -82,7 +79,8 @@ absl::StatusOr<std::optional<model::GbtModel>> TrainPredictor(const std::vector<
   for (const ProblemRecord* r : train) {
     auto it = r->samples.find(name);
     if (it == r->samples.end()) continue;
-    for (const solver::ParamAxis& a : s.Space(set.target, r->problem).axes()) axes.insert(a.name);
+    const solver::SearchSpace space = s.Space(set.target, r->problem);
+    for (const solver::ParamAxis& a : space.axes()) axes.insert(a.name);
   }
   pm.axes.assign(axes.begin(), axes.end());
   for (const ProblemRecord* r : train) {

@@ -2,9 +2,10 @@
 // (heuristics/, `tuna heuristics train`) reads the sessions from the store; nothing here knows a
 // database.
 //
-// Picker: one group per problem with >= 1 timed solver; a row per (problem, solver) whose
-// features are the problem's and a one-hot of the solver; label = the number of the group's
-// solvers slower than this one by more than 10 % (so solvers within 10 % of each other tie).
+// Picker: a row per (problem, timed solver) whose features are the problem's and a one-hot of
+// the solver; target = log2(time / the problem's fastest solver time), a regression (a pairwise
+// ranking objective cannot split on the one-hot when, as is common, each solver wins on half of
+// the problems: the pair gradients cancel at the root and greedy trees never start).
 // Predictor, per tunable solver with samples: a row per (problem, timed config) with the
 // problem's features and the config's axis values; target = log2(time / the problem's fastest
 // sampled time of that solver). Samples whose params do not parse in the solver's space for the
@@ -56,7 +57,7 @@ struct TrainingSet {
 struct TrainOptions {
   double holdout = 0.2;  // share of configs held out for `tuna heuristics eval`
   uint64_t seed = 1;
-  model::TrainParams picker{model::Objective::kPairwiseRank, 200, 6, 0.1, 1, 1, 0, 0};
+  model::TrainParams picker{model::Objective::kRegression, 200, 6, 0.1, 1, 1, 0, 0};
   model::TrainParams predictor{model::Objective::kRegression, 200, 8, 0.1, 1, 1, 0, 0};
   std::string tuna_version;
   const solver::SolverRegistry* registry = nullptr;  // null = Builtin()

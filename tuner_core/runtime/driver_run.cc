@@ -53,9 +53,13 @@ absl::StatusOr<uint64_t> ChooseImmediate(Handle& h, const Problem& p, const std:
   if (r == nullptr) return absl::NotFoundError(absl::StrCat("unknown solution '", solution, "'"));
   absl::StatusOr<uint64_t> ws = GetSolutionWorkspaceSize(h, p, r->id);
   if (!ws.ok()) return ws.status();
-  if (absl::Status st = CompileSolution(h, p, r->id); !st.ok()) return st;
-  out << fmt::format("solver: {} (id {}) from immediate mode (-S), workspace {} bytes\n",
-                     r->solver->Name(), r->id, *ws);
+  absl::StatusOr<const PreparedInvoker*> inv = PrepareSolution(h, p, r->id);
+  if (!inv.ok()) return inv.status();
+  const std::string params = (*inv)->params.empty()
+                                 ? std::string()
+                                 : fmt::format(", params '{}' from {}", (*inv)->params, (*inv)->params_source);
+  out << fmt::format("solver: {} (id {}) from immediate mode (-S){}, workspace {} bytes\n",
+                     r->solver->Name(), r->id, params, *ws);
   return r->id;
 }
 
