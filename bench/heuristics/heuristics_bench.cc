@@ -150,8 +150,9 @@ int main(int argc, char** argv) {
     for (const solver::RegisteredSolver& s : app_solvers) {
       if (!models->HasPredictor(std::string(s.solver->Name()))) continue;
       const solver::SearchSpace space = s.solver->Space(t, p);
+      const std::vector<solver::PerfConfig> one_config = {s.solver->DefaultConfig(t, p)};
       t0 = Clock::now();
-      auto one = models->ScoreConfigs(p, t, std::string(s.solver->Name()), space, {s.solver->DefaultConfig(t, p)});
+      auto one = models->ScoreConfigs(p, t, std::string(s.solver->Name()), space, one_config);
       score1_us.push_back(MicrosSince(t0));
       t0 = Clock::now();
       auto scorer = heuristics::MakeConfigScorer(models, p, t, *s.solver);

@@ -13,7 +13,8 @@
 //   <base>_<Solver>.ktn.model the predictor of one tunable solver: reg:squarederror over (problem
 //                             features, axis values) of log2(time / best time of the problem), so
 //                             a lower score is a faster config
-// Model files are XGBoost UBJSON; every file is written as a temp and renamed, the metadata last.
+// Model files are GbtModel's "TGBT" forests (tuner_core/model: trees grown by XGBoost, evaluated
+// natively); every file is written as a temp and renamed, the metadata last.
 //
 // Range: a problem is in range when every categorical feature (direction, data type, layouts,
 // mode, spatial dims) takes a value seen in training and every numeric feature lies within
