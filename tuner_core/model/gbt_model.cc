@@ -165,6 +165,7 @@ absl::StatusOr<GbtModel> GbtModel::FromXgboostJson(const std::string& text) {
   }
   m.rounds_ = static_cast<int>(m.trees_.size());
   if (absl::Status st = m.CheckTrees(); !st.ok()) return absl::InternalError(st.message());
+  m.Pack();
   return m;
 }
 
@@ -190,15 +191,28 @@ absl::Status GbtModel::CheckTrees() const {
   return absl::OkStatus();
 }
 
+void GbtModel::Pack() {
+  nodes_.clear();
+  roots_.clear();
+  for (const Tree& t : trees_) {
+    const int32_t base = static_cast<int32_t>(nodes_.size());
+    roots_.push_back(base);
+    for (size_t i = 0; i < t.left.size(); ++i) {
+      const bool leaf = t.left[i] == -1;
+      nodes_.push_back({leaf ? -1 : base + t.left[i], leaf ? -1 : base + t.right[i], t.split[i], t.value[i], t.default_left[i]});
+    }
+  }
+}
+
 float GbtModel::PredictRow(const float* row) const {
   float sum = base_score_;
-  for (const Tree& t : trees_) {
-    int32_t n = 0;
-    while (t.left[n] != -1) {
-      const float x = row[t.split[n]];
-      n = std::isnan(x) ? (t.default_left[n] ? t.left[n] : t.right[n]) : (x < t.value[n] ? t.left[n] : t.right[n]);
+  for (int32_t root : roots_) {
+    const Node* n = &nodes_[root];
+    while (n->left != -1) {
+      const float x = row[n->split];
+      n = &nodes_[std::isnan(x) ? (n->default_left ? n->left : n->right) : (x < n->value ? n->left : n->right)];
     }
-    sum += t.value[n];
+    sum += n->value;
   }
   return sum;
 }
@@ -267,6 +281,7 @@ absl::StatusOr<GbtModel> GbtModel::LoadFromBuffer(const std::string& bytes) {
   if (!in.ok || in.at != bytes.size()) return absl::DataLossError("TGBT model truncated or with trailing bytes");
   m.rounds_ = static_cast<int>(m.trees_.size());
   if (absl::Status st = m.CheckTrees(); !st.ok()) return st;
+  m.Pack();
   return m;
 }
 

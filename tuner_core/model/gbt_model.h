@@ -95,7 +95,15 @@ class GbtModel {
     std::vector<float> value;
     std::vector<uint8_t> default_left;
   };
+  // The trees' nodes packed one after the other for prediction (one cache line per step);
+  // children are absolute indices into `nodes_`, built by Pack() from `trees_`.
+  struct Node {
+    int32_t left, right, split;
+    float value;
+    uint8_t default_left;
+  };
   GbtModel() = default;
+  void Pack();
   float PredictRow(const float* row) const;
   static absl::StatusOr<GbtModel> FromXgboostJson(const std::string& json);
   absl::Status CheckTrees() const;
@@ -104,6 +112,8 @@ class GbtModel {
   int rounds_ = 0;
   float base_score_ = 0;
   std::vector<Tree> trees_;
+  std::vector<Node> nodes_;
+  std::vector<int32_t> roots_;
 };
 
 // "1.7.4": the XGBoost library linked in (for model metadata).
