@@ -10,6 +10,8 @@
 #    predict bench on them;
 # 5. runs `tuna driver -S 0` on a problem missing from the find db ("solver from heuristics model").
 # Everything lands in OUT_DIR (commit OUT_DIR/export and the tables under bench/heuristics/data/).
+# The bench binary is looked for beside this script, else beside TUNA_BINARY (bazel build -c opt
+# //bench/heuristics:heuristics_bench, then copy it there).
 set -uo pipefail
 tuna=$1 out=$2 backend=${3:-cuda}
 shift $(( $# >= 3 ? 3 : $# ))
