@@ -5,7 +5,8 @@
 //   -V/--verify 1    verify against the CPU reference (MIOpenDriver's default: on)
 //   -t/--time 1      print the kernel time      -i/--iter N   timed iterations (default 10)
 //   -s/--search 1    Find with exhaustive search (tunes perf configs, writes the user perf db)
-//   -S/--solution X  immediate mode with solver id or name X (-1 = Find, the default)
+//   -S/--solution X  immediate mode with solver id or name X (-1 = Find, the default; 0 = the
+//                    first solution of immediate mode: find db, else heuristics model, else fallback)
 // Environment: the MIOPEN_* controls of runtime/find_controls.h, TUNA_BACKEND.
 #include <iostream>
 #include <string>
@@ -34,7 +35,8 @@ MIOpenDriver's convolution flags (defaults as MIOpenDriver's):
 Run flags:
   -V 0|1  verify against the CPU reference (default 1)    -t 0|1  print the kernel time
   -i N    timed iterations (default 10)                    -s 0|1  Find with exhaustive search
-  -S X    immediate mode with solver id or name X (-1: Find, the default)
+  -S X    immediate mode with solver id or name X (-1: Find, the default; 0: immediate mode's
+          first solution: find db, else the heuristics model, else the analytic fallback)
 Environment: MIOPEN_FIND_MODE, MIOPEN_FIND_ENFORCE, MIOPEN_USER_DB_PATH, MIOPEN_SYSTEM_DB_PATH, TUNA_BACKEND.
 )";
 

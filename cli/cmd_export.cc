@@ -1,6 +1,7 @@
-// `tuna export (--session_id N | --golden_v N) [-p] [-f] [-k] [-o DIR] [--merge-into DIR] ...`:
-// a session's verified results (or a golden version's) as MIOpen's perf db, find db and kernel
-// db (exporter/exporter.h).
+// `tuna export (--session_id N | --golden_v N) [-p] [-f] [-k] [-o DIR] [--merge-into DIR]
+// [--heuristics] ...`: a session's verified results (or a golden version's) as MIOpen's perf db,
+// find db and kernel db (exporter/exporter.h), and with --heuristics the learned models beside
+// them (heuristics/heuristics.h).
 // Exit codes: 0 written; 1 error; 2 bad arguments; 3 refused by --require-complete.
 #include <iostream>
 #include <memory>
@@ -14,6 +15,8 @@
 #include "cli/progress.h"
 #include "exporter/exporter.h"
 #include "exporter/registry_algorithms.h"
+#include "cli/version.h"
+#include "heuristics/heuristics.h"
 #include "schema/migrate/migrate.h"
 #include "tuner_core/solver/registry.h"
 
@@ -30,6 +33,7 @@ struct ExportArgs {
   uint32_t num_cu = 0;
   bool require_complete = false;
   size_t top_n = 4;
+  bool heuristics = false;
 };
 
 // The schema version that added result_store's `verified` columns.
@@ -50,6 +54,26 @@ void PrintFile(const char* what, const exporter::FileReport& f) {
   }
   std::cout << "\n";
   for (const auto& w : f.warnings) std::cerr << "warning: " << EscapeControlBytes(w) << "\n";
+}
+
+// --heuristics: the solver picker and perf-config predictors trained on all of the session's
+// configs, written beside its db files under the same basename (after them: a failure here leaves
+// the db files written and exits 1).
+int ExportHeuristics(schema::Database& db, const ExportArgs& args, const std::string& dir,
+                     const std::string& basename) {
+  heuristics_cli::TrainRequest req;
+  req.sessions = {args.session_id};
+  req.output_dir = dir;
+  req.basename = basename;
+  req.options.holdout = 0;
+  req.options.tuna_version = TunaVersion();
+  absl::StatusOr<heuristics_cli::TrainOutcome> out = heuristics_cli::TrainFromSessions(db, req);
+  if (!out.ok()) {
+    std::cerr << "tuna export: heuristics: " << EscapeControlBytes(out.status().message()) << "\n";
+    return 1;
+  }
+  for (const std::string& f : out->files) std::cout << "heuristics " << f << "\n";
+  return 0;
 }
 
 int RunExport(const GlobalOptions& global, const ExportArgs& args) {
@@ -122,7 +146,7 @@ int RunExport(const GlobalOptions& global, const ExportArgs& args) {
   PrintFile("find db   ", report->find);
   PrintFile("kernel db ", report->kernel);
   std::cout << "time      " << FormatDuration(progress.Seconds()) << "\n";
-  return 0;
+  return args.heuristics ? ExportHeuristics(**db, args, o.output_dir, report->basename) : 0;
 }
 
 }  // namespace
@@ -150,6 +174,9 @@ void AddExportCommand(CLI::App& app, CommandContext ctx) {
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--require-complete", args->require_complete,
                 "refuse (exit 3) while jobs of the session are unfinished");
+  cmd->add_flag("--heuristics", args->heuristics,
+                "also train the heuristics models (solver picker, perf-config predictors) on the "
+                "session and write them beside the db files");
   cmd->add_option("--top", args->top_n, "find db entries per problem (0 = all)")
       ->capture_default_str();
   const GlobalOptions* global = ctx.global;

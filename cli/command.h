@@ -62,5 +62,6 @@ void AddDevicesCommand(CLI::App& app, CommandContext ctx);
 void AddGoldenCommand(CLI::App& app, CommandContext ctx);
 void AddMergeCommand(CLI::App& app, CommandContext ctx);
 void AddReportCommand(CLI::App& app, CommandContext ctx);
+void AddHeuristicsCommand(CLI::App& app, CommandContext ctx);  // heuristics train, eval
 
 }  // namespace tuna::cli

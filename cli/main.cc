@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   AddGoldenCommand(app, ctx);
   AddMergeCommand(app, ctx);
   AddReportCommand(app, ctx);
+  AddHeuristicsCommand(app, ctx);
   // Commands that take a MIOpenDriver line as it is (prefix_command: `driver`, `problem parse`)
   // keep every flag after its first word: none falls through to the global flags.
   std::function<void(CLI::App*)> keep_driver_flags = [&](CLI::App* a) {

@@ -161,6 +161,14 @@ TEST_CASE("bad input is rejected with a clear error") {
   CHECK(absl::IsInvalidArgument(good->Predict(row).status()));
 
   CHECK(absl::IsDataLoss(GbtModel::LoadFromBuffer("not a model").status()));
+  absl::StatusOr<std::string> bytes = good->SaveToBuffer();
+  REQUIRE(bytes.ok());
+  CHECK(bytes->rfind("TGBT", 0) == 0);
+  CHECK(absl::IsDataLoss(GbtModel::LoadFromBuffer(bytes->substr(0, bytes->size() - 3)).status()));
+  CHECK(absl::IsDataLoss(GbtModel::LoadFromBuffer(*bytes + "x").status()));
+  std::string bad_child = *bytes;
+  bad_child[4 + 4 + 4 + 4 + 4 + 4] = 0x7f;  // tree 0's first left child: far outside the tree
+  CHECK(absl::IsDataLoss(GbtModel::LoadFromBuffer(bad_child).status()));
   CHECK(absl::IsDataLoss(GbtModel::LoadFromBuffer("").status()));
   CHECK(absl::IsNotFound(GbtModel::LoadFromFile("/nonexistent/m.ubj").status()));
 }

@@ -3,6 +3,7 @@
 #include <xgboost/c_api.h>
 
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
 
 namespace tuna::model {
 namespace {
@@ -74,7 +76,7 @@ absl::Status SetParams(BoosterHandle b, const TrainParams& p) {
       {"min_child_weight", absl::StrCat(p.min_child_weight)},
       {"subsample", absl::StrCat(p.subsample)},
       {"seed", std::to_string(p.seed)},
-      {"tree_method", "exact"},
+      {"tree_method", "hist"},
       {"verbosity", "0"},
       {"nthread", std::to_string(p.threads)},
   };
@@ -84,12 +86,46 @@ absl::Status SetParams(BoosterHandle b, const TrainParams& p) {
   return absl::OkStatus();
 }
 
-// Prediction serves one problem at a time: one thread avoids OpenMP start-up per call.
-absl::Status SetPredictParams(BoosterHandle b) {
-  if (XGBoosterSetParam(b, "nthread", "1") != 0) return XgbError("XGBoosterSetParam");
-  if (XGBoosterSetParam(b, "verbosity", "0") != 0) return XgbError("XGBoosterSetParam");
-  return absl::OkStatus();
+// Serialisation of the "TGBT" format: little-endian (x86 and every supported host).
+constexpr char kMagic[4] = {'T', 'G', 'B', 'T'};
+constexpr uint32_t kFormatVersion = 1;
+
+template <typename T>
+void Put(std::string& out, const T& v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof(T));
 }
+template <typename T>
+void PutArray(std::string& out, const std::vector<T>& v) {
+  out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+
+// Reads from a byte buffer, failing (once, sticky) past its end.
+struct Reader {
+  const std::string& bytes;
+  size_t at = 0;
+  bool ok = true;
+  template <typename T>
+  T Get() {
+    T v{};
+    if (!ok || bytes.size() - at < sizeof(T)) {
+      ok = false;
+      return v;
+    }
+    std::memcpy(&v, bytes.data() + at, sizeof(T));
+    at += sizeof(T);
+    return v;
+  }
+  template <typename T>
+  void GetArray(std::vector<T>& v, size_t n) {
+    if (!ok || (bytes.size() - at) / sizeof(T) < n) {
+      ok = false;
+      return;
+    }
+    v.resize(n);
+    std::memcpy(v.data(), bytes.data() + at, n * sizeof(T));
+    at += n * sizeof(T);
+  }
+};
 
 }  // namespace
 
@@ -107,24 +143,78 @@ absl::Status DenseMatrix::AddRow(const std::vector<float>& row) {
   return absl::OkStatus();
 }
 
-GbtModel::GbtModel(void* booster, size_t num_features, int rounds)
-    : booster_(booster), num_features_(num_features), rounds_(rounds) {}
-
-GbtModel::~GbtModel() {
-  if (booster_ != nullptr) XGBoosterFree(booster_);
+absl::StatusOr<GbtModel> GbtModel::FromXgboostJson(const std::string& text) {
+  using nlohmann::json;
+  GbtModel m;
+  try {
+    const json j = json::parse(text);
+    const json& learner = j.at("learner");
+    m.base_score_ = std::stof(learner.at("learner_model_param").at("base_score").get<std::string>());
+    m.num_features_ = std::stoul(learner.at("learner_model_param").at("num_feature").get<std::string>());
+    for (const json& t : learner.at("gradient_booster").at("model").at("trees")) {
+      Tree tree;
+      tree.left = t.at("left_children").get<std::vector<int32_t>>();
+      tree.right = t.at("right_children").get<std::vector<int32_t>>();
+      tree.split = t.at("split_indices").get<std::vector<int32_t>>();
+      tree.value = t.at("split_conditions").get<std::vector<float>>();
+      tree.default_left = t.at("default_left").get<std::vector<uint8_t>>();
+      m.trees_.push_back(std::move(tree));
+    }
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("xgboost model JSON: ", e.what()));
+  }
+  m.rounds_ = static_cast<int>(m.trees_.size());
+  if (absl::Status st = m.CheckTrees(); !st.ok()) return absl::InternalError(st.message());
+  m.Pack();
+  return m;
 }
 
-GbtModel::GbtModel(GbtModel&& o) noexcept
-    : booster_(std::exchange(o.booster_, nullptr)), num_features_(o.num_features_), rounds_(o.rounds_) {}
-
-GbtModel& GbtModel::operator=(GbtModel&& o) noexcept {
-  if (this != &o) {
-    if (booster_ != nullptr) XGBoosterFree(booster_);
-    booster_ = std::exchange(o.booster_, nullptr);
-    num_features_ = o.num_features_;
-    rounds_ = o.rounds_;
+// Every node array of one length, children inside the tree and after their parent (so a walk
+// ends), split features inside the row.
+absl::Status GbtModel::CheckTrees() const {
+  if (num_features_ == 0 || trees_.empty()) return absl::DataLossError("model has no features or no trees");
+  for (size_t t = 0; t < trees_.size(); ++t) {
+    const Tree& tr = trees_[t];
+    const size_t n = tr.left.size();
+    if (n == 0 || tr.right.size() != n || tr.split.size() != n || tr.value.size() != n || tr.default_left.size() != n) {
+      return absl::DataLossError(absl::StrCat("tree ", t, ": node arrays of different lengths"));
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (tr.left[i] == -1) continue;
+      const bool inside = tr.left[i] > static_cast<int32_t>(i) && tr.right[i] > static_cast<int32_t>(i) &&
+                          static_cast<size_t>(tr.left[i]) < n && static_cast<size_t>(tr.right[i]) < n;
+      if (!inside || tr.split[i] < 0 || static_cast<size_t>(tr.split[i]) >= num_features_) {
+        return absl::DataLossError(absl::StrCat("tree ", t, " node ", i, ": child or feature out of range"));
+      }
+    }
   }
-  return *this;
+  return absl::OkStatus();
+}
+
+void GbtModel::Pack() {
+  nodes_.clear();
+  roots_.clear();
+  for (const Tree& t : trees_) {
+    const int32_t base = static_cast<int32_t>(nodes_.size());
+    roots_.push_back(base);
+    for (size_t i = 0; i < t.left.size(); ++i) {
+      const bool leaf = t.left[i] == -1;
+      nodes_.push_back({leaf ? -1 : base + t.left[i], leaf ? -1 : base + t.right[i], t.split[i], t.value[i], t.default_left[i]});
+    }
+  }
+}
+
+float GbtModel::PredictRow(const float* row) const {
+  float sum = base_score_;
+  for (int32_t root : roots_) {
+    const Node* n = &nodes_[root];
+    while (n->left != -1) {
+      const float x = row[n->split];
+      n = &nodes_[std::isnan(x) ? (n->default_left ? n->left : n->right) : (x < n->value ? n->left : n->right)];
+    }
+    sum += n->value;
+  }
+  return sum;
 }
 
 absl::StatusOr<GbtModel> GbtModel::Train(const TrainData& d, const TrainParams& p) {
@@ -146,24 +236,53 @@ absl::StatusOr<GbtModel> GbtModel::Train(const TrainData& d, const TrainParams& 
   for (int i = 0; i < p.rounds; ++i) {
     if (XGBoosterUpdateOneIter(b.h, i, m.h) != 0) return XgbError("XGBoosterUpdateOneIter");
   }
-  if (absl::Status st = SetPredictParams(b.h); !st.ok()) return st;
-  return GbtModel(b.Release(), d.features.cols, p.rounds);
+  bst_ulong len = 0;
+  const char* json = nullptr;
+  if (XGBoosterSaveModelToBuffer(b.h, R"({"format": "json"})", &len, &json) != 0) {
+    return XgbError("XGBoosterSaveModelToBuffer");
+  }
+  absl::StatusOr<GbtModel> model = FromXgboostJson(std::string(json, len));
+  if (!model.ok()) return model.status();
+  // Self-check: this evaluator and XGBoost's own prediction agree on the training rows.
+  bst_ulong n = 0;
+  const float* expected = nullptr;
+  if (XGBoosterPredict(b.h, m.h, 0, 0, 0, &n, &expected) != 0) return XgbError("XGBoosterPredict");
+  for (size_t r = 0; r < d.features.rows && r < n; ++r) {
+    const float got = model->PredictRow(d.features.values.data() + r * d.features.cols);
+    if (std::fabs(got - expected[r]) > 1e-4f * std::max(1.f, std::fabs(expected[r]))) {
+      return absl::InternalError(absl::StrCat("tree evaluation differs from xgboost on row ", r, ": ", got, " vs ", expected[r]));
+    }
+  }
+  return model;
 }
 
 absl::StatusOr<GbtModel> GbtModel::LoadFromBuffer(const std::string& bytes) {
-  BoosterGuard b;
-  if (XGBoosterCreate(nullptr, 0, &b.h) != 0) return XgbError("XGBoosterCreate");
-  if (bytes.empty() || XGBoosterLoadModelFromBuffer(b.h, bytes.data(), bytes.size()) != 0) {
-    return absl::DataLossError(absl::StrCat("not an xgboost model (", bytes.size(), " bytes): ",
-                                            bytes.empty() ? "empty" : XGBGetLastError()));
+  Reader in{bytes};
+  char magic[4];
+  for (char& c : magic) c = in.Get<char>();
+  const uint32_t version = in.Get<uint32_t>();
+  if (!in.ok || std::memcmp(magic, kMagic, 4) != 0 || version != kFormatVersion) {
+    return absl::DataLossError(absl::StrCat("not a TGBT v", kFormatVersion, " model (", bytes.size(), " bytes)"));
   }
-  bst_ulong features = 0;
-  if (XGBoosterGetNumFeature(b.h, &features) != 0) return XgbError("XGBoosterGetNumFeature");
-  int rounds = 0;
-  if (XGBoosterBoostedRounds(b.h, &rounds) != 0) return XgbError("XGBoosterBoostedRounds");
-  if (features == 0 || rounds == 0) return absl::DataLossError("xgboost model has no features or no trees");
-  if (absl::Status st = SetPredictParams(b.h); !st.ok()) return st;
-  return GbtModel(b.Release(), features, rounds);
+  GbtModel m;
+  m.num_features_ = in.Get<uint32_t>();
+  m.base_score_ = in.Get<float>();
+  const uint32_t trees = in.Get<uint32_t>();
+  for (uint32_t t = 0; t < trees && in.ok; ++t) {
+    Tree tr;
+    const uint32_t nodes = in.Get<uint32_t>();
+    in.GetArray(tr.left, nodes);
+    in.GetArray(tr.right, nodes);
+    in.GetArray(tr.split, nodes);
+    in.GetArray(tr.value, nodes);
+    in.GetArray(tr.default_left, nodes);
+    m.trees_.push_back(std::move(tr));
+  }
+  if (!in.ok || in.at != bytes.size()) return absl::DataLossError("TGBT model truncated or with trailing bytes");
+  m.rounds_ = static_cast<int>(m.trees_.size());
+  if (absl::Status st = m.CheckTrees(); !st.ok()) return st;
+  m.Pack();
+  return m;
 }
 
 absl::StatusOr<GbtModel> GbtModel::LoadFromFile(const std::string& path) {
@@ -182,27 +301,26 @@ absl::StatusOr<std::vector<float>> GbtModel::Predict(const DenseMatrix& rows) co
     return absl::InvalidArgumentError(
         absl::StrCat("predict: rows have ", rows.cols, " features, the model ", num_features_));
   }
-  const std::string values = absl::StrCat(
-      R"({"data": [)", reinterpret_cast<uintptr_t>(rows.values.data()), R"(, true], "shape": [)", rows.rows, ", ",
-      rows.cols, R"(], "typestr": "<f4", "version": 3})");
-  static constexpr char kConfig[] =
-      R"({"type": 0, "training": false, "iteration_begin": 0, "iteration_end": 0, "strict_shape": false, "missing": NaN, "cache_id": 0})";
-  const bst_ulong* shape = nullptr;
-  bst_ulong dim = 0;
-  const float* out = nullptr;
-  if (XGBoosterPredictFromDense(booster_, values.c_str(), kConfig, nullptr, &shape, &dim, &out) != 0) {
-    return XgbError("XGBoosterPredictFromDense");
-  }
-  return std::vector<float>(out, out + rows.rows);
+  std::vector<float> out(rows.rows);
+  for (size_t r = 0; r < rows.rows; ++r) out[r] = PredictRow(rows.values.data() + r * rows.cols);
+  return out;
 }
 
 absl::StatusOr<std::string> GbtModel::SaveToBuffer() const {
-  bst_ulong len = 0;
-  const char* data = nullptr;
-  if (XGBoosterSaveModelToBuffer(booster_, R"({"format": "ubj"})", &len, &data) != 0) {
-    return XgbError("XGBoosterSaveModelToBuffer");
+  std::string out(kMagic, 4);
+  Put(out, kFormatVersion);
+  Put(out, static_cast<uint32_t>(num_features_));
+  Put(out, base_score_);
+  Put(out, static_cast<uint32_t>(trees_.size()));
+  for (const Tree& t : trees_) {
+    Put(out, static_cast<uint32_t>(t.left.size()));
+    PutArray(out, t.left);
+    PutArray(out, t.right);
+    PutArray(out, t.split);
+    PutArray(out, t.value);
+    PutArray(out, t.default_left);
   }
-  return std::string(data, len);
+  return out;
 }
 
 absl::Status GbtModel::SaveToFile(const std::string& path) const {

@@ -6,6 +6,7 @@
 #include "spdlog/spdlog.h"
 #include "tuner_core/reference/element.h"
 #include "tuner_core/reference/fill.h"
+#include "tuner_core/heuristics/config_scorer.h"
 #include "tuner_core/runtime/command_log.h"
 #include "tuner_core/search/tuner.h"
 
@@ -59,6 +60,28 @@ std::optional<PerfChoice> PerfFromDb(Handle& h, const Problem& p, const solver::
   return std::nullopt;
 }
 
+// The predictor's best valid config (models.h), kept per (problem, solver) in the handle;
+// nullopt without a predictor for the solver or when the problem is out of its range (logged).
+std::optional<PerfChoice> PredictedPerf(Handle& h, const Problem& p, const solver::Solver& s) {
+  const std::shared_ptr<const heuristics::Models>& models = h.heuristics();
+  const std::string name(s.Name());
+  if (models == nullptr || !models->HasPredictor(name)) return std::nullopt;
+  const std::string key = absl::StrCat(ProblemKey(p), "|", name);
+  if (auto it = h.predicted_params().find(key); it != h.predicted_params().end()) {
+    return PerfChoice{it->second, it->second.ToString(), ChoiceSource::kHeuristics};
+  }
+  absl::StatusOr<heuristics::ConfigScoreFn> score = heuristics::MakeConfigScorer(models, p, h.target(), s);
+  absl::StatusOr<std::vector<solver::PerfConfig>> top =
+      score.ok() ? heuristics::TopPredicted(*score, p, h.target(), s, 1) : score.status();
+  if (!top.ok() || top->empty()) {
+    spdlog::info("{}: heuristics predictor not used ({}); default params", name,
+                 top.ok() ? "no valid config" : std::string(top.status().message()));
+    return std::nullopt;
+  }
+  h.predicted_params()[key] = top->front();
+  return PerfChoice{top->front(), top->front().ToString(), ChoiceSource::kHeuristics};
+}
+
 absl::StatusOr<PerfChoice> SearchPerf(Handle& h, const Problem& p, const solver::RegisteredSolver& r) {
   search::TuneOptions opts;
   opts.strategy = search::StrategyKind::kExhaustive;
@@ -107,6 +130,7 @@ PerfChoice ResolvePerf(Handle& h, const Problem& p, const solver::RegisteredSolv
     if (c.ok()) return *c;
     spdlog::warn("{}; using the default config", c.status().ToString());
   }
+  if (std::optional<PerfChoice> c = PredictedPerf(h, p, s); c.has_value()) return *c;
   return DefaultChoice(h, p, s);
 }
 
@@ -123,6 +147,7 @@ absl::StatusOr<PreparedInvoker*> Prepare(Handle& h, const Problem& p, const solv
   PreparedInvoker prepared;
   prepared.solver_id = r.id;
   prepared.params = choice.params;
+  prepared.params_source = std::string(ChoiceSourceName(choice.source));
   prepared.solution = *std::move(sol);
   prepared.invoker = *std::move(inv);
   return h.StoreInvoker(key, std::move(prepared));
@@ -171,6 +196,24 @@ uint64_t PlannedWorkspace(Handle& h, const Problem& p, const solver::RegisteredS
   return sol.ok() ? sol->workspace_bytes : 0;
 }
 
+// The analytic ranking reordered by the heuristics picker; an error says why it was not used.
+absl::StatusOr<std::vector<RankedSolver>> PickerOrder(Handle& h, const Problem& p,
+                                                      const std::vector<RankedSolver>& analytic) {
+  const std::shared_ptr<const heuristics::Models>& models = h.heuristics();
+  if (models == nullptr) return absl::NotFoundError(absl::StrCat("no heuristics model for ", h.db().files().basename));
+  std::vector<solver::RegisteredSolver> order;
+  for (const RankedSolver& rs : analytic) order.push_back(rs.solver);
+  absl::StatusOr<std::vector<solver::RegisteredSolver>> picked = models->RankSolvers(p, h.target(), order);
+  if (!picked.ok()) {
+    return absl::Status(picked.status().code(), absl::StrCat("heuristics model not used: ", picked.status().message()));
+  }
+  std::vector<RankedSolver> out;
+  for (const solver::RegisteredSolver& r : *picked) {
+    out.push_back(*std::find_if(analytic.begin(), analytic.end(), [&](const RankedSolver& a) { return a.solver.id == r.id; }));
+  }
+  return out;
+}
+
 std::vector<ConvSolution> FallbackSolutions(Handle& h, const Problem& p) {
   std::vector<ConvSolution> out;
   if (h.config().disable_fallback) return out;
@@ -181,9 +224,19 @@ std::vector<ConvSolution> FallbackSolutions(Handle& h, const Problem& p) {
   auto tuned = [&](const solver::RegisteredSolver& r) {
     return r.solver->IsTunable() && PerfFromDb(h, p, *r.solver).has_value();
   };
-  for (const RankedSolver& rs : RankFallback(h.model(), p, applicable, tuned)) {
-    out.push_back(Describe(p, rs.solver, static_cast<float>(rs.estimate_ms), PlannedWorkspace(h, p, rs.solver),
-                           ChoiceSource::kFallback));
+  std::vector<RankedSolver> ranked = RankFallback(h.model(), p, applicable, tuned);
+  ChoiceSource source = ChoiceSource::kFallback;
+  std::string note;
+  if (absl::StatusOr<std::vector<RankedSolver>> picked = PickerOrder(h, p, ranked); picked.ok()) {
+    ranked = *std::move(picked);
+    source = ChoiceSource::kHeuristics;
+  } else {
+    note = std::string(picked.status().message());
+    spdlog::info("immediate-mode fallback for {}: analytic ({})", ProblemKey(p), note);
+  }
+  for (const RankedSolver& rs : ranked) {
+    out.push_back(Describe(p, rs.solver, static_cast<float>(rs.estimate_ms), PlannedWorkspace(h, p, rs.solver), source));
+    out.back().note = note;
   }
   return out;
 }
@@ -311,6 +364,7 @@ std::string_view ChoiceSourceName(ChoiceSource s) {
     case ChoiceSource::kBenchmark: return "benchmark";
     case ChoiceSource::kSearch: return "search";
     case ChoiceSource::kDefault: return "default";
+    case ChoiceSource::kHeuristics: return "heuristics model";
   }
   return "?";
 }

@@ -26,12 +26,18 @@
 //
 // Immediate mode (§5.3):
 //   GetSolutionCount / GetSolution: the find-db record's applicable solvers (user else system)
-//     sorted by time; on a miss the fallback ranking (fallback.h; times are its estimates).
+//     sorted by time; on a miss the learned solver picker of the db dirs (heuristics/models.h,
+//     loaded by the Handle; source "heuristics model") when it has one and the problem is in its
+//     range, else the analytic fallback ranking (fallback.h); times are the analytic estimates
+//     either way, and `note` says why the picker was not used. FAST Find on a miss does the same.
 //     NotFound when both are empty ("not supported or fallback unsuccessful").
 //   GetSolutionWorkspaceSize: 0 for solvers that never need one; InvalidArgument when the
 //     solver is unknown or not applicable.
 //   CompileSolution / Immediate: perf config from the perf db (no search ever), kernels from
 //     the kernel cache, invoker kept in the handle. Immediate runs it once.
+// Perf configs with no (valid) perf-db entry and no search: the learned predictor's best-scored
+// valid config when the handle has a predictor for the solver and the problem is in range
+// (params source "heuristics model"), else the solver's default config.
 // With MIOPEN_ENABLE_LOGGING_CMD every run (Immediate, Run, Time) logs its MIOpenDriver line
 // (command_log.h), Find logs a LogCmdFindConvolution line.
 #pragma once
@@ -48,9 +54,10 @@
 namespace tuna::runtime {
 
 // Where a solution (or a perf config) came from.
-enum class ChoiceSource { kUserDb, kSystemDb, kFallback, kBenchmark, kSearch, kDefault };
+enum class ChoiceSource { kUserDb, kSystemDb, kFallback, kBenchmark, kSearch, kDefault, kHeuristics };
 std::string_view ChoiceSourceName(ChoiceSource s);  // "user db", "system db", "fallback",
-                                                    // "benchmark", "search", "default"
+                                                    // "benchmark", "search", "default",
+                                                    // "heuristics model"
 
 struct ConvSolution {
   float time_ms = 0;         // db time, benchmark time or fallback estimate
@@ -61,6 +68,7 @@ struct ConvSolution {
   ChoiceSource source = ChoiceSource::kFallback;
   std::string params;        // perf config used (Find only; empty for non-tunable)
   ChoiceSource params_source = ChoiceSource::kDefault;
+  std::string note;          // fallback only: why the heuristics picker was not used
 };
 
 // What a Find did, for tests and the driver's report.

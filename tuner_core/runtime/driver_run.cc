@@ -22,18 +22,44 @@ absl::Status WithStep(const char* step, const absl::Status& st) {
   return absl::Status(st.code(), absl::StrCat(step, ": ", st.message()));
 }
 
+// -S 0: immediate mode's first solution (GetSolution: the find db, else the heuristics picker,
+// else the analytic fallback), compiled, with where the solver and its params came from.
+absl::StatusOr<uint64_t> ChooseFirstImmediate(Handle& h, const Problem& p, std::ostream& out) {
+  absl::StatusOr<std::vector<ConvSolution>> sols = GetSolution(h, p, 1);
+  if (!sols.ok()) return WithStep("immediate", sols.status());
+  const ConvSolution& s = sols->front();
+  if (absl::Status st = CompileSolution(h, p, s.solver_id); !st.ok()) return WithStep("compile", st);
+  absl::StatusOr<const PreparedInvoker*> inv = PrepareSolution(h, p, s.solver_id);
+  if (!inv.ok()) return inv.status();
+  const bool miss = s.source == ChoiceSource::kHeuristics || s.source == ChoiceSource::kFallback;
+  const std::string params = (*inv)->params.empty()
+                                 ? std::string()
+                                 : fmt::format(", params '{}' from {}", (*inv)->params,
+                                               (*inv)->params_source);
+  out << fmt::format("solver: {} (id {}) from immediate mode (-S 0){}: solver from {}{}{}, workspace {} bytes\n",
+                     s.solver, s.solver_id, miss ? ", find-db miss" : "", ChoiceSourceName(s.source),
+                     s.note.empty() ? "" : fmt::format(" ({})", s.note), params,
+                     (*inv)->solution.workspace_bytes);
+  return s.solver_id;
+}
+
 // -S X: the solver X, compiled, in immediate mode.
 absl::StatusOr<uint64_t> ChooseImmediate(Handle& h, const Problem& p, const std::string& solution,
                                          std::ostream& out) {
+  if (solution == "0") return ChooseFirstImmediate(h, p, out);
   uint64_t id = 0;
   const solver::RegisteredSolver* r =
       absl::SimpleAtoi(solution, &id) ? h.registry().ById(id) : h.registry().ByName(solution);
   if (r == nullptr) return absl::NotFoundError(absl::StrCat("unknown solution '", solution, "'"));
   absl::StatusOr<uint64_t> ws = GetSolutionWorkspaceSize(h, p, r->id);
   if (!ws.ok()) return ws.status();
-  if (absl::Status st = CompileSolution(h, p, r->id); !st.ok()) return st;
-  out << fmt::format("solver: {} (id {}) from immediate mode (-S), workspace {} bytes\n",
-                     r->solver->Name(), r->id, *ws);
+  absl::StatusOr<const PreparedInvoker*> inv = PrepareSolution(h, p, r->id);
+  if (!inv.ok()) return inv.status();
+  const std::string params = (*inv)->params.empty()
+                                 ? std::string()
+                                 : fmt::format(", params '{}' from {}", (*inv)->params, (*inv)->params_source);
+  out << fmt::format("solver: {} (id {}) from immediate mode (-S){}, workspace {} bytes\n",
+                     r->solver->Name(), r->id, params, *ws);
   return r->id;
 }
 

@@ -27,7 +27,8 @@ struct DriverRunFlags {
   int time = 0;                // -t/--time: print the kernel time
   int iter = 10;               // -i/--iter: timed iterations
   int search = 0;              // -s/--search: Find with exhaustive search
-  std::string solution = "-1";  // -S/--solution: solver id or name; -1 = Find
+  std::string solution = "-1";  // -S/--solution: solver id or name; -1 = Find; 0 = immediate
+                                // mode's first solution (find db, else heuristics, else fallback)
 };
 
 // Reads the run flags from a MIOpenDriver command line (args[0] is the command; problem flags

@@ -25,6 +25,24 @@ absl::StatusOr<std::unique_ptr<backend::Backend>> OpenConfiguredBackend(const st
   return absl::UnavailableError(absl::StrCat("no backend can compile and run here:", why));
 }
 
+// The heuristics of `basename`: the user dir's, else the system dir's (a dir without them is
+// skipped; one whose files do not load is reported and skipped).
+void LoadHeuristics(const RuntimeConfig& c, const std::string& basename, std::shared_ptr<const heuristics::Models>& out,
+                    std::string& origin) {
+  const std::pair<const std::string*, const char*> dirs[] = {{&c.user_db_dir, "user db"}, {&c.system_db_dir, "system db"}};
+  for (const auto& [dir, name] : dirs) {
+    if (dir->empty()) continue;
+    absl::StatusOr<std::shared_ptr<const heuristics::Models>> m = heuristics::Models::Load(*dir, basename);
+    if (m.ok()) {
+      spdlog::debug("runtime: heuristics models of {} from {} ({})", basename, *dir, name);
+      out = *std::move(m);
+      origin = name;
+      return;
+    }
+    if (!absl::IsNotFound(m.status())) spdlog::warn("heuristics models in {} not used: {}", *dir, m.status().ToString());
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Handle>> Handle::Create(HandleOptions options) {
@@ -53,6 +71,7 @@ absl::StatusOr<std::unique_ptr<Handle>> Handle::Create(HandleOptions options) {
   h->kernels_ = std::make_unique<KernelCache>(
       *h->backend_, h->target_.arch,
       options.config.disable_kernel_cache ? std::string() : options.config.kernel_cache_dir, std::move(kdbs));
+  LoadHeuristics(options.config, files.basename, h->heuristics_, h->heuristics_origin_);
   h->options_ = std::move(options);
   return h;
 }

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "tuner_core/backend/backend.h"
 #include "tuner_core/backend/registry.h"
+#include "tuner_core/heuristics/models.h"
 #include "tuner_core/runtime/fallback.h"
 #include "tuner_core/runtime/find_controls.h"
 #include "tuner_core/runtime/kernel_cache.h"
@@ -40,6 +41,7 @@ struct HandleOptions {
 struct PreparedInvoker {
   uint64_t solver_id = 0;
   std::string params;
+  std::string params_source;  // where the params came from ("user db", "heuristics model", ...)
   solver::Solution solution;
   std::unique_ptr<solver::Invoker> invoker;
 };
@@ -58,6 +60,13 @@ class Handle {
   const DeviceModel& model() const { return model_; }
   RuntimeDb& db() { return *db_; }
   KernelCache& kernels() { return *kernels_; }
+  // The learned heuristics of this device's db basename (heuristics/models.h), loaded once at
+  // Create from the user db dir, else the system db dir; null when neither has them (or they do
+  // not load: logged as a warning). `heuristics_origin()` says which dir ("user db", "system db").
+  const std::shared_ptr<const heuristics::Models>& heuristics() const { return heuristics_; }
+  const std::string& heuristics_origin() const { return heuristics_origin_; }
+  // Params predicted per (problem, solver) key, kept so one problem is ranked once per handle.
+  std::map<std::string, solver::PerfConfig>& predicted_params() { return predicted_params_; }
 
   // The LOGGING_CMD sink (only called when config().logging_cmd).
   void LogCommand(const std::string& line) const;
@@ -78,6 +87,9 @@ class Handle {
   DeviceModel model_;
   std::unique_ptr<RuntimeDb> db_;
   std::unique_ptr<KernelCache> kernels_;
+  std::shared_ptr<const heuristics::Models> heuristics_;
+  std::string heuristics_origin_;
+  std::map<std::string, solver::PerfConfig> predicted_params_;
   // Declared last: invokers reference device_ and are destroyed before it.
   std::map<std::string, PreparedInvoker> invokers_;
 };

@@ -1,0 +1,130 @@
+// `tuna heuristics train --session_id N [--session_id M ...] -o DIR` and
+// `tuna heuristics eval --session_id N --model DIR`: the learned solver picker and perf-config
+// predictors (heuristics/heuristics.h, tuner_core/heuristics). Train writes the model files and
+// their metadata into DIR, named after the sessions' db basename; eval prints the held-out
+// accuracy of the models next to the analytic fallback and the default params.
+// Exit codes: 0 done; 1 error; 2 bad arguments.
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "cli/db_access.h"
+#include "cli/progress.h"
+#include "cli/terminal_text.h"
+#include "cli/version.h"
+#include "fmt/format.h"
+#include "heuristics/heuristics.h"
+
+namespace tuna::cli {
+namespace {
+
+struct TrainArgs {
+  std::vector<int64_t> sessions;
+  std::string output_dir;
+  double holdout = 0.2;
+  uint64_t seed = 1;
+  int rounds = 200;
+  int depth = 0;  // 0 = each model's default
+};
+
+struct EvalArgs {
+  int64_t session_id = 0;
+  std::string model_dir;
+};
+
+int Usage(const absl::Status& st) {
+  std::cerr << "tuna heuristics: " << EscapeControlBytes(st.message()) << "\n";
+  return absl::IsInvalidArgument(st) ? 2 : 1;
+}
+
+int RunTrain(const GlobalOptions& global, const TrainArgs& args) {
+  auto db = OpenCommandDatabase(global, DbAccessOptions{.pool_size = 1, .migrate = false});
+  if (!db.ok()) return Usage(db.status());
+  heuristics_cli::TrainRequest req;
+  req.sessions = args.sessions;
+  req.output_dir = args.output_dir;
+  req.options.holdout = args.holdout;
+  req.options.seed = args.seed;
+  req.options.picker.rounds = req.options.predictor.rounds = args.rounds;
+  if (args.depth > 0) req.options.picker.max_depth = req.options.predictor.max_depth = args.depth;
+  req.options.tuna_version = TunaVersion();
+  absl::StatusOr<heuristics_cli::TrainOutcome> out = heuristics_cli::TrainFromSessions(**db, req);
+  if (!out.ok()) return Usage(out.status());
+  const heuristics::TrainReport& r = out->report;
+  std::cout << fmt::format("trained {} on {} configs ({} held out), picker {} ({} rows), {} predictors\n",
+                           out->basename, r.train_problems, r.held_out_problems, out->picker ? "yes" : "no",
+                           r.picker_rows, out->predictors);
+  for (const auto& [solver, rows] : r.predictor_rows) std::cout << fmt::format("  {}: {} rows\n", solver, rows);
+  if (r.skipped_samples > 0) std::cerr << "warning: " << r.skipped_samples << " samples skipped (params do not parse)\n";
+  for (const std::string& f : out->files) std::cout << "wrote " << f << "\n";
+  return 0;
+}
+
+std::string Pct(int64_t n, int64_t d) { return d > 0 ? fmt::format("{:.1f} %", 100.0 * n / d) : "-"; }
+
+void PrintEval(const heuristics_cli::EvalOutcome& o) {
+  const heuristics::EvalReport& r = o.report;
+  std::cout << fmt::format("{}: {} held-out configs evaluated ({} of {} were trained on)\n", o.basename,
+                           r.test_problems, o.trained_on, o.session_configs);
+  std::cout << fmt::format("{:<22}{:>18}{:>18}\n", "solver choice", "heuristics model", "analytic fallback");
+  std::cout << fmt::format("{:<22}{:>18}{:>18}\n", "problems", r.picker.cases, r.fallback.cases);
+  std::cout << fmt::format("{:<22}{:>18}{:>18}\n", "picked the best", Pct(r.picker.best, r.picker.cases),
+                           Pct(r.fallback.best, r.fallback.cases));
+  std::cout << fmt::format("{:<22}{:>18}{:>18}\n", "within 10 % of best", Pct(r.picker.within10, r.picker.cases),
+                           Pct(r.fallback.within10, r.fallback.cases));
+  std::cout << fmt::format("{:<22}{:>16.2f} %{:>16.2f} %\n", "mean slowdown", 100 * r.picker.mean_slowdown,
+                           100 * r.fallback.mean_slowdown);
+  std::cout << fmt::format("{:<22}{:>18}{:>18}\n", "perf params", "predicted", "default");
+  std::cout << fmt::format("{:<22}{:>18}{:>18}\n", "(problem, solver)", r.predicted.cases, r.defaults.cases);
+  std::cout << fmt::format("{:<22}{:>18}{:>18}\n", "within 15 % of tuned", Pct(r.predicted.within15, r.predicted.cases),
+                           Pct(r.defaults.within15, r.defaults.cases));
+  std::cout << fmt::format("{:<22}{:>18.3f}{:>18.3f}\n", "median time / tuned", r.predicted.median_ratio,
+                           r.defaults.median_ratio);
+  std::cout << fmt::format("{:<22}{:>18.3f}{:>18.3f}\n", "mean time / tuned", r.predicted.mean_ratio,
+                           r.defaults.mean_ratio);
+  if (r.default_unmeasured > 0) {
+    std::cout << r.default_unmeasured << " default configs were not among the measured candidates (not counted)\n";
+  }
+  for (const std::string& n : r.notes) std::cerr << "note: " << EscapeControlBytes(n) << "\n";
+}
+
+int RunEval(const GlobalOptions& global, const EvalArgs& args) {
+  auto db = OpenCommandDatabase(global, DbAccessOptions{.pool_size = 1, .migrate = false});
+  if (!db.ok()) return Usage(db.status());
+  absl::StatusOr<heuristics_cli::EvalOutcome> out = heuristics_cli::EvaluateSession(**db, args.session_id, args.model_dir);
+  if (!out.ok()) return Usage(out.status());
+  PrintEval(*out);
+  return 0;
+}
+
+}  // namespace
+
+void AddHeuristicsCommand(CLI::App& app, CommandContext ctx) {
+  CLI::App* cmd = app.add_subcommand("heuristics", "train and evaluate the learned solver picker and perf-config predictors");
+  cmd->require_subcommand(1);
+  const GlobalOptions* global = ctx.global;
+
+  CLI::App* train = cmd->add_subcommand("train", "train the models from tuning sessions into DIR");
+  auto targs = std::make_shared<TrainArgs>();
+  train->add_option("--session_id,--session-id", targs->sessions, "session(s) to train from (repeat the flag)")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  train->add_option("-o,--output", targs->output_dir, "directory for the model files")->required();
+  train->add_option("--holdout", targs->holdout, "share of configs held out for `heuristics eval` (0 = train on all)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.95));
+  train->add_option("--seed", targs->seed, "seed of the held-out split")->capture_default_str();
+  train->add_option("--rounds", targs->rounds, "boosting rounds per model")->capture_default_str()->check(CLI::Range(1, 100000));
+  train->add_option("--depth", targs->depth, "tree depth (default: picker 6, predictors 8)")->check(CLI::Range(1, 32));
+  train->callback([ctx, targs, global] { *ctx.selected = [targs, global] { return RunTrain(*global, *targs); }; });
+
+  CLI::App* eval = cmd->add_subcommand("eval", "evaluate models on the session's configs they were not trained on");
+  auto eargs = std::make_shared<EvalArgs>();
+  AddSessionIdOption(eval, &eargs->session_id, "session to evaluate on");
+  eval->add_option("--model", eargs->model_dir, "directory of the model files")->required();
+  eval->callback([ctx, eargs, global] { *ctx.selected = [eargs, global] { return RunEval(*global, *eargs); }; });
+}
+
+}  // namespace tuna::cli

@@ -1,0 +1,54 @@
+// Held-out evaluation of the learned heuristics (`tuna heuristics eval`), side by side with what
+// the runtime does without them: the analytic fallback (runtime/fallback.h) for the solver and
+// the solver's default config for the params.
+//
+// Solver choice, per test problem with >= 2 timed solvers: among the solvers the session timed
+// (and that are applicable), the first of each ranking; its time against the fastest one.
+//   best      picked the fastest            within10  picked one within 10 % of the fastest
+//   slowdown  mean of (picked time / fastest time - 1)
+// Params, per (test problem, tunable solver) with samples: the tuned optimum is the fastest
+// sampled config; "predicted" is the sampled config the predictor scores best (the predictor
+// ranks what was measured, so every pick has a time); "default" is the solver's DefaultConfig
+// when it was sampled (otherwise counted in `default_unmeasured`).
+//   within15  ratio (time / optimum) <= 1.15;  median and mean of the ratio.
+// Pure functions, thread-safe. Errors: InvalidArgument when no test problem has timings.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "tuner_core/heuristics/models.h"
+#include "tuner_core/heuristics/training.h"
+#include "tuner_core/runtime/fallback.h"
+
+namespace tuna::heuristics {
+
+struct ChoiceScore {
+  int64_t cases = 0;
+  int64_t best = 0;
+  int64_t within10 = 0;
+  double mean_slowdown = 0;  // fraction: 0.05 = 5 %
+};
+
+struct ParamsScore {
+  int64_t cases = 0;
+  int64_t within15 = 0;
+  double median_ratio = 0;
+  double mean_ratio = 0;
+};
+
+struct EvalReport {
+  int64_t test_problems = 0;
+  ChoiceScore picker, fallback;
+  ParamsScore predicted, defaults;
+  int64_t default_unmeasured = 0;
+  std::vector<std::string> notes;  // e.g. problems the models call out of range
+};
+
+absl::StatusOr<EvalReport> Evaluate(const Models& models, const std::vector<const ProblemRecord*>& test,
+                                    const solver::Target& target, const runtime::DeviceModel& device,
+                                    const solver::SolverRegistry& registry);
+
+}  // namespace tuna::heuristics
