@@ -1,5 +1,7 @@
-// `tuna import-db` (MITuna's import_db): an existing MIOpen find db (`*.fdb.txt`) or SQLite perf
-// db (`*.db`) -> conv_config + find_result / perf_result of a session.
+// `tuna import-db` (MITuna's import_db): an existing MIOpen find db (`*.fdb.txt`, current and
+// legacy entry forms), SQLite perf db (`*.db`) or text perf db (`*.db.txt`, `*.udb.txt`, and the
+// legacy `*.cd.pdb.txt` keyed like the find db) -> conv_config + find_result / perf_result of a
+// session. Every key spelling of MIOpen's shipped dbs is read (tuner_core/problem/keys.h).
 //
 // Each key / perf-db config row becomes a config (ParseFindDbKey / FromPerfDbConfig, then the
 // same ConfigHash dedup as `tuna import`). Each entry becomes one result row keyed by (session,
@@ -49,7 +51,7 @@ struct ImportDbOptions {
 };
 
 struct ImportDbReport {
-  std::string format;             // "find" or "perf"
+  std::string format;             // "find" or "perf" (SQLite or text)
   int64_t keys = 0;               // find-db records / perf-db config rows used
   int64_t entries = 0;            // solver entries / perf_db rows
   int64_t skipped = 0;            // invalid lines or keys skipped (skip_invalid)

@@ -28,10 +28,12 @@ struct ExportArgs {
   uint32_t num_cu = 0;
   bool require_complete = false;
   size_t top_n = 4;
+  std::string perf_db_format = "sqlite";  // sqlite, txt or both
 };
 
-// The schema version that added result_store's `verified` columns.
+// The schema versions that added result_store's `verified` columns and conv_config.pad_mode.
 constexpr int kVerifiedMigration = 3;
+constexpr int kPadModeMigration = 7;
 
 void PrintFile(const char* what, const exporter::FileReport& f) {
   if (!f.written) return;
@@ -56,12 +58,18 @@ int RunExport(const GlobalOptions& global, const ExportArgs& args) {
       !st.ok()) {
     return progress.Fail(st);
   }
+  if (auto st = schema::RequireMigration(**db, kPadModeMigration, "config pad mode"); !st.ok()) {
+    return progress.Fail(st);
+  }
 
   exporter::ExportOptions o;
   o.session_id = args.session_id;
   const bool all = !args.perf && !args.find && !args.kernel;
   o.formats.clear();
-  if (all || args.perf) o.formats.insert(exporter::ExportFormat::kPerfDb);
+  if (all || args.perf) {
+    if (args.perf_db_format != "txt") o.formats.insert(exporter::ExportFormat::kPerfDb);
+    if (args.perf_db_format != "sqlite") o.formats.insert(exporter::ExportFormat::kPerfDbText);
+  }
   if (all || args.find) o.formats.insert(exporter::ExportFormat::kFindDb);
   if (all || args.kernel) o.formats.insert(exporter::ExportFormat::kKernelDb);
   o.merge_dir = args.merge_dir;
@@ -104,6 +112,7 @@ int RunExport(const GlobalOptions& global, const ExportArgs& args) {
             << report->session.num_cu << " CUs, " << report->session.backend << ") -> "
             << report->basename << "\n";
   PrintFile("perf db   ", report->perf);
+  PrintFile("perf db   ", report->perf_text);
   PrintFile("find db   ", report->find);
   PrintFile("kernel db ", report->kernel);
   std::cout << "time      " << FormatDuration(progress.Seconds()) << "\n";
@@ -117,7 +126,8 @@ void AddExportCommand(CLI::App& app, CommandContext ctx) {
       "export", "write MIOpen perf db, find db and kernel db from a session's verified results");
   auto args = std::make_shared<ExportArgs>();
   AddSessionIdOption(cmd, &args->session_id, "session to export");
-  cmd->add_flag("-p,--perf_db", args->perf, "write the perf db <base>.db");
+  cmd->add_flag("-p,--perf_db", args->perf,
+                "write the perf db (<base>.db, <base>.db.txt: see --perf-db-format)");
   cmd->add_flag("-f,--find_db", args->find, "write the find db <base>.<BACKEND>.fdb.txt");
   cmd->add_flag("-k,--kern_db", args->kernel, "write the kernel db <base>.kdb");
   cmd->footer("Without -p/-f/-k all three files are written. Exit code 3: refused by "
@@ -126,11 +136,16 @@ void AddExportCommand(CLI::App& app, CommandContext ctx) {
                   "output directory (default: the --merge-into directory, else .)");
   cmd->add_option("--merge-into", args->merge_dir,
                   "merge into the files of the same names in DIR, keeping the faster entry");
-  cmd->add_option("--arch", args->arch, "override the session's arch in file names and -mcpu");
-  cmd->add_option("--num_cu,--num-cu", args->num_cu, "override the session's CU count")
+  cmd->add_option("-a,--arch", args->arch, "override the session's arch in file names and -mcpu");
+  cmd->add_option("-n,--num_cu,--num-cu", args->num_cu, "override the session's CU count")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--require-complete", args->require_complete,
                 "refuse (exit 3) while jobs of the session are unfinished");
+  cmd->add_option("--perf-db-format,--perf_db_format", args->perf_db_format,
+                  "the perf db as MIOpen's SQLite <base>.db, its text <base>.db.txt (MIOpen "
+                  "built without SQLite perf dbs, ROCm >= 6.2's default) or both")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sqlite", "txt", "both"}));
   cmd->add_option("--top", args->top_n, "find db entries per problem (0 = all)")
       ->capture_default_str();
   const GlobalOptions* global = ctx.global;
