@@ -17,7 +17,7 @@
 // solver names, the config ids written and (find db) the keys seen, never the whole file.
 //
 // Validation (each failure names the find-db key and the solver): a find-db entry needs a finite
-// time > 0 ms and a workspace within int64; a perf-db row needs a non-empty solver and non-empty
+// time >= 0 ms and a workspace within int64; a perf-db row needs a non-empty solver and non-empty
 // printable-ASCII params of at most 1024 bytes. Precedence: a stored result measured by tuna
 // (verified, or written by a job) is never overwritten or marked by an imported entry
 // (schema/store/imported_result_store.h).
