@@ -342,6 +342,22 @@ TEST_CASE("tensors above 2^32 elements and INT8 keys") {
   CHECK(FindDbKey(*old3d) == "1024-4-14-14-1x1x1-2048-2-7-7-4-0x0x0-2x2x2-1x1x1-0-NCDHW-FP32-F");
 }
 
+TEST_CASE("perf-db rows of an older MIOpen with unclamped negative dy sizes (gfx1030_36.db)") {
+  // gfx1030_36.db config 915: B, dy 1024x-5x-5, 7x7 filter, pad 0: x is 1x1 (an older MIOpen's
+  // (1 - 7) / 1 + 1 = -5); today's row says 1x1.
+  PerfDbConfig c = Row("915|NCHW|FP32|B|2|1024|-5|-5|1|7|7|1|256|400|0|0|0|1|1|0|1|1|0|0|1");
+  auto p = FromPerfDbConfig(c);
+  INFO((p.ok() ? std::string() : std::string(p.status().message())));
+  REQUIRE(p.ok());
+  CHECK(p->in == Dhw{1, 1, 1});
+  CHECK(p->Out() == Dhw{1, 1, 1});
+  CHECK(FindDbKey(*p) == "1024-1-1-7x7-256-1-1-400-0x0-1x1-1x1-0-NCHW-FP32-B");
+  c.in_h = c.in_w = 1;
+  CHECK(ToPerfDbConfig(*p) == c);
+  c.direction = "F", c.in_h = -5;  // a forward row's input is never negative
+  CHECK_FALSE(FromPerfDbConfig(c).ok());
+}
+
 struct Db {
   sqlite3* db = nullptr;
   ~Db() { sqlite3_close(db); }

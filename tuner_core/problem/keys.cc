@@ -347,9 +347,17 @@ absl::StatusOr<Problem> FromPerfDbConfig(const PerfDbConfig& c) {
   const std::optional<Direction> dir = ParseDirection(c.direction);
   if (!dir) return Bad(text::Cat("direction ", text::Quote(c.direction), " is not F, B or W"));
 
-  // Bound every column before any arithmetic on them.
+  // Bound every column before any arithmetic on them. The "in" sizes of B/W rows are dy's: an
+  // older MIOpen that did not clamp the output to 1 wrote negative ones (gfx1030_36.db: -5 for
+  // a 7x7 filter over a 1x1 input); they are read back below.
   const ProblemLimits limits;
-  for (int64_t v : {c.in_channels, c.in_h, c.in_w, c.in_d, c.fil_h, c.fil_w, c.fil_d,
+  const bool backward = c.direction != "F";
+  for (int64_t v : {c.in_h, c.in_w, c.in_d}) {
+    if (v < (backward ? -limits.max_dim : 0) || v > limits.max_dim) {
+      return Bad(text::Cat("column value ", v, " is out of range [0, ", limits.max_dim, "]"));
+    }
+  }
+  for (int64_t v : {c.in_channels, c.fil_h, c.fil_w, c.fil_d,
                     c.out_channels, c.batchsize, c.pad_h, c.pad_w, c.pad_d, c.conv_stride_h,
                     c.conv_stride_w, c.conv_stride_d, c.dilation_h, c.dilation_w, c.dilation_d,
                     c.group_count}) {
@@ -384,7 +392,9 @@ absl::StatusOr<Problem> FromPerfDbConfig(const PerfDbConfig& c) {
   } else {
     // "in" is dy: recover the forward input x. Every x in [lo, lo + s - 1] gives this output;
     // the largest, o*s + d(f-1) - 2p, is the one real networks use (654 of the 668 strided
-    // B/W keys of the gfx942130 find db; the smallest matches 13).
+    // B/W keys of the gfx942130 find db; the smallest matches 13). An output <= 0 is an older
+    // MIOpen's unclamped (in + 2p - d(f-1) - 1) / s + 1: the same formula inverts it, and the
+    // row comes back in today's form (output 1).
     out.spatial = {1, 1, 1};
     for (int a = first; a < 3; ++a) {
       const int64_t o = in.spatial[a], s = p.stride[a], d = p.dilation[a], f = fil[a];
@@ -394,6 +404,7 @@ absl::StatusOr<Problem> FromPerfDbConfig(const PerfDbConfig& c) {
                                 p.pad[a], ", stride ", s, ", dilation ", d));
       }
       out.spatial[a] = x;
+      if (o <= 0) in.spatial[a] = 1;  // MIOpen's clamp, as today's rows say
     }
   }
   return FromRoles(p, *dir, in, out, fil);
