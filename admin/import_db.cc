@@ -18,20 +18,30 @@
 #include "spdlog/spdlog.h"
 #include "tuner_core/db/find_db.h"
 #include "tuner_core/db/perf_db.h"
+#include "tuner_core/db/perf_db_text.h"
 #include "tuner_core/problem/keys.h"
 
 namespace tuna::admin {
 namespace {
 
-// What the file is: by name first, then SQLite's magic header.
+// What the file is: "find" (*.fdb.txt, *.ufdb.txt), "perf" (SQLite *.db, *.udb) or "perf-text"
+// (*.db.txt, *.udb.txt and the legacy *.cd.pdb.txt, *.cd.updb.txt): by name first, then by
+// content (SQLite's magic header; a first key made of 'x'-joined fields is a text perf db).
 absl::StatusOr<std::string> DetectFormat(const std::string& path) {
+  for (const char* suffix : {".db.txt", ".udb.txt", ".pdb.txt", ".updb.txt"}) {
+    if (absl::EndsWith(path, suffix)) return std::string("perf-text");
+  }
   if (absl::EndsWith(path, ".fdb.txt")) return std::string("find");
   if (absl::EndsWith(path, ".db") || absl::EndsWith(path, ".udb")) return std::string("perf");
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  char header[16] = {};
-  in.read(header, sizeof(header));
-  if (std::string(header, 15) == "SQLite format 3") return std::string("perf");
+  std::string first;
+  std::getline(in, first);
+  if (first.rfind("SQLite format 3", 0) == 0) return std::string("perf");
+  const std::string key = first.substr(0, first.find('='));
+  if (key.find('-') == std::string::npos && key.find('x') != std::string::npos) {
+    return std::string("perf-text");
+  }
   return std::string("find");
 }
 
@@ -59,12 +69,14 @@ constexpr size_t kBatchKeys = 5000;
 using BatchFn = std::function<absl::Status(const Batch&)>;
 using ErrorFn = std::function<void(std::string)>;
 
-// A find-db entry must carry a measurement: a finite time > 0 ms and a workspace that fits the
-// BIGINT column (a -1 time would otherwise win every "fastest" comparison downstream).
+// A find-db entry must carry a measurement: a finite time >= 0 ms and a workspace that fits the
+// BIGINT column (a -1 time would otherwise win every "fastest" comparison downstream). 0 is a
+// measurement: MIOpen's shipped dbs hold 0 ms entries (1,183 in gfx90878's, GEMM solvers below
+// the timer's resolution).
 absl::Status CheckFindEntry(const db::FindDbEntry& e) {
-  if (!std::isfinite(e.time_ms) || e.time_ms <= 0) {
+  if (!std::isfinite(e.time_ms) || e.time_ms < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("time ", db::FormatFindDbTime(e.time_ms), " ms is not finite and > 0"));
+        absl::StrCat("time ", db::FormatFindDbTime(e.time_ms), " ms is not finite and >= 0"));
   }
   if (e.workspace > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
     return absl::InvalidArgumentError(
@@ -169,6 +181,49 @@ absl::Status StreamPerf(const std::string& path, std::chrono::milliseconds timeo
   return absl::OkStatus();
 }
 
+// A text perf db key as a problem: the current 'x'-joined config columns, or (legacy
+// *.cd.pdb.txt) a find-db key.
+absl::StatusOr<Problem> ProblemOfPerfTextKey(const std::string& key) {
+  if (key.find('-') != std::string::npos) return ParseFindDbKey(key);
+  auto config = db::ParsePerfDbTextKey(key);
+  if (!config.ok()) return config.status();
+  return FromPerfDbConfig(*config);
+}
+
+// Streams a text perf db (read whole: these files are tens of MB) the same way, one problem per
+// key, in key order.
+absl::Status StreamPerfText(const std::string& path, const BatchFn& on_batch,
+                            const ErrorFn& on_error) {
+  auto file = db::ReadPerfDbTextFile(path);
+  if (!file.ok()) return file.status();
+  for (const db::ReadWarning& w : file->warnings) {
+    on_error(absl::StrCat("line ", w.line, ": ", w.message));
+  }
+  Batch batch;
+  for (auto& [key, entries] : file->records) {
+    auto problem = ProblemOfPerfTextKey(key);
+    if (!problem.ok()) {
+      on_error(absl::StrCat("key ", key, ": ", problem.status().message()));
+      continue;
+    }
+    batch.problems.push_back(*problem);
+    for (auto& [solver, params] : entries) {
+      db::PerfDbRow row{ToPerfDbConfig(*problem), solver, params};
+      if (auto bad = CheckPerfRow(row); !bad.ok()) {
+        on_error(absl::StrCat("key ", key, " solver ", solver, ": ", bad.message()));
+        continue;
+      }
+      batch.entries.push_back({batch.problems.size() - 1, solver, -1, -1, "", std::move(params)});
+    }
+    if (batch.problems.size() >= kBatchKeys) {
+      if (absl::Status s = on_batch(batch); !s.ok()) return s;
+      batch.Clear();
+    }
+  }
+  if (!batch.problems.empty()) return on_batch(batch);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ImportDbReport> ImportMiopenDb(schema::Database& db,
@@ -179,11 +234,12 @@ absl::StatusOr<ImportDbReport> ImportMiopenDb(schema::Database& db,
   if (auto s = sessions.Get(options.session_id); !s.ok()) return s.status();
   auto format = DetectFormat(options.path);
   if (!format.ok()) return format.status();
-  report.format = *format;
+  const std::string source = *format;
+  report.format = source == "find" ? "find" : "perf";
   auto stream = [&](const BatchFn& on_batch, const ErrorFn& on_error) {
-    return report.format == "find"
-               ? StreamFind(options.path, on_batch, on_error)
-               : StreamPerf(options.path, options.sqlite_timeout, on_batch, on_error);
+    if (source == "find") return StreamFind(options.path, on_batch, on_error);
+    if (source == "perf-text") return StreamPerfText(options.path, on_batch, on_error);
+    return StreamPerf(options.path, options.sqlite_timeout, on_batch, on_error);
   };
 
   // Pass 1: validate everything and collect the solver names; nothing is written.

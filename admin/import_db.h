@@ -1,5 +1,7 @@
-// `tuna import-db` (MITuna's import_db): an existing MIOpen find db (`*.fdb.txt`) or SQLite perf
-// db (`*.db`) -> conv_config + find_result / perf_result of a session.
+// `tuna import-db` (MITuna's import_db): an existing MIOpen find db (`*.fdb.txt`, current and
+// legacy entry forms), SQLite perf db (`*.db`) or text perf db (`*.db.txt`, `*.udb.txt`, and the
+// legacy `*.cd.pdb.txt` keyed like the find db) -> conv_config + find_result / perf_result of a
+// session. Every key spelling of MIOpen's shipped dbs is read (tuner_core/problem/keys.h).
 //
 // Each key / perf-db config row becomes a config (ParseFindDbKey / FromPerfDbConfig, then the
 // same ConfigHash dedup as `tuna import`). Each entry becomes one result row keyed by (session,
@@ -15,7 +17,7 @@
 // solver names, the config ids written and (find db) the keys seen, never the whole file.
 //
 // Validation (each failure names the find-db key and the solver): a find-db entry needs a finite
-// time > 0 ms and a workspace within int64; a perf-db row needs a non-empty solver and non-empty
+// time >= 0 ms and a workspace within int64; a perf-db row needs a non-empty solver and non-empty
 // printable-ASCII params of at most 1024 bytes. Precedence: a stored result measured by tuna
 // (verified, or written by a job) is never overwritten or marked by an imported entry
 // (schema/store/imported_result_store.h).
@@ -49,7 +51,7 @@ struct ImportDbOptions {
 };
 
 struct ImportDbReport {
-  std::string format;             // "find" or "perf"
+  std::string format;             // "find" or "perf" (SQLite or text)
   int64_t keys = 0;               // find-db records / perf-db config rows used
   int64_t entries = 0;            // solver entries / perf_db rows
   int64_t skipped = 0;            // invalid lines or keys skipped (skip_invalid)

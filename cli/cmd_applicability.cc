@@ -64,7 +64,8 @@ void AddApplicabilityCommand(CLI::App& app, CommandContext ctx) {
       "update", "compute every solver x config for the session's target (all cores) and store "
                 "it with the reason for 'no'");
   AddSessionIdOption(update, &f->session_id, "session");
-  update->add_option("-t,--tag", f->tag, "only configs with this tag (default: all)");
+  update->add_option("-t,--tag,-l,--label", f->tag,
+                     "only configs with this tag (default: all; -l/--label: MITuna's spelling)");
   update->add_option("--threads", f->threads, "worker threads (default: all cores)");
   update->add_flag("--json", f->json, "print the counts as JSON");
   update->callback([=] { *selected = [=] { return Update(*global, *f); }; });

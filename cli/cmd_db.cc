@@ -68,9 +68,10 @@ int RunMigrations(const ConnectionInfo& info) {
 }
 
 int Start(const GlobalOptions& global, const DbOptions& opts) {
-  if (!global.db_url.empty()) {
-    std::cerr << "tuna db start: --db names an external server; start/stop manage only the "
-                 "embedded one (use --data-dir)\n";
+  if (!global.db_error.ok()) return Fail("start", global.db_error);
+  if (global.external_db) {
+    std::cerr << "tuna db start: the database is an external server (--db, TUNA_DB, "
+                 "TUNA_DB_HOSTNAME or ~/.my.cnf); start/stop manage only the embedded one\n";
     return 2;
   }
   EmbeddedServer server(ServerOptions(global, opts));
@@ -91,9 +92,10 @@ int Start(const GlobalOptions& global, const DbOptions& opts) {
 }
 
 int Stop(const GlobalOptions& global, const DbOptions& opts) {
-  if (!global.db_url.empty()) {
-    std::cerr << "tuna db stop: --db names an external server; start/stop manage only the "
-                 "embedded one (use --data-dir)\n";
+  if (!global.db_error.ok()) return Fail("stop", global.db_error);
+  if (global.external_db) {
+    std::cerr << "tuna db stop: the database is an external server (--db, TUNA_DB, "
+                 "TUNA_DB_HOSTNAME or ~/.my.cnf); start/stop manage only the embedded one\n";
     return 2;
   }
   EmbeddedServer server(ServerOptions(global, opts));
@@ -125,9 +127,9 @@ std::optional<int> ReadSchemaVersion(const ConnectionInfo& info, std::string* er
 }
 
 int Status(const GlobalOptions& global, const DbOptions& opts) {
-  if (!global.db_url.empty()) {
-    auto info = schema::ConnectionInfoFromUrl(global.db_url);
-    if (!info.ok()) return Fail("status", info.status());
+  if (!global.db_error.ok()) return Fail("status", global.db_error);
+  if (global.external_db) {
+    const std::optional<ConnectionInfo> info = global.external_db;
     std::string error;
     std::optional<int> version = ReadSchemaVersion(*info, &error);
     if (opts.json) {
@@ -192,11 +194,8 @@ int Status(const GlobalOptions& global, const DbOptions& opts) {
 }
 
 int Migrate(const GlobalOptions& global, const DbOptions& opts) {
-  if (!global.db_url.empty()) {
-    auto info = schema::ConnectionInfoFromUrl(global.db_url);
-    if (!info.ok()) return Fail("migrate", info.status());
-    return RunMigrations(*info);
-  }
+  if (!global.db_error.ok()) return Fail("migrate", global.db_error);
+  if (global.external_db) return RunMigrations(*global.external_db);
   EmbeddedServer server(ServerOptions(global, opts));
   auto started = server.Start();  // no-op when running
   if (!started.ok()) return Fail("migrate", started.status());

@@ -34,12 +34,14 @@ struct ExportArgs {
   bool require_complete = false;
   size_t top_n = 4;
   bool heuristics = false;
+  std::string perf_db_format = "sqlite";  // sqlite, txt or both
 };
 
-// The schema version that added result_store's `verified` columns.
+// The schema versions that added result_store's `verified` columns and conv_config.pad_mode.
 constexpr int kVerifiedMigration = 3;
 // The schema version that added golden_result.
 constexpr int kGoldenMigration = 5;
+constexpr int kPadModeMigration = 6;
 
 void PrintFile(const char* what, const exporter::FileReport& f) {
   if (!f.written) return;
@@ -84,6 +86,9 @@ int RunExport(const GlobalOptions& global, const ExportArgs& args) {
       !st.ok()) {
     return progress.Fail(st);
   }
+  if (auto st = schema::RequireMigration(**db, kPadModeMigration, "config pad mode"); !st.ok()) {
+    return progress.Fail(st);
+  }
   if (args.golden_v >= 0) {
     if (auto st = schema::RequireMigration(**db, kGoldenMigration, "golden versions"); !st.ok()) {
       return progress.Fail(st);
@@ -95,7 +100,10 @@ int RunExport(const GlobalOptions& global, const ExportArgs& args) {
   if (args.golden_v >= 0) o.golden_v = args.golden_v;
   const bool all = !args.perf && !args.find && !args.kernel;
   o.formats.clear();
-  if (all || args.perf) o.formats.insert(exporter::ExportFormat::kPerfDb);
+  if (all || args.perf) {
+    if (args.perf_db_format != "txt") o.formats.insert(exporter::ExportFormat::kPerfDb);
+    if (args.perf_db_format != "sqlite") o.formats.insert(exporter::ExportFormat::kPerfDbText);
+  }
   if (all || args.find) o.formats.insert(exporter::ExportFormat::kFindDb);
   if (all || args.kernel) o.formats.insert(exporter::ExportFormat::kKernelDb);
   o.merge_dir = args.merge_dir;
@@ -143,6 +151,7 @@ int RunExport(const GlobalOptions& global, const ExportArgs& args) {
             << report->session.num_cu << " CUs, " << report->session.backend << ") -> "
             << report->basename << "\n";
   PrintFile("perf db   ", report->perf);
+  PrintFile("perf db   ", report->perf_text);
   PrintFile("find db   ", report->find);
   PrintFile("kernel db ", report->kernel);
   std::cout << "time      " << FormatDuration(progress.Seconds()) << "\n";
@@ -160,7 +169,8 @@ void AddExportCommand(CLI::App& app, CommandContext ctx) {
                                  "export golden version N instead of a session (tuna golden)")
                      ->check(CLI::NonNegativeNumber);
   golden->excludes(session);
-  cmd->add_flag("-p,--perf_db", args->perf, "write the perf db <base>.db");
+  cmd->add_flag("-p,--perf_db", args->perf,
+                "write the perf db (<base>.db, <base>.db.txt: see --perf-db-format)");
   cmd->add_flag("-f,--find_db", args->find, "write the find db <base>.<BACKEND>.fdb.txt");
   cmd->add_flag("-k,--kern_db", args->kernel, "write the kernel db <base>.kdb");
   cmd->footer("Without -p/-f/-k all three files are written. Exit code 3: refused by "
@@ -169,14 +179,19 @@ void AddExportCommand(CLI::App& app, CommandContext ctx) {
                   "output directory (default: the --merge-into directory, else .)");
   cmd->add_option("--merge-into", args->merge_dir,
                   "merge into the files of the same names in DIR, keeping the faster entry");
-  cmd->add_option("--arch", args->arch, "override the session's arch in file names and -mcpu");
-  cmd->add_option("--num_cu,--num-cu", args->num_cu, "override the session's CU count")
+  cmd->add_option("-a,--arch", args->arch, "override the session's arch in file names and -mcpu");
+  cmd->add_option("-n,--num_cu,--num-cu", args->num_cu, "override the session's CU count")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--require-complete", args->require_complete,
                 "refuse (exit 3) while jobs of the session are unfinished");
   cmd->add_flag("--heuristics", args->heuristics,
                 "also train the heuristics models (solver picker, perf-config predictors) on the "
                 "session and write them beside the db files");
+  cmd->add_option("--perf-db-format,--perf_db_format", args->perf_db_format,
+                  "the perf db as MIOpen's SQLite <base>.db, its text <base>.db.txt (MIOpen "
+                  "built without SQLite perf dbs, ROCm >= 6.2's default) or both")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sqlite", "txt", "both"}));
   cmd->add_option("--top", args->top_n, "find db entries per problem (0 = all)")
       ->capture_default_str();
   const GlobalOptions* global = ctx.global;

@@ -127,10 +127,10 @@ void AddImportCommands(CLI::App& app, CommandContext ctx) {
 
   auto d = std::make_shared<ImportDbFlags>();
   CLI::App* idb = app.add_subcommand(
-      "import-db", "import an existing MIOpen find db (.fdb.txt) or perf db (.db) into a "
+      "import-db", "import an existing MIOpen find db (.fdb.txt) or perf db (.db, .db.txt) into a "
                    "session's results");
   AddSessionIdOption(idb, &d->session_id, "session that receives the results");
-  idb->add_option("file", d->file, "FILE.fdb.txt or FILE.db")->required()->check(CLI::ExistingFile);
+  idb->add_option("file,--target_file", d->file, "FILE.fdb.txt, FILE.db or FILE.db.txt")->required()->check(CLI::ExistingFile);
   idb->add_option("-t,--tag", d->tag, "also tag the imported configs");
   idb->add_flag("--skip_invalid", d->skip_invalid,
                 "skip unparsable lines/keys (default: report them all and import nothing)");

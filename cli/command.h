@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "schema/store/connection_info.h"
 
 namespace tuna::cli {
 
@@ -18,7 +20,11 @@ namespace tuna::cli {
 struct GlobalOptions {
   std::string log_level = "info";
   std::string log_format = "text";
-  std::string db_url;    // --db mysql://user@host:port/db; empty = embedded server
+  std::string db_url;    // --db mysql://user@host:port/db as given
+  // The database after the precedence --db > TUNA_DB > TUNA_DB_* > ~/.my.cnf > embedded
+  // (schema::ResolveDatabase), resolved once in main: nullopt = the embedded server.
+  std::optional<schema::ConnectionInfo> external_db;
+  absl::Status db_error;  // why the database could not be resolved (a bad TUNA_DB, ...)
   std::string data_dir;  // --data-dir of the embedded server; empty = default state dir
   std::string progress = "auto";  // --progress auto|bar|plain|off (cli/progress.h)
   std::string log_file;           // --log-file: logs there, stderr only warnings and errors

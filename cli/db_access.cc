@@ -9,9 +9,10 @@ namespace tuna::cli {
 
 absl::StatusOr<std::unique_ptr<schema::Database>> OpenCommandDatabase(const GlobalOptions& global,
                                                                       DbAccessOptions options) {
+  if (!global.db_error.ok()) return global.db_error;
   absl::StatusOr<schema::ConnectionInfo> info;
-  if (!global.db_url.empty()) {
-    info = schema::ConnectionInfoFromUrl(global.db_url);
+  if (global.external_db) {
+    info = *global.external_db;
   } else {
     schema::EmbeddedServerOptions o;
     o.data_dir = global.data_dir;

@@ -1,10 +1,33 @@
 // The `tuna` binary: global flags, then one subcommand (see cli/command.h).
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 
 #include "cli/command.h"
 #include "cli/logging.h"
 #include "cli/version.h"
+#include "spdlog/spdlog.h"
+
+namespace {
+
+// The database of every subcommand, once: --db > TUNA_DB > TUNA_DB_* > ~/.my.cnf > embedded
+// (schema::ResolveDatabase). A bad URL or environment is kept in `global` and reported by the
+// commands that open the database (tuna driver, devices, worker never need one).
+void ResolveDatabase(tuna::cli::GlobalOptions& global) {
+  const char* home = std::getenv("HOME");
+  auto resolved = tuna::schema::ResolveDatabase(
+      global.db_url, home != nullptr && *home != '\0' ? std::string(home) + "/.my.cnf" : "");
+  if (!resolved.ok()) {
+    global.db_error = resolved.status();
+    return;
+  }
+  global.external_db = resolved->external;
+  if (global.external_db) {
+    spdlog::debug("database {} (from {})", global.external_db->Redacted(), resolved->source);
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace tuna::cli;
@@ -23,7 +46,9 @@ int main(int argc, char** argv) {
                  "(`tune -f` does this by default, to OUTPUT_DIR/tune.log)");
   app.add_option("--db", global.db_url,
                  "external server mysql://user@host:port/db (password from TUNA_DB_PASSWORD or "
-                 "an option file); default: the embedded server");
+                 "an option file); default: $TUNA_DB, else MITuna's TUNA_DB_HOSTNAME, "
+                 "TUNA_DB_NAME, TUNA_DB_USER_NAME, TUNA_DB_USER_PASSWORD, else ~/.my.cnf when "
+                 "it names a database, else the embedded server");
   app.add_option("--data-dir", global.data_dir,
                  "data directory of the embedded MariaDB (default: $XDG_STATE_HOME/tuna/mariadb)");
   app.add_option("--progress", global.progress,
@@ -77,5 +102,6 @@ int main(int argc, char** argv) {
     std::cerr << "tuna: " << st.message() << "\n";
     return 2;
   }
+  ResolveDatabase(global);
   return selected();
 }

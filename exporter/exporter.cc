@@ -27,6 +27,7 @@ std::string JoinPath(const std::string& dir, const std::string& name) {
 }  // namespace
 
 std::string PerfDbFileName(const std::string& basename) { return basename + ".db"; }
+std::string PerfDbTextFileName(const std::string& basename) { return basename + ".db.txt"; }
 std::string FindDbFileName(const std::string& basename, const std::string& backend) {
   return absl::StrCat(basename, ".", backend, ".fdb.txt");
 }
@@ -299,8 +300,8 @@ void ExportInputs::Progress(std::string_view stage, int64_t done, int64_t total)
 }
 
 const std::vector<FormatExporter>& FormatExporters() {
-  static const std::vector<FormatExporter> formats = {PerfDbExporter(), FindDbExporter(),
-                                                      KernelDbExporter()};
+  static const std::vector<FormatExporter> formats = {PerfDbExporter(), PerfDbTextExporter(),
+                                                      FindDbExporter(), KernelDbExporter()};
   return formats;
 }
 

@@ -2,6 +2,9 @@
 //
 //   <base>.db                SQLite perf db: every exportable perf_result (tunable solvers with
 //                            params), one row per (config, solver)
+//   <base>.db.txt            the same perf db as text (MIOpen's format when it is built without
+//                            SQLite perf dbs, ROCm >= 6.2's default: tools/sqlite2txt's keys);
+//                            chosen instead of or with <base>.db (kPerfDbText)
 //   <base>.<BACKEND>.fdb.txt find db: per problem key the `top_n` fastest exportable find_results
 //   <base>.kdb               kernel db: the code objects of each key's fastest find result
 //
@@ -15,6 +18,7 @@
 //
 // Merge (`merge_dir`): the files of the same names in merge_dir are read first and combined:
 //   find db  per key and solver the faster entry (db::MergeFindDb), then the top_n cut;
+//   text perf db  as the perf db; existing keys that do not parse are kept as they are;
 //   perf db  an incoming (config, solver) replaces an existing row when it is faster; existing
 //            rows have no time, so theirs is taken from the existing find db of merge_dir (same
 //            key, same solver); a row with no known time is replaced (the fresh, verified tuning
@@ -66,7 +70,7 @@ using ProgressFn = std::function<void(std::string_view stage, int64_t done, int6
 
 // The files an export can write; each has one exporter in the format registry
 // (exporter/format_registry.h), written and committed in this order.
-enum class ExportFormat { kPerfDb, kFindDb, kKernelDb };
+enum class ExportFormat { kPerfDb, kPerfDbText, kFindDb, kKernelDb };
 inline const std::set<ExportFormat> kAllExportFormats = {
     ExportFormat::kPerfDb, ExportFormat::kFindDb, ExportFormat::kKernelDb};
 
@@ -123,13 +127,14 @@ struct ExportReport {
   int64_t skipped_bad_config = 0;     // results whose config does not make a valid problem
   int64_t skipped_unknown_solver = 0; // find results whose solver has no algorithm
   std::vector<std::string> warnings;
-  FileReport perf, find, kernel;
+  FileReport perf, perf_text, find, kernel;
 };
 
 absl::StatusOr<ExportReport> ExportSession(schema::Database& db, const ExportOptions& options);
 
 // File names of an export (exposed for the CLI and tests).
 std::string PerfDbFileName(const std::string& basename);                           // <base>.db
+std::string PerfDbTextFileName(const std::string& basename);                   // <base>.db.txt
 std::string FindDbFileName(const std::string& basename, const std::string& backend);  // .fdb.txt
 std::string KernelDbFileName(const std::string& basename);                         // <base>.kdb
 // MIOpen's DbId of a device name: ":feature" suffixes dropped, "_xnack" added for ":xnack+".

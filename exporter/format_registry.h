@@ -53,11 +53,12 @@ struct FormatExporter {
   FileReport ExportReport::*slot = nullptr;
 };
 
-// Every format, in writing and commit order (perf db, find db, kernel db).
+// Every format, in writing and commit order (perf db, text perf db, find db, kernel db).
 const std::vector<FormatExporter>& FormatExporters();
 
 // The registry entries of each file (perf_db_export.cc, find_db_export.cc, kernel_db_export.cc).
 FormatExporter PerfDbExporter();
+FormatExporter PerfDbTextExporter();
 FormatExporter FindDbExporter();
 FormatExporter KernelDbExporter();
 

@@ -75,6 +75,14 @@ absl::StatusOr<FileReport> WritePerfDbExport(const IncomingPerf& incoming,
                                              const std::optional<db::FindDb>& existing_find,
                                              const std::string& path);
 
+// The text perf db (`<base>.db.txt`): the same merge as WritePerfDbExport over the existing text
+// file at existing_path (a missing file is an empty one); its keys that do not parse are kept
+// verbatim with a warning.
+absl::StatusOr<FileReport> WritePerfDbTextExport(const IncomingPerf& incoming,
+                                                 const std::optional<std::string>& existing_path,
+                                                 const std::optional<db::FindDb>& existing_find,
+                                                 const std::string& path);
+
 // ---- kernel db (kernel_db_export.cc) ----
 
 // MIOpen kdb entries of the kernels (MakeKernelDbEntry with the bare arch), in input order.

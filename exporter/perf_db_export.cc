@@ -1,10 +1,13 @@
-// The perf db: `<base>.db` (MIOpen's SQLite config + perf_db tables) from a session's perf results.
+// The perf db: `<base>.db` (MIOpen's SQLite config + perf_db tables) and `<base>.db.txt` (its text
+// form) from a session's perf results.
 #include <filesystem>
 #include <tuple>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "exporter/format_registry.h"
 #include "exporter/formats.h"
+#include "tuner_core/db/perf_db_text.h"
 
 namespace tuna::exporter::internal {
 
@@ -54,6 +57,49 @@ absl::StatusOr<FileReport> WritePerfDbExport(const IncomingPerf& incoming,
   return report;
 }
 
+absl::StatusOr<FileReport> WritePerfDbTextExport(const IncomingPerf& incoming,
+                                                 const std::optional<std::string>& existing_path,
+                                                 const std::optional<db::FindDb>& existing_find,
+                                                 const std::string& path) {
+  FileReport report;
+  report.path = path;
+  db::PerfDbText kept;  // existing lines whose keys do not parse: copied as they are
+  std::vector<db::PerfDbRow> existing;
+  std::error_code ec;
+  if (existing_path && std::filesystem::exists(*existing_path, ec)) {
+    auto file = db::ReadPerfDbTextFile(*existing_path);
+    if (!file.ok()) return file.status();
+    report.merged = true;
+    for (const db::ReadWarning& w : file->warnings) {
+      report.warnings.push_back(absl::StrCat(*existing_path, ":", w.line, ": ", w.message));
+    }
+    for (auto& [key, entries] : file->records) {
+      auto config = db::ParsePerfDbTextKey(key);
+      if (!config.ok()) {
+        report.warnings.push_back(
+            absl::StrCat(*existing_path, ": kept as it is: ", config.status().message()));
+        kept.emplace(key, entries);
+        report.merge.kept += static_cast<int64_t>(entries.size());
+        continue;
+      }
+      for (auto& [solver, params] : entries) existing.push_back({*config, solver, params});
+    }
+  }
+  PerfMergeResult merged = MergePerfDb(existing, incoming, existing_find);
+  report.merge.added += merged.counts.added;
+  report.merge.improved += merged.counts.improved;
+  report.merge.unchanged += merged.counts.unchanged;
+  report.merge.kept += merged.counts.kept;
+  report.merge.replaced_untimed += merged.counts.replaced_untimed;
+  db::PerfDbText text = db::PerfDbRowsToText(merged.rows);
+  text.merge(kept);
+  if (auto st = db::WritePerfDbTextFile(path, text); !st.ok()) return st;
+  report.keys = static_cast<int64_t>(text.size());
+  for (const auto& [key, entries] : text) report.entries += static_cast<int64_t>(entries.size());
+  report.written = true;
+  return report;
+}
+
 namespace {
 
 absl::StatusOr<FileReport> WritePerfDb(const ExportInputs& in, const std::string& path,
@@ -72,6 +118,22 @@ std::string PerfName(const std::string& basename, const std::string&) {
   return PerfDbFileName(basename);
 }
 
+absl::StatusOr<FileReport> WritePerfDbText(const ExportInputs& in, const std::string& path,
+                                           ExportReport* report) {
+  FoldedPerf folded = FoldPerfResults(in.perf_rows, in.problems);
+  report->skipped_bad_config += folded.skipped_bad_config;
+  in.Progress("write text perf db", 0, 0);
+  auto written = WritePerfDbTextExport(
+      folded.rows, in.MergePath(PerfDbTextFileName(in.basename)), in.existing_find, path);
+  if (!written.ok()) return written.status();
+  in.Progress("write text perf db", written->entries, written->entries);
+  return written;
+}
+
+std::string PerfTextName(const std::string& basename, const std::string&) {
+  return PerfDbTextFileName(basename);
+}
+
 }  // namespace
 
 FormatExporter PerfDbExporter() {
@@ -81,6 +143,16 @@ FormatExporter PerfDbExporter() {
   e.file_name = &PerfName;
   e.write = &WritePerfDb;
   e.slot = &ExportReport::perf;
+  return e;
+}
+
+FormatExporter PerfDbTextExporter() {
+  FormatExporter e{ExportFormat::kPerfDbText};
+  e.needs_perf_results = true;
+  e.needs_merge_find_db = true;
+  e.file_name = &PerfTextName;
+  e.write = &WritePerfDbText;
+  e.slot = &ExportReport::perf_text;
   return e;
 }
 

@@ -17,9 +17,9 @@ constexpr const char* kConfigColumns =
     "spatial_dim, batchsize, in_channels, in_d, in_h, in_w, out_channels, fil_d, fil_h, fil_w, "
     "pad_d, pad_h, pad_w, conv_stride_d, conv_stride_h, conv_stride_w, dilation_d, dilation_h, "
     "dilation_w, trans_output_pad_d, trans_output_pad_h, trans_output_pad_w, group_count, mode, "
-    "direction, data_type, in_layout, fil_layout, out_layout, driver, config_hash";
-constexpr int kConfigColumnCount = 31;
-// 31 placeholders a row: 400 rows stay well under the protocol's 65,535 parameters and keep a
+    "pad_mode, direction, data_type, in_layout, fil_layout, out_layout, driver, config_hash";
+constexpr int kConfigColumnCount = 32;
+// 32 placeholders a row: 400 rows stay well under the protocol's 65,535 parameters and keep a
 // statement around 100 KB.
 constexpr size_t kInsertChunk = 400;
 constexpr size_t kSelectChunk = 1000;
@@ -41,6 +41,7 @@ void AppendConfigValues(const Problem& p, const std::string& driver, const std::
   }
   i(p.groups);
   out->push_back(std::string(p.mode == ConvMode::kTrans ? "trans" : "conv"));
+  out->push_back(std::string(PadModeName(p.pad_mode)));
   out->push_back(std::string(DirectionName(p.direction)));
   out->push_back(std::string(DataTypeName(p.data_type)));
   out->push_back(std::string(LayoutName(p.in_layout)));

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "absl/strings/ascii.h"
@@ -258,6 +259,95 @@ absl::StatusOr<ConnectionInfo> ConnectionInfoFromUrl(std::string_view url) {
   if (!info.ok()) return info.status();
   if (auto st = ResolvePassword(&*info); !st.ok()) return st;
   return info;
+}
+
+namespace {
+
+// MITuna's TUNA_DB_HOSTNAME / TUNA_DB_NAME / TUNA_DB_USER_NAME / TUNA_DB_USER_PASSWORD.
+absl::StatusOr<ConnectionInfo> FromMitunaEnv(const std::function<const char*(const char*)>& env) {
+  ConnectionInfo info;
+  info.host = env("TUNA_DB_HOSTNAME");
+  auto required = [&](const char* name, std::string* out) -> absl::Status {
+    const char* v = env(name);
+    if (v == nullptr || *v == '\0') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("TUNA_DB_HOSTNAME is set but ", name, " is not (MITuna's variables: ",
+                       "TUNA_DB_HOSTNAME, TUNA_DB_NAME, TUNA_DB_USER_NAME, TUNA_DB_USER_PASSWORD)"));
+    }
+    *out = v;
+    return absl::OkStatus();
+  };
+  if (auto st = required("TUNA_DB_NAME", &info.database); !st.ok()) return st;
+  if (auto st = required("TUNA_DB_USER_NAME", &info.user); !st.ok()) return st;
+  if (const char* port = env("TUNA_DB_PORT"); port != nullptr && *port != '\0') {
+    if (!absl::SimpleAtoi(port, &info.port) || info.port <= 0 || info.port > 65535) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("TUNA_DB_PORT '", port, "' is not a port number"));
+    }
+  }
+  if (const char* pw = env("TUNA_DB_USER_PASSWORD"); pw != nullptr) {
+    info.password = pw;
+    return info;
+  }
+  if (auto st = ResolvePassword(&info, env); !st.ok()) return st;
+  return info;
+}
+
+// ~/.my.cnf when it names a database; nullopt otherwise.
+absl::StatusOr<std::optional<ConnectionInfo>> FromMyCnf(
+    const std::string& path, const std::function<const char*(const char*)>& env) {
+  std::error_code ec;
+  if (path.empty() || !std::filesystem::exists(path, ec)) return std::nullopt;
+  auto values = ReadOptionFile(path);
+  if (!values.ok()) return values.status();
+  if (!values->database || values->database->empty()) return std::nullopt;
+  ConnectionInfo info;
+  info.database = *values->database;
+  if (values->host) info.host = *values->host;
+  if (values->port) info.port = *values->port;
+  if (values->socket) info.socket = *values->socket;
+  if (values->user) {
+    info.user = *values->user;
+  } else if (const char* user = env("USER"); user != nullptr) {
+    info.user = user;
+  }
+  if (info.user.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " names a database but no user"));
+  }
+  if (values->password) info.password = *values->password;
+  info.option_file = path;
+  return info;
+}
+
+}  // namespace
+
+absl::StatusOr<ResolvedDatabase> ResolveDatabase(
+    std::string_view flag_url, const std::string& my_cnf,
+    const std::function<const char*(const char*)>& getenv_fn) {
+  auto env = [&](const char* name) -> const char* {
+    return getenv_fn ? getenv_fn(name) : std::getenv(name);
+  };
+  auto from_url = [&](std::string_view url, std::string source) -> absl::StatusOr<ResolvedDatabase> {
+    auto info = ParseDbUrl(url);
+    if (!info.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(source, ": ", info.status().message()));
+    }
+    if (auto st = ResolvePassword(&*info, env); !st.ok()) return st;
+    return ResolvedDatabase{*std::move(info), std::move(source)};
+  };
+  if (!flag_url.empty()) return from_url(flag_url, "--db");
+  if (const char* url = env("TUNA_DB"); url != nullptr && *url != '\0') {
+    return from_url(url, "TUNA_DB");
+  }
+  if (const char* host = env("TUNA_DB_HOSTNAME"); host != nullptr && *host != '\0') {
+    auto info = FromMitunaEnv(env);
+    if (!info.ok()) return info.status();
+    return ResolvedDatabase{*std::move(info), "TUNA_DB_HOSTNAME"};
+  }
+  auto cnf = FromMyCnf(my_cnf, env);
+  if (!cnf.ok()) return cnf.status();
+  if (*cnf) return ResolvedDatabase{std::move(*cnf), my_cnf};
+  return ResolvedDatabase{std::nullopt, "embedded"};
 }
 
 }  // namespace tuna::schema

@@ -57,4 +57,25 @@ absl::Status ResolvePassword(ConnectionInfo* info,
 // ParseDbUrl + ResolvePassword.
 absl::StatusOr<ConnectionInfo> ConnectionInfoFromUrl(std::string_view url);
 
+// Which database the CLI uses, first match wins:
+//   1. `flag_url` (--db URL);
+//   2. TUNA_DB: a URL of the same form;
+//   3. MITuna's variables: TUNA_DB_HOSTNAME (required for this source), TUNA_DB_NAME (required),
+//      TUNA_DB_USER_NAME (required), TUNA_DB_USER_PASSWORD, TUNA_DB_PORT (default 3306);
+//   4. `my_cnf` (the caller passes $HOME/.my.cnf) when it exists and its [client] or [tuna]
+//      section names a `database` (host default 127.0.0.1, port 3306, or `socket`; user, else
+//      $USER; password);
+//   5. none: nullopt, the embedded server.
+// Without a password of its own, 1-3 fall back to ResolvePassword's order. `getenv` is
+// injectable for tests. InvalidArgument names the variable or file at fault (never a password);
+// `source` (optional) receives where the answer came from ("--db", "TUNA_DB", "TUNA_DB_HOSTNAME",
+// the option file's path, "embedded").
+struct ResolvedDatabase {
+  std::optional<ConnectionInfo> external;  // nullopt: the embedded server
+  std::string source;
+};
+absl::StatusOr<ResolvedDatabase> ResolveDatabase(
+    std::string_view flag_url, const std::string& my_cnf,
+    const std::function<const char*(const char*)>& getenv = nullptr);
+
 }  // namespace tuna::schema

@@ -42,6 +42,8 @@ constexpr std::array<Direction, 3> kDirections = {Direction::kForward, Direction
                                                   Direction::kBackwardWeights};
 constexpr std::array<DataType, 4> kDataTypes = {DataType::kFp32, DataType::kFp16, DataType::kBf16,
                                                 DataType::kInt8};
+constexpr std::array<PadMode, 3> kPadModes = {PadMode::kDefault, PadMode::kSame,
+                                              PadMode::kValid};
 constexpr std::array<Layout, 4> kLayouts = {Layout::kNCHW, Layout::kNHWC, Layout::kNCDHW,
                                             Layout::kNDHWC};
 
@@ -49,7 +51,7 @@ constexpr char kConfigColumns[] =
     "id, spatial_dim, batchsize, in_channels, in_d, in_h, in_w, out_channels, fil_d, fil_h, "
     "fil_w, pad_d, pad_h, pad_w, conv_stride_d, conv_stride_h, conv_stride_w, dilation_d, "
     "dilation_h, dilation_w, trans_output_pad_d, trans_output_pad_h, trans_output_pad_w, "
-    "group_count, mode, direction, data_type, in_layout, fil_layout, out_layout";
+    "group_count, mode, pad_mode, direction, data_type, in_layout, fil_layout, out_layout";
 
 
 Value JobValue(const std::optional<int64_t>& job) {
@@ -123,6 +125,10 @@ absl::StatusOr<Problem> ProblemFromConfigRow(const Row& r) {
     p.mode = ConvMode::kTrans;
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown mode '", mode, "'"));
+  }
+  const std::string pad_mode = r.String("pad_mode");
+  if (!ParseEnum(pad_mode, kPadModes, &PadModeName, &p.pad_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown pad_mode '", pad_mode, "'"));
   }
   const std::string dir = r.String("direction"), type = r.String("data_type");
   if (!ParseEnum(dir, kDirections, &DirectionName, &p.direction)) {

@@ -133,7 +133,7 @@ TEST_CASE_METHOD(MariadbTest, "A bad line anywhere: error names every bad line, 
   // Line 13 (1-based) becomes bad; add a new valid problem so a partial write would show.
   lines[12] = "conv -n 32 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -F 1 -g 5";
   lines.push_back("conv -n 7 -c 3 -H 9 -W 9 -k 5 -y 3 -x 3 -F 1");
-  lines.push_back("conv -n 1 -c 1 -H 1 -W 1 -k 1 -y 9 -x 9 -F 1");  // empty output: bad too
+  lines.push_back("conv -n 1 -c 1 -H 1 -W 1 -k 1 -y 9 -x 9 -p 9 -m trans -F 1");  // empty: bad too
   std::string bad;
   for (const auto& l : lines) bad += l + "\n";
 

@@ -39,16 +39,18 @@ args=(conv -n 2 -c 16 -H 12 -W 12 -k 16 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -l 1 -j 1 
 tuned=$(run_driver "$work/out" "$work/user1" "$work/log.txt" "${args[@]}") || fail "driver with the tuned db"
 echo "$tuned"
 grep -q "from system db" <<<"$tuned" || fail "the tuned solution did not come from the system db"
-grep -q "Verifies OK" <<<"$tuned" || fail "tuned run did not verify"
+grep -q "^Forward Convolution Verifies OK on CPU reference (" <<<"$tuned" || fail "tuned run did not verify"
 grep -q "kernels: 0 compiled" <<<"$tuned" || fail "the exported kernel db was not used"
 
 mkdir -p "$work/empty"
 plain=$(run_driver "$work/empty" "$work/user2" "$work/log.txt" "${args[@]}") || fail "driver with an empty db"
 echo "$plain"
 grep -q "from system db" <<<"$plain" && fail "an empty system db cannot be the source"
-grep -q "Verifies OK" <<<"$plain" || fail "untuned run did not verify"
-t_tuned=$(sed -n 's/^Kernel time: \([0-9.]*\) ms.*/\1/p' <<<"$tuned")
-t_plain=$(sed -n 's/^Kernel time: \([0-9.]*\) ms.*/\1/p' <<<"$plain")
+grep -q "^Forward Convolution Verifies OK on CPU reference (" <<<"$plain" || fail "untuned run did not verify"
+# MIOpenDriver's line, as scripts written for MIOpenDriver read it.
+t_tuned=$(sed -n 's/^GPU Kernel Time Forward Conv. Elapsed: \([0-9.]*\) ms (average)$/\1/p' <<<"$tuned")
+t_plain=$(sed -n 's/^GPU Kernel Time Forward Conv. Elapsed: \([0-9.]*\) ms (average)$/\1/p' <<<"$plain")
+[[ -n "$t_tuned" && -n "$t_plain" ]] || fail "no MIOpenDriver 'GPU Kernel Time ... Elapsed' line"
 echo "kernel time with the tuned db ${t_tuned} ms, with an empty db ${t_plain} ms (recorded, not asserted)"
 
 run_driver "$work/out" "$work/user3" "$work/log.txt" \

@@ -19,6 +19,7 @@
 #include "tuner_core/db/find_db.h"
 #include "tuner_core/db/kernel_db.h"
 #include "tuner_core/db/perf_db.h"
+#include "tuner_core/db/perf_db_text.h"
 #include "tuner_core/problem/keys.h"
 
 namespace tuna::exporter::test {
@@ -150,6 +151,50 @@ TEST_CASE_METHOD(MariadbTest, "exported files read back as the same entries",
                         {"tuna_common.cu.o", " -O3 -mcpu=gfx90a:xnack-", "common code"},
                         {"tuna_direct_tiled.cu.o", " -DTILE=8 -DN=2 -mcpu=gfx90a", "tiled code object"},
                         {"tuna_igemm.cu.o", " -DBLK=32 -mcpu=gfx90a", kBinaryCode}});
+}
+
+TEST_CASE_METHOD(MariadbTest, "the text perf db holds the SQLite perf db's rows; merges keep both",
+                 "[mariadb][exporter]") {
+  InsertSolvers(db());
+  const int64_t session = InsertSessionData(db(), kTarget, FindsA(), PerfsA());
+  const std::string dir = TmpDir("perftext");
+  ExportOptions o = Options(session, dir);
+  o.formats = {ExportFormat::kPerfDb, ExportFormat::kPerfDbText};
+  auto report = ExportSession(db(), o);
+  REQUIRE(report.ok());
+  CHECK(report->perf.written);
+  CHECK(report->perf_text.written);
+  CHECK(report->perf_text.path == dir + "/gfx90a68.db.txt");
+  CHECK_FALSE(std::filesystem::exists(dir + "/gfx90a68.HIP.fdb.txt"));
+  // sqlite2txt of the SQLite file is the text file, byte for byte.
+  auto sqlite = db::PerfDbReader::Open(dir + "/gfx90a68.db");
+  REQUIRE(sqlite.ok());
+  auto rows = sqlite->ReadAll();
+  REQUIRE(rows.ok());
+  auto text = db::SerializePerfDbText(db::PerfDbRowsToText(*rows));
+  REQUIRE(text.ok());
+  CHECK(*text == Slurp(dir + "/gfx90a68.db.txt"));
+  CHECK(report->perf_text.entries == static_cast<int64_t>(rows->size()));
+  const std::vector<Problem> p = Problems();
+  CHECK_THAT(*text, Catch::Contains(PerfDbTextKey(p[0]) + "=TunaDirectTiled:8,8,2;TunaIgemm:64,32\n"));
+
+  // Merge into an existing text db: its other keys stay, an unparsable key stays verbatim.
+  const std::string merge = TmpDir("perftext_merge");
+  const std::string other = "2x3x32x32x1x3x3x1x64x100x1x1x0x1x1x0x1x1x0x0x1xNCHWxFP32xF";
+  std::ofstream(merge + "/gfx90a68.db.txt")
+      << other << "=ConvAsm3x3U:7,8,4\nnot-a-text-key=X:1\n";
+  ExportOptions m = Options(session, merge);
+  m.formats = {ExportFormat::kPerfDbText};
+  m.merge_dir = merge;
+  auto merged = ExportSession(db(), m);
+  REQUIRE(merged.ok());
+  CHECK(merged->perf_text.merged);
+  const std::string out = Slurp(merge + "/gfx90a68.db.txt");
+  CHECK_THAT(out, Catch::Contains(other + "=ConvAsm3x3U:7,8,4\n"));
+  CHECK_THAT(out, Catch::Contains("not-a-text-key=X:1\n"));
+  CHECK_THAT(out, Catch::Contains(PerfDbTextKey(p[0]) + "=TunaDirectTiled:8,8,2;TunaIgemm:64,32\n"));
+  CHECK(merged->perf_text.merge.kept == 2);
+  CHECK_FALSE(merged->perf_text.warnings.empty());
 }
 
 TEST_CASE_METHOD(MariadbTest, "export is deterministic", "[mariadb][exporter]") {

@@ -250,11 +250,38 @@ TEST_CASE("pad_mode same and valid are applied or refused") {
   const Problem s2 = One("conv -H 56 -W 56 -y 1 -x 1 -u 2 -v 2 -z same -F 1");
   CHECK(s2.pad == Dhw{0, 0, 0});
   CHECK(s2.Out() == Dhw{1, 28, 28});
-  // 224 with a 7x7 stride-2 filter: MIOpen's "same" is 112, which needs 2+3 padding.
-  CHECK_THAT(Error("conv -H 224 -W 224 -y 7 -x 7 -u 2 -v 2 -z same -F 1"),
-             Catch::Contains("asymmetric"));
+  CHECK(s.pad_mode == PadMode::kDefault);  // MIOpenDriver's pads give the "same" size
+  // 224 with a 7x7 stride-2 filter: MIOpen's "same" is 112, which symmetric padding cannot give
+  // (MIOpenDriver's pads 2 give 111): the problem keeps the mode, as MIOpen's API does.
+  const Problem s3 = One("conv -H 224 -W 224 -y 7 -x 7 -u 2 -v 2 -z same -F 1");
+  CHECK(s3.pad == Dhw{0, 2, 2});
+  CHECK(s3.pad_mode == PadMode::kSame);
+  CHECK(s3.Out() == Dhw{1, 112, 112});
+  CHECK(s3.ReadsPastPaddedInput());
+  // Its canonical line prints the pads and the mode and parses back to it.
+  CHECK_THAT(ToDriverLine(s3), Catch::Contains("-p 2 -q 2") && Catch::Contains("-m conv -z same"));
+  CHECK(One(ToDriverLine(s3)) == s3);
+  // MIOpen's API shape of the shipped dbs' keys: 10x10, 3x3 stride 2, MIOpenDriver's pads 0,
+  // output 5x5 (the default rule gives 4x4); -p given on the line is replaced, as MIOpenDriver does.
+  const Problem api = One("conv -H 10 -W 10 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -z same -F 1");
+  CHECK(api.pad == Dhw{0, 0, 0});
+  CHECK(api.Out() == Dhw{1, 5, 5});
+  CHECK(One(ToDriverLine(api)) == api);
+  // "valid" never changes the size for pad 0 (it is the default rule): written as default.
+  CHECK(One("conv -H 10 -W 10 -y 3 -x 3 -z valid -F 1").pad_mode == PadMode::kDefault);
+  // A dilation other than 1 with a filter larger than 1: MIOpenDriver ignores -z.
+  CHECK(One("conv -H 10 -W 10 -y 3 -x 3 -l 2 -j 2 -z same -F 1").pad == Dhw{0, 0, 0});
   CHECK_THAT(Error("conv -z full -F 1"), Catch::Contains("pad_mode"));
   CHECK_THAT(Error("conv -z same -m trans -F 1"), Catch::Contains("trans"));
+}
+
+TEST_CASE("a filter larger than the padded input gives one output row, as in MIOpen") {
+  // MIOpen's GetForwardOutputTensor: max(1, (in - (1 + d(f-1)) + 2p) / s + 1).
+  const Problem p = One("conv -n 1 -c 256 -H 1 -W 1 -k 1024 -y 7 -x 7 -F 2");
+  CHECK(p.Out() == Dhw{1, 1, 1});
+  CHECK(p.ReadsPastPaddedInput());
+  CHECK(One("conv -H 4 -W 4 -y 7 -x 7 -F 1").Out() == Dhw{1, 1, 1});
+  CHECK_FALSE(One("conv -H 8 -W 8 -y 7 -x 7 -F 1").ReadsPastPaddedInput());
 }
 
 TEST_CASE("bad flags and values are named in the error") {
@@ -264,14 +291,14 @@ TEST_CASE("bad flags and values are named in the error") {
   CHECK_THAT(Error("conv -n 99999999999999999999"), Catch::Contains("99999999999999999999"));
   CHECK_THAT(Error("conv -n 0"), Catch::Contains("n 0"));
   CHECK_THAT(Error("conv -n -5"), Catch::Contains("n -5"));
-  CHECK_THAT(Error("conv -H 4 -y 7 -F 1"), Catch::Contains("empty output"));
+  CHECK_THAT(Error("conv -H 4 -y 7 -m trans -p 9 -F 1"), Catch::Contains("empty output"));
   CHECK_THAT(Error("conv -p -1 -F 1"), Catch::Contains("pad_h -1"));
   CHECK_THAT(Error("conv -u 0 -F 1"), Catch::Contains("stride_h 0"));
   CHECK_THAT(Error("conv -Q 1"), Catch::Contains("unknown flag '-Q'"));
   CHECK_THAT(Error("conv --frobnicate 1"), Catch::Contains("--frobnicate"));
   CHECK_THAT(Error("conv 12"), Catch::Contains("unexpected argument '12'"));
   CHECK_THAT(Error("conv -_ 4"), Catch::Contains("-_/--spatial_dim"));
-  CHECK_THAT(Error("conv -n 4096 -c 4096 -H 4096 -W 4096 -F 1"), Catch::Contains("exceeds"));
+  CHECK_THAT(Error("conv -n 1048576 -c 1048576 -H 4096 -W 4096 -F 1"), Catch::Contains("exceeds"));
   CHECK_THAT(Error(""), Catch::Contains("empty"));
 }
 

@@ -168,7 +168,16 @@ TEST_CASE("10k mutated find-db keys: byte-identical when accepted, reasoned when
     auto r = ParseFindDbKey(key);
     if (r.ok()) {
       ++accepted;
-      REQUIRE(FindDbKey(*r) == key);
+      if (FindDbKey(*r) != key) {
+        // Only an older spelling (keys.h) may come back changed: a 3D key saying NCHW/NHWC,
+        // or INT8 for INT8INT8INT32; its current form is the same problem.
+        INFO(key << " -> " << FindDbKey(*r));
+        REQUIRE((key.find("-NCHW-") != std::string::npos ||
+                 key.find("-NHWC-") != std::string::npos || key.find("-INT8-") != std::string::npos));
+        auto again = ParseFindDbKey(FindDbKey(*r));
+        REQUIRE(again.ok());
+        REQUIRE(*again == *r);
+      }
       REQUIRE(ValidateProblem(*r).ok());
     } else {
       REQUIRE(!r.status().message().empty());
@@ -208,7 +217,17 @@ TEST_CASE("10k random perf-db rows: no crash, accepted rows round-trip") {
     auto p = FromPerfDbConfig(c);
     if (p.ok()) {
       ++accepted;
-      REQUIRE(ToPerfDbConfig(*p) == c);
+      // Older spellings come back in today's form (keys.h): INT8 forward rows as
+      // INT8INT8INT32, 3D rows saying NCHW / NHWC as NCDHW / NDHWC.
+      PerfDbConfig want = c;
+      if (want.data_type == "INT8" && want.direction == "F") want.data_type = "INT8INT8INT32";
+      if (want.spatial_dim == 3 && want.layout == "NCHW") want.layout = "NCDHW";
+      if (want.spatial_dim == 3 && want.layout == "NHWC") want.layout = "NDHWC";
+      // ... and the negative dy sizes of older unclamped B/W rows as MIOpen's 1.
+      for (int64_t* v : {&want.in_h, &want.in_w, &want.in_d}) {
+        if (want.direction != "F" && *v <= 0) *v = 1;
+      }
+      REQUIRE(ToPerfDbConfig(*p) == want);
     } else {
       REQUIRE(!p.status().message().empty());
     }

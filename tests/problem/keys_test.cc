@@ -1,5 +1,6 @@
 #include "tuner_core/problem/keys.h"
 
+#include <bzlib.h>
 #include <sqlite3.h>
 
 #include <map>
@@ -102,7 +103,7 @@ TEST_CASE("perf-db rows and text keys from the doc") {
   CHECK_THAT(std::string(FromPerfDbConfig(bad).status().message()), Catch::Contains("2D row"));
   bad = r1, bad.layout = "CHWN";
   CHECK_THAT(std::string(FromPerfDbConfig(bad).status().message()), Catch::Contains("CHWN"));
-  bad = r1, bad.data_type = "INT8INT8INT32";
+  bad = r1, bad.data_type = "FP8INT8INT32";
   CHECK_THAT(std::string(FromPerfDbConfig(bad).status().message()), Catch::Contains("data_type"));
   bad = r1, bad.bias = 1;
   CHECK_FALSE(FromPerfDbConfig(bad).ok());
@@ -226,6 +227,135 @@ TEST_CASE("every key of the gfx942130 find db parses and prints back byte-identi
   }
   CHECK(count == 9600);
   CHECK(failed == 0);
+}
+
+// Every key of `text` (find-db lines) parses; those MIOpen prints today print back
+// byte-identical, the older spellings as their current form; every problem prints as a driver
+// line that parses back to it. Returns the number of keys.
+size_t CheckAllKeys(const std::string& text, size_t* older) {
+  std::istringstream in(text);
+  size_t count = 0, failed = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const std::string key = line.substr(0, line.find('='));
+    ++count;
+    auto p = ParseFindDbKey(key);
+    if (!p.ok()) {
+      if (++failed <= 5) FAIL_CHECK(key << ": " << p.status().message());
+      continue;
+    }
+    const std::string back = FindDbKey(*p);
+    if (back != key) {
+      ++*older;
+      // An older spelling: the current form is one problem with the same key again.
+      auto q = ParseFindDbKey(back);
+      if (!q.ok() || !(*q == *p) || FindDbKey(*q) != back) {
+        if (++failed <= 5) FAIL_CHECK(key << " -> " << back);
+      }
+    }
+    auto again = ParseDriverLine(ToDriverLine(*p));
+    if (!again.ok() || again->size() != 1 || !(again->front() == *p)) {
+      if (++failed <= 5) FAIL_CHECK(key << ": driver line " << ToDriverLine(*p));
+    }
+  }
+  CHECK(failed == 0);
+  return count;
+}
+
+std::string Bunzip2(const std::string& compressed) {
+  bz_stream bz{};
+  REQUIRE(BZ2_bzDecompressInit(&bz, 0, 0) == BZ_OK);
+  std::string out;
+  std::vector<char> buf(1 << 20);
+  bz.next_in = const_cast<char*>(compressed.data());
+  bz.avail_in = static_cast<unsigned>(compressed.size());
+  int rc = BZ_OK;
+  while (rc == BZ_OK) {
+    bz.next_out = buf.data();
+    bz.avail_out = static_cast<unsigned>(buf.size());
+    rc = BZ2_bzDecompress(&bz);
+    out.append(buf.data(), buf.size() - bz.avail_out);
+  }
+  BZ2_bzDecompressEnd(&bz);
+  REQUIRE(rc == BZ_STREAM_END);
+  return out;
+}
+
+TEST_CASE("every key of MIOpen's MI100 find db (gfx90878, 183,610 keys) parses and prints back") {
+  const std::string text =
+      Bunzip2(testing::ReadFile(DataPath("miopen/gfx90878.HIP.fdb.txt.bz2")));
+  size_t older = 0;
+  CHECK(CheckAllKeys(text, &older) == 183610);
+  CHECK(older == 48);  // the INT8 keys, written INT8INT8INT32 today
+}
+
+TEST_CASE("the odd keys of every shipped MIOpen find db parse") {
+  // shipped_special_keys.txt: the keys of the 11 find dbs of MIOpen develop 2d1fd997 that are not
+  // plain default-padding problems under 2^32 elements (README.md of testdata).
+  const std::string text = testing::ReadFile(DataPath("miopen/shipped_special_keys.txt"));
+  size_t older = 0;
+  CHECK(CheckAllKeys(text, &older) == 810);
+  CHECK(older == 48 + 96);  // INT8; 3D keys of older releases (84 with PHxPW pads, 12 more NCHW)
+}
+
+TEST_CASE("MIOpen's output-size rules: the clamp to 1 and pad mode same") {
+  // Backward data, dy 1024x1x1, dx 256x1x1, 7x7 filter, pad 0: MIOpen clamps the forward output
+  // to 1 (a filter larger than its input).
+  const Problem b = Key("1024-1-1-7x7-256-1-1-1-0x0-1x1-1x1-0-NCHW-FP32-B");
+  CHECK(b.direction == Direction::kBackwardData);
+  CHECK(b.c == 256);
+  CHECK(b.k == 1024);
+  CHECK(b.pad_mode == PadMode::kDefault);
+  CHECK(b.Out() == Dhw{1, 1, 1});
+  // 10x10, 3x3 stride 2, pad 0 -> 5x5: miopenPaddingSame (the default rule gives 4x4).
+  const Problem s = Key("128-10-10-3x3-256-5-5-100-0x0-2x2-1x1-0-NCHW-BF16-F");
+  CHECK(s.pad_mode == PadMode::kSame);
+  CHECK(s.Out() == Dhw{1, 5, 5});
+  CHECK(s.ReadsPastPaddedInput());
+  CHECK_THAT(ToDriverLine(s), Catch::Contains(" -z same"));
+  const Problem sb = Key("256-5-5-3x3-128-10-10-100-0x0-2x2-1x1-0-NCHW-BF16-B");
+  CHECK(sb.pad_mode == PadMode::kSame);
+  CHECK(sb.in == Dhw{1, 10, 10});
+}
+
+TEST_CASE("tensors above 2^32 elements and INT8 keys") {
+  // dy 1024x512x111x111 = 6.5e9 elements: batch 1024 ResNet stride-2 1x1 backward data.
+  const Problem big = Key("1024-56-56-1x1-512-111-111-1024-0x0-2x2-1x1-0-NCHW-FP16-B");
+  CHECK(big.XDesc().ElementCount() == int64_t{1024} * 512 * 111 * 111);
+  CHECK(big.XDesc().ElementCount() > (int64_t{1} << 32));
+  // INT8: MIOpen writes the INT32 output into the key today; the older "INT8" is read too.
+  const Problem i8 = Key("1024-14-14-1x1-2048-7-7-1-0x0-2x2-1x1-0-NCHW-INT8INT8INT32-F");
+  CHECK(i8.data_type == DataType::kInt8);
+  auto legacy = ParseFindDbKey("1024-14-14-1x1-2048-7-7-1-0x0-2x2-1x1-0-NCHW-INT8-F");
+  REQUIRE(legacy.ok());
+  CHECK(*legacy == i8);
+  CHECK(ToPerfDbConfig(i8).data_type == "INT8INT8INT32");
+  auto from_line = ParseDriverLine("convint8 -n 1 -c 1024 -H 14 -W 14 -k 2048 -y 1 -x 1 -u 2 -v 2 -F 1");
+  REQUIRE(from_line.ok());
+  CHECK(FindDbKey(from_line->front()) ==
+        "1024-14-14-1x1-2048-7-7-1-0x0-2x2-1x1-0-NCHW-INT8INT8INT32-F");
+  // 3D keys of older releases: pads PHxPW and layout NCHW.
+  auto old3d = ParseFindDbKey("1024-4-14-14-1x1x1-2048-2-7-7-4-0x0-2x2x2-1x1x1-0-NCHW-FP32-F");
+  REQUIRE(old3d.ok());
+  CHECK(old3d->in_layout == Layout::kNCDHW);
+  CHECK(FindDbKey(*old3d) == "1024-4-14-14-1x1x1-2048-2-7-7-4-0x0x0-2x2x2-1x1x1-0-NCDHW-FP32-F");
+}
+
+TEST_CASE("perf-db rows of an older MIOpen with unclamped negative dy sizes (gfx1030_36.db)") {
+  // gfx1030_36.db config 915: B, dy 1024x-5x-5, 7x7 filter, pad 0: x is 1x1 (an older MIOpen's
+  // (1 - 7) / 1 + 1 = -5); today's row says 1x1.
+  PerfDbConfig c = Row("915|NCHW|FP32|B|2|1024|-5|-5|1|7|7|1|256|400|0|0|0|1|1|0|1|1|0|0|1");
+  auto p = FromPerfDbConfig(c);
+  INFO((p.ok() ? std::string() : std::string(p.status().message())));
+  REQUIRE(p.ok());
+  CHECK(p->in == Dhw{1, 1, 1});
+  CHECK(p->Out() == Dhw{1, 1, 1});
+  CHECK(FindDbKey(*p) == "1024-1-1-7x7-256-1-1-400-0x0-1x1-1x1-0-NCHW-FP32-B");
+  c.in_h = c.in_w = 1;
+  CHECK(ToPerfDbConfig(*p) == c);
+  c.direction = "F", c.in_h = -5;  // a forward row's input is never negative
+  CHECK_FALSE(FromPerfDbConfig(c).ok());
 }
 
 struct Db {

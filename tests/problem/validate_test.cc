@@ -52,7 +52,15 @@ TEST_CASE("every rule names the field") {
   CHECK_THAT(Msg(p), Catch::Contains("dilation_w 0"));
   p = Base(), p.pad[2] = -1;
   CHECK_THAT(Msg(p), Catch::Contains("pad_w -1"));
-  p = Base(), p.fil[1] = 100;
+  p = Base(), p.fil[1] = 100;  // MIOpen clamps the output to 1 row
+  CHECK(ValidateProblem(p).ok());
+  CHECK(p.Out()[1] == 1);
+  p = Base(), p.pad_mode = PadMode::kSame;  // same size as the default here: not normalised
+  p.pad = {0, 1, 1};
+  CHECK_THAT(Msg(p), Catch::Contains("written as default"));
+  p = Base(), p.pad_mode = PadMode::kSame, p.dilation[1] = 2;
+  CHECK_THAT(Msg(p), Catch::Contains("needs dilation 1"));
+  p = Base(), p.pad_mode = PadMode::kValid, p.fil[1] = 100, p.pad = {0, 60, 0};
   CHECK_THAT(Msg(p), Catch::Contains("empty output along h"));
   p = Base(), p.in_layout = Layout::kNCDHW;
   CHECK_THAT(Msg(p), Catch::Contains("NCDHW"));

@@ -198,6 +198,30 @@ TEST_CASE("INT8 forward matches the naive definition exactly") {
   CHECK(got == ref);
 }
 
+TEST_CASE("MIOpen's output rules: a filter larger than its input, pad mode same (INT8, exact)") {
+  // MIOpen clamps the output to 1 row (2x2 input, 3x3 filter, pad 0) and pad mode same gives
+  // ceil(in / stride) (10x10, 3x3 stride 2, pads 0 -> 5x5): reads past the input are zeros.
+  Problem clamp = testing::Make2D(1, 4, 2, 2, 4, 3, 3);
+  clamp.pad = {0, 0, 0};
+  Problem same = testing::Make2D(2, 4, 10, 10, 4, 3, 3);
+  same.pad = {0, 0, 0};
+  same.stride = {1, 2, 2};
+  same.pad_mode = PadMode::kSame;
+  REQUIRE(clamp.Out() == Dhw{1, 1, 1});
+  REQUIRE(same.Out() == Dhw{1, 5, 5});
+  for (Problem p : {clamp, same}) {
+    p.data_type = DataType::kInt8;
+    Buffers b = MakeBuffers(p, Direction::kForward, 5);
+    REQUIRE(Run(p, Direction::kForward, b).ok());
+    const std::vector<double> x =
+        ToDoubles(ElementType::kInt8, b.x.data(), p.XDesc().ElementCount());
+    const std::vector<double> w =
+        ToDoubles(ElementType::kInt8, b.w.data(), p.WDesc().ElementCount());
+    CHECK(ToDoubles(ElementType::kInt32, b.out.data(), p.YDesc().ElementCount()) ==
+          testing::NaiveForward(p, x, w));
+  }
+}
+
 TEST_CASE("outputs are overwritten, not accumulated") {
   Problem p = GroupedStrided();
   for (Direction dir : kDirections) {
@@ -223,7 +247,9 @@ TEST_CASE("argument errors") {
     p.groups = 3;
     CHECK(RunConv(p, t).code() == absl::StatusCode::kInvalidArgument);
   }
-  SECTION("empty output") {
+  SECTION("empty output") {  // pad mode valid with a filter larger than the input
+    p.pad_mode = PadMode::kValid;
+    p.pad = {0, 0, 0};
     p.in = {1, 2, 2};
     CHECK(RunConv(p, t).code() == absl::StatusCode::kInvalidArgument);
   }

@@ -56,6 +56,13 @@ TEST_CASE("tuna driver conv: verifies, times, reports the origin; second process
   CHECK(Has(a, "Verifies OK on CPU reference"));
   CHECK(Has(a, "Kernel time: "));
   CHECK(Has(a, "from benchmark"));
+  // MIOpenDriver's own lines, as its scripts grep them, each before tuna's line.
+  CHECK(Has(a, "\nGPU Kernel Time Forward Conv. Elapsed: "));
+  CHECK(Has(a, " ms (average)\nstats: name, n, c, ho, wo, x, y, k, flopCnt, bytesRead, "
+               "bytesWritten, GFLOPs, GB/s, timeMs\nstats: fwd-conv3x3u1, 1, 4, 8, 8, 3, 3, 4,  "));
+  CHECK(Has(a, "\nForward Convolution Verifies OK on CPU reference ("));
+  CHECK(a.out.find("GPU Kernel Time") < a.out.find("Kernel time: "));
+  CHECK(a.out.find("Forward Convolution Verifies OK") < a.out.find("\nVerifies OK on CPU"));
   CHECK(!Has(a, "kernels: 0 compiled"));
 
   // Second process, same cache dir: nothing compiled. With HYBRID the user find db record
@@ -160,4 +167,25 @@ TEST_CASE("tuna CLI conventions: driver --help, usage errors exit 2, global flag
   INFO(line.out);
   CHECK(line.rc == 0);
   CHECK(Has(line, "find-db key"));
+  // The database from the environment: a bad TUNA_DB, a half-set MITuna environment, each
+  // named, before any server is started.
+  auto exec_env = [](const std::string& env, const std::string& args) {
+    Run r;
+    FILE* f = popen(("env " + env + " " + TunaPath() + " " + args + " 2>&1").c_str(), "r");
+    if (f == nullptr) return r;
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) r.out.append(buf.data(), n);
+    const int st = pclose(f);
+    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+  };
+  Run env_url = exec_env("TUNA_DB=postgres://x@y/z", "solvers list");
+  INFO(env_url.out);
+  CHECK(env_url.rc != 0);
+  CHECK(Has(env_url, "TUNA_DB: "));
+  Run half = exec_env("-u TUNA_DB TUNA_DB_HOSTNAME=db.example TUNA_DB_USER_NAME=u", "solvers list");
+  INFO(half.out);
+  CHECK(half.rc != 0);
+  CHECK(Has(half, "TUNA_DB_NAME"));
 }

@@ -143,3 +143,78 @@ TEST_CASE("ReadOptionFile reads the client section and rejects a bad port", "[db
   CHECK(bad.status().code() == absl::StatusCode::kInvalidArgument);
   CHECK(std::string(bad.status().message()).find(":2:") != std::string::npos);
 }
+
+TEST_CASE("ResolveDatabase: --db > TUNA_DB > TUNA_DB_* > ~/.my.cnf > embedded", "[db_url]") {
+  using tuna::schema::ResolveDatabase;
+  std::map<std::string, std::string> env;
+  auto getenv = [&env](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  const std::string cnf = TempFile(
+      "resolve_my.cnf", "[client]\nuser=cnfuser\npassword=cnfpw\nhost=cnf.example\n"
+                        "port=3310\ndatabase=cnfdb\n");
+  const std::string no_db_cnf = TempFile("resolve_nodb.cnf", "[client]\nuser=u\npassword=p\n");
+
+  // Nothing set: the embedded server, also with a ~/.my.cnf that names no database.
+  auto none = ResolveDatabase("", no_db_cnf, getenv);
+  REQUIRE(none.ok());
+  CHECK_FALSE(none->external.has_value());
+  CHECK(none->source == "embedded");
+  CHECK_FALSE(ResolveDatabase("", "/nonexistent/.my.cnf", getenv)->external.has_value());
+
+  // ~/.my.cnf naming a database.
+  auto from_cnf = ResolveDatabase("", cnf, getenv);
+  REQUIRE(from_cnf.ok());
+  REQUIRE(from_cnf->external.has_value());
+  CHECK(from_cnf->external->host == "cnf.example");
+  CHECK(from_cnf->external->port == 3310);
+  CHECK(from_cnf->external->user == "cnfuser");
+  CHECK(from_cnf->external->password == "cnfpw");
+  CHECK(from_cnf->external->database == "cnfdb");
+  CHECK(from_cnf->source == cnf);
+
+  // MITuna's variables win over ~/.my.cnf.
+  env = {{"TUNA_DB_HOSTNAME", "mituna.example"},
+         {"TUNA_DB_NAME", "mituna"},
+         {"TUNA_DB_USER_NAME", "tunauser"},
+         {"TUNA_DB_USER_PASSWORD", "secret"}};
+  auto mituna = ResolveDatabase("", cnf, getenv);
+  REQUIRE(mituna.ok());
+  REQUIRE(mituna->external.has_value());
+  CHECK(mituna->external->host == "mituna.example");
+  CHECK(mituna->external->port == 3306);
+  CHECK(mituna->external->database == "mituna");
+  CHECK(mituna->external->user == "tunauser");
+  CHECK(mituna->external->password == "secret");
+  CHECK(mituna->source == "TUNA_DB_HOSTNAME");
+  env["TUNA_DB_PORT"] = "33x";
+  CHECK_THAT(std::string(ResolveDatabase("", cnf, getenv).status().message()),
+             Catch::Contains("TUNA_DB_PORT"));
+  env.erase("TUNA_DB_PORT");
+  env.erase("TUNA_DB_NAME");
+  auto missing = ResolveDatabase("", cnf, getenv);
+  REQUIRE_FALSE(missing.ok());
+  CHECK_THAT(std::string(missing.status().message()), Catch::Contains("TUNA_DB_NAME"));
+  CHECK_THAT(std::string(missing.status().message()), !Catch::Contains("secret"));
+  env["TUNA_DB_NAME"] = "mituna";
+
+  // TUNA_DB wins over MITuna's variables; the password from TUNA_DB_PASSWORD.
+  env["TUNA_DB"] = "mysql://urluser@url.example:3400/urldb";
+  env["TUNA_DB_PASSWORD"] = "urlpw";
+  auto url = ResolveDatabase("", cnf, getenv);
+  REQUIRE(url.ok());
+  CHECK(url->external->host == "url.example");
+  CHECK(url->external->password == "urlpw");
+  CHECK(url->source == "TUNA_DB");
+  env["TUNA_DB"] = "postgres://x@y/z";
+  CHECK_THAT(std::string(ResolveDatabase("", cnf, getenv).status().message()),
+             Catch::Contains("TUNA_DB"));
+
+  // --db wins over everything.
+  auto flag = ResolveDatabase("mysql://flaguser@flag.example/flagdb", cnf, getenv);
+  REQUIRE(flag.ok());
+  CHECK(flag->external->host == "flag.example");
+  CHECK(flag->external->user == "flaguser");
+  CHECK(flag->source == "--db");
+}

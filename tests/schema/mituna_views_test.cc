@@ -54,6 +54,9 @@ std::vector<Problem> Problems() {
     mixed.out_layout = Layout::kNHWC;
     mixed.data_type = DataType::kInt8;
     out.push_back(mixed);
+    // An output MIOpen clamps to one row (a filter taller than the input).
+    Problem clamped = Conv(8, 8, 2, 3, 0, 1, d);
+    out.push_back(clamped);
     Problem v3 = Conv(4, 8, 10, 3, 1, 1, d);
     v3.spatial_dims = 3;
     v3.in = {5, 10, 12};

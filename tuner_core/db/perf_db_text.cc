@@ -1,5 +1,7 @@
 #include "tuner_core/db/perf_db_text.h"
 
+#include <charconv>
+
 #include "tuner_core/db/str_util.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -74,6 +76,58 @@ std::string PerfDbTextKey(const PerfDbConfig& c) {
                       c.dilation_w, c.dilation_d, c.bias, c.group_count, c.layout, c.data_type,
                       c.direction),
       "x");
+}
+
+absl::StatusOr<PerfDbConfig> ParsePerfDbTextKey(std::string_view key) {
+  std::vector<std::string_view> f;
+  for (std::string_view rest = key;;) {
+    const size_t x = rest.find('x');
+    f.push_back(rest.substr(0, x));
+    if (x == std::string_view::npos) break;
+    rest.remove_prefix(x + 1);
+  }
+  if (f.size() != 24) {
+    return absl::InvalidArgumentError(internal::Cat("perf-db text key '", key, "' has ", f.size(),
+                                                    " 'x' fields, expected 24"));
+  }
+  static constexpr const char* kNames[21] = {
+      "spatial_dim", "in_channels", "in_h",          "in_w",          "in_d",
+      "fil_h",       "fil_w",       "fil_d",         "out_channels",  "batchsize",
+      "pad_h",       "pad_w",       "pad_d",         "conv_stride_h", "conv_stride_w",
+      "conv_stride_d", "dilation_h", "dilation_w",   "dilation_d",    "bias",
+      "group_count"};
+  PerfDbConfig c;
+  int64_t* slots[21] = {&c.spatial_dim,   &c.in_channels,   &c.in_h,          &c.in_w,
+                        &c.in_d,          &c.fil_h,         &c.fil_w,         &c.fil_d,
+                        &c.out_channels,  &c.batchsize,     &c.pad_h,         &c.pad_w,
+                        &c.pad_d,         &c.conv_stride_h, &c.conv_stride_w, &c.conv_stride_d,
+                        &c.dilation_h,    &c.dilation_w,    &c.dilation_d,    &c.bias,
+                        &c.group_count};
+  for (int i = 0; i < 21; ++i) {
+    const std::string_view v = f[i];
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), *slots[i], 10);
+    if (v.empty() || ec != std::errc() || p != v.data() + v.size()) {
+      return absl::InvalidArgumentError(
+          internal::Cat("perf-db text key '", key, "': ", kNames[i], " '", v, "' is not a number"));
+    }
+  }
+  c.layout = std::string(f[21]);
+  c.data_type = std::string(f[22]);
+  c.direction = std::string(f[23]);
+  return c;
+}
+
+std::vector<PerfDbRow> PerfDbTextToRows(const PerfDbText& db, std::vector<std::string>* bad_keys) {
+  std::vector<PerfDbRow> rows;
+  for (const auto& [key, entries] : db) {
+    absl::StatusOr<PerfDbConfig> c = ParsePerfDbTextKey(key);
+    if (!c.ok()) {
+      if (bad_keys) bad_keys->push_back(std::string(c.status().message()));
+      continue;
+    }
+    for (const auto& [solver, params] : entries) rows.push_back({*c, solver, params});
+  }
+  return rows;
 }
 
 PerfDbText PerfDbRowsToText(const std::vector<PerfDbRow>& rows) {

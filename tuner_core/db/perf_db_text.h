@@ -45,6 +45,15 @@ absl::Status WritePerfDbTextFile(const std::string& path, const PerfDbText& db);
 // "2x1024x14x14x1x1x1x1x2048x128x0x0x0x2x2x0x1x1x0x0x1xNCHWxFP32xF".
 std::string PerfDbTextKey(const PerfDbConfig& c);
 
+// Inverse of PerfDbTextKey: 21 decimal integers then layout, data_type, direction, joined by
+// 'x'. InvalidArgument naming the field otherwise. Names are not checked here
+// (FromPerfDbConfig does that).
+absl::StatusOr<PerfDbConfig> ParsePerfDbTextKey(std::string_view key);
+
+// The text perf db as rows: each key parsed by ParsePerfDbTextKey; a key that does not parse is
+// left out and described in `bad_keys` ("key: reason").
+std::vector<PerfDbRow> PerfDbTextToRows(const PerfDbText& db, std::vector<std::string>* bad_keys);
+
 // sqlite2txt: the rows of a SQLite perf db as a text perf db.
 PerfDbText PerfDbRowsToText(const std::vector<PerfDbRow>& rows);
 

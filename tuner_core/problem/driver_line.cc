@@ -91,9 +91,13 @@ absl::StatusOr<Layout> ParseLayout(std::string_view flag, const std::string& val
                           " is not a supported layout (NCHW, NHWC, NCDHW, NDHWC)"));
 }
 
-// MIOpen driver/conv_driver.hpp: "same" pads (f - (in % s ? in % s : s)) / 2, "valid" pads 0.
-// MIOpen's output size for "same" is ceil(in / s); when symmetric padding cannot give that we
-// refuse instead of silently describing a different convolution.
+// -z/--pad_mode as MIOpenDriver applies it (conv_driver.hpp SetConvDescriptorFromCmdLineArgs):
+// in conv mode with every dilation 1 or every filter 1, "same" replaces the pads with
+// (f - (in % s ? in % s : s)) / 2 and "valid" with 0, whatever -p/-q said. The descriptor keeps
+// the default mode, so the problem is a default-mode one whenever those pads give the mode's
+// size (ceil(in / s) for same). Where they cannot (MIOpenDriver would then run a smaller output)
+// the problem keeps the mode, as MIOpen's API does with miopenPaddingSame: the shape of the
+// shipped find dbs' pad-mode-same keys. ToDriverLine prints such a problem with `-z same`.
 absl::Status ApplyPadMode(const std::string& pad_mode, Problem& p) {
   if (pad_mode == "default") return absl::OkStatus();
   if (pad_mode != "same" && pad_mode != "valid") {
@@ -104,25 +108,16 @@ absl::Status ApplyPadMode(const std::string& pad_mode, Problem& p) {
     return Bad(text::Cat("-z/--pad_mode ", pad_mode, " is not supported with -m trans"));
   }
   const int first = p.spatial_dims == 3 ? 0 : 1;
-  constexpr const char* kAxis[3] = {"d", "h", "w"};
+  bool dilation_one = true, filter_one = true;
   for (int i = first; i < 3; ++i) {
-    if (pad_mode == "valid") {
-      p.pad[i] = 0;
-      continue;
-    }
-    const int64_t in = p.in[i], s = p.stride[i], f = p.fil[i];
-    if (s <= 0 || in <= 0 || f <= 0) continue;  // validation reports it
-    const int64_t rem = in % s;
-    p.pad[i] = std::max<int64_t>(f - (rem == 0 ? s : rem), 0) / 2;
-    const int64_t want = (in + s - 1) / s;
-    const int64_t got =
-        (in + 2 * p.pad[i] - p.dilation[i] * (f - 1) - 1) / s + 1;
-    if (got != want) {
-      return Bad(text::Cat("-z/--pad_mode same along ", kAxis[i], " (in ", in, ", fil ", f,
-                              ", stride ", s, ", dilation ", p.dilation[i],
-                              ") needs asymmetric padding; give the pads explicitly"));
-    }
+    if (p.stride[i] <= 0 || p.in[i] <= 0 || p.fil[i] <= 0) return absl::OkStatus();  // reported
+    dilation_one = dilation_one && p.dilation[i] == 1;
+    filter_one = filter_one && p.fil[i] == 1;
   }
+  if (!dilation_one && !filter_one) return absl::OkStatus();  // MIOpenDriver ignores -z here
+  p.pad_mode = pad_mode == "same" ? PadMode::kSame : PadMode::kValid;
+  p.pad = pad_mode == "same" ? SamePads(p) : Dhw{0, 0, 0};
+  p.pad_mode = NormalizedPadMode(p);  // default with a dilation other than 1 (MIOpen's rule)
   return absl::OkStatus();
 }
 
@@ -282,7 +277,8 @@ absl::StatusOr<DriverFile> ParseDriverFile(const std::string& path, const Proble
 // Canonical form: MIOpen's LogCmd order (src/driver_arguments.cpp), always with the driver
 // path, `-F` of the single direction and `-t 1`. The three layout flags are printed together
 // whenever any layout differs from the default (NCHW 2D / NCDHW 3D), never otherwise. For
-// -m trans the output-padding flags follow `-m trans`.
+// -m trans the output-padding flags follow `-m trans`; a pad mode other than default (which
+// only a mode that changes the output size keeps, problem.h) follows `-m conv` as `-z MODE`.
 std::string ToDriverLine(const Problem& p) {
   const bool is3d = p.spatial_dims == 3;
   std::string s = text::Cat("./bin/MIOpenDriver ", BaseArgName(p.data_type), " -n ", p.n,
@@ -309,6 +305,7 @@ std::string ToDriverLine(const Problem& p) {
     text::Append(s, " -Y ", p.trans_output_pad[1], " -X ", p.trans_output_pad[2]);
   } else {
     text::Append(s, " -m conv");
+    if (p.pad_mode != PadMode::kDefault) text::Append(s, " -z ", PadModeName(p.pad_mode));
   }
   const int forw = p.direction == Direction::kForward        ? 1
                    : p.direction == Direction::kBackwardData ? 2

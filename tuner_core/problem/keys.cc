@@ -65,19 +65,34 @@ std::optional<Direction> ParseDirection(std::string_view s) {
   return std::nullopt;
 }
 
+// MIOpen's EncodeDataTypesForKey(in, weights, out) for tuna's types. tuna's INT8 convolution
+// is MIOpen's convint8: x and w INT8, the forward y INT32 (conv_driver.hpp's y_type): its key
+// says INT8INT8INT32. Keys and rows filed under F say so for every INT8 problem (a transpose
+// backward-data one too), the others say INT8 (MIOpenDriver runs no INT8 backward), so that a
+// key or row always reads back as a problem with the same key.
+std::string KeyDataType(const Problem& p, Direction key_direction) {
+  if (p.data_type != DataType::kInt8) return std::string(DataTypeName(p.data_type));
+  return key_direction == Direction::kForward ? "INT8INT8INT32" : "INT8";
+}
+
+// A key's data type: MIOpen's EncodeDataTypesForKey (one name when the three tensors agree,
+// else in+weights+out) for the types tuna has. "INT8" alone is the spelling of MIOpen releases
+// before the INT32 output was recorded (every INT8 key of the shipped gfx906/gfx908/gfx90a find
+// dbs); it is read as the same problem as "INT8INT8INT32".
 std::optional<DataType> ParseDataType(std::string_view s) {
   if (s == "FP32") return DataType::kFp32;
   if (s == "FP16") return DataType::kFp16;
   if (s == "BF16") return DataType::kBf16;
-  if (s == "INT8") return DataType::kInt8;
+  if (s == "INT8" || s == "INT8INT8INT32") return DataType::kInt8;
   return std::nullopt;
 }
 
+// A layout name of a `spatial_dims` key or row. 3D keys and rows of older MIOpen releases say
+// NCHW / NHWC (gfx803_36, gfx900_56, gfx906_64 dbs): read as NCDHW / NDHWC.
 std::optional<Layout> ParseLayoutName(std::string_view s, int spatial_dims) {
-  if (spatial_dims == 2) {
-    if (s == "NCHW") return Layout::kNCHW;
-    if (s == "NHWC") return Layout::kNHWC;
-  } else {
+  if (s == "NCHW") return spatial_dims == 2 ? Layout::kNCHW : Layout::kNCDHW;
+  if (s == "NHWC") return spatial_dims == 2 ? Layout::kNHWC : Layout::kNDHWC;
+  if (spatial_dims == 3) {
     if (s == "NCDHW") return Layout::kNCDHW;
     if (s == "NDHWC") return Layout::kNDHWC;
   }
@@ -98,10 +113,19 @@ absl::Status ParseInt(std::string_view what, std::string_view s, int64_t* v) {
   return absl::OkStatus();
 }
 
-// "h-w" fields (already split) or an "HxW" / "DxHxW" token into Dhw (2D depth = `flat_d`).
+// An "HxW" / "DxHxW" token into Dhw (2D depth = `flat_d`). `legacy_hw`: a 3D key may give
+// only "HxW" (the pads of 3D keys in older MIOpen releases); the depth is then `flat_d`.
 absl::Status ParseXTriple(std::string_view what, std::string_view tok, int spatial_dims,
-                          int64_t flat_d, Dhw* out) {
+                          int64_t flat_d, Dhw* out, bool legacy_hw = false) {
   std::vector<std::string_view> parts = text::Split(tok, 'x');
+  if (legacy_hw && spatial_dims == 3 && parts.size() == 2) {
+    Dhw v{flat_d, 0, 0};
+    for (int i = 0; i < 2; ++i) {
+      if (auto st = ParseInt(what, parts[i], &v[1 + i]); !st.ok()) return st;
+    }
+    *out = v;
+    return absl::OkStatus();
+  }
   if (static_cast<int>(parts.size()) != spatial_dims) {
     return Bad(text::Cat(what, " ", text::Quote(tok), " must have ", spatial_dims,
                             " values joined by 'x'"));
@@ -114,11 +138,13 @@ absl::Status ParseXTriple(std::string_view what, std::string_view tok, int spati
   return absl::OkStatus();
 }
 
-// Builds the forward-terms problem from MIOpen's (in, out) roles, checks it and checks that
-// the stored output size is the one the convolution produces.
+// Builds the forward-terms problem from MIOpen's (in, out) roles, checks it and finds the pad
+// mode whose output size is the stored one: default first (MIOpen's clamp included), then same,
+// then valid (keys do not record the mode; problem.h).
 absl::StatusOr<Problem> FromRoles(Problem p, Direction key_dir, const Role& in, const Role& out,
                                   const Dhw& fil) {
   p.mode = ConvMode::kConv;
+  p.pad_mode = PadMode::kDefault;
   p.direction = key_dir;
   const Role& x = key_dir == Direction::kForward ? in : out;
   const Role& y = key_dir == Direction::kForward ? out : in;
@@ -129,13 +155,16 @@ absl::StatusOr<Problem> FromRoles(Problem p, Direction key_dir, const Role& in, 
   p.in_layout = x.layout;
   p.out_layout = y.layout;
   if (auto st = ValidateProblem(p); !st.ok()) return st;
-  if (p.Out() != y.spatial) {
-    const Dhw o = p.Out();
-    return Bad(text::Cat("output size ", Dhw3(y.spatial, p.spatial_dims, 'x'),
-                            " does not match ", Dhw3(o, p.spatial_dims, 'x'),
-                            " computed from the input ", Dhw3(p.in, p.spatial_dims, 'x')));
+  if (p.Out() == y.spatial) return p;
+  const Dhw default_out = p.Out();
+  for (PadMode mode : {PadMode::kSame, PadMode::kValid}) {
+    Problem q = p;
+    q.pad_mode = mode;
+    if (NormalizedPadMode(q) == mode && q.Out() == y.spatial && ValidateProblem(q).ok()) return q;
   }
-  return p;
+  return Bad(text::Cat("output size ", Dhw3(y.spatial, p.spatial_dims, 'x'), " does not match ",
+                       Dhw3(default_out, p.spatial_dims, 'x'), " computed from the input ",
+                       Dhw3(p.in, p.spatial_dims, 'x'), " (nor pad mode same or valid)"));
 }
 
 }  // namespace
@@ -155,7 +184,7 @@ std::string FindDbKey(const Problem& p) {
       r.in.channels, "-", Dhw3(r.in.spatial, sd, '-'), "-", Dhw3(p.fil, sd, 'x'), "-",
       r.out.channels, "-", Dhw3(r.out.spatial, sd, '-'), "-", p.n, "-", Dhw3(p.pad, sd, 'x'), "-",
       Dhw3(p.stride, sd, 'x'), "-", Dhw3(p.dilation, sd, 'x'), "-0-", layout, "-",
-      DataTypeName(p.data_type), "-", DirectionName(r.key_direction));
+      KeyDataType(p, r.key_direction), "-", DirectionName(r.key_direction));
   if (p.groups != 1) text::Append(key, "_g", p.groups);
   return key;
 }
@@ -210,7 +239,7 @@ absl::StatusOr<Problem> ParseFindDbKey(std::string_view key) {
   if (!(st = read_int("out channels", &out.channels)).ok()) return st;
   if (!(st = read_dashed("out size", 1, &out.spatial)).ok()) return st;
   if (!(st = read_int("batch", &n)).ok()) return st;
-  if (!(st = read_x("pads", 0, &pad)).ok()) return st;
+  if (!(st = ParseXTriple("pads", t[i++], sd, 0, &pad, /*legacy_hw=*/true)).ok()) return st;
   if (!(st = read_x("strides", 1, &stride)).ok()) return st;
   if (!(st = read_x("dilations", 1, &dil)).ok()) return st;
   if (!(st = read_int("bias", &bias)).ok()) return st;
@@ -219,8 +248,9 @@ absl::StatusOr<Problem> ParseFindDbKey(std::string_view key) {
   Layout fil_layout;
   const Layout def = sd == 3 ? Layout::kNCDHW : Layout::kNCHW;
   if (t.size() == numeric + 3) {
-    // MIOpen prints a single token only when all three tensors are NCHW / NCDHW.
-    if (t[i] != LayoutName(def)) {
+    // MIOpen prints a single token only when all three tensors are NCHW / NCDHW (older
+    // releases printed NCHW for 3D keys too).
+    if (ParseLayoutName(t[i], sd) != def) {
       return Bad(text::Cat("layout ", text::Quote(t[i]), " must be ", LayoutName(def),
                               " or in-wei-out for a ", sd, "D key"));
     }
@@ -230,6 +260,7 @@ absl::StatusOr<Problem> ParseFindDbKey(std::string_view key) {
     Layout* slots[3] = {&in.layout, &fil_layout, &out.layout};
     for (Layout* slot : slots) {
       auto l = ParseLayoutName(t[i], sd);
+      if (sd == 3 && (t[i] == "NCHW" || t[i] == "NHWC")) l.reset();  // only single-token legacy
       if (!l) {
         return Bad(text::Cat("layout ", text::Quote(t[i]), " is not a ", sd, "D layout"));
       }
@@ -242,7 +273,10 @@ absl::StatusOr<Problem> ParseFindDbKey(std::string_view key) {
     }
   }
   const std::optional<DataType> type = ParseDataType(t[i]);
-  if (!type) return Bad(text::Cat("data type ", text::Quote(t[i]), " is not FP32, FP16, BF16 or INT8"));
+  if (!type) {
+    return Bad(text::Cat("data type ", text::Quote(t[i]),
+                         " is not FP32, FP16, BF16, INT8 or INT8INT8INT32"));
+  }
   ++i;
   const std::optional<Direction> dir = ParseDirection(t[i]);
   if (!dir) return Bad(text::Cat("direction ", text::Quote(t[i]), " is not F, B or W"));
@@ -264,7 +298,7 @@ PerfDbConfig ToPerfDbConfig(const Problem& p) {
   const bool is3d = p.spatial_dims == 3;
   PerfDbConfig c;
   c.layout = std::string(LayoutName(r.in.layout));
-  c.data_type = std::string(DataTypeName(p.data_type));
+  c.data_type = KeyDataType(p, r.key_direction);
   c.direction = std::string(DirectionName(r.key_direction));
   c.spatial_dim = p.spatial_dims;
   c.in_channels = r.in.channels;
@@ -307,14 +341,23 @@ absl::StatusOr<Problem> FromPerfDbConfig(const PerfDbConfig& c) {
   if (!layout) return Bad(text::Cat("layout ", text::Quote(c.layout), " is not a ", sd, "D layout"));
   const std::optional<DataType> type = ParseDataType(c.data_type);
   if (!type) {
-    return Bad(text::Cat("data_type ", text::Quote(c.data_type), " is not FP32, FP16, BF16 or INT8"));
+    return Bad(text::Cat("data_type ", text::Quote(c.data_type),
+                         " is not FP32, FP16, BF16, INT8 or INT8INT8INT32"));
   }
   const std::optional<Direction> dir = ParseDirection(c.direction);
   if (!dir) return Bad(text::Cat("direction ", text::Quote(c.direction), " is not F, B or W"));
 
-  // Bound every column before any arithmetic on them.
+  // Bound every column before any arithmetic on them. The "in" sizes of B/W rows are dy's: an
+  // older MIOpen that did not clamp the output to 1 wrote negative ones (gfx1030_36.db: -5 for
+  // a 7x7 filter over a 1x1 input); they are read back below.
   const ProblemLimits limits;
-  for (int64_t v : {c.in_channels, c.in_h, c.in_w, c.in_d, c.fil_h, c.fil_w, c.fil_d,
+  const bool backward = c.direction != "F";
+  for (int64_t v : {c.in_h, c.in_w, c.in_d}) {
+    if (v < (backward ? -limits.max_dim : 0) || v > limits.max_dim) {
+      return Bad(text::Cat("column value ", v, " is out of range [0, ", limits.max_dim, "]"));
+    }
+  }
+  for (int64_t v : {c.in_channels, c.fil_h, c.fil_w, c.fil_d,
                     c.out_channels, c.batchsize, c.pad_h, c.pad_w, c.pad_d, c.conv_stride_h,
                     c.conv_stride_w, c.conv_stride_d, c.dilation_h, c.dilation_w, c.dilation_d,
                     c.group_count}) {
@@ -349,7 +392,9 @@ absl::StatusOr<Problem> FromPerfDbConfig(const PerfDbConfig& c) {
   } else {
     // "in" is dy: recover the forward input x. Every x in [lo, lo + s - 1] gives this output;
     // the largest, o*s + d(f-1) - 2p, is the one real networks use (654 of the 668 strided
-    // B/W keys of the gfx942130 find db; the smallest matches 13).
+    // B/W keys of the gfx942130 find db; the smallest matches 13). An output <= 0 is an older
+    // MIOpen's unclamped (in + 2p - d(f-1) - 1) / s + 1: the same formula inverts it, and the
+    // row comes back in today's form (output 1).
     out.spatial = {1, 1, 1};
     for (int a = first; a < 3; ++a) {
       const int64_t o = in.spatial[a], s = p.stride[a], d = p.dilation[a], f = fil[a];
@@ -359,6 +404,7 @@ absl::StatusOr<Problem> FromPerfDbConfig(const PerfDbConfig& c) {
                                 p.pad[a], ", stride ", s, ", dilation ", d));
       }
       out.spatial[a] = x;
+      if (o <= 0) in.spatial[a] = 1;  // MIOpen's clamp, as today's rows say
     }
   }
   return FromRoles(p, *dir, in, out, fil);

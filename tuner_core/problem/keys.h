@@ -17,13 +17,19 @@
 namespace tuna {
 
 // Transpose-mode problems are filed as MIOpen does: F as B and B as F with x and y swapped,
-// W with x first. Keys do not record the mode, so ParseFindDbKey always returns kConv.
+// W with x first. Keys do not record the mode, so ParseFindDbKey always returns kConv. Nor do
+// they record the pad mode: the output size tells (default, MIOpen's clamp to 1 included, then
+// same, then valid; problem.h). INT8 forward keys say INT8INT8INT32 (MIOpen's
+// EncodeDataTypesForKey: convint8's y is INT32).
 std::string FindDbKey(const Problem& p);
-// Inverse of FindDbKey. Groups, layouts, 2D/3D and all three directions. Accepts only keys
-// MIOpen itself would print (no leading zeros, single-token layout only for all-NCHW/NCDHW,
-// no `_g1`, no cast suffixes), so FindDbKey(*ParseFindDbKey(k)) == k byte for byte.
+// Inverse of FindDbKey. Groups, layouts, 2D/3D and all three directions. Accepts the keys
+// MIOpen prints (no leading zeros, single-token layout only for all-NCHW/NCDHW, no `_g1`, no
+// cast suffixes), for which FindDbKey(*ParseFindDbKey(k)) == k byte for byte, and the
+// spellings of older MIOpen releases found in its shipped dbs, read as the same problem and
+// written in the current form: data type `INT8` for INT8INT8INT32; 3D keys with layout NCHW
+// (for NCDHW) or with pads `PHxPW` (pad_d 0).
 // InvalidArgument naming the bad field otherwise, also when the stored output size is not
-// the one the convolution produces.
+// one the convolution produces in any pad mode.
 absl::StatusOr<Problem> ParseFindDbKey(std::string_view key);
 
 // One row of MIOpen's perf-db `config` table (without its id), in table column order.

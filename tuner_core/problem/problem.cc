@@ -1,5 +1,6 @@
 #include "tuner_core/problem/problem.h"
 
+#include <algorithm>
 #include <functional>
 
 namespace tuna {
@@ -20,19 +21,44 @@ TensorDesc MakeDesc(std::array<int64_t, 5> dims, Layout layout) {
   return d;
 }
 
+// Ceiling of a / b for b > 0 and any sign of a (MIOpen's integer_division_ceil).
+int64_t CeilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
 }  // namespace
 
-Dhw Problem::Out() const {
+Dhw Problem::DefaultOut() const {
   Dhw out{};
   for (int i = 0; i < 3; ++i) {
     if (mode == ConvMode::kTrans) {
       out[i] = (in[i] - 1) * stride[i] - 2 * pad[i] + dilation[i] * (fil[i] - 1) + 1 +
                trans_output_pad[i];
     } else {
-      out[i] = (in[i] + 2 * pad[i] - dilation[i] * (fil[i] - 1) - 1) / stride[i] + 1;
+      // MIOpen: max(1, (in - (1 + d(f-1)) + 2p) / s + 1) with C++'s truncating division.
+      const int64_t num = in[i] + 2 * pad[i] - dilation[i] * (fil[i] - 1) - 1;
+      out[i] = num < 0 ? 1 : num / stride[i] + 1;
     }
   }
   return out;
+}
+
+Dhw Problem::Out() const {
+  if (pad_mode == PadMode::kDefault || mode != ConvMode::kConv) return DefaultOut();
+  Dhw out{};
+  for (int i = 0; i < 3; ++i) {
+    if (stride[i] <= 0) return DefaultOut();  // invalid; ValidateProblem reports it
+    out[i] = pad_mode == PadMode::kSame ? CeilDiv(in[i], stride[i])
+                                        : CeilDiv(in[i] - fil[i] + 1, stride[i]);
+  }
+  return out;
+}
+
+bool Problem::ReadsPastPaddedInput() const {
+  if (mode != ConvMode::kConv) return false;
+  const Dhw o = Out();
+  for (int i = 0; i < 3; ++i) {
+    if ((o[i] - 1) * stride[i] + dilation[i] * (fil[i] - 1) + 1 > in[i] + 2 * pad[i]) return true;
+  }
+  return false;
 }
 
 TensorDesc Problem::XDesc() const { return MakeDesc({n, c, in[0], in[1], in[2]}, in_layout); }
@@ -81,6 +107,34 @@ std::string_view LayoutName(Layout l) {
   return "?";
 }
 
+std::string_view PadModeName(PadMode m) {
+  switch (m) {
+    case PadMode::kDefault: return "default";
+    case PadMode::kSame: return "same";
+    case PadMode::kValid: return "valid";
+  }
+  return "?";
+}
+
+PadMode NormalizedPadMode(const Problem& p) {
+  if (p.pad_mode == PadMode::kDefault || p.mode != ConvMode::kConv) return PadMode::kDefault;
+  for (int i = 0; i < 3; ++i) {
+    if (p.dilation[i] != 1) return PadMode::kDefault;  // MIOpen falls back to the default rule
+  }
+  return p.Out() == p.DefaultOut() ? PadMode::kDefault : p.pad_mode;
+}
+
+Dhw SamePads(const Problem& p) {
+  Dhw pads{0, 0, 0};
+  for (int i = p.spatial_dims == 3 ? 0 : 1; i < 3; ++i) {
+    const int64_t in = p.in[i], s = p.stride[i], f = p.fil[i];
+    if (s <= 0) continue;
+    const int64_t rem = in % s;
+    pads[i] = std::max<int64_t>(f - (rem == 0 ? s : rem), 0) / 2;
+  }
+  return pads;
+}
+
 size_t DataTypeSize(DataType t) {
   switch (t) {
     case DataType::kFp32: return 4;
@@ -97,7 +151,7 @@ size_t ProblemHash::operator()(const Problem& p) const {
   mix(p.spatial_dims), mix(p.n), mix(p.c), mix(p.k), mix(p.groups);
   for (const Dhw* a : {&p.in, &p.fil, &p.pad, &p.stride, &p.dilation, &p.trans_output_pad})
     for (int64_t v : *a) mix(v);
-  mix(int(p.mode)), mix(int(p.direction)), mix(int(p.data_type));
+  mix(int(p.mode)), mix(int(p.pad_mode)), mix(int(p.direction)), mix(int(p.data_type));
   mix(int(p.in_layout)), mix(int(p.fil_layout)), mix(int(p.out_layout));
   return h;
 }

@@ -7,6 +7,17 @@
 //
 // 2D problems have spatial_dims == 2 and their depth fields normalised to in_d = fil_d = 1,
 // pad_d = 0, stride_d = dilation_d = 1, so two equal 2D problems compare equal.
+//
+// Output size (Out()) follows MIOpen's ConvolutionDescriptor::GetForwardOutputTensor:
+//   default: max(1, (in + 2p - d(f-1) - 1) / s + 1)   (MIOpen clamps to 1: a filter larger
+//            than the padded input gives one output row, reading zeros past the input's end);
+//   same:    ceil(in / s)            (conv mode, every dilation 1);
+//   valid:   ceil((in - f + 1) / s)  (conv mode, every dilation 1).
+// The pads of a non-default mode are MIOpenDriver's for it (SamePads; 0 for valid), so that the
+// MIOpenDriver line `-z same` names exactly one problem.
+// Inputs outside [0, in) read as zero in every mode. pad_mode is normalised: it is kDefault
+// unless the mode changes the output size (ValidateProblem refuses anything else), so a problem
+// has one value and MIOpen's keys (which do not record the mode) map to one problem.
 #pragma once
 
 #include <array>
@@ -20,6 +31,8 @@ enum class Direction { kForward, kBackwardData, kBackwardWeights };
 enum class DataType { kFp32, kFp16, kBf16, kInt8 };
 enum class Layout { kNCHW, kNHWC, kNCDHW, kNDHWC };
 enum class ConvMode { kConv, kTrans };
+// MIOpen's miopenPaddingMode_t: how the output size follows from the input (see above).
+enum class PadMode { kDefault, kSame, kValid };
 
 // Index 0 = depth, 1 = height, 2 = width.
 using Dhw = std::array<int64_t, 3>;
@@ -48,6 +61,7 @@ struct Problem {
   Dhw trans_output_pad{0, 0, 0};  // only meaningful for ConvMode::kTrans
   int64_t groups = 1;
   ConvMode mode = ConvMode::kConv;
+  PadMode pad_mode = PadMode::kDefault;
   Direction direction = Direction::kForward;
   DataType data_type = DataType::kFp32;
   Layout in_layout = Layout::kNCHW;
@@ -56,8 +70,14 @@ struct Problem {
 
   bool operator==(const Problem&) const = default;
 
-  // Forward output spatial size: (in + 2p - d(f-1) - 1) / s + 1 per dimension (conv mode).
+  // Forward output spatial size per dimension (see the rule above; trans mode:
+  // (in - 1)s - 2p + d(f-1) + 1 + trans_output_pad).
   Dhw Out() const;
+  // The output size the default pad mode would give (Out() when pad_mode is kDefault).
+  Dhw DefaultOut() const;
+  // True when the last output's window ends past the input plus its end padding (MIOpen's
+  // clamp to 1, pad mode same): kernels must bound-check reads on that side too.
+  bool ReadsPastPaddedInput() const;
   // x (forward input), w (filter) and y (forward output) in their layouts. For 2D the D
   // extent is 1. Filter dims are (K, C/G, FD, FH, FW).
   TensorDesc XDesc() const;
@@ -72,6 +92,13 @@ struct Problem {
 std::string_view DirectionName(Direction d);  // "F", "B", "W" (MIOpen's key letters)
 std::string_view DataTypeName(DataType t);    // "FP32", "FP16", "BF16", "INT8"
 std::string_view LayoutName(Layout l);        // "NCHW", ...
+std::string_view PadModeName(PadMode m);      // "default", "same", "valid" (MIOpenDriver -z)
+// kDefault when the mode gives the default output size for every dimension (or cannot apply:
+// trans mode, a dilation other than 1); otherwise `p.pad_mode` is kept.
+PadMode NormalizedPadMode(const Problem& p);
+// MIOpenDriver's pads for -z same (conv_driver.hpp): (f - (in % s ? in % s : s)) / 2, at least 0,
+// per dimension (2D: depth 0).
+Dhw SamePads(const Problem& p);
 size_t DataTypeSize(DataType t);
 
 struct ProblemHash {

@@ -103,19 +103,37 @@ absl::Status ValidateProblem(const Problem& p, const ProblemLimits& limits) {
     }
   }
 
+  if (p.pad_mode != PadMode::kDefault) {
+    if (p.mode != ConvMode::kConv) {
+      return Bad(text::Cat("pad_mode ", PadModeName(p.pad_mode), " needs mode conv"));
+    }
+    for (int i = first; i < 3; ++i) {
+      if (p.dilation[i] != 1) {
+        return Bad(text::Cat("pad_mode ", PadModeName(p.pad_mode), " needs dilation 1 (dilation_",
+                             kAxis[i], " is ", p.dilation[i], ")"));
+      }
+    }
+  }
   const Dhw out = p.Out();
   for (int i = first; i < 3; ++i) {
-    if (p.mode == ConvMode::kConv && p.in[i] + 2 * p.pad[i] < p.dilation[i] * (p.fil[i] - 1) + 1) {
-      return Bad(text::Cat("empty output along ", kAxis[i], ": in ", p.in[i], " + 2*pad ",
-                              p.pad[i], " is smaller than the dilated filter ",
-                              p.dilation[i] * (p.fil[i] - 1) + 1));
-    }
     if (out[i] < 1) {
       return Bad(text::Cat("empty output along ", kAxis[i], " (", out[i], ")"));
     }
     if (out[i] > max_dim) {
       return Bad(text::Cat("output ", kAxis[i], " ", out[i], " exceeds ", max_dim));
     }
+  }
+  if (p.pad_mode != PadMode::kDefault) {
+    const Dhw want = p.pad_mode == PadMode::kSame ? SamePads(p) : Dhw{0, 0, 0};
+    if (p.pad != want) {
+      return Bad(text::Cat("pad_mode ", PadModeName(p.pad_mode), " needs MIOpenDriver's pads ",
+                           want[0], "x", want[1], "x", want[2], " (got ", p.pad[0], "x", p.pad[1],
+                           "x", p.pad[2], ")"));
+    }
+  }
+  if (p.pad_mode != NormalizedPadMode(p)) {
+    return Bad(text::Cat("pad_mode ", PadModeName(p.pad_mode),
+                         " gives the default output size here; it is written as default"));
   }
 
   const int64_t cap = limits.max_tensor_elements;

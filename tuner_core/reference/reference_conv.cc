@@ -271,7 +271,7 @@ absl::Status CheckProblem(const Problem& p) {
           "reference conv: bad %s geometry (in=%d fil=%d pad=%d stride=%d dilation=%d)",
           kDim[i], p.in[i], p.fil[i], p.pad[i], p.stride[i], p.dilation[i]));
     }
-    if (p.in[i] + 2 * p.pad[i] < p.dilation[i] * (p.fil[i] - 1) + 1) {
+    if (p.Out()[i] < 1) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "reference conv: empty output in %s (in=%d pad=%d, dilated filter %d)", kDim[i],
           p.in[i], p.pad[i], p.dilation[i] * (p.fil[i] - 1) + 1));

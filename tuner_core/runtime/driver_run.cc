@@ -1,5 +1,7 @@
 #include "tuner_core/runtime/driver_run.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <cstddef>
 #include <utility>
@@ -14,6 +16,7 @@
 #include "tuner_core/reference/verify.h"
 #include "tuner_core/runtime/convolution.h"
 #include "tuner_core/runtime/find_controls.h"
+#include "tuner_core/runtime/driver_text.h"
 
 namespace tuna::runtime {
 namespace {
@@ -128,11 +131,13 @@ absl::Status PrepareBuffers(backend::Device& dev, const Problem& p, uint64_t wor
   return absl::OkStatus();
 }
 
-// -t 1: `iter` timed runs, printed as median, mean and GFLOP/s.
+// -t 1: `iter` timed runs: MIOpenDriver's "GPU Kernel Time ... Elapsed" and "stats:" lines, then
+// tuna's own line (median, mean, GFLOP/s of the direct convolution).
 absl::Status PrintTime(Handle& h, const Problem& p, uint64_t solver_id, const DriverBuffers& b,
                        int iter, std::ostream& out) {
   absl::StatusOr<std::vector<double>> ms = TimeConvolution(h, p, solver_id, b.Conv(), iter);
   if (!ms.ok()) return WithStep("time", ms.status());
+  out << MiopenTimeLines(p, MiopenAverageTime(*ms));
   std::vector<double> v = *ms;
   std::sort(v.begin(), v.end());
   double sum = 0;
@@ -143,7 +148,9 @@ absl::Status PrintTime(Handle& h, const Problem& p, uint64_t solver_id, const Dr
   return absl::OkStatus();
 }
 
-// -V 1: the device's output against the CPU reference of the same inputs.
+// -V 1: the device's output against the CPU reference of the same inputs: MIOpenDriver's
+// "... Verifies OK on CPU reference (err < tol)" / "... FAILED: ..." line (rms_range against the
+// RMS bound), then tuna's summary of every metric.
 absl::StatusOr<bool> Verify(const Problem& p, const DriverBuffers& b,
                             const std::vector<std::byte>& got, std::ostream& out) {
   std::vector<std::byte> expected(got.size());
@@ -152,6 +159,10 @@ absl::StatusOr<bool> Verify(const Problem& p, const DriverBuffers& b,
   absl::StatusOr<reference::VerifyReport> rep =
       reference::VerifyConvOutput(p, p.direction, got.data(), expected.data());
   if (!rep.ok()) return WithStep("verify", rep.status());
+  const reference::Tolerance tol = reference::DefaultTolerance(p.data_type);
+  const double bound = std::max(
+      tol.rms, tol.rms_per_sqrt_l * std::sqrt(static_cast<double>(rep->reduction_length)));
+  out << MiopenVerifyLine(p, rep->ok, rep->rms_error, bound, rep->mismatches);
   out << (rep->ok ? "Verifies OK on CPU reference: " : "Verification FAILED: ") << rep->Summary()
       << "\n";
   return rep->ok;

@@ -3,9 +3,11 @@
 // optionally time and verify against the CPU reference. Behind `tuna driver` (cli/cmd_driver.cc),
 // which parses the command line and prints.
 //
-// Output: the lines MIOpenDriver users read ("problem: ...", "solver: ...", "Kernel time: ...",
-// "Verifies OK on CPU reference: ..." / "Verification FAILED: ...") are written to `out` as the
-// run goes. Errors: NotFound for an unknown -S solution; otherwise the failing step's status
+// Output, written to `out` as the run goes: "problem: ...", "solver: ...", then MIOpenDriver's
+// own lines (driver_text.h: "GPU Kernel Time Forward Conv. Elapsed: X ms (average)", the two
+// "stats:" lines, "Forward Convolution Verifies OK on CPU reference (e < t)" / "... FAILED: ..."),
+// each followed by tuna's line ("Kernel time: ... (median of N) ...", "Verifies OK on CPU
+// reference: <every metric>" / "Verification FAILED: ..."). Errors: NotFound for an unknown -S solution; otherwise the failing step's status
 // with the step in the message ("find: ...", "run: ...", "time: ...", "verify: ..."). A
 // verification failure is not an error: DriverRunReport::verified is false.
 #pragma once

@@ -143,6 +143,9 @@ absl::Status CpuGemmConvSolver::IsApplicable(const Target& target, const Problem
   if (absl::Status valid = ValidateProblem(problem); !valid.ok()) {
     return NotApplicable(kName, absl::StrCat("invalid problem: ", valid.message()));
   }
+  if (problem.ReadsPastPaddedInput()) {
+    return NotApplicable(kName, "output window past the padded input (MIOpen's clamp or pad mode same)");
+  }
   return absl::OkStatus();
 }
 

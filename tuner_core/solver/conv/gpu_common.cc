@@ -22,6 +22,9 @@ absl::Status CheckCommon(std::string_view solver, const Target& target, const Pr
   if (problem.groups < 1 || problem.c % problem.groups != 0 || problem.k % problem.groups != 0) {
     return NotApplicable(solver, "C and K must be divisible by groups");
   }
+  if (problem.ReadsPastPaddedInput()) {
+    return NotApplicable(solver, "output window past the padded input (MIOpen's clamp or pad mode same)");
+  }
   const Dhw out = problem.Out();
   for (int i = 0; i < 3; ++i) {
     if (out[i] < 1) return NotApplicable(solver, "empty output");

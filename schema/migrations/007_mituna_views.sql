@@ -1,4 +1,4 @@
--- tuna schema, version 6: MITuna's table and column names over tuna's tables, read-only, so
+-- tuna schema, version 7: MITuna's table and column names over tuna's tables, read-only, so
 -- MITuna's SQL, SQLAlchemy models and dashboards read a tuna database (docs/OPERATIONS.md).
 -- Re-runnable: ADD COLUMN IF NOT EXISTS, CREATE OR REPLACE VIEW.
 --
@@ -11,11 +11,11 @@
 -- filtering it, so a dashboard over millions of results is slower than on MITuna's own tables.
 -- The tuna_config_* helper views stay mergeable.
 
--- conv_config: MITuna's md5 (here MD5 of the canonical driver line), pad_mode, the tensor ids
+-- conv_config: MITuna's md5 (here MD5 of the canonical driver line; pad_mode is a real column since
+-- version 6), the tensor ids
 -- (the `tensor` view below: 2*id-1 the input, 2*id the weights) and BASE columns.
 ALTER TABLE conv_config
   ADD COLUMN IF NOT EXISTS md5 CHAR(32) CHARACTER SET ascii AS (MD5(driver)) VIRTUAL,
-  ADD COLUMN IF NOT EXISTS pad_mode VARCHAR(40) CHARACTER SET ascii AS ('default') VIRTUAL,
   ADD COLUMN IF NOT EXISTS input_tensor BIGINT AS (2 * id - 1) VIRTUAL,
   ADD COLUMN IF NOT EXISTS weight_tensor BIGINT AS (2 * id) VIRTUAL,
   ADD COLUMN IF NOT EXISTS insert_ts DATETIME(6) AS (created_at) VIRTUAL,
@@ -49,20 +49,36 @@ SELECT 2 * id, out_channels, in_channels DIV group_count, fil_d, fil_h, fil_w, f
 FROM conv_config;
 
 -- MIOpen's find-db key of every config, computed as tuner_core/problem/keys.cc FindDbKey does:
--- the output size from the convolution (or transpose) arithmetic, MIOpen's (in, out) tensor
+-- the output size from the convolution (or transpose) arithmetic as Problem::Out computes it (padding
+-- modes same / valid; an output that would be empty is clamped to 1 as MIOpen does), MIOpen's (in, out) tensor
 -- roles per direction (backward data and weights put dy first, transpose mode swaps forward and
 -- backward data), a single layout token when all three are NCHW/NCDHW, the _g suffix.
 CREATE OR REPLACE VIEW tuna_config_sizes AS
 SELECT c.*,
   IF(mode = 'trans', (in_d - 1) * conv_stride_d - 2 * pad_d + dilation_d * (fil_d - 1) + 1
                        + trans_output_pad_d,
-     (in_d + 2 * pad_d - dilation_d * (fil_d - 1) - 1) DIV conv_stride_d + 1) AS out_d,
+     CASE pad_mode
+       WHEN 'same' THEN CAST(CEIL(in_d / conv_stride_d) AS SIGNED)
+       WHEN 'valid' THEN CAST(CEIL((in_d - fil_d + 1) / conv_stride_d) AS SIGNED)
+       ELSE IF(in_d + 2 * pad_d - dilation_d * (fil_d - 1) - 1 < 0, 1,
+               (in_d + 2 * pad_d - dilation_d * (fil_d - 1) - 1) DIV conv_stride_d + 1)
+     END) AS out_d,
   IF(mode = 'trans', (in_h - 1) * conv_stride_h - 2 * pad_h + dilation_h * (fil_h - 1) + 1
                        + trans_output_pad_h,
-     (in_h + 2 * pad_h - dilation_h * (fil_h - 1) - 1) DIV conv_stride_h + 1) AS out_h,
+     CASE pad_mode
+       WHEN 'same' THEN CAST(CEIL(in_h / conv_stride_h) AS SIGNED)
+       WHEN 'valid' THEN CAST(CEIL((in_h - fil_h + 1) / conv_stride_h) AS SIGNED)
+       ELSE IF(in_h + 2 * pad_h - dilation_h * (fil_h - 1) - 1 < 0, 1,
+               (in_h + 2 * pad_h - dilation_h * (fil_h - 1) - 1) DIV conv_stride_h + 1)
+     END) AS out_h,
   IF(mode = 'trans', (in_w - 1) * conv_stride_w - 2 * pad_w + dilation_w * (fil_w - 1) + 1
                        + trans_output_pad_w,
-     (in_w + 2 * pad_w - dilation_w * (fil_w - 1) - 1) DIV conv_stride_w + 1) AS out_w,
+     CASE pad_mode
+       WHEN 'same' THEN CAST(CEIL(in_w / conv_stride_w) AS SIGNED)
+       WHEN 'valid' THEN CAST(CEIL((in_w - fil_w + 1) / conv_stride_w) AS SIGNED)
+       ELSE IF(in_w + 2 * pad_w - dilation_w * (fil_w - 1) - 1 < 0, 1,
+               (in_w + 2 * pad_w - dilation_w * (fil_w - 1) - 1) DIV conv_stride_w + 1)
+     END) AS out_w,
   ((mode = 'conv' AND direction IN ('B', 'W')) OR (mode = 'trans' AND direction = 'B'))
     AS dy_first,
   CASE WHEN mode = 'trans' AND direction = 'F' THEN 'B'
@@ -72,8 +88,8 @@ SELECT c.*,
 FROM (SELECT id, spatial_dim, batchsize, in_channels, in_d, in_h, in_w, out_channels, fil_d,
              fil_h, fil_w, pad_d, pad_h, pad_w, conv_stride_d, conv_stride_h, conv_stride_w,
              dilation_d, dilation_h, dilation_w, trans_output_pad_d, trans_output_pad_h,
-             trans_output_pad_w, group_count, mode, direction, data_type, in_layout, fil_layout,
-             out_layout
+             trans_output_pad_w, group_count, mode, pad_mode, direction, data_type, in_layout,
+             fil_layout, out_layout
       FROM conv_config) c;
 
 CREATE OR REPLACE VIEW tuna_config_roles AS
@@ -105,7 +121,8 @@ SELECT id AS config_id, CONCAT(CONCAT_WS('-',
   '0',
   IF(a_layout = default_layout AND fil_layout = default_layout AND b_layout = default_layout,
      default_layout, CONCAT_WS('-', a_layout, fil_layout, b_layout)),
-  data_type, key_direction),
+  -- MIOpen files INT8 problems under F as INT8INT8INT32 (tuner_core/problem/keys.cc).
+  IF(data_type = 'INT8' AND key_direction = 'F', 'INT8INT8INT32', data_type), key_direction),
   IF(group_count <> 1, CONCAT('_g', group_count), '')) AS fdb_key
 FROM tuna_config_roles;
 
