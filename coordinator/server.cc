@@ -143,13 +143,15 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   return s;
 }
 
+bool CoordinatorServer::SleepUnlessStopping(absl::Duration d) {
+  absl::MutexLock l(&reload_mu_);
+  auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_) { return stopping_; };
+  return reload_mu_.AwaitWithTimeout(absl::Condition(&stop), d);
+}
+
 void CoordinatorServer::ReloadLoop(absl::Duration every) {
   for (;;) {
-    {
-      absl::MutexLock l(&reload_mu_);
-      auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_) { return stopping_; };
-      if (reload_mu_.AwaitWithTimeout(absl::Condition(&stop), every)) return;
-    }
+    if (SleepUnlessStopping(every)) return;
     auto changed = credentials_->Reload();
     if (!changed.ok()) {
       spdlog::warn("coordinator: token files not re-read (the old tokens stay): {}",
@@ -157,6 +159,11 @@ void CoordinatorServer::ReloadLoop(absl::Duration every) {
     } else if (*changed) {
       spdlog::warn("coordinator: a token file changed: workers holding the old token are refused "
                    "from now on; the leases they hold are requeued without a retry charged");
+      coordinator_->BeginGrace();
+      // A Lease or Renew call authorised just before the reload can commit its lease after the
+      // grace began, and that lease would be charged when it expires: begin the grace once more
+      // after such calls have ended (they take milliseconds; 2 s is ample).
+      if (SleepUnlessStopping(absl::Seconds(2))) return;
       coordinator_->BeginGrace();
     }
   }

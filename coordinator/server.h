@@ -61,6 +61,8 @@ class CoordinatorServer {
 
  private:
   CoordinatorServer() = default;
+  // Waits `d`; true (at once) when the server is stopping.
+  bool SleepUnlessStopping(absl::Duration d);
   void ReloadLoop(absl::Duration every);
   std::unique_ptr<Credentials> credentials_;
   std::unique_ptr<grpc::Service> service_;
