@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
+#include "cli/search_flags.h"
 #include "cli/terminal_text.h"
 #include "cli/db_access.h"
 #include "cli/logging.h"
@@ -38,13 +39,7 @@ struct TuneArgs {
   std::string backend = "cpu";
   bool backend_set = false;  // the pipeline picks the best backend unless told
   int device = 0;
-  std::string strategy = std::string(search::StrategyKindName(search::kDefaultStrategy));
-  uint64_t budget = 0;
-  bool budget_set = false;  // else the strategy's default budget
-  uint64_t patience = 0;
-  bool patience_set = false;
-  double time_limit_s = 0;
-  uint64_t seed = 1;
+  SearchFlags search;
   std::string json;
   bool dry_run = false;
   std::string target;
@@ -167,13 +162,13 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   o.db_wait = absl::Seconds(std::max(0, a.db_wait_s));
   o.new_session = a.new_session;
   o.tuner_version = VersionLine();
-  auto strategy = search::ParseStrategyKind(a.strategy);
-  if (!strategy.ok()) return UsageError(std::string(strategy.status().message()));
-  o.tuning.strategy = *strategy;
-  o.tuning.budget = a.budget_set ? a.budget : search::DefaultBudget(*strategy);
-  o.tuning.patience = a.patience_set ? a.patience : search::DefaultPatience(*strategy);
-  o.tuning.time_limit_s = a.time_limit_s;
-  o.tuning.seed = a.seed;
+  auto chosen = ResolveSearch(a.search);
+  if (!chosen.ok()) return UsageError(std::string(chosen.status().message()));
+  o.tuning.strategy = chosen->strategy;
+  o.tuning.budget = chosen->budget;
+  o.tuning.patience = chosen->patience;
+  o.tuning.time_limit_s = chosen->time_limit_s;
+  o.tuning.seed = chosen->seed;
   o.tuning.repetitions = std::max(1, a.repetitions);
   auto fin_steps = FinSteps(a.steps);
   if (!fin_steps.ok()) return UsageError(std::string(fin_steps.status().message()));
@@ -254,8 +249,8 @@ int RunTune(const GlobalOptions& global, const TuneArgs& a) {
   if (a.dry_run && a.target.empty()) {
     return UsageError("--dry-run needs --target ARCH (e.g. gfx90a, sm_90)");
   }
-  auto strategy = search::ParseStrategyKind(a.strategy);
-  if (!strategy.ok()) return UsageError(std::string(strategy.status().message()));
+  auto chosen = ResolveSearch(a.search);
+  if (!chosen.ok()) return UsageError(std::string(chosen.status().message()));
   const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
   if (!KnownSolvers(registry, a.solvers)) return 2;
 
@@ -264,15 +259,15 @@ int RunTune(const GlobalOptions& global, const TuneArgs& a) {
   s.device = a.device;
   s.target_arch = a.target;
   s.tune.dry_run = a.dry_run;
-  s.tune.strategy = *strategy;
-  s.tune.budget = a.budget_set ? a.budget : search::DefaultBudget(*strategy);
-  s.tune.patience = a.patience_set ? a.patience : search::DefaultPatience(*strategy);
-  s.tune.time_limit_s = a.time_limit_s;
-  s.tune.seed = a.seed;
+  s.tune.strategy = chosen->strategy;
+  s.tune.budget = chosen->budget;
+  s.tune.patience = chosen->patience;
+  s.tune.time_limit_s = chosen->time_limit_s;
+  s.tune.seed = chosen->seed;
   s.tune.solvers = a.solvers;
   s.tune.compiler.threads = a.threads;
   s.tune.evaluator.repetitions = std::max(1, a.repetitions);
-  s.tune.evaluator.seed = a.seed;
+  s.tune.evaluator.seed = chosen->seed;
 
   // One stage per problem, counting its candidates over all solvers.
   Progress progress("tune", StderrProgressOptions(global.progress));
@@ -324,19 +319,7 @@ void AddTuneCommand(CLI::App& app, CommandContext ctx) {
   auto* backend = cmd->add_option("--backend", args->backend, "cpu | cuda | hip (with -f: default the best with a device)")
       ->check(CLI::IsMember({"cpu", "cuda", "hip"}));
   cmd->add_option("--device", args->device, "device index");
-  cmd->add_option("--strategy", args->strategy, "model | exhaustive | random")
-      ->check(CLI::IsMember({"exhaustive", "random", "model"}))
-      ->capture_default_str();
-  auto* budget = cmd->add_option("--budget", args->budget,
-                                 "candidates per tunable solver (0 = all valid; default 48 for "
-                                 "model, all for exhaustive/random)");
-  auto* patience = cmd->add_option("--patience", args->patience,
-                                   "stop a solver's search after N candidates in a row without a "
-                                   "1 % gain (0 = never; default 16 for model)");
-  cmd->add_option("--time-limit-per-job", args->time_limit_s,
-                  "seconds one solver's search may take; the batch in flight finishes (0 = none)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--seed", args->seed, "strategy and data seed");
+  AddSearchFlags(cmd, &args->search, "tunable solver", "model | exhaustive | random");
   cmd->add_option("--json", args->json, "write results as JSON to this file");
   cmd->add_flag("--dry-run", args->dry_run, "compile every candidate for --target; no device");
   cmd->add_option("--target", args->target, "arch for --dry-run (gfx90a, sm_90, cpu-avx2)");
@@ -358,10 +341,8 @@ void AddTuneCommand(CLI::App& app, CommandContext ctx) {
                 "-f: start a new session instead of resuming the last one of the same file and "
                 "target");
   const GlobalOptions* global = ctx.global;
-  cmd->callback([ctx, args, backend, budget, patience, global] {
+  cmd->callback([ctx, args, backend, global] {
     args->backend_set = backend->count() > 0;
-    args->budget_set = budget->count() > 0;
-    args->patience_set = patience->count() > 0;
     *ctx.selected = [args, global] {
       if (!args->file.empty() && args->driver.empty() && !args->no_db && !args->dry_run) {
         return RunPipeline(*global, *args);

@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "cli/command.h"
+#include "cli/search_flags.h"
 #include "cli/version.h"
 #include "coordinator/server.h"
 #include "spdlog/spdlog.h"
@@ -37,13 +38,7 @@ struct WorkerFlags {
   std::string steps = "compile,eval";
   int compile_jobs = 1;
   int lease_batch = 1;
-  std::string strategy = std::string(search::StrategyKindName(search::kDefaultStrategy));
-  uint64_t budget = 0;
-  bool budget_set = false;  // else the strategy's default budget
-  uint64_t patience = 0;
-  bool patience_set = false;
-  double time_limit_s = 0;
-  uint64_t seed = 1;
+  SearchFlags search;
   int repetitions = 10;
   int launch_timeout_s = 30;
   int eval_timeout_s = 1800;
@@ -62,13 +57,13 @@ int Fail(const std::string& what) {
 
 absl::StatusOr<worker::JobTuning> Tuning(const WorkerFlags& f) {
   worker::JobTuning t;
-  auto k = search::ParseStrategyKind(f.strategy);
-  if (!k.ok()) return k.status();
-  t.strategy = *k;
-  t.budget = f.budget_set ? f.budget : search::DefaultBudget(t.strategy);
-  t.patience = f.patience_set ? f.patience : search::DefaultPatience(t.strategy);
-  t.time_limit_s = std::max(0.0, f.time_limit_s);
-  t.seed = f.seed;
+  auto chosen = ResolveSearch(f.search);
+  if (!chosen.ok()) return chosen.status();
+  t.strategy = chosen->strategy;
+  t.budget = chosen->budget;
+  t.patience = chosen->patience;
+  t.time_limit_s = chosen->time_limit_s;
+  t.seed = chosen->seed;
   t.compile_threads = 1;
   t.repetitions = std::max(1, f.repetitions);
   t.launch_timeout = absl::Seconds(std::max(1, f.launch_timeout_s));
@@ -225,21 +220,9 @@ void AddWorkerCommand(CLI::App& app, CommandContext ctx) {
   cmd->add_option("--steps", f->steps, "compile,eval (default both)");
   cmd->add_option("--compile-jobs", f->compile_jobs, "compile threads");
   cmd->add_option("--lease-batch", f->lease_batch, "jobs per lease call / eval jobs prefetched");
-  cmd->add_option("--strategy", f->strategy,
-                  "model | exhaustive | random (model: compile workers build its seeded first "
-                  "sample; eval compiles what the model proposes later)")
-      ->check(CLI::IsMember({"exhaustive", "random", "model"}))
-      ->capture_default_str();
-  auto* budget = cmd->add_option("--budget", f->budget,
-                                 "candidates per perf job (0 = all valid; default 48 for model, "
-                                 "all for exhaustive/random)");
-  auto* patience = cmd->add_option("--patience", f->patience,
-                                   "stop a perf job's search after N candidates in a row without "
-                                   "a 1 % gain (0 = never; default 16 for model)");
-  cmd->add_option("--time-limit-per-job", f->time_limit_s,
-                  "seconds a perf job's search may take; the batch in flight finishes (0 = none)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--seed", f->seed, "strategy and data seed");
+  AddSearchFlags(cmd, &f->search, "perf job",
+                 "model | exhaustive | random (model: compile workers build its seeded first "
+                 "sample; eval compiles what the model proposes later)");
   cmd->add_option("--repetitions", f->repetitions, "timed runs per candidate");
   cmd->add_option("--launch-timeout", f->launch_timeout_s, "seconds per kernel launch");
   cmd->add_option("--eval-timeout", f->eval_timeout_s,
@@ -255,11 +238,7 @@ void AddWorkerCommand(CLI::App& app, CommandContext ctx) {
                   "while registered and the coordinator answers");
   cmd->add_flag("--executor", f->executor)->group("");  // hidden: the executor child
   cmd->add_option("--executor-fd", f->executor_fd)->group("");
-  cmd->callback([ctx, f, budget, patience] {
-    f->budget_set = budget->count() > 0;
-    f->patience_set = patience->count() > 0;
-    *ctx.selected = [ctx, f] { return RunWorker(*ctx.global, *f); };
-  });
+  cmd->callback([ctx, f] { *ctx.selected = [ctx, f] { return RunWorker(*ctx.global, *f); }; });
 }
 
 }  // namespace tuna::cli

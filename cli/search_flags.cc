@@ -1,0 +1,39 @@
+#include "cli/search_flags.h"
+
+#include <algorithm>
+
+namespace tuna::cli {
+
+void AddSearchFlags(CLI::App* cmd, SearchFlags* f, const std::string& unit,
+                    const std::string& strategy_help) {
+  cmd->add_option("--strategy", f->strategy, strategy_help)
+      ->check(CLI::IsMember({"exhaustive", "random", "model"}))
+      ->capture_default_str();
+  f->budget_option = cmd->add_option(
+      "--budget", f->budget,
+      "candidates per " + unit + " (0 = all valid; default 48 for model, all for exhaustive/random)");
+  f->patience_option = cmd->add_option(
+      "--patience", f->patience,
+      "stop a " + unit + "'s search after N candidates in a row without a 1 % gain (0 = never; "
+      "default 16 for model)");
+  cmd->add_option("--time-limit-per-job", f->time_limit_s,
+                  "seconds a " + unit + "'s search may take; the batch in flight finishes (0 = none)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", f->seed, "strategy and data seed");
+}
+
+absl::StatusOr<ResolvedSearch> ResolveSearch(const SearchFlags& f) {
+  absl::StatusOr<search::StrategyKind> kind = search::ParseStrategyKind(f.strategy);
+  if (!kind.ok()) return kind.status();
+  const bool budget_set = f.budget_option != nullptr && f.budget_option->count() > 0;
+  const bool patience_set = f.patience_option != nullptr && f.patience_option->count() > 0;
+  ResolvedSearch r;
+  r.strategy = *kind;
+  r.budget = budget_set ? f.budget : search::DefaultBudget(*kind);
+  r.patience = patience_set ? f.patience : search::DefaultPatience(*kind);
+  r.time_limit_s = std::max(0.0, f.time_limit_s);
+  r.seed = f.seed;
+  return r;
+}
+
+}  // namespace tuna::cli

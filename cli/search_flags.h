@@ -1,0 +1,42 @@
+// The search flags `tuna tune` and `tuna worker` share (--strategy, --budget, --patience,
+// --time-limit-per-job, --seed) and how an unset budget or patience follows from the strategy
+// (search::DefaultBudget / DefaultPatience).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
+#include "tuner_core/search/strategy/strategy.h"
+
+namespace tuna::cli {
+
+struct SearchFlags {
+  std::string strategy = std::string(search::StrategyKindName(search::kDefaultStrategy));
+  uint64_t budget = 0;
+  uint64_t patience = 0;
+  double time_limit_s = 0;
+  uint64_t seed = 1;
+  // Set by AddSearchFlags: whether --budget / --patience were given (read after parsing).
+  const CLI::Option* budget_option = nullptr;
+  const CLI::Option* patience_option = nullptr;
+};
+
+// The flags on `cmd`; `unit` names what one search covers ("tunable solver", "perf job") and
+// `strategy_help` describes --strategy. `flags` must outlive the parse.
+void AddSearchFlags(CLI::App* cmd, SearchFlags* flags, const std::string& unit,
+                    const std::string& strategy_help);
+
+struct ResolvedSearch {
+  search::StrategyKind strategy = search::kDefaultStrategy;
+  uint64_t budget = 0;
+  uint64_t patience = 0;
+  double time_limit_s = 0;
+  uint64_t seed = 1;
+};
+
+// InvalidArgument for an unknown strategy.
+absl::StatusOr<ResolvedSearch> ResolveSearch(const SearchFlags& flags);
+
+}  // namespace tuna::cli
