@@ -64,7 +64,9 @@ absl::StatusOr<worker::JobTuning> Tuning(const WorkerFlags& f) {
   t.patience = chosen->patience;
   t.time_limit_s = chosen->time_limit_s;
   t.seed = chosen->seed;
-  t.compile_threads = 1;
+  // The executor compiles what a model-guided search proposes while it runs, and the device
+  // waits for those builds: they get the same threads as the compile pool.
+  t.compile_threads = std::max(1, f.compile_jobs);
   t.repetitions = std::max(1, f.repetitions);
   t.launch_timeout = absl::Seconds(std::max(1, f.launch_timeout_s));
   return t;

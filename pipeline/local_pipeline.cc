@@ -331,6 +331,7 @@ absl::Status PipelineRun::StartLocal() {
     wo.compile_jobs = o_.compile_jobs > 0 ? o_.compile_jobs : std::max(1, cores / nworkers);
     wo.lease_batch = 3;  // eval jobs ahead per device: their evaluators are prepared early
     wo.tuning = o_.tuning;
+    wo.tuning.compile_threads = wo.compile_jobs;  // the executor's in-search builds (the device waits on them)
     wo.eval_deadline = o_.eval_deadline;
     wo.lease_wait = absl::Seconds(1);
     wo.stop_report_wait = absl::Seconds(10);

@@ -14,6 +14,10 @@
 #   hopperbf16[:SECS]      the same file as BF16 (convbfp16)
 #   bwd16[:SECS]           FP16 NHWC backward-data file: TunaHopperTmaBwd and TunaIgemmBwd (strided layers)
 #                          + cuDNN best (heuristics A/B/FALLBACK), torch, cross-check
+#   bwd32[:SECS]           FP32 NCHW backward-data file: TunaFastSimtBwd (its whole space) and TunaIgemmBwd
+#                          + cuDNN best (every engine), torch, cross-check
+#   wrw32[:SECS]           FP32 NCHW backward-weights file: TunaFastSimtWrw (48 configs) and TunaIgemmWrw
+#                          + cuDNN best (every engine), torch, cross-check
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
 #   fromdb[:SECS]          --from-db data/fromdb (a perf db placed there), tuna rows + cuDNN best
 # Writes OUT/w/<name>.log, <name>.json (merged with torch_ms) and torch_<name>.{json,log}; the
@@ -48,6 +52,11 @@ for step in "$@"; do
       f=data/resnet50_n32_bwd_fp16_nhwc.txt
       timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperTmaBwd,TunaIgemmBwd --configs 128 --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
+    bwd32|wrw32)
+      if [ "$name" = bwd32 ]; then f=data/resnet50_n32_bwd_fp32.txt sv=TunaFastSimtBwd,TunaIgemmBwd n=24
+      else f=data/resnet50_n32_wrw_fp32.txt sv=TunaFastSimtWrw,TunaIgemmWrw n=48; fi
+      timeout "$secs" ./run.sh --driver "$f" --solvers "$sv" --configs "$n" --other-configs 4 --cpu-check-max 1 --no-legacy --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
+      tail -6 "$out/$name.log"; torch_for "$name" "$f" 120 ;;
     fp32cudnn)
       timeout "$secs" ./run.sh --driver data/resnet50_n32.txt --no-tuna --json "$out/fp32_cudnn.raw.json" > "$out/fp32_cudnn.log" 2>&1 || echo "bench fp32cudnn: exit $?"
       tail -6 "$out/fp32_cudnn.log"; torch_for fp32_cudnn data/resnet50_n32.txt 120 ;;

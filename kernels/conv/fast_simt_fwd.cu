@@ -1,5 +1,6 @@
-// FP32 SIMT implicit-GEMM forward convolution, NCHW (CUDA sm_80+: cp.async), for the solver
-// TunaFastSimtFwd (tuner_core/solver/conv/gpu_fast_simt.cc). No layout transform:
+// FP32 SIMT implicit-GEMM convolution, NCHW (CUDA sm_80+: cp.async), for the solvers
+// TunaFastSimtFwd and TunaFastSimtBwd (tuner_core/solver/conv/gpu_fast_simt*.cc). No layout
+// transform:
 //
 //   GEMM  M = N*Ho*Wo (output pixels)   N = K (filter rows, KCRS dense)   K = C*R*S
 //   as in every tuna forward solver; this kernel computes it transposed (y is NCHW: a row of
@@ -14,9 +15,16 @@
 // convolutions with H*W % 4 == 0 (TUNA_VEC4_B). A is stored transposed (k-major) with rows
 // padded by 4 floats, which makes its 4-byte scatter stores conflict-free.
 //
+// Backward data runs on the same kernel as dx = dy (*) w' (TunaFastSimtBwd): tuna_simt_bwd_filter
+// writes w' (taps rotated, K and C swapped, one sub-filter per sub-pixel phase of the stride) and
+// each phase is one launch whose output pixel (i, j) lands at dx row out_a + out_sh * i, column
+// out_b + out_sw * j (TUNA_PHASED; a forward launch has out_sh = out_sw = 1, out_a = out_b = 0);
+// dx rows no tap reaches are zeroed before the launches.
+//
 // Options: the solver's axes TB_M, TB_N, TB_K, STAGES (named as its perf config); TUNA_FR,
-// TUNA_FS (filter size: compile-time so the tap decomposition is multiply-shift), TUNA_VEC4_B.
-// Arguments: x, w, y, then the sizes as int32.
+// TUNA_FS (filter size: compile-time so the tap decomposition is multiply-shift), TUNA_VEC4_B,
+// TUNA_PHASED (0: y is dense Ho x Wo and takes 16-byte stores when H*W % 4 == 0).
+// Arguments: x, w, y, w's offset in floats, then the sizes as int32, then the output placement.
 #include "common/portability.h"
 #include "conv/async_copy.h"
 
@@ -45,13 +53,18 @@ constexpr int kB4PerRow = kTbM / 4;
 static_assert(kThreads % kB4PerRow == 0, "vector B split");
 constexpr int kB4Iters = kTbK * kB4PerRow / kThreads;
 static_assert(kStages >= 2, "at least two stages");
+#ifndef TUNA_PHASED
+#define TUNA_PHASED 0
+#endif
 
 
 TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
     tuna_fast_simt_fwd(const float* TUNA_RESTRICT x, const float* TUNA_RESTRICT w, float* TUNA_RESTRICT y,
-                       int n_img, int C, int H, int W, int K, int Ho, int Wo, int pad_h, int pad_w,
-                       int stride_h, int stride_w, int dil_h, int dil_w) {
+                       int w_off, int n_img, int C, int H, int W, int K, int Ho, int Wo, int pad_h, int pad_w,
+                       int stride_h, int stride_w, int dil_h, int dil_w, int out_h, int out_w, int out_a,
+                       int out_b, int out_sh, int out_sw) {
   TUNA_DYNAMIC_SHARED(float, smem);
+  w += w_off;
   const int tid = TUNA_TID_X;
   const int tx = tid % kTX;
   const int ty = tid / kTX;
@@ -175,35 +188,101 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
   }
   tuna_cp_wait<0>();
 
-  // Epilogue: rows are output channels, columns pixels (contiguous within an image).
-  const bool vec_out = (HWo & 3) == 0;
+  // Epilogue: rows are output channels, columns pixels. A thread's own pixels are 4 apart, so
+  // storing them directly puts one float in each 32-byte sector unless four of them are one
+  // 16-byte vector (dense output, H*W % 4 == 0). Otherwise each warp stages its rows through
+  // shared memory (the ring is free now) and consecutive lanes store consecutive pixels.
+  const bool vec_out = !TUNA_PHASED && (HWo & 3) == 0;
+  if (vec_out) {  // p % 4 == 0 and HWo % 4 == 0: four pixels of one image, 16-byte aligned
 #pragma unroll
-  for (int jh = 0; jh < 2; ++jh) {
-    const int p = p0 + jh * (kTbM / 2) + tx * 4;
-    if (p >= P) continue;
-    const int img = p / HWo;
-    const int hw = p - img * HWo;
-    float* ybase = y + (long long)img * K * HWo + hw;
+    for (int jh = 0; jh < 2; ++jh) {
+      const int p = p0 + jh * (kTbM / 2) + tx * 4;
+      if (p >= P) continue;
+      const int img = p / HWo;
+      float* ybase = y + (long long)img * K * HWo + (p - img * HWo);
 #pragma unroll
-    for (int ih = 0; ih < 2; ++ih) {
+      for (int ih = 0; ih < 2; ++ih)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int m = m0 + ih * (kTbN / 2) + ty * 4 + i;
-        if (m >= K) continue;
-        const float* v = acc[ih * 4 + i] + jh * 4;
-        if (vec_out) {  // p % 4 == 0 and HWo % 4 == 0: four pixels of one image, 16-byte aligned
-          *reinterpret_cast<float4*>(ybase + (long long)m * HWo) = make_float4(v[0], v[1], v[2], v[3]);
-        } else {
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            const int pj = p + j;
-            if (pj >= P) break;
-            const int ij = pj / HWo;
-            const int hwj = pj - ij * HWo;
-            y[(long long)ij * K * HWo + (long long)m * HWo + hwj] = v[j];
-          }
+        for (int i = 0; i < 4; ++i) {
+          const int m = m0 + ih * (kTbN / 2) + ty * 4 + i;
+          const float* v = acc[ih * 4 + i] + jh * 4;
+          if (m < K) *reinterpret_cast<float4*>(ybase + (long long)m * HWo) = make_float4(v[0], v[1], v[2], v[3]);
         }
-      }
+    }
+    return;
+  }
+  // Pixel (img, i, j) of this launch lands at y (img, out_a + out_sh * i, out_b + out_sw * j).
+  static_assert(kThreads * 32 <= kStages * kStageFloats * 4, "staging fits in the ring");
+  static_assert(32 % kTX == 0 && kTbM % 32 == 0, "a warp holds whole rows of pixels");
+  constexpr int kWarpRows = 32 / kTX;  // ty rows per warp
+  constexpr int kQ = kTbM / 32;        // pixels per lane and row
+  TUNA_SYNC();
+  const int lane = tid % 32;
+  const int warp_ty0 = (tid / 32) * kWarpRows;
+  float* stage = smem + (tid / 32) * (kWarpRows * kTbM);
+  const long long out_hw = (long long)out_h * out_w;
+  long long pix_off[kQ];
+#pragma unroll
+  for (int q = 0; q < kQ; ++q) {
+    const int p = p0 + lane + 32 * q;
+    pix_off[q] = -1;
+    if (p < P) {
+      const int img = p / HWo;
+      const int rem = p - img * HWo;
+      const int i = rem / Wo;
+      const int j = rem - i * Wo;
+      pix_off[q] = (long long)img * K * out_hw + (long long)(out_a + out_sh * i) * out_w + out_b + out_sw * j;
     }
   }
+#pragma unroll
+  for (int ih = 0; ih < 2; ++ih) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      float* srow = stage + (ty - warp_ty0) * kTbM;
+      const float* v = acc[ih * 4 + i];
+      *reinterpret_cast<float4*>(srow + tx * 4) = make_float4(v[0], v[1], v[2], v[3]);
+      *reinterpret_cast<float4*>(srow + kTbM / 2 + tx * 4) = make_float4(v[4], v[5], v[6], v[7]);
+      __syncwarp();
+#pragma unroll
+      for (int rr = 0; rr < kWarpRows; ++rr) {
+        const int m = m0 + ih * (kTbN / 2) + (warp_ty0 + rr) * 4 + i;
+        if (m >= K) continue;
+#pragma unroll
+        for (int q = 0; q < kQ; ++q)
+          if (pix_off[q] >= 0) y[pix_off[q] + (long long)m * out_hw] = stage[rr * kTbM + lane + 32 * q];
+      }
+      __syncwarp();
+    }
+  }
+}
+
+// Taps of residue `a` of a stride-`st` sub-pixel decomposition (backward data): the filter rows r
+// with r = (a + pad) mod st (mod st), i.e. r0, r0 + st, ... below `extent`.
+TUNA_DEVICE int tuna_phase_taps(int a, int pad, int st, int extent) {
+  const int r0 = ((a + pad) % st + st) % st;
+  return r0 < extent ? (extent - r0 + st - 1) / st : 0;
+}
+
+// w' for backward data: w (K, C, R, S) -> one sub-filter per phase (a, b) (a-major), each
+// (C, K, taps_h, taps_w) with its taps in reverse order (the rotation), phase after phase.
+// A thread per element of w; phases of a stride-1 dimension are one (the whole filter rotated).
+TUNA_GLOBAL void tuna_simt_bwd_filter(const float* TUNA_RESTRICT w, float* TUNA_RESTRICT wt, int K, int C, int R,
+                                      int S, int pad_h, int pad_w, int stride_h, int stride_w) {
+  const long long e = (long long)TUNA_BID_X * TUNA_BDIM_X + TUNA_TID_X;
+  const long long total = (long long)K * C * R * S;
+  if (e >= total) return;
+  const int s = (int)(e % S);
+  const int r = (int)(e / S % R);
+  const int c = (int)(e / ((long long)S * R) % C);
+  const int k = (int)(e / ((long long)S * R * C));
+  const int a = ((r - pad_h) % stride_h + stride_h) % stride_h;
+  const int b = ((s - pad_w) % stride_w + stride_w) % stride_w;
+  const int th = tuna_phase_taps(a, pad_h, stride_h, R);
+  const int tw = tuna_phase_taps(b, pad_w, stride_w, S);
+  long long before = 0;  // taps of the phases before (a, b)
+  for (int i = 0; i < a; ++i) before += (long long)tuna_phase_taps(i, pad_h, stride_h, R) * S;
+  for (int j = 0; j < b; ++j) before += (long long)th * tuna_phase_taps(j, pad_w, stride_w, S);
+  const int t = th - 1 - r / stride_h;
+  const int u = tw - 1 - s / stride_w;
+  wt[before * K * C + (((long long)c * K + k) * th + t) * tw + u] = w[e];
 }

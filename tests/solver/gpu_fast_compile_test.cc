@@ -1,7 +1,7 @@
-// The fast CUDA forward solvers (TunaFastTcFwd 1010, TunaFastSimtFwd 1011): planning checks that
-// need no compiler (applicability incl. HIP, default configs valid on all 23 ResNet-50 layers,
-// pruning), and NVRTC compiles for sm_90 of every valid config of representative layers
-// (skipped with a message where NVRTC is missing).
+// The fast CUDA solvers (TunaFastTcFwd 1010, TunaFastSimtFwd 1011, TunaFastSimtBwd 1015, TunaFastSimtWrw 1016): planning
+// checks that need no compiler (applicability incl. HIP, default configs valid on all 23
+// ResNet-50 layers, pruning, the backward sub-pixel phases), and NVRTC compiles for sm_90 of
+// every valid config of representative layers (skipped with a message where NVRTC is missing).
 #include <cstdio>
 #include <set>
 
@@ -10,6 +10,9 @@
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
 #include "tuner_core/solver/conv/gpu_fast_simt.h"
+#include "tuner_core/solver/conv/gpu_fast_simt_bwd.h"
+#include "tuner_core/solver/conv/gpu_fast_simt_fwd.h"
+#include "tuner_core/solver/conv/gpu_fast_simt_wrw.h"
 #include "tuner_core/solver/conv/gpu_fast_tc.h"
 #include "tuner_core/solver/invoker.h"
 
@@ -32,7 +35,19 @@ TEST_CASE("fast solvers: applicability and default configs on ResNet-50", "[solv
   REQUIRE(layers.size() == 23);
   solver::FastTcFwdSolver tc;
   solver::FastSimtFwdSolver simt;
+  solver::FastSimtBwdSolver simt_bwd;
+  solver::FastSimtWrwSolver simt_wrw;
   for (const Problem& b : layers) {
+    const Problem fb = testing::With(b, Direction::kBackwardData, DataType::kFp32, Layout::kNCHW);
+    REQUIRE(simt_bwd.IsApplicable(*sm90, fb).ok());
+    CHECK(simt_bwd.IsValid(*sm90, fb, simt_bwd.DefaultConfig(*sm90, fb)).ok());
+    CHECK_FALSE(simt_bwd.IsApplicable(*gfx, fb).ok());
+    const Problem fw = testing::With(b, Direction::kBackwardWeights, DataType::kFp32, Layout::kNCHW);
+    REQUIRE(simt_wrw.IsApplicable(*sm90, fw).ok());
+    CHECK(simt_wrw.IsValid(*sm90, fw, simt_wrw.DefaultConfig(*sm90, fw)).ok());
+    CHECK(AllValid(simt_wrw, *sm90, fw).size() >= 4);
+    CHECK_FALSE(simt_wrw.IsApplicable(*sm90, fb).ok());
+    CHECK_FALSE(simt_bwd.IsApplicable(*sm90, testing::With(b, Direction::kForward, DataType::kFp32, Layout::kNCHW)).ok());
     const Problem h = testing::With(b, Direction::kForward, DataType::kFp16, Layout::kNHWC);
     const Problem bf = testing::With(b, Direction::kForward, DataType::kBf16, Layout::kNHWC);
     const Problem f = testing::With(b, Direction::kForward, DataType::kFp32, Layout::kNCHW);
@@ -67,6 +82,45 @@ TEST_CASE("fast solvers: applicability and default configs on ResNet-50", "[solv
   CHECK(solver::FastTcFwdSolver::SharedBytes(128, 256, 4) == 4u * 384 * 80);
 }
 
+TEST_CASE("fast SIMT backward data: sub-pixel phases partition the taps and the dx rows", "[solver]") {
+  // For every stride / filter / padding: each tap lands in exactly one phase, each dx row / column
+  // in exactly one phase, and each phase's padding maps its first row to the right dy row.
+  for (int64_t stride = 1; stride <= 4; ++stride) {
+    for (int64_t fil = 1; fil <= 7; ++fil) {
+      for (int64_t pad = 0; pad <= fil + 1; ++pad) {
+        Problem p;
+        p.direction = Direction::kBackwardData;
+        p.n = 1, p.c = 3, p.k = 2;
+        p.in = {1, 13, 1};
+        p.fil = {1, fil, 1};
+        p.pad = {0, pad, 0};
+        p.stride = {1, stride, 1};
+        if (p.Out()[1] < 1) continue;
+        const solver::fast_simt::Plan plan = solver::fast_simt::BackwardDataPlan(p);
+        INFO("stride " << stride << " filter " << fil << " pad " << pad);
+        REQUIRE(static_cast<int64_t>(plan.phases.size()) == stride);
+        int64_t taps = 0, rows = 0;
+        for (const auto& ph : plan.phases) {
+          CHECK(ph.w_offset == taps * p.k * p.c);
+          taps += ph.taps_h;
+          rows += ph.rows;
+          // dx row out_a (i = 0) takes dy row ho = -pad_h + t from reversed tap t, i.e. filter tap
+          // r = (out_a + pad - ho * stride): the first tap of the phase must satisfy that.
+          if (ph.taps_h > 0) {
+            const int64_t ho = -ph.pad_h + (ph.taps_h - 1);  // reversed tap taps_h - 1 = original tap r0
+            const int64_t r = ph.out_a + pad - ho * stride;
+            CHECK(r >= 0);
+            CHECK(r < stride);
+            CHECK((ph.out_a + pad - r) % stride == 0);
+          }
+        }
+        CHECK(taps == fil);
+        CHECK(rows == 13);
+      }
+    }
+  }
+}
+
 TEST_CASE("fast solvers: every valid config compiles with NVRTC for sm_90", "[solver][nvrtc]") {
   std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
   if (absl::Status st = be->CompilerStatus(); !st.ok()) {
@@ -79,6 +133,8 @@ TEST_CASE("fast solvers: every valid config compiles with NVRTC for sm_90", "[so
   REQUIRE(layers.size() == 23);
   solver::FastTcFwdSolver tc;
   solver::FastSimtFwdSolver simt;
+  solver::FastSimtBwdSolver simt_bwd;
+  solver::FastSimtWrwSolver simt_wrw;
   std::set<std::string> done;
   int builds = 0;
   auto compile_all = [&](const solver::Solver& s, const Problem& p, bool every_config) {
@@ -89,7 +145,10 @@ TEST_CASE("fast solvers: every valid config compiles with NVRTC for sm_90", "[so
       INFO(s.Name() << " " << p.Canonical() << " params " << c.ToString());
       REQUIRE(sol.ok());
       std::string key;
-      for (const auto& o : sol->kernels[0].options) key += o + " ";
+      for (const auto& k : sol->kernels) {
+        for (const auto& o : k.options) key += o + " ";
+        key += "| ";
+      }
       if (!done.insert(key).second) continue;
       absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, *sol, target->arch);
       if (!code.ok()) std::printf("%s\n", std::string(code.status().message()).substr(0, 4000).c_str());
@@ -105,8 +164,17 @@ TEST_CASE("fast solvers: every valid config compiles with NVRTC for sm_90", "[so
   for (int i : {0, 1, 2}) {
     compile_all(simt, testing::With(layers[i], Direction::kForward, DataType::kFp32, Layout::kNCHW), i == 2);
   }
+  // Backward data: 1x1 stride 2 (one phase with a tap, three empty), 3x3 stride 2 (four phase
+  // filters), 3x3 stride 1, every config of the last.
+  for (int i : {8, 6, 2}) {
+    compile_all(simt_bwd, testing::With(layers[i], Direction::kBackwardData, DataType::kFp32, Layout::kNCHW), i == 2);
+  }
+  // Backward weights: default configs of a 1x1, a 3x3 stride 2 and the stem (the GPU test runs random ones).
+  for (int i : {1, 6, 0}) {
+    compile_all(simt_wrw, testing::With(layers[i], Direction::kBackwardWeights, DataType::kFp32, Layout::kNCHW), false);
+  }
   std::printf("%d distinct builds compiled for sm_90\n", builds);
-  CHECK(builds >= 10);
+  CHECK(builds >= 25);
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
-// The fast CUDA forward solvers (TunaFastTcFwd 1010 in FP16 and BF16 NHWC, TunaFastSimtFwd 1011
-// in FP32 NCHW) on all 23 ResNet-50 layers at batch 1: the default config plus 1 random valid
-// config per layer (2 on the stem's gather path), each checked against the CPU reference on poisoned outputs,
-// plus edge problems (odd sizes, C % 8 != 0, K odd, dilation, stride 3). Tagged "gpu": passes
-// with a skip message where the CUDA driver, NVRTC or a device is missing.
+// The fast CUDA solvers (TunaFastTcFwd 1010 in FP16 and BF16 NHWC, TunaFastSimtFwd 1011 and
+// TunaFastSimtBwd 1015, TunaFastSimtWrw 1016 in FP32 NCHW) on all 23 ResNet-50 layers at batch 1: the default config
+// plus 1 random valid config per layer (2 on the stem's gather path), each checked against the CPU
+// reference on poisoned outputs, plus edge problems (odd sizes, C % 8 != 0, K odd, dilation,
+// strides 2 and 3 with rows no tap reaches, asymmetric strides and filters, padding beyond the
+// filter). Tagged "gpu": skips with a message where the CUDA driver, NVRTC or a device is missing.
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -11,7 +13,9 @@
 #include "tests/solver/gpu_solver_check.h"
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
-#include "tuner_core/solver/conv/gpu_fast_simt.h"
+#include "tuner_core/solver/conv/gpu_fast_simt_bwd.h"
+#include "tuner_core/solver/conv/gpu_fast_simt_fwd.h"
+#include "tuner_core/solver/conv/gpu_fast_simt_wrw.h"
 #include "tuner_core/solver/conv/gpu_fast_tc.h"
 
 namespace tuna {
@@ -20,7 +24,7 @@ namespace {
 using solver::PerfConfig;
 using solver::Target;
 
-TEST_CASE("fast forward solvers match the CPU reference on the CUDA device", "[gpu]") {
+TEST_CASE("fast solvers match the CPU reference on the CUDA device", "[gpu]") {
   std::optional<testing::CudaDeviceForTest> cuda = testing::OpenCudaDeviceOrSkip(80);
   if (!cuda) return;
   backend::Backend* be = cuda->backend.get();
@@ -28,6 +32,8 @@ TEST_CASE("fast forward solvers match the CPU reference on the CUDA device", "[g
   const Target target = cuda->target;
   solver::FastTcFwdSolver tc;
   solver::FastSimtFwdSolver simt;
+  solver::FastSimtBwdSolver simt_bwd;
+  solver::FastSimtWrwSolver simt_wrw;
 
   struct Case {
     const solver::Solver* s;
@@ -43,6 +49,8 @@ TEST_CASE("fast forward solvers match the CPU reference on the CUDA device", "[g
     const int r = i == 0 ? 2 : 1;
     cases.push_back({&tc, testing::With(b, Direction::kForward, DataType::kFp16, Layout::kNHWC), r});
     cases.push_back({&simt, testing::With(b, Direction::kForward, DataType::kFp32, Layout::kNCHW), r});
+    cases.push_back({&simt_bwd, testing::With(b, Direction::kBackwardData, DataType::kFp32, Layout::kNCHW), 1});
+    cases.push_back({&simt_wrw, testing::With(b, Direction::kBackwardWeights, DataType::kFp32, Layout::kNCHW), 2});
     if (i % 5 == 0) cases.push_back({&tc, testing::With(b, Direction::kForward, DataType::kBf16, Layout::kNHWC), 1});
   }
   for (Problem b : testing::EdgeProblems()) {
@@ -50,6 +58,28 @@ TEST_CASE("fast forward solvers match the CPU reference on the CUDA device", "[g
     b.k += 1;  // odd K: the epilogue's unpaired column
     cases.push_back({&tc, testing::With(b, Direction::kForward, DataType::kFp16, Layout::kNHWC), 1});
     cases.push_back({&simt, testing::With(b, Direction::kForward, DataType::kFp32, Layout::kNCHW), 1});
+    const Problem bwd = testing::With(b, Direction::kBackwardData, DataType::kFp32, Layout::kNCHW);
+    if (simt_bwd.IsApplicable(target, bwd).ok()) cases.push_back({&simt_bwd, bwd, 2});
+    cases.push_back({&simt_wrw, testing::With(b, Direction::kBackwardWeights, DataType::kFp32, Layout::kNCHW), 2});
+  }
+  // Backward data beyond ResNet-50: asymmetric strides / filters / padding, padding past the
+  // filter (phases whose rows start before dy), stride 4 with a 3-tap filter (empty phases).
+  for (auto [h, w, fy, fx, ph, pw, sh, sw, dh, dw] : std::vector<std::array<int64_t, 10>>{
+           {13, 10, 1, 7, 0, 3, 2, 1, 1, 1},
+           {10, 13, 7, 1, 3, 0, 1, 2, 1, 1},
+           {9, 11, 3, 3, 3, 0, 2, 3, 1, 1},
+           {12, 12, 3, 3, 1, 1, 4, 4, 1, 1},
+           {15, 9, 5, 3, 2, 1, 1, 2, 3, 1},
+           {8, 8, 2, 2, 0, 0, 2, 2, 1, 1}}) {
+    Problem b;
+    b.n = 2, b.c = 5, b.k = 7;
+    b.in = {1, h, w};
+    b.fil = {1, fy, fx};
+    b.pad = {0, ph, pw};
+    b.stride = {1, sh, sw};
+    b.dilation = {1, dh, dw};
+    cases.push_back({&simt_bwd, testing::With(b, Direction::kBackwardData, DataType::kFp32, Layout::kNCHW), 1});
+    cases.push_back({&simt_wrw, testing::With(b, Direction::kBackwardWeights, DataType::kFp32, Layout::kNCHW), 1});
   }
 
   std::mt19937_64 rng(99);
@@ -73,7 +103,7 @@ TEST_CASE("fast forward solvers match the CPU reference on the CUDA device", "[g
   }
   std::printf("%d runs, %d failures, %.1f s\n", runs, failures,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  CHECK(runs >= 90);
+  CHECK(runs >= 200);
   CHECK(failures == 0);
 }
 

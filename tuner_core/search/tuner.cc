@@ -312,7 +312,9 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
 
   size_t batch = options_.batch;
   if (batch == 0) {
-    batch = static_cast<size_t>(std::max(2, 2 * compiler_.threads()));
+    // Two per compile thread keeps every thread busy; at most 16 so a model-guided search still
+    // refits several times within its budget.
+    batch = static_cast<size_t>(std::clamp(2 * compiler_.threads(), 2, 16));
   }
   const bool dry_run = evaluator == nullptr;  // the compile outcome is the result
   auto next_batch = [&, first = true]() mutable -> std::vector<solver::PerfConfig> {

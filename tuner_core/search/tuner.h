@@ -63,7 +63,7 @@ struct TuneOptions {
   // is parsed against a tunable solver's space; ones that do not parse or are invalid for the
   // problem are skipped. They count against the budget.
   std::vector<std::string> warm_params;
-  size_t batch = 0;                  // configs per strategy batch; 0 = compile threads * 2
+  size_t batch = 0;                  // configs per strategy batch; 0 = compile threads * 2, 2..16
   CompilerOptions compiler;
   EvaluatorOptions evaluator;
   int retime_top = 3;          // re-time this many best candidates per solver (0 = none)

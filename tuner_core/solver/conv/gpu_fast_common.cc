@@ -19,15 +19,15 @@ bool IsDense(const TensorDesc& t, Layout layout) {
   return false;
 }
 
-absl::Status CheckFastForward(std::string_view solver, const Target& target, const Problem& p,
-                              DataType type_a, DataType type_b, Layout layout, FastForwardRules rules) {
+absl::Status CheckFastConv(std::string_view solver, const Target& target, const Problem& p,
+                           DataType type_a, DataType type_b, Layout layout, FastConvRules rules) {
   if (target.backend != backend::BackendKind::kCuda) {
     return NotApplicable(solver, "CUDA only (inline PTX: cp.async, ldmatrix, mma.sync)");
   }
   if (target.SmVersion() < rules.min_sm) {
     return NotApplicable(solver, "requires sm_" + std::to_string(rules.min_sm) + " or newer");
   }
-  if (absl::Status st = CheckCommon(solver, target, p, Direction::kForward); !st.ok()) return st;
+  if (absl::Status st = CheckCommon(solver, target, p, rules.direction); !st.ok()) return st;
   if (p.data_type != type_a && p.data_type != type_b) {
     return NotApplicable(solver, std::string("data type ") + std::string(DataTypeName(p.data_type)) +
                                      " not handled");

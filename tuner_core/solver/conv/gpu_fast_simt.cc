@@ -1,62 +1,101 @@
 #include "tuner_core/solver/conv/gpu_fast_simt.h"
 
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "tuner_core/solver/conv/gpu_common.h"
-#include "tuner_core/solver/conv/gpu_fast_common.h"
 
-namespace tuna::solver {
-namespace {
+namespace tuna::solver::fast_simt {
 
 using gpu::CeilDiv;
 
-constexpr int64_t kMaxFilter = 11;  // compiled-in filter sizes beyond this are not worth a build
-
-// The axes by name (the one place a config is decoded). GEMM M = N*Ho*Wo pixels, N = K.
-struct SimtParams {
-  int tb_m, tb_n, tb_k, stages;
-  static SimtParams Of(const SearchSpace& s, const PerfConfig& c) {
-    return {static_cast<int>(s.Value(c, "TB_M")), static_cast<int>(s.Value(c, "TB_N")),
-            static_cast<int>(s.Value(c, "TB_K")), static_cast<int>(s.Value(c, "STAGES"))};
-  }
-};
-
-}  // namespace
-
-uint64_t FastSimtFwdSolver::SharedBytes(int tb_m, int tb_n, int tb_k, int stages) {
-  // The w tile's rows (TB_N output channels) are padded by 4 floats.
-  return static_cast<uint64_t>(stages) * tb_k * (tb_m + tb_n + 4) * 4;
+SimtParams SimtParams::Of(const SearchSpace& s, const PerfConfig& c) {
+  return {static_cast<int>(s.Value(c, "TB_M")), static_cast<int>(s.Value(c, "TB_N")),
+          static_cast<int>(s.Value(c, "TB_K")), static_cast<int>(s.Value(c, "STAGES"))};
 }
 
-bool FastSimtFwdSolver::VectorB(const Problem& p) {
-  return p.fil[1] == 1 && p.fil[2] == 1 && p.stride[1] == 1 && p.stride[2] == 1 && p.pad[1] == 0 &&
-         p.pad[2] == 0 && (p.in[1] * p.in[2]) % 4 == 0;
-}
-
-absl::Status FastSimtFwdSolver::IsApplicable(const Target& target, const Problem& p) const {
-  if (absl::Status st = gpu::CheckFastForward(Name(), target, p, DataType::kFp32, DataType::kFp32, Layout::kNCHW);
-      !st.ok()) {
-    return st;
-  }
-  if (p.fil[1] > kMaxFilter || p.fil[2] > kMaxFilter) return NotApplicable(Name(), "filter larger than 11");
-  return absl::OkStatus();
-}
-
-SearchSpace FastSimtFwdSolver::Space(const Target& target, const Problem& problem) const {
-  (void)target, (void)problem;
-  // TB_N before TB_M: the params order of the old (tb_m = channels, tb_n = pixels) naming.
+SearchSpace Space() {
   return SearchSpace({{"TB_N", Pow2Range(64, 128)},
-                      {"TB_M", Pow2Range(64, 128)},
+                      {"TB_M", Pow2Range(32, 128)},
                       {"TB_K", Pow2Range(8, 16)},
                       {"STAGES", LinearRange(2, 4)}});
 }
 
-absl::Status FastSimtFwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
-  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
-  // A config is valid only for a problem the solver handles (GetSolution agrees).
-  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
-  const auto [tb_m, tb_n, tb_k, stages] = SimtParams::Of(Space(target, p), config);
+uint64_t SharedBytes(int tb_m, int tb_n, int tb_k, int stages) {
+  // The w tile's rows (TB_N output channels) are padded by 4 floats.
+  return static_cast<uint64_t>(stages) * tb_k * (tb_m + tb_n + 4) * 4;
+}
+
+int64_t Plan::MaxPixels() const {
+  int64_t pixels = 0;
+  for (const Phase& ph : phases) pixels = std::max(pixels, n * ph.rows * ph.cols);
+  return pixels;
+}
+
+int64_t Plan::MaxTaps() const {
+  int64_t taps = 0;
+  for (const Phase& ph : phases) taps = std::max(taps, ph.taps_h * ph.taps_w);
+  return taps;
+}
+
+Plan ForwardPlan(const Problem& p) {
+  const Dhw o = p.Out();
+  Plan plan;
+  plan.n = p.n, plan.c = p.c, plan.h = p.in[1], plan.w = p.in[2];
+  plan.k = p.k, plan.out_h = o[1], plan.out_w = o[2];
+  plan.stride_h = p.stride[1], plan.stride_w = p.stride[2];
+  plan.phases.push_back({p.fil[1], p.fil[2], p.pad[1], p.pad[2], p.dilation[1], p.dilation[2], o[1], o[2], 0, 0, 0});
+  return plan;
+}
+
+namespace {
+
+// One dimension of a backward-data phase: residue `a` of the dx rows (see the header).
+struct PhaseDim {
+  int64_t taps = 0, pad = 0, rows = 0;
+};
+
+PhaseDim BackwardDim(int64_t a, int64_t extent, int64_t fil, int64_t pad, int64_t stride, int64_t dil) {
+  const int64_t r0 = (a + pad) % stride;
+  PhaseDim d;
+  d.taps = r0 < fil ? CeilDiv(fil - r0, stride) : 0;
+  // dx row a + stride*i takes dy row i + off0 - q from tap r0 + stride*q (dilation 1 when
+  // strided); with the taps reversed that is a stride-1 convolution padded by (taps-1)*dil - off0.
+  const int64_t off0 = (a + pad - r0) / stride;
+  d.pad = (d.taps - 1) * dil - off0;
+  d.rows = extent > a ? CeilDiv(extent - a, stride) : 0;
+  return d;
+}
+
+}  // namespace
+
+Plan BackwardDataPlan(const Problem& p) {
+  const Dhw o = p.Out();
+  Plan plan;
+  plan.n = p.n, plan.c = p.k, plan.h = o[1], plan.w = o[2];  // x: dy
+  plan.k = p.c, plan.out_h = p.in[1], plan.out_w = p.in[2];   // y: dx
+  plan.out_sh = p.stride[1], plan.out_sw = p.stride[2];
+  int64_t offset = 0;
+  for (int64_t a = 0; a < p.stride[1]; ++a) {
+    const PhaseDim dh = BackwardDim(a, p.in[1], p.fil[1], p.pad[1], p.stride[1], p.dilation[1]);
+    for (int64_t b = 0; b < p.stride[2]; ++b) {
+      const PhaseDim dw = BackwardDim(b, p.in[2], p.fil[2], p.pad[2], p.stride[2], p.dilation[2]);
+      if (dh.rows == 0 || dw.rows == 0) continue;
+      plan.phases.push_back({dh.taps, dw.taps, dh.pad, dw.pad, p.dilation[1], p.dilation[2], dh.rows, dw.rows, a, b,
+                             offset});
+      offset += dh.taps * dw.taps * p.k * p.c;
+    }
+  }
+  return plan;
+}
+
+absl::Status CheckValid(std::string_view solver, const Target& target, const Plan& plan, const PerfConfig& config) {
+  const auto [tb_m, tb_n, tb_k, stages] = SimtParams::Of(Space(), config);
   auto invalid = [&](const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrCat(std::string(Name()), ": params '", config.ToString(), "': ", why));
+    return absl::InvalidArgumentError(absl::StrCat(std::string(solver), ": params '", config.ToString(), "': ", why));
   };
   const uint64_t smem = SharedBytes(tb_m, tb_n, tb_k, stages);
   if (smem > target.max_shared_bytes_per_block) {
@@ -64,57 +103,81 @@ absl::Status FastSimtFwdSolver::IsValid(const Target& target, const Problem& p, 
   }
   // 64 accumulators + 16 operands per thread at up to 256 threads: fits the register file at
   // one block per SM at least; more stages than K tiles only cost shared memory.
-  const int64_t k_tiles = CeilDiv(p.c * p.fil[1] * p.fil[2], tb_k);
+  const int64_t k_tiles = CeilDiv(plan.c * plan.MaxTaps(), tb_k);
   if (stages > 2 && k_tiles < stages) return invalid("more stages than K tiles");
-  if (tb_n > 64 && tb_n / 2 >= p.k) return invalid("TB_N much larger than K");
-  if (CeilDiv(p.k, tb_n) > gpu::kMaxGridYZ) return invalid("grid.y too large");
+  if (tb_n > 64 && tb_n / 2 >= plan.k) return invalid("TB_N much larger than K");
+  if (CeilDiv(plan.k, tb_n) > gpu::kMaxGridYZ) return invalid("grid.y too large");
+  if (tb_m == 32 && CeilDiv(plan.MaxPixels(), 64) * CeilDiv(plan.k, 64) >= 2 * target.num_cu) {
+    return invalid("TB_M 32 only where 64-pixel tiles leave SMs idle");
+  }
   return absl::OkStatus();
 }
 
-PerfConfig FastSimtFwdSolver::DefaultConfig(const Target& target, const Problem& p) const {
-  const Dhw o = p.Out();
-  const int64_t pixels = p.n * o[1] * o[2];
-  const SearchSpace space = Space(target, p);
-  const PerfConfig c = CeilDiv(pixels, 128) * CeilDiv(p.k, 128) >= 2 * target.num_cu
+PerfConfig Default(const Target& target, const Plan& plan) {
+  const int64_t pixels = plan.MaxPixels();
+  const SearchSpace space = Space();
+  const PerfConfig c = CeilDiv(pixels, 128) * CeilDiv(plan.k, 128) >= 2 * target.num_cu
                            ? space.Make({{"TB_M", 128}, {"TB_N", 128}, {"TB_K", 8}, {"STAGES", 3}})
                            : space.Make({{"TB_M", 64}, {"TB_N", 64}, {"TB_K", 16}, {"STAGES", 3}});
-  if (IsValid(target, p, c).ok()) return c;
+  if (CheckValid("", target, plan, c).ok()) return c;
   // 64 threads, 9 KiB: valid for every applicable problem.
   return space.Make({{"TB_M", 64}, {"TB_N", 64}, {"TB_K", 8}, {"STAGES", 2}});
 }
 
-absl::StatusOr<Solution> FastSimtFwdSolver::GetSolution(const Target& target, const Problem& p,
-                                                        const PerfConfig& config) const {
-  if (absl::Status st = IsApplicable(target, p); !st.ok()) return st;
-  if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
-  const SearchSpace space = Space(target, p);
-  const auto [tb_m, tb_n, tb_k, stages] = SimtParams::Of(space, config);
-  KernelBuild build;
-  build.source = "conv/fast_simt_fwd.cu";
-  build.entries = {"tuna_fast_simt_fwd"};
-  build.options = space.Defines(config);
-  for (std::string o : {absl::StrCat("-DTUNA_FR=", p.fil[1]), absl::StrCat("-DTUNA_FS=", p.fil[2]),
-                        absl::StrCat("-DTUNA_VEC4_B=", VectorB(p) ? 1 : 0)}) {
-    build.options.push_back(std::move(o));
-  }
-  const Dhw o = p.Out();
-  const int64_t pixels = p.n * o[1] * o[2];
-  Solution sol;
-  sol.kernels.push_back(build);
-  Launch l;
-  l.kernel = 0;
-  l.entry = "tuna_fast_simt_fwd";
-  l.grid.x = static_cast<uint32_t>(CeilDiv(pixels, tb_m));
-  l.grid.y = static_cast<uint32_t>(CeilDiv(p.k, tb_n));
-  l.block.x = static_cast<uint32_t>(tb_m * tb_n / 64);
-  l.shared_bytes = SharedBytes(tb_m, tb_n, tb_k, stages);
-  l.args = {KernelArg::Buffer(BufferRole::kX), KernelArg::Buffer(BufferRole::kW), KernelArg::Buffer(BufferRole::kY)};
-  for (int64_t v : {p.n, p.c, p.in[1], p.in[2], p.k, o[1], o[2], p.pad[1], p.pad[2], p.stride[1], p.stride[2],
-                    p.dilation[1], p.dilation[2]}) {
-    l.args.push_back(KernelArg::I32(v));
-  }
-  sol.launches.push_back(l);
-  return sol;
+namespace {
+
+// 1x1, stride 1, unpadded, same extent in and out, whole groups of four pixels: the B tile is a
+// plain GEMM operand and takes 16-byte copies.
+bool VectorB(const Plan& plan, const Phase& ph) {
+  return ph.taps_h == 1 && ph.taps_w == 1 && plan.stride_h == 1 && plan.stride_w == 1 && ph.pad_h == 0 &&
+         ph.pad_w == 0 && ph.rows == plan.h && ph.cols == plan.w && (plan.h * plan.w) % 4 == 0;
 }
 
-}  // namespace tuna::solver
+}  // namespace
+
+void AppendConv(const Plan& plan, const PerfConfig& config, BufferRole x, BufferRole w, BufferRole y,
+                Solution& sol) {
+  const SearchSpace space = Space();
+  const auto [tb_m, tb_n, tb_k, stages] = SimtParams::Of(space, config);
+  std::map<std::tuple<int64_t, int64_t, bool>, size_t> kernel_of;  // (taps_h, taps_w, vector B) -> kernel
+  auto kernel_for = [&](const Phase& ph) {
+    const bool vec = VectorB(plan, ph);
+    auto [it, fresh] = kernel_of.try_emplace({ph.taps_h, ph.taps_w, vec}, sol.kernels.size());
+    if (fresh) {
+      KernelBuild build;
+      build.source = "conv/fast_simt_fwd.cu";
+      build.entries = {"tuna_fast_simt_fwd", "tuna_simt_bwd_filter"};
+      build.options = space.Defines(config);
+      for (std::string o : {absl::StrCat("-DTUNA_FR=", ph.taps_h), absl::StrCat("-DTUNA_FS=", ph.taps_w),
+                            absl::StrCat("-DTUNA_VEC4_B=", vec ? 1 : 0),
+                            absl::StrCat("-DTUNA_PHASED=", plan.Phased() ? 1 : 0)}) {
+        build.options.push_back(std::move(o));
+      }
+      sol.kernels.push_back(std::move(build));
+    }
+    return it->second;
+  };
+  for (const Phase& phase : plan.phases) {
+    const Phase* ph = &phase;
+    if (ph->taps_h * ph->taps_w == 0) {  // no tap reaches these rows: zeroed, not launched
+      if (sol.zero_first.empty()) sol.zero_first.push_back(y);
+      continue;
+    }
+    Launch l;
+    l.kernel = kernel_for(*ph);
+    l.entry = "tuna_fast_simt_fwd";
+    l.grid.x = static_cast<uint32_t>(CeilDiv(plan.n * ph->rows * ph->cols, tb_m));
+    l.grid.y = static_cast<uint32_t>(CeilDiv(plan.k, tb_n));
+    l.block.x = static_cast<uint32_t>(tb_m * tb_n / 64);
+    l.shared_bytes = SharedBytes(tb_m, tb_n, tb_k, stages);
+    l.args = {KernelArg::Buffer(x), KernelArg::Buffer(w), KernelArg::Buffer(y), KernelArg::I32(ph->w_offset)};
+    for (int64_t v : {plan.n, plan.c, plan.h, plan.w, plan.k, ph->rows, ph->cols, ph->pad_h, ph->pad_w, plan.stride_h,
+                      plan.stride_w, ph->dil_h, ph->dil_w, plan.out_h, plan.out_w, ph->out_a, ph->out_b, plan.out_sh,
+                      plan.out_sw}) {
+      l.args.push_back(KernelArg::I32(v));
+    }
+    sol.launches.push_back(std::move(l));
+  }
+}
+
+}  // namespace tuna::solver::fast_simt

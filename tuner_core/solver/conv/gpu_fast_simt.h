@@ -1,47 +1,73 @@
-// TunaFastSimtFwd (id 1011): FP32 NCHW forward convolution as a register-blocked SIMT implicit
-// GEMM on NVIDIA sm_80+ (kernels/conv/fast_simt_fwd.cu), computed transposed so NCHW needs no
-// transform (the kernel's rows are output channels); 8x8 micro-tiles, 128-bit shared reads,
-// cp.async multi-stage pipeline; 1x1 / stride 1 / pad 0 layers with H*W % 4 == 0 load four
-// pixels per 16-byte copy (a plain GEMM over the channels).
-//
-// Covers: conv mode, FP32, 2D, groups 1, any padding / stride / dilation, x, w, y dense NCHW.
-// Not applicable on HIP targets (inline PTX). The filter size is compiled in (-DTUNA_FR/FS).
-//
-// GEMM (forward only), as in every tuna forward solver: M = N*Ho*Wo (output pixels),
-// N = K (output channels), K = C*R*S.
-// Axes (perf-db params in this order), each the kernel's -D name:
-//   TB_N    output channels per block (GEMM N; was tb_m, which is why it comes first)
-//   TB_M    output pixels per block (GEMM M; was tb_n)
-//   TB_K    reduction step
-//   STAGES  cp.async ring depth.
+// The plan shared by the solvers that run kernels/conv/fast_simt_fwd.cu (TunaFastSimtFwd,
+// TunaFastSimtBwd): a convolution as the kernel sees it — y (n, K, ...) from x (n, C, H, W) and
+// w (K, C*taps) — in one or more output phases, plus its tile axes, validity, default, kernel
+// builds and launches. Forward has one phase (the problem itself). Backward data is dx = dy (*) w'
+// with w' the filter rotated and K, C swapped (tuna_simt_bwd_filter writes it into the
+// workspace); a strided dimension splits into its sub-pixel phases: the dx rows of residue a mod
+// the stride receive only the taps r = a + pad (mod stride), so each phase is a dense stride-1
+// convolution over dy with its own sub-filter, written to every stride-th dx row from row a, and
+// no zero is multiplied. Rows of a phase that no tap reaches are zeroed (Solution::zero_first).
+// Stateless; internal to the conv solvers.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
 #include "tuner_core/solver/solver.h"
 
-namespace tuna::solver {
+namespace tuna::solver::fast_simt {
 
-class FastSimtFwdSolver : public Solver {
- public:
-  std::string_view Name() const override { return "TunaFastSimtFwd"; }
-  Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
-  bool IsTunable() const override { return true; }
-  std::vector<Direction> Directions() const override { return {Direction::kForward}; }
-
-  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
-  SearchSpace Space(const Target& target, const Problem& problem) const override;
-  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
-  absl::Status IsValid(const Target& target, const Problem& problem,
-                       const PerfConfig& config) const override;
-  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
-                                       const PerfConfig& config) const override;
-
-  // Dynamic shared memory of a config: STAGES * TB_K * (TB_M + (TB_N + 4)) floats.
-  static uint64_t SharedBytes(int tb_m, int tb_n, int tb_k, int stages);
-  // True when the problem takes the 4-pixel vector loads.
-  static bool VectorB(const Problem& problem);
+// The axes by name (the one place a config is decoded). GEMM M = pixels, N = output channels.
+struct SimtParams {
+  int tb_m, tb_n, tb_k, stages;
+  static SimtParams Of(const SearchSpace& s, const PerfConfig& c);
 };
 
-}  // namespace tuna::solver
+// TB_N, TB_M, TB_K, STAGES (params order of the old tb_m = channels, tb_n = pixels naming);
+// TB_M 32 only where 64-pixel tiles leave SMs idle (7x7 and 14x14 layers).
+SearchSpace Space();
+
+// Dynamic shared memory of a config: STAGES * TB_K * (TB_M + (TB_N + 4)) floats.
+uint64_t SharedBytes(int tb_m, int tb_n, int tb_k, int stages);
+
+// One launch: output rows (i, j) of `rows` x `cols` land at y rows out_a + out_sh * i, columns
+// out_b + out_sw * j; taps_h x taps_w filter taps at w_offset floats into w.
+struct Phase {
+  int64_t taps_h = 0, taps_w = 0;
+  int64_t pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
+  int64_t rows = 0, cols = 0;
+  int64_t out_a = 0, out_b = 0;
+  int64_t w_offset = 0;
+};
+
+struct Plan {
+  int64_t n = 0, c = 0, h = 0, w = 0;  // x (the reduction's channels)
+  int64_t k = 0, out_h = 0, out_w = 0;  // y (all of it)
+  int64_t stride_h = 1, stride_w = 1;    // the convolution's stride (1 for backward data)
+  int64_t out_sh = 1, out_sw = 1;        // the phases' output step (1 for forward)
+  std::vector<Phase> phases;
+  bool Phased() const { return out_sh > 1 || out_sw > 1; }
+  int64_t MaxTaps() const;
+  int64_t MaxPixels() const;  // GEMM rows of the largest phase
+};
+
+Plan ForwardPlan(const Problem& p);
+Plan BackwardDataPlan(const Problem& p);  // strided dimensions need dilation 1 there
+
+// Filter sizes up to this are compiled in; larger ones are not worth a build.
+inline constexpr int64_t kMaxFilter = 11;
+
+// Validity of `config` for `plan` (applicability checked by the caller).
+absl::Status CheckValid(std::string_view solver, const Target& target, const Plan& plan, const PerfConfig& config);
+
+// A large tile when it still gives most SMs two blocks, else a small one; always valid.
+PerfConfig Default(const Target& target, const Plan& plan);
+
+// Appends the kernel builds (one per distinct phase filter shape) and one launch per phase:
+// x from role `x`, w from role `w`, y into role `y`. The solution's kernel 0 also exports
+// tuna_simt_bwd_filter.
+void AppendConv(const Plan& plan, const PerfConfig& config, BufferRole x, BufferRole w, BufferRole y,
+                Solution& sol);
+
+}  // namespace tuna::solver::fast_simt

@@ -26,7 +26,7 @@ uint64_t FastTcFwdSolver::SharedBytes(int tb_m, int tb_n, int stages) {
 }
 
 absl::Status FastTcFwdSolver::IsApplicable(const Target& target, const Problem& p) const {
-  return gpu::CheckFastForward(Name(), target, p, DataType::kFp16, DataType::kBf16, Layout::kNHWC);
+  return gpu::CheckFastConv(Name(), target, p, DataType::kFp16, DataType::kBf16, Layout::kNHWC);
 }
 
 SearchSpace FastTcFwdSolver::Space(const Target& target, const Problem& problem) const {

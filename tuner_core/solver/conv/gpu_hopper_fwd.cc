@@ -72,11 +72,11 @@ uint64_t HopperFwdSolver::SharedBytes(int tb_m, int tb_n, int stages, int split_
 }
 
 absl::Status HopperFwdSolver::IsApplicable(const Target& target, const Problem& p) const {
-  gpu::FastForwardRules rules;
+  gpu::FastConvRules rules;
   rules.min_sm = 90;
   rules.groups = true;
-  if (absl::Status st = gpu::CheckFastForward(Name(), target, p, DataType::kFp16, DataType::kBf16,
-                                              Layout::kNHWC, rules);
+  if (absl::Status st = gpu::CheckFastConv(Name(), target, p, DataType::kFp16, DataType::kBf16,
+                                           Layout::kNHWC, rules);
       !st.ok()) {
     return st;
   }

@@ -2,7 +2,9 @@
 #include <memory>
 
 #include "tuner_core/solver/conv/gpu_direct_tiled.h"
-#include "tuner_core/solver/conv/gpu_fast_simt.h"
+#include "tuner_core/solver/conv/gpu_fast_simt_bwd.h"
+#include "tuner_core/solver/conv/gpu_fast_simt_fwd.h"
+#include "tuner_core/solver/conv/gpu_fast_simt_wrw.h"
 #include "tuner_core/solver/conv/gpu_fast_tc.h"
 #include "tuner_core/solver/conv/gpu_hopper_fwd.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma_bwd.h"
@@ -23,6 +25,8 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1012, std::make_unique<HopperFwdSolver>());
   list.emplace_back(1013, std::make_unique<HopperTmaFwdSolver>());
   list.emplace_back(1014, std::make_unique<HopperTmaBwdSolver>());
+  list.emplace_back(1015, std::make_unique<FastSimtBwdSolver>());
+  list.emplace_back(1016, std::make_unique<FastSimtWrwSolver>());
   return list;
 }
 

@@ -1,0 +1,188 @@
+// FP32 SIMT implicit-GEMM backward weights, NCHW (CUDA sm_80+: cp.async), for the solver
+// TunaFastSimtWrw (tuner_core/solver/conv/gpu_fast_simt_wrw.cc):
+//
+//   GEMM  M = K (dw rows)   N = C*R*S (dw columns, KCRS dense)   K = N*Ho*Wo (pixels)
+//
+// A block computes a TB_M x TB_N tile of dw over one SPLIT_K-th of the pixels with
+// (TB_M/8)*(TB_N/8) threads, each an 8x8 register micro-tile split in two 4-wide halves per
+// dimension, so shared-memory reads are 128-bit and conflict-free. Both operands are pixel-major
+// in memory (dy rows, im2col(x) columns), so each thread keeps one pixel of the TB_K-pixel step
+// (decomposed once per step) and copies 4-byte elements with cp.async into k-major tiles whose
+// rows are padded by 4 floats (conflict-free scatter); zero-fill covers padding and tails. K
+// advances through a STAGES-deep ring.
+//
+// SPLIT_K > 1: block z writes its partial tile into the workspace slice z; tuna_simt_wrw_reduce
+// then sums the slices in slice order into dw, so re-runs give identical bits (no atomics).
+//
+// Options: the solver's axes TB_M, TB_N, TB_K, STAGES, SPLIT_K; TUNA_FR, TUNA_FS (filter size,
+// compile-time so column decomposition is multiply-shift).
+// Arguments: x, dy, out (dw, or the workspace when SPLIT_K > 1), then the sizes as int32.
+#include "common/portability.h"
+#include "conv/async_copy.h"
+
+#if !defined(TUNA_BACKEND_CUDA)
+#error "fast_simt_wrw.cu needs CUDA (cp.async)"
+#endif
+
+constexpr int kTbM = TB_M;  // output channels per block
+constexpr int kTbN = TB_N;  // filter columns (c, r, s) per block
+constexpr int kTbK = TB_K;  // pixels per step
+constexpr int kStages = STAGES;
+constexpr int kSplitK = SPLIT_K;
+constexpr int kR = TUNA_FR;
+constexpr int kS = TUNA_FS;
+constexpr int kRS = kR * kS;
+constexpr int kTX = kTbN / 8;
+constexpr int kTY = kTbM / 8;
+constexpr int kThreads = kTX * kTY;
+constexpr int kLdA = kTbM + 4;
+constexpr int kLdB = kTbN + 4;
+constexpr int kStageFloats = kTbK * (kLdA + kLdB);
+static_assert(kThreads % kTbK == 0, "each thread keeps one pixel of the step");
+constexpr int kRowStep = kThreads / kTbK;  // rows (A) / columns (B) between a thread's copies
+constexpr int kAIters = kTbM / kRowStep;
+constexpr int kBIters = kTbN / kRowStep;
+static_assert(kTbM % kRowStep == 0 && kTbN % kRowStep == 0, "copy split");
+static_assert(kStages >= 2, "at least two stages");
+
+TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
+    tuna_fast_simt_wrw(const float* TUNA_RESTRICT x, const float* TUNA_RESTRICT dy, float* TUNA_RESTRICT out,
+                       int n_img, int C, int H, int W, int K, int Ho, int Wo, int pad_h, int pad_w, int stride_h,
+                       int stride_w, int dil_h, int dil_w) {
+  TUNA_DYNAMIC_SHARED(float, smem);
+  const int tid = TUNA_TID_X;
+  const int tx = tid % kTX;
+  const int ty = tid / kTX;
+  const int HWo = Ho * Wo;
+  const int HW = H * W;
+  const int P = n_img * HWo;
+  const int CRS = C * kRS;
+  const int n0 = TUNA_BID_X * kTbN;  // filter columns
+  const int m0 = TUNA_BID_Y * kTbM;  // output channels
+  const unsigned smem_base = tuna_smem_u32(smem);
+
+  // This block's pixel steps: an equal share of them per split.
+  const int steps_all = (P + kTbK - 1) / kTbK;
+  const int steps_per = (steps_all + kSplitK - 1) / kSplitK;
+  const int step0 = TUNA_BID_Z * steps_per;
+  const int steps = max(0, min(steps_all, step0 + steps_per) - step0);
+
+  // The thread's pixel of each step and its rows / columns.
+  const int kk = tid % kTbK;
+  const int row0 = tid / kTbK;
+  int col_off[kBIters], col_h[kBIters], col_w[kBIters];  // per column: c*HW + r*dil*W + s*dil, r*dil, s*dil
+#pragma unroll
+  for (int i = 0; i < kBIters; ++i) {
+    const int n = n0 + row0 + i * kRowStep;
+    const int c = n / kRS;
+    const int rs = n - c * kRS;
+    const int r = rs / kS;
+    const int s = rs - r * kS;
+    const bool in = n < CRS;
+    col_h[i] = in ? r * dil_h : -(1 << 30);  // out of range: never inside the image
+    col_w[i] = s * dil_w;
+    col_off[i] = in ? c * HW + col_h[i] * W + col_w[i] : 0;
+  }
+
+  auto load_tile = [&](int stage, int step) {
+    const unsigned a_s = smem_base + (unsigned)(stage * kStageFloats) * 4u;
+    const unsigned b_s = a_s + (unsigned)(kTbK * kLdA) * 4u;
+    const int p = (step0 + step) * kTbK + kk;
+    const bool pv = p < P;
+    int img = 0, ho = 0, wo = 0;
+    if (pv) {
+      img = p / HWo;
+      const int rem = p - img * HWo;
+      ho = rem / Wo;
+      wo = rem - ho * Wo;
+    }
+    const float* dy_p = dy + (long long)img * K * HWo + ho * Wo + wo;
+#pragma unroll
+    for (int i = 0; i < kAIters; ++i) {
+      const int m = row0 + i * kRowStep;
+      const bool v = pv && m0 + m < K;
+      tuna_cp_async4(a_s + (unsigned)(kk * kLdA + m) * 4u, v ? dy_p + (long long)(m0 + m) * HWo : dy, v ? 4 : 0);
+    }
+    const int hi0 = ho * stride_h - pad_h;
+    const int wi0 = wo * stride_w - pad_w;
+    const float* x_p = x + (long long)img * C * HW + hi0 * W + wi0;
+#pragma unroll
+    for (int i = 0; i < kBIters; ++i) {
+      const int n = row0 + i * kRowStep;
+      const bool v = pv && (unsigned)(hi0 + col_h[i]) < (unsigned)H && (unsigned)(wi0 + col_w[i]) < (unsigned)W;
+      tuna_cp_async4(b_s + (unsigned)(kk * kLdB + n) * 4u, v ? x_p + col_off[i] : x, v ? 4 : 0);
+    }
+  };
+
+  float acc[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+#pragma unroll
+    for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
+
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < steps) load_tile(s, s);
+    tuna_cp_commit();
+  }
+  for (int kt = 0; kt < steps; ++kt) {
+    tuna_cp_wait<kStages - 2>();
+    TUNA_SYNC();
+    const int next = kt + kStages - 1;
+    if (next < steps) load_tile(next % kStages, next);
+    tuna_cp_commit();
+    const float* As = smem + (kt % kStages) * kStageFloats;
+    const float* Bs = As + kTbK * kLdA;
+#pragma unroll
+    for (int k = 0; k < kTbK; ++k) {
+      const float4 a0 = *reinterpret_cast<const float4*>(As + k * kLdA + ty * 4);
+      const float4 a1 = *reinterpret_cast<const float4*>(As + k * kLdA + kTbM / 2 + ty * 4);
+      const float4 b0 = *reinterpret_cast<const float4*>(Bs + k * kLdB + tx * 4);
+      const float4 b1 = *reinterpret_cast<const float4*>(Bs + k * kLdB + kTbN / 2 + tx * 4);
+      const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+      const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+  }
+  tuna_cp_wait<0>();
+
+  // Epilogue: rows are output channels, columns filter columns (contiguous); slice z of the
+  // workspace when split.
+  float* dst = out + (long long)TUNA_BID_Z * K * CRS;
+  const bool vec_out = (CRS & 3) == 0;
+#pragma unroll
+  for (int ih = 0; ih < 2; ++ih) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int m = m0 + ih * (kTbM / 2) + ty * 4 + i;
+      if (m >= K) continue;
+#pragma unroll
+      for (int jh = 0; jh < 2; ++jh) {
+        const int n = n0 + jh * (kTbN / 2) + tx * 4;
+        if (n >= CRS) continue;
+        const float* v = acc[ih * 4 + i] + jh * 4;
+        float* d = dst + (long long)m * CRS + n;
+        if (vec_out) {
+          *reinterpret_cast<float4*>(d) = make_float4(v[0], v[1], v[2], v[3]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            if (n + j < CRS) d[j] = v[j];
+        }
+      }
+    }
+  }
+}
+
+// dw[i] = sum over the SPLIT_K workspace slices of ws[z][i], in slice order.
+TUNA_GLOBAL void tuna_simt_wrw_reduce(const float* TUNA_RESTRICT ws, float* TUNA_RESTRICT dw, int count) {
+  const int i = TUNA_BID_X * TUNA_BDIM_X + TUNA_TID_X;
+  if (i >= count) return;
+  float sum = 0.f;
+#pragma unroll
+  for (int z = 0; z < kSplitK; ++z) sum += ws[(long long)z * count + i];
+  dw[i] = sum;
+}

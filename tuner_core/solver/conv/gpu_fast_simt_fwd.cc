@@ -1,0 +1,40 @@
+#include "tuner_core/solver/conv/gpu_fast_simt_fwd.h"
+
+#include "tuner_core/solver/conv/gpu_fast_common.h"
+#include "tuner_core/solver/conv/gpu_fast_simt.h"
+
+namespace tuna::solver {
+
+absl::Status FastSimtFwdSolver::IsApplicable(const Target& target, const Problem& p) const {
+  if (absl::Status st = gpu::CheckFastConv(Name(), target, p, DataType::kFp32, DataType::kFp32, Layout::kNCHW);
+      !st.ok()) {
+    return st;
+  }
+  if (p.fil[1] > fast_simt::kMaxFilter || p.fil[2] > fast_simt::kMaxFilter) {
+    return NotApplicable(Name(), "filter larger than 11");
+  }
+  return absl::OkStatus();
+}
+
+SearchSpace FastSimtFwdSolver::Space(const Target&, const Problem&) const { return fast_simt::Space(); }
+
+absl::Status FastSimtFwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
+  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
+  // A config is valid only for a problem the solver handles (GetSolution agrees).
+  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
+  return fast_simt::CheckValid(Name(), target, fast_simt::ForwardPlan(p), config);
+}
+
+PerfConfig FastSimtFwdSolver::DefaultConfig(const Target& target, const Problem& p) const {
+  return fast_simt::Default(target, fast_simt::ForwardPlan(p));
+}
+
+absl::StatusOr<Solution> FastSimtFwdSolver::GetSolution(const Target& target, const Problem& p,
+                                                        const PerfConfig& config) const {
+  if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
+  Solution sol;
+  fast_simt::AppendConv(fast_simt::ForwardPlan(p), config, BufferRole::kX, BufferRole::kW, BufferRole::kY, sol);
+  return sol;
+}
+
+}  // namespace tuna::solver

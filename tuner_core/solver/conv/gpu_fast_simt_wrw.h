@@ -1,0 +1,46 @@
+// TunaFastSimtWrw (id 1016): FP32 NCHW backward weights as a register-blocked SIMT implicit GEMM
+// on NVIDIA sm_80+ (kernels/conv/fast_simt_wrw.cu): M = K, N = C*R*S, reduction over the N*Ho*Wo
+// pixels; 8x8 micro-tiles, 128-bit shared reads, cp.async multi-stage pipeline.
+//
+// Split-K is deterministic: with SPLIT_K > 1 each of the SPLIT_K pixel ranges writes its partial
+// dw into its own workspace slice and tuna_simt_wrw_reduce sums the slices in slice order, so
+// re-runs give identical bits. Workspace: SPLIT_K * K * C * R * S floats (0 when SPLIT_K = 1).
+//
+// Covers: FP32, 2D, groups 1, any padding / stride / dilation, filters up to 11x11, x, dy, dw
+// dense NCHW, tails. Not applicable on HIP targets (inline PTX).
+// Axes (perf-db params in this order), each the kernel's -D name:
+//   TB_M     output channels per block (GEMM M)
+//   TB_N     filter columns (c, r, s) per block (GEMM N)
+//   TB_K     pixels per pipeline step
+//   STAGES   cp.async ring depth
+//   SPLIT_K  pixel ranges reduced through the workspace.
+// Thread-safe and stateless.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "tuner_core/solver/solver.h"
+
+namespace tuna::solver {
+
+class FastSimtWrwSolver : public Solver {
+ public:
+  std::string_view Name() const override { return "TunaFastSimtWrw"; }
+  Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
+  bool IsTunable() const override { return true; }
+  std::vector<Direction> Directions() const override { return {Direction::kBackwardWeights}; }
+
+  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
+  SearchSpace Space(const Target& target, const Problem& problem) const override;
+  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
+  absl::Status IsValid(const Target& target, const Problem& problem,
+                       const PerfConfig& config) const override;
+  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
+                                       const PerfConfig& config) const override;
+
+  // Dynamic shared memory of a config: STAGES * TB_K * ((TB_M + 4) + (TB_N + 4)) floats.
+  static uint64_t SharedBytes(int tb_m, int tb_n, int tb_k, int stages);
+};
+
+}  // namespace tuna::solver
