@@ -14,7 +14,9 @@
 #   hopperbf16[:SECS]      the same file as BF16 (convbfp16)
 #   bwd16[:SECS]           FP16 NHWC backward-data file: TunaHopperTmaBwd and TunaIgemmBwd (strided layers)
 #                          + cuDNN best (heuristics A/B/FALLBACK), torch, cross-check
-#   bwd32[:SECS]           FP32 NCHW backward-data file: TunaFastSimtBwd (its whole space) and TunaIgemmBwd
+#   fwd32[:SECS]           FP32 NCHW forward file: TunaFastSimtFwd, TunaWinogradF2x3 (their spaces), TunaIgemmFwd
+#                          + cuDNN best (every engine), torch, cross-check
+#   bwd32[:SECS]           FP32 NCHW backward-data file: TunaFastSimtBwd, TunaWinogradF2x3 (their spaces), TunaIgemmBwd
 #                          + cuDNN best (every engine), torch, cross-check
 #   wrw32[:SECS]           FP32 NCHW backward-weights file: TunaFastSimtWrw (48 configs) and TunaIgemmWrw
 #                          + cuDNN best (every engine), torch, cross-check
@@ -52,8 +54,9 @@ for step in "$@"; do
       f=data/resnet50_n32_bwd_fp16_nhwc.txt
       timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperTmaBwd,TunaIgemmBwd --configs 128 --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
-    bwd32|wrw32)
-      if [ "$name" = bwd32 ]; then f=data/resnet50_n32_bwd_fp32.txt sv=TunaFastSimtBwd,TunaIgemmBwd n=24
+    fwd32|bwd32|wrw32)
+      if [ "$name" = fwd32 ]; then f=data/resnet50_n32_fwd_fp32.txt sv=TunaFastSimtFwd,TunaWinogradF2x3,TunaIgemmFwd n=36
+      elif [ "$name" = bwd32 ]; then f=data/resnet50_n32_bwd_fp32.txt sv=TunaFastSimtBwd,TunaWinogradF2x3,TunaIgemmBwd n=36
       else f=data/resnet50_n32_wrw_fp32.txt sv=TunaFastSimtWrw,TunaIgemmWrw n=48; fi
       timeout "$secs" ./run.sh --driver "$f" --solvers "$sv" --configs "$n" --other-configs 4 --cpu-check-max 1 --no-legacy --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 120 ;;

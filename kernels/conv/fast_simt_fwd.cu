@@ -24,7 +24,9 @@
 // Options: the solver's axes TB_M, TB_N, TB_K, STAGES (named as its perf config); TUNA_FR,
 // TUNA_FS (filter size: compile-time so the tap decomposition is multiply-shift), TUNA_VEC4_B,
 // TUNA_PHASED (0: y is dense Ho x Wo and takes 16-byte stores when H*W % 4 == 0).
-// Arguments: x, w, y, w's offset in floats, then the sizes as int32, then the output placement.
+// Arguments: x, w, y, w's offset in floats, then the sizes as int32, then the output placement,
+// then x's and y's offsets and the x / w / y strides between the convolutions of a batch (grid.z;
+// in floats, int64).
 #include "common/portability.h"
 #include "conv/async_copy.h"
 
@@ -62,9 +64,13 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
     tuna_fast_simt_fwd(const float* TUNA_RESTRICT x, const float* TUNA_RESTRICT w, float* TUNA_RESTRICT y,
                        int w_off, int n_img, int C, int H, int W, int K, int Ho, int Wo, int pad_h, int pad_w,
                        int stride_h, int stride_w, int dil_h, int dil_w, int out_h, int out_w, int out_a,
-                       int out_b, int out_sh, int out_sw) {
+                       int out_b, int out_sh, int out_sw, long long x_off, long long y_off, long long zx,
+                       long long zw, long long zy) {
   TUNA_DYNAMIC_SHARED(float, smem);
-  w += w_off;
+  // grid.z > 1: a batch of independent convolutions (Winograd's 16 GEMMs), z-th at these strides.
+  x += x_off + TUNA_BID_Z * zx;
+  w += w_off + TUNA_BID_Z * zw;
+  y += y_off + TUNA_BID_Z * zy;
   const int tid = TUNA_TID_X;
   const int tx = tid % kTX;
   const int ty = tid / kTX;

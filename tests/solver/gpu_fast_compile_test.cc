@@ -1,4 +1,4 @@
-// The fast CUDA solvers (TunaFastTcFwd 1010, TunaFastSimtFwd 1011, TunaFastSimtBwd 1015, TunaFastSimtWrw 1016): planning
+// The fast CUDA solvers (TunaFastTcFwd 1010, TunaFastSimtFwd 1011, TunaFastSimtBwd 1015, TunaFastSimtWrw 1016, TunaWinogradF2x3 1017): planning
 // checks that need no compiler (applicability incl. HIP, default configs valid on all 23
 // ResNet-50 layers, pruning, the backward sub-pixel phases), and NVRTC compiles for sm_90 of
 // every valid config of representative layers (skipped with a message where NVRTC is missing).
@@ -13,6 +13,7 @@
 #include "tuner_core/solver/conv/gpu_fast_simt_bwd.h"
 #include "tuner_core/solver/conv/gpu_fast_simt_fwd.h"
 #include "tuner_core/solver/conv/gpu_fast_simt_wrw.h"
+#include "tuner_core/solver/conv/gpu_winograd.h"
 #include "tuner_core/solver/conv/gpu_fast_tc.h"
 #include "tuner_core/solver/invoker.h"
 
@@ -37,6 +38,7 @@ TEST_CASE("fast solvers: applicability and default configs on ResNet-50", "[solv
   solver::FastSimtFwdSolver simt;
   solver::FastSimtBwdSolver simt_bwd;
   solver::FastSimtWrwSolver simt_wrw;
+  solver::WinogradF2x3Solver wino;
   for (const Problem& b : layers) {
     const Problem fb = testing::With(b, Direction::kBackwardData, DataType::kFp32, Layout::kNCHW);
     REQUIRE(simt_bwd.IsApplicable(*sm90, fb).ok());
@@ -47,6 +49,16 @@ TEST_CASE("fast solvers: applicability and default configs on ResNet-50", "[solv
     CHECK(simt_wrw.IsValid(*sm90, fw, simt_wrw.DefaultConfig(*sm90, fw)).ok());
     CHECK(AllValid(simt_wrw, *sm90, fw).size() >= 4);
     CHECK_FALSE(simt_wrw.IsApplicable(*sm90, fb).ok());
+    // Winograd: exactly the 3x3 stride-1 layers, forward and backward data.
+    const bool wino_shape = b.fil[1] == 3 && b.stride[1] == 1;
+    const Problem ff = testing::With(b, Direction::kForward, DataType::kFp32, Layout::kNCHW);
+    CHECK(wino.IsApplicable(*sm90, ff).ok() == wino_shape);
+    CHECK(wino.IsApplicable(*sm90, fb).ok() == wino_shape);
+    CHECK_FALSE(wino.IsApplicable(*sm90, fw).ok());
+    if (wino_shape) {
+      CHECK(wino.IsValid(*sm90, ff, wino.DefaultConfig(*sm90, ff)).ok());
+      CHECK(wino.IsValid(*sm90, fb, wino.DefaultConfig(*sm90, fb)).ok());
+    }
     CHECK_FALSE(simt_bwd.IsApplicable(*sm90, testing::With(b, Direction::kForward, DataType::kFp32, Layout::kNCHW)).ok());
     const Problem h = testing::With(b, Direction::kForward, DataType::kFp16, Layout::kNHWC);
     const Problem bf = testing::With(b, Direction::kForward, DataType::kBf16, Layout::kNHWC);
@@ -135,6 +147,7 @@ TEST_CASE("fast solvers: every valid config compiles with NVRTC for sm_90", "[so
   solver::FastSimtFwdSolver simt;
   solver::FastSimtBwdSolver simt_bwd;
   solver::FastSimtWrwSolver simt_wrw;
+  solver::WinogradF2x3Solver wino;
   std::set<std::string> done;
   int builds = 0;
   auto compile_all = [&](const solver::Solver& s, const Problem& p, bool every_config) {
@@ -173,8 +186,11 @@ TEST_CASE("fast solvers: every valid config compiles with NVRTC for sm_90", "[so
   for (int i : {1, 6, 0}) {
     compile_all(simt_wrw, testing::With(layers[i], Direction::kBackwardWeights, DataType::kFp32, Layout::kNCHW), false);
   }
+  // Winograd F(2x2, 3x3): forward and backward data of a 3x3 stride-1 layer.
+  compile_all(wino, testing::With(layers[2], Direction::kForward, DataType::kFp32, Layout::kNCHW), false);
+  compile_all(wino, testing::With(layers[10], Direction::kBackwardData, DataType::kFp32, Layout::kNCHW), false);
   std::printf("%d distinct builds compiled for sm_90\n", builds);
-  CHECK(builds >= 25);
+  CHECK(builds >= 27);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The fast CUDA solvers (TunaFastTcFwd 1010 in FP16 and BF16 NHWC, TunaFastSimtFwd 1011 and
-// TunaFastSimtBwd 1015, TunaFastSimtWrw 1016 in FP32 NCHW) on all 23 ResNet-50 layers at batch 1: the default config
+// TunaFastSimtBwd 1015, TunaFastSimtWrw 1016, TunaWinogradF2x3 1017 in FP32 NCHW) on all 23 ResNet-50 layers at batch 1: the default config
 // plus 1 random valid config per layer (2 on the stem's gather path), each checked against the CPU
 // reference on poisoned outputs, plus edge problems (odd sizes, C % 8 != 0, K odd, dilation,
 // strides 2 and 3 with rows no tap reaches, asymmetric strides and filters, padding beyond the
@@ -16,6 +16,7 @@
 #include "tuner_core/solver/conv/gpu_fast_simt_bwd.h"
 #include "tuner_core/solver/conv/gpu_fast_simt_fwd.h"
 #include "tuner_core/solver/conv/gpu_fast_simt_wrw.h"
+#include "tuner_core/solver/conv/gpu_winograd.h"
 #include "tuner_core/solver/conv/gpu_fast_tc.h"
 
 namespace tuna {
@@ -34,6 +35,7 @@ TEST_CASE("fast solvers match the CPU reference on the CUDA device", "[gpu]") {
   solver::FastSimtFwdSolver simt;
   solver::FastSimtBwdSolver simt_bwd;
   solver::FastSimtWrwSolver simt_wrw;
+  solver::WinogradF2x3Solver wino;
 
   struct Case {
     const solver::Solver* s;
@@ -51,6 +53,10 @@ TEST_CASE("fast solvers match the CPU reference on the CUDA device", "[gpu]") {
     cases.push_back({&simt, testing::With(b, Direction::kForward, DataType::kFp32, Layout::kNCHW), r});
     cases.push_back({&simt_bwd, testing::With(b, Direction::kBackwardData, DataType::kFp32, Layout::kNCHW), 1});
     cases.push_back({&simt_wrw, testing::With(b, Direction::kBackwardWeights, DataType::kFp32, Layout::kNCHW), 2});
+    if (b.fil[1] == 3 && b.stride[1] == 1) {
+      cases.push_back({&wino, testing::With(b, Direction::kForward, DataType::kFp32, Layout::kNCHW), 2});
+      cases.push_back({&wino, testing::With(b, Direction::kBackwardData, DataType::kFp32, Layout::kNCHW), 2});
+    }
     if (i % 5 == 0) cases.push_back({&tc, testing::With(b, Direction::kForward, DataType::kBf16, Layout::kNHWC), 1});
   }
   for (Problem b : testing::EdgeProblems()) {
@@ -61,6 +67,19 @@ TEST_CASE("fast solvers match the CPU reference on the CUDA device", "[gpu]") {
     const Problem bwd = testing::With(b, Direction::kBackwardData, DataType::kFp32, Layout::kNCHW);
     if (simt_bwd.IsApplicable(target, bwd).ok()) cases.push_back({&simt_bwd, bwd, 2});
     cases.push_back({&simt_wrw, testing::With(b, Direction::kBackwardWeights, DataType::kFp32, Layout::kNCHW), 2});
+  }
+  // Winograd on odd sizes (tiles past the edge), padding 0 and 2, C and K off every multiple.
+  for (auto [n, c, k, h, w, pad] : std::vector<std::array<int64_t, 6>>{
+           {2, 5, 7, 9, 11, 1}, {1, 3, 6, 8, 5, 0}, {3, 9, 4, 7, 7, 2}, {1, 16, 16, 1, 1, 1}}) {
+    Problem b;
+    b.n = n, b.c = c, b.k = k;
+    b.in = {1, h, w};
+    b.fil = {1, 3, 3};
+    b.pad = {0, pad, pad};
+    for (Direction d : {Direction::kForward, Direction::kBackwardData}) {
+      const Problem q = testing::With(b, d, DataType::kFp32, Layout::kNCHW);
+      if (wino.IsApplicable(target, q).ok()) cases.push_back({&wino, q, 1});
+    }
   }
   // Backward data beyond ResNet-50: asymmetric strides / filters / padding, padding past the
   // filter (phases whose rows start before dy), stride 4 with a 3-tap filter (empty phases).

@@ -51,6 +51,14 @@ Plan ForwardPlan(const Problem& p) {
   return plan;
 }
 
+Plan GemmPlan(int64_t rows, int64_t depth, int64_t cols) {
+  Plan plan;
+  plan.n = 1, plan.c = depth, plan.h = 1, plan.w = cols;
+  plan.k = rows, plan.out_h = 1, plan.out_w = cols;
+  plan.phases.push_back({1, 1, 0, 0, 1, 1, 1, cols, 0, 0, 0});
+  return plan;
+}
+
 namespace {
 
 // One dimension of a backward-data phase: residue `a` of the dx rows (see the header).
@@ -136,7 +144,7 @@ bool VectorB(const Plan& plan, const Phase& ph) {
 }  // namespace
 
 void AppendConv(const Plan& plan, const PerfConfig& config, BufferRole x, BufferRole w, BufferRole y,
-                Solution& sol) {
+                Solution& sol, const Batch& batch) {
   const SearchSpace space = Space();
   const auto [tb_m, tb_n, tb_k, stages] = SimtParams::Of(space, config);
   std::map<std::tuple<int64_t, int64_t, bool>, size_t> kernel_of;  // (taps_h, taps_w, vector B) -> kernel
@@ -168,14 +176,16 @@ void AppendConv(const Plan& plan, const PerfConfig& config, BufferRole x, Buffer
     l.entry = "tuna_fast_simt_fwd";
     l.grid.x = static_cast<uint32_t>(CeilDiv(plan.n * ph->rows * ph->cols, tb_m));
     l.grid.y = static_cast<uint32_t>(CeilDiv(plan.k, tb_n));
+    l.grid.z = static_cast<uint32_t>(batch.count);
     l.block.x = static_cast<uint32_t>(tb_m * tb_n / 64);
     l.shared_bytes = SharedBytes(tb_m, tb_n, tb_k, stages);
-    l.args = {KernelArg::Buffer(x), KernelArg::Buffer(w), KernelArg::Buffer(y), KernelArg::I32(ph->w_offset)};
+    l.args = {KernelArg::Buffer(x), KernelArg::Buffer(w), KernelArg::Buffer(y), KernelArg::I32(ph->w_offset + batch.w_off)};
     for (int64_t v : {plan.n, plan.c, plan.h, plan.w, plan.k, ph->rows, ph->cols, ph->pad_h, ph->pad_w, plan.stride_h,
                       plan.stride_w, ph->dil_h, ph->dil_w, plan.out_h, plan.out_w, ph->out_a, ph->out_b, plan.out_sh,
                       plan.out_sw}) {
       l.args.push_back(KernelArg::I32(v));
     }
+    for (int64_t v : {batch.x_off, batch.y_off, batch.zx, batch.zw, batch.zy}) l.args.push_back(KernelArg::I64(v));
     sol.launches.push_back(std::move(l));
   }
 }

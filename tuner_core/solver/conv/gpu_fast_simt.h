@@ -53,6 +53,8 @@ struct Plan {
 };
 
 Plan ForwardPlan(const Problem& p);
+// y (rows, cols) = w (rows, depth) x (depth, cols), all dense: a 1x1 convolution of one image.
+Plan GemmPlan(int64_t rows, int64_t depth, int64_t cols);
 Plan BackwardDataPlan(const Problem& p);  // strided dimensions need dilation 1 there
 
 // Filter sizes up to this are compiled in; larger ones are not worth a build.
@@ -64,10 +66,18 @@ absl::Status CheckValid(std::string_view solver, const Target& target, const Pla
 // A large tile when it still gives most SMs two blocks, else a small one; always valid.
 PerfConfig Default(const Target& target, const Plan& plan);
 
+// `count` convolutions of one plan in one launch (grid.z): the z-th reads x at x_off + z * zx,
+// w at w_off + z * zw and writes y at y_off + z * zy (floats into their buffers).
+struct Batch {
+  int64_t count = 1;
+  int64_t x_off = 0, w_off = 0, y_off = 0;
+  int64_t zx = 0, zw = 0, zy = 0;
+};
+
 // Appends the kernel builds (one per distinct phase filter shape) and one launch per phase:
 // x from role `x`, w from role `w`, y into role `y`. The solution's kernel 0 also exports
 // tuna_simt_bwd_filter.
 void AppendConv(const Plan& plan, const PerfConfig& config, BufferRole x, BufferRole w, BufferRole y,
-                Solution& sol);
+                Solution& sol, const Batch& batch = {});
 
 }  // namespace tuna::solver::fast_simt

@@ -10,6 +10,7 @@
 #include "tuner_core/solver/conv/gpu_hopper_tma_bwd.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma_fwd.h"
 #include "tuner_core/solver/conv/gpu_igemm.h"
+#include "tuner_core/solver/conv/gpu_winograd.h"
 #include "tuner_core/solver/conv/solver_sets.h"
 
 namespace tuna::solver {
@@ -27,6 +28,7 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1014, std::make_unique<HopperTmaBwdSolver>());
   list.emplace_back(1015, std::make_unique<FastSimtBwdSolver>());
   list.emplace_back(1016, std::make_unique<FastSimtWrwSolver>());
+  list.emplace_back(1017, std::make_unique<WinogradF2x3Solver>());
   return list;
 }
 
