@@ -64,6 +64,8 @@ absl::StatusOr<worker::JobTuning> Tuning(const WorkerFlags& f) {
   t.patience = chosen->patience;
   t.time_limit_s = chosen->time_limit_s;
   t.seed = chosen->seed;
+  t.heuristics_model = chosen->heuristics_model;
+  t.predictor = chosen->predictor;
   t.compile_threads = 1;
   t.repetitions = std::max(1, f.repetitions);
   t.launch_timeout = absl::Seconds(std::max(1, f.launch_timeout_s));

@@ -254,6 +254,11 @@ TEST_CASE("a score's seeds follow the prior, skip invalid and prior points and c
     CHECK(all[4] == PerfConfig{{64, 64, 3}});
     for (const PerfConfig& c : all) CHECK(Valid3(c));
   }
+  // A budget that leaves room for two after the prior: two seeds, not four.
+  auto s = NewModelStrategy();
+  REQUIRE(s->Start({space, Valid3, 3, 3, {prior}, score, 4}).ok());
+  CHECK(s->score_use().seeded == 2);
+  CHECK(Drain(*s, 4) == std::vector<PerfConfig>{prior, PerfConfig{{64, 64, 1}}, PerfConfig{{64, 64, 2}}});
 }
 
 TEST_CASE("a failing score leaves the search as it was without one, and says why") {

@@ -43,6 +43,7 @@ std::string FormatTuneResult(const TuneResult& r) {
     if (s.dropped_early > 0) line += fmt::format(" dropped-early {}", s.dropped_early);
     if (!s.stopped_by.empty()) line += fmt::format(" stopped-by {}", s.stopped_by);
     if (s.predicted_seeded > 0) line += fmt::format(" predicted-seeds {}", s.predicted_seeded);
+    if (!s.predictor_note.empty()) line += fmt::format(" (predictor not used: {})", s.predictor_note);
     if (s.disposition != Disposition::kPassed && !s.error.empty()) line += "\n      " + s.error.substr(0, 300);
     out += line + "\n";
   }

@@ -58,7 +58,7 @@ struct StrategyInput {
 
 // What a strategy's score did at Start: how many configs it put after the prior, or why none.
 struct ScoreUse {
-  uint64_t seeded = 0;
+  uint64_t seeded = 0;  // at most what the budget leaves after the prior
   uint64_t scored = 0;  // configs scored to choose them (all valid points, or a sample)
   std::string error;    // the score failed: the search runs unguided
 };

@@ -124,7 +124,10 @@ void StrategyBase::SeedFromScore() {
   std::vector<std::pair<double, uint64_t>> ranked;
   ranked.reserve(candidates.size());
   for (size_t i = 0; i < candidates.size(); ++i) ranked.push_back({s[i], candidates[i]});
-  const size_t k = static_cast<size_t>(std::min<uint64_t>(input_.scored_first, ranked.size()));
+  // Seeds beyond the budget would never be proposed: they are not counted as seeded.
+  uint64_t room = input_.scored_first;
+  if (input_.budget > 0) room = std::min<uint64_t>(room, input_.budget - std::min<uint64_t>(input_.budget, prior_.size()));
+  const size_t k = static_cast<size_t>(std::min<uint64_t>(room, ranked.size()));
   // Ties are broken by index: the same seeds on every platform.
   std::partial_sort(ranked.begin(), ranked.begin() + static_cast<ptrdiff_t>(k), ranked.end());
   for (size_t i = 0; i < k; ++i) prior_.push_back(ranked[i].second);
