@@ -36,6 +36,7 @@
 #include "tuner_core/hash/sha256.h"
 #include "tuner_core/problem/driver_line.h"
 #include "worker/coordinator_client.h"
+#include "worker/disk_kernel_cache.h"
 #include "worker/worker.h"
 
 namespace tuna::pipeline {
@@ -317,6 +318,11 @@ absl::Status PipelineRun::StartLocal() {
   auto server = coordinator::CoordinatorServer::Start(*coord_, so);
   if (!server.ok()) return Stage("coordinator", server.status());
   server_ = std::move(*server);
+  if (!o_.kernel_cache_dir.empty()) {  // its errors before any worker starts
+    if (auto disk = worker::DiskKernelCache::Open(o_.kernel_cache_dir); !disk.ok()) {
+      return Stage("kernel cache", disk.status());
+    }
+  }
   const int nworkers = std::max(1, o_.workers);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   results_.assign(nworkers, absl::OkStatus());
@@ -336,6 +342,7 @@ absl::Status PipelineRun::StartLocal() {
     wo.lease_wait = absl::Seconds(1);
     wo.stop_report_wait = absl::Seconds(10);
     wo.executor_argv = o_.executor_argv;
+    wo.kernel_cache_dir = o_.kernel_cache_dir;
     wo.registry = &registry_;
     workers_.push_back(std::make_unique<worker::Worker>(*clients_.back(), wo));
   }
