@@ -157,8 +157,9 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
   if (be) cache = std::make_unique<KernelCacheBackend>(*be, disk.get());
   EvaluatorCache evaluators;
   PlannedTuner planned;
-  spdlog::info("executor pid {}: {} device {} {}", getpid(), backend_name, device_index,
-               open_error.ok() ? device->Info().name : open_error.ToString());
+  spdlog::info("executor pid {}: {} device {} {}{}", getpid(), backend_name, device_index,
+               open_error.ok() ? device->Info().name : open_error.ToString(),
+               disk ? absl::StrCat(", disk kernel cache ", disk->dir()) : "");
   if (open_error.ok()) evaluators.WarmUp(*cache, *device, registry);
   for (;;) {
     v1::LeasedJob wire_job;
