@@ -318,11 +318,6 @@ absl::Status PipelineRun::StartLocal() {
   auto server = coordinator::CoordinatorServer::Start(*coord_, so);
   if (!server.ok()) return Stage("coordinator", server.status());
   server_ = std::move(*server);
-  if (!o_.kernel_cache_dir.empty()) {  // its errors before any worker starts
-    if (auto disk = worker::DiskKernelCache::Open(o_.kernel_cache_dir); !disk.ok()) {
-      return Stage("kernel cache", disk.status());
-    }
-  }
   const int nworkers = std::max(1, o_.workers);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   results_.assign(nworkers, absl::OkStatus());
@@ -480,6 +475,10 @@ absl::StatusOr<LocalPipelineReport> PipelineRun::Run() {
   // instead of replacing this run's files at the end (exporter/output_dir.h).
   auto out_lock = exporter::OutputDirLock::Acquire(o_.output_dir);
   if (!out_lock.ok()) return Stage("output dir", out_lock.status());
+  if (!o_.kernel_cache_dir.empty()) {  // an unusable one fails the run before it writes anything
+    auto disk = worker::DiskKernelCache::Open(o_.kernel_cache_dir);
+    if (!disk.ok()) return disk.status();  // "kernel cache: DIR ..."
+  }
   if (auto st = Prepare(); !st.ok()) return st;
   if (auto st = StartLocal(); !st.ok()) {
     StopLocal();

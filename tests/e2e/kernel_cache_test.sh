@@ -4,7 +4,8 @@
 # 1. the first run builds its kernels and leaves them in DATA_DIR/kernel-cache (mode 700);
 # 2. a second run of the same file (--new-session) builds nothing: every kernel of the compile
 #    steps comes from the disk cache, and the executor makes no local build;
-# 3. with --no-kernel-cache the same run builds again (so 2 is the disk cache's doing).
+# 3. with --no-kernel-cache the same run builds again (so 2 is the disk cache's doing);
+# 4. a cache directory that group or others can write is refused, naming it.
 # The random strategy with a fixed seed proposes the same candidates in every run.
 set -euo pipefail
 tuna="$TEST_SRCDIR/$TEST_WORKSPACE/cli/tuna"
@@ -63,4 +64,14 @@ echo "without the cache: $built3 built, $disk3 from the disk cache"
 [ "$built3" -gt 0 ] || fail "--no-kernel-cache still found cached kernels"
 [ "$disk3" = 0 ] || fail "--no-kernel-cache read the disk cache"
 grep -q "disk kernel cache" "$work/out3/tune.log" && fail "--no-kernel-cache gave the executor a cache"
+# A cache directory others can write is refused before anything runs, naming it.
+shared="$work/shared-cache"
+mkdir -p "$shared" && chmod 777 "$shared"
+if "$tuna" --data-dir "$data" tune -f "$work/small.txt" -o "$work/out4" --backend cpu \
+    --strategy random --budget 3 --kernel-cache "$shared" >"$work/out4.txt" 2>"$work/out4.err"; then
+  fail "a group/world-writable kernel cache was accepted"
+fi
+grep -q "kernel cache: .*$shared.* must be owned by this user and not writable by group or others" \
+  "$work/out4.err" || { cat "$work/out4.err"; fail "the refusal does not name the directory"; }
+[ -z "$(ls -A "$shared")" ] || fail "something was written to the refused directory"
 echo "PASS"
