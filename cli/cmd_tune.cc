@@ -24,6 +24,7 @@
 #include "cli/progress.h"
 #include "cli/version.h"
 #include "pipeline/local_pipeline.h"
+#include "schema/embedded/mariadb_server.h"
 #include "fmt/format.h"
 #include "tuner_core/problem/driver_line.h"
 #include "tuner_core/search/report.h"
@@ -56,6 +57,8 @@ struct TuneArgs {
   int max_minutes = 0;
   int db_wait_s = 300;
   bool new_session = false;
+  std::string kernel_cache;  // -f: empty = <data dir>/kernel-cache
+  bool no_kernel_cache = false;
 };
 
 // Usage errors print one line and exit 2.
@@ -103,6 +106,16 @@ absl::StatusOr<std::string> PipelineLogFile(const GlobalOptions& global, const T
   std::string log_file = (std::filesystem::path(a.output_dir) / "tune.log").string();
   if (auto st = SetUpLogging(global.log_level, global.log_format, log_file); !st.ok()) return st;
   return log_file;
+}
+
+// The disk kernel cache of -f: --kernel-cache, else beside the embedded database's files in the
+// data dir (--data-dir or its default; also with --db, so one host's runs share it); none with
+// --no-kernel-cache.
+std::string KernelCacheDir(const GlobalOptions& global, const TuneArgs& a) {
+  if (a.no_kernel_cache) return "";
+  if (!a.kernel_cache.empty()) return a.kernel_cache;
+  const std::string data = global.data_dir.empty() ? schema::DefaultDataDir() : global.data_dir;
+  return (std::filesystem::path(data) / schema::kKernelCacheDirName).string();
 }
 
 // SIGINT / SIGTERM while the pipeline runs: the first asks it to stop (and export what is done),
@@ -161,6 +174,7 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   if (a.max_minutes > 0) o.max_duration = absl::Minutes(a.max_minutes);
   o.db_wait = absl::Seconds(std::max(0, a.db_wait_s));
   o.new_session = a.new_session;
+  o.kernel_cache_dir = KernelCacheDir(global, a);
   o.tuner_version = VersionLine();
   auto chosen = ResolveSearch(a.search);
   if (!chosen.ok()) return UsageError(std::string(chosen.status().message()));
@@ -343,6 +357,13 @@ void AddTuneCommand(CLI::App& app, CommandContext ctx) {
   cmd->add_flag("--new-session", args->new_session,
                 "-f: start a new session instead of resuming the last one of the same file and "
                 "target");
+  auto* kernel_cache = cmd->add_option(
+      "--kernel-cache", args->kernel_cache,
+      "-f: keep kernel builds in DIR and reuse them in later runs (default DATA_DIR/kernel-cache; "
+      "created mode 700, must be private to this user)");
+  cmd->add_flag("--no-kernel-cache", args->no_kernel_cache,
+                "-f: neither read nor write the disk kernel cache")
+      ->excludes(kernel_cache);
   const GlobalOptions* global = ctx.global;
   cmd->callback([ctx, args, backend, global] {
     args->backend_set = backend->count() > 0;

@@ -1,5 +1,6 @@
 // `tuna worker --coordinator ADDR [--token-file F] [--backend B] [--devices all|0,1]
-//  [--steps compile,eval] [--compile-jobs N] [--lease-batch N] [--health ADDR] ...`: the
+//  [--steps compile,eval] [--compile-jobs N] [--lease-batch N] [--health ADDR]
+//  [--kernel-cache DIR] ...`: the
 // supervisor of worker/worker.h, with an optional gRPC health server (worker/health_server.h)
 // that follows Worker::Healthy. `tuna worker --executor ...` (hidden) is the per-device
 // executor child the supervisor starts (worker/executor.h); it is not meant to be run by hand.
@@ -45,6 +46,7 @@ struct WorkerFlags {
   double device_backoff_max_s = 60;
   std::string host;
   std::string health;  // host:port of the gRPC health server; empty: none
+  std::string kernel_cache;  // the disk kernel cache directory; empty: none
   // Hidden executor mode.
   bool executor = false;
   int executor_fd = -1;
@@ -85,7 +87,7 @@ int RunExecutorMode(const WorkerFlags& f) {
     return Fail("--executor needs one --devices index");
   }
   return worker::RunExecutor(f.executor_fd, f.backend.empty() ? "cpu" : f.backend, device,
-                             solver::SolverRegistry::Builtin(), *t);
+                             solver::SolverRegistry::Builtin(), *t, f.kernel_cache);
 }
 
 // The worker's options from the flags (steps, devices, tuning, limits).
@@ -104,6 +106,7 @@ absl::StatusOr<worker::WorkerOptions> WorkerOptionsFromFlags(const GlobalOptions
   o.device_backoff_max = absl::Seconds(f.device_backoff_max_s);
   o.device_backoff_first = std::min(o.device_backoff_first, o.device_backoff_max);
   o.executor_argv = ExecutorArgv(global, global.log_file);
+  o.kernel_cache_dir = f.kernel_cache;
   o.compile = o.eval = false;
   for (absl::string_view s : absl::StrSplit(f.steps, ',', absl::SkipEmpty())) {
     if (s == "compile") o.compile = true;
@@ -240,6 +243,9 @@ void AddWorkerCommand(CLI::App& app, CommandContext ctx) {
   cmd->add_option("--health", f->health,
                   "serve the gRPC health service on host:port (port 0: any; logged): SERVING "
                   "while registered and the coordinator answers");
+  cmd->add_option("--kernel-cache", f->kernel_cache,
+                  "keep this host's kernel builds in DIR (created mode 700; must be private to "
+                  "this user) and reuse them across runs; default: none");
   cmd->add_flag("--executor", f->executor)->group("");  // hidden: the executor child
   cmd->add_option("--executor-fd", f->executor_fd)->group("");
   cmd->callback([ctx, f] { *ctx.selected = [ctx, f] { return RunWorker(*ctx.global, *f); }; });

@@ -36,6 +36,7 @@
 #include "tuner_core/hash/sha256.h"
 #include "tuner_core/problem/driver_line.h"
 #include "worker/coordinator_client.h"
+#include "worker/disk_kernel_cache.h"
 #include "worker/worker.h"
 
 namespace tuna::pipeline {
@@ -336,6 +337,7 @@ absl::Status PipelineRun::StartLocal() {
     wo.lease_wait = absl::Seconds(1);
     wo.stop_report_wait = absl::Seconds(10);
     wo.executor_argv = o_.executor_argv;
+    wo.kernel_cache_dir = o_.kernel_cache_dir;
     wo.registry = &registry_;
     workers_.push_back(std::make_unique<worker::Worker>(*clients_.back(), wo));
   }
@@ -473,6 +475,10 @@ absl::StatusOr<LocalPipelineReport> PipelineRun::Run() {
   // instead of replacing this run's files at the end (exporter/output_dir.h).
   auto out_lock = exporter::OutputDirLock::Acquire(o_.output_dir);
   if (!out_lock.ok()) return Stage("output dir", out_lock.status());
+  if (!o_.kernel_cache_dir.empty()) {  // an unusable one fails the run before it writes anything
+    auto disk = worker::DiskKernelCache::Open(o_.kernel_cache_dir);
+    if (!disk.ok()) return disk.status();  // "kernel cache: DIR ..."
+  }
   if (auto st = Prepare(); !st.ok()) return st;
   if (auto st = StartLocal(); !st.ok()) {
     StopLocal();

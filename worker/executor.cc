@@ -92,6 +92,22 @@ coordinator::Report FailureFor(const coordinator::LeasedJob& job, const std::str
   return r;
 }
 
+// The executor's backend and device; the error when either cannot be opened (`be` may then
+// be set and `device` not).
+absl::Status OpenExecutorDevice(const std::string& backend_name, int device_index,
+                                std::unique_ptr<backend::Backend>& be,
+                                std::unique_ptr<backend::Device>& device) {
+  auto kind = backend::ParseBackendKind(backend_name);
+  if (!kind.ok()) return kind.status();
+  auto b = backend::OpenBackend(*kind, backend::DetectOptions::FromEnv());
+  if (!b.ok()) return b.status();
+  be = *std::move(b);
+  auto d = be->OpenDevice(device_index);
+  if (!d.ok()) return d.status();
+  device = *std::move(d);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ExecutorArgs> ParseExecutorArgs(const std::vector<std::string>& args) {
@@ -122,6 +138,7 @@ absl::StatusOr<ExecutorArgs> ParseExecutorArgs(const std::vector<std::string>& a
         out.tuning.heuristics_model = v;
         out.tuning.predictor = std::move(p->predictor);
       }
+      else if (a == "--kernel-cache") out.kernel_cache_dir = v;
       else return absl::InvalidArgumentError(absl::StrCat("unknown executor flag ", a));
     } catch (const std::exception&) {
       return absl::InvalidArgumentError(absl::StrCat("bad value of ", a, ": ", v));
@@ -132,29 +149,24 @@ absl::StatusOr<ExecutorArgs> ParseExecutorArgs(const std::vector<std::string>& a
 }
 
 int RunExecutor(int fd, const std::string& backend_name, int device_index,
-                const solver::SolverRegistry& registry, const JobTuning& tuning) {
+                const solver::SolverRegistry& registry, const JobTuning& tuning,
+                const std::string& kernel_cache_dir) {
   std::unique_ptr<backend::Backend> be;
   std::unique_ptr<backend::Device> device;
-  absl::Status open_error;
-  auto kind = backend::ParseBackendKind(backend_name);
-  if (!kind.ok()) {
-    open_error = kind.status();
-  } else {
-    auto b = backend::OpenBackend(*kind, backend::DetectOptions::FromEnv());
-    if (!b.ok()) {
-      open_error = b.status();
-    } else {
-      be = *std::move(b);
-      auto d = be->OpenDevice(device_index);
-      if (!d.ok()) open_error = d.status(); else device = *std::move(d);
-    }
+  const absl::Status open_error = OpenExecutorDevice(backend_name, device_index, be, device);
+  std::unique_ptr<DiskKernelCache> disk;
+  if (!kernel_cache_dir.empty()) {
+    auto opened = DiskKernelCache::Open(kernel_cache_dir);
+    if (opened.ok()) disk = *std::move(opened);
+    else spdlog::warn("executor: no disk kernel cache: {}", opened.status().ToString());
   }
   std::unique_ptr<KernelCacheBackend> cache;
-  if (be) cache = std::make_unique<KernelCacheBackend>(*be);
+  if (be) cache = std::make_unique<KernelCacheBackend>(*be, disk.get());
   EvaluatorCache evaluators;
   PlannedTuner planned;
-  spdlog::info("executor pid {}: {} device {} {}", getpid(), backend_name, device_index,
-               open_error.ok() ? device->Info().name : open_error.ToString());
+  spdlog::info("executor pid {}: {} device {} {}{}", getpid(), backend_name, device_index,
+               open_error.ok() ? device->Info().name : open_error.ToString(),
+               disk ? absl::StrCat(", disk kernel cache ", disk->dir()) : "");
   if (open_error.ok()) evaluators.WarmUp(*cache, *device, registry);
   for (;;) {
     v1::LeasedJob wire_job;
@@ -192,10 +204,11 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
         if (i == 0) planned.Start(*next, *cache, *device, registry, tuning);
       }
       report = EvalJob(*job, *cache, *device, registry, tuning, evaluators, &wedged, &planned);
-      spdlog::info("executor: job {} done: {} (kernel cache: {} hits, {} local builds)", job->job_id,
+      spdlog::info("executor: job {} done: {} (kernel cache: {} hits, {} from disk, {} local builds)",
+                   job->job_id,
                    report.succeeded ? (report.has_result ? "result" : "no passing candidate")
                                     : report.error,
-                   cache->hits(), cache->builds());
+                   cache->hits(), cache->disk_hits(), cache->builds());
     }
     report.executor_killed = wedged;  // tells the supervisor this child is about to exit
     v1::ReportRequest out;

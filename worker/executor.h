@@ -36,19 +36,23 @@ inline constexpr size_t kMaxFrameBytes = 1u << 30;
 // Returns the process exit code (0 at EOF, 3 after a wedged device, 2 when the device cannot be
 // opened: then the first request is answered with a failure blamed on the host (jobs::Blame)
 // first, so the job is handed back uncharged instead of being lost silently).
+// `kernel_cache_dir`: this host's disk kernel cache (disk_kernel_cache.h) for the child's own
+// builds and lookups; empty: none (also when it cannot be opened: logged).
 int RunExecutor(int fd, const std::string& backend_name, int device_index,
-                const solver::SolverRegistry& registry, const JobTuning& tuning);
+                const solver::SolverRegistry& registry, const JobTuning& tuning,
+                const std::string& kernel_cache_dir = "");
 
 // The executor's command line as the supervisor builds it (flags in any order; "worker" and
 // "--executor" are ignored): --executor-fd N --backend B --devices I --strategy S --budget N
 // --seed N --compile-jobs N --repetitions N --launch-timeout SECONDS [--patience N]
-// [--time-limit-per-job S] [--heuristics-model DIR] (loaded here). For binaries other than
-// `tuna` that serve as executors (tests with their own solver registry).
+// [--time-limit-per-job S] [--heuristics-model DIR] (loaded here) [--kernel-cache DIR]. For
+// binaries other than `tuna` that serve as executors (tests with their own solver registry).
 struct ExecutorArgs {
   int fd = -1;
   std::string backend = "cpu";
   int device = 0;
   JobTuning tuning;
+  std::string kernel_cache_dir;  // empty: no disk kernel cache
 };
 absl::StatusOr<ExecutorArgs> ParseExecutorArgs(const std::vector<std::string>& args);
 

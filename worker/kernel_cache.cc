@@ -1,10 +1,12 @@
 #include "worker/kernel_cache.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "spdlog/spdlog.h"
 #include "tuner_core/backend/kernel_identity.h"
 
 namespace tuna::worker {
@@ -58,6 +60,11 @@ size_t KernelCacheBackend::hits() const {
   return hits_;
 }
 
+size_t KernelCacheBackend::disk_hits() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return disk_hits_;
+}
+
 size_t KernelCacheBackend::builds() const {
   std::lock_guard<std::mutex> lock(mu_);
   return builds_;
@@ -74,8 +81,20 @@ absl::StatusOr<backend::CodeObject> KernelCacheBackend::Compile(
       return it->second;
     }
   }
+  if (disk_ != nullptr) {
+    if (std::optional<backend::CodeObject> stored = disk_->Get(key); stored.has_value()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++hits_;
+      ++disk_hits_;
+      if (known_.emplace(key, *stored).second) built_.push_back(ToKernelBlob(key, request, *stored));
+      return *std::move(stored);
+    }
+  }
   absl::StatusOr<backend::CodeObject> code = inner_.Compile(request);
   if (!code.ok()) return code;
+  if (disk_ != nullptr) {
+    if (absl::Status st = disk_->Put(key, *code); !st.ok()) spdlog::warn("{}", std::string(st.message()));
+  }
   std::lock_guard<std::mutex> lock(mu_);
   ++builds_;
   built_here_.insert(key);

@@ -4,12 +4,17 @@
 // Compile requests are keyed by their backend::KernelIdentity for the wrapped backend (SHA-256
 // of backend kind, compiler version, arch, source, headers, options and entries; the
 // kernel's build key on the wire and in the database). A request whose key is known (Prefetch: kernels fetched from the coordinator, or an
-// earlier build through this object) is answered from memory without compiling; anything else
-// goes to the wrapped backend, and the result is remembered and recorded (TakeBuilt), so that a
-// compile worker can put exactly the kernels it built. Devices are passed straight through.
+// earlier build through this object) is answered from memory without compiling; else, with a
+// DiskKernelCache, from this host's disk cache (disk_kernel_cache.h: the builds of earlier
+// processes and runs); anything else goes to the wrapped backend, and the result is remembered,
+// stored in the disk cache and recorded (TakeBuilt). Disk hits are recorded too, the first time
+// this object sees them, so that a compile worker puts every kernel of its job (the eval step
+// of a new session fetches them from the coordinator). Devices are passed straight through.
 //
-// Ownership: the wrapped Backend must outlive this object. Threads: safe for concurrent use
-// (Compile is called from the compile pool).
+// Trust: only this host's builds go to the disk cache; prefetched kernels never do.
+//
+// Ownership: the wrapped Backend and the DiskKernelCache (optional) must outlive this object.
+// Threads: safe for concurrent use (Compile is called from the compile pool).
 #pragma once
 
 #include <map>
@@ -21,6 +26,7 @@
 
 #include "coordinator/api.h"
 #include "tuner_core/backend/backend.h"
+#include "worker/disk_kernel_cache.h"
 
 namespace tuna::worker {
 
@@ -41,19 +47,22 @@ std::vector<coordinator::KernelBlob> TrustedKernels(backend::BackendKind kind,
 
 class KernelCacheBackend : public backend::Backend {
  public:
-  explicit KernelCacheBackend(const backend::Backend& inner) : inner_(inner) {}
+  explicit KernelCacheBackend(const backend::Backend& inner, const DiskKernelCache* disk = nullptr)
+      : inner_(inner), disk_(disk) {}
 
   // Makes these kernels answer later Compile calls (kernels of another backend kind are fine:
   // the device's Load rejects them and the candidate fails like any bad code object).
   void Prefetch(const std::vector<coordinator::KernelBlob>& kernels);
-  // The kernels compiled (not prefetched) since the last call, in build order, unique by key.
+  // The kernels compiled or read from the disk cache (not prefetched) since the last call, in
+  // order, unique by key.
   std::vector<coordinator::KernelBlob> TakeBuilt();
-  // Forgets the prefetched kernels (bounds memory between jobs). Kernels built here are kept:
-  // they are few (the evaluator's reference and comparison kernels, misses of the compile
-  // step) and the next job often needs them again.
+  // Forgets the prefetched kernels and those read from disk (bounds memory between jobs).
+  // Kernels built here are kept: they are few (the evaluator's reference and comparison
+  // kernels, misses of the compile step) and the next job often needs them again.
   void Clear();
-  size_t hits() const;    // Compile calls answered from memory
-  size_t builds() const;  // Compile calls that ran the compiler successfully
+  size_t hits() const;       // Compile calls answered without compiling (memory or disk)
+  size_t disk_hits() const;  // of those, answered from the disk cache
+  size_t builds() const;     // Compile calls that ran the compiler successfully
 
   backend::BackendKind Kind() const override { return inner_.Kind(); }
   std::string Name() const override { return inner_.Name(); }
@@ -72,11 +81,12 @@ class KernelCacheBackend : public backend::Backend {
 
  private:
   const backend::Backend& inner_;
+  const DiskKernelCache* disk_;  // null: none
   mutable std::mutex mu_;
   mutable std::map<std::string, backend::CodeObject> known_;  // guarded by mu_
   mutable std::set<std::string> built_here_;  // keys of known_ compiled here; guarded by mu_
   mutable std::vector<coordinator::KernelBlob> built_;           // guarded by mu_
-  mutable size_t hits_ = 0, builds_ = 0;                       // guarded by mu_
+  mutable size_t hits_ = 0, disk_hits_ = 0, builds_ = 0;       // guarded by mu_
 };
 
 }  // namespace tuna::worker

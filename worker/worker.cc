@@ -334,7 +334,7 @@ bool Worker::RenewOnce(bool last_failed) {
 void Worker::RunCompile(const coordinator::LeasedJob& job) {
   spdlog::info("worker {}: compiling {}", worker_id_, JobContext(job));
   const auto t0 = std::chrono::steady_clock::now();
-  KernelCacheBackend cache(*backend_);
+  KernelCacheBackend cache(*backend_, disk_cache_.get());
   coordinator::Report report;
   report.succeeded = false;
   auto outcome = CompileJob(job, cache, registry_, options_.tuning, compile_pool_.get());
@@ -358,8 +358,9 @@ void Worker::RunCompile(const coordinator::LeasedJob& job) {
       }
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    spdlog::info("worker {}: compiled {}: {} candidates, {} kernels, {} failed, {:.1f} s", worker_id_,
-                 JobContext(job), outcome->candidates, kernels.size(), outcome->failed, s);
+    spdlog::info("worker {}: compiled {}: {} candidates, {} kernels ({} built, {} from the disk "
+                 "cache), {} failed, {:.1f} s", worker_id_, JobContext(job), outcome->candidates,
+                 kernels.size(), cache.builds(), cache.disk_hits(), outcome->failed, s);
   }
   if (IsLost(job)) {
     spdlog::warn("worker {}: {}: lease lost during compile; result dropped", worker_id_, JobContext(job));
@@ -730,6 +731,10 @@ std::unique_ptr<Worker::EvalLane> Worker::StartEvalLane(const backend::DeviceInf
     argv.push_back(a);
   }
   for (const std::string& a : JobTuningArgs(options_.tuning)) argv.push_back(a);
+  if (disk_cache_) {
+    argv.push_back("--kernel-cache");
+    argv.push_back(disk_cache_->dir());
+  }
   lane->executor = std::make_unique<ExecutorProcess>(argv);
   if (absl::Status st = lane->executor->StartEarly(); !st.ok()) {
     spdlog::warn("worker {}: executor for device {} not started yet: {}", worker_id_, d.index,
@@ -750,6 +755,11 @@ std::unique_ptr<Worker::EvalLane> Worker::StartEvalLane(const backend::DeviceInf
 absl::Status Worker::Run() {
   auto chosen = OpenBackendAndDevices();
   if (!chosen.ok()) return chosen.status();
+  if (!options_.kernel_cache_dir.empty()) {
+    auto disk = DiskKernelCache::Open(options_.kernel_cache_dir);
+    if (!disk.ok()) return disk.status();
+    disk_cache_ = *std::move(disk);
+  }
   if (absl::Status st = Register(*chosen); !st.ok()) return st;
 
   std::vector<std::thread> threads;

@@ -40,8 +40,15 @@ start=$(date +%s.%N)
 "$tuna" --data-dir "$work/db" tune -f examples/resnet50_n32.txt -o "$out/db_again" --new-session \
   >"$out/tune_again.txt" 2>"$out/tune_again.err"
 echo "second run: rc=$? in $(secs "$start") s"
-grep -hoE 'kernel cache: [0-9]+ hits, [0-9]+ local builds' "$out/db_again/tune.log" 2>/dev/null |
-  awk '{h += $3; b += $5} END {print "second run kernel cache: " h " hits, " b " local builds"}'
+# The executors' counts are cumulative per process: the last line of each pid counts.
+sed -nE 's/.*\[pid ([0-9]+)\] executor: job .*kernel cache: ([0-9]+) hits, ([0-9]+) from disk, ([0-9]+) local builds.*/\1 \2 \3 \4/p' \
+  "$out/db_again/tune.log" 2>/dev/null |
+  awk '{h[$1] = $2; d[$1] = $3; b[$1] = $4}
+       END {for (p in h) {H += h[p]; D += d[p]; B += b[p]}
+            print "second run executors: " H " kernel cache hits (" D " from disk), " B " local builds"}'
+sed -nE 's/.*compiled job .* kernels \(([0-9]+) built, ([0-9]+) from the disk cache\).*/\1 \2/p' \
+  "$out/db_again/tune.log" 2>/dev/null |
+  awk '{b += $1; d += $2} END {print "second run compile steps: " b " built, " d " from the disk cache"}'
 "$tuna" --data-dir "$work/db" db stop >/dev/null 2>&1
 fi
 

@@ -445,6 +445,7 @@ absl::Status EmbeddedServer::PrivateTmpArgs(std::vector<std::string>& argv) cons
   }
   argv.push_back("--tmpdir=" + Path(kTmpDir));
   argv.push_back(absl::StrCat("--ignore-db-dirs=", kTmpDir));  // not a database
+  argv.push_back(absl::StrCat("--ignore-db-dirs=", kKernelCacheDirName));
   return absl::OkStatus();
 }
 

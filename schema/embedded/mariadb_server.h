@@ -55,6 +55,10 @@ struct EmbeddedServerOptions {
 // $XDG_STATE_HOME/tuna/mariadb, or ~/.local/state/tuna/mariadb.
 std::string DefaultDataDir();
 
+// A directory of the data dir that is not a database (mariadbd is told to ignore it): the disk
+// kernel cache that `tuna tune -f` keeps beside the database by default.
+inline constexpr char kKernelCacheDirName[] = "kernel-cache";
+
 struct MariadbPaths {
   std::string mariadbd;
   std::string share_dir;
