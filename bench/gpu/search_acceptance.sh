@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on a GPU host, from the bundle: issue #19's acceptance with default settings.
 #   bench/gpu/search_acceptance.sh BUNDLE_DIR OUT_DIR [TABLE_SOLVERS]
-#   STEPS=tune,tables (default both; one device call may hold only one), MAX_POINTS=4096
+#   STEPS=tune,tables (default both; one device call may hold only one), MAX_POINTS=4096,
+#   FILES="resnet50_n32 resnet50_n32_fwd_fp16_nhwc" (examples/<name>.txt tuned in step 1)
 # 1. `tuna tune -f` of the ResNet-50 FP32 file (69 configs, all directions), then the FP16 NHWC
 #    forward file, with no flags beyond -f and -o (default search: model-guided, budget 48,
 #    patience 16), nvidia-smi sampling every 100 ms: wall time of each, GPU busy (busy.py);
@@ -25,7 +26,7 @@ nvidia-smi --query-gpu=index,timestamp,utilization.gpu --format=csv,noheader,nou
   >"$out/gpu_util.csv" 2>/dev/null &
 smi=$!
 total=$(date +%s.%N)
-for f in resnet50_n32 resnet50_n32_fwd_fp16_nhwc; do
+for f in ${FILES:-resnet50_n32 resnet50_n32_fwd_fp16_nhwc}; do
   start=$(date +%s.%N)
   "$tuna" --data-dir "$work/db" tune -f "examples/$f.txt" -o "$out/db_$f" \
     >"$out/tune_$f.txt" 2>"$out/tune_$f.err"
