@@ -183,6 +183,8 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   o.tuning.patience = chosen->patience;
   o.tuning.time_limit_s = chosen->time_limit_s;
   o.tuning.seed = chosen->seed;
+  o.tuning.heuristics_model = chosen->heuristics_model;
+  o.tuning.predictor = chosen->predictor;
   o.tuning.repetitions = std::max(1, a.repetitions);
   auto fin_steps = FinSteps(a.steps);
   if (!fin_steps.ok()) return UsageError(std::string(fin_steps.status().message()));
@@ -278,6 +280,7 @@ int RunTune(const GlobalOptions& global, const TuneArgs& a) {
   s.tune.patience = chosen->patience;
   s.tune.time_limit_s = chosen->time_limit_s;
   s.tune.seed = chosen->seed;
+  s.tune.predictor = chosen->predictor;
   s.tune.solvers = a.solvers;
   s.tune.compiler.threads = a.threads;
   s.tune.evaluator.repetitions = std::max(1, a.repetitions);

@@ -66,6 +66,8 @@ absl::StatusOr<worker::JobTuning> Tuning(const WorkerFlags& f) {
   t.patience = chosen->patience;
   t.time_limit_s = chosen->time_limit_s;
   t.seed = chosen->seed;
+  t.heuristics_model = chosen->heuristics_model;
+  t.predictor = chosen->predictor;
   // The executor compiles what a model-guided search proposes while it runs, and the device
   // waits for those builds: they get the same threads as the compile pool.
   t.compile_threads = std::max(1, f.compile_jobs);

@@ -1,6 +1,11 @@
 #include "cli/search_flags.h"
 
 #include <algorithm>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
+#include "tuner_core/heuristics/search_predictor.h"
 
 namespace tuna::cli {
 
@@ -20,6 +25,10 @@ void AddSearchFlags(CLI::App* cmd, SearchFlags* f, const std::string& unit,
                   "seconds a " + unit + "'s search may take; the batch in flight finishes (0 = none)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", f->seed, "strategy and data seed");
+  cmd->add_option("--heuristics-model", f->heuristics_model,
+                  "warm-start each " + unit + "'s search from the perf-config predictors in DIR "
+                  "(`tuna heuristics train -o DIR`, `tuna export --heuristics`): their best "
+                  "configs are tried right after the default");
 }
 
 absl::StatusOr<ResolvedSearch> ResolveSearch(const SearchFlags& f) {
@@ -33,6 +42,15 @@ absl::StatusOr<ResolvedSearch> ResolveSearch(const SearchFlags& f) {
   r.patience = patience_set ? f.patience : search::DefaultPatience(*kind);
   r.time_limit_s = std::max(0.0, f.time_limit_s);
   r.seed = f.seed;
+  if (!f.heuristics_model.empty()) {
+    absl::StatusOr<heuristics::SearchPredictor> p = heuristics::LoadSearchPredictor(f.heuristics_model);
+    if (!p.ok()) return absl::Status(p.status().code(), absl::StrCat("--heuristics-model: ", p.status().message()));
+    for (const std::string& set : p->sets) spdlog::info("search warm start from heuristics models {}", set);
+    std::error_code ec;  // absolute, for executor children that may start elsewhere
+    const std::filesystem::path dir = std::filesystem::absolute(f.heuristics_model, ec);
+    r.heuristics_model = ec ? f.heuristics_model : dir.string();
+    r.predictor = std::move(p->predictor);
+  }
   return r;
 }
 

@@ -1,6 +1,6 @@
 // The search flags `tuna tune` and `tuna worker` share (--strategy, --budget, --patience,
-// --time-limit-per-job, --seed) and how an unset budget or patience follows from the strategy
-// (search::DefaultBudget / DefaultPatience).
+// --time-limit-per-job, --seed, --heuristics-model) and how an unset budget or patience follows
+// from the strategy (search::DefaultBudget / DefaultPatience).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
 #include "tuner_core/search/strategy/strategy.h"
+#include "tuner_core/search/tuner.h"
 
 namespace tuna::cli {
 
@@ -18,6 +19,7 @@ struct SearchFlags {
   uint64_t patience = 0;
   double time_limit_s = 0;
   uint64_t seed = 1;
+  std::string heuristics_model;  // a directory of learned models; empty = none
   // Set by AddSearchFlags: whether --budget / --patience were given (read after parsing).
   const CLI::Option* budget_option = nullptr;
   const CLI::Option* patience_option = nullptr;
@@ -34,9 +36,14 @@ struct ResolvedSearch {
   uint64_t patience = 0;
   double time_limit_s = 0;
   uint64_t seed = 1;
+  // --heuristics-model: the directory (for child processes to load again) and its perf-config
+  // predictors, loaded once here (tuner_core/heuristics/search_predictor.h); null without it.
+  std::string heuristics_model;
+  search::PredictorFn predictor;
 };
 
-// InvalidArgument for an unknown strategy.
+// InvalidArgument for an unknown strategy; LoadSearchPredictor's error for a --heuristics-model
+// directory that does not load. Logs the model sets loaded.
 absl::StatusOr<ResolvedSearch> ResolveSearch(const SearchFlags& flags);
 
 }  // namespace tuna::cli

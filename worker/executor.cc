@@ -17,6 +17,7 @@
 #include "proto/tuna.pb.h"
 #include "spdlog/spdlog.h"
 #include "tuner_core/backend/registry.h"
+#include "tuner_core/heuristics/search_predictor.h"
 #include "worker/kernel_cache.h"
 
 namespace tuna::worker {
@@ -132,6 +133,12 @@ absl::StatusOr<ExecutorArgs> ParseExecutorArgs(const std::vector<std::string>& a
       else if (a == "--patience") out.tuning.patience = std::stoull(v);
       else if (a == "--time-limit-per-job") out.tuning.time_limit_s = std::stod(v);
       else if (a == "--kernel-cache") out.kernel_cache_dir = v;
+      else if (a == "--heuristics-model") {
+        auto p = heuristics::LoadSearchPredictor(v);
+        if (!p.ok()) return p.status();
+        out.tuning.heuristics_model = v;
+        out.tuning.predictor = std::move(p->predictor);
+      }
       else return absl::InvalidArgumentError(absl::StrCat("unknown executor flag ", a));
     } catch (const std::exception&) {
       return absl::InvalidArgumentError(absl::StrCat("bad value of ", a, ": ", v));

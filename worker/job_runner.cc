@@ -50,6 +50,7 @@ search::TuneOptions TuneOptionsFor(const JobTuning& t, const coordinator::Leased
                                    bool gpu = false, search::CompilePool* pool = nullptr) {
   search::TuneOptions o;
   o.warm_params = job.warm_params;
+  o.predictor = t.predictor;
   if (gpu) o.evaluator.cpu_reference_max_flops = kGpuCpuReferenceMaxFlops;
   o.strategy = t.strategy;
   o.budget = t.budget;
@@ -117,14 +118,19 @@ solver::PerfConfig FindConfig(const coordinator::LeasedJob& job, const solver::S
 }  // namespace
 
 std::vector<std::string> JobTuningArgs(const JobTuning& t) {
-  return {"--strategy", std::string(search::StrategyKindName(t.strategy)),
-          "--budget", std::to_string(t.budget),
-          "--seed", std::to_string(t.seed),
-          "--compile-jobs", std::to_string(t.compile_threads),
-          "--repetitions", std::to_string(t.repetitions),
-          "--launch-timeout", std::to_string(absl::ToInt64Seconds(t.launch_timeout)),
-          "--patience", std::to_string(t.patience),
-          "--time-limit-per-job", absl::StrCat(t.time_limit_s)};
+  std::vector<std::string> args = {"--strategy", std::string(search::StrategyKindName(t.strategy)),
+                                   "--budget", std::to_string(t.budget),
+                                   "--seed", std::to_string(t.seed),
+                                   "--compile-jobs", std::to_string(t.compile_threads),
+                                   "--repetitions", std::to_string(t.repetitions),
+                                   "--launch-timeout", std::to_string(absl::ToInt64Seconds(t.launch_timeout)),
+                                   "--patience", std::to_string(t.patience),
+                                   "--time-limit-per-job", absl::StrCat(t.time_limit_s)};
+  if (!t.heuristics_model.empty()) {
+    args.push_back("--heuristics-model");
+    args.push_back(t.heuristics_model);
+  }
+  return args;
 }
 
 absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
@@ -286,6 +292,22 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The job's solver in its tune result (null when it was not searched). With a predictor, logs
+// how many predicted configs its search was seeded with, or why none.
+const search::SolverTuneResult* JobSolver(const coordinator::LeasedJob& job, const search::TuneResult& r,
+                                          bool predictor) {
+  for (const search::SolverTuneResult& x : r.solvers) {
+    if (x.name != job.solver_name) continue;
+    if (predictor && x.tunable) {
+      spdlog::info("job {} ({}, config {}, {}): {} predicted config(s) seeded from the heuristics model{}", job.job_id,
+                   job.kind, job.config_id, job.solver_name, x.predicted_seeded,
+                   x.predictor_note.empty() ? "" : " (not used: " + x.predictor_note + ")");
+    }
+    return &x;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 void PrefetchEvaluator(const coordinator::LeasedJob& next, const backend::Backend& backend,
@@ -387,10 +409,7 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
   Account(job, (*ev)->timings() - before, SecondsSince(start), ready_ms,
           r.ok() ? r->plan_ms : 0, r.ok() ? r->compile_ms : 0, rep);
   if (!r.ok()) return Failure(job, r.status().ToString(), false);
-  const search::SolverTuneResult* sr = nullptr;
-  for (const auto& x : r->solvers) {
-    if (x.name == job.solver_name) sr = &x;
-  }
+  const search::SolverTuneResult* sr = JobSolver(job, *r, options.predictor != nullptr);
   if (sr == nullptr) return Failure(job, "the solver was not searched (not applicable)", false);
   for (const auto& [config, m] : sr->history) rep.samples.push_back(ToSample(config, m));
   if (sr->by_disposition.count(search::Disposition::kTimeout) > 0) *device_wedged = true;

@@ -46,6 +46,11 @@ struct JobTuning {
   absl::Duration launch_timeout = absl::Seconds(30);
   uint64_t patience = 0;      // search::TuneOptions::patience (eval only: compiles ignore it)
   double time_limit_s = 0;    // search::TuneOptions::time_limit_s per perf job (eval only)
+  // --heuristics-model: the directory (the executor child loads it again) and its predictor
+  // (search::TuneOptions::predictor; tuner_core/heuristics/search_predictor.h), null = none.
+  // Compile and eval workers must agree on it as on the strategy: the seeds are compiled ahead.
+  std::string heuristics_model;
+  search::PredictorFn predictor;
 };
 
 // argv form of JobTuning (for the executor child) and back.

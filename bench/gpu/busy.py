@@ -112,13 +112,14 @@ def executors(path):
     jobs = 0
     for line in open(path):
         t = stamp(line)
-        if "evaluating job" in line and t and first is None:
-            first = t
+        if "evaluating job" in line and t and (first is None or t < first):
+            first = t  # the earliest: logs of several runs may be concatenated out of order
         m = job.search(line)
         if not m:
             continue
         jobs += 1
-        last = t or last
+        if t and (last is None or t > last):
+            last = t
         for key, value in zip(("wall", "setup", "reference", "load", "verify", "timing", "device",
                                "kernels"), m.groups()):
             totals[key] += float(value) * (1 if key == "wall" else 1e-3)

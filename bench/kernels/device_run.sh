@@ -18,7 +18,7 @@
 #                          + cuDNN best (every engine), torch, cross-check
 #   bwd32[:SECS]           FP32 NCHW backward-data file: TunaFastSimtBwd, TunaWinogradF2x3 (their spaces), TunaIgemmBwd
 #                          + cuDNN best (every engine), torch, cross-check
-#   wrw32[:SECS]           FP32 NCHW backward-weights file: TunaFastSimtWrw (48 configs) and TunaIgemmWrw
+#   wrw32[:SECS]           FP32 NCHW backward-weights file: TunaFastSimtWrw, TunaWinogradWrw (48 configs each), TunaIgemmWrw
 #                          + cuDNN best (every engine), torch, cross-check
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
 #   fromdb[:SECS]          --from-db data/fromdb (a perf db placed there), tuna rows + cuDNN best
@@ -57,7 +57,7 @@ for step in "$@"; do
     fwd32|bwd32|wrw32)
       if [ "$name" = fwd32 ]; then f=data/resnet50_n32_fwd_fp32.txt sv=TunaFastSimtFwd,TunaWinogradF2x3,TunaIgemmFwd n=36
       elif [ "$name" = bwd32 ]; then f=data/resnet50_n32_bwd_fp32.txt sv=TunaFastSimtBwd,TunaWinogradF2x3,TunaIgemmBwd n=36
-      else f=data/resnet50_n32_wrw_fp32.txt sv=TunaFastSimtWrw,TunaIgemmWrw n=48; fi
+      else f=data/resnet50_n32_wrw_fp32.txt sv=TunaFastSimtWrw,TunaWinogradWrw,TunaIgemmWrw n=48; fi
       timeout "$secs" ./run.sh --driver "$f" --solvers "$sv" --configs "$n" --other-configs 4 --cpu-check-max 1 --no-legacy --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 120 ;;
     fp32cudnn)

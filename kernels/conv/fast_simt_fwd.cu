@@ -29,6 +29,7 @@
 // in floats, int64).
 #include "common/portability.h"
 #include "conv/async_copy.h"
+#include "conv/simt_mainloop.h"
 
 #if !defined(TUNA_BACKEND_CUDA)
 #error "fast_simt_fwd.cu needs CUDA (cp.async)"
@@ -160,39 +161,7 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
   };
 
   float acc[8][8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
-
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < k_tiles) load_tile(s, s);
-    tuna_cp_commit();
-  }
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    tuna_cp_wait<kStages - 2>();
-    TUNA_SYNC();
-    const int next = kt + kStages - 1;
-    if (next < k_tiles) load_tile(next % kStages, next);
-    tuna_cp_commit();
-    const float* As = smem + (kt % kStages) * kStageFloats;
-    const float* Bs = As + kTbK * kLdA;
-#pragma unroll
-    for (int kk = 0; kk < kTbK; ++kk) {
-      const float4 a0 = *reinterpret_cast<const float4*>(As + kk * kLdA + ty * 4);
-      const float4 a1 = *reinterpret_cast<const float4*>(As + kk * kLdA + kTbN / 2 + ty * 4);
-      const float4 b0 = *reinterpret_cast<const float4*>(Bs + kk * kLdB + tx * 4);
-      const float4 b1 = *reinterpret_cast<const float4*>(Bs + kk * kLdB + kTbM / 2 + tx * 4);
-      const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-      const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
-#pragma unroll
-      for (int i = 0; i < 8; ++i)
-#pragma unroll
-        for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-    }
-  }
-  tuna_cp_wait<0>();
+  tuna_simt_mainloop<kTbK, kStages, kLdA, kLdB, kTbN, kTbM>(smem, k_tiles, tx, ty, load_tile, acc);
 
   // Epilogue: rows are output channels, columns pixels. A thread's own pixels are 4 apart, so
   // storing them directly puts one float in each 32-byte sector unless four of them are one

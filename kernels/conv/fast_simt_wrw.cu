@@ -16,9 +16,11 @@
 //
 // Options: the solver's axes TB_M, TB_N, TB_K, STAGES, SPLIT_K; TUNA_FR, TUNA_FS (filter size,
 // compile-time so column decomposition is multiply-shift).
-// Arguments: x, dy, out (dw, or the workspace when SPLIT_K > 1), then the sizes as int32.
+// Arguments: x, dy, out (dw, or the workspace when SPLIT_K > 1), then the sizes as int32, then
+// the offsets and strides of a batch (floats, int64) and its size (grid.z = batch * SPLIT_K).
 #include "common/portability.h"
 #include "conv/async_copy.h"
+#include "conv/simt_mainloop.h"
 
 #if !defined(TUNA_BACKEND_CUDA)
 #error "fast_simt_wrw.cu needs CUDA (cp.async)"
@@ -48,8 +50,15 @@ static_assert(kStages >= 2, "at least two stages");
 TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
     tuna_fast_simt_wrw(const float* TUNA_RESTRICT x, const float* TUNA_RESTRICT dy, float* TUNA_RESTRICT out,
                        int n_img, int C, int H, int W, int K, int Ho, int Wo, int pad_h, int pad_w, int stride_h,
-                       int stride_w, int dil_h, int dil_w) {
+                       int stride_w, int dil_h, int dil_w, long long x_off, long long dy_off, long long out_off,
+                       long long zx, long long zdy, int batch) {
   TUNA_DYNAMIC_SHARED(float, smem);
+  // grid.z = batch * SPLIT_K: convolution b of a batch (Winograd's 16 GEMMs) reads x and dy at
+  // these strides; its split s writes slice s * batch + b.
+  const int split = TUNA_BID_Z % kSplitK;
+  const int b = TUNA_BID_Z / kSplitK;
+  x += x_off + b * zx;
+  dy += dy_off + b * zdy;
   const int tid = TUNA_TID_X;
   const int tx = tid % kTX;
   const int ty = tid / kTX;
@@ -64,7 +73,7 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
   // This block's pixel steps: an equal share of them per split.
   const int steps_all = (P + kTbK - 1) / kTbK;
   const int steps_per = (steps_all + kSplitK - 1) / kSplitK;
-  const int step0 = TUNA_BID_Z * steps_per;
+  const int step0 = split * steps_per;
   const int steps = max(0, min(steps_all, step0 + steps_per) - step0);
 
   // The thread's pixel of each step and its rows / columns.
@@ -115,43 +124,11 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
   };
 
   float acc[8][8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
-
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < steps) load_tile(s, s);
-    tuna_cp_commit();
-  }
-  for (int kt = 0; kt < steps; ++kt) {
-    tuna_cp_wait<kStages - 2>();
-    TUNA_SYNC();
-    const int next = kt + kStages - 1;
-    if (next < steps) load_tile(next % kStages, next);
-    tuna_cp_commit();
-    const float* As = smem + (kt % kStages) * kStageFloats;
-    const float* Bs = As + kTbK * kLdA;
-#pragma unroll
-    for (int k = 0; k < kTbK; ++k) {
-      const float4 a0 = *reinterpret_cast<const float4*>(As + k * kLdA + ty * 4);
-      const float4 a1 = *reinterpret_cast<const float4*>(As + k * kLdA + kTbM / 2 + ty * 4);
-      const float4 b0 = *reinterpret_cast<const float4*>(Bs + k * kLdB + tx * 4);
-      const float4 b1 = *reinterpret_cast<const float4*>(Bs + k * kLdB + kTbN / 2 + tx * 4);
-      const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-      const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
-#pragma unroll
-      for (int i = 0; i < 8; ++i)
-#pragma unroll
-        for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-    }
-  }
-  tuna_cp_wait<0>();
+  tuna_simt_mainloop<kTbK, kStages, kLdA, kLdB, kTbM, kTbN>(smem, steps, tx, ty, load_tile, acc);
 
   // Epilogue: rows are output channels, columns filter columns (contiguous); slice z of the
   // workspace when split.
-  float* dst = out + (long long)TUNA_BID_Z * K * CRS;
+  float* dst = out + out_off + ((long long)split * batch + b) * K * CRS;
   const bool vec_out = (CRS & 3) == 0;
 #pragma unroll
   for (int ih = 0; ih < 2; ++ih) {

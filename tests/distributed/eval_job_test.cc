@@ -1,9 +1,13 @@
 // EvalJob in-process on the cpu backend: the executor's evaluator cache serves the jobs of one
 // config from one preparation, a new config gets a new one, and every report says where the
-// job's time went.
+// job's time went. The executor's arguments carry the search settings, the heuristics model
+// directory included.
+#include <algorithm>
+
 #include "catch2/catch.hpp"
 #include "tests/search/cpu_fixture.h"
 #include "tests/search/test_solvers.h"
+#include "worker/executor.h"
 #include "worker/job_runner.h"
 
 namespace tuna::worker {
@@ -23,6 +27,29 @@ coordinator::LeasedJob Job(int64_t id, const std::string& kind, const std::strin
   j.driver = driver;
   j.solver_name = solver;
   return j;
+}
+
+TEST_CASE("the executor's arguments carry --heuristics-model; a directory without models is refused") {
+  JobTuning t;
+  t.strategy = search::StrategyKind::kModel;
+  t.budget = 12;
+  std::vector<std::string> args = JobTuningArgs(t);
+  CHECK(std::find(args.begin(), args.end(), "--heuristics-model") == args.end());
+  args.insert(args.begin(), {"--executor-fd", "3"});
+  absl::StatusOr<ExecutorArgs> parsed = ParseExecutorArgs(args);
+  REQUIRE(parsed.ok());
+  CHECK(parsed->tuning.budget == 12);
+  CHECK(parsed->tuning.predictor == nullptr);
+
+  t.heuristics_model = "/nonexistent/tuna-models";
+  args = JobTuningArgs(t);
+  auto at = std::find(args.begin(), args.end(), "--heuristics-model");
+  REQUIRE(at != args.end());
+  CHECK(*(at + 1) == "/nonexistent/tuna-models");
+  args.insert(args.begin(), {"--executor-fd", "3"});
+  parsed = ParseExecutorArgs(args);
+  CHECK(absl::IsNotFound(parsed.status()));
+  CHECK(parsed.status().message().find("/nonexistent/tuna-models") != std::string_view::npos);
 }
 
 TEST_CASE("the jobs of one config share one evaluator; reports carry timings") {

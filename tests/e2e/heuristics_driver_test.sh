@@ -80,4 +80,28 @@ grep -q "solver from fallback (heuristics model not used: direction" <<<"$got" |
 
 got=$(run_driver "$work/exp" conv -n 1 -c 4 -H 6 -W 6 -k 8 -y 3 -x 3 -p 1 -q 1 -F 1) || fail "driver tuned problem"
 grep -q "solver from system db" <<<"$got" || fail "a tuned problem must come from the find db: $got"
+# 5. The search warm-starts from the predictor. The missing problem, in process first:
+ToLine() { echo "./bin/MIOpenDriver ${missing[*]} -u 1 -v 1 -l 1 -j 1 -m conv -g 1 -t 1"; }
+ToLine >"$work/warm.txt"
+"$tuna" tune --no-db -f "$work/warm.txt" --backend cpu --budget 12 --heuristics-model "$work/exp" \
+  --json "$work/warm.json" >"$work/warm.txt.out" 2>"$work/warm.err" || { cat "$work/warm.err"; fail "tune --no-db --heuristics-model"; }
+cat "$work/warm.txt.out"
+grep -q "TunaCpuGemmConv .*predicted-seeds 8" "$work/warm.txt.out" || fail "no predicted seeds in the tune output"
+grep -q '"name": "TunaCpuGemmConv", .*"predicted_seeded": 8, "predictor_note": ""' "$work/warm.json" ||
+  fail "no predicted_seeded in the JSON"
+grep -q "search warm start from heuristics models .*predictors for TunaCpuGemmConv" "$work/warm.err" ||
+  fail "the models loaded are not logged"
+# Backward: outside the models' range; the search runs without them and says why.
+"$tuna" tune --no-db --driver "conv -n 2 -c 12 -H 10 -W 10 -k 8 -y 3 -x 3 -p 1 -q 1 -F 2" --backend cpu --budget 4 --heuristics-model "$work/all" \
+  >"$work/warm_bwd.out" 2>/dev/null || fail "tune backward with models"
+grep -q "predictor not used: direction" "$work/warm_bwd.out" || { cat "$work/warm_bwd.out"; fail "out of range not said"; }
+# Through the pipeline (a new session of the same database): the executor logs each perf job's seeds.
+"$tuna" --data-dir "$data" tune -f "$work/warm.txt" -o "$work/warm_out" --budget 24 --backend cpu \
+  --heuristics-model "$work/all" >"$work/warm_pipe.out" 2>"$work/warm_pipe.err" ||
+  { cat "$work/warm_pipe.out" "$work/warm_pipe.err"; fail "tune -f --heuristics-model"; }
+grep -Eq "perf, config [0-9]+, TunaCpuGemmConv\): [1-9][0-9]* predicted config\(s\) seeded from the heuristics model$" \
+  "$work/warm_out/tune.log" || { grep -i "predict\|warm" "$work/warm_out/tune.log"; fail "the pipeline did not seed predicted configs"; }
+rc=0
+"$tuna" tune --no-db -f "$work/warm.txt" --backend cpu --heuristics-model "$work/empty" 2>"$work/warm_bad.err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "holds no heuristics models" "$work/warm_bad.err" || { cat "$work/warm_bad.err"; fail "a dir without models: rc $rc"; }
 echo "PASS"

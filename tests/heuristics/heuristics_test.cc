@@ -1,5 +1,6 @@
 // tuner_core/heuristics: training on records with a known answer, the picker's ranking and range
-// check, the predictor's best config, the warm-start hook, files on disk and their errors.
+// check, the predictor's best config, the warm-start hook (and a model directory as the search's
+// predictor), files on disk and their errors.
 // Real XGBoost and the builtin solvers (planning only: nothing is compiled or run).
 #include <catch2/catch.hpp>
 
@@ -12,6 +13,7 @@
 #include "tuner_core/heuristics/config_scorer.h"
 #include "tuner_core/heuristics/evaluation.h"
 #include "tuner_core/heuristics/models.h"
+#include "tuner_core/heuristics/search_predictor.h"
 #include "tuner_core/heuristics/training.h"
 #include "tuner_core/runtime/fallback.h"
 
@@ -161,6 +163,68 @@ TEST_CASE("models written to a directory load and predict the same") {
   CHECK(absl::IsDataLoss(Models::Load(dir, "cpu-avx2_4").status()));
   std::ofstream(dir + "/cpu-avx2_4_metadata.tn.json") << R"({"format": 99})";
   CHECK(absl::IsFailedPrecondition(Models::Load(dir, "cpu-avx2_4").status()));
+}
+
+TEST_CASE("a model directory is the search's predictor: its best configs follow the default") {
+  TrainOptions o;
+  o.holdout = 0;
+  o.picker.rounds = o.predictor.rounds = 30;
+  absl::StatusOr<std::shared_ptr<const Models>> m = TrainModels(KnownSet(), o, nullptr);
+  REQUIRE(m.ok());
+  const std::string dir = TmpDir("search_models");
+  REQUIRE((*m)->Write(dir).ok());
+  absl::StatusOr<SearchPredictor> loaded = LoadSearchPredictor(dir);
+  REQUIRE(loaded.ok());
+  CHECK(loaded->sets == std::vector<std::string>{"cpu-avx2_4: predictors for TunaCpuGemmConv (sessions 7)"});
+
+  const solver::Solver& gemm = *solver::SolverRegistry::Builtin().ByName("TunaCpuGemmConv")->solver;
+  const Problem p = Fwd(20, 14);
+  absl::StatusOr<search::ScoreFn> score = loaded->predictor(p, CpuTarget(), gemm);
+  REQUIRE(score.ok());
+  // The strategy's seeds are the predictor's best valid configs after the default (TopPredicted,
+  // which ranks the same way, less the default).
+  absl::StatusOr<ConfigScoreFn> direct = MakeConfigScorer(*m, p, CpuTarget(), gemm);
+  REQUIRE(direct.ok());
+  absl::StatusOr<std::vector<solver::PerfConfig>> top = TopPredicted(*direct, p, CpuTarget(), gemm, 9);
+  REQUIRE(top.ok());
+  const solver::PerfConfig def = gemm.DefaultConfig(CpuTarget(), p);
+  std::vector<solver::PerfConfig> expected = {def};
+  for (const solver::PerfConfig& c : *top)
+    if (!(c == def) && expected.size() < 9) expected.push_back(c);
+  auto strategy = search::NewModelStrategy();
+  search::StrategyInput in;
+  in.space = gemm.Space(CpuTarget(), p);
+  in.is_valid = [&](const solver::PerfConfig& c) { return gemm.IsValid(CpuTarget(), p, c).ok(); };
+  in.prior = {def};
+  in.score = *score;
+  in.scored_first = 8;
+  REQUIRE(strategy->Start(in).ok());
+  CHECK(strategy->score_use().seeded == 8);
+  CHECK(strategy->Next(9) == expected);
+
+  // Another CU count of the same arch is served by that arch's models; another arch is not
+  // (its basename: gfx90a with 104 = 0x68 CUs).
+  CHECK(loaded->predictor(p, *solver::TargetForArch("cpu-avx2", 8), gemm).ok());
+  absl::StatusOr<search::ScoreFn> gpu = loaded->predictor(p, *solver::TargetForArch("gfx90a", 104), gemm);
+  CHECK(absl::IsNotFound(gpu.status()));
+  CHECK(gpu.status().message() == "no heuristics model for gfx90a68 in " + dir);
+  const solver::Solver& naive = *solver::SolverRegistry::Builtin().ByName("ConvDirectNaiveConvFwd")->solver;
+  CHECK(absl::IsNotFound(loaded->predictor(p, CpuTarget(), naive).status()));
+  Problem bwd = p;
+  bwd.direction = Direction::kBackwardData;
+  CHECK(absl::IsOutOfRange(loaded->predictor(bwd, CpuTarget(), gemm).status()));
+
+  // A directory that does not exist, one without models, one whose models do not load.
+  CHECK(absl::IsNotFound(LoadSearchPredictor(dir + "/nowhere").status()));
+  const std::string empty = TmpDir("no_models");
+  std::filesystem::create_directories(empty);
+  absl::Status st = LoadSearchPredictor(empty).status();
+  CHECK(absl::IsInvalidArgument(st));
+  CHECK(st.message().find("holds no heuristics models") != std::string_view::npos);
+  std::ofstream(dir + "/cpu-avx2_4_TunaCpuGemmConv.ktn.model") << "not a model";
+  st = LoadSearchPredictor(dir).status();
+  CHECK_FALSE(st.ok());
+  CHECK(st.message().find("heuristics models cpu-avx2_4 in " + dir) != std::string_view::npos);
 }
 
 TEST_CASE("the split is by config, deterministic, and eval compares with the fallback") {

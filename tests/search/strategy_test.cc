@@ -1,5 +1,6 @@
 // Search strategies against synthetic spaces (no compiler, no device).
 #include <cmath>
+#include <functional>
 #include <set>
 
 #include "catch2/catch.hpp"
@@ -133,10 +134,11 @@ struct Landscape {
   }
 };
 
-// Evaluations until the true optimum is proposed (batch of 4, results observed after each).
+// Evaluations until the true optimum is proposed (batch of 4, results observed after each),
+// with a predictor's score and its seeds when given.
 uint64_t EvalsToOptimum(std::unique_ptr<SearchStrategy> s, uint64_t seed, const Landscape& l,
-                        const PerfConfig& best) {
-  REQUIRE(s->Start({l.space, nullptr, 0, seed, {}}).ok());
+                        const PerfConfig& best, ScoreFn score = nullptr, uint64_t seeds = 0) {
+  REQUIRE(s->Start({l.space, nullptr, 0, seed, {}, score, seeds}).ok());
   uint64_t evals = 0;
   for (;;) {
     auto batch = s->Next(4);
@@ -174,6 +176,117 @@ TEST_CASE("model-guided search finds the optimum in far fewer evaluations than r
   CHECK(ridge_sum < 0.25 * random_sum);
   CHECK(gbt_sum / seeds < 150);
   CHECK(ridge_sum / seeds < 150);
+}
+
+PerfConfig Optimum(const Landscape& l) {
+  PerfConfig best;
+  double best_t = 1e300;
+  for (uint64_t i = 0; i < l.space.Size(); ++i) {
+    const double t = l.Time(l.space.At(i));
+    if (t < best_t) best_t = t, best = l.space.At(i);
+  }
+  return best;
+}
+
+// A score from a function of one config, counting the configs it was asked about.
+ScoreFn ScoreOf(std::function<double(const PerfConfig&)> f, uint64_t* calls = nullptr) {
+  return [f, calls](const std::vector<PerfConfig>& configs) -> absl::StatusOr<std::vector<float>> {
+    std::vector<float> out;
+    for (const PerfConfig& c : configs) out.push_back(static_cast<float>(f(c)));
+    if (calls != nullptr) *calls += configs.size();
+    return out;
+  };
+}
+
+// What a trained predictor looks like: the landscape's shape without its noise and interaction,
+// its centre one step off on two axes (so its best guess is near the optimum, not at it).
+double Approximate(const PerfConfig& c) {
+  const double a = std::log2(c.values[0]), b = std::log2(c.values[1]);
+  const double k = std::log2(c.values[2]), w = std::log2(c.values[3]);
+  return 0.3 * (a - 5) * (a - 5) + 0.2 * (b - 3) * (b - 3) + 0.15 * (k - 1) * (k - 1) + 0.1 * (w - 3) * (w - 3);
+}
+
+TEST_CASE("a score that knows the optimum makes the model-guided search reach it in fewer evaluations") {
+  Landscape l;
+  const PerfConfig best = Optimum(l);
+  const ScoreFn exact = ScoreOf([&l](const PerfConfig& c) { return std::log(l.Time(c)); });
+  const ScoreFn approximate = ScoreOf(Approximate);
+  const ScoreFn misleading = ScoreOf([](const PerfConfig& c) { return -Approximate(c); });  // upside down
+  ModelStrategyOptions ridge;
+  ridge.cost_model = CostModelKind::kRidge;
+  for (const ModelStrategyOptions& o : {ModelStrategyOptions(), ridge}) {
+    const int seeds = 8;
+    double plain = 0, near = 0, wrong = 0;
+    for (int seed = 1; seed <= seeds; ++seed) {
+      plain += static_cast<double>(EvalsToOptimum(NewModelStrategy(o), seed, l, best));
+      // The exact landscape: the optimum is its first seed.
+      CHECK(EvalsToOptimum(NewModelStrategy(o), seed, l, best, exact, 8) == 1);
+      near += static_cast<double>(EvalsToOptimum(NewModelStrategy(o), seed, l, best, approximate, 8));
+      // The seeds are then among the worst configs: the online fit must recover.
+      wrong += static_cast<double>(EvalsToOptimum(NewModelStrategy(o), seed, l, best, misleading, 8));
+    }
+    WARN("mean evaluations to optimum, model (" << (o.cost_model == CostModelKind::kGbt ? "gbt" : "ridge")
+                                                << "): no score " << plain / seeds << ", approximate score "
+                                                << near / seeds << ", misleading score " << wrong / seeds);
+    CHECK(near < 0.8 * plain);
+    CHECK(wrong < 1.5 * plain + 8 * seeds);
+  }
+}
+
+TEST_CASE("a score's seeds follow the prior, skip invalid and prior points and count against the budget") {
+  const SearchSpace space = Space3();
+  // Prefers large tb_m * tb_n (most of those are invalid), then small split_k.
+  auto score = ScoreOf([](const PerfConfig& c) { return -static_cast<double>(c.values[0] * c.values[1]) + 0.1 * c.values[2]; });
+  const PerfConfig prior{{128, 32, 1}};  // valid (4096) and the score's best valid point
+  for (StrategyKind k : {StrategyKind::kExhaustive, StrategyKind::kRandom, StrategyKind::kModel}) {
+    auto s = MakeStrategy(k);
+    REQUIRE(s->Start({space, Valid3, 6, 3, {prior}, score, 4}).ok());
+    CHECK(s->score_use().seeded == 4);
+    CHECK(s->score_use().error.empty());
+    const std::vector<PerfConfig> all = Drain(*s, 2);
+    REQUIRE(all.size() == 6);
+    CHECK(all[0] == prior);
+    // Then the best valid by the score (ties by odometer index, tb_m first): 64x64 split_k 1,
+    // 64x64 split_k 2 and 128x32 split_k 2 (128x32 split_k 1 is the prior), 64x64 split_k 3.
+    CHECK(all[1] == PerfConfig{{64, 64, 1}});
+    CHECK(all[2] == PerfConfig{{64, 64, 2}});
+    CHECK(all[3] == PerfConfig{{128, 32, 2}});
+    CHECK(all[4] == PerfConfig{{64, 64, 3}});
+    for (const PerfConfig& c : all) CHECK(Valid3(c));
+  }
+  // A budget that leaves room for two after the prior: two seeds, not four.
+  auto s = NewModelStrategy();
+  REQUIRE(s->Start({space, Valid3, 3, 3, {prior}, score, 4}).ok());
+  CHECK(s->score_use().seeded == 2);
+  CHECK(Drain(*s, 4) == std::vector<PerfConfig>{prior, PerfConfig{{64, 64, 1}}, PerfConfig{{64, 64, 2}}});
+}
+
+TEST_CASE("a failing score leaves the search as it was without one, and says why") {
+  Landscape l;
+  ScoreFn failing = [](const std::vector<PerfConfig>&) -> absl::StatusOr<std::vector<float>> {
+    return absl::OutOfRangeError("direction = 2 was not in the training data");
+  };
+  ScoreFn short_answer = [](const std::vector<PerfConfig>&) -> absl::StatusOr<std::vector<float>> {
+    return std::vector<float>{1.0f};
+  };
+  for (const ScoreFn& bad : {failing, short_answer}) {
+    auto plain = NewModelStrategy();
+    auto with_bad = NewModelStrategy();
+    REQUIRE(plain->Start({l.space, nullptr, 40, 7, {}}).ok());
+    REQUIRE(with_bad->Start({l.space, nullptr, 40, 7, {}, bad, 8}).ok());
+    CHECK(with_bad->score_use().seeded == 0);
+    CHECK_FALSE(with_bad->score_use().error.empty());
+    for (;;) {
+      auto a = plain->Next(4);
+      auto b = with_bad->Next(4);
+      REQUIRE(a == b);
+      if (a.empty()) break;
+      std::vector<Observation> obs;
+      for (const auto& c : a) obs.push_back({c, true, l.Time(c)});
+      plain->Observe(obs);
+      with_bad->Observe(obs);
+    }
+  }
 }
 
 TEST_CASE("model-guided first sample is the same whatever the batch sizes (compile dry run = eval)") {

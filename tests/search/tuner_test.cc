@@ -182,6 +182,65 @@ TEST_CASE("warm-start params are tried right after the default; bad ones are ski
   CHECK(s.history[2].first == solver::PerfConfig{{testing::kCorrect}});
 }
 
+TEST_CASE("a predictor's best configs are tried after the warm params; one that is not used says why") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kSlow, testing::kCorrect, testing::kGarbage,
+                                          testing::kBrokenBuild, testing::kWritesNothing});
+  const Problem p = ParseOne("conv -n 2 -c 4 -H 7 -W 7 -k 6 -y 3 -x 3 -p 1 -q 1 -F 1");
+  // Prefers kWritesNothing, then kGarbage (the warm param: not seeded twice), then kCorrect.
+  auto rank = [](int64_t fault) -> float {
+    switch (fault) {
+      case testing::kWritesNothing: return 0;
+      case testing::kGarbage: return 1;
+      case testing::kCorrect: return 2;
+      default: return 9;
+    }
+  };
+  std::vector<std::string> asked;
+  TuneOptions o = Fast();
+  o.batch = 1;
+  o.strategy = StrategyKind::kModel;
+  o.solvers = {"TestFaultSolver"};
+  o.warm_params = {std::to_string(testing::kGarbage)};
+  o.predicted_seeds = 2;
+  o.predictor = [&](const Problem& problem, const solver::Target&, const solver::Solver& s) -> absl::StatusOr<ScoreFn> {
+    asked.push_back(std::string(s.Name()) + " " + problem.Canonical());
+    return ScoreFn([rank](const std::vector<solver::PerfConfig>& configs) -> absl::StatusOr<std::vector<float>> {
+      std::vector<float> out;
+      for (const solver::PerfConfig& c : configs) out.push_back(rank(c.values[0]));
+      return out;
+    });
+  };
+  {
+    Tuner tuner(*registry, *f.backend, f.device.get(), f.target, o);
+    auto r = tuner.Tune(p);
+    REQUIRE(r.ok());
+    const SolverTuneResult& s = r->solvers.front();
+    CHECK(asked == std::vector<std::string>{"TestFaultSolver " + p.Canonical()});
+    CHECK(s.predicted_seeded == 2);
+    CHECK(s.predictor_note.empty());
+    REQUIRE(s.history.size() >= 4);
+    CHECK(s.history[0].first == solver::PerfConfig{{testing::kSlow}});     // the default
+    CHECK(s.history[1].first == solver::PerfConfig{{testing::kGarbage}});  // the warm param
+    CHECK(s.history[2].first == solver::PerfConfig{{testing::kWritesNothing}});
+    CHECK(s.history[3].first == solver::PerfConfig{{testing::kCorrect}});
+    CHECK(FormatTuneResult(*r).find("predicted-seeds 2") != std::string::npos);
+    CHECK(TuneResultsJson({*r}).find("\"predicted_seeded\": 2") != std::string::npos);
+  }
+  o.predictor = [](const Problem&, const solver::Target&, const solver::Solver& s) -> absl::StatusOr<ScoreFn> {
+    return absl::NotFoundError("no perf-config predictor for " + std::string(s.Name()));
+  };
+  Tuner tuner(*registry, *f.backend, f.device.get(), f.target, o);
+  auto r = tuner.Tune(p);
+  REQUIRE(r.ok());
+  const SolverTuneResult& s = r->solvers.front();
+  CHECK(s.predicted_seeded == 0);
+  CHECK(s.predictor_note == "no perf-config predictor for TestFaultSolver");
+  REQUIRE(s.history.size() >= 2);
+  CHECK(s.history[1].first == solver::PerfConfig{{testing::kGarbage}});
+}
+
 TEST_CASE("patience stops a search that stopped improving; a time limit stops it too") {
   CpuFixture f;
   if (!f.ok) return;

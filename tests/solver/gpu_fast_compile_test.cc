@@ -1,4 +1,4 @@
-// The fast CUDA solvers (TunaFastTcFwd 1010, TunaFastSimtFwd 1011, TunaFastSimtBwd 1015, TunaFastSimtWrw 1016, TunaWinogradF2x3 1017): planning
+// The fast CUDA solvers (TunaFastTcFwd 1010, TunaFastSimtFwd 1011, TunaFastSimtBwd 1015, TunaFastSimtWrw 1016, TunaWinogradF2x3 1017, TunaWinogradWrw 1018): planning
 // checks that need no compiler (applicability incl. HIP, default configs valid on all 23
 // ResNet-50 layers, pruning, the backward sub-pixel phases), and NVRTC compiles for sm_90 of
 // every valid config of representative layers (skipped with a message where NVRTC is missing).
@@ -14,6 +14,7 @@
 #include "tuner_core/solver/conv/gpu_fast_simt_fwd.h"
 #include "tuner_core/solver/conv/gpu_fast_simt_wrw.h"
 #include "tuner_core/solver/conv/gpu_winograd.h"
+#include "tuner_core/solver/conv/gpu_winograd_wrw.h"
 #include "tuner_core/solver/conv/gpu_fast_tc.h"
 #include "tuner_core/solver/invoker.h"
 
@@ -39,6 +40,7 @@ TEST_CASE("fast solvers: applicability and default configs on ResNet-50", "[solv
   solver::FastSimtBwdSolver simt_bwd;
   solver::FastSimtWrwSolver simt_wrw;
   solver::WinogradF2x3Solver wino;
+  solver::WinogradWrwSolver wino_wrw;
   for (const Problem& b : layers) {
     const Problem fb = testing::With(b, Direction::kBackwardData, DataType::kFp32, Layout::kNCHW);
     REQUIRE(simt_bwd.IsApplicable(*sm90, fb).ok());
@@ -55,6 +57,9 @@ TEST_CASE("fast solvers: applicability and default configs on ResNet-50", "[solv
     CHECK(wino.IsApplicable(*sm90, ff).ok() == wino_shape);
     CHECK(wino.IsApplicable(*sm90, fb).ok() == wino_shape);
     CHECK_FALSE(wino.IsApplicable(*sm90, fw).ok());
+    CHECK(wino_wrw.IsApplicable(*sm90, fw).ok() == wino_shape);
+    CHECK_FALSE(wino_wrw.IsApplicable(*sm90, ff).ok());
+    if (wino_shape) CHECK(wino_wrw.IsValid(*sm90, fw, wino_wrw.DefaultConfig(*sm90, fw)).ok());
     if (wino_shape) {
       CHECK(wino.IsValid(*sm90, ff, wino.DefaultConfig(*sm90, ff)).ok());
       CHECK(wino.IsValid(*sm90, fb, wino.DefaultConfig(*sm90, fb)).ok());
@@ -148,6 +153,7 @@ TEST_CASE("fast solvers: every valid config compiles with NVRTC for sm_90", "[so
   solver::FastSimtBwdSolver simt_bwd;
   solver::FastSimtWrwSolver simt_wrw;
   solver::WinogradF2x3Solver wino;
+  solver::WinogradWrwSolver wino_wrw;
   std::set<std::string> done;
   int builds = 0;
   auto compile_all = [&](const solver::Solver& s, const Problem& p, bool every_config) {
@@ -189,8 +195,9 @@ TEST_CASE("fast solvers: every valid config compiles with NVRTC for sm_90", "[so
   // Winograd F(2x2, 3x3): forward and backward data of a 3x3 stride-1 layer.
   compile_all(wino, testing::With(layers[2], Direction::kForward, DataType::kFp32, Layout::kNCHW), false);
   compile_all(wino, testing::With(layers[10], Direction::kBackwardData, DataType::kFp32, Layout::kNCHW), false);
+  compile_all(wino_wrw, testing::With(layers[10], Direction::kBackwardWeights, DataType::kFp32, Layout::kNCHW), false);
   std::printf("%d distinct builds compiled for sm_90\n", builds);
-  CHECK(builds >= 27);
+  CHECK(builds >= 28);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The fast CUDA solvers (TunaFastTcFwd 1010 in FP16 and BF16 NHWC, TunaFastSimtFwd 1011 and
-// TunaFastSimtBwd 1015, TunaFastSimtWrw 1016, TunaWinogradF2x3 1017 in FP32 NCHW) on all 23 ResNet-50 layers at batch 1: the default config
+// TunaFastSimtBwd 1015, TunaFastSimtWrw 1016, TunaWinogradF2x3 1017, TunaWinogradWrw 1018 in FP32 NCHW) on all 23 ResNet-50 layers at batch 1: the default config
 // plus 1 random valid config per layer (2 on the stem's gather path), each checked against the CPU
 // reference on poisoned outputs, plus edge problems (odd sizes, C % 8 != 0, K odd, dilation,
 // strides 2 and 3 with rows no tap reaches, asymmetric strides and filters, padding beyond the
@@ -7,7 +7,9 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
+#include <string>
 
 #include "catch2/catch.hpp"
 #include "tests/solver/gpu_solver_check.h"
@@ -17,6 +19,7 @@
 #include "tuner_core/solver/conv/gpu_fast_simt_fwd.h"
 #include "tuner_core/solver/conv/gpu_fast_simt_wrw.h"
 #include "tuner_core/solver/conv/gpu_winograd.h"
+#include "tuner_core/solver/conv/gpu_winograd_wrw.h"
 #include "tuner_core/solver/conv/gpu_fast_tc.h"
 
 namespace tuna {
@@ -36,6 +39,7 @@ TEST_CASE("fast solvers match the CPU reference on the CUDA device", "[gpu]") {
   solver::FastSimtBwdSolver simt_bwd;
   solver::FastSimtWrwSolver simt_wrw;
   solver::WinogradF2x3Solver wino;
+  solver::WinogradWrwSolver wino_wrw;
 
   struct Case {
     const solver::Solver* s;
@@ -56,6 +60,7 @@ TEST_CASE("fast solvers match the CPU reference on the CUDA device", "[gpu]") {
     if (b.fil[1] == 3 && b.stride[1] == 1) {
       cases.push_back({&wino, testing::With(b, Direction::kForward, DataType::kFp32, Layout::kNCHW), 2});
       cases.push_back({&wino, testing::With(b, Direction::kBackwardData, DataType::kFp32, Layout::kNCHW), 2});
+      cases.push_back({&wino_wrw, testing::With(b, Direction::kBackwardWeights, DataType::kFp32, Layout::kNCHW), 2});
     }
     if (i % 5 == 0) cases.push_back({&tc, testing::With(b, Direction::kForward, DataType::kBf16, Layout::kNHWC), 1});
   }
@@ -76,9 +81,10 @@ TEST_CASE("fast solvers match the CPU reference on the CUDA device", "[gpu]") {
     b.in = {1, h, w};
     b.fil = {1, 3, 3};
     b.pad = {0, pad, pad};
-    for (Direction d : {Direction::kForward, Direction::kBackwardData}) {
+    for (Direction d : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
       const Problem q = testing::With(b, d, DataType::kFp32, Layout::kNCHW);
-      if (wino.IsApplicable(target, q).ok()) cases.push_back({&wino, q, 1});
+      const solver::Solver* s = d == Direction::kBackwardWeights ? static_cast<const solver::Solver*>(&wino_wrw) : &wino;
+      if (s->IsApplicable(target, q).ok()) cases.push_back({s, q, 1});
     }
   }
   // Backward data beyond ResNet-50: asymmetric strides / filters / padding, padding past the
@@ -101,6 +107,13 @@ TEST_CASE("fast solvers match the CPU reference on the CUDA device", "[gpu]") {
     cases.push_back({&simt_wrw, testing::With(b, Direction::kBackwardWeights, DataType::kFp32, Layout::kNCHW), 1});
   }
 
+  // TUNA_TEST_ONLY=<substring>: only the cases of solvers whose name contains it (a device call
+  // short of time re-checks the solvers it changed; the full run is the default).
+  const char* only = std::getenv("TUNA_TEST_ONLY");
+  if (only != nullptr && *only != '\0') {
+    std::erase_if(cases, [&](const Case& c) { return std::string(c.s->Name()).find(only) == std::string::npos; });
+    std::printf("TUNA_TEST_ONLY=%s: %zu cases\n", only, cases.size());
+  }
   std::mt19937_64 rng(99);
   testing::ConvChecker checker(*be, device, target);
   int runs = 0, failures = 0;
@@ -122,7 +135,7 @@ TEST_CASE("fast solvers match the CPU reference on the CUDA device", "[gpu]") {
   }
   std::printf("%d runs, %d failures, %.1f s\n", runs, failures,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  CHECK(runs >= 200);
+  CHECK(runs >= (only != nullptr && *only != '\0' ? 10 : 200));
   CHECK(failures == 0);
 }
 

@@ -1,12 +1,12 @@
-// The hook by which a search strategy can warm-start from the perf-config predictor (issue #19's
-// model-guided strategy; the strategy itself is not changed here).
+// The hook by which a search strategy warm-starts from the perf-config predictor
+// (search_predictor.h hands it to the tuner; ConfigScoreFn is search::ScoreFn).
 //
 // A ConfigScoreFn scores a batch of configs of one (problem, solver): lower is predicted faster
 // (the predictor's log2 slowdown against the problem's best config). Two ways to use it:
 //   * prior: TopPredicted(...) gives the k best-predicted valid configs, to pass as
 //     StrategyInput::prior, so the first measured batch is the model's choice;
-//   * cost model: a strategy holding a ConfigScoreFn may rank its unseen pool with it before it
-//     has observations of its own (and blend it with its online fit later).
+//   * seeds and cost model: as StrategyInput::score, the strategies propose its best configs
+//     right after the prior, and the model-guided one takes it as a feature of its online fit.
 // Threads: the function holds a shared_ptr to the immutable Models and may be called from any
 // thread. Errors: MakeConfigScorer returns the Models' NotFound / OutOfRange when there is no
 // predictor for the solver or the problem is out of range (the strategy then runs unguided).

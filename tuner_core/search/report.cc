@@ -42,6 +42,8 @@ std::string FormatTuneResult(const TuneResult& r) {
     line += fmt::format("  tried {} failed {}", s.tried, s.failed);
     if (s.dropped_early > 0) line += fmt::format(" dropped-early {}", s.dropped_early);
     if (!s.stopped_by.empty()) line += fmt::format(" stopped-by {}", s.stopped_by);
+    if (s.predicted_seeded > 0) line += fmt::format(" predicted-seeds {}", s.predicted_seeded);
+    if (!s.predictor_note.empty()) line += fmt::format(" (predictor not used: {})", s.predictor_note);
     if (s.disposition != Disposition::kPassed && !s.error.empty()) line += "\n      " + s.error.substr(0, 300);
     out += line + "\n";
   }
@@ -66,6 +68,8 @@ Json SolverJson(const SolverTuneResult& s) {
           {"failed", s.failed},
           {"dropped_early", s.dropped_early},
           {"stopped_by", s.stopped_by},
+          {"predicted_seeded", s.predicted_seeded},
+          {"predictor_note", s.predictor_note},
           {"compiled", s.compiled},
           {"compile_failed", s.compile_failed},
           {"dispositions", dispositions},

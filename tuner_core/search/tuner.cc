@@ -282,6 +282,15 @@ Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& 
   for (const std::string& params : options_.warm_params) {
     if (absl::StatusOr<solver::PerfConfig> c = space.Parse(params); c.ok()) in.prior.push_back(*c);
   }
+  if (options_.predictor && options_.predicted_seeds > 0) {
+    absl::StatusOr<ScoreFn> score = options_.predictor(problem, target_, s);
+    if (score.ok()) {
+      in.score = *std::move(score);
+      in.scored_first = options_.predicted_seeds;
+    } else {
+      plan.predictor_note = std::string(score.status().message());
+    }
+  }
   if (absl::Status st = plan.strategy->Start(in); !st.ok()) {
     plan.error = st.ToString();
     plan.strategy.reset();
@@ -289,6 +298,9 @@ Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& 
     return plan;
   }
   plan.planned = plan.strategy->PlannedTotal().value_or(options_.budget);
+  const ScoreUse used = plan.strategy->score_use();
+  plan.predicted_seeded = used.seeded;
+  if (in.score && !used.error.empty()) plan.predictor_note = used.error;
   return plan;
 }
 
@@ -301,6 +313,8 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
   out.name = std::string(s.Name());
   out.tunable = plan.tunable;
   out.planned = plan.planned;
+  out.predicted_seeded = plan.predicted_seeded;
+  out.predictor_note = plan.predictor_note;
   const solver::PerfConfig& default_config = plan.default_config;
   SearchStrategy* strategy = plan.strategy.get();
   if (out.tunable && strategy == nullptr) {

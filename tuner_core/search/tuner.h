@@ -3,7 +3,8 @@
 //
 //   for each applicable solver (registry order, optionally filtered by name):
 //     non-tunable: its single solution           → compile → evaluate
-//     tunable:     strategy.Start(space, IsValid, budget, seed, prior = {DefaultConfig})
+//     tunable:     strategy.Start(space, IsValid, budget, seed, prior = {DefaultConfig, warm
+//                  params}, score = the predictor's, when one is given and knows the solver)
 //                  loop: Next(batch) → Compiler → Evaluator → Observe
 //                        (on a GPU, batch k+1 is proposed and compiled on another thread while
 //                        batch k is timed: the device never waits for a compiler it need not)
@@ -54,6 +55,17 @@ struct TuneProgress {
   double default_ms = 0;      // that solver's default config's time (0 = not passed / not yet)
 };
 
+// The learned perf-config predictor as the search sees it (tuner_core/heuristics implements it;
+// the search knows no model files): for a tunable solver on a problem, a score over that
+// solver's configs (strategy.h), or why there is none: NotFound (no predictor for the solver or
+// the target), OutOfRange (the problem is outside the predictor's training range). Called once
+// per tunable solver when its search is planned, possibly on a planning thread (PlanAhead), so
+// it must be safe to call from any thread; the score it returns is used by one thread at a time.
+using PredictorFn = std::function<absl::StatusOr<ScoreFn>(const Problem&, const solver::Target&, const solver::Solver&)>;
+
+// Best-predicted configs a search tries right after the default and the warm params.
+inline constexpr uint64_t kDefaultPredictedSeeds = 8;
+
 struct TuneOptions {
   StrategyKind strategy = StrategyKind::kExhaustive;
   uint64_t budget = 0;  // candidates per tunable solver; 0 = every valid config
@@ -63,7 +75,12 @@ struct TuneOptions {
   // is parsed against a tunable solver's space; ones that do not parse or are invalid for the
   // problem are skipped. They count against the budget.
   std::vector<std::string> warm_params;
-  size_t batch = 0;                  // configs per strategy batch; 0 = compile threads * 2, 2..16
+  // Warm start from a learned predictor (null = none): its `predicted_seeds` best valid configs
+  // are tried after the warm params (deduplicated, counting against the budget), and the
+  // model-guided strategy's cost model also takes its score as a feature.
+  PredictorFn predictor;
+  uint64_t predicted_seeds = kDefaultPredictedSeeds;
+    size_t batch = 0;                  // configs per strategy batch; 0 = compile threads * 2, 2..16
   CompilerOptions compiler;
   EvaluatorOptions evaluator;
   int retime_top = 3;          // re-time this many best candidates per solver (0 = none)
@@ -98,6 +115,8 @@ struct SolverTuneResult {
   uint64_t failed = 0;      // tried - passed - skipped
   uint64_t dropped_early = 0;
   std::string stopped_by;   // why a tunable search ended early: "patience", "time limit"; else ""
+  uint64_t predicted_seeded = 0;  // configs the predictor put first (TuneOptions::predictor)
+  std::string predictor_note;     // with a predictor: why it was not used ("" when it was)
   uint64_t compiled = 0;        // candidates whose kernels built (the dry run's count)
   uint64_t compile_failed = 0;
   std::map<Disposition, uint64_t> by_disposition;
@@ -146,6 +165,8 @@ class Tuner {
     std::unique_ptr<SearchStrategy> strategy;  // started; null for non-tunable solvers
     uint64_t planned = 0;
     std::string error;  // the strategy could not start
+    uint64_t predicted_seeded = 0;
+    std::string predictor_note;
   };
   std::vector<solver::RegisteredSolver> SolversFor(const Problem& problem) const;
   std::vector<SolverPlan> PlanAll(const std::vector<solver::RegisteredSolver>& solvers,

@@ -3,7 +3,9 @@
 // quadratic bowl there (pairwise products capture TB_M*TB_N-style interactions); the trees of
 // the GBT model split on the same log2 values and also catch cliffs (a tile that stops fitting
 // in shared memory). Failed configs are fed back as slow (twice the slowest success) so the
-// model steers away from regions that do not build.
+// model steers away from regions that do not build. With a score (a learned predictor), the
+// score is one more feature of both models: where it ranks this problem's configs well the fit
+// leans on it from the first observations, and where it does not the fit learns that too.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -22,17 +24,23 @@ double AxisFeature(int64_t v) {
   return v > 0 ? std::log2(static_cast<double>(v)) : -std::log2(1.0 + static_cast<double>(-v));
 }
 
-std::vector<double> Features(const solver::PerfConfig& config) {
+// The ridge model's features of a config, and the score's (`extra`, NaN = none) last.
+std::vector<double> Features(const solver::PerfConfig& config, double extra) {
   const size_t d = config.values.size();
   std::vector<double> f;
-  f.reserve(2 * d + d * (d - 1) / 2);
+  f.reserve(2 * d + d * (d - 1) / 2 + 1);
   std::vector<double> base(d);
   for (size_t i = 0; i < d; ++i) base[i] = AxisFeature(config.values[i]);
   for (size_t i = 0; i < d; ++i) f.push_back(base[i]);
   for (size_t i = 0; i < d; ++i) f.push_back(base[i] * base[i]);
   for (size_t i = 0; i < d; ++i)
     for (size_t j = i + 1; j < d; ++j) f.push_back(base[i] * base[j]);
+  if (!std::isnan(extra)) f.push_back(extra);
   return f;
+}
+
+double ExtraOf(const std::vector<double>& extra, size_t i) {
+  return extra.empty() ? std::numeric_limits<double>::quiet_NaN() : extra[i];
 }
 
 // Solves A x = b (A symmetric positive definite after the ridge term) by Gaussian elimination
@@ -106,26 +114,31 @@ class RidgeModel {
 };
 
 // A cost model over configs: fitted on (config, log ms), predicting log ms (lower = faster).
+// `extra` is one more feature per config (the score), or empty; Predict takes it as Fit did.
 class CostModel {
  public:
   virtual ~CostModel() = default;
   // False when the data cannot be fitted (then the search proposes at random).
-  virtual bool Fit(const std::vector<solver::PerfConfig>& configs, const std::vector<double>& y) = 0;
-  virtual std::vector<double> Predict(const std::vector<solver::PerfConfig>& configs) const = 0;
+  virtual bool Fit(const std::vector<solver::PerfConfig>& configs, const std::vector<double>& extra,
+                   const std::vector<double>& y) = 0;
+  virtual std::vector<double> Predict(const std::vector<solver::PerfConfig>& configs,
+                                      const std::vector<double>& extra) const = 0;
 };
 
 class RidgeCost final : public CostModel {
  public:
   explicit RidgeCost(double lambda) : lambda_(lambda) {}
-  bool Fit(const std::vector<solver::PerfConfig>& configs, const std::vector<double>& y) override {
+  bool Fit(const std::vector<solver::PerfConfig>& configs, const std::vector<double>& extra,
+           const std::vector<double>& y) override {
     std::vector<std::vector<double>> rows;
-    for (const solver::PerfConfig& c : configs) rows.push_back(Features(c));
+    for (size_t i = 0; i < configs.size(); ++i) rows.push_back(Features(configs[i], ExtraOf(extra, i)));
     return model_.Fit(rows, y, lambda_);
   }
-  std::vector<double> Predict(const std::vector<solver::PerfConfig>& configs) const override {
+  std::vector<double> Predict(const std::vector<solver::PerfConfig>& configs,
+                              const std::vector<double>& extra) const override {
     std::vector<double> out;
     out.reserve(configs.size());
-    for (const solver::PerfConfig& c : configs) out.push_back(model_.Predict(Features(c)));
+    for (size_t i = 0; i < configs.size(); ++i) out.push_back(model_.Predict(Features(configs[i], ExtraOf(extra, i))));
     return out;
   }
 
@@ -144,29 +157,33 @@ class GbtCost final : public CostModel {
     params_.seed = 0;
     params_.threads = 1;  // deterministic and off the cores that compile candidates
   }
-  bool Fit(const std::vector<solver::PerfConfig>& configs, const std::vector<double>& y) override {
+  bool Fit(const std::vector<solver::PerfConfig>& configs, const std::vector<double>& extra,
+           const std::vector<double>& y) override {
     model::TrainData data;
-    data.features = Matrix(configs);
+    data.features = Matrix(configs, extra);
     for (double v : y) data.labels.push_back(static_cast<float>(v));
     absl::StatusOr<model::GbtModel> m = model::GbtModel::Train(data, params_);
     if (!m.ok()) return false;
     model_.emplace(*std::move(m));
     return true;
   }
-  std::vector<double> Predict(const std::vector<solver::PerfConfig>& configs) const override {
-    absl::StatusOr<std::vector<float>> p = model_->Predict(Matrix(configs));
+  std::vector<double> Predict(const std::vector<solver::PerfConfig>& configs,
+                              const std::vector<double>& extra) const override {
+    absl::StatusOr<std::vector<float>> p = model_->Predict(Matrix(configs, extra));
     if (!p.ok()) return std::vector<double>(configs.size(), 0.0);  // ties: index order
     return std::vector<double>(p->begin(), p->end());
   }
 
  private:
-  static model::DenseMatrix Matrix(const std::vector<solver::PerfConfig>& configs) {
+  static model::DenseMatrix Matrix(const std::vector<solver::PerfConfig>& configs, const std::vector<double>& extra) {
     model::DenseMatrix m;
     m.rows = configs.size();
-    m.cols = configs.empty() ? 0 : configs.front().values.size();
+    m.cols = (configs.empty() ? 0 : configs.front().values.size()) + (extra.empty() ? 0 : 1);
     m.values.reserve(m.rows * m.cols);
-    for (const solver::PerfConfig& c : configs)
-      for (int64_t v : c.values) m.values.push_back(static_cast<float>(AxisFeature(v)));
+    for (size_t i = 0; i < configs.size(); ++i) {
+      for (int64_t v : configs[i].values) m.values.push_back(static_cast<float>(AxisFeature(v)));
+      if (!extra.empty()) m.values.push_back(static_cast<float>(extra[i]));
+    }
     return m;
   }
   model::TrainParams params_;
@@ -214,10 +231,16 @@ class ModelStrategy final : public internal::StrategyBase {
     size_t ok = 0;
     for (const auto& [index, t] : observed_) ok += std::isfinite(t) ? 1 : 0;
     std::unique_ptr<CostModel> model = NewCostModel(options_);
-    const bool fitted = ok >= initial_ && Fit(*model);
+    bool scored = options_.score_feature && has_score();
+    bool fitted = ok >= initial_ && Fit(*model, scored);
     if (!fitted && enumerated()) return FirstSample(n);
     std::vector<uint64_t> pool = Pool();
     if (pool.empty()) return {};
+    std::vector<double> pool_scores;
+    if (fitted && scored && !Scores(pool, pool_scores)) {  // the score failed: fit without it
+      scored = false;
+      fitted = Fit(*model, scored);
+    }
     if (!fitted) {
       internal::Shuffle(pool, rng());
       if (pool.size() > n) pool.resize(n);
@@ -231,20 +254,20 @@ class ModelStrategy final : public internal::StrategyBase {
     std::vector<solver::PerfConfig> candidates;
     candidates.reserve(pool.size());
     for (uint64_t index : pool) candidates.push_back(input().space.At(index));
-    const std::vector<double> predicted = model->Predict(candidates);
-    std::vector<std::pair<double, uint64_t>> scored;
-    scored.reserve(pool.size());
-    for (size_t i = 0; i < pool.size(); ++i) scored.push_back({predicted[i], pool[i]});
+    const std::vector<double> predicted = model->Predict(candidates, scored ? pool_scores : std::vector<double>());
+    std::vector<std::pair<double, uint64_t>> scored_pool;
+    scored_pool.reserve(pool.size());
+    for (size_t i = 0; i < pool.size(); ++i) scored_pool.push_back({predicted[i], pool[i]});
     // Ties (e.g. constant features) are broken by index, so the result is deterministic.
-    std::sort(scored.begin(), scored.end());
+    std::sort(scored_pool.begin(), scored_pool.end());
     std::vector<uint64_t> out;
     std::unordered_set<uint64_t> taken;
-    for (size_t i = 0; i < scored.size() && out.size() < exploit; ++i) {
-      out.push_back(scored[i].second);
-      taken.insert(scored[i].second);
+    for (size_t i = 0; i < scored_pool.size() && out.size() < exploit; ++i) {
+      out.push_back(scored_pool[i].second);
+      taken.insert(scored_pool[i].second);
     }
     std::vector<uint64_t> rest;
-    for (const auto& s : scored)
+    for (const auto& s : scored_pool)
       if (!taken.count(s.second)) rest.push_back(s.second);
     internal::Shuffle(rest, rng());
     for (size_t i = 0; i < rest.size() && out.size() < n; ++i) out.push_back(rest[i]);
@@ -289,17 +312,22 @@ class ModelStrategy final : public internal::StrategyBase {
     return pool;
   }
 
-  bool Fit(CostModel& model) const {
+  // Fits on every observation; `scored`: with the score as a feature (false when it fails).
+  bool Fit(CostModel& model, bool& scored) {
     double worst = -std::numeric_limits<double>::infinity();
     for (const auto& [index, t] : observed_)
       if (std::isfinite(t)) worst = std::max(worst, t);
+    std::vector<uint64_t> indices;
     std::vector<solver::PerfConfig> configs;
     std::vector<double> y;
     for (const auto& [index, t] : observed_) {
+      indices.push_back(index);
       configs.push_back(input().space.At(index));
       y.push_back(std::isfinite(t) ? t : worst + std::log(2.0));
     }
-    return model.Fit(configs, y);
+    std::vector<double> extra;
+    if (scored && !Scores(indices, extra)) scored = false;
+    return model.Fit(configs, extra, y);
   }
 
   ModelStrategyOptions options_;

@@ -14,6 +14,9 @@
 //     never the same config twice, and at most `budget` configs in total (0 = no limit).
 //   * Prior configs (e.g. the solver's default, perf-db entries) are proposed first, in order,
 //     when valid; they count against the budget.
+//   * With a score (a learned predictor's estimate), its `scored_first` best-scored valid configs
+//     come right after the prior, best first, deduplicated against it; they count against the
+//     budget too. A score that fails changes nothing (the search runs as without one).
 //   * An empty batch means the search is over; every later Next is empty too.
 //   * Observe may be called with any subset of proposed configs, in any order, or not at all.
 //   * Same (space, predicate, budget, seed, prior, observations) → same proposals, on every
@@ -37,12 +40,27 @@ namespace tuna::search {
 
 using ValidityFn = std::function<bool(const solver::PerfConfig&)>;
 
+// A learned estimate of configs' relative cost, lower = predicted faster (the perf-config
+// predictor of tuner_core/heuristics scores log2 slowdown against the problem's best): one value
+// per config, in order. An error means no estimate. Must be deterministic; called from the
+// strategy's thread only.
+using ScoreFn = std::function<absl::StatusOr<std::vector<float>>(const std::vector<solver::PerfConfig>&)>;
+
 struct StrategyInput {
   solver::SearchSpace space;
   ValidityFn is_valid;  // null = every point of the space is valid
   uint64_t budget = 0;  // most configs proposed in total; 0 = no limit
   uint64_t seed = 1;
   std::vector<solver::PerfConfig> prior;  // proposed first when valid
+  ScoreFn score;                // null = no predictor
+  uint64_t scored_first = 0;    // best-scored configs proposed right after the prior
+};
+
+// What a strategy's score did at Start: how many configs it put after the prior, or why none.
+struct ScoreUse {
+  uint64_t seeded = 0;  // at most what the budget leaves after the prior
+  uint64_t scored = 0;  // configs scored to choose them (all valid points, or a sample)
+  std::string error;    // the score failed: the search runs unguided
 };
 
 // What the tuner learned about one proposed config. `ok` is false for configs that failed to
@@ -65,6 +83,8 @@ class SearchStrategy {
   // How many configs the whole search will propose if known (exhaustive and random know it
   // after Start: min(budget, valid points)); nullopt when not known in advance.
   virtual std::optional<uint64_t> PlannedTotal() const = 0;
+  // Valid after Start; all zero without a score.
+  virtual ScoreUse score_use() const { return {}; }
 };
 
 enum class StrategyKind { kExhaustive, kRandom, kModel };
@@ -93,7 +113,11 @@ std::unique_ptr<SearchStrategy> NewRandomStrategy();
 
 // Model-guided: a cost model fitted online on log(time) of the observed configs. After an
 // initial random sample it proposes the unseen points with the lowest predicted time, with a
-// share of random exploration. Cost models:
+// share of random exploration. With a score (StrategyInput::score), its best configs lead (as in
+// every strategy) and the score is one more feature of the online cost model, so the fit starts
+// from the predictor's ranking and learns where the predictor is wrong for this problem (a
+// misleading score costs the evaluations of the seeds, then the online fit discounts it).
+// Cost models:
 //   kGbt    gradient-boosted trees (XGBoost, tuner_core/model) on log2 of each axis value, as
 //           TVM's MetaSchedule does: captures thresholds (a tile that stops fitting) and
 //           interactions without a chosen functional form. Deterministic, one thread.
@@ -108,6 +132,7 @@ struct ModelStrategyOptions {
   int gbt_rounds = 60;             // kGbt: boosting rounds
   int gbt_depth = 4;               // kGbt: tree depth
   size_t max_pool = 20000;         // unseen points scored per batch (sampled when larger)
+  bool score_feature = true;       // with a score: also a feature of the cost model
 };
 std::unique_ptr<SearchStrategy> NewModelStrategy(const ModelStrategyOptions& options = {});
 

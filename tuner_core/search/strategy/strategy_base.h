@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -40,6 +41,9 @@ std::optional<uint64_t> IndexOf(const solver::SearchSpace& space, const solver::
 
 // Spaces up to this many points are enumerated (and filtered) once at Start.
 inline constexpr uint64_t kEnumerateLimit = uint64_t{1} << 21;
+// At most this many valid points are scored to choose the score's seeds (a seeded sample of the
+// valid points when there are more).
+inline constexpr uint64_t kScoreSampleLimit = 50000;
 
 // Handles the contract common to all strategies; subclasses supply Propose().
 class StrategyBase : public SearchStrategy {
@@ -48,6 +52,7 @@ class StrategyBase : public SearchStrategy {
   std::vector<solver::PerfConfig> Next(size_t n) final;
   void Observe(const std::vector<Observation>& observations) override;
   std::optional<uint64_t> PlannedTotal() const override;
+  ScoreUse score_use() const override { return score_use_; }
 
  protected:
   // Called at the end of Start.
@@ -65,8 +70,15 @@ class StrategyBase : public SearchStrategy {
   uint64_t space_size() const { return size_; }
   const StrategyInput& input() const { return input_; }
   Rng& rng() { return rng_; }
+  // The score of each index (StrategyInput::score; scores are kept, so each point is scored
+  // once): false, with `out` untouched, when there is no score or it failed.
+  bool Scores(const std::vector<uint64_t>& indices, std::vector<double>& out);
+  bool has_score() const { return input_.score != nullptr && score_use_.error.empty(); }
 
  private:
+  // Puts the score's best valid points after the prior (Start).
+  void SeedFromScore();
+
   StrategyInput input_;
   uint64_t size_ = 0;
   bool enumerated_ = false;
@@ -77,6 +89,8 @@ class StrategyBase : public SearchStrategy {
   uint64_t proposed_ = 0;
   bool done_ = false;
   Rng rng_;
+  ScoreUse score_use_;
+  std::unordered_map<uint64_t, double> scores_;
 };
 
 }  // namespace tuna::search::internal

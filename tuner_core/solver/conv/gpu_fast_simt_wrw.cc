@@ -49,7 +49,7 @@ absl::Status FastSimtWrwSolver::IsApplicable(const Target& target, const Problem
   return absl::OkStatus();
 }
 
-SearchSpace FastSimtWrwSolver::Space(const Target&, const Problem&) const {
+SearchSpace FastSimtWrwSolver::Axes() {
   return SearchSpace({{"TB_M", Pow2Range(64, 128)},
                       {"TB_N", Pow2Range(64, 128)},
                       {"TB_K", Pow2Range(8, 16)},
@@ -95,36 +95,50 @@ PerfConfig FastSimtWrwSolver::DefaultConfig(const Target& target, const Problem&
   return space.Make({{"TB_M", 64}, {"TB_N", 64}, {"TB_K", 8}, {"STAGES", 2}, {"SPLIT_K", 1}});
 }
 
-absl::StatusOr<Solution> FastSimtWrwSolver::GetSolution(const Target& target, const Problem& p,
-                                                        const PerfConfig& config) const {
-  if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
-  const SearchSpace space = Space(target, p);
+Launch FastSimtWrwSolver::GemmLaunch(const Problem& p, const PerfConfig& config, const GemmBatch& batch) {
+  const SearchSpace space = Axes();
   const auto [tb_m, tb_n, tb_k, stages, split_k] = WrwParams::Of(space, config);
+  const Dhw o = p.Out();
+  Launch l;
+  l.kernel = batch.kernel;
+  l.entry = "tuna_fast_simt_wrw";
+  l.grid.x = static_cast<uint32_t>(CeilDiv(Columns(p), tb_n));
+  l.grid.y = static_cast<uint32_t>(CeilDiv(p.k, tb_m));
+  l.grid.z = static_cast<uint32_t>(split_k * batch.count);
+  l.block.x = static_cast<uint32_t>(tb_m * tb_n / 64);
+  l.shared_bytes = SharedBytes(tb_m, tb_n, tb_k, stages);
+  l.args = {KernelArg::Buffer(batch.x), KernelArg::Buffer(batch.dy), KernelArg::Buffer(batch.out)};
+  for (int64_t v : {p.n, p.c, p.in[1], p.in[2], p.k, o[1], o[2], p.pad[1], p.pad[2], p.stride[1], p.stride[2],
+                    p.dilation[1], p.dilation[2]}) {
+    l.args.push_back(KernelArg::I32(v));
+  }
+  for (int64_t v : {batch.x_off, batch.dy_off, batch.out_off, batch.zx, batch.zdy}) l.args.push_back(KernelArg::I64(v));
+  l.args.push_back(KernelArg::I32(batch.count));
+  return l;
+}
+
+KernelBuild FastSimtWrwSolver::Build(const Problem& p, const PerfConfig& config) {
+  const SearchSpace space = Axes();
   KernelBuild build;
   build.source = "conv/fast_simt_wrw.cu";
   build.entries = {"tuna_fast_simt_wrw", "tuna_simt_wrw_reduce"};
   build.options = space.Defines(config);
   build.options.push_back(absl::StrCat("-DTUNA_FR=", p.fil[1]));
   build.options.push_back(absl::StrCat("-DTUNA_FS=", p.fil[2]));
-  const Dhw o = p.Out();
+  return build;
+}
+
+absl::StatusOr<Solution> FastSimtWrwSolver::GetSolution(const Target& target, const Problem& p,
+                                                        const PerfConfig& config) const {
+  if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
+  const int split_k = WrwParams::Of(Space(target, p), config).split_k;
   const int64_t count = p.k * Columns(p);
-  const BufferRole out = split_k > 1 ? BufferRole::kWorkspace : BufferRole::kW;
   Solution sol;
-  sol.kernels.push_back(std::move(build));
+  sol.kernels.push_back(Build(p, config));
   sol.workspace_bytes = split_k > 1 ? static_cast<uint64_t>(split_k * count) * 4 : 0;
-  Launch l;
-  l.entry = "tuna_fast_simt_wrw";
-  l.grid.x = static_cast<uint32_t>(CeilDiv(Columns(p), tb_n));
-  l.grid.y = static_cast<uint32_t>(CeilDiv(p.k, tb_m));
-  l.grid.z = static_cast<uint32_t>(split_k);
-  l.block.x = static_cast<uint32_t>(tb_m * tb_n / 64);
-  l.shared_bytes = SharedBytes(tb_m, tb_n, tb_k, stages);
-  l.args = {KernelArg::Buffer(BufferRole::kX), KernelArg::Buffer(BufferRole::kY), KernelArg::Buffer(out)};
-  for (int64_t v : {p.n, p.c, p.in[1], p.in[2], p.k, o[1], o[2], p.pad[1], p.pad[2], p.stride[1], p.stride[2],
-                    p.dilation[1], p.dilation[2]}) {
-    l.args.push_back(KernelArg::I32(v));
-  }
-  sol.launches.push_back(std::move(l));
+  GemmBatch batch;
+  batch.out = split_k > 1 ? BufferRole::kWorkspace : BufferRole::kW;
+  sol.launches.push_back(GemmLaunch(p, config, batch));
   if (split_k > 1) {
     Launch r;
     r.entry = "tuna_simt_wrw_reduce";
@@ -134,6 +148,10 @@ absl::StatusOr<Solution> FastSimtWrwSolver::GetSolution(const Target& target, co
     sol.launches.push_back(std::move(r));
   }
   return sol;
+}
+
+int FastSimtWrwSolver::SplitK(const PerfConfig& config) {
+  return WrwParams::Of(Axes(), config).split_k;
 }
 
 }  // namespace tuna::solver

@@ -32,7 +32,8 @@ class FastSimtWrwSolver : public Solver {
   std::vector<Direction> Directions() const override { return {Direction::kBackwardWeights}; }
 
   absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
-  SearchSpace Space(const Target& target, const Problem& problem) const override;
+  SearchSpace Space(const Target&, const Problem&) const override { return Axes(); }
+  static SearchSpace Axes();  // TB_M, TB_N, TB_K, STAGES, SPLIT_K (the same for every problem)
   PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
   absl::Status IsValid(const Target& target, const Problem& problem,
                        const PerfConfig& config) const override;
@@ -41,6 +42,19 @@ class FastSimtWrwSolver : public Solver {
 
   // Dynamic shared memory of a config: STAGES * TB_K * ((TB_M + 4) + (TB_N + 4)) floats.
   static uint64_t SharedBytes(int tb_m, int tb_n, int tb_k, int stages);
+
+  // For solvers built on this kernel (TunaWinogradF2x3Wrw): its build for `p`, and its launch
+  // of `count` independent problems like `p` (grid.z = SPLIT_K * count): problem b reads x at
+  // x_off + b * zx and dy at dy_off + b * zdy (floats into their roles' buffers), and split s
+  // writes its partial dw to `out` at out_off + (s * count + b) * K*C*R*S.
+  struct GemmBatch {
+    int kernel = 0;
+    BufferRole x = BufferRole::kX, dy = BufferRole::kY, out = BufferRole::kW;
+    int64_t count = 1, x_off = 0, dy_off = 0, out_off = 0, zx = 0, zdy = 0;
+  };
+  static KernelBuild Build(const Problem& p, const PerfConfig& config);
+  static Launch GemmLaunch(const Problem& p, const PerfConfig& config, const GemmBatch& batch);
+  static int SplitK(const PerfConfig& config);
 };
 
 }  // namespace tuna::solver

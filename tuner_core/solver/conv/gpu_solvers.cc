@@ -11,6 +11,7 @@
 #include "tuner_core/solver/conv/gpu_hopper_tma_fwd.h"
 #include "tuner_core/solver/conv/gpu_igemm.h"
 #include "tuner_core/solver/conv/gpu_winograd.h"
+#include "tuner_core/solver/conv/gpu_winograd_wrw.h"
 #include "tuner_core/solver/conv/solver_sets.h"
 
 namespace tuna::solver {
@@ -29,6 +30,7 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1015, std::make_unique<FastSimtBwdSolver>());
   list.emplace_back(1016, std::make_unique<FastSimtWrwSolver>());
   list.emplace_back(1017, std::make_unique<WinogradF2x3Solver>());
+  list.emplace_back(1018, std::make_unique<WinogradWrwSolver>());
   return list;
 }
 

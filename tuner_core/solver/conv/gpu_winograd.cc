@@ -9,15 +9,15 @@ namespace {
 
 using gpu::CeilDiv;
 
-constexpr int64_t kXi = 16;  // transformed points of a 4x4 tile
+constexpr int64_t kXi = winograd::kPoints;
 
 // The convolution the transforms see: y (n, ko, out_h, out_w) from x (n, ci, h, w), padded.
 struct WinoGeom {
   int64_t n, ci, h, w, ko, out_h, out_w, pad_h, pad_w;
   bool flip;  // backward data: the filter rotated, K and C swapped
-  int64_t TilesH() const { return CeilDiv(out_h, 2); }
-  int64_t TilesW() const { return CeilDiv(out_w, 2); }
-  int64_t T4() const { return CeilDiv(n * TilesH() * TilesW(), 4) * 4; }
+  int64_t TilesH() const { return winograd::Tiles(out_h); }
+  int64_t TilesW() const { return winograd::Tiles(out_w); }
+  int64_t T4() const { return winograd::T4(n, out_h, out_w); }
   int64_t UFloats() const { return kXi * ko * ci; }
   int64_t VFloats() const { return kXi * ci * T4(); }
   int64_t MFloats() const { return kXi * ko * T4(); }

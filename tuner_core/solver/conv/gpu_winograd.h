@@ -22,6 +22,13 @@
 
 namespace tuna::solver {
 
+namespace winograd {
+// 2x2 output tiles per dimension, and the GEMM width: tiles of all images, rounded up to 4.
+inline int64_t Tiles(int64_t extent) { return (extent + 1) / 2; }
+inline int64_t T4(int64_t n, int64_t out_h, int64_t out_w) { return (n * Tiles(out_h) * Tiles(out_w) + 3) / 4 * 4; }
+inline constexpr int64_t kPoints = 16;  // transformed points of a 4x4 tile
+}  // namespace winograd
+
 class WinogradF2x3Solver : public Solver {
  public:
   std::string_view Name() const override { return "TunaWinogradF2x3"; }
