@@ -36,7 +36,7 @@
 #include "tuner_core/hash/sha256.h"
 #include "tuner_core/problem/driver_line.h"
 #include "worker/coordinator_client.h"
-#include "worker/disk_kernel_cache.h"
+#include "tuner_core/backend/disk_kernel_cache.h"
 #include "worker/worker.h"
 
 namespace tuna::pipeline {
@@ -476,7 +476,7 @@ absl::StatusOr<LocalPipelineReport> PipelineRun::Run() {
   auto out_lock = exporter::OutputDirLock::Acquire(o_.output_dir);
   if (!out_lock.ok()) return Stage("output dir", out_lock.status());
   if (!o_.kernel_cache_dir.empty()) {  // an unusable one fails the run before it writes anything
-    auto disk = worker::DiskKernelCache::Open(o_.kernel_cache_dir);
+    auto disk = backend::DiskKernelCache::Open(o_.kernel_cache_dir);
     if (!disk.ok()) return disk.status();  // "kernel cache: DIR ..."
   }
   if (auto st = Prepare(); !st.ok()) return st;

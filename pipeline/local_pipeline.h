@@ -67,8 +67,8 @@ struct LocalPipelineOptions {
   absl::Duration max_duration = absl::InfiniteDuration();  // then stop and export what is done
   std::string output_dir = "./tuna-out";
   std::vector<std::string> executor_argv;  // empty: this binary's `worker --executor`
-  // The local workers' disk kernel cache (worker/disk_kernel_cache.h): a second run of the same
-  // file compiles nothing. Empty: none. A directory that cannot be used (or is not private to
+  // The local workers' disk kernel cache (tuner_core/backend/disk_kernel_cache.h): a second run
+  // of the same file compiles nothing. Empty: none. A directory that cannot be used (or is not private to
   // this user) fails the run before it writes anything ("kernel cache: DIR ...").
   std::string kernel_cache_dir;
   const solver::SolverRegistry* registry = nullptr;  // null: builtin

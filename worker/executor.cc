@@ -154,9 +154,9 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
   std::unique_ptr<backend::Backend> be;
   std::unique_ptr<backend::Device> device;
   const absl::Status open_error = OpenExecutorDevice(backend_name, device_index, be, device);
-  std::unique_ptr<DiskKernelCache> disk;
+  std::unique_ptr<backend::DiskKernelCache> disk;
   if (!kernel_cache_dir.empty()) {
-    auto opened = DiskKernelCache::Open(kernel_cache_dir);
+    auto opened = backend::DiskKernelCache::Open(kernel_cache_dir);
     if (opened.ok()) disk = *std::move(opened);
     else spdlog::warn("executor: no disk kernel cache: {}", opened.status().ToString());
   }

@@ -36,8 +36,8 @@ inline constexpr size_t kMaxFrameBytes = 1u << 30;
 // Returns the process exit code (0 at EOF, 3 after a wedged device, 2 when the device cannot be
 // opened: then the first request is answered with a failure blamed on the host (jobs::Blame)
 // first, so the job is handed back uncharged instead of being lost silently).
-// `kernel_cache_dir`: this host's disk kernel cache (disk_kernel_cache.h) for the child's own
-// builds and lookups; empty: none (also when it cannot be opened: logged).
+// `kernel_cache_dir`: this host's disk kernel cache (tuner_core/backend/disk_kernel_cache.h)
+// for the child's own builds and lookups; empty: none (also when it cannot be opened: logged).
 int RunExecutor(int fd, const std::string& backend_name, int device_index,
                 const solver::SolverRegistry& registry, const JobTuning& tuning,
                 const std::string& kernel_cache_dir = "");

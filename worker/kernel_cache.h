@@ -5,8 +5,8 @@
 // of backend kind, compiler version, arch, source, headers, options and entries; the
 // kernel's build key on the wire and in the database). A request whose key is known (Prefetch: kernels fetched from the coordinator, or an
 // earlier build through this object) is answered from memory without compiling; else, with a
-// DiskKernelCache, from this host's disk cache (disk_kernel_cache.h: the builds of earlier
-// processes and runs); anything else goes to the wrapped backend, and the result is remembered,
+// DiskKernelCache, from this host's disk cache (tuner_core/backend/disk_kernel_cache.h: the
+// builds of earlier processes and runs); anything else goes to the wrapped backend, and the result is remembered,
 // stored in the disk cache and recorded (TakeBuilt). Disk hits are recorded too, the first time
 // this object sees them, so that a compile worker puts every kernel of its job (the eval step
 // of a new session fetches them from the coordinator). Devices are passed straight through.
@@ -26,7 +26,7 @@
 
 #include "coordinator/api.h"
 #include "tuner_core/backend/backend.h"
-#include "worker/disk_kernel_cache.h"
+#include "tuner_core/backend/disk_kernel_cache.h"
 
 namespace tuna::worker {
 
@@ -47,7 +47,7 @@ std::vector<coordinator::KernelBlob> TrustedKernels(backend::BackendKind kind,
 
 class KernelCacheBackend : public backend::Backend {
  public:
-  explicit KernelCacheBackend(const backend::Backend& inner, const DiskKernelCache* disk = nullptr)
+  explicit KernelCacheBackend(const backend::Backend& inner, const backend::DiskKernelCache* disk = nullptr)
       : inner_(inner), disk_(disk) {}
 
   // Makes these kernels answer later Compile calls (kernels of another backend kind are fine:
@@ -81,7 +81,7 @@ class KernelCacheBackend : public backend::Backend {
 
  private:
   const backend::Backend& inner_;
-  const DiskKernelCache* disk_;  // null: none
+  const backend::DiskKernelCache* disk_;  // null: none
   mutable std::mutex mu_;
   mutable std::map<std::string, backend::CodeObject> known_;  // guarded by mu_
   mutable std::set<std::string> built_here_;  // keys of known_ compiled here; guarded by mu_

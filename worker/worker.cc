@@ -756,7 +756,7 @@ absl::Status Worker::Run() {
   auto chosen = OpenBackendAndDevices();
   if (!chosen.ok()) return chosen.status();
   if (!options_.kernel_cache_dir.empty()) {
-    auto disk = DiskKernelCache::Open(options_.kernel_cache_dir);
+    auto disk = backend::DiskKernelCache::Open(options_.kernel_cache_dir);
     if (!disk.ok()) return disk.status();
     disk_cache_ = *std::move(disk);
   }

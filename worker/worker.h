@@ -74,7 +74,7 @@
 #include "tuner_core/search/measure/compile_pool.h"
 #include "tuner_core/solver/registry.h"
 #include "worker/coordinator_client.h"
-#include "worker/disk_kernel_cache.h"
+#include "tuner_core/backend/disk_kernel_cache.h"
 #include "worker/job_runner.h"
 
 namespace tuna::worker {
@@ -101,9 +101,9 @@ struct WorkerOptions {
   // lease's renewed end). A report given up leaves its job leased until the lease expires (or a
   // resumed `tune -f` hands it back); the job then runs again.
   absl::Duration stop_report_wait = absl::InfiniteDuration();
-  // This host's on-disk kernel cache (disk_kernel_cache.h), shared by the compile threads and
-  // the executor children (passed as --kernel-cache DIR); empty: none. Run fails
-  // (FailedPrecondition) when it cannot be opened.
+  // This host's on-disk kernel cache (tuner_core/backend/disk_kernel_cache.h), shared by the
+  // compile threads and the executor children (passed as --kernel-cache DIR); empty: none.
+  // Run fails (FailedPrecondition) when it cannot be opened.
   std::string kernel_cache_dir;
   // The executor command without device/tuning/fd arguments; empty: this binary's
   // `worker --executor` ({"/proc/self/exe", "worker", "--executor"}).
@@ -227,7 +227,7 @@ class Worker {
   std::map<int64_t, Held> held_;  // guarded by mu_
   WorkerStats stats_;             // guarded by mu_
   std::unique_ptr<search::CompilePool> compile_pool_;  // made by Run before its compile threads
-  std::unique_ptr<DiskKernelCache> disk_cache_;        // opened by Run; null: none
+  std::unique_ptr<backend::DiskKernelCache> disk_cache_;      // opened by Run; null: none
 };
 
 }  // namespace tuna::worker

@@ -1,10 +1,10 @@
-// DiskKernelCache (worker/disk_kernel_cache.h) with code objects of the real cpu backend: a round
+// DiskKernelCache (tuner_core/backend/disk_kernel_cache.h) with code objects of the real cpu backend: a round
 // trip through a private directory that another object (another process) reads back and loads;
 // corrupt, truncated, other-version and misplaced files are misses that the next Put replaces;
 // concurrent Puts of one key never show a reader a torn file; and KernelCacheBackend over it
 // compiles a kernel once for every later cache object, records disk hits for TakeBuilt, and
 // never stores kernels fetched from a coordinator.
-#include "worker/disk_kernel_cache.h"
+#include "tuner_core/backend/disk_kernel_cache.h"
 
 #include <sys/stat.h>
 
@@ -25,6 +25,7 @@ namespace tuna::worker {
 namespace {
 
 namespace fs = std::filesystem;
+using backend::DiskKernelCache;
 
 std::string FreshDir(const std::string& name) {
   const char* tmp = std::getenv("TEST_TMPDIR");

@@ -1,8 +1,14 @@
-// Kernel cache: a second handle over the same cache dir performs 0 compilations; a system .kdb
+// Kernel cache: a second handle over the same cache dir performs 0 compilations (the files are
+// the worker's disk cache format; corrupt ones are recompiled); a system .kdb
 // (written with db::KernelDbWriter under MIOpen's key rule) is used before compiling; LOGGING_CMD
 // lines of Immediate runs re-parse to the problem that ran.
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 #include "catch2/catch.hpp"
 #include "tests/runtime/test_util.h"
+#include "tuner_core/backend/disk_kernel_cache.h"
 #include "tuner_core/db/kernel_db.h"
 #include "tuner_core/runtime/kernel_cache.h"
 
@@ -29,6 +35,18 @@ TEST_CASE("kernel cache: the second handle compiles nothing") {
     CHECK(first_compiles >= 1);
     CHECK((*h)->kernels().stats().cache_hits == 0);
   }
+  // The worker's disk cache format (tuner_core/backend/disk_kernel_cache.h): DIR/<2 hex>/<key>.
+  int files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cache.str())) {
+    if (!e.is_regular_file()) continue;
+    ++files;
+    const std::string key = e.path().filename().string();
+    CHECK(e.path().parent_path().filename().string() == key.substr(0, 2));
+    std::ifstream in(e.path(), std::ios::binary);
+    const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(backend::DiskKernelCache::Parse(key, data).ok());
+  }
+  CHECK(files == first_compiles);
   auto h = testing::CpuHandle(c);
   REQUIRE(h.ok());
   auto rep = testing::RunAndVerify(**h, p, 85);
@@ -38,8 +56,8 @@ TEST_CASE("kernel cache: the second handle compiles nothing") {
   CHECK((*h)->kernels().stats().cache_hits == first_compiles);
 
   // A corrupt cache file is ignored and recompiled.
-  for (const auto& e : std::filesystem::directory_iterator(cache.str())) {
-    std::ofstream(e.path(), std::ios::trunc) << "garbage";
+  for (const auto& e : std::filesystem::recursive_directory_iterator(cache.str())) {
+    if (e.is_regular_file()) std::ofstream(e.path(), std::ios::trunc) << "garbage";
   }
   auto h3 = testing::CpuHandle(c);
   REQUIRE(h3.ok());
@@ -55,23 +73,6 @@ TEST_CASE("kernel cache: the second handle compiles nothing") {
   REQUIRE(h4.ok());
   REQUIRE(CompileSolution(**h4, p, 85).ok());
   CHECK((*h4)->kernels().compilations() == first_compiles);
-}
-
-TEST_CASE("kernel cache: code object file format round-trips") {
-  backend::CodeObject co;
-  co.kind = backend::BackendKind::kHip;
-  co.arch = "gfx90a";
-  co.compiler_version = "hiprtc 6.0";
-  co.entries = {"a", "b"};
-  co.bytes = std::string("\0\x01\nxyz", 6);
-  auto back = ParseCodeObject(SerializeCodeObject(co));
-  REQUIRE(back.ok());
-  CHECK(back->kind == co.kind);
-  CHECK(back->arch == co.arch);
-  CHECK(back->compiler_version == co.compiler_version);
-  CHECK(back->entries == co.entries);
-  CHECK(back->bytes == co.bytes);
-  CHECK(!ParseCodeObject("tuna-code-object 1\n0\nx\ny\nz\n99\nshort").ok());
 }
 
 TEST_CASE("kernel cache: a system .kdb's kernels are used first") {

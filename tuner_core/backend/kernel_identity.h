@@ -1,7 +1,8 @@
 // The one identity of a kernel build, used wherever a compiled kernel is reused instead of
 // compiled again: the tuner's compiler (search/measure/compiler.h, within a process), the
 // worker's kernel cache (worker/kernel_cache.h: the build key a compile worker stores and an
-// eval worker looks up) and the runtime's on-disk cache (runtime/kernel_cache.h, file names).
+// eval worker looks up) and the on-disk cache of the workers and the runtime
+// (disk_kernel_cache.h, file names).
 //
 // SHA-256 hex (64 characters) of the backend kind, the compiler version (without a trailing
 // " (/library/path)": the same compiler at another path on another host is the same), the target arch, the

@@ -1,4 +1,4 @@
-#include "worker/disk_kernel_cache.h"
+#include "tuner_core/backend/disk_kernel_cache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 #include "spdlog/spdlog.h"
 #include "tuner_core/hash/sha256.h"
 
-namespace tuna::worker {
+namespace tuna::backend {
 namespace {
 
 constexpr std::string_view kMagic("TUNAKC\r\n", 8);
@@ -82,9 +82,9 @@ std::string RawSha256(std::string_view data) {
   return absl::HexStringToBytes(hash::Sha256Hex(data));
 }
 
-std::optional<backend::BackendKind> KindByName(const std::string& name) {
-  for (backend::BackendKind k : {backend::BackendKind::kCpu, backend::BackendKind::kCuda, backend::BackendKind::kHip}) {
-    if (name == backend::BackendKindName(k)) return k;
+std::optional<BackendKind> KindByName(const std::string& name) {
+  for (BackendKind k : {BackendKind::kCpu, BackendKind::kCuda, BackendKind::kHip}) {
+    if (name == BackendKindName(k)) return k;
   }
   return std::nullopt;
 }
@@ -148,11 +148,11 @@ std::string DiskKernelCache::PathOf(const std::string& key) const {
   return absl::StrCat(dir_, "/", key.substr(0, 2), "/", key);
 }
 
-std::string DiskKernelCache::Serialize(const std::string& key, const backend::CodeObject& code) {
+std::string DiskKernelCache::Serialize(const std::string& key, const CodeObject& code) {
   std::string out(kMagic);
   PutU32(out, kFormatVersion);
   PutStr(out, key);
-  PutStr(out, backend::BackendKindName(code.kind));
+  PutStr(out, BackendKindName(code.kind));
   PutStr(out, code.arch);
   PutStr(out, code.compiler_version);
   PutU32(out, static_cast<uint32_t>(code.entries.size()));
@@ -162,7 +162,7 @@ std::string DiskKernelCache::Serialize(const std::string& key, const backend::Co
   return out;
 }
 
-absl::StatusOr<backend::CodeObject> DiskKernelCache::Parse(const std::string& key, const std::string& data) {
+absl::StatusOr<CodeObject> DiskKernelCache::Parse(const std::string& key, const std::string& data) {
   if (data.size() < kMagic.size() || std::string_view(data).substr(0, kMagic.size()) != kMagic) {
     return absl::DataLossError("not a tuna kernel cache file (bad magic)");
   }
@@ -179,7 +179,7 @@ absl::StatusOr<backend::CodeObject> DiskKernelCache::Parse(const std::string& ke
   Reader f(body.substr(kMagic.size() + 4));
   const std::string stored_key = f.Str();
   const std::string kind = f.Str();
-  backend::CodeObject code;
+  CodeObject code;
   code.arch = f.Str();
   code.compiler_version = f.Str();
   const uint32_t entries = f.U32();
@@ -188,18 +188,18 @@ absl::StatusOr<backend::CodeObject> DiskKernelCache::Parse(const std::string& ke
   if (f.truncated()) return absl::DataLossError("a field runs past the end of the file");
   if (f.pos() != body.size() - kMagic.size() - 4) return absl::DataLossError("trailing bytes after the code object");
   if (stored_key != key) return absl::DataLossError(absl::StrCat("the file holds key ", stored_key));
-  std::optional<backend::BackendKind> k = KindByName(kind);
+  std::optional<BackendKind> k = KindByName(kind);
   if (!k) return absl::DataLossError(absl::StrCat("unknown backend kind '", absl::CEscape(kind), "'"));
   code.kind = *k;
   return code;
 }
 
-std::optional<backend::CodeObject> DiskKernelCache::Get(const std::string& key) const {
+std::optional<CodeObject> DiskKernelCache::Get(const std::string& key) const {
   if (!IsKey(key)) return std::nullopt;
   const std::string path = PathOf(key);
   std::optional<std::string> data = ReadWhole(path);
   if (!data) return std::nullopt;
-  absl::StatusOr<backend::CodeObject> code = Parse(key, *data);
+  absl::StatusOr<CodeObject> code = Parse(key, *data);
   if (code.ok()) return *std::move(code);
   std::lock_guard<std::mutex> lock(mu_);
   if (reported_.insert(key).second) {
@@ -209,7 +209,7 @@ std::optional<backend::CodeObject> DiskKernelCache::Get(const std::string& key) 
   return std::nullopt;
 }
 
-absl::Status DiskKernelCache::Put(const std::string& key, const backend::CodeObject& code) const {
+absl::Status DiskKernelCache::Put(const std::string& key, const CodeObject& code) const {
   if (!IsKey(key)) return absl::InvalidArgumentError(absl::StrCat("kernel cache: bad key '", absl::CEscape(key), "'"));
   const std::string sub = absl::StrCat(dir_, "/", key.substr(0, 2));
   if (::mkdir(sub.c_str(), 0700) != 0 && errno != EEXIST) {
@@ -230,4 +230,4 @@ absl::Status DiskKernelCache::Put(const std::string& key, const backend::CodeObj
   return st;
 }
 
-}  // namespace tuna::worker
+}  // namespace tuna::backend

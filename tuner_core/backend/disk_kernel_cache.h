@@ -1,7 +1,8 @@
 // A persistent kernel cache on local disk, shared by every process of this user on this host:
-// the compile pool's threads, the executor children and later `tune -f` runs or worker
-// restarts. KernelCacheBackend (kernel_cache.h) looks here after its memory and before the
-// compiler, and stores what it built here.
+// the worker's compile pool threads and executor children, later `tune -f` runs or worker
+// restarts (worker/kernel_cache.h KernelCacheBackend looks here after its memory and before
+// the compiler, and stores what it built here), and the runtime's cache directory
+// (runtime/kernel_cache.h, MIOPEN_CUSTOM_CACHE_DIR).
 //
 // Keys are backend::KernelIdentity values (64 lower-case hex characters: SHA-256 of backend kind,
 // compiler version, arch, source, headers, options, entries), so a compiler upgrade or a kernel
@@ -31,9 +32,9 @@
 // be created or is not private to this user (see below).
 //
 // Trust (docs/OPERATIONS.md, "Kernel cache"): on the CPU backend a code object is a shared
-// object that the executor dlopens, so whoever can write this directory can run code in every
+// object that the executor (or the runtime) dlopens, so whoever can write this directory can run code in every
 // tune of this user. Only this host's own builds are Put (never kernels fetched from a
-// coordinator), and the directory must be private: Open creates it (and its subdirectories)
+// coordinator or read from a kernel db), and the directory must be private: Open creates it (and its subdirectories)
 // with mode 0700 and refuses an existing one owned by another user or writable by group or
 // others.
 //
@@ -51,7 +52,7 @@
 #include "absl/status/statusor.h"
 #include "tuner_core/backend/backend.h"
 
-namespace tuna::worker {
+namespace tuna::backend {
 
 class DiskKernelCache {
  public:
@@ -62,10 +63,10 @@ class DiskKernelCache {
 
   // The code object stored under `key`, or nullopt (a miss; see Errors above). A key that is
   // not 64 hex characters is a miss.
-  std::optional<backend::CodeObject> Get(const std::string& key) const;
+  std::optional<CodeObject> Get(const std::string& key) const;
   // Stores `code` under `key` atomically (replacing any file there). InvalidArgument for a key
   // that is not 64 hex characters; the I/O error otherwise.
-  absl::Status Put(const std::string& key, const backend::CodeObject& code) const;
+  absl::Status Put(const std::string& key, const CodeObject& code) const;
 
   const std::string& dir() const { return dir_; }
   // The file a key is stored in.
@@ -73,8 +74,8 @@ class DiskKernelCache {
 
   // The file contents for `key` and `code` and back (exposed for tests). Parse: DataLoss
   // naming what is wrong (magic, version, a truncated field, checksum, trailing bytes, key).
-  static std::string Serialize(const std::string& key, const backend::CodeObject& code);
-  static absl::StatusOr<backend::CodeObject> Parse(const std::string& key, const std::string& data);
+  static std::string Serialize(const std::string& key, const CodeObject& code);
+  static absl::StatusOr<CodeObject> Parse(const std::string& key, const std::string& data);
 
  private:
   explicit DiskKernelCache(std::string dir) : dir_(std::move(dir)) {}
@@ -84,4 +85,4 @@ class DiskKernelCache {
   mutable std::set<std::string> reported_;  // keys whose bad file was logged; guarded by mu_
 };
 
-}  // namespace tuna::worker
+}  // namespace tuna::backend
