@@ -13,7 +13,7 @@
 
 namespace tuna::fuzz {
 
-// Inputs up to 1 MiB are fed in; an error message may quote them, but must stay readable.
+// Lines of hundreds of KiB are fed in; an error message may quote them, but must stay readable.
 constexpr size_t kMaxMessage = 4096;
 
 inline std::string TmpPath(const std::string& name) {

@@ -121,7 +121,7 @@ std::string Mutator::Mutate(std::string_view valid, Mutation kind) {
     case Mutation::kLongLine: {
       const size_t at = Below(s.size() + 1);
       if (Below(2) == 0 || s.empty()) {
-        const size_t len = (size_t{64} << 10) + Below(size_t{960} << 10);
+        const size_t len = (size_t{64} << 10) + Below(size_t{256} << 10);
         static const char kFill[] = {'9', 'x', 'a', ' ', ',', '-', '0'};
         return s.insert(at, len, kFill[Below(std::size(kFill))]);
       }

@@ -20,7 +20,7 @@ enum class Mutation {
   kNegativeNumber,  // a run of digits replaced by a negative one (-1, -0, INT64_MIN, ...)
   kEmptyField,      // the text between two separators removed (or one separator doubled)
   kControlByte,     // a control byte inserted: NUL, \r, \n, \t, ESC, DEL, 0xff, ...
-  kLongLine,        // a 64 KiB - 1 MiB run of one byte, or a field repeated, inserted
+  kLongLine,        // a 64-320 KiB run of one byte, or a field repeated to 64 KiB, inserted
   kDeleteBytes,     // 1-8 bytes removed
   kSwapFields,      // two separator-delimited fields exchanged
 };
