@@ -866,6 +866,9 @@ absl::Status Coordinator::NoteDb(const absl::Status& st) {
       return st;
     }
     outage = absl::Now() - db_down_since_;
+    // No reap until the grace below has begun: another thread's reaper that sees the database
+    // up meanwhile would otherwise reap (and charge) the leases the outage let expire.
+    reap_after_ = absl::InfiniteFuture();
   }
   auto now = store_.DatabaseNow();
   if (!now.ok()) {  // gone again before the grace could begin: still down, said already

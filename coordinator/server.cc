@@ -7,6 +7,7 @@
 #include <thread>
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/codegen/service_type.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -99,7 +100,9 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   std::unique_ptr<CoordinatorServer> s(new CoordinatorServer());
   s->coordinator_ = &coordinator;
   s->credentials_ = *std::move(credentials);
-  s->service_ = MakeWorkerService(coordinator, *s->credentials_);
+  WorkerServices services = MakeWorkerServices(coordinator, *s->credentials_);
+  s->service_ = std::move(services.sync);
+  s->unread_service_ = std::move(services.unread);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -114,6 +117,7 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   }
   builder.AddListeningPort(options.listen, creds, &s->port_);
   builder.RegisterService(s->service_.get());
+  builder.RegisterCallbackGenericService(s->unread_service_.get());
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   // Long-polls hold a thread each: allow well over one per worker.

@@ -4,12 +4,15 @@
 // Security (DESIGN §9, docs/OPERATIONS.md "Trust model"): a non-loopback listen address needs a
 // token and TLS (plaintext only with insecure_plaintext, logged as a warning); the tokens
 // (credentials.h: one per role) are compared in constant time against the
-// `authorization: Bearer <token>` metadata of every call (UNAUTHENTICATED otherwise); requests
-// over max_message_bytes are refused by gRPC before they are read (so before any token check),
-// and every method but Report and PutKernels takes at most 1 MiB. Token files are re-read every
-// token_reload: a rotated token refuses the old one's holders from then on, and the leases they
-// held are kept and, when they expire, requeued without a retry charged (a grace period begins,
-// as after a restart). Server reflection only when asked for. Secrets are never logged.
+// `authorization: Bearer <token>` metadata of every call (UNAUTHENTICATED otherwise). Report and
+// PutKernels, the methods whose requests may be large, check the token (and role) before their
+// requests are read, so a large unauthenticated request is refused unread (unread_refusal.h);
+// every other method takes at most 1 MiB (checked after the token), and no request may exceed
+// max_message_bytes (gRPC reads such a request, then refuses it: RESOURCE_EXHAUSTED). Token
+// files are re-read every token_reload: a rotated token refuses the old one's holders from then
+// on, and the leases they held are kept and, when they expire, requeued without a retry charged
+// (a grace period begins, as after a restart). Server reflection only when asked for. Secrets
+// are never logged.
 #pragma once
 
 #include <memory>
@@ -21,6 +24,7 @@
 #include "coordinator/credentials.h"
 
 namespace grpc {
+class CallbackGenericService;
 class Server;
 class Service;
 }  // namespace grpc
@@ -37,7 +41,8 @@ struct ServerOptions {
   std::string tls_cert_pem, tls_key_pem;  // both or neither
   bool insecure_plaintext = false;        // allow a non-loopback listener without TLS
   bool reflection = false;                // serve grpc.reflection (unauthenticated)
-  // Larger requests are refused unread. Workers send kernels in pieces well below it.
+  // Larger requests are refused (after gRPC has read them). Workers send kernels in pieces
+  // well below it.
   int max_message_bytes = 32 << 20;
 };
 
@@ -66,6 +71,7 @@ class CoordinatorServer {
   void ReloadLoop(absl::Duration every);
   std::unique_ptr<Credentials> credentials_;
   std::unique_ptr<grpc::Service> service_;
+  std::unique_ptr<grpc::CallbackGenericService> unread_service_;  // uses service_
   std::unique_ptr<grpc::Server> server_;
   Coordinator* coordinator_ = nullptr;
   std::string host_;

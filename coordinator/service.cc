@@ -1,9 +1,13 @@
 // The gRPC adapter: the only server file that includes tuna.grpc.pb.h. Each handler checks the
 // token and its role (credentials.h), the request's size for its method, converts the request
-// (wire.h), calls the domain and maps absl::Status to grpc::Status.
+// (wire.h), calls the domain and maps absl::Status to grpc::Status. Report and PutKernels are
+// served through unread_refusal.h, which checks the token before their requests are read.
 #include "coordinator/service.h"
 
+#include <grpcpp/impl/codegen/proto_utils.h>
+
 #include "coordinator/credentials.h"
+#include "coordinator/unread_refusal.h"
 #include "coordinator/wire.h"
 #include "proto/tuna.grpc.pb.h"
 
@@ -25,7 +29,11 @@ grpc::Status ToGrpc(const absl::Status& s) {
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
 }
 
-class WorkerService final : public v1::Worker::Service {
+// Report and PutKernels are generic here: unread_refusal.h serves them.
+using SyncBase =
+    v1::Worker::WithGenericMethod_Report<v1::Worker::WithGenericMethod_PutKernels<v1::Worker::Service>>;
+
+class WorkerService final : public SyncBase {
  public:
   WorkerService(Coordinator& c, const Credentials& credentials) : c_(c), credentials_(credentials) {}
 
@@ -88,9 +96,8 @@ class WorkerService final : public v1::Worker::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status Report(grpc::ServerContext* ctx, const v1::ReportRequest* req,
-                      v1::ReportReply*) override {
-    if (auto st = Auth(ctx); !st.ok()) return st;
+  // The token (and role) was checked by Authorize before the request was read.
+  grpc::Status Report(const v1::ReportRequest* req, v1::ReportReply*) {
     auto r = FromWire(*req);
     if (!r.ok()) return ToGrpc(r.status());
     return ToGrpc(c_.SubmitReport(*r));
@@ -108,13 +115,7 @@ class WorkerService final : public v1::Worker::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status PutKernels(grpc::ServerContext* ctx, const v1::PutKernelsRequest* req,
-                          v1::PutKernelsReply* reply) override {
-    if (auto st = Auth(ctx); !st.ok()) return st;
-    if (RoleOf(ctx) != Role::kCompile) {  // eval hosts never hand code to the others
-      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                          "PutKernels needs the compile role's token (this is the eval role's)");
-    }
+  grpc::Status PutKernels(const v1::PutKernelsRequest* req, v1::PutKernelsReply* reply) {
     std::vector<KernelBlob> kernels;
     for (const auto& k : req->kernels()) kernels.push_back(FromWire(k));
     auto ids = c_.PutKernels(req->worker_id(), req->job_id(), req->attempt(), kernels);
@@ -133,14 +134,31 @@ class WorkerService final : public v1::Worker::Service {
     return grpc::Status::OK;
   }
 
+  // Before a Report or PutKernels request is read: a token, and for PutKernels the compile role
+  // (eval hosts never hand code to the others).
+  grpc::Status AuthorizeLarge(const grpc::ServerContextBase& ctx, const std::string& method) const {
+    const Role role = RoleOf(&ctx);
+    if (role == Role::kNone) {
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "missing or wrong token");
+    }
+    if (method == kPutKernels && role != Role::kCompile) {
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          "PutKernels needs the compile role's token (this is the eval role's)");
+    }
+    return grpc::Status::OK;
+  }
+
+  static constexpr const char* kReport = "/tuna.v1.Worker/Report";
+  static constexpr const char* kPutKernels = "/tuna.v1.Worker/PutKernels";
+
  private:
-  Role RoleOf(grpc::ServerContext* ctx) const {
+  Role RoleOf(const grpc::ServerContextBase* ctx) const {
     const auto& md = ctx->client_metadata();
     auto it = md.find("authorization");
     return credentials_.RoleOf(it == md.end() ? std::string_view()
                                               : std::string_view(it->second.data(), it->second.size()));
   }
-  grpc::Status Auth(grpc::ServerContext* ctx) const {
+  grpc::Status Auth(const grpc::ServerContextBase* ctx) const {
     if (RoleOf(ctx) != Role::kNone) return grpc::Status::OK;
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "missing or wrong token");
   }
@@ -151,9 +169,37 @@ class WorkerService final : public v1::Worker::Service {
 
 }  // namespace
 
-std::unique_ptr<grpc::Service> MakeWorkerService(Coordinator& coordinator,
-                                                 const Credentials& credentials) {
-  return std::make_unique<WorkerService>(coordinator, credentials);
+// A handler of `Req` -> `Reply` over serialized messages.
+template <class Req, class Reply>
+RawHandler Raw(std::function<grpc::Status(const Req*, Reply*)> handle) {
+  return [handle](const grpc::ServerContextBase&, const grpc::ByteBuffer& in,
+                  grpc::ByteBuffer* out) {
+    Req req;
+    grpc::ByteBuffer copy(in);
+    grpc::Status st = grpc::SerializationTraits<Req>::Deserialize(&copy, &req);
+    if (!st.ok()) return st;
+    Reply reply;
+    st = handle(&req, &reply);
+    if (!st.ok()) return st;
+    bool own = false;
+    return grpc::SerializationTraits<Reply>::Serialize(reply, out, &own);
+  };
+}
+
+WorkerServices MakeWorkerServices(Coordinator& coordinator, const Credentials& credentials) {
+  auto sync = std::make_unique<WorkerService>(coordinator, credentials);
+  WorkerService* w = sync.get();
+  std::map<std::string, RawHandler> large;
+  large[WorkerService::kReport] = Raw<v1::ReportRequest, v1::ReportReply>(
+      [w](const v1::ReportRequest* q, v1::ReportReply* r) { return w->Report(q, r); });
+  large[WorkerService::kPutKernels] = Raw<v1::PutKernelsRequest, v1::PutKernelsReply>(
+      [w](const v1::PutKernelsRequest* q, v1::PutKernelsReply* r) { return w->PutKernels(q, r); });
+  auto unread = MakeUnreadRefusalService(
+      [w](const grpc::ServerContextBase& ctx, const std::string& method) {
+        return w->AuthorizeLarge(ctx, method);
+      },
+      std::move(large));
+  return {std::move(sync), std::move(unread)};
 }
 
 }  // namespace tuna::coordinator

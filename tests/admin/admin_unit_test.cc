@@ -52,7 +52,9 @@ TEST_CASE("Applicability is computed for every pair, the same on any thread coun
   int64_t id = 1;
   for (const char* line : {"conv -n 2 -c 8 -H 10 -W 10 -k 8 -y 1 -x 1 -F 0",
                            "conv -n 2 -c 8 -H 10 -W 10 -k 8 -y 3 -x 3 -F 0"}) {
-    for (const Problem& p : *ParseDriverLine(line)) configs.push_back({id++, p, ""});
+    auto problems = ParseDriverLine(line);  // held: `*ParseDriverLine(..)` in the loop head
+    REQUIRE(problems.ok());                 // would dangle (ASan: stack-use-after-scope)
+    for (const Problem& p : *problems) configs.push_back({id++, p, ""});
   }
   // Many copies so several threads get work.
   std::vector<schema::StoredConfig> many;

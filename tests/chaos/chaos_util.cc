@@ -1,12 +1,21 @@
 #include "tests/chaos/chaos_util.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "catch2/catch.hpp"
+#include "schema/embedded/mariadb_server.h"
+#include "tests/distributed/worker_test_util.h"
+#include "tests/fixtures/mariadb_fixture.h"
+#include "tuner_core/solver/registry.h"
 
 namespace tuna::testing {
 
@@ -104,6 +113,86 @@ std::string Invariants::Summary() const {
                       ", retries charged ", retries, ", leases left ", leased, ", results ",
                       results, ", sampled attempts ", sampled_attempts, ", doubled ", doubled,
                       ", forgiven expiries ", forgiven);
+}
+
+void CheckNothingLost(const Invariants& v, int64_t jobs) {
+  CHECK(v.evaluated == jobs);
+  CHECK(v.failed == 0);
+  CHECK(v.retries == 0);
+  CHECK(v.leased == 0);
+  CHECK(v.results == jobs);
+  CHECK(v.doubled == 0);
+}
+
+ChaosStage SetUpChaos(schema::Database& db, const schema::ConnectionInfo& connection, int configs,
+                      const std::string& label) {
+  ChaosStage s;
+  s.tuna = Runfile("cli/tuna");
+  REQUIRE(!s.tuna.empty());
+  auto session = LoadCpuWorkload(db, solver::SolverRegistry::Builtin(), SmallDriverLines(configs),
+                                 label, {"TunaCpuGemmConv"}, {"perf", "find"});
+  REQUIRE(session.ok());
+  s.jobs = CountRows(db, "SELECT COUNT(*) FROM job");
+  REQUIRE(s.jobs == 2 * configs);
+  auto server = SharedMariadb();
+  REQUIRE(server.ok());
+  s.db_url = DbUrl(connection, (*server)->data_dir() + "/tuna-client.cnf");
+  auto port = schema::PickFreeLoopbackPort();
+  REQUIRE(port.ok());
+  s.addr = absl::StrCat("127.0.0.1:", *port);
+  s.out = TestOutputDir();
+  return s;
+}
+
+pid_t StartCoordinator(const ChaosStage& stage, const std::vector<std::string>& flags,
+                       const std::string& log, int ready) {
+  std::vector<std::string> argv = {stage.tuna, "--db", stage.db_url, "coordinator", "--listen",
+                                   stage.addr};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  const pid_t pid = Spawn(argv, log);
+  REQUIRE(pid > 0);
+  REQUIRE(WaitForLines(log, "coordinator ready", ready, 60));
+  return pid;
+}
+
+std::vector<std::string> WorkerArgv(const ChaosStage& stage, const std::string& host,
+                                    const std::vector<std::string>& flags) {
+  std::vector<std::string> argv = {stage.tuna, "worker", "--coordinator", stage.addr,
+                                   "--backend", "cpu", "--host", host, "--budget", "2",
+                                   "--repetitions", "2", "--compile-jobs", "1"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  return argv;
+}
+
+std::string WorkerHealthAddress(const std::string& log, int seconds) {
+  static const std::regex kPortLine(
+      R"(health service listening on 127\.0\.0\.1:0 \(port (\d+)\))");
+  std::string addr;
+  WaitUntil(seconds, [&] {
+    std::smatch m;
+    const std::string text = ReadWholeFile(log);
+    if (!std::regex_search(text, m, kPortLine)) return false;
+    addr = "127.0.0.1:" + m[1].str();
+    return true;
+  });
+  return addr;
+}
+
+bool WaitAllJobsDone(schema::Database& db, int seconds) {
+  return WaitUntil(seconds, [&] {
+    return CountRows(db, "SELECT COUNT(*) FROM job WHERE state NOT IN ('evaluated', 'failed')") == 0;
+  });
+}
+
+std::vector<int> StopAll(const std::vector<pid_t>& pids, int seconds) {
+  for (pid_t p : pids) kill(p, SIGTERM);
+  std::vector<int> statuses;
+  for (pid_t p : pids) statuses.push_back(WaitFor(p, seconds));
+  return statuses;
+}
+
+int ExitCode(int wait_status) {
+  return wait_status != -1 && WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
 }
 
 }  // namespace tuna::testing

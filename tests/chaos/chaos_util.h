@@ -1,5 +1,6 @@
-// Helpers of the chaos tests (tests/chaos/): `tuna` processes against a test database, their
-// logs, and the invariants every scenario checks.
+// Helpers of the chaos tests (tests/chaos/): the common stage (a workload on the test database,
+// a coordinator and workers as `tuna` processes), their logs, and the invariants every scenario
+// checks. Each test keeps only its scenario. Test-only; the calls block, one thread at a time.
 #pragma once
 
 #include <sys/types.h>
@@ -40,5 +41,40 @@ struct Invariants {
   std::string Summary() const;
 };
 Invariants CheckInvariants(schema::Database& db, int64_t session_id = 0);
+// CHECKs (Catch2) the invariants every scenario promises for its `jobs` jobs: all evaluated, none
+// failed, no retry charged, no lease left, one result each, nothing doubled.
+void CheckNothingLost(const Invariants& v, int64_t jobs);
+
+// The stage the scenarios on the shared test MariaDB (tests/fixtures) have in common: a CPU
+// workload of `configs` configs x (perf, find) of TunaCpuGemmConv loaded under `label`, the
+// `tuna` binary, the database's URL, a free loopback address for a coordinator, and the
+// directory for the processes' logs. Each step is REQUIREd.
+struct ChaosStage {
+  std::string tuna;    // path of the `tuna` binary (runfile cli/tuna)
+  std::string db_url;  // --db of the shared test database
+  std::string addr;    // 127.0.0.1:<free port>, for the coordinator
+  std::string out;     // TestOutputDir(): logs and files
+  int64_t jobs = 0;    // 2 * configs
+};
+ChaosStage SetUpChaos(schema::Database& db, const schema::ConnectionInfo& connection, int configs,
+                      const std::string& label);
+
+// Spawns `tuna --db <url> coordinator --listen <addr> <flags>` appending to `log` and REQUIREs its
+// `ready`-th "coordinator ready" line in that log within 60 s (1 for the first start of a log).
+pid_t StartCoordinator(const ChaosStage& stage, const std::vector<std::string>& flags,
+                       const std::string& log, int ready = 1);
+// `tuna worker --coordinator <addr> --backend cpu --host <host> --budget 2 --repetitions 2
+// --compile-jobs 1 <flags>`: the worker every scenario runs, for Spawn.
+std::vector<std::string> WorkerArgv(const ChaosStage& stage, const std::string& host,
+                                    const std::vector<std::string>& flags);
+// The address of a worker's health service started with `--health 127.0.0.1:0`, from its log
+// line "health service listening on 127.0.0.1:0 (port N)"; "" when absent after `seconds`.
+std::string WorkerHealthAddress(const std::string& log, int seconds);
+// Waits up to `seconds` until every job is evaluated or failed.
+bool WaitAllJobsDone(schema::Database& db, int seconds);
+// SIGTERM to each, then each reaped within `seconds`: their raw wait statuses (-1: still running).
+std::vector<int> StopAll(const std::vector<pid_t>& pids, int seconds);
+// The exit status of a reaped process, -1 when it did not exit normally.
+int ExitCode(int wait_status);
 
 }  // namespace tuna::testing

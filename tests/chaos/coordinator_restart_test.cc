@@ -15,11 +15,9 @@
 #include <vector>
 
 #include "catch2/catch.hpp"
-#include "schema/embedded/mariadb_server.h"
 #include "tests/chaos/chaos_util.h"
 #include "tests/distributed/worker_test_util.h"
 #include "tests/fixtures/mariadb_fixture.h"
-#include "tuner_core/solver/registry.h"
 
 namespace tuna {
 namespace {
@@ -33,42 +31,19 @@ struct Outage {
 
 TEST_CASE_METHOD(testing::MariadbTest, "coordinator kills and restarts cost no job and no retry",
                  "[mariadb][chaos]") {
-  const std::string tuna_bin = testing::Runfile("cli/tuna");
-  REQUIRE(!tuna_bin.empty());
-  auto session = testing::LoadCpuWorkload(db(), solver::SolverRegistry::Builtin(),
-                                          testing::SmallDriverLines(24), "chaos",
-                                          {"TunaCpuGemmConv"}, {"perf", "find"});
-  REQUIRE(session.ok());
-  const int64_t jobs = CountRows(db(), "SELECT COUNT(*) FROM job");
-  REQUIRE(jobs == 48);
-  auto server = testing::SharedMariadb();
-  REQUIRE(server.ok());
-  const std::string url = testing::DbUrl(connection(), (*server)->data_dir() + "/tuna-client.cnf");
-  auto port = schema::PickFreeLoopbackPort();
-  REQUIRE(port.ok());
-  const std::string addr = "127.0.0.1:" + std::to_string(*port);
-  const std::string out = testing::TestOutputDir();
-  const std::string coord_log = out + "/coordinator.log";
-  const std::vector<std::string> coord_argv = {
-      tuna_bin, "--db", url, "coordinator", "--listen", addr, "--lease-seconds", "5",
-      "--max-retries", "1", "--restart-grace", "10"};
+  const testing::ChaosStage stage = testing::SetUpChaos(db(), connection(), 24, "chaos");
+  const std::string coord_log = stage.out + "/coordinator.log";
+  const std::vector<std::string> coord_flags = {"--lease-seconds", "5", "--max-retries", "1",
+                                                "--restart-grace", "10"};
   int starts = 0;
-  auto start_coordinator = [&] {
-    pid_t pid = testing::Spawn(coord_argv, coord_log);
-    REQUIRE(pid > 0);
-    ++starts;
-    REQUIRE(testing::WaitForLines(coord_log, "coordinator ready", starts, 60));
-    return pid;
-  };
+  auto start_coordinator = [&] { return testing::StartCoordinator(stage, coord_flags, coord_log, ++starts); };
   pid_t coord = start_coordinator();
   std::vector<pid_t> workers;
   std::vector<std::string> worker_logs;
   for (const char* host : {"w1", "w2"}) {
-    worker_logs.push_back(out + "/worker-" + host + ".log");
-    workers.push_back(testing::Spawn(
-        {tuna_bin, "worker", "--coordinator", addr, "--backend", "cpu", "--host", host,
-         "--budget", "2", "--repetitions", "2", "--lease-batch", "3", "--compile-jobs", "1"},
-        worker_logs.back()));
+    worker_logs.push_back(stage.out + "/worker-" + host + ".log");
+    workers.push_back(
+        testing::Spawn(testing::WorkerArgv(stage, host, {"--lease-batch", "3"}), worker_logs.back()));
     REQUIRE(workers.back() > 0);
   }
 
@@ -92,26 +67,14 @@ TEST_CASE_METHOD(testing::MariadbTest, "coordinator kills and restarts cost no j
     leased_at_stop += CountRows(db(), "SELECT COUNT(*) FROM job WHERE lease_owner IS NOT NULL");
     REQUIRE(kill(coord, o.signal) == 0);
     const int status = testing::WaitFor(coord, 30);
-    if (o.signal == SIGTERM) {
-      CHECK(WIFEXITED(status));
-      CHECK(WEXITSTATUS(status) == 0);
-    }
+    if (o.signal == SIGTERM) CHECK(testing::ExitCode(status) == 0);
     std::this_thread::sleep_for(std::chrono::seconds(o.seconds));
     coord = start_coordinator();
     ++outages;
   }
-  const bool finished = testing::WaitUntil(300, [&] {
-    return CountRows(db(), "SELECT COUNT(*) FROM job WHERE state NOT IN ('evaluated', 'failed')") == 0;
-  });
-  for (pid_t w : workers) kill(w, SIGTERM);
-  for (pid_t w : workers) {
-    const int st = testing::WaitFor(w, 60);
-    CHECK(WIFEXITED(st));
-    CHECK(WEXITSTATUS(st) == 0);
-  }
-  kill(coord, SIGTERM);
-  const int cs = testing::WaitFor(coord, 30);
-  CHECK(WIFEXITED(cs));
+  const bool finished = testing::WaitAllJobsDone(db(), 300);
+  for (int st : testing::StopAll(workers, 60)) CHECK(testing::ExitCode(st) == 0);
+  CHECK(testing::ExitCode(testing::StopAll({coord}, 30).front()) >= 0);
   REQUIRE(finished);
 
   // How soon after each restart the workers renewed their leases again.
@@ -140,13 +103,8 @@ TEST_CASE_METHOD(testing::MariadbTest, "coordinator kills and restarts cost no j
               outages, outages, static_cast<long long>(leased_at_stop), v.Summary().c_str(), lost,
               given_up, late_reports, renew_delays.c_str(), worst);
   CHECK(outages >= 3);
-  CHECK(v.evaluated == jobs);
-  CHECK(v.failed == 0);
-  CHECK(v.retries == 0);
-  CHECK(v.leased == 0);
-  CHECK(v.results == jobs);
-  CHECK(v.sampled_attempts == jobs);
-  CHECK(v.doubled == 0);
+  testing::CheckNothingLost(v, stage.jobs);
+  CHECK(v.sampled_attempts == stage.jobs);
   CHECK(given_up == 0);
 }
 

@@ -7,22 +7,16 @@
 // removed): after the bench the same worker evaluates everything and reports SERVING again.
 // Checks the invariants (every job evaluated once, none failed, no retry charged, nothing
 // doubled or left leased) and prints the counts.
-#include <signal.h>
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <fstream>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "catch2/catch.hpp"
-#include "schema/embedded/mariadb_server.h"
 #include "tests/chaos/chaos_util.h"
 #include "tests/distributed/health_client.h"
 #include "tests/distributed/worker_test_util.h"
 #include "tests/fixtures/mariadb_fixture.h"
-#include "tuner_core/solver/registry.h"
 
 namespace tuna {
 namespace {
@@ -36,57 +30,32 @@ std::string Health(const std::string& addr) {
 
 TEST_CASE_METHOD(testing::MariadbTest, "a host whose device fails is benched, not its jobs",
                  "[mariadb][chaos]") {
-  const std::string tuna_bin = testing::Runfile("cli/tuna");
-  REQUIRE(!tuna_bin.empty());
-  auto session = testing::LoadCpuWorkload(db(), solver::SolverRegistry::Builtin(),
-                                          testing::SmallDriverLines(8), "hostfault",
-                                          {"TunaCpuGemmConv"}, {"perf", "find"});
-  REQUIRE(session.ok());
-  const int64_t jobs = CountRows(db(), "SELECT COUNT(*) FROM job");
-  REQUIRE(jobs == 16);
-  auto server = testing::SharedMariadb();
-  REQUIRE(server.ok());
-  const std::string url = testing::DbUrl(connection(), (*server)->data_dir() + "/tuna-client.cnf");
-  auto port = schema::PickFreeLoopbackPort();
-  REQUIRE(port.ok());
-  const std::string addr = "127.0.0.1:" + std::to_string(*port);
-  const std::string out = testing::TestOutputDir();
-  const std::string coord_log = out + "/hostfault-coordinator.log";
-  const std::string good_log = out + "/hostfault-compile.log";
-  const std::string bad_log = out + "/hostfault-eval.log";
-  const std::string fault_file = out + "/device-broken";
+  const testing::ChaosStage stage = testing::SetUpChaos(db(), connection(), 8, "hostfault");
+  const std::string coord_log = stage.out + "/hostfault-coordinator.log";
+  const std::string good_log = stage.out + "/hostfault-compile.log";
+  const std::string bad_log = stage.out + "/hostfault-eval.log";
+  const std::string fault_file = stage.out + "/device-broken";
   std::ofstream(fault_file) << "broken\n";
 
-  pid_t coord = testing::Spawn({tuna_bin, "--db", url, "coordinator", "--listen", addr,
-                                "--lease-seconds", "5", "--max-retries", "1",
-                                "--max-host-faults", "2", "--host-bench-seconds", "3"},
-                               coord_log);
-  REQUIRE(coord > 0);
-  REQUIRE(testing::WaitForLines(coord_log, "coordinator ready", 1, 60));
-  pid_t compiler = testing::Spawn({tuna_bin, "worker", "--coordinator", addr, "--backend", "cpu",
-                                   "--host", "good", "--steps", "compile", "--budget", "2",
-                                   "--repetitions", "2", "--compile-jobs", "1"},
-                                  good_log);
+  pid_t coord = testing::StartCoordinator(stage,
+                                          {"--lease-seconds", "5", "--max-retries", "1",
+                                           "--max-host-faults", "2", "--host-bench-seconds", "3"},
+                                          coord_log);
+  pid_t compiler = testing::Spawn(testing::WorkerArgv(stage, "good", {"--steps", "compile"}), good_log);
   REQUIRE(compiler > 0);
   REQUIRE(testing::WaitUntil(120, [&] {
     return CountRows(db(), "SELECT COUNT(*) FROM job WHERE state = 'compiled'") >= 4;
   }));
-  pid_t evaluator = testing::Spawn(
-      {"/usr/bin/env", "TUNA_CPU_DEVICE_FAULT_FILE=" + fault_file, tuna_bin, "worker",
-       "--coordinator", addr, "--backend", "cpu", "--host", "broken", "--steps", "eval",
-       "--budget", "2", "--repetitions", "2", "--lease-batch", "2", "--device-backoff-max", "2",
-       "--health", "127.0.0.1:0"},
-      bad_log);
+  std::vector<std::string> broken_argv = {"/usr/bin/env", "TUNA_CPU_DEVICE_FAULT_FILE=" + fault_file};
+  for (std::string& a : testing::WorkerArgv(stage, "broken",
+                                            {"--steps", "eval", "--lease-batch", "2",
+                                             "--device-backoff-max", "2", "--health", "127.0.0.1:0"})) {
+    broken_argv.push_back(std::move(a));
+  }
+  pid_t evaluator = testing::Spawn(broken_argv, bad_log);
   REQUIRE(evaluator > 0);
-  const std::regex port_line(R"(health service listening on 127\.0\.0\.1:0 \(port (\d+)\))");
-  std::string health;
-  REQUIRE(testing::WaitUntil(60, [&] {
-    std::smatch m;
-    const std::string text = testing::ReadWholeFile(bad_log);
-    if (!std::regex_search(text, m, port_line)) return false;
-    health = "127.0.0.1:" + m[1].str();
-    return true;
-  }));
+  const std::string health = testing::WorkerHealthAddress(bad_log, 60);
+  REQUIRE(!health.empty());
 
   // The broken host: its failures are handed back, it backs off, says NOT_SERVING, is benched.
   REQUIRE(testing::WaitForLines(coord_log, "benched for 3 s", 1, 120));
@@ -101,18 +70,10 @@ TEST_CASE_METHOD(testing::MariadbTest, "a host whose device fails is benched, no
 
   // Repaired: after the bench the same host evaluates everything and is SERVING again.
   std::remove(fault_file.c_str());
-  const bool finished = testing::WaitUntil(240, [&] {
-    return CountRows(db(), "SELECT COUNT(*) FROM job WHERE state NOT IN ('evaluated', 'failed')") == 0;
-  });
+  const bool finished = testing::WaitAllJobsDone(db(), 240);
   const bool serving_again = testing::WaitUntil(30, [&] { return Health(health) == "SERVING"; });
-  for (pid_t w : {compiler, evaluator}) kill(w, SIGTERM);
-  for (pid_t w : {compiler, evaluator}) {
-    const int st = testing::WaitFor(w, 60);
-    CHECK(WIFEXITED(st));
-    CHECK(WEXITSTATUS(st) == 0);
-  }
-  kill(coord, SIGTERM);
-  CHECK(WIFEXITED(testing::WaitFor(coord, 30)));
+  for (int st : testing::StopAll({compiler, evaluator}, 60)) CHECK(testing::ExitCode(st) == 0);
+  CHECK(testing::ExitCode(testing::StopAll({coord}, 30).front()) >= 0);
   REQUIRE(finished);
 
   const testing::Invariants v = testing::CheckInvariants(db());
@@ -131,13 +92,8 @@ TEST_CASE_METHOD(testing::MariadbTest, "a host whose device fails is benched, no
   CHECK(benches >= 1);
   CHECK(failed_while_broken == 0);
   CHECK(charged_while_broken == 0);
-  CHECK(v.evaluated == jobs);
-  CHECK(v.failed == 0);
-  CHECK(v.retries == 0);
-  CHECK(v.leased == 0);
-  CHECK(v.results == jobs);
-  CHECK(v.sampled_attempts == jobs);
-  CHECK(v.doubled == 0);
+  testing::CheckNothingLost(v, stage.jobs);
+  CHECK(v.sampled_attempts == stage.jobs);
 }
 
 }  // namespace

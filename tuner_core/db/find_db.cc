@@ -37,27 +37,30 @@ absl::StatusOr<FindDbEntry> ToEntry(const RawEntry& raw) {
     // Legacy: algorithm:Solver,time,workspace,algorithm[,kcache key]
     if (f.size() < 4 || f.size() > 5 || f[0].empty()) {
       return absl::InvalidArgumentError(
-          internal::Cat("legacy entry '", raw.id, ":", raw.values,
-                       "' needs Solver,time,workspace,algorithm[,kcache]"));
+          internal::Cat("legacy entry ", internal::Quoted(internal::Cat(raw.id, ":", raw.values)),
+                       " needs Solver,time,workspace,algorithm[,kcache]"));
     }
     e.solver = std::string(f[0]);
     t = 1;
   } else {
     if (f.size() != 3) {
       return absl::InvalidArgumentError(internal::Cat(
-          "entry '", raw.id, ":", raw.values, "' needs time,workspace,algorithm"));
+          "entry ", internal::Quoted(internal::Cat(raw.id, ":", raw.values)),
+          " needs time,workspace,algorithm"));
     }
     e.solver = std::string(raw.id);
   }
   if (!ParseTime(f[t], e.time_ms)) {
-    return absl::InvalidArgumentError(internal::Cat("bad time '", f[t], "' for ", e.solver));
+    return absl::InvalidArgumentError(internal::Cat("bad time ", internal::Quoted(f[t]), " for ",
+                                                    internal::Quoted(e.solver)));
   }
   if (!ParseWorkspace(f[t + 1], e.workspace)) {
     return absl::InvalidArgumentError(
-        internal::Cat("bad workspace '", f[t + 1], "' for ", e.solver));
+        internal::Cat("bad workspace ", internal::Quoted(f[t + 1]), " for ",
+                      internal::Quoted(e.solver)));
   }
   if (f[t + 2].empty()) {
-    return absl::InvalidArgumentError(internal::Cat("empty algorithm for ", e.solver));
+    return absl::InvalidArgumentError(internal::Cat("empty algorithm for ", internal::Quoted(e.solver)));
   }
   e.algorithm = std::string(f[t + 2]);
   return e;
@@ -77,13 +80,13 @@ bool ToRecord(const RawRecord& raw, size_t line_no, std::vector<ReadWarning>& wa
     }
     if (std::any_of(out.entries.begin(), out.entries.end(),
                     [&](const FindDbEntry& x) { return x.solver == e->solver; })) {
-      warnings.push_back({line_no, internal::Cat("duplicate solver ", e->solver, " ignored")});
+      warnings.push_back({line_no, internal::Cat("duplicate solver ", internal::Quoted(e->solver), " ignored")});
       continue;
     }
     out.entries.push_back(*std::move(e));
   }
   if (out.entries.empty()) {
-    warnings.push_back({line_no, internal::Cat("record '", out.key, "' has no valid entries")});
+    warnings.push_back({line_no, internal::Cat("record ", internal::Quoted(out.key), " has no valid entries")});
     return false;
   }
   return true;
@@ -117,7 +120,7 @@ FindDbReadResult ParseFindDb(std::string_view text) {
     if (!raw) continue;
     if (result.records.count(std::string(raw->key)) != 0) {
       result.warnings.push_back(
-          {line_no, internal::Cat("duplicate key '", raw->key, "' ignored (first one wins)")});
+          {line_no, internal::Cat("duplicate key ", internal::Quoted(raw->key), " ignored (first one wins)")});
       continue;
     }
     if (ToRecord(*raw, line_no, result.warnings, rec)) {
@@ -152,7 +155,7 @@ absl::Status ForEachFindDbRecord(const std::string& path,
     if (raw) {
       if (seen.count(std::string(raw->key)) != 0) {
         warnings.push_back(
-            {line_no, internal::Cat("duplicate key '", raw->key, "' ignored (first one wins)")});
+            {line_no, internal::Cat("duplicate key ", internal::Quoted(raw->key), " ignored (first one wins)")});
       } else {
         usable = ToRecord(*raw, line_no, warnings, rec);
       }

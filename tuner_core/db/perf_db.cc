@@ -31,19 +31,47 @@ std::vector<int64_t> IntColumns(const PerfDbConfig& c) {
           c.group_count};
 }
 
-// Reads the 24 config columns starting at result column `first`.
-PerfDbConfig ReadConfig(sqlite3_stmt* s, int first) {
+const char* TypeName(int type) {
+  switch (type) {
+    case SQLITE_INTEGER: return "an integer";
+    case SQLITE_FLOAT: return "a real";
+    case SQLITE_TEXT: return "text";
+    case SQLITE_BLOB: return "a blob";
+    default: return "NULL";
+  }
+}
+
+// Reads the 24 config columns starting at result column `first`. The integer columns must hold
+// integers and the names text: SQLite would silently read '12abc' as 12, 3.7 as 3 and a blob
+// as 0. InvalidArgument naming the config row and column otherwise.
+absl::StatusOr<PerfDbConfig> ReadConfig(sqlite3_stmt* s, int first, int64_t config_id) {
+  auto mistyped = [&](int col, const char* want) {
+    const int type = sqlite3_column_type(s, col);
+    std::string shown;
+    if (type == SQLITE_TEXT || type == SQLITE_INTEGER || type == SQLITE_FLOAT) {
+      shown = internal::Cat(" ", internal::Quoted(ColumnText(s, col)));
+    }
+    return absl::InvalidArgumentError(internal::Cat(
+        "config row ", config_id, ": column ", sqlite3_column_name(s, col), " holds ",
+        TypeName(type), shown, ", not ", want));
+  };
   PerfDbConfig c;
-  c.layout = ColumnText(s, first);
-  c.data_type = ColumnText(s, first + 1);
-  c.direction = ColumnText(s, first + 2);
+  std::string* names[] = {&c.layout, &c.data_type, &c.direction};
+  for (int i = 0; i < 3; ++i) {
+    if (sqlite3_column_type(s, first + i) != SQLITE_TEXT) return mistyped(first + i, "text");
+    *names[i] = ColumnText(s, first + i);
+  }
   int64_t* ints[] = {&c.spatial_dim,   &c.in_channels,   &c.in_h,          &c.in_w,
                      &c.in_d,          &c.fil_h,         &c.fil_w,         &c.fil_d,
                      &c.out_channels,  &c.batchsize,     &c.pad_h,         &c.pad_w,
                      &c.pad_d,         &c.conv_stride_h, &c.conv_stride_w, &c.conv_stride_d,
                      &c.dilation_h,    &c.dilation_w,    &c.dilation_d,    &c.bias,
                      &c.group_count};
-  for (int i = 0; i < 21; ++i) *ints[i] = sqlite3_column_int64(s, first + 3 + i);
+  for (int i = 0; i < 21; ++i) {
+    const int col = first + 3 + i;
+    if (sqlite3_column_type(s, col) != SQLITE_INTEGER) return mistyped(col, "an integer");
+    *ints[i] = sqlite3_column_int64(s, col);
+  }
   return c;
 }
 
@@ -169,7 +197,7 @@ absl::Status PerfDbReader::Failed(std::string_view what) const {
 }
 
 absl::StatusOr<std::vector<PerfDbRow>> PerfDbReader::ReadAll() const {
-  auto st = Prepare(db_.get(), internal::Cat("SELECT perf_db.solver, perf_db.params, ",
+  auto st = Prepare(db_.get(), internal::Cat("SELECT perf_db.solver, perf_db.params, config.id, ",
                                             ConfigColumnList(),
                                             " FROM perf_db INNER JOIN config ON perf_db.config = "
                                             "config.id ORDER BY perf_db.id;"));
@@ -180,7 +208,9 @@ absl::StatusOr<std::vector<PerfDbRow>> PerfDbReader::ReadAll() const {
     PerfDbRow r;
     r.solver = ColumnText(st->get(), 0);
     r.params = ColumnText(st->get(), 1);
-    r.config = ReadConfig(st->get(), 2);
+    auto config = ReadConfig(st->get(), 3, sqlite3_column_int64(st->get(), 2));
+    if (!config.ok()) return config.status();
+    r.config = *std::move(config);
     rows.push_back(std::move(r));
   }
   if (rc != SQLITE_DONE) return Failed("read perf_db");
@@ -200,7 +230,9 @@ absl::Status PerfDbReader::ForEachByConfig(
     r.solver = ColumnText(st->get(), 0);
     r.params = ColumnText(st->get(), 1);
     const int64_t config_id = sqlite3_column_int64(st->get(), 2);
-    r.config = ReadConfig(st->get(), 3);
+    auto config = ReadConfig(st->get(), 3, config_id);
+    if (!config.ok()) return config.status();
+    r.config = *std::move(config);
     if (absl::Status s = fn(config_id, std::move(r)); !s.ok()) return s;
   }
   if (rc != SQLITE_DONE) return Failed("read perf_db");

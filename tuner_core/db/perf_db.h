@@ -78,11 +78,13 @@ class PerfDbReader {
   static absl::StatusOr<PerfDbReader> Open(const std::string& path,
                                            const PerfDbReadOptions& options = {});
 
-  // Every (config, solver, params) row, ordered by perf_db.id.
+  // Every (config, solver, params) row, ordered by perf_db.id. InvalidArgument naming the config
+  // row and column when a config column holds a value of the wrong type (text, a real, a blob or
+  // NULL where MIOpen writes an integer; anything but text in layout, data_type, direction).
   absl::StatusOr<std::vector<PerfDbRow>> ReadAll() const;
   // The same rows one at a time, ordered by (perf_db.config, perf_db.id) so the rows of one
   // config row come together; `config_id` is config.id. Memory: one row. An error of `fn` stops
-  // and is returned.
+  // and is returned; so does a mistyped config column (as ReadAll).
   absl::Status ForEachByConfig(
       const std::function<absl::Status(int64_t config_id, PerfDbRow&& row)>& fn) const;
   // MIOpen's lookup (SQLitePerfDb::FindRecord SQL, values bound as text like MIOpen does), in

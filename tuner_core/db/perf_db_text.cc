@@ -21,12 +21,12 @@ PerfDbTextReadResult ParsePerfDbText(std::string_view text) {
     auto [it, inserted] = result.records.try_emplace(std::string(raw->key));
     if (!inserted) {
       result.warnings.push_back(
-          {line_no, internal::Cat("duplicate key '", raw->key, "' ignored (first one wins)")});
+          {line_no, internal::Cat("duplicate key ", internal::Quoted(raw->key), " ignored (first one wins)")});
       continue;
     }
     for (const RawEntry& e : raw->entries) {
       if (!it->second.try_emplace(std::string(e.id), std::string(e.values)).second) {
-        result.warnings.push_back({line_no, internal::Cat("duplicate solver ", e.id, " ignored")});
+        result.warnings.push_back({line_no, internal::Cat("duplicate solver ", internal::Quoted(e.id), " ignored")});
       }
     }
   }
@@ -87,7 +87,7 @@ absl::StatusOr<PerfDbConfig> ParsePerfDbTextKey(std::string_view key) {
     rest.remove_prefix(x + 1);
   }
   if (f.size() != 24) {
-    return absl::InvalidArgumentError(internal::Cat("perf-db text key '", key, "' has ", f.size(),
+    return absl::InvalidArgumentError(internal::Cat("perf-db text key ", internal::Quoted(key), " has ", f.size(),
                                                     " 'x' fields, expected 24"));
   }
   static constexpr const char* kNames[21] = {
@@ -108,7 +108,8 @@ absl::StatusOr<PerfDbConfig> ParsePerfDbTextKey(std::string_view key) {
     auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), *slots[i], 10);
     if (v.empty() || ec != std::errc() || p != v.data() + v.size()) {
       return absl::InvalidArgumentError(
-          internal::Cat("perf-db text key '", key, "': ", kNames[i], " '", v, "' is not a number"));
+          internal::Cat("perf-db text key ", internal::Quoted(key), ": ", kNames[i], " ",
+                        internal::Quoted(v), " is not a number"));
     }
   }
   c.layout = std::string(f[21]);

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "absl/strings/string_view.h"
+#include "tuner_core/problem/text_util.h"
 
 namespace tuna::db::internal {
 
@@ -26,6 +27,10 @@ std::string Cat(const A&... a) {
   (AppendOne(s, a), ...);
   return s;
 }
+// Input text quoted for an error message: printable (control and non-ASCII bytes as \xNN)
+// and bounded, since a damaged file may hold a line of megabytes.
+inline std::string Quoted(std::string_view s) { return text::Quote(s, 200); }
+
 template <class... A>
 void Append(std::string* out, const A&... a) {
   (AppendOne(*out, a), ...);

@@ -30,7 +30,7 @@ std::optional<RawRecord> ParseRecordLine(std::string_view line, size_t line_no,
     if (entry.empty()) {
       warnings.push_back({line_no, "empty entry skipped"});
     } else if (colon == std::string_view::npos || colon == 0) {
-      warnings.push_back({line_no, internal::Cat("entry without 'ID:' skipped: ", entry)});
+      warnings.push_back({line_no, internal::Cat("entry without 'ID:' skipped: ", internal::Quoted(entry))});
     } else {
       rec.entries.push_back({entry.substr(0, colon), entry.substr(colon + 1)});
     }
@@ -38,7 +38,7 @@ std::optional<RawRecord> ParseRecordLine(std::string_view line, size_t line_no,
     rest.remove_prefix(semi + 1);
   }
   if (rec.entries.empty()) {
-    warnings.push_back({line_no, internal::Cat("record '", rec.key, "' has no entries")});
+    warnings.push_back({line_no, internal::Cat("record ", internal::Quoted(rec.key), " has no entries")});
     return std::nullopt;
   }
   return rec;
@@ -48,7 +48,7 @@ absl::Status CheckRecordField(std::string_view what, std::string_view field) {
   if (field.empty()) return absl::InvalidArgumentError(internal::Cat("empty ", what));
   if (field.find_first_of(";:=\n\r") != std::string_view::npos) {
     return absl::InvalidArgumentError(
-        internal::Cat(what, " '", field, "' contains one of ';', ':', '=', newline"));
+        internal::Cat(what, " ", internal::Quoted(field), " contains one of ';', ':', '=', newline"));
   }
   return absl::OkStatus();
 }

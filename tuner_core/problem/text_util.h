@@ -1,4 +1,5 @@
-// Private to tuner_core/problem: string helpers over std::string_view.
+// Private to tuner_core (problem, and the error quoting of tuner_core/db): string helpers over
+// std::string_view.
 //
 // Debian's Abseil is built with its own absl::string_view (ABSL_OPTION_USE_STD_STRING_VIEW 0),
 // so absl::StrCat/StrSplit/SimpleAtoi do not take std::string_view; these small helpers keep
