@@ -181,11 +181,23 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
 }
 
 absl::Status LeaseStore::FillWarmParams(std::vector<ClaimedJob>& jobs) {
+  const auto now = std::chrono::steady_clock::now();
+  const auto ttl = std::chrono::duration<double>(options_.warm_params_ttl_s);
   std::map<std::pair<int64_t, int64_t>, std::vector<std::string>> by_session_solver;
   for (ClaimedJob& j : jobs) {
     if (j.kind != "perf") continue;
-    auto [it, fresh] = by_session_solver.try_emplace({j.session_id, j.solver_id});
+    const std::pair<int64_t, int64_t> key{j.session_id, j.solver_id};
+    auto [it, fresh] = by_session_solver.try_emplace(key);
     if (fresh) {
+      {
+        std::lock_guard<std::mutex> lock(warm_mu_);
+        auto cached = warm_cache_.find(key);
+        if (cached != warm_cache_.end() && now - cached->second.read_at < ttl) {
+          it->second = cached->second.params;
+          j.warm_params = it->second;
+          continue;
+        }
+      }
       auto rows = db_.Query(
           "SELECT pr.params, COUNT(*) AS wins FROM perf_result pr "
           "JOIN session s ON s.id = pr.session_id "
@@ -195,6 +207,10 @@ absl::Status LeaseStore::FillWarmParams(std::vector<ClaimedJob>& jobs) {
           {j.solver_id, j.session_id, static_cast<int64_t>(kWarmParams)});
       if (!rows.ok()) return rows.status();
       for (const Row& r : *rows) it->second.push_back(r.String("params"));
+      if (options_.warm_params_ttl_s > 0) {
+        std::lock_guard<std::mutex> lock(warm_mu_);
+        warm_cache_[key] = {it->second, now};
+      }
     }
     j.warm_params = it->second;
   }

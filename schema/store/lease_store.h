@@ -27,8 +27,10 @@
 // InvalidArgument for malformed input (unknown step, empty batch entries).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -46,6 +48,10 @@ struct LeaseStoreOptions {
   int lease_seconds = 60;     // lease length set by claims and renewals
   int max_retries = 3;        // failures / expiries before a job is 'failed'
   int quarantine_kills = 3;   // executor kills of one (session, config, solver) before quarantine
+  // Claims reuse a (session, solver)'s warm params read less than this long ago (0: read every
+  // claim). The read groups every verified result of the solver on the arch: per claim it was
+  // one more query than the lease itself and cost the queue a third of its rate.
+  double warm_params_ttl_s = 30;
 };
 
 // One claimant of a batched claim: `owner` wants up to `count` jobs.
@@ -220,7 +226,8 @@ class LeaseStore {
   const LeaseStoreOptions& options() const { return options_; }
 
  private:
-  // Sets warm_params of the perf jobs (one read per session and solver).
+  // Sets warm_params of the perf jobs (one read per session and solver, reused for
+  // options_.warm_params_ttl_s).
   absl::Status FillWarmParams(std::vector<ClaimedJob>& jobs);
   // Successes of distinct jobs, written together; one outcome per report appended to `out`.
   absl::Status ReportSuccesses(Connection& c, const std::vector<const StepReport*>& reports,
@@ -235,6 +242,12 @@ class LeaseStore {
 
   Database& db_;
   LeaseStoreOptions options_;
+  struct WarmEntry {
+    std::vector<std::string> params;
+    std::chrono::steady_clock::time_point read_at;
+  };
+  std::mutex warm_mu_;
+  std::map<std::pair<int64_t, int64_t>, WarmEntry> warm_cache_;  // (session, solver); guarded by warm_mu_
 };
 
 }  // namespace tuna::schema

@@ -224,11 +224,19 @@ TEST_CASE_METHOD(testing::MariadbTest,
                  "[mariadb]") {
   auto seeded = testing::SeedQueue(db(), 2, 1, "perf");
   REQUIRE(seeded.ok());
-  LeaseStore store(db(), {});
+  schema::LeaseStoreOptions fresh_reads;
+  fresh_reads.warm_params_ttl_s = 0;  // every claim reads them (the default reuses a read for 30 s)
+  LeaseStore store(db(), fresh_reads);
+  LeaseStore cached(db(), {});
   auto first = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"a", 1}});
   REQUIRE(first.ok());
   REQUIRE(first->size() == 1);
   CHECK(first->front().warm_params.empty());  // nothing tuned yet
+  auto probe = cached.Claim(JobStep::kCompile, {seeded->session_id}, {{"p", 1}});  // caches "none"
+  REQUIRE(probe.ok());
+  REQUIRE(probe->size() == 1);
+  CHECK(probe->front().warm_params.empty());
+  REQUIRE(db().Execute("UPDATE job SET state = 'new', lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = 'p'").ok());
   REQUIRE(store.Report({Success(first->front(), JobStep::kCompile)}).ok());
   auto e = store.Claim(JobStep::kEval, {seeded->session_id}, {{"a", 1}});
   REQUIRE(e.ok());
@@ -239,6 +247,12 @@ TEST_CASE_METHOD(testing::MariadbTest,
   eval.kernel_time_ms = 0.5;
   eval.verified = true;
   REQUIRE(store.Report({eval}).ok());
+  // The default store reuses its read of "nothing yet" within its TTL.
+  auto stale = cached.Claim(JobStep::kCompile, {seeded->session_id}, {{"p", 1}});
+  REQUIRE(stale.ok());
+  REQUIRE(stale->size() == 1);
+  CHECK(stale->front().warm_params.empty());
+  REQUIRE(db().Execute("UPDATE job SET state = 'new', lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = 'p'").ok());
 
   auto second = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"b", 1}});
   REQUIRE(second.ok());
