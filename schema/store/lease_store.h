@@ -48,10 +48,11 @@ struct LeaseStoreOptions {
   int lease_seconds = 60;     // lease length set by claims and renewals
   int max_retries = 3;        // failures / expiries before a job is 'failed'
   int quarantine_kills = 3;   // executor kills of one (session, config, solver) before quarantine
-  // Claims reuse a (session, solver)'s warm params read less than this long ago (0: read every
-  // claim). The read groups every verified result of the solver on the arch: per claim it was
-  // one more query than the lease itself and cost the queue a third of its rate.
-  double warm_params_ttl_s = 30;
+  // Claims reuse a (session, solver)'s warm params read less than this long ago (0, the default:
+  // read every claim). The read groups every verified result of the solver on the arch, a cost
+  // that grows with the database. Reuse changes which params a session's later jobs try (they
+  // miss its newest winners), so a rerun then builds kernels the first run never built.
+  double warm_params_ttl_s = 0;
 };
 
 // One claimant of a batched claim: `owner` wants up to `count` jobs.

@@ -224,10 +224,10 @@ TEST_CASE_METHOD(testing::MariadbTest,
                  "[mariadb]") {
   auto seeded = testing::SeedQueue(db(), 2, 1, "perf");
   REQUIRE(seeded.ok());
-  schema::LeaseStoreOptions fresh_reads;
-  fresh_reads.warm_params_ttl_s = 0;  // every claim reads them (the default reuses a read for 30 s)
-  LeaseStore store(db(), fresh_reads);
-  LeaseStore cached(db(), {});
+  LeaseStore store(db(), {});  // every claim reads them (the default)
+  schema::LeaseStoreOptions reuse;
+  reuse.warm_params_ttl_s = 30;
+  LeaseStore cached(db(), reuse);
   auto first = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"a", 1}});
   REQUIRE(first.ok());
   REQUIRE(first->size() == 1);
@@ -247,7 +247,7 @@ TEST_CASE_METHOD(testing::MariadbTest,
   eval.kernel_time_ms = 0.5;
   eval.verified = true;
   REQUIRE(store.Report({eval}).ok());
-  // The default store reuses its read of "nothing yet" within its TTL.
+  // A store with a TTL reuses its read of "nothing yet" within it.
   auto stale = cached.Claim(JobStep::kCompile, {seeded->session_id}, {{"p", 1}});
   REQUIRE(stale.ok());
   REQUIRE(stale->size() == 1);
