@@ -35,6 +35,16 @@ fast_simt::Plan GemmOf(const WinoGeom& g) { return fast_simt::GemmPlan(g.ko, g.c
 
 }  // namespace
 
+Launch winograd::TransformLaunch(int kernel, const char* entry, int64_t threads, std::vector<KernelArg> args) {
+  Launch l;
+  l.kernel = kernel;
+  l.entry = entry;
+  l.grid.x = static_cast<uint32_t>(CeilDiv(threads, 256));
+  l.block.x = 256;
+  l.args = std::move(args);
+  return l;
+}
+
 absl::Status WinogradF2x3Solver::IsApplicable(const Target& target, const Problem& p) const {
   gpu::FastConvRules rules;
   rules.direction = p.direction == Direction::kBackwardData ? Direction::kBackwardData : Direction::kForward;
@@ -87,13 +97,7 @@ absl::StatusOr<Solution> WinogradF2x3Solver::GetSolution(const Target& target, c
   build.entries = {"tuna_wino_filter", "tuna_wino_input", "tuna_wino_output"};
   sol.kernels.push_back(build);
   auto launch = [&](const char* entry, int64_t threads, std::vector<KernelArg> args) {
-    Launch l;
-    l.kernel = transforms;
-    l.entry = entry;
-    l.grid.x = static_cast<uint32_t>(CeilDiv(threads, 256));
-    l.block.x = 256;
-    l.args = std::move(args);
-    return l;
+    return winograd::TransformLaunch(transforms, entry, threads, std::move(args));
   };
   using A = KernelArg;
   Launch filter = launch("tuna_wino_filter", g.ko * g.ci,

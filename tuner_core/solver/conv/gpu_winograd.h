@@ -27,6 +27,9 @@ namespace winograd {
 inline int64_t Tiles(int64_t extent) { return (extent + 1) / 2; }
 inline int64_t T4(int64_t n, int64_t out_h, int64_t out_w) { return (n * Tiles(out_h) * Tiles(out_w) + 3) / 4 * 4; }
 inline constexpr int64_t kPoints = 16;  // transformed points of a 4x4 tile
+// A transform of kernels/conv/winograd_f2x3.cu (solution kernel `kernel`): one thread per
+// element, `threads` of them in blocks of 256.
+Launch TransformLaunch(int kernel, const char* entry, int64_t threads, std::vector<KernelArg> args);
 }  // namespace winograd
 
 class WinogradF2x3Solver : public Solver {

@@ -10,7 +10,6 @@
 namespace tuna::solver {
 namespace {
 
-using gpu::CeilDiv;
 using winograd::kPoints;
 
 // The GEMM of one transformed point as a backward-weights problem TunaFastSimtWrw runs:
@@ -74,13 +73,7 @@ absl::StatusOr<Solution> WinogradWrwSolver::GetSolution(const Target& target, co
   transforms.entries = {"tuna_wino_input", "tuna_wino_dy", "tuna_wino_wrw_output"};
   sol.kernels.push_back(transforms);
   auto launch = [&](const char* entry, int64_t threads, std::vector<KernelArg> args) {
-    Launch l;
-    l.kernel = 1;
-    l.entry = entry;
-    l.grid.x = static_cast<uint32_t>(CeilDiv(threads, 256));
-    l.block.x = 256;
-    l.args = std::move(args);
-    return l;
+    return winograd::TransformLaunch(1, entry, threads, std::move(args));
   };
   using A = KernelArg;
   const BufferRole ws = BufferRole::kWorkspace;
