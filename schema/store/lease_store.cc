@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <random>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -18,6 +19,11 @@ namespace tuna::schema {
 namespace {
 
 constexpr char kLeasedStates[] = "('compile_start', 'eval_start')";
+// A leased job's ready state (hand-backs, releases and expiries; compile_start -> new,
+// eval_start -> compiled), then the columns a lease sets cleared.
+constexpr char kBackToReady[] =
+    "state = IF(state = 'compile_start', 'new', 'compiled'), lease_owner = NULL, "
+    "lease_expires_at = NULL";
 
 std::string Truncated(std::string s, size_t n = 4000) {
   if (s.size() > n) s.resize(n);
@@ -88,10 +94,14 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
   }
   std::vector<ClaimedJob> out;
   if (total == 0 || session_ids.empty()) return out;
+  SettleFailedClaims();
+  const int64_t token = next_claim_token_.fetch_add(1);
+  int attempts = 0;
   // The locking SELECT returns everything the claimants need, so a claim of one session is four
   // round trips whatever its size (START TRANSACTION, SELECT, UPDATE, COMMIT).
   absl::Status st = db_.Transaction([&](Connection& c) -> absl::Status {
     out.clear();
+    ++attempts;
     for (int64_t sid : session_ids) {
       const int64_t remaining = total - static_cast<int64_t>(out.size());
       if (remaining <= 0) break;
@@ -154,13 +164,14 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
     for (size_t k = 0; k < padded; ++k) cases += " WHEN ? THEN ?";
     p.push_back(std::string(jobs::ToString(jobs::LeasedState(step))));
     p.push_back(static_cast<int64_t>(options_.lease_seconds));
+    p.push_back(token);
     for (const ClaimedJob& j : out) p.push_back(j.job_id);
     PadRows(p, out.size(), 1);
     p.push_back(std::string(jobs::ToString(jobs::ReadyState(step))));
     auto n = c.Execute(
         absl::StrCat("UPDATE job SET lease_owner = CASE id", cases,
                      " END, state = ?, attempt = attempt + 1, "
-                     "lease_expires_at = NOW(6) + INTERVAL ? SECOND, "
+                     "lease_expires_at = NOW(6) + INTERVAL ? SECOND, lease_claim = ?, "
                      "started_at = COALESCE(started_at, NOW(6)) WHERE id IN (",
                      ListPlaceholders(padded), ") AND state = ?"),
         p);
@@ -172,12 +183,61 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
     }
     return absl::OkStatus();
   });
-  if (!st.ok()) return st;
+  if (!st.ok()) {
+    std::lock_guard<std::mutex> lock(unsettled_mu_);
+    unsettled_.push_back(token);
+    return st;
+  }
+  if (attempts > 1) {
+    std::vector<int64_t> keep;
+    for (const ClaimedJob& j : out) keep.push_back(j.job_id);
+    if (auto n = HandBackClaim(token, keep); !n.ok()) {
+      std::lock_guard<std::mutex> lock(unsettled_mu_);
+      unsettled_.push_back(token);  // settled later; `keep` is leased to its owners by then
+    }
+  }
   if (absl::Status warm = FillWarmParams(out); !warm.ok()) {
     // Only a hint for the search: a failed read costs the jobs their warm start, not their lease.
     spdlog::warn("claim: reading warm-start params: {}", warm.ToString());
   }
   return out;
+}
+
+LeaseStore::LeaseStore(Database& db, LeaseStoreOptions options)
+    : db_(db), options_(options),
+      next_claim_token_(static_cast<int64_t>(std::random_device{}() >> 1) << 30 | 1) {}
+
+absl::StatusOr<int64_t> LeaseStore::HandBackClaim(int64_t token, const std::vector<int64_t>& keep) {
+  Params p{token};
+  std::string except;
+  if (!keep.empty()) {
+    except = absl::StrCat(" AND id NOT IN (", ListPlaceholders(keep.size()), ")");
+    p.insert(p.end(), keep.begin(), keep.end());
+  }
+  auto n = db_.Execute(absl::StrCat("UPDATE job SET ", kBackToReady, ", lease_claim = NULL "
+                                    "WHERE state IN ", kLeasedStates, " AND lease_claim = ?",
+                                    except),
+                       p);
+  if (n.ok() && *n > 0) {
+    spdlog::warn("claim: {} job(s) of a claim whose commit was not acknowledged (the database "
+                 "or the connection failed at that moment) handed back; no retry counted", *n);
+  }
+  return n;
+}
+
+void LeaseStore::SettleFailedClaims() {
+  std::vector<int64_t> tokens;
+  {
+    std::lock_guard<std::mutex> lock(unsettled_mu_);
+    tokens.swap(unsettled_);
+  }
+  std::vector<int64_t> left;
+  for (int64_t token : tokens) {
+    if (!HandBackClaim(token, {}).ok()) left.push_back(token);
+  }
+  if (left.empty()) return;
+  std::lock_guard<std::mutex> lock(unsettled_mu_);
+  unsettled_.insert(unsettled_.end(), left.begin(), left.end());
 }
 
 absl::Status LeaseStore::FillWarmParams(std::vector<ClaimedJob>& jobs) {
@@ -531,9 +591,8 @@ absl::StatusOr<int64_t> LeaseStore::Release(const std::string& owner,
     released = 0;
     for (const RenewedLease& l : leases) {
       auto n = c.Execute(
-          absl::StrCat("UPDATE job SET state = IF(state = 'compile_start', 'new', 'compiled'), "
-                       "lease_owner = NULL, lease_expires_at = NULL WHERE id = ? AND attempt = ? "
-                       "AND lease_owner = ? AND state IN ",
+          absl::StrCat("UPDATE job SET ", kBackToReady,
+                       " WHERE id = ? AND attempt = ? AND lease_owner = ? AND state IN ",
                        kLeasedStates),
           {l.job_id, l.attempt, owner});
       if (!n.ok()) return n.status();
@@ -579,9 +638,8 @@ absl::StatusOr<ReapCounts> LeaseStore::Reap(const ReapOptions& options) {
       auto n = c.Execute(
           absl::StrCat("UPDATE job SET error = CONCAT('lease expired while no coordinator or "
                        "database served it (owner ', IFNULL(lease_owner, '?'), ', attempt ', "
-                       "attempt, ', step ', state, '); not counted as a retry'), "
-                       "state = IF(state = 'compile_start', 'new', 'compiled'), "
-                       "lease_owner = NULL, lease_expires_at = NULL WHERE id IN (",
+                       "attempt, ', step ', state, '); not counted as a retry'), ",
+                       kBackToReady, " WHERE id IN (",
                        ListPlaceholders(forgiven.size()), ")"),
           Params(forgiven.begin(), forgiven.end()));
       if (!n.ok()) return n.status();
@@ -609,9 +667,8 @@ absl::StatusOr<ReapCounts> LeaseStore::Reap(const ReapOptions& options) {
 }
 
 absl::StatusOr<int64_t> LeaseStore::ReleaseOwner(int64_t session_id, const std::string& owner) {
-  return db_.Execute(absl::StrCat("UPDATE job SET state = IF(state = 'compile_start', 'new', "
-                                  "'compiled'), lease_owner = NULL, lease_expires_at = NULL "
-                                  "WHERE session_id = ? AND lease_owner = ? AND state IN ",
+  return db_.Execute(absl::StrCat("UPDATE job SET ", kBackToReady,
+                                  " WHERE session_id = ? AND lease_owner = ? AND state IN ",
                                   kLeasedStates),
                      {session_id, owner});
 }

@@ -27,6 +27,7 @@
 // InvalidArgument for malformed input (unknown step, empty batch entries).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -173,7 +174,7 @@ struct ReapOptions {
 
 class LeaseStore {
  public:
-  LeaseStore(Database& db, LeaseStoreOptions options) : db_(db), options_(options) {}
+  LeaseStore(Database& db, LeaseStoreOptions options);
 
   // One transaction: for each session in order, SELECT ready jobs ORDER BY priority DESC,
   // retries, id LIMIT (what is still wanted) FOR UPDATE SKIP LOCKED (with their problem and
@@ -182,6 +183,11 @@ class LeaseStore {
   // goes to two owners). Quarantined jobs are already 'failed' (Report does that when the
   // threshold is reached), so they are never claimed. `excluded_solvers`: per session, solver
   // ids not to claim (the claimants reported them unsupported).
+  // Unacknowledged commits: every claim tags its jobs with a token (job.lease_claim). When the
+  // transaction had to be retried (a lost connection, e.g. at COMMIT), an earlier attempt may
+  // have committed too: its jobs, which nobody is given, are handed back before returning. When
+  // the claim fails, its token is kept and its jobs, if it committed after all, are handed back
+  // at the start of the next Claim that reaches the database. Either way no retry is counted.
   absl::StatusOr<std::vector<ClaimedJob>> Claim(
       JobStep step, const std::vector<int64_t>& session_ids, const std::vector<ClaimWant>& wants,
       const std::map<int64_t, std::set<int64_t>>& excluded_solvers = {});
@@ -241,8 +247,17 @@ class LeaseStore {
   absl::StatusOr<bool> CountKill(Connection& c, const JobInfo& job, const std::string& error,
                                  int64_t* kills);
 
+  // Hands back the jobs claimed under `token` that are still leased and not in `keep`; returns
+  // how many (see Claim).
+  absl::StatusOr<int64_t> HandBackClaim(int64_t token, const std::vector<int64_t>& keep);
+  // Hands back the jobs of claims that failed (unsettled_); keeps the tokens it could not settle.
+  void SettleFailedClaims();
+
   Database& db_;
   LeaseStoreOptions options_;
+  std::atomic<int64_t> next_claim_token_;  // random start: tokens differ across coordinators
+  std::mutex unsettled_mu_;
+  std::vector<int64_t> unsettled_;  // tokens of failed claims; guarded by unsettled_mu_
   struct WarmEntry {
     std::vector<std::string> params;
     std::chrono::steady_clock::time_point read_at;

@@ -41,6 +41,19 @@ struct TuneEnv {
   }
 };
 
+// Problems large enough that one job takes ~50-100 ms on the CPU backend (a fastbuild tuna on two
+// cores): the scenarios below act while a run is in progress (a database kill, a SIGINT, a SIGKILL
+// while leases are held), and with SmallDriverLines' ~3 ms jobs a run finished before the poll
+// that should catch it mid-run (fresh-clone CI of bdc38be).
+std::string MediumDriverLines(int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) {
+    out += "./bin/MIOpenDriver conv -n 2 -c 64 -H " + std::to_string(20 + i) +
+           " -W 28 -k 64 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -l 1 -j 1 -g 1 -F 1 -t 1\n";
+  }
+  return out;
+}
+
 TuneEnv MakeEnv(const std::string& name, int configs) {
   TuneEnv e;
   e.tuna = testing::Runfile("cli/tuna");
@@ -50,7 +63,7 @@ TuneEnv MakeEnv(const std::string& name, int configs) {
   e.data_dir = e.dir + "/db";
   e.file = e.dir + "/problems.txt";
   e.out = e.dir + "/out";
-  std::ofstream(e.file) << testing::SmallDriverLines(configs);
+  std::ofstream(e.file) << MediumDriverLines(configs);
   return e;
 }
 
@@ -110,7 +123,7 @@ TEST_CASE("tune -f rides out a MariaDB kill -9 and restart and exports everythin
 }
 
 TEST_CASE("tune -f stopped or killed resumes its own session and exports", "[mariadb][chaos]") {
-  TuneEnv e = MakeEnv("resume", 16);
+  TuneEnv e = MakeEnv("resume", 32);
   REQUIRE(!e.tuna.empty());
   REQUIRE(e.Db("start") == 0);
   auto db = OpenDb(e);
@@ -157,7 +170,7 @@ TEST_CASE("tune -f stopped or killed resumes its own session and exports", "[mar
   CHECK(testing::CountLines(e.dir + "/b.err", "resumed") == 1);
   CHECK(testing::CountLines(e.dir + "/c.err", "resumed") == 1);
   CHECK(sessions == 1);
-  CHECK(v.jobs == 32);
+  CHECK(v.jobs == 64);
   testing::CheckNothingLost(v, v.jobs);
   if (leased_b > 0) CHECK(testing::CountLines(e.dir + "/c.err", "handed back") >= 1);
 }
