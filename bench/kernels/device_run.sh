@@ -20,8 +20,12 @@
 #                          + cuDNN best (every engine), torch, cross-check
 #   wrw32[:SECS]           FP32 NCHW backward-weights file: TunaFastSimtWrw, TunaWinogradWrw (48 configs each), TunaIgemmWrw
 #                          + cuDNN best (every engine), torch, cross-check
+#   wrw16[:SECS]           FP16 NHWC backward-weights file: TunaHopperWrw (128 configs) and TunaIgemmWrw
+#                          + cuDNN best (heuristics A/B/FALLBACK), torch, cross-check
+#   wrwbf16[:SECS]         the same file as BF16 (convbfp16)
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
 #   fromdb[:SECS]          --from-db data/fromdb (a perf db placed there), tuna rows + cuDNN best
+# DATA=FILE (a driver file in the bundle) replaces the file of the fwd32, bwd32 and wrw32 steps.
 # Writes OUT/w/<name>.log, <name>.json (merged with torch_ms) and torch_<name>.{json,log}; the
 # bench rewrites its JSON after every row, so a step cut short keeps what it timed.
 set -u
@@ -54,10 +58,16 @@ for step in "$@"; do
       f=data/resnet50_n32_bwd_fp16_nhwc.txt
       timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperTmaBwd,TunaIgemmBwd --configs 128 --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
+    wrw16|wrwbf16)
+      f=data/resnet50_n32_wrw_fp16_nhwc.txt
+      if [ "$name" = wrwbf16 ]; then sed 's/convfp16/convbfp16/' "$f" > "$out/wrw_bf16.txt"; f="$out/wrw_bf16.txt"; fi
+      timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperWrw,TunaIgemmWrw --configs 128 --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
+      tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
     fwd32|bwd32|wrw32)
       if [ "$name" = fwd32 ]; then f=data/resnet50_n32_fwd_fp32.txt sv=TunaFastSimtFwd,TunaWinogradF2x3,TunaIgemmFwd n=36
       elif [ "$name" = bwd32 ]; then f=data/resnet50_n32_bwd_fp32.txt sv=TunaFastSimtBwd,TunaWinogradF2x3,TunaIgemmBwd n=36
       else f=data/resnet50_n32_wrw_fp32.txt sv=TunaFastSimtWrw,TunaWinogradWrw,TunaIgemmWrw n=48; fi
+      f=${DATA:-$f}
       timeout "$secs" ./run.sh --driver "$f" --solvers "$sv" --configs "$n" --other-configs 4 --cpu-check-max 1 --no-legacy --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 120 ;;
     fp32cudnn)

@@ -50,10 +50,17 @@ constexpr int kLdB = kTbM;
 constexpr int kStageFloats = kTbK * (kLdA + kLdB);
 constexpr int kAIters = kTbN * kTbK / kThreads;
 static_assert(kTbN * kTbK % kThreads == 0, "A split");
-static_assert(kThreads % kTbM == 0, "threads must cover whole pixel rows");
-constexpr int kBIters = kTbM * kTbK / kThreads;
+// B (gather path): a thread owns kBCols pixel columns, kThreads apart (more than one only in a
+// thin tile, TB_N = 8, whose block has fewer threads than pixel columns), and steps through the
+// K rows by kBRowStep.
+constexpr int kBCols = kThreads < kTbM ? kTbM / kThreads : 1;
+constexpr int kBRowStep = kThreads < kTbM ? 1 : kThreads / kTbM;
+static_assert(kThreads < kTbM ? kTbM % kThreads == 0 : kThreads % kTbM == 0, "B split");
+constexpr int kBRows = kTbK / kBRowStep;
 constexpr int kB4PerRow = kTbM / 4;
+#if TUNA_VEC4_B
 static_assert(kThreads % kB4PerRow == 0, "vector B split");
+#endif
 constexpr int kB4Iters = kTbK * kB4PerRow / kThreads;
 static_assert(kStages >= 2, "at least two stages");
 #ifndef TUNA_PHASED
@@ -83,25 +90,25 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
   const int p0 = TUNA_BID_X * kTbM;  // pixels
   const unsigned smem_base = tuna_smem_u32(smem);
 
-  // B (gather path): this thread's pixel column is fixed; its K rows step by kThreads / kTbM.
+  // B (gather path): this thread's pixel columns are fixed; its K rows step by kBRowStep.
   const int b_col = tid % kTbM;
   const int b_row0 = tid / kTbM;
-  constexpr int kBRowStep = kThreads / kTbM;
-  long long b_base;
-  int b_h0, b_w0;
-  {
-    const int p = p0 + b_col;
+  long long b_base[kBCols];
+  int b_h0[kBCols], b_w0[kBCols];
+#pragma unroll
+  for (int j = 0; j < kBCols; ++j) {
+    const int p = p0 + b_col + j * kThreads;
     if (p < P) {
       const int img = p / HWo;
       const int rem = p - img * HWo;
       const int ho = rem / Wo;
       const int wo = rem - ho * Wo;
-      b_base = (long long)img * C * HW;
-      b_h0 = ho * stride_h - pad_h;
-      b_w0 = wo * stride_w - pad_w;
+      b_base[j] = (long long)img * C * HW;
+      b_h0[j] = ho * stride_h - pad_h;
+      b_w0[j] = wo * stride_w - pad_w;
     } else {
-      b_base = -1;
-      b_h0 = b_w0 = 0;
+      b_base[j] = -1;
+      b_h0[j] = b_w0[j] = 0;
     }
   }
   // B (vector path): 4 pixels per copy, same image (H*W % 4 == 0), input offset = output's.
@@ -144,18 +151,21 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
     }
 #else
 #pragma unroll
-    for (int i = 0; i < kBIters; ++i) {
+    for (int i = 0; i < kBRows; ++i) {
       const int kr = b_row0 + i * kBRowStep;
       const int k = k0 + kr;
       const int c = k / kRS;
       const int rs = k - c * kRS;
       const int r = rs / kS;
       const int s = rs - r * kS;
-      const int hi = b_h0 + r * dil_h;
-      const int wi = b_w0 + s * dil_w;
-      const bool v = b_base >= 0 && k < Kg && (unsigned)hi < (unsigned)H && (unsigned)wi < (unsigned)W;
-      const float* src = v ? x + b_base + (long long)c * HW + hi * W + wi : x;
-      tuna_cp_async4(b_s + (unsigned)(kr * kLdB + b_col) * 4u, src, v ? 4 : 0);
+#pragma unroll
+      for (int j = 0; j < kBCols; ++j) {
+        const int hi = b_h0[j] + r * dil_h;
+        const int wi = b_w0[j] + s * dil_w;
+        const bool v = b_base[j] >= 0 && k < Kg && (unsigned)hi < (unsigned)H && (unsigned)wi < (unsigned)W;
+        const float* src = v ? x + b_base[j] + (long long)c * HW + hi * W + wi : x;
+        tuna_cp_async4(b_s + (unsigned)(kr * kLdB + b_col + j * kThreads) * 4u, src, v ? 4 : 0);
+      }
     }
 #endif
   };

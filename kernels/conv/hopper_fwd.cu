@@ -41,6 +41,7 @@
 #include "conv/wgmma_ops.h"
 #include "conv/hopper_ops.h"
 #include "conv/im2col_tile.h"
+#include "conv/pad_channels.h"
 
 #ifndef CHUNK
 #define CHUNK 16
@@ -276,15 +277,4 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, kMinBlocks) TUNA_CLUSTER
       for (int e = 0; e < 8 && n + e < Kpg; ++e) dst[e] = src[e];
     }
   }
-}
-
-// dst[p][c] = c < C ? src[p][c] : 0 for p < pixels, c < Cp: a copy with the channels padded.
-TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(256)
-    tuna_pad_channels(const tuna_u16* TUNA_RESTRICT src, tuna_u16* TUNA_RESTRICT dst, long long dst_offset,
-                      long long pixels, int C, int Cp) {
-  const long long i = static_cast<long long>(TUNA_BID_X) * TUNA_BDIM_X + TUNA_TID_X;
-  if (i >= pixels * Cp) return;
-  const long long p = i / Cp;
-  const int c = static_cast<int>(i - p * Cp);
-  dst[dst_offset + i] = c < C ? src[p * C + c] : tuna_u16(0);
 }

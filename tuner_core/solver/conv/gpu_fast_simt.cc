@@ -18,8 +18,8 @@ SimtParams SimtParams::Of(const SearchSpace& s, const PerfConfig& c) {
 }
 
 SearchSpace Space() {
-  return SearchSpace({{"TB_N", Pow2Range(64, 128)},
-                      {"TB_M", Pow2Range(32, 128)},
+  return SearchSpace({{"TB_N", {8, 64, 128}},
+                      {"TB_M", Pow2Range(32, 256)},
                       {"TB_K", Pow2Range(8, 16)},
                       {"STAGES", LinearRange(2, 4)}});
 }
@@ -114,6 +114,10 @@ absl::Status CheckValid(std::string_view solver, const Target& target, const Pla
   const int64_t k_tiles = CeilDiv(plan.c * plan.MaxTaps(), tb_k);
   if (stages > 2 && k_tiles < stages) return invalid("more stages than K tiles");
   if (tb_n > 64 && tb_n / 2 >= plan.k) return invalid("TB_N much larger than K");
+  // The thin tile (8 output channels x 256 pixels, one warp) is for outputs of at most 8 channels
+  // (the stem's backward data, C = 3), where 64-row tiles would compute mostly padding.
+  if ((tb_n == 8) != (tb_m == 256)) return invalid("TB_N 8 goes with TB_M 256 only, and TB_M 256 with TB_N 8");
+  if (tb_n == 8 && plan.k > 8) return invalid("TB_N 8 only for outputs of at most 8 channels");
   if (CeilDiv(plan.k, tb_n) > gpu::kMaxGridYZ) return invalid("grid.y too large");
   if (tb_m == 32 && CeilDiv(plan.MaxPixels(), 64) * CeilDiv(plan.k, 64) >= 2 * target.num_cu) {
     return invalid("TB_M 32 only where 64-pixel tiles leave SMs idle");
@@ -124,6 +128,10 @@ absl::Status CheckValid(std::string_view solver, const Target& target, const Pla
 PerfConfig Default(const Target& target, const Plan& plan) {
   const int64_t pixels = plan.MaxPixels();
   const SearchSpace space = Space();
+  if (plan.k <= 8) {
+    const PerfConfig thin = space.Make({{"TB_M", 256}, {"TB_N", 8}, {"TB_K", 8}, {"STAGES", 3}});
+    if (CheckValid("", target, plan, thin).ok()) return thin;
+  }
   const PerfConfig c = CeilDiv(pixels, 128) * CeilDiv(plan.k, 128) >= 2 * target.num_cu
                            ? space.Make({{"TB_M", 128}, {"TB_N", 128}, {"TB_K", 8}, {"STAGES", 3}})
                            : space.Make({{"TB_M", 64}, {"TB_N", 64}, {"TB_K", 16}, {"STAGES", 3}});
@@ -135,9 +143,11 @@ PerfConfig Default(const Target& target, const Plan& plan) {
 namespace {
 
 // 1x1, stride 1, unpadded, same extent in and out, whole groups of four pixels: the B tile is a
-// plain GEMM operand and takes 16-byte copies.
-bool VectorB(const Plan& plan, const Phase& ph) {
-  return ph.taps_h == 1 && ph.taps_w == 1 && plan.stride_h == 1 && plan.stride_w == 1 && ph.pad_h == 0 &&
+// plain GEMM operand and takes 16-byte copies (a block with a thread per four pixel columns at
+// least: not the thin tile).
+bool VectorB(const Plan& plan, const Phase& ph, int tb_m, int tb_n) {
+  const int threads = tb_m * tb_n / 64;
+  return threads % (tb_m / 4) == 0 && ph.taps_h == 1 && ph.taps_w == 1 && plan.stride_h == 1 && plan.stride_w == 1 && ph.pad_h == 0 &&
          ph.pad_w == 0 && ph.rows == plan.h && ph.cols == plan.w && (plan.h * plan.w) % 4 == 0;
 }
 
@@ -149,7 +159,7 @@ void AppendConv(const Plan& plan, const PerfConfig& config, BufferRole x, Buffer
   const auto [tb_m, tb_n, tb_k, stages] = SimtParams::Of(space, config);
   std::map<std::tuple<int64_t, int64_t, bool>, size_t> kernel_of;  // (taps_h, taps_w, vector B) -> kernel
   auto kernel_for = [&](const Phase& ph) {
-    const bool vec = VectorB(plan, ph);
+    const bool vec = VectorB(plan, ph, tb_m, tb_n);
     auto [it, fresh] = kernel_of.try_emplace({ph.taps_h, ph.taps_w, vec}, sol.kernels.size());
     if (fresh) {
       KernelBuild build;

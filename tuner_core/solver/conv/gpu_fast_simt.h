@@ -25,7 +25,8 @@ struct SimtParams {
 };
 
 // TB_N, TB_M, TB_K, STAGES (params order of the old tb_m = channels, tb_n = pixels naming);
-// TB_M 32 only where 64-pixel tiles leave SMs idle (7x7 and 14x14 layers).
+// TB_M 32 only where 64-pixel tiles leave SMs idle (7x7 and 14x14 layers); the thin tile TB_N 8 x
+// TB_M 256 (one warp) only for outputs of at most 8 channels (the stem's backward data).
 SearchSpace Space();
 
 // Dynamic shared memory of a config: STAGES * TB_K * (TB_M + (TB_N + 4)) floats.

@@ -9,6 +9,7 @@
 #include "tuner_core/solver/conv/gpu_hopper_fwd.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma_bwd.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma_fwd.h"
+#include "tuner_core/solver/conv/gpu_hopper_wrw.h"
 #include "tuner_core/solver/conv/gpu_igemm.h"
 #include "tuner_core/solver/conv/gpu_winograd.h"
 #include "tuner_core/solver/conv/gpu_winograd_wrw.h"
@@ -31,6 +32,7 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1016, std::make_unique<FastSimtWrwSolver>());
   list.emplace_back(1017, std::make_unique<WinogradF2x3Solver>());
   list.emplace_back(1018, std::make_unique<WinogradWrwSolver>());
+  list.emplace_back(1019, std::make_unique<HopperWrwSolver>());
   return list;
 }
 

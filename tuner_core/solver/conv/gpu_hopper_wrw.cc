@@ -1,0 +1,201 @@
+#include "tuner_core/solver/conv/gpu_hopper_wrw.h"
+
+#include "absl/strings/str_cat.h"
+#include "tuner_core/solver/conv/gpu_common.h"
+#include "tuner_core/solver/conv/gpu_fast_common.h"
+
+namespace tuna::solver {
+namespace {
+
+using gpu::CeilDiv;
+
+// The axes by name (the one place a config is decoded); Space() lists them in params order.
+struct WrwTile {
+  int tb_m, tb_n, wg_m, stages, split_k = 1;
+  static WrwTile Of(const SearchSpace& s, const PerfConfig& c) {
+    return {static_cast<int>(s.Value(c, "TB_M")), static_cast<int>(s.Value(c, "TB_N")),
+            static_cast<int>(s.Value(c, "WG_M")), static_cast<int>(s.Value(c, "STAGES")),
+            static_cast<int>(s.Value(c, "SPLIT_K"))};
+  }
+  PerfConfig Config(const SearchSpace& s) const {
+    return s.Make({{"TB_M", tb_m}, {"TB_N", tb_n}, {"WG_M", wg_m}, {"STAGES", stages}, {"SPLIT_K", split_k}});
+  }
+};
+
+constexpr int kPixelsPerStage = 64;
+
+int64_t Pixels(const Problem& p) {
+  const Dhw o = p.Out();
+  return p.n * o[1] * o[2];
+}
+// Channels per pixel the kernel reads: C/G itself when a multiple of 8 (16-byte chunks); else
+// (ungrouped only) C padded to 4 (two 8-byte taps per chunk) or to a multiple of 8, in a copy.
+int64_t KernelChannels(const Problem& p) {
+  const int64_t cg = p.c / p.groups;
+  if (cg % 8 == 0) return cg;
+  return cg <= 4 ? 4 : CeilDiv(cg, 8) * 8;
+}
+bool PadsChannels(const Problem& p) { return KernelChannels(p) != p.c / p.groups; }
+// GEMM N: the filter columns the kernel computes (with padding channels when it pads).
+int64_t Columns(const Problem& p) { return p.fil[1] * p.fil[2] * KernelChannels(p); }
+
+// Workspace: x with its channels padded (halves; only when padding), then the FP32 partials.
+struct WrwWorkspace {
+  int64_t x_elems = 0, partials_offset = 0, partials = 0;  // partials_offset in floats
+  uint64_t Bytes() const { return static_cast<uint64_t>(partials_offset + partials) * 4; }
+};
+WrwWorkspace WorkspaceOf(const Problem& p, int split_k) {
+  WrwWorkspace w;
+  if (PadsChannels(p)) w.x_elems = p.n * p.in[1] * p.in[2] * KernelChannels(p);
+  w.partials_offset = CeilDiv(w.x_elems, 128) * 64;  // floats past the halves, 256-byte aligned
+  const bool partials = split_k > 1 || PadsChannels(p);
+  w.partials = partials ? split_k * p.k * Columns(p) : 0;
+  return w;
+}
+int64_t PixelTiles(const Problem& p) { return CeilDiv(Pixels(p), kPixelsPerStage); }
+// Blocks of one split: output tiles times groups.
+int64_t TileBlocks(const Problem& p, int tb_m, int tb_n) {
+  return CeilDiv(p.k / p.groups, tb_m) * CeilDiv(Columns(p), tb_n) * p.groups;
+}
+
+}  // namespace
+
+uint64_t HopperWrwSolver::SharedBytes(int tb_m, int tb_n, int stages) {
+  return static_cast<uint64_t>(stages) * (tb_m + tb_n) * kPixelsPerStage * 2 + 1024;
+}
+
+absl::Status HopperWrwSolver::IsApplicable(const Target& target, const Problem& p) const {
+  gpu::FastConvRules rules;
+  rules.min_sm = 90;
+  rules.groups = true;
+  rules.direction = Direction::kBackwardWeights;
+  if (absl::Status st = gpu::CheckFastConv(Name(), target, p, DataType::kFp16, DataType::kBf16,
+                                           Layout::kNHWC, rules);
+      !st.ok()) {
+    return st;
+  }
+  if (target.SmVersion() != 90) return NotApplicable(Name(), "wgmma kernels are built for sm_90a only");
+  if ((p.k / p.groups) % 8 != 0) return NotApplicable(Name(), "needs K/G % 8 == 0 (16-byte chunks of dy)");
+  if ((p.c / p.groups) % 8 != 0 && p.groups != 1) {
+    return NotApplicable(Name(), "grouped convolutions need C/G % 8 == 0 (depthwise has its own solvers)");
+  }
+  if (p.groups > gpu::kMaxGridYZ) return NotApplicable(Name(), "too many groups for grid.y");
+  if (Pixels(p) * p.k > gpu::kMaxIndex || p.k * Columns(p) > gpu::kMaxIndex) {
+    return NotApplicable(Name(), "sizes exceed 32-bit indices");
+  }
+  return absl::OkStatus();
+}
+
+SearchSpace HopperWrwSolver::Space(const Target& target, const Problem& problem) const {
+  (void)target, (void)problem;
+  return SearchSpace({{"TB_M", Pow2Range(64, 128)},
+                      {"TB_N", Pow2Range(64, 256)},
+                      {"WG_M", Pow2Range(1, 2)},
+                      {"STAGES", LinearRange(3, 6)},
+                      {"SPLIT_K", Pow2Range(1, 64), AxisUse::kSolver}});
+}
+
+absl::Status HopperWrwSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
+  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
+  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
+  const WrwTile t = WrwTile::Of(Space(target, p), config);
+  auto invalid = [&](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat(std::string(Name()), ": params '", config.ToString(), "': ", why));
+  };
+  const int wg_rows = t.tb_m / t.wg_m;
+  if (wg_rows % 64 != 0) return invalid("TB_M / WG_M must be a multiple of 64 (wgmma m64)");
+  if (wg_rows * t.tb_n / 128 > 128) return invalid("more than 128 accumulators per thread");
+  const uint64_t smem = SharedBytes(t.tb_m, t.tb_n, t.stages);
+  if (smem > target.max_shared_bytes_per_block) {
+    return invalid(absl::StrCat(smem, " bytes of shared memory > ", target.max_shared_bytes_per_block));
+  }
+  const int64_t kpg = p.k / p.groups;
+  if (t.tb_m > 64 && t.tb_m / 2 >= kpg) return invalid("TB_M much larger than K/G");
+  if (t.tb_n > 64 && t.tb_n / 2 >= Columns(p)) return invalid("TB_N much larger than R*S*C/G");
+  const int64_t per_split = CeilDiv(PixelTiles(p), t.split_k);
+  if (t.stages > 3 && t.stages - 2 > per_split) return invalid("STAGES deeper than the pixel loop");
+  // Splits pay only until the grid fills the GPU a few times over, each with 4+ pixel tiles.
+  if (t.split_k > 1 && (TileBlocks(p, t.tb_m, t.tb_n) * t.split_k > 4 * target.num_cu || per_split < 4)) {
+    return invalid("more splits than fill the GPU, or too few pixels per split");
+  }
+  if (CeilDiv(kpg, t.tb_m) * CeilDiv(Columns(p), t.tb_n) > int64_t{0x7fffffff}) return invalid("grid too large");
+  return absl::OkStatus();
+}
+
+PerfConfig HopperWrwSolver::DefaultConfig(const Target& target, const Problem& p) const {
+  const SearchSpace space = Space(target, p);
+  for (WrwTile t : {WrwTile{128, 128, 2, 4}, WrwTile{64, 128, 1, 4}, WrwTile{64, 64, 1, 4}}) {
+    // Split until the grid covers every SM.
+    int split = 1;
+    while (TileBlocks(p, t.tb_m, t.tb_n) * split < target.num_cu && split < 64) split *= 2;
+    for (; split >= 1; split /= 2) {
+      t.split_k = split;
+      const PerfConfig c = t.Config(space);
+      if (IsValid(target, p, c).ok()) return c;
+    }
+  }
+  return WrwTile{64, 64, 1, 3}.Config(space);  // valid for every applicable problem
+}
+
+absl::StatusOr<Solution> HopperWrwSolver::GetSolution(const Target& target, const Problem& p,
+                                                      const PerfConfig& config) const {
+  if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
+  const SearchSpace space = Space(target, p);
+  const WrwTile t = WrwTile::Of(space, config);
+  KernelBuild build;
+  build.source = "conv/hopper_wrw.cu";
+  build.entries = {"tuna_hopper_wrw", "tuna_hopper_wrw_reduce", "tuna_pad_channels"};
+  build.options = space.Defines(config);
+  build.options.push_back(gpu::DTypeOption(p.data_type));
+  const int64_t cp = KernelChannels(p);
+  build.options.push_back(absl::StrCat("-DCHUNK=", cp % 8 == 0 ? 16 : 8));
+  build.arch_specific = true;  // wgmma: sm_90a
+  const Dhw o = p.Out();
+  const bool pads = PadsChannels(p);
+  const WrwWorkspace ws = WorkspaceOf(p, t.split_k);
+  const bool partials = ws.partials > 0;
+  Solution sol;
+  sol.kernels.push_back(build);
+  sol.workspace_bytes = ws.Bytes();
+  if (pads) {
+    Launch c;
+    c.entry = "tuna_pad_channels";
+    const int64_t pixels = p.n * p.in[1] * p.in[2];
+    c.grid.x = static_cast<uint32_t>(CeilDiv(pixels * cp, 256));
+    c.block.x = 256;
+    c.args = {KernelArg::Buffer(BufferRole::kX), KernelArg::Buffer(BufferRole::kWorkspace), KernelArg::I64(0),
+              KernelArg::I64(pixels), KernelArg::I32(p.c), KernelArg::I32(cp)};
+    sol.launches.push_back(c);
+  }
+  Launch l;
+  l.entry = "tuna_hopper_wrw";
+  l.grid.x = static_cast<uint32_t>(CeilDiv(p.k / p.groups, t.tb_m) * CeilDiv(Columns(p), t.tb_n));
+  l.grid.y = static_cast<uint32_t>(p.groups);
+  l.grid.z = static_cast<uint32_t>(t.split_k);
+  l.block.x = static_cast<uint32_t>(128 * t.wg_m);
+  l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.stages);
+  l.args = {KernelArg::Buffer(pads ? BufferRole::kWorkspace : BufferRole::kX), KernelArg::Buffer(BufferRole::kY),
+            KernelArg::Buffer(partials ? BufferRole::kWorkspace : BufferRole::kW), KernelArg::I64(0),
+            KernelArg::I64(partials ? ws.partials_offset : 0)};
+  for (int64_t v : {p.n, cp * p.groups, p.in[1], p.in[2], p.k, o[1], o[2], p.fil[1], p.fil[2], p.pad[1], p.pad[2],
+                    p.stride[1], p.stride[2], p.dilation[1], p.dilation[2], p.groups, int64_t{t.split_k},
+                    int64_t{partials ? 1 : 0}}) {
+    l.args.push_back(KernelArg::I32(v));
+  }
+  sol.launches.push_back(l);
+  if (partials) {
+    const int64_t rows = p.k * p.fil[1] * p.fil[2];
+    const int64_t threads = pads ? rows * (p.c / p.groups) : rows * cp / 4;
+    Launch r;
+    r.entry = "tuna_hopper_wrw_reduce";
+    r.grid.x = static_cast<uint32_t>(CeilDiv(threads, 256));
+    r.block.x = 256;
+    r.args = {KernelArg::Buffer(BufferRole::kWorkspace), KernelArg::Buffer(BufferRole::kW),
+              KernelArg::I64(ws.partials_offset), KernelArg::I64(rows), KernelArg::I32(cp),
+              KernelArg::I32(p.c / p.groups), KernelArg::I32(t.split_k)};
+    sol.launches.push_back(std::move(r));
+  }
+  return sol;
+}
+
+}  // namespace tuna::solver
