@@ -61,7 +61,7 @@ for step in "$@"; do
     wrw16|wrwbf16)
       f=data/resnet50_n32_wrw_fp16_nhwc.txt
       if [ "$name" = wrwbf16 ]; then sed 's/convfp16/convbfp16/' "$f" > "$out/wrw_bf16.txt"; f="$out/wrw_bf16.txt"; fi
-      timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperWrw,TunaIgemmWrw --configs 128 --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
+      timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperWrw,TunaIgemmWrw --configs ${CONFIGS:-128} --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
     fwd32|bwd32|wrw32)
       if [ "$name" = fwd32 ]; then f=data/resnet50_n32_fwd_fp32.txt sv=TunaFastSimtFwd,TunaWinogradF2x3,TunaIgemmFwd n=36

@@ -75,7 +75,8 @@ static_assert(kThreads % kAChunks == 0 && kThreads % kBChunks == 0, "chunk split
 static_assert(kAIters >= 1 && kBIters >= 1 && kTbK % kARowStep == 0 && kTbK % kBRowStep == 0, "row split");
 static_assert(kStages >= 3, "the ring keeps one tile in the tensor cores and one being issued");
 constexpr int kAcc = kTbN / 2;  // FP32 accumulators per thread of one m64 wgmma
-constexpr int kMinBlocks = kMRep * kAcc <= 64 ? 2 : 1;
+// Two resident blocks where the registers allow (at most 256 threads with <= 64 accumulators).
+constexpr int kMinBlocks = kThreads <= 256 && kMRep * kAcc <= 64 ? 2 : 1;
 
 // MN-major 128-byte-swizzle descriptor: 8-row groups 1024 bytes apart (stride byte offset), slabs
 // kSlabBytes apart (leading byte offset).

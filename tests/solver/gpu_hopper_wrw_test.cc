@@ -82,6 +82,9 @@ TEST_CASE("hopper wrw: applicability, defaults and pruning", "[solver]") {
   CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4, 1}}).ok());  // 256 accumulators
   CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 128, 2, 4, 1}}).ok());   // 32-row warpgroups
   CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 4, 64}}).ok());  // more splits than fill the GPU
+  CHECK(s.IsValid(*sm90, big, PerfConfig{{256, 128, 4, 3, 1}}).ok());          // 4 warpgroups, 64 accumulators
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{256, 256, 4, 3, 1}}).ok());    // 128 accumulators at 512 threads
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 128, 2, 4, 1}}).ok());     // a warpgroup without a slab
   // A split config: workspace slices and the in-order reduce.
   const Problem early = NhwcWrw(32, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1);
   absl::StatusOr<solver::Solution> split = s.GetSolution(*sm90, early, PerfConfig{{64, 128, 1, 4, 16}});

@@ -88,10 +88,10 @@ absl::Status HopperWrwSolver::IsApplicable(const Target& target, const Problem& 
 
 SearchSpace HopperWrwSolver::Space(const Target& target, const Problem& problem) const {
   (void)target, (void)problem;
-  return SearchSpace({{"TB_M", Pow2Range(64, 128)},
+  return SearchSpace({{"TB_M", Pow2Range(64, 256)},
                       {"TB_N", Pow2Range(64, 256)},
-                      {"WG_M", Pow2Range(1, 2)},
-                      {"STAGES", LinearRange(3, 6)},
+                      {"WG_M", Pow2Range(1, 4)},
+                      {"STAGES", LinearRange(3, 8)},
                       {"SPLIT_K", Pow2Range(1, 64), AxisUse::kSolver}});
 }
 
@@ -102,9 +102,12 @@ absl::Status HopperWrwSolver::IsValid(const Target& target, const Problem& p, co
   auto invalid = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(Name()), ": params '", config.ToString(), "': ", why));
   };
+  if (t.wg_m > t.tb_m / 64) return invalid("more warpgroups than 64-row slabs");
   const int wg_rows = t.tb_m / t.wg_m;
   if (wg_rows % 64 != 0) return invalid("TB_M / WG_M must be a multiple of 64 (wgmma m64)");
   if (wg_rows * t.tb_n / 128 > 128) return invalid("more than 128 accumulators per thread");
+  // 512 threads leave 128 registers each: at most 64 accumulators.
+  if (t.wg_m == 4 && wg_rows * t.tb_n / 128 > 64) return invalid("more than 64 accumulators at 512 threads");
   const uint64_t smem = SharedBytes(t.tb_m, t.tb_n, t.stages);
   if (smem > target.max_shared_bytes_per_block) {
     return invalid(absl::StrCat(smem, " bytes of shared memory > ", target.max_shared_bytes_per_block));

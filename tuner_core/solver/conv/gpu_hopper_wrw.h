@@ -19,10 +19,10 @@
 // the same tile config.
 //
 // Axes (perf-db params in this order), each the kernel's -D name except SPLIT_K:
-//   TB_M    block tile rows (GEMM M = K/G output channels): 64, 128
-//   TB_N    block tile columns (GEMM N = R*S*C/G): 64, 128, 256
-//   WG_M    consumer warpgroups splitting TB_M (each owns a multiple of 64 rows)
-//   STAGES  depth of the shared-memory ring (64 pixels per stage)
+//   TB_M    block tile rows (GEMM M = K/G output channels): 64, 128, 256
+//   TB_N    block tile columns (GEMM N = R*S*C/G), also the wgmma N: 64, 128, 256
+//   WG_M    consumer warpgroups splitting TB_M (each owns a multiple of 64 rows): 1, 2, 4
+//   STAGES  depth of the shared-memory ring (64 pixels per stage): 3..8
 //   SPLIT_K pixel ranges reduced through the workspace (the solver's: a kernel argument).
 // Validity is analytic: shared memory, at most 128 FP32 accumulators per thread, no tile twice
 // the GEMM extent, splits only while the grid is short of filling the GPU. Thread-safe and
