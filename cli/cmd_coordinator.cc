@@ -29,6 +29,7 @@ struct Flags {
   std::string token_file, eval_token_file;
   std::string tls_cert, tls_key;
   bool insecure_plaintext = false;
+  bool retune = false;
   bool reflection = false;
   std::string metrics;  // empty: no metrics server
   int lease_seconds = 60;
@@ -134,6 +135,7 @@ int Run(const GlobalOptions& global, const Flags& f) {
   co.max_host_faults = f.max_host_faults;
   co.host_bench = absl::Seconds(f.host_bench_seconds);
   co.dispatcher_threads = f.dispatcher_threads;
+  co.reuse_prior_results = !f.retune;
   co.registry = &solver::SolverRegistry::Builtin();
   co.metrics = metrics.get();
   auto coord = coordinator::Coordinator::Create(**db, co);
@@ -196,6 +198,10 @@ void AddCoordinatorCommand(CLI::App& app, CommandContext ctx) {
   cmd->add_option("--tls-key", f->tls_key, "PEM private key");
   cmd->add_flag("--insecure-plaintext", f->insecure_plaintext,
                 "allow a non-loopback --listen without TLS (tokens travel unencrypted)");
+  cmd->add_flag("--retune", f->retune,
+                "search every perf job, even where an earlier session on the same target tuned the "
+                "same config and solver (by default its verified params are reused: re-timed, not "
+                "searched)");
   cmd->add_flag("--reflection", f->reflection,
                 "serve gRPC server reflection (unauthenticated: lists the API)");
   cmd->add_option("--metrics", f->metrics,

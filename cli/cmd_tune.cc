@@ -57,6 +57,7 @@ struct TuneArgs {
   int max_minutes = 0;
   int db_wait_s = 300;
   bool new_session = false;
+  bool retune = false;
   std::string kernel_cache;  // -f: empty = <data dir>/kernel-cache
   bool no_kernel_cache = false;
 };
@@ -174,6 +175,7 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   if (a.max_minutes > 0) o.max_duration = absl::Minutes(a.max_minutes);
   o.db_wait = absl::Seconds(std::max(0, a.db_wait_s));
   o.new_session = a.new_session;
+  o.reuse_prior_results = !a.retune;
   o.kernel_cache_dir = KernelCacheDir(global, a);
   o.tuner_version = VersionLine();
   auto chosen = ResolveSearch(a.search);
@@ -357,6 +359,10 @@ void AddTuneCommand(CLI::App& app, CommandContext ctx) {
   cmd->add_flag("--new-session", args->new_session,
                 "-f: start a new session instead of resuming the last one of the same file and "
                 "target");
+  cmd->add_flag("--retune", args->retune,
+                "-f: search every perf job again, even where an earlier session on this target "
+                "already tuned the same config and solver (by default its verified params are "
+                "reused: timed and verified, not searched)");
   auto* kernel_cache = cmd->add_option(
       "--kernel-cache", args->kernel_cache,
       "-f: keep kernel builds in DIR and reuse them in later runs (default DATA_DIR/kernel-cache; "

@@ -73,6 +73,7 @@ struct LeasedJob {
   std::string solver_name;
   std::string tuned_params;  // find jobs: the perf result's params ("" = none: default params)
   std::vector<std::string> warm_params;  // perf jobs: tried after the default (ClaimedJob)
+  std::string prior_params;  // perf jobs: an earlier session's result for this config (ClaimedJob)
   absl::Time lease_expires;
 };
 

@@ -123,8 +123,10 @@ struct Coordinator::PendingReport {
 Coordinator::Coordinator(schema::Database& db, CoordinatorOptions options)
     : db_(db),
       options_(options),
-      store_(db, schema::LeaseStoreOptions{options.lease_seconds, options.max_retries,
-                                           options.quarantine_kills}),
+      store_(db, schema::LeaseStoreOptions{.lease_seconds = options.lease_seconds,
+                                           .max_retries = options.max_retries,
+                                           .quarantine_kills = options.quarantine_kills,
+                                           .reuse_prior_results = options.reuse_prior_results}),
       host_faults_(options.max_host_faults, options.host_bench) {}
 
 absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(schema::Database& db,
@@ -436,6 +438,7 @@ void Coordinator::HandOut(const std::vector<std::shared_ptr<Waiter>>& batch,
       j.solver_name = c.solver_name;
       j.tuned_params = c.tuned_params;
       j.warm_params = c.warm_params;
+      j.prior_params = c.prior_params;
       j.lease_expires = absl::Now() + absl::Seconds(options_.lease_seconds);
       w->jobs.push_back(std::move(j));
     }

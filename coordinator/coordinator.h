@@ -77,6 +77,9 @@ struct CoordinatorOptions {
   // Negative: one lease (lease_seconds).
   absl::Duration restart_grace = absl::Seconds(-1);
   int max_jobs_per_lease = 64;
+  // Perf jobs reuse a verified result of the same config and solver from an earlier session on the
+  // same arch and CU count instead of searching (schema::LeaseStoreOptions::reuse_prior_results).
+  bool reuse_prior_results = true;
   // Non-empty: only jobs of these sessions are leased (`tune -f` runs its own coordinator on a
   // shared database and must not evaluate another run's jobs). Empty: every matching session.
   std::vector<int64_t> only_sessions;

@@ -67,6 +67,7 @@ void ToWire(const LeasedJob& j, v1::LeasedJob* out) {
   out->set_solver_name(j.solver_name);
   out->set_tuned_params(j.tuned_params);
   for (const std::string& p : j.warm_params) out->add_warm_params(p);
+  out->set_prior_params(j.prior_params);
   out->set_lease_expires_unix_ms(absl::ToUnixMillis(j.lease_expires));
 }
 
@@ -88,6 +89,7 @@ absl::StatusOr<LeasedJob> FromWire(const v1::LeasedJob& j) {
   out.solver_name = j.solver_name();
   out.tuned_params = j.tuned_params();
   out.warm_params.assign(j.warm_params().begin(), j.warm_params().end());
+  out.prior_params = j.prior_params();
   out.lease_expires = absl::FromUnixMillis(j.lease_expires_unix_ms());
   return out;
 }

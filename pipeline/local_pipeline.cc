@@ -306,6 +306,7 @@ absl::Status PipelineRun::StartLocal() {
   coordinator::CoordinatorOptions co;
   co.registry = &registry_;
   co.only_sessions = {report_.session_id};  // another run's jobs on the same database are not ours
+  co.reuse_prior_results = o_.reuse_prior_results;
   co.lease_seconds = std::max<int>(30, static_cast<int>(absl::ToInt64Seconds(o_.eval_deadline)) + 30);
   co.reap_interval = absl::Seconds(2);
   co.empty_poll_interval = absl::Milliseconds(100);

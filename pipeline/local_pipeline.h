@@ -80,6 +80,9 @@ struct LocalPipelineOptions {
   std::function<void(const JobProgress&)> job_progress;
   std::string tuner_version = "tuna";              // recorded in the session
   bool new_session = false;  // true: never resume an earlier session of the same file and target
+  // Perf jobs reuse the params an earlier session on the same target verified for the same config
+  // and solver (timed and verified again, not searched); false: search them all again.
+  bool reuse_prior_results = true;
   absl::Duration db_wait = absl::Minutes(5);  // the longest database outage ridden out
   // Polled about twice a second; true: stop the workers and export what is done. Null: never.
   std::function<bool()> stop_requested;

@@ -50,6 +50,7 @@ search::TuneOptions TuneOptionsFor(const JobTuning& t, const coordinator::Leased
                                    bool gpu = false, search::CompilePool* pool = nullptr) {
   search::TuneOptions o;
   o.warm_params = job.warm_params;
+  o.prior_params = job.prior_params;
   o.predictor = t.predictor;
   if (gpu) o.evaluator.cpu_reference_max_flops = kGpuCpuReferenceMaxFlops;
   o.strategy = t.strategy;
@@ -298,7 +299,11 @@ const search::SolverTuneResult* JobSolver(const coordinator::LeasedJob& job, con
                                           bool predictor) {
   for (const search::SolverTuneResult& x : r.solvers) {
     if (x.name != job.solver_name) continue;
-    if (predictor && x.tunable) {
+    if (x.reused) {
+      spdlog::info("job {} ({}, config {}, {}): reusing params [{}] an earlier session verified (no search; "
+                   "tune -f --retune searches again)", job.job_id, job.kind, job.config_id, job.solver_name,
+                   job.prior_params);
+    } else if (predictor && x.tunable) {
       spdlog::info("job {} ({}, config {}, {}): {} predicted config(s) seeded from the heuristics model{}", job.job_id,
                    job.kind, job.config_id, job.solver_name, x.predicted_seeded,
                    x.predictor_note.empty() ? "" : " (not used: " + x.predictor_note + ")");

@@ -200,6 +200,10 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
     // Only a hint for the search: a failed read costs the jobs their warm start, not their lease.
     spdlog::warn("claim: reading warm-start params: {}", warm.ToString());
   }
+  if (absl::Status prior = FillPriorParams(out); !prior.ok()) {
+    // Likewise: a failed read makes the jobs search instead of reusing an earlier result.
+    spdlog::warn("claim: reading earlier sessions' results: {}", prior.ToString());
+  }
   return out;
 }
 
@@ -273,6 +277,39 @@ absl::Status LeaseStore::FillWarmParams(std::vector<ClaimedJob>& jobs) {
       }
     }
     j.warm_params = it->second;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LeaseStore::FillPriorParams(std::vector<ClaimedJob>& jobs) {
+  if (!options_.reuse_prior_results) return absl::OkStatus();
+  std::map<int64_t, std::vector<ClaimedJob*>> by_session;
+  for (ClaimedJob& j : jobs) {
+    if (j.kind == "perf") by_session[j.session_id].push_back(&j);
+  }
+  for (auto& [sid, perf] : by_session) {
+    Params p{sid};
+    std::string pairs;
+    for (const ClaimedJob* j : perf) {
+      absl::StrAppend(&pairs, pairs.empty() ? "" : ", ", "(?, ?)");
+      p.push_back(j->config_id);
+      p.push_back(j->solver_id);
+    }
+    // Newest first: the first row per (config, solver) wins.
+    auto rows = db_.Query(absl::StrCat("SELECT pr.config_id, pr.solver_id, pr.params FROM perf_result pr "
+                                       "JOIN session s ON s.id = pr.session_id "
+                                       "JOIN session me ON me.id = ? "
+                                       "WHERE pr.verified = TRUE AND pr.session_id <> me.id AND "
+                                       "s.arch = me.arch AND s.num_cu = me.num_cu AND "
+                                       "(pr.config_id, pr.solver_id) IN (",
+                                       pairs, ") ORDER BY pr.id DESC"),
+                          p);
+    if (!rows.ok()) return rows.status();
+    std::map<std::pair<int64_t, int64_t>, std::string> newest;
+    for (const Row& r : *rows) newest.try_emplace({r.Int("config_id"), r.Int("solver_id")}, r.String("params"));
+    for (ClaimedJob* j : perf) {
+      if (auto it = newest.find({j->config_id, j->solver_id}); it != newest.end()) j->prior_params = it->second;
+    }
   }
   return absl::OkStatus();
 }

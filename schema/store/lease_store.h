@@ -54,6 +54,10 @@ struct LeaseStoreOptions {
   // that grows with the database. Reuse changes which params a session's later jobs try (they
   // miss its newest winners), so a rerun then builds kernels the first run never built.
   double warm_params_ttl_s = 0;
+  // Perf jobs of a config and solver that an earlier session on the same arch and CU count tuned
+  // (a verified result) get that result's params as prior_params, and workers time only those
+  // instead of searching again (`tune -f --retune` turns this off).
+  bool reuse_prior_results = true;
 };
 
 // One claimant of a batched claim: `owner` wants up to `count` jobs.
@@ -78,6 +82,10 @@ struct ClaimedJob {
   // session of the same arch (most wins first, at most kWarmParams): the search tries them right
   // after the default (transfer of tuning results across configs and sessions).
   std::vector<std::string> warm_params;
+  // Perf jobs: the params of the newest verified result of this config and solver in another
+  // session of the same arch and CU count ("" when none or LeaseStoreOptions::reuse_prior_results
+  // is off): the job reuses it instead of searching.
+  std::string prior_params;
 };
 
 inline constexpr int kWarmParams = 8;
@@ -236,6 +244,8 @@ class LeaseStore {
   // Sets warm_params of the perf jobs (one read per session and solver, reused for
   // options_.warm_params_ttl_s).
   absl::Status FillWarmParams(std::vector<ClaimedJob>& jobs);
+  // Sets prior_params of the perf jobs (one read per session of the claim).
+  absl::Status FillPriorParams(std::vector<ClaimedJob>& jobs);
   // Successes of distinct jobs, written together; one outcome per report appended to `out`.
   absl::Status ReportSuccesses(Connection& c, const std::vector<const StepReport*>& reports,
                                std::vector<ReportOutcome>& out);

@@ -268,6 +268,67 @@ TEST_CASE_METHOD(testing::MariadbTest,
   CHECK(e2->front().warm_params.empty());
 }
 
+TEST_CASE_METHOD(testing::MariadbTest,
+                 "perf claims of a config an earlier session tuned on the same target carry its params",
+                 "[mariadb]") {
+  auto seeded = testing::SeedQueue(db(), 2, 1, "perf");
+  REQUIRE(seeded.ok());
+  const int64_t a = seeded->session_id;
+  LeaseStore store(db(), {});
+  auto c = store.Claim(JobStep::kCompile, {a}, {{"w", 2}});
+  REQUIRE(c.ok());
+  REQUIRE(c->size() == 2);
+  for (const schema::ClaimedJob& j : *c) CHECK(j.prior_params.empty());  // nothing tuned anywhere yet
+  REQUIRE(store.Report({Success((*c)[0], JobStep::kCompile), Success((*c)[1], JobStep::kCompile)}).ok());
+  auto e = store.Claim(JobStep::kEval, {a}, {{"w", 2}});
+  REQUIRE(e.ok());
+  REQUIRE(e->size() == 2);
+  StepReport tuned = Success((*e)[0], JobStep::kEval);
+  tuned.has_result = true;
+  tuned.params = "2";
+  tuned.kernel_time_ms = 0.5;
+  tuned.verified = true;
+  StepReport unverified = Success((*e)[1], JobStep::kEval);
+  unverified.has_result = true;
+  unverified.params = "1";
+  unverified.kernel_time_ms = 0.7;
+  unverified.verified = false;
+  REQUIRE(store.Report({tuned, unverified}).ok());
+  const int64_t tuned_config = (*e)[0].config_id;
+
+  // Session b: the same configs and solver on the same target; session c: another CU count.
+  auto new_session = [&](int num_cu) {
+    REQUIRE(db().Execute("INSERT INTO session (arch, num_cu, backend, label) VALUES ('cpu-test', ?, 'CPU', 'again')",
+                         {int64_t{num_cu}}).ok());
+    const int64_t id = Count(db(), "SELECT MAX(id) FROM session");
+    REQUIRE(db().Execute("INSERT INTO job (session_id, config_id, solver_id, kind, state) "
+                         "SELECT ?, config_id, solver_id, kind, 'new' FROM job WHERE session_id = ?",
+                         {id, a}).ok());
+    return id;
+  };
+  const int64_t b = new_session(4);
+  const int64_t other = new_session(8);
+  auto again = store.Claim(JobStep::kCompile, {b}, {{"x", 2}});
+  REQUIRE(again.ok());
+  REQUIRE(again->size() == 2);
+  for (const schema::ClaimedJob& j : *again) {
+    INFO(j.config_id);
+    CHECK(j.prior_params == (j.config_id == tuned_config ? "2" : ""));  // an unverified result is none
+  }
+  auto elsewhere = store.Claim(JobStep::kCompile, {other}, {{"y", 2}});
+  REQUIRE(elsewhere.ok());
+  REQUIRE(elsewhere->size() == 2);
+  for (const schema::ClaimedJob& j : *elsewhere) CHECK(j.prior_params.empty());  // 8 CUs: another target
+  // --retune: off.
+  REQUIRE(db().Execute("UPDATE job SET state = 'new', lease_owner = NULL, lease_expires_at = NULL WHERE session_id = ?",
+                       {b}).ok());
+  LeaseStore retune(db(), {.reuse_prior_results = false});
+  auto searched = retune.Claim(JobStep::kCompile, {b}, {{"z", 2}});
+  REQUIRE(searched.ok());
+  REQUIRE(searched->size() == 2);
+  for (const schema::ClaimedJob& j : *searched) CHECK(j.prior_params.empty());
+}
+
 TEST_CASE_METHOD(testing::MariadbTest, "failures retry up to the limit, then fail with the error",
                  "[mariadb]") {
   auto seeded = testing::SeedQueue(db(), 1, 1);

@@ -182,6 +182,38 @@ TEST_CASE("warm-start params are tried right after the default; bad ones are ski
   CHECK(s.history[2].first == solver::PerfConfig{{testing::kCorrect}});
 }
 
+TEST_CASE("an earlier session's params are timed alone; ones that do not fit fall back to the search") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kSlow, testing::kCorrect, testing::kGarbage,
+                                          testing::kBrokenBuild, testing::kWritesNothing});
+  const Problem p = ParseOne("conv -n 2 -c 4 -H 7 -W 7 -k 6 -y 3 -x 3 -p 1 -q 1 -F 1");
+  TuneOptions o = Fast();
+  o.batch = 1;
+  o.solvers = {"TestFaultSolver"};
+  o.warm_params = {"3"};
+  o.prior_params = std::to_string(testing::kCorrect);
+  {
+    Tuner tuner(*registry, *f.backend, f.device.get(), f.target, o);
+    auto r = tuner.Tune(p);
+    REQUIRE(r.ok());
+    const SolverTuneResult& s = r->solvers.front();
+    CHECK(s.reused);
+    REQUIRE(s.history.size() == 1);  // neither the default nor the warm params: no search
+    CHECK(s.history[0].first == solver::PerfConfig{{testing::kCorrect}});
+    CHECK(s.disposition == Disposition::kPassed);
+    CHECK(s.best_params == std::to_string(testing::kCorrect));
+  }
+  o.prior_params = "77";  // outside the axis (a solver whose space changed): searched as usual
+  Tuner tuner(*registry, *f.backend, f.device.get(), f.target, o);
+  auto r = tuner.Tune(p);
+  REQUIRE(r.ok());
+  const SolverTuneResult& s = r->solvers.front();
+  CHECK_FALSE(s.reused);
+  CHECK(s.history.size() > 1);
+  CHECK(s.history[0].first == solver::PerfConfig{{testing::kSlow}});  // the default first
+}
+
 TEST_CASE("a predictor's best configs are tried after the warm params; one that is not used says why") {
   CpuFixture f;
   if (!f.ok) return;

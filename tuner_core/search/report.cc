@@ -44,6 +44,7 @@ std::string FormatTuneResult(const TuneResult& r) {
     if (!s.stopped_by.empty()) line += fmt::format(" stopped-by {}", s.stopped_by);
     if (s.predicted_seeded > 0) line += fmt::format(" predicted-seeds {}", s.predicted_seeded);
     if (!s.predictor_note.empty()) line += fmt::format(" (predictor not used: {})", s.predictor_note);
+    if (s.reused) line += " reused";
     if (s.disposition != Disposition::kPassed && !s.error.empty()) line += "\n      " + s.error.substr(0, 300);
     out += line + "\n";
   }
@@ -70,6 +71,7 @@ Json SolverJson(const SolverTuneResult& s) {
           {"stopped_by", s.stopped_by},
           {"predicted_seeded", s.predicted_seeded},
           {"predictor_note", s.predictor_note},
+          {"reused", s.reused},
           {"compiled", s.compiled},
           {"compile_failed", s.compile_failed},
           {"dispositions", dispositions},

@@ -282,7 +282,15 @@ Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& 
   for (const std::string& params : options_.warm_params) {
     if (absl::StatusOr<solver::PerfConfig> c = space.Parse(params); c.ok()) in.prior.push_back(*c);
   }
-  if (options_.predictor && options_.predicted_seeds > 0) {
+  if (!options_.prior_params.empty()) {
+    absl::StatusOr<solver::PerfConfig> c = space.Parse(options_.prior_params);
+    if (c.ok() && s.IsValid(target_, problem, *c).ok()) {
+      in.prior = {*c};
+      in.budget = 1;
+      plan.reused = true;
+    }
+  }
+  if (!plan.reused && options_.predictor && options_.predicted_seeds > 0) {
     absl::StatusOr<ScoreFn> score = options_.predictor(problem, target_, s);
     if (score.ok()) {
       in.score = *std::move(score);
@@ -315,6 +323,7 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
   out.planned = plan.planned;
   out.predicted_seeded = plan.predicted_seeded;
   out.predictor_note = plan.predictor_note;
+  out.reused = plan.reused;
   const solver::PerfConfig& default_config = plan.default_config;
   SearchStrategy* strategy = plan.strategy.get();
   if (out.tunable && strategy == nullptr) {

@@ -75,6 +75,10 @@ struct TuneOptions {
   // is parsed against a tunable solver's space; ones that do not parse or are invalid for the
   // problem are skipped. They count against the budget.
   std::vector<std::string> warm_params;
+  // Params an earlier session verified for this very problem, solver and target (a perf job's
+  // prior_params): when they parse and are valid for a tunable solver, its search times only
+  // them (budget 1, no predictor): the result is reused, verified and timed again. Else ignored.
+  std::string prior_params;
   // Warm start from a learned predictor (null = none): its `predicted_seeds` best valid configs
   // are tried after the warm params (deduplicated, counting against the budget), and the
   // model-guided strategy's cost model also takes its score as a feature.
@@ -117,6 +121,7 @@ struct SolverTuneResult {
   std::string stopped_by;   // why a tunable search ended early: "patience", "time limit"; else ""
   uint64_t predicted_seeded = 0;  // configs the predictor put first (TuneOptions::predictor)
   std::string predictor_note;     // with a predictor: why it was not used ("" when it was)
+  bool reused = false;            // only TuneOptions::prior_params was timed (no search)
   uint64_t compiled = 0;        // candidates whose kernels built (the dry run's count)
   uint64_t compile_failed = 0;
   std::map<Disposition, uint64_t> by_disposition;
@@ -167,6 +172,7 @@ class Tuner {
     std::string error;  // the strategy could not start
     uint64_t predicted_seeded = 0;
     std::string predictor_note;
+    bool reused = false;  // TuneOptions::prior_params alone
   };
   std::vector<solver::RegisteredSolver> SolversFor(const Problem& problem) const;
   std::vector<SolverPlan> PlanAll(const std::vector<solver::RegisteredSolver>& solvers,
