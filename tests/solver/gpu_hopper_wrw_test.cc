@@ -160,15 +160,7 @@ TEST_CASE("hopper wrw matches the CPU reference on an sm_90 device", "[gpu]") {
   for (const Problem& p : problems) {
     INFO(p.Canonical());
     REQUIRE(s.IsApplicable(target, p).ok());
-    std::vector<PerfConfig> configs = {s.DefaultConfig(target, p)};
-    const std::vector<PerfConfig> valid = AllValid(s, target, p);
-    for (int t = 0; t < 2 && !valid.empty(); ++t) configs.push_back(valid[rng() % valid.size()]);
-    for (const PerfConfig& v : valid) {  // one split config wherever there is one
-      if (v.values[4] > 1) {
-        configs.push_back(v);
-        break;
-      }
-    }
+    const std::vector<PerfConfig> configs = testing::DeviceCheckConfigs(s, target, p, rng, 2, 4);
     failures += checker.CheckAll(s, p, configs);
     runs += static_cast<int>(configs.size());
   }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,6 +30,23 @@ inline std::vector<solver::PerfConfig> AllValid(const solver::Solver& s, const s
     if (s.IsValid(t, p, c).ok()) out.push_back(c);
   }
   return out;
+}
+
+// The configs a device check runs on `p`: the default, `random` valid ones drawn with `rng`, and
+// the first valid config whose value on axis index `split_axis` is above 1 (a split one; -1: none).
+inline std::vector<solver::PerfConfig> DeviceCheckConfigs(const solver::Solver& s, const solver::Target& t,
+                                                          const Problem& p, std::mt19937_64& rng, int random,
+                                                          int split_axis) {
+  std::vector<solver::PerfConfig> configs = {s.DefaultConfig(t, p)};
+  const std::vector<solver::PerfConfig> valid = AllValid(s, t, p);
+  for (int k = 0; k < random && !valid.empty(); ++k) configs.push_back(valid[rng() % valid.size()]);
+  for (const solver::PerfConfig& v : valid) {
+    if (split_axis >= 0 && v.values[split_axis] > 1) {
+      configs.push_back(v);
+      break;
+    }
+  }
+  return configs;
 }
 
 // NVRTC builds of a solver's configs for sm_90 (wgmma: "sm_90a" code objects), each distinct

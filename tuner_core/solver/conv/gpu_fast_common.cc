@@ -53,4 +53,20 @@ absl::Status CheckFastConv(std::string_view solver, const Target& target, const 
   return absl::OkStatus();
 }
 
+HopperTile HopperTile::Of(const SearchSpace& s, const PerfConfig& c) {
+  return {static_cast<int>(s.Value(c, "TB_M")), static_cast<int>(s.Value(c, "TB_N")),
+          static_cast<int>(s.Value(c, "WG_M")), static_cast<int>(s.Value(c, "STAGES")),
+          static_cast<int>(s.Value(c, "SPLIT_K"))};
+}
+
+PerfConfig HopperTile::Config(const SearchSpace& s) const {
+  return s.Make({{"TB_M", tb_m}, {"TB_N", tb_n}, {"WG_M", wg_m}, {"STAGES", stages}, {"SPLIT_K", split_k}});
+}
+
+int64_t ChunkChannels(const Problem& p) {
+  const int64_t cg = p.c / p.groups;
+  if (cg % 8 == 0) return cg;
+  return cg <= 4 ? 4 : CeilDiv(cg, 8) * 8;
+}
+
 }  // namespace tuna::solver::gpu

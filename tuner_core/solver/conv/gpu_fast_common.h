@@ -1,4 +1,4 @@
-// Helpers of tuna's fast CUDA solvers (gpu_fast_tc.cc, gpu_fast_simt*.cc, gpu_hopper_fwd.cc): the
+// Helpers of tuna's fast CUDA solvers (gpu_fast_tc.cc, gpu_fast_simt*.cc, gpu_hopper_{fwd,wrw}.cc): the
 // checks they share (CUDA sm_80+, dense 2D tensors, 32-bit indices). Pure functions, thread-safe.
 #pragma once
 
@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "tuner_core/problem/problem.h"
+#include "tuner_core/solver/perf_config.h"
 #include "tuner_core/solver/target.h"
 
 namespace tuna::solver::gpu {
@@ -25,5 +26,19 @@ absl::Status CheckFastConv(std::string_view solver, const Target& target, const 
 
 // True when `desc` has the dense strides of `layout` for its dims.
 bool IsDense(const TensorDesc& desc, Layout layout);
+
+// The axes of the cp.async wgmma solvers (TunaHopperFwd, TunaHopperWrw) by name: the one place
+// their configs are decoded; their spaces list them in this order.
+struct HopperTile {
+  int tb_m, tb_n, wg_m, stages, split_k = 1;
+  static HopperTile Of(const SearchSpace& s, const PerfConfig& c);
+  PerfConfig Config(const SearchSpace& s) const;
+};
+
+// Channels per pixel of x that the 16-byte-chunk Hopper kernels read: C/G itself when a multiple
+// of 8; else (ungrouped only) C padded to 4 (two 8-byte taps per chunk, CHUNK 8) or to a multiple
+// of 8, in a copy the solver makes in its workspace (tuna_pad_channels).
+int64_t ChunkChannels(const Problem& p);
+inline bool PadsChannels(const Problem& p) { return ChunkChannels(p) != p.c / p.groups; }
 
 }  // namespace tuna::solver::gpu

@@ -10,20 +10,9 @@ namespace tuna::solver {
 namespace {
 
 using gpu::CeilDiv;
-
-// The axes by name (the one place a config is decoded); Space() lists them in params order.
-struct HopperParams {
-  int tb_m, tb_n, wg_m, stages, split_k = 1;
-  static HopperParams Of(const SearchSpace& s, const PerfConfig& c) {
-    return {static_cast<int>(s.Value(c, "TB_M")), static_cast<int>(s.Value(c, "TB_N")),
-            static_cast<int>(s.Value(c, "WG_M")), static_cast<int>(s.Value(c, "STAGES")),
-            static_cast<int>(s.Value(c, "SPLIT_K"))};
-  }
-  PerfConfig Config(const SearchSpace& s) const {
-    return s.Make({{"TB_M", tb_m}, {"TB_N", tb_n}, {"WG_M", wg_m}, {"STAGES", stages}, {"SPLIT_K", split_k}});
-  }
-  int Threads() const { return 128 * wg_m; }
-};
+using gpu::ChunkChannels;
+using gpu::PadsChannels;
+using gpu::HopperTile;
 
 constexpr int kTbK = 64;
 
@@ -33,20 +22,11 @@ int64_t GemmM(const Problem& p) {
 }
 
 // Blocks of one split: output tiles times groups.
-int64_t TileBlocks(const Problem& p, const HopperParams& t) {
+int64_t TileBlocks(const Problem& p, const HopperTile& t) {
   return CeilDiv(GemmM(p), t.tb_m) * CeilDiv(p.k / p.groups, t.tb_n) * p.groups;
 }
 
-// Channels per pixel the kernel reads: C/G itself when a multiple of 8 (16-byte chunks); else
-// (ungrouped only) C padded to 4 (two 8-byte taps per chunk) or to a multiple of 8, in a copy.
-int64_t KernelChannels(const Problem& p) {
-  const int64_t cg = p.c / p.groups;
-  if (cg % 8 == 0) return cg;
-  return cg <= 4 ? 4 : CeilDiv(cg, 8) * 8;
-}
-bool PadsChannels(const Problem& p) { return KernelChannels(p) != p.c / p.groups; }
-
-int64_t KTiles(const Problem& p) { return CeilDiv(KernelChannels(p) * p.fil[1] * p.fil[2], kTbK); }
+int64_t KTiles(const Problem& p) { return CeilDiv(ChunkChannels(p) * p.fil[1] * p.fil[2], kTbK); }
 
 // Workspace of the channel-padded copies: x' then w' (at an element offset rounded to 128 B).
 struct PaddedCopies {
@@ -54,7 +34,7 @@ struct PaddedCopies {
   uint64_t Bytes() const { return static_cast<uint64_t>(w_offset + w_elems) * 2; }
 };
 PaddedCopies PaddedLayout(const Problem& p) {
-  const int64_t cp = KernelChannels(p);
+  const int64_t cp = ChunkChannels(p);
   PaddedCopies c;
   c.x_elems = p.n * p.in[1] * p.in[2] * cp;
   c.w_offset = CeilDiv(c.x_elems, 64) * 64;
@@ -100,7 +80,7 @@ SearchSpace HopperFwdSolver::Space(const Target& target, const Problem& problem)
 absl::Status HopperFwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
   if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
   if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
-  const HopperParams t = HopperParams::Of(Space(target, p), config);
+  const HopperTile t = HopperTile::Of(Space(target, p), config);
   auto invalid = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(Name()), ": params '", config.ToString(), "': ", why));
   };
@@ -132,13 +112,13 @@ PerfConfig HopperFwdSolver::DefaultConfig(const Target& target, const Problem& p
   // Wide tiles when they still give every SM a block, else narrower ones.
   const int64_t big = CeilDiv(GemmM(p), 128) * CeilDiv(kpg, 256) * p.groups;
   const SearchSpace space = Space(target, p);
-  for (HopperParams c : {big >= target.num_cu ? HopperParams{128, 256, 2, 4} : HopperParams{128, 128, 2, 4},
-                         HopperParams{128, 128, 2, 4, 2}, HopperParams{128, 128, 1, 4}, HopperParams{128, 64, 1, 4},
-                         HopperParams{64, 64, 1, 3}}) {
+  for (HopperTile c : {big >= target.num_cu ? HopperTile{128, 256, 2, 4} : HopperTile{128, 128, 2, 4},
+                         HopperTile{128, 128, 2, 4, 2}, HopperTile{128, 128, 1, 4}, HopperTile{128, 64, 1, 4},
+                         HopperTile{64, 64, 1, 3}}) {
     const PerfConfig config = c.Config(space);
     if (IsValid(target, p, config).ok()) return config;
   }
-  return HopperParams{64, 64, 1, 3}.Config(space);  // valid for every applicable problem
+  return HopperTile{64, 64, 1, 3}.Config(space);  // valid for every applicable problem
 }
 
 absl::StatusOr<Solution> HopperFwdSolver::GetSolution(const Target& target, const Problem& p,
@@ -146,13 +126,13 @@ absl::StatusOr<Solution> HopperFwdSolver::GetSolution(const Target& target, cons
   if (absl::Status st = IsApplicable(target, p); !st.ok()) return st;
   if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
   const SearchSpace space = Space(target, p);
-  const HopperParams t = HopperParams::Of(space, config);
+  const HopperTile t = HopperTile::Of(space, config);
   KernelBuild build;
   build.source = "conv/hopper_fwd.cu";
   build.entries = {"tuna_hopper_fwd", "tuna_pad_channels"};
   build.options = space.Defines(config);
   build.options.push_back(gpu::DTypeOption(p.data_type));
-  const int64_t cp = KernelChannels(p);
+  const int64_t cp = ChunkChannels(p);
   build.options.push_back(absl::StrCat("-DCHUNK=", cp % 8 == 0 ? 16 : 8));
   build.arch_specific = true;  // wgmma: sm_90a
   const Dhw o = p.Out();
@@ -182,7 +162,7 @@ absl::StatusOr<Solution> HopperFwdSolver::GetSolution(const Target& target, cons
   l.grid.x = static_cast<uint32_t>(CeilDiv(GemmM(p), t.tb_m) * CeilDiv(kpg, t.tb_n));
   l.grid.y = static_cast<uint32_t>(p.groups);
   l.grid.z = static_cast<uint32_t>(t.split_k);
-  l.block.x = static_cast<uint32_t>(t.Threads());
+  l.block.x = static_cast<uint32_t>(128 * t.wg_m);
   l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.stages, t.split_k);
   l.args = {KernelArg::Buffer(pads ? BufferRole::kWorkspace : BufferRole::kX),
             KernelArg::Buffer(pads ? BufferRole::kWorkspace : BufferRole::kW), KernelArg::Buffer(BufferRole::kY),

@@ -8,19 +8,9 @@ namespace tuna::solver {
 namespace {
 
 using gpu::CeilDiv;
-
-// The axes by name (the one place a config is decoded); Space() lists them in params order.
-struct WrwTile {
-  int tb_m, tb_n, wg_m, stages, split_k = 1;
-  static WrwTile Of(const SearchSpace& s, const PerfConfig& c) {
-    return {static_cast<int>(s.Value(c, "TB_M")), static_cast<int>(s.Value(c, "TB_N")),
-            static_cast<int>(s.Value(c, "WG_M")), static_cast<int>(s.Value(c, "STAGES")),
-            static_cast<int>(s.Value(c, "SPLIT_K"))};
-  }
-  PerfConfig Config(const SearchSpace& s) const {
-    return s.Make({{"TB_M", tb_m}, {"TB_N", tb_n}, {"WG_M", wg_m}, {"STAGES", stages}, {"SPLIT_K", split_k}});
-  }
-};
+using gpu::ChunkChannels;
+using gpu::PadsChannels;
+using gpu::HopperTile;
 
 constexpr int kPixelsPerStage = 64;
 
@@ -28,16 +18,8 @@ int64_t Pixels(const Problem& p) {
   const Dhw o = p.Out();
   return p.n * o[1] * o[2];
 }
-// Channels per pixel the kernel reads: C/G itself when a multiple of 8 (16-byte chunks); else
-// (ungrouped only) C padded to 4 (two 8-byte taps per chunk) or to a multiple of 8, in a copy.
-int64_t KernelChannels(const Problem& p) {
-  const int64_t cg = p.c / p.groups;
-  if (cg % 8 == 0) return cg;
-  return cg <= 4 ? 4 : CeilDiv(cg, 8) * 8;
-}
-bool PadsChannels(const Problem& p) { return KernelChannels(p) != p.c / p.groups; }
 // GEMM N: the filter columns the kernel computes (with padding channels when it pads).
-int64_t Columns(const Problem& p) { return p.fil[1] * p.fil[2] * KernelChannels(p); }
+int64_t Columns(const Problem& p) { return p.fil[1] * p.fil[2] * ChunkChannels(p); }
 
 // Workspace: x with its channels padded (halves; only when padding), then the FP32 partials.
 struct WrwWorkspace {
@@ -46,7 +28,7 @@ struct WrwWorkspace {
 };
 WrwWorkspace WorkspaceOf(const Problem& p, int split_k) {
   WrwWorkspace w;
-  if (PadsChannels(p)) w.x_elems = p.n * p.in[1] * p.in[2] * KernelChannels(p);
+  if (PadsChannels(p)) w.x_elems = p.n * p.in[1] * p.in[2] * ChunkChannels(p);
   w.partials_offset = CeilDiv(w.x_elems, 128) * 64;  // floats past the halves, 256-byte aligned
   const bool partials = split_k > 1 || PadsChannels(p);
   w.partials = partials ? split_k * p.k * Columns(p) : 0;
@@ -98,7 +80,7 @@ SearchSpace HopperWrwSolver::Space(const Target& target, const Problem& problem)
 absl::Status HopperWrwSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
   if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
   if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
-  const WrwTile t = WrwTile::Of(Space(target, p), config);
+  const HopperTile t = HopperTile::Of(Space(target, p), config);
   auto invalid = [&](const std::string& why) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(Name()), ": params '", config.ToString(), "': ", why));
   };
@@ -127,7 +109,7 @@ absl::Status HopperWrwSolver::IsValid(const Target& target, const Problem& p, co
 
 PerfConfig HopperWrwSolver::DefaultConfig(const Target& target, const Problem& p) const {
   const SearchSpace space = Space(target, p);
-  for (WrwTile t : {WrwTile{128, 128, 2, 4}, WrwTile{64, 128, 1, 4}, WrwTile{64, 64, 1, 4}}) {
+  for (HopperTile t : {HopperTile{128, 128, 2, 4}, HopperTile{64, 128, 1, 4}, HopperTile{64, 64, 1, 4}}) {
     // Split until the grid covers every SM.
     int split = 1;
     while (TileBlocks(p, t.tb_m, t.tb_n) * split < target.num_cu && split < 64) split *= 2;
@@ -137,20 +119,20 @@ PerfConfig HopperWrwSolver::DefaultConfig(const Target& target, const Problem& p
       if (IsValid(target, p, c).ok()) return c;
     }
   }
-  return WrwTile{64, 64, 1, 3}.Config(space);  // valid for every applicable problem
+  return HopperTile{64, 64, 1, 3}.Config(space);  // valid for every applicable problem
 }
 
 absl::StatusOr<Solution> HopperWrwSolver::GetSolution(const Target& target, const Problem& p,
                                                       const PerfConfig& config) const {
   if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
   const SearchSpace space = Space(target, p);
-  const WrwTile t = WrwTile::Of(space, config);
+  const HopperTile t = HopperTile::Of(space, config);
   KernelBuild build;
   build.source = "conv/hopper_wrw.cu";
   build.entries = {"tuna_hopper_wrw", "tuna_hopper_wrw_reduce", "tuna_pad_channels"};
   build.options = space.Defines(config);
   build.options.push_back(gpu::DTypeOption(p.data_type));
-  const int64_t cp = KernelChannels(p);
+  const int64_t cp = ChunkChannels(p);
   build.options.push_back(absl::StrCat("-DCHUNK=", cp % 8 == 0 ? 16 : 8));
   build.arch_specific = true;  // wgmma: sm_90a
   const Dhw o = p.Out();
