@@ -184,6 +184,7 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   o.tuning.budget = chosen->budget;
   o.tuning.patience = chosen->patience;
   o.tuning.time_limit_s = chosen->time_limit_s;
+  o.tuning.outclassed = chosen->outclassed;
   o.tuning.seed = chosen->seed;
   o.tuning.heuristics_model = chosen->heuristics_model;
   o.tuning.predictor = chosen->predictor;

@@ -25,6 +25,12 @@ void AddSearchFlags(CLI::App* cmd, SearchFlags* f, const std::string& unit,
                   "seconds a " + unit + "'s search may take; the batch in flight finishes (0 = none)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", f->seed, "strategy and data seed");
+  cmd->add_option("--outclassed", f->outclassed,
+                  "stop a " + unit + "'s search once, after 8 candidates, its best is more than F times "
+                  "slower than another solver's verified time on the same problem (it cannot be "
+                  "picked; 0 = never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--heuristics-model", f->heuristics_model,
                   "warm-start each " + unit + "'s search from the perf-config predictors in DIR "
                   "(`tuna heuristics train -o DIR`, `tuna export --heuristics`): their best "
@@ -42,6 +48,7 @@ absl::StatusOr<ResolvedSearch> ResolveSearch(const SearchFlags& f) {
   r.patience = patience_set ? f.patience : search::DefaultPatience(*kind);
   r.time_limit_s = std::max(0.0, f.time_limit_s);
   r.seed = f.seed;
+  r.outclassed = f.outclassed;
   if (!f.heuristics_model.empty()) {
     absl::StatusOr<heuristics::SearchPredictor> p = heuristics::LoadSearchPredictor(f.heuristics_model);
     if (!p.ok()) return absl::Status(p.status().code(), absl::StrCat("--heuristics-model: ", p.status().message()));

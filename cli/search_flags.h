@@ -19,6 +19,7 @@ struct SearchFlags {
   uint64_t patience = 0;
   double time_limit_s = 0;
   uint64_t seed = 1;
+  double outclassed = 2.0;
   std::string heuristics_model;  // a directory of learned models; empty = none
   // Set by AddSearchFlags: whether --budget / --patience were given (read after parsing).
   const CLI::Option* budget_option = nullptr;
@@ -36,6 +37,7 @@ struct ResolvedSearch {
   uint64_t patience = 0;
   double time_limit_s = 0;
   uint64_t seed = 1;
+  double outclassed = 2.0;  // search::TuneOptions::outclassed_factor (0 = off)
   // --heuristics-model: the directory (for child processes to load again) and its perf-config
   // predictors, loaded once here (tuner_core/heuristics/search_predictor.h); null without it.
   std::string heuristics_model;

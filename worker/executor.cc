@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -132,6 +134,7 @@ absl::StatusOr<ExecutorArgs> ParseExecutorArgs(const std::vector<std::string>& a
       else if (a == "--launch-timeout") out.tuning.launch_timeout = absl::Seconds(std::stoi(v));
       else if (a == "--patience") out.tuning.patience = std::stoull(v);
       else if (a == "--time-limit-per-job") out.tuning.time_limit_s = std::stod(v);
+      else if (a == "--outclassed") out.tuning.outclassed = std::stod(v);
       else if (a == "--heuristics-model") {
         auto p = heuristics::LoadSearchPredictor(v);
         if (!p.ok()) return p.status();
@@ -164,6 +167,14 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
   if (be) cache = std::make_unique<KernelCacheBackend>(*be, disk.get());
   EvaluatorCache evaluators;
   PlannedTuner planned;
+  // The fastest verified time this executor has seen per config (any solver): a perf search that
+  // stays far slower than it stops early (JobTuning::outclassed). Read and written on this thread.
+  std::map<int64_t, double> fastest;
+  JobTuning job_tuning = tuning;
+  job_tuning.rival_ms = [&fastest](int64_t config_id) {
+    auto it = fastest.find(config_id);
+    return it == fastest.end() ? 0.0 : it->second;
+  };
   spdlog::info("executor pid {}: {} device {} {}{}", getpid(), backend_name, device_index,
                open_error.ok() ? device->Info().name : open_error.ToString(),
                disk ? absl::StrCat(", disk kernel cache ", disk->dir()) : "");
@@ -200,10 +211,14 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
       for (int i = 0; i < wire_next.jobs_size(); ++i) {
         auto next = coordinator::FromWire(wire_next.jobs(i));
         if (!next.ok()) continue;
-        PrefetchEvaluator(*next, *be, *device, tuning, evaluators);
-        if (i == 0) planned.Start(*next, *cache, *device, registry, tuning);
+        PrefetchEvaluator(*next, *be, *device, job_tuning, evaluators);
+        if (i == 0) planned.Start(*next, *cache, *device, registry, job_tuning);
       }
-      report = EvalJob(*job, *cache, *device, registry, tuning, evaluators, &wedged, &planned);
+      report = EvalJob(*job, *cache, *device, registry, job_tuning, evaluators, &wedged, &planned);
+      if (report.has_result && report.verified && report.kernel_time_ms > 0) {
+        auto [it, fresh] = fastest.try_emplace(job->config_id, report.kernel_time_ms);
+        if (!fresh) it->second = std::min(it->second, report.kernel_time_ms);
+      }
       spdlog::info("executor: job {} done: {} (kernel cache: {} hits, {} from disk, {} local builds)",
                    job->job_id,
                    report.succeeded ? (report.has_result ? "result" : "no passing candidate")

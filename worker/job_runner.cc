@@ -66,6 +66,10 @@ search::TuneOptions TuneOptionsFor(const JobTuning& t, const coordinator::Leased
   if (!dry_run) {
     o.patience = t.patience;
     o.time_limit_s = t.time_limit_s;
+    if (t.outclassed > 0 && t.rival_ms) {
+      o.outclassed_factor = t.outclassed;
+      o.rival_ms = [rival = t.rival_ms, config = job.config_id] { return rival(config); };
+    }
   }
   return o;
 }
@@ -126,7 +130,8 @@ std::vector<std::string> JobTuningArgs(const JobTuning& t) {
                                    "--repetitions", std::to_string(t.repetitions),
                                    "--launch-timeout", std::to_string(absl::ToInt64Seconds(t.launch_timeout)),
                                    "--patience", std::to_string(t.patience),
-                                   "--time-limit-per-job", absl::StrCat(t.time_limit_s)};
+                                   "--time-limit-per-job", absl::StrCat(t.time_limit_s),
+                                   "--outclassed", absl::StrCat(t.outclassed)};
   if (!t.heuristics_model.empty()) {
     args.push_back("--heuristics-model");
     args.push_back(t.heuristics_model);

@@ -46,6 +46,11 @@ struct JobTuning {
   absl::Duration launch_timeout = absl::Seconds(30);
   uint64_t patience = 0;      // search::TuneOptions::patience (eval only: compiles ignore it)
   double time_limit_s = 0;    // search::TuneOptions::time_limit_s per perf job (eval only)
+  // search::TuneOptions::outclassed_factor (eval only; 0 = off) and the rival times it compares
+  // with: the fastest verified time this process has seen on a config (its earlier jobs, any
+  // solver), 0 when none; null = none known (the executor sets it).
+  double outclassed = 0;
+  std::function<double(int64_t config_id)> rival_ms;
   // --heuristics-model: the directory (the executor child loads it again) and its predictor
   // (search::TuneOptions::predictor; tuner_core/heuristics/search_predictor.h), null = none.
   // Compile and eval workers must agree on it as on the strategy: the seeds are compiled ahead.

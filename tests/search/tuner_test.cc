@@ -182,6 +182,44 @@ TEST_CASE("warm-start params are tried right after the default; bad ones are ski
   CHECK(s.history[2].first == solver::PerfConfig{{testing::kCorrect}});
 }
 
+TEST_CASE("a search far slower than another solver's time on the problem stops as outclassed") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kSlow, testing::kCorrect, testing::kGarbage,
+                                          testing::kBrokenBuild, testing::kWritesNothing});
+  const Problem p = ParseOne("conv -n 2 -c 4 -H 7 -W 7 -k 6 -y 3 -x 3 -p 1 -q 1 -F 1");
+  auto run = [&](double rival, double factor) {
+    TuneOptions o = Fast();
+    o.batch = 1;
+    o.solvers = {"TestFaultSolver"};
+    o.outclassed_factor = factor;
+    o.outclassed_after = 2;
+    int asked = 0;
+    o.rival_ms = [&asked, rival] {
+      ++asked;
+      return rival;
+    };
+    Tuner tuner(*registry, *f.backend, f.device.get(), f.target, o);
+    auto r = tuner.Tune(p);
+    REQUIRE(r.ok());
+    return std::make_pair(r->solvers.front(), asked);
+  };
+  // Another solver is a million times faster: stop once two candidates were processed.
+  auto [fast_rival, asked] = run(1e-9, 2.0);
+  CHECK(fast_rival.stopped_by == "outclassed");
+  CHECK(fast_rival.tried == 2);
+  CHECK(fast_rival.disposition == Disposition::kPassed);  // what it found stays its result
+  CHECK(asked >= 1);
+  // A slower rival, no rival yet (0), or the rule off: the search runs to its end.
+  for (auto [rival, factor] : {std::pair{1e9, 2.0}, std::pair{0.0, 2.0}, std::pair{1e-9, 0.0}}) {
+    INFO(rival << " " << factor);
+    auto [s, n] = run(rival, factor);
+    CHECK(s.stopped_by.empty());
+    CHECK(s.tried > 2);
+    if (factor == 0) CHECK(n == 0);
+  }
+}
+
 TEST_CASE("an earlier session's params are timed alone; ones that do not fit fall back to the search") {
   CpuFixture f;
   if (!f.ok) return;

@@ -130,18 +130,23 @@ class BatchCompiler {
 };
 
 // When a tunable search stops before its strategy is done: `patience` candidates in a row
-// without a gain of more than `min_gain` over the best (counted once something has passed), or
-// the time limit. Non-tunable solvers never stop early.
+// without a gain of more than `min_gain` over the best (counted once something has passed), the
+// time limit, or outclassed by another search of the problem (TuneOptions::rival_ms). Non-tunable
+// solvers never stop early.
 class StopRule {
  public:
   StopRule(const TuneOptions& options, bool tunable)
       : patience_(tunable ? options.patience : 0),
         min_gain_(options.min_gain),
         limit_s_(tunable ? options.time_limit_s : 0),
+        rival_ms_(tunable && options.outclassed_factor > 0 ? options.rival_ms : nullptr),
+        outclassed_factor_(options.outclassed_factor),
+        outclassed_after_(options.outclassed_after),
         start_(std::chrono::steady_clock::now()) {}
 
   // One candidate processed; `timed_ok` when it passed with a full timing.
   void Note(bool timed_ok, double ms) {
+    ++noted_;
     if (timed_ok && (best_ == 0 || ms < best_ * (1.0 - min_gain_))) {
       best_ = best_ == 0 ? ms : std::min(best_, ms);
       since_gain_ = 0;
@@ -151,11 +156,15 @@ class StopRule {
     if (best_ > 0) ++since_gain_;
   }
 
-  // "patience", "time limit", or "" to go on.
+  // "patience", "time limit", "outclassed", or "" to go on.
   std::string Reason() const {
     if (patience_ > 0 && since_gain_ >= patience_) return "patience";
     if (limit_s_ > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() >= limit_s_) {
       return "time limit";
+    }
+    if (rival_ms_ && best_ > 0 && noted_ >= outclassed_after_) {
+      const double rival = rival_ms_();
+      if (rival > 0 && best_ > outclassed_factor_ * rival) return "outclassed";
     }
     return "";
   }
@@ -164,9 +173,13 @@ class StopRule {
   const uint64_t patience_;
   const double min_gain_;
   const double limit_s_;
+  const std::function<double()> rival_ms_;
+  const double outclassed_factor_;
+  const uint64_t outclassed_after_;
   const std::chrono::steady_clock::time_point start_;
   double best_ = 0;
   uint64_t since_gain_ = 0;
+  uint64_t noted_ = 0;
 };
 
 }  // namespace

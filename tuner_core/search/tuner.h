@@ -94,6 +94,14 @@ struct TuneOptions {
   // 0 = no patience (the strategy or budget ends the search).
   uint64_t patience = 0;
   double min_gain = 0.01;
+  // Cross-solver stop: `rival_ms` gives the fastest verified time other searches reached on this
+  // problem so far (0 = none known; null = never asked), read after every batch. A tunable search
+  // that has processed at least `outclassed_after` candidates and whose best is still above
+  // `outclassed_factor` times that time stops (stopped_by "outclassed"): it cannot become the
+  // problem's pick. factor 0 = never.
+  std::function<double()> rival_ms;
+  double outclassed_factor = 0;
+  uint64_t outclassed_after = 8;
   // Wall-clock limit of one solver's search in seconds (MIOPEN_TUNING_TIME_MS_MAX); the batch in
   // flight finishes. 0 = none.
   double time_limit_s = 0;
