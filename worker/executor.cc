@@ -151,6 +151,33 @@ absl::StatusOr<ExecutorArgs> ParseExecutorArgs(const std::vector<std::string>& a
   return out;
 }
 
+namespace {
+
+// The fastest verified time this executor has seen per config (any solver): a perf search that
+// stays far slower than it stops early (JobTuning::outclassed). One thread uses it; With's
+// result refers to it and must not outlive it.
+class FastestByConfig {
+ public:
+  JobTuning With(const JobTuning& tuning) {
+    JobTuning t = tuning;
+    t.rival_ms = [this](int64_t config_id) {
+      auto it = best_.find(config_id);
+      return it == best_.end() ? 0.0 : it->second;
+    };
+    return t;
+  }
+  void Note(int64_t config_id, const coordinator::Report& r) {
+    if (!r.has_result || !r.verified || r.kernel_time_ms <= 0) return;
+    auto [it, fresh] = best_.try_emplace(config_id, r.kernel_time_ms);
+    if (!fresh) it->second = std::min(it->second, r.kernel_time_ms);
+  }
+
+ private:
+  std::map<int64_t, double> best_;
+};
+
+}  // namespace
+
 int RunExecutor(int fd, const std::string& backend_name, int device_index,
                 const solver::SolverRegistry& registry, const JobTuning& tuning,
                 const std::string& kernel_cache_dir) {
@@ -167,14 +194,8 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
   if (be) cache = std::make_unique<KernelCacheBackend>(*be, disk.get());
   EvaluatorCache evaluators;
   PlannedTuner planned;
-  // The fastest verified time this executor has seen per config (any solver): a perf search that
-  // stays far slower than it stops early (JobTuning::outclassed). Read and written on this thread.
-  std::map<int64_t, double> fastest;
-  JobTuning job_tuning = tuning;
-  job_tuning.rival_ms = [&fastest](int64_t config_id) {
-    auto it = fastest.find(config_id);
-    return it == fastest.end() ? 0.0 : it->second;
-  };
+  FastestByConfig fastest;
+  const JobTuning job_tuning = fastest.With(tuning);
   spdlog::info("executor pid {}: {} device {} {}{}", getpid(), backend_name, device_index,
                open_error.ok() ? device->Info().name : open_error.ToString(),
                disk ? absl::StrCat(", disk kernel cache ", disk->dir()) : "");
@@ -215,10 +236,7 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
         if (i == 0) planned.Start(*next, *cache, *device, registry, job_tuning);
       }
       report = EvalJob(*job, *cache, *device, registry, job_tuning, evaluators, &wedged, &planned);
-      if (report.has_result && report.verified && report.kernel_time_ms > 0) {
-        auto [it, fresh] = fastest.try_emplace(job->config_id, report.kernel_time_ms);
-        if (!fresh) it->second = std::min(it->second, report.kernel_time_ms);
-      }
+      fastest.Note(job->config_id, report);
       spdlog::info("executor: job {} done: {} (kernel cache: {} hits, {} from disk, {} local builds)",
                    job->job_id,
                    report.succeeded ? (report.has_result ? "result" : "no passing candidate")
