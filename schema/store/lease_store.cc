@@ -287,7 +287,25 @@ absl::Status LeaseStore::FillPriorParams(std::vector<ClaimedJob>& jobs) {
   for (ClaimedJob& j : jobs) {
     if (j.kind == "perf") by_session[j.session_id].push_back(&j);
   }
+  const auto now = std::chrono::steady_clock::now();
   for (auto& [sid, perf] : by_session) {
+    bool any = false, known = false;
+    {
+      std::lock_guard<std::mutex> lock(warm_mu_);
+      auto it = prior_known_.find(sid);
+      if (it != prior_known_.end() && now - it->second.read_at < kPriorRecheck) known = true, any = it->second.any;
+    }
+    if (!known) {
+      auto exists = db_.Query("SELECT EXISTS (SELECT 1 FROM perf_result pr JOIN session s ON s.id = pr.session_id "
+                              "JOIN session me ON me.id = ? WHERE pr.verified = TRUE AND pr.session_id <> me.id "
+                              "AND s.arch = me.arch AND s.num_cu = me.num_cu)",
+                              {sid});
+      if (!exists.ok()) return exists.status();
+      any = (*exists)[0].Int(0) != 0;
+      std::lock_guard<std::mutex> lock(warm_mu_);
+      prior_known_[sid] = {any, now};
+    }
+    if (!any) continue;  // the usual first session on a target: nothing to reuse
     Params p{sid};
     std::string pairs;
     for (const ClaimedJob* j : perf) {
@@ -388,6 +406,9 @@ namespace {
 // What a batch of applied success reports writes, gathered per statement.
 struct SuccessWrites {
   std::vector<int64_t> compiled, evaluated;
+  // Compiled jobs past their first attempt: only they can hold links of an earlier compile (one
+  // before a `jobs reset`); a first attempt has none, so the usual batch deletes nothing.
+  std::vector<int64_t> relinked;
   Params decay;  // (session, config, solver) of each applied eval success
   Params links, samples;
   size_t link_rows = 0, sample_rows = 0;
@@ -398,6 +419,7 @@ struct SuccessWrites {
   void Add(const JobInfo& job, const StepReport& r) {
     if (r.step == JobStep::kCompile) {
       compiled.push_back(r.job_id);
+      if (job.attempt > 1) relinked.push_back(r.job_id);
       for (const KernelLink& k : r.kernels) {
         links.insert(links.end(), {r.job_id, k.kernel_id, k.build_key});
         ++link_rows;
@@ -471,10 +493,10 @@ absl::Status WriteSuccesses(Connection& c, const SuccessWrites& w) {
       !st.ok()) {
     return st;
   }
-  if (!w.compiled.empty()) {
+  if (!w.relinked.empty()) {
     // A re-compile (after `jobs reset`) replaces the links of the previous one.
-    Params p(w.compiled.begin(), w.compiled.end());
-    const size_t count = PadRows(p, w.compiled.size(), 1);
+    Params p(w.relinked.begin(), w.relinked.end());
+    const size_t count = PadRows(p, w.relinked.size(), 1);
     auto d = c.Execute(
         absl::StrCat("DELETE FROM job_kernel WHERE job_id IN (", ListPlaceholders(count), ")"), p);
     if (!d.ok()) return d.status();

@@ -272,6 +272,15 @@ class LeaseStore {
     std::vector<std::string> params;
     std::chrono::steady_clock::time_point read_at;
   };
+  // Per session: whether another session on its target has verified results at all, and when
+  // that was read (FillPriorParams skips its per-claim read while there are none; re-read every
+  // kPriorRecheck, for sessions tuning alongside). Guarded by warm_mu_.
+  struct PriorKnown {
+    bool any = false;
+    std::chrono::steady_clock::time_point read_at;
+  };
+  std::map<int64_t, PriorKnown> prior_known_;
+  static constexpr std::chrono::seconds kPriorRecheck{30};
   std::mutex warm_mu_;
   std::map<std::pair<int64_t, int64_t>, WarmEntry> warm_cache_;  // (session, solver); guarded by warm_mu_
 };

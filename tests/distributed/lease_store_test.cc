@@ -268,6 +268,37 @@ TEST_CASE_METHOD(testing::MariadbTest,
   CHECK(e2->front().warm_params.empty());
 }
 
+TEST_CASE_METHOD(testing::MariadbTest, "a re-compile (after jobs reset) replaces the earlier compile's kernel links",
+                 "[mariadb]") {
+  auto seeded = testing::SeedQueue(db(), 1, 1);
+  REQUIRE(seeded.ok());
+  LeaseStore store(db(), {});
+  schema::StoredKernel k1{std::string(64, 'a'), "cpu-test", "g++", "x.cc", "-DX=1", "f", std::string(100, 'y')};
+  schema::StoredKernel k2{std::string(64, 'b'), "cpu-test", "g++", "x.cc", "-DX=2", "f", std::string(100, 'z')};
+  auto kid = store.PutKernels({k1, k2});
+  REQUIRE(kid.ok());
+  auto compile = [&](int64_t kernel_id, const std::string& key) {
+    auto c = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"w", 1}});
+    REQUIRE(c.ok());
+    REQUIRE(c->size() == 1);
+    StepReport r = Success(c->front(), JobStep::kCompile);
+    r.kernels = {{kernel_id, key}};
+    auto o = store.Report({r});
+    REQUIRE(o.ok());
+    CHECK((*o)[0] == ReportOutcome::kApplied);
+    return c->front();
+  };
+  const schema::ClaimedJob first = compile((*kid)[0], std::string(64, 'a'));
+  CHECK(first.attempt == 1);
+  REQUIRE(db().Execute("UPDATE job SET state = 'new' WHERE id = ?", {first.job_id}).ok());  // jobs reset
+  const schema::ClaimedJob second = compile((*kid)[1], std::string(64, 'b'));
+  CHECK(second.attempt == 2);
+  auto linked = store.JobKernels(first.job_id);
+  REQUIRE(linked.ok());
+  REQUIRE(linked->size() == 1);
+  CHECK((*linked)[0].build_key == std::string(64, 'b'));
+}
+
 TEST_CASE_METHOD(testing::MariadbTest,
                  "perf claims of a config an earlier session tuned on the same target carry its params",
                  "[mariadb]") {
