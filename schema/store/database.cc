@@ -10,6 +10,7 @@
 #include <mysql_connection.h>
 #include <mysql_driver.h>
 
+#include <optional>
 #include <random>
 #include <unordered_map>
 
@@ -330,7 +331,9 @@ int Database::OpenConnections() const {
 absl::Status Database::Run(bool transaction, const std::function<absl::Status(Connection&)>& fn) {
   const RetryPolicy& policy = options_.retry;
   absl::Duration backoff = policy.initial_backoff;
-  std::mt19937_64 rng(std::random_device{}());
+  std::optional<std::mt19937_64> rng;  // seeded on the first retry: std::random_device costs a
+                                      // system call, which every call would pay (queue bench: 1.5 %
+                                      // of all CPU, ~15 % of the coordinator's)
   for (int attempt = 1;; ++attempt) {
     absl::Status st;
     bool retryable = false;
@@ -358,8 +361,9 @@ absl::Status Database::Run(bool transaction, const std::function<absl::Status(Co
       Release(std::move(*conn));
     }
     if (st.ok() || !retryable || attempt >= policy.max_attempts) return st;
+    if (!rng) rng.emplace(std::random_device{}());
     std::uniform_real_distribution<double> jitter(0.5, 1.0);
-    absl::Duration wait = backoff * jitter(rng);
+    absl::Duration wait = backoff * jitter(*rng);
     // A lost or refused connection is said once per outage by the callers that wait it out
     // (coordinator, `tune -f`); per attempt it is only a debug line. Lock conflicts stay warnings.
     spdlog::log(absl::IsUnavailable(st) ? spdlog::level::debug : spdlog::level::warn,
