@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <random>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -139,7 +140,12 @@ ChaosStage SetUpChaos(schema::Database& db, const schema::ConnectionInfo& connec
   s.db_url = DbUrl(connection, (*server)->data_dir() + "/tuna-client.cnf");
   auto port = schema::PickFreeLoopbackPort();
   REQUIRE(port.ok());
-  s.addr = absl::StrCat("127.0.0.1:", *port);
+  // A loopback address of its own (127.B.C.D, random): scenarios restart the coordinator on the
+  // same address, and while it is down another test's "free port" on 127.0.0.1 may be the same
+  // number (coordinator_restart_test failed with "cannot listen" once, fresh-clone CI of 7b32c11).
+  std::random_device rd;
+  std::uniform_int_distribution<int> byte(1, 254);
+  s.addr = absl::StrCat("127.", byte(rd), ".", byte(rd), ".", byte(rd), ":", *port);
   s.out = TestOutputDir();
   return s;
 }

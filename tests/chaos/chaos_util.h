@@ -52,7 +52,7 @@ void CheckNothingLost(const Invariants& v, int64_t jobs);
 struct ChaosStage {
   std::string tuna;    // path of the `tuna` binary (runfile cli/tuna)
   std::string db_url;  // --db of the shared test database
-  std::string addr;    // 127.0.0.1:<free port>, for the coordinator
+  std::string addr;    // 127.B.C.D:<free port> (a random loopback address), for the coordinator
   std::string out;     // TestOutputDir(): logs and files
   int64_t jobs = 0;    // 2 * configs
 };
