@@ -24,6 +24,12 @@ constexpr char kLeasedStates[] = "('compile_start', 'eval_start')";
 constexpr char kBackToReady[] =
     "state = IF(state = 'compile_start', 'new', 'compiled'), lease_owner = NULL, "
     "lease_expires_at = NULL";
+// The verified perf results (pr) of the other sessions on the target of session `me.id = ?`
+// (same arch and CU count): what an earlier session's reuse reads.
+constexpr char kEarlierResults[] =
+    "FROM perf_result pr JOIN session s ON s.id = pr.session_id JOIN session me ON me.id = ? "
+    "WHERE pr.verified = TRUE AND pr.session_id <> me.id AND s.arch = me.arch AND "
+    "s.num_cu = me.num_cu";
 
 std::string Truncated(std::string s, size_t n = 4000) {
   if (s.size() > n) s.resize(n);
@@ -281,31 +287,31 @@ absl::Status LeaseStore::FillWarmParams(std::vector<ClaimedJob>& jobs) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<bool> LeaseStore::EarlierResultsExist(int64_t session_id) {
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(warm_mu_);
+    auto it = prior_known_.find(session_id);
+    if (it != prior_known_.end() && now - it->second.read_at < kPriorRecheck) return it->second.any;
+  }
+  auto exists = db_.Query(absl::StrCat("SELECT EXISTS (SELECT 1 ", kEarlierResults, ")"), {session_id});
+  if (!exists.ok()) return exists.status();
+  const bool any = (*exists)[0].Int(0) != 0;
+  std::lock_guard<std::mutex> lock(warm_mu_);
+  prior_known_[session_id] = {any, now};
+  return any;
+}
+
 absl::Status LeaseStore::FillPriorParams(std::vector<ClaimedJob>& jobs) {
   if (!options_.reuse_prior_results) return absl::OkStatus();
   std::map<int64_t, std::vector<ClaimedJob*>> by_session;
   for (ClaimedJob& j : jobs) {
     if (j.kind == "perf") by_session[j.session_id].push_back(&j);
   }
-  const auto now = std::chrono::steady_clock::now();
   for (auto& [sid, perf] : by_session) {
-    bool any = false, known = false;
-    {
-      std::lock_guard<std::mutex> lock(warm_mu_);
-      auto it = prior_known_.find(sid);
-      if (it != prior_known_.end() && now - it->second.read_at < kPriorRecheck) known = true, any = it->second.any;
-    }
-    if (!known) {
-      auto exists = db_.Query("SELECT EXISTS (SELECT 1 FROM perf_result pr JOIN session s ON s.id = pr.session_id "
-                              "JOIN session me ON me.id = ? WHERE pr.verified = TRUE AND pr.session_id <> me.id "
-                              "AND s.arch = me.arch AND s.num_cu = me.num_cu)",
-                              {sid});
-      if (!exists.ok()) return exists.status();
-      any = (*exists)[0].Int(0) != 0;
-      std::lock_guard<std::mutex> lock(warm_mu_);
-      prior_known_[sid] = {any, now};
-    }
-    if (!any) continue;  // the usual first session on a target: nothing to reuse
+    absl::StatusOr<bool> any = EarlierResultsExist(sid);
+    if (!any.ok()) return any.status();
+    if (!*any) continue;  // the usual first session on a target: nothing to reuse
     Params p{sid};
     std::string pairs;
     for (const ClaimedJob* j : perf) {
@@ -314,13 +320,8 @@ absl::Status LeaseStore::FillPriorParams(std::vector<ClaimedJob>& jobs) {
       p.push_back(j->solver_id);
     }
     // Newest first: the first row per (config, solver) wins.
-    auto rows = db_.Query(absl::StrCat("SELECT pr.config_id, pr.solver_id, pr.params FROM perf_result pr "
-                                       "JOIN session s ON s.id = pr.session_id "
-                                       "JOIN session me ON me.id = ? "
-                                       "WHERE pr.verified = TRUE AND pr.session_id <> me.id AND "
-                                       "s.arch = me.arch AND s.num_cu = me.num_cu AND "
-                                       "(pr.config_id, pr.solver_id) IN (",
-                                       pairs, ") ORDER BY pr.id DESC"),
+    auto rows = db_.Query(absl::StrCat("SELECT pr.config_id, pr.solver_id, pr.params ", kEarlierResults,
+                                       " AND (pr.config_id, pr.solver_id) IN (", pairs, ") ORDER BY pr.id DESC"),
                           p);
     if (!rows.ok()) return rows.status();
     std::map<std::pair<int64_t, int64_t>, std::string> newest;

@@ -244,8 +244,11 @@ class LeaseStore {
   // Sets warm_params of the perf jobs (one read per session and solver, reused for
   // options_.warm_params_ttl_s).
   absl::Status FillWarmParams(std::vector<ClaimedJob>& jobs);
-  // Sets prior_params of the perf jobs (one read per session of the claim).
+  // Sets prior_params of the perf jobs (one read per session of the claim, while
+  // EarlierResultsExist).
   absl::Status FillPriorParams(std::vector<ClaimedJob>& jobs);
+  // Whether another session on `session_id`'s target has verified results (prior_known_).
+  absl::StatusOr<bool> EarlierResultsExist(int64_t session_id);
   // Successes of distinct jobs, written together; one outcome per report appended to `out`.
   absl::Status ReportSuccesses(Connection& c, const std::vector<const StepReport*>& reports,
                                std::vector<ReportOutcome>& out);
