@@ -29,6 +29,12 @@ void AppendStrides(std::vector<KernelArg>& args, const TensorDesc& desc);
 
 inline bool IsChannelsLast(Layout l) { return l == Layout::kNHWC || l == Layout::kNDHWC; }
 inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// N*Ho*Wo of a 2D problem: the pixel rows of the implicit GEMMs (their M, or the reduction of
+// backward weights).
+inline int64_t OutputPixels(const Problem& p) {
+  const Dhw o = p.Out();
+  return p.n * o[1] * o[2];
+}
 
 // Largest grid.y / grid.z extent accepted by both CUDA and HIP.
 inline constexpr int64_t kMaxGridYZ = 65535;

@@ -40,8 +40,7 @@ absl::Status CheckFastConv(std::string_view solver, const Target& target, const 
   if (!IsDense(p.XDesc(), layout) || !IsDense(p.WDesc(), layout) || !IsDense(p.YDesc(), layout)) {
     return NotApplicable(solver, "requires densely packed tensors");
   }
-  const Dhw o = p.Out();
-  const int64_t rows = p.n * o[1] * o[2];
+  const int64_t rows = OutputPixels(p);
   const int64_t kdim = p.c * p.fil[1] * p.fil[2];
   if (rows > kMaxIndex || kdim > kMaxIndex || p.k > kMaxIndex ||
       p.n * p.c * p.in[1] * p.in[2] > (int64_t{1} << 40)) {

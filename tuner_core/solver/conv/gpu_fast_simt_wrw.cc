@@ -9,6 +9,7 @@ namespace tuna::solver {
 namespace {
 
 using gpu::CeilDiv;
+using gpu::OutputPixels;
 
 // The axes by name (the one place a config is decoded).
 struct WrwParams {
@@ -20,10 +21,6 @@ struct WrwParams {
   }
 };
 
-int64_t Pixels(const Problem& p) {
-  const Dhw o = p.Out();
-  return p.n * o[1] * o[2];
-}
 int64_t Columns(const Problem& p) { return p.c * p.fil[1] * p.fil[2]; }
 int64_t Tiles(const Problem& p, int tb_m, int tb_n) { return CeilDiv(p.k, tb_m) * CeilDiv(Columns(p), tb_n); }
 
@@ -43,7 +40,7 @@ absl::Status FastSimtWrwSolver::IsApplicable(const Target& target, const Problem
   if (p.fil[1] > fast_simt::kMaxFilter || p.fil[2] > fast_simt::kMaxFilter) {
     return NotApplicable(Name(), "filter larger than 11");
   }
-  if (Pixels(p) > gpu::kMaxIndex || p.k * Columns(p) > gpu::kMaxIndex) {
+  if (OutputPixels(p) > gpu::kMaxIndex || p.k * Columns(p) > gpu::kMaxIndex) {
     return NotApplicable(Name(), "sizes exceed 32-bit indices");
   }
   return absl::OkStatus();
@@ -68,7 +65,7 @@ absl::Status FastSimtWrwSolver::IsValid(const Target& target, const Problem& p, 
   if (smem > target.max_shared_bytes_per_block) {
     return invalid(absl::StrCat(smem, " bytes of shared memory > ", target.max_shared_bytes_per_block));
   }
-  const int64_t steps = CeilDiv(Pixels(p), tb_k);
+  const int64_t steps = CeilDiv(OutputPixels(p), tb_k);
   if (stages > 2 && CeilDiv(steps, split_k) < stages) return invalid("more stages than pixel steps per split");
   if (tb_m > 64 && tb_m / 2 >= p.k) return invalid("TB_M much larger than K");
   if (tb_n > 64 && tb_n / 2 >= Columns(p)) return invalid("TB_N much larger than C*R*S");

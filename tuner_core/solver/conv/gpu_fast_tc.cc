@@ -54,8 +54,7 @@ absl::Status FastTcFwdSolver::IsValid(const Target& target, const Problem& p, co
   if (smem > target.max_shared_bytes_per_block) {
     return invalid(absl::StrCat(smem, " bytes of shared memory > ", target.max_shared_bytes_per_block));
   }
-  const Dhw o = p.Out();
-  const int64_t gm = p.n * o[1] * o[2];
+  const int64_t gm = gpu::OutputPixels(p);
   // Tiles twice the GEMM extent only waste threads (never prune the smallest tile).
   if (t.tb_n > 64 && t.tb_n / 2 >= p.k) return invalid("TB_N much larger than K");
   if (t.tb_m > 64 && t.tb_m / 2 >= gm) return invalid("TB_M much larger than N*Ho*Wo");
@@ -64,8 +63,7 @@ absl::Status FastTcFwdSolver::IsValid(const Target& target, const Problem& p, co
 }
 
 PerfConfig FastTcFwdSolver::DefaultConfig(const Target& target, const Problem& p) const {
-  const Dhw o = p.Out();
-  const int64_t gm = p.n * o[1] * o[2];
+  const int64_t gm = gpu::OutputPixels(p);
   // Enough blocks to fill every SM once with 128x128 tiles, else 64x64 (small late layers).
   const int64_t big_blocks = CeilDiv(gm, 128) * CeilDiv(p.k, 128);
   const SearchSpace space = Space(target, p);
@@ -91,7 +89,7 @@ absl::StatusOr<Solution> FastTcFwdSolver::GetSolution(const Target& target, cons
   build.options.push_back(gpu::DTypeOption(p.data_type));
   build.options.push_back(absl::StrCat("-DTUNA_VEC8=", p.c % 8 == 0 ? 1 : 0));
   const Dhw o = p.Out();
-  const int64_t gm = p.n * o[1] * o[2];
+  const int64_t gm = gpu::OutputPixels(p);
   Solution sol;
   sol.kernels.push_back(build);
   Launch l;

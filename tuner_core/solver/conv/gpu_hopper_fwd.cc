@@ -10,20 +10,16 @@ namespace tuna::solver {
 namespace {
 
 using gpu::CeilDiv;
+using gpu::OutputPixels;
 using gpu::ChunkChannels;
 using gpu::PadsChannels;
 using gpu::HopperTile;
 
 constexpr int kTbK = 64;
 
-int64_t GemmM(const Problem& p) {
-  const Dhw o = p.Out();
-  return p.n * o[1] * o[2];
-}
-
 // Blocks of one split: output tiles times groups.
 int64_t TileBlocks(const Problem& p, const HopperTile& t) {
-  return CeilDiv(GemmM(p), t.tb_m) * CeilDiv(p.k / p.groups, t.tb_n) * p.groups;
+  return CeilDiv(OutputPixels(p), t.tb_m) * CeilDiv(p.k / p.groups, t.tb_n) * p.groups;
 }
 
 int64_t KTiles(const Problem& p) { return CeilDiv(ChunkChannels(p) * p.fil[1] * p.fil[2], kTbK); }
@@ -96,21 +92,21 @@ absl::Status HopperFwdSolver::IsValid(const Target& target, const Problem& p, co
   const int64_t k_tiles = KTiles(p);
   // Tiles twice the GEMM extent only waste the tensor cores (never prune the smallest tile).
   if (t.tb_n > 64 && t.tb_n / 2 >= kpg) return invalid("TB_N much larger than K/G");
-  if (t.tb_m > 64 && t.tb_m / 2 >= GemmM(p)) return invalid("TB_M much larger than N*Ho*Wo");
+  if (t.tb_m > 64 && t.tb_m / 2 >= OutputPixels(p)) return invalid("TB_M much larger than N*Ho*Wo");
   // A ring deeper than the reduction only costs shared memory (occupancy).
   if (t.stages > 3 && t.stages - 2 > CeilDiv(k_tiles, t.split_k)) return invalid("STAGES deeper than the K loop");
   // Split-K pays only where the output tiles leave SMs idle, and each split keeps 4+ k-tiles.
   if (t.split_k > 1 && (TileBlocks(p, t) >= target.num_cu || k_tiles < 4 * t.split_k || PadsChannels(p))) {
     return invalid("SPLIT_K where the tiles already fill the GPU or the K loop is short");
   }
-  if (CeilDiv(GemmM(p), t.tb_m) * CeilDiv(kpg, t.tb_n) > int64_t{0x7fffffff}) return invalid("grid too large");
+  if (CeilDiv(OutputPixels(p), t.tb_m) * CeilDiv(kpg, t.tb_n) > int64_t{0x7fffffff}) return invalid("grid too large");
   return absl::OkStatus();
 }
 
 PerfConfig HopperFwdSolver::DefaultConfig(const Target& target, const Problem& p) const {
   const int64_t kpg = p.k / p.groups;
   // Wide tiles when they still give every SM a block, else narrower ones.
-  const int64_t big = CeilDiv(GemmM(p), 128) * CeilDiv(kpg, 256) * p.groups;
+  const int64_t big = CeilDiv(OutputPixels(p), 128) * CeilDiv(kpg, 256) * p.groups;
   const SearchSpace space = Space(target, p);
   for (HopperTile c : {big >= target.num_cu ? HopperTile{128, 256, 2, 4} : HopperTile{128, 128, 2, 4},
                          HopperTile{128, 128, 2, 4, 2}, HopperTile{128, 128, 1, 4}, HopperTile{128, 64, 1, 4},
@@ -159,7 +155,7 @@ absl::StatusOr<Solution> HopperFwdSolver::GetSolution(const Target& target, cons
   Launch l;
   l.kernel = 0;
   l.entry = "tuna_hopper_fwd";
-  l.grid.x = static_cast<uint32_t>(CeilDiv(GemmM(p), t.tb_m) * CeilDiv(kpg, t.tb_n));
+  l.grid.x = static_cast<uint32_t>(CeilDiv(OutputPixels(p), t.tb_m) * CeilDiv(kpg, t.tb_n));
   l.grid.y = static_cast<uint32_t>(p.groups);
   l.grid.z = static_cast<uint32_t>(t.split_k);
   l.block.x = static_cast<uint32_t>(128 * t.wg_m);

@@ -8,16 +8,13 @@ namespace tuna::solver {
 namespace {
 
 using gpu::CeilDiv;
+using gpu::OutputPixels;
 using gpu::ChunkChannels;
 using gpu::PadsChannels;
 using gpu::HopperTile;
 
 constexpr int kPixelsPerStage = 64;
 
-int64_t Pixels(const Problem& p) {
-  const Dhw o = p.Out();
-  return p.n * o[1] * o[2];
-}
 // GEMM N: the filter columns the kernel computes (with padding channels when it pads).
 int64_t Columns(const Problem& p) { return p.fil[1] * p.fil[2] * ChunkChannels(p); }
 
@@ -34,7 +31,7 @@ WrwWorkspace WorkspaceOf(const Problem& p, int split_k) {
   w.partials = partials ? split_k * p.k * Columns(p) : 0;
   return w;
 }
-int64_t PixelTiles(const Problem& p) { return CeilDiv(Pixels(p), kPixelsPerStage); }
+int64_t PixelTiles(const Problem& p) { return CeilDiv(OutputPixels(p), kPixelsPerStage); }
 // Blocks of one split: output tiles times groups.
 int64_t TileBlocks(const Problem& p, int tb_m, int tb_n) {
   return CeilDiv(p.k / p.groups, tb_m) * CeilDiv(Columns(p), tb_n) * p.groups;
@@ -62,7 +59,7 @@ absl::Status HopperWrwSolver::IsApplicable(const Target& target, const Problem& 
     return NotApplicable(Name(), "grouped convolutions need C/G % 8 == 0 (depthwise has its own solvers)");
   }
   if (p.groups > gpu::kMaxGridYZ) return NotApplicable(Name(), "too many groups for grid.y");
-  if (Pixels(p) * p.k > gpu::kMaxIndex || p.k * Columns(p) > gpu::kMaxIndex) {
+  if (OutputPixels(p) * p.k > gpu::kMaxIndex || p.k * Columns(p) > gpu::kMaxIndex) {
     return NotApplicable(Name(), "sizes exceed 32-bit indices");
   }
   return absl::OkStatus();
