@@ -212,19 +212,11 @@ TEST_CASE("hopper tma fwd and bwd match the CPU reference on an sm_90 device", "
   backend::Device& device = *cuda->device;
   const Target target = cuda->target;
   solver::HopperTmaFwdSolver s;
-  std::vector<Problem> problems;
   std::vector<Problem> layers = testing::ResNet50Layers();
   REQUIRE(layers.size() == 23);
-  for (size_t i = 1; i < layers.size(); ++i) {
-    Problem b = layers[i];
-    b.n = i % 3 == 0 ? 8 : 1;  // batch 8 makes the persistent blocks walk several tiles
-    problems.push_back(testing::With(b, Direction::kForward, DataType::kFp16, Layout::kNHWC));
-    if (i % 4 == 1) problems.push_back(testing::With(b, Direction::kForward, DataType::kBf16, Layout::kNHWC));
-  }
-  for (const Problem& p : TmaEdgeProblems()) {
-    problems.push_back(p);
-    problems.push_back(testing::With(p, Direction::kForward, DataType::kBf16, Layout::kNHWC));
-  }
+  // Batch 8 makes the persistent blocks walk several tiles.
+  const std::vector<Problem> problems = testing::HopperDeviceProblems(
+      Direction::kForward, layers, TmaEdgeProblems(), [](size_t i) { return i % 3 == 0 ? 8 : 1; });
   // Backward data: every stride-1 problem above whose dy channels per group are a multiple of 64.
   solver::HopperTmaBwdSolver bwd;
   std::vector<Problem> bwd_problems;
@@ -246,21 +238,12 @@ TEST_CASE("hopper tma fwd and bwd match the CPU reference on an sm_90 device", "
   CHECK(bwd_problems.size() >= 40);
   std::mt19937_64 rng(1013);
   testing::ConvChecker checker(*be, device, target);
-  int runs = 0, failures = 0;
-  auto check = [&](const solver::Solver& solver, const Problem& p) {
-    INFO(p.Canonical());
-    REQUIRE(solver.IsApplicable(target, p).ok());
-    std::vector<PerfConfig> configs = {solver.DefaultConfig(target, p)};
-    const std::vector<PerfConfig> valid = AllValid(solver, target, p);
-    for (int t = 0; t < 2 && !valid.empty(); ++t) configs.push_back(valid[rng() % valid.size()]);
-    failures += checker.CheckAll(solver, p, configs);
-    runs += static_cast<int>(configs.size());
-  };
-  for (const Problem& p : problems) check(s, p);
-  for (const Problem& p : bwd_problems) check(bwd, p);
-  std::printf("%d runs, %d failures\n", runs, failures);
-  CHECK(runs >= 200);
-  CHECK(failures == 0);
+  testing::DeviceTally tally;
+  testing::CheckOnDevice(checker, s, target, problems, rng, -1, tally);
+  testing::CheckOnDevice(checker, bwd, target, bwd_problems, rng, -1, tally);
+  std::printf("%d runs, %d failures\n", tally.runs, tally.failures);
+  CHECK(tally.runs >= 200);
+  CHECK(tally.failures == 0);
 }
 
 }  // namespace

@@ -141,32 +141,17 @@ TEST_CASE("hopper wrw matches the CPU reference on an sm_90 device", "[gpu]") {
   backend::Device& device = *cuda->device;
   const Target target = cuda->target;
   solver::HopperWrwSolver s;
-  std::vector<Problem> problems;
   std::vector<Problem> layers = testing::ResNet50Layers();
   REQUIRE(layers.size() == 23);
-  for (size_t i = 1; i < layers.size(); ++i) {
-    Problem b = layers[i];
-    b.n = i % 2 == 0 ? 1 : 2;
-    problems.push_back(testing::With(b, Direction::kBackwardWeights, DataType::kFp16, Layout::kNHWC));
-    if (i % 4 == 1) problems.push_back(testing::With(b, Direction::kBackwardWeights, DataType::kBf16, Layout::kNHWC));
-  }
-  for (const Problem& p : WrwEdgeProblems()) {
-    problems.push_back(p);
-    problems.push_back(testing::With(p, Direction::kBackwardWeights, DataType::kBf16, Layout::kNHWC));
-  }
+  const std::vector<Problem> problems = testing::HopperDeviceProblems(
+      Direction::kBackwardWeights, layers, WrwEdgeProblems(), [](size_t i) { return i % 2 == 0 ? 1 : 2; });
   std::mt19937_64 rng(1019);
   testing::ConvChecker checker(*be, device, target);
-  int runs = 0, failures = 0;
-  for (const Problem& p : problems) {
-    INFO(p.Canonical());
-    REQUIRE(s.IsApplicable(target, p).ok());
-    const std::vector<PerfConfig> configs = testing::DeviceCheckConfigs(s, target, p, rng, 2, 4);
-    failures += checker.CheckAll(s, p, configs);
-    runs += static_cast<int>(configs.size());
-  }
-  std::printf("%d runs, %d failures\n", runs, failures);
-  CHECK(runs >= 80);
-  CHECK(failures == 0);
+  testing::DeviceTally tally;
+  testing::CheckOnDevice(checker, s, target, problems, rng, 4, tally);  // axis 4: SPLIT_K
+  std::printf("%d runs, %d failures\n", tally.runs, tally.failures);
+  CHECK(tally.runs >= 80);
+  CHECK(tally.failures == 0);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -52,6 +53,26 @@ inline std::vector<Problem> ResNet50Layers() {
     for (const Problem& p : line.problems) {
       if (p.direction == Direction::kForward) out.push_back(p);
     }
+  }
+  return out;
+}
+
+// The Hopper device checks' problems in `dir`: `layers` 2.. (ResNet50Layers) in FP16 NHWC at
+// batch `batch(i)` (layer i, 0-based), every fourth of them (i % 4 == 1) also in BF16, then each
+// of `edge` (problems of `dir` already) as it is and in BF16.
+inline std::vector<Problem> HopperDeviceProblems(Direction dir, const std::vector<Problem>& layers,
+                                                 const std::vector<Problem>& edge,
+                                                 const std::function<int64_t(size_t)>& batch) {
+  std::vector<Problem> out;
+  for (size_t i = 1; i < layers.size(); ++i) {
+    Problem b = layers[i];
+    b.n = batch(i);
+    out.push_back(With(b, dir, DataType::kFp16, Layout::kNHWC));
+    if (i % 4 == 1) out.push_back(With(b, dir, DataType::kBf16, Layout::kNHWC));
+  }
+  for (const Problem& p : edge) {
+    out.push_back(p);
+    out.push_back(With(p, dir, DataType::kBf16, Layout::kNHWC));
   }
   return out;
 }
