@@ -23,8 +23,9 @@
 #   wrw16[:SECS]           FP16 NHWC backward-weights file: TunaHopperWrw (128 configs) and TunaIgemmWrw
 #                          + cuDNN best (heuristics A/B/FALLBACK), torch, cross-check
 #   wrwbf16[:SECS]         the same file as BF16 (convbfp16)
-#   x_NAME_{fwd,bwd,wrw}[:SECS]  data/NAME_{fwd,bwd,wrw}.txt (16-bit NHWC, one direction) on the Hopper
-#                          solvers of that direction (CONFIGS each, default 64) + cuDNN best, torch, cross-check
+#   x_NAME_{fwd,bwd,wrw}[:SECS]  data/NAME_{fwd,bwd,wrw}.txt (one direction) on the Hopper solvers of that
+#                          direction (CONFIGS each, default 64; SOLVERS=a,b overrides; mobilenet_dw* files: the
+#                          depthwise solver and the generic one) + cuDNN best, torch, cross-check
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
 #   fromdb[:SECS]          --from-db data/fromdb (a perf db placed there), tuna rows + cuDNN best
 # DATA=FILE (a driver file in the bundle) replaces the file of the fwd32, bwd32 and wrw32 steps.
@@ -63,10 +64,14 @@ for step in "$@"; do
     x_*_fwd|x_*_bwd|x_*_wrw)  # data/<name without x_>.txt, a 16-bit NHWC file of one direction
       f=data/${name#x_}.txt
       case $name in
+        x_mobilenet_dw*_fwd) sv=TunaDepthwiseFwd,TunaDirectTiledFwd ;;
+        x_mobilenet_dw*_bwd) sv=TunaDepthwiseBwd,TunaIgemmBwd ;;
+        x_mobilenet_dw*_wrw) sv=TunaDepthwiseWrw,TunaIgemmWrw ;;
         *_fwd) sv=TunaHopperFwd,TunaHopperTmaFwd ;;
         *_bwd) sv=TunaHopperTmaBwd,TunaIgemmBwd ;;
         *) sv=TunaHopperWrw,TunaIgemmWrw ;;
       esac
+      sv=${SOLVERS:-$sv}
       timeout "$secs" ./run.sh --driver "$f" --solvers "$sv" --configs ${CONFIGS:-64} --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
     wrw16|wrwbf16)

@@ -116,6 +116,13 @@ TEST_CASE("params written with the old axis names read back by the new names") {
       // TB_M, TB_N, WG_M, STAGES (new with these names; hopper_fp16_fwd.json, hopper_fp16_bwd.json)
       {"TunaHopperTmaFwd", "128,256,2,4", {{"TB_M", 128}, {"TB_N", 256}, {"WG_M", 2}, {"STAGES", 4}}},
       {"TunaHopperTmaBwd", "256,64,2,5", {{"TB_M", 256}, {"TB_N", 64}, {"WG_M", 2}, {"STAGES", 5}}},
+      // THREAD_H, THREAD_W, THREAD_C, STEPS_H, TB_THREADS / THREAD_W, THREAD_C, TB_CV, TB_THREADS, SPLIT (new)
+      {"TunaDepthwiseFwd", "2,2,8,4,128",
+       {{"THREAD_H", 2}, {"THREAD_W", 2}, {"THREAD_C", 8}, {"STEPS_H", 4}, {"TB_THREADS", 128}}},
+      {"TunaDepthwiseBwd", "2,2,8,4,128",
+       {{"THREAD_H", 2}, {"THREAD_W", 2}, {"THREAD_C", 8}, {"STEPS_H", 4}, {"TB_THREADS", 128}}},
+      {"TunaDepthwiseWrw", "2,8,16,256,4",
+       {{"THREAD_W", 2}, {"THREAD_C", 8}, {"TB_CV", 16}, {"TB_THREADS", 256}, {"SPLIT", 4}}},
       // old: tile_m, tile_n, tile_k, micro_m, micro_n, split_k (cpu_gemm_test)
       {"TunaCpuGemmConv", "8,64,8,4,8,4",
        {{"TB_M", 8}, {"TB_N", 64}, {"TB_K", 8}, {"THREAD_M", 4}, {"THREAD_N", 8}, {"SPLIT_K", 4}}},
@@ -150,6 +157,12 @@ TEST_CASE("every -D a tunable solver emits is read by its kernel; every kernel a
       problems.push_back(testing::With(testing::ResNet50Layers()[layer], dir, DataType::kFp32, Layout::kNCHW));
       problems.push_back(testing::With(testing::ResNet50Layers()[layer], dir, DataType::kFp16, Layout::kNHWC));
     }
+  }
+  for (Direction dir : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
+    Problem dw = testing::ResNet50Layers()[2];  // 3x3: made depthwise (groups = C = K)
+    dw.k = dw.c;
+    dw.groups = dw.c;
+    problems.push_back(testing::With(dw, dir, DataType::kFp16, Layout::kNHWC));
   }
   std::set<std::string> checked;
   for (const auto& [id, s] : all) {

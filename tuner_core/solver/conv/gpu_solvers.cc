@@ -1,6 +1,7 @@
 // tuna's tunable GPU solvers (ids 1001-1099, solver_sets.h). Ids are permanent: append only.
 #include <memory>
 
+#include "tuner_core/solver/conv/gpu_depthwise.h"
 #include "tuner_core/solver/conv/gpu_direct_tiled.h"
 #include "tuner_core/solver/conv/gpu_fast_simt_bwd.h"
 #include "tuner_core/solver/conv/gpu_fast_simt_fwd.h"
@@ -33,6 +34,9 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1017, std::make_unique<WinogradF2x3Solver>());
   list.emplace_back(1018, std::make_unique<WinogradWrwSolver>());
   list.emplace_back(1019, std::make_unique<HopperWrwSolver>());
+  list.emplace_back(1020, std::make_unique<DepthwiseSolver>(Direction::kForward));
+  list.emplace_back(1021, std::make_unique<DepthwiseSolver>(Direction::kBackwardData));
+  list.emplace_back(1022, std::make_unique<DepthwiseSolver>(Direction::kBackwardWeights));
   return list;
 }
 
