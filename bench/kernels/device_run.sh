@@ -16,7 +16,7 @@
 #                          + cuDNN best (heuristics A/B/FALLBACK), torch, cross-check
 #   fwd32[:SECS]           FP32 NCHW forward file: TunaFastSimtFwd, TunaWinogradF2x3 (their spaces), TunaIgemmFwd
 #                          + cuDNN best (every engine), torch, cross-check
-#   bwd32[:SECS]           FP32 NCHW backward-data file: TunaFastSimtBwd, TunaWinogradF2x3 (their spaces), TunaIgemmBwd
+#   bwd32[:SECS]           FP32 NCHW backward-data file: TunaFastSimtBwd, TunaWinogradF2x3 (their spaces), TunaIgemmBwd, TunaThinBwd
 #                          + cuDNN best (every engine), torch, cross-check
 #   wrw32[:SECS]           FP32 NCHW backward-weights file: TunaFastSimtWrw, TunaWinogradWrw (48 configs each), TunaIgemmWrw
 #                          + cuDNN best (every engine), torch, cross-check
@@ -81,7 +81,7 @@ for step in "$@"; do
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
     fwd32|bwd32|wrw32)
       if [ "$name" = fwd32 ]; then f=data/resnet50_n32_fwd_fp32.txt sv=TunaFastSimtFwd,TunaWinogradF2x3,TunaIgemmFwd n=36
-      elif [ "$name" = bwd32 ]; then f=data/resnet50_n32_bwd_fp32.txt sv=TunaFastSimtBwd,TunaWinogradF2x3,TunaIgemmBwd n=36
+      elif [ "$name" = bwd32 ]; then f=data/resnet50_n32_bwd_fp32.txt sv=TunaFastSimtBwd,TunaWinogradF2x3,TunaIgemmBwd,TunaThinBwd n=36
       else f=data/resnet50_n32_wrw_fp32.txt sv=TunaFastSimtWrw,TunaWinogradWrw,TunaIgemmWrw n=48; fi
       f=${DATA:-$f}
       timeout "$secs" ./run.sh --driver "$f" --solvers "$sv" --configs "$n" --other-configs 4 --cpu-check-max 1 --no-legacy --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"

@@ -123,6 +123,7 @@ TEST_CASE("params written with the old axis names read back by the new names") {
        {{"THREAD_H", 2}, {"THREAD_W", 2}, {"THREAD_C", 8}, {"STEPS_H", 4}, {"TB_THREADS", 128}}},
       {"TunaDepthwiseWrw", "2,8,16,256,4",
        {{"THREAD_W", 2}, {"THREAD_C", 8}, {"TB_CV", 16}, {"TB_THREADS", 256}, {"SPLIT", 4}}},
+      {"TunaThinBwd", "4,4,32,128", {{"THREAD_H", 4}, {"THREAD_W", 4}, {"K_CHUNK", 32}, {"TB_THREADS", 128}}},
       // old: tile_m, tile_n, tile_k, micro_m, micro_n, split_k (cpu_gemm_test)
       {"TunaCpuGemmConv", "8,64,8,4,8,4",
        {{"TB_M", 8}, {"TB_N", 64}, {"TB_K", 8}, {"THREAD_M", 4}, {"THREAD_N", 8}, {"SPLIT_K", 4}}},
@@ -164,6 +165,8 @@ TEST_CASE("every -D a tunable solver emits is read by its kernel; every kernel a
     dw.groups = dw.c;
     problems.push_back(testing::With(dw, dir, DataType::kFp16, Layout::kNHWC));
   }
+  problems.push_back(testing::With(testing::ResNet50Layers()[0], Direction::kBackwardData, DataType::kFp32,
+                                   Layout::kNCHW));  // the stem (C = 3)
   std::set<std::string> checked;
   for (const auto& [id, s] : all) {
     for (const std::string arch : {"sm_90", "cpu-avx2"}) {

@@ -12,6 +12,7 @@
 #include "tuner_core/solver/conv/gpu_hopper_tma_fwd.h"
 #include "tuner_core/solver/conv/gpu_hopper_wrw.h"
 #include "tuner_core/solver/conv/gpu_igemm.h"
+#include "tuner_core/solver/conv/gpu_thin_bwd.h"
 #include "tuner_core/solver/conv/gpu_winograd.h"
 #include "tuner_core/solver/conv/gpu_winograd_wrw.h"
 #include "tuner_core/solver/conv/solver_sets.h"
@@ -37,6 +38,7 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1020, std::make_unique<DepthwiseSolver>(Direction::kForward));
   list.emplace_back(1021, std::make_unique<DepthwiseSolver>(Direction::kBackwardData));
   list.emplace_back(1022, std::make_unique<DepthwiseSolver>(Direction::kBackwardWeights));
+  list.emplace_back(1023, std::make_unique<ThinBwdSolver>());
   return list;
 }
 
