@@ -72,6 +72,33 @@ TUNA_DEVICE void dw_store(tuna_elem* p, tuna_i64 cs, const float* in) {
 #endif
 }
 
+// Input channels of output channels k0..k0+THREAD_C-1 at pixel p (forward and backward weights:
+// channel k reads input channel k / MULT), zero when `inside` is false. Branch-free: a position
+// outside the image loads from `safe` (a valid pixel) and is zeroed, so a thread issues all of
+// its window's loads before the first multiply needs one.
+TUNA_DEVICE void dw_load_in(const tuna_elem* p, const tuna_elem* safe, bool inside, tuna_i64 cs, int k0, float* out) {
+  const tuna_elem* q = inside ? p : safe;
+  if (kMult == 1) {
+    dw_load(q, cs, out);
+  } else {
+#pragma unroll
+    for (int v = 0; v < kTc; ++v) out[v] = tuna_to_float(q[((k0 + v) / kMult - k0 / kMult) * cs]);
+  }
+#pragma unroll
+  for (int v = 0; v < kTc; ++v) out[v] = inside ? out[v] : 0.f;
+}
+
+// Whether window column b of a thread's THREAD_W outputs feeds some output and tap (forward and
+// backward weights: column j reads j*SW + s*DW).
+TUNA_DEVICE bool dw_col_used(int b) {
+#pragma unroll
+  for (int j = 0; j < kTw; ++j)
+#pragma unroll
+    for (int s = 0; s < kS; ++s)
+      if (j * kSW + s * kDW == b) return true;
+  return false;
+}
+
 #if TUNA_DIR == 0 || TUNA_DIR == 1
 constexpr int kTh = THREAD_H;
 
@@ -103,6 +130,15 @@ TUNA_DEVICE DwItem dw_item(int n_count, int cvs, int strips, int row_blocks) {
 constexpr int kInRows = (kTh - 1) * kSH + (kR - 1) * kDH + 1;
 constexpr int kInCols = (kTw - 1) * kSW + (kS - 1) * kDW + 1;
 
+TUNA_DEVICE bool dw_row_used(int a) {
+#pragma unroll
+  for (int i = 0; i < kTh; ++i)
+#pragma unroll
+    for (int r = 0; r < kR; ++r)
+      if (i * kSH + r * kDH == a) return true;
+  return false;
+}
+
 TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kThreads) void tuna_dw_fwd(
     const tuna_elem* x, const tuna_elem* w, tuna_elem* y, int n_count, int k_count, int hi, int wi, int ho,
     int wo, int loop_h, tuna_i64 xs0, tuna_i64 xs1, tuna_i64 xs3, tuna_i64 xs4, tuna_i64 ws0, tuna_i64 ws3,
@@ -128,44 +164,25 @@ TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kThreads) void tuna_dw_fwd(
 #pragma unroll
         for (int v = 0; v < kTc; ++v) acc[i][j][v] = 0.f;
     const int ih0 = oh0 * kSH - kPH;
+    float win[kInRows][kInCols][kTc];  // the used positions only (the rest is never touched)
 #pragma unroll
-    for (int a = 0; a < kInRows; ++a) {
-      bool row_used = false;  // some (i, r) reads input row a (dilation leaves gaps)
+    for (int a = 0; a < kInRows; ++a)
 #pragma unroll
-      for (int i = 0; i < kTh; ++i)
+      for (int b = 0; b < kInCols; ++b)
+        if (dw_row_used(a) && dw_col_used(b)) {
+          const bool inside = tuna_in_range(ih0 + a, hi) && tuna_in_range(iw0 + b, wi);
+          dw_load_in(xn + (tuna_i64)(ih0 + a) * xs3 + (tuna_i64)(iw0 + b) * xs4, xn, inside, xs1, k0, win[a][b]);
+        }
 #pragma unroll
-        for (int r = 0; r < kR; ++r) row_used |= (i * kSH + r * kDH == a);
-      if (!row_used || !tuna_in_range(ih0 + a, hi)) continue;
+    for (int i = 0; i < kTh; ++i)
 #pragma unroll
-      for (int b = 0; b < kInCols; ++b) {
-        bool col_used = false;
+      for (int r = 0; r < kR; ++r)
 #pragma unroll
         for (int j = 0; j < kTw; ++j)
 #pragma unroll
-          for (int s = 0; s < kS; ++s) col_used |= (j * kSW + s * kDW == b);
-        if (!col_used || !tuna_in_range(iw0 + b, wi)) continue;
-        const tuna_elem* px = xn + (tuna_i64)(ih0 + a) * xs3 + (tuna_i64)(iw0 + b) * xs4;
-        float xv[kTc];
-        if (kMult == 1) {
-          dw_load(px, xs1, xv);
-        } else {
+          for (int s = 0; s < kS; ++s)
 #pragma unroll
-          for (int v = 0; v < kTc; ++v) xv[v] = tuna_to_float(px[((k0 + v) / kMult - k0 / kMult) * xs1]);
-        }
-#pragma unroll
-        for (int i = 0; i < kTh; ++i)
-#pragma unroll
-          for (int r = 0; r < kR; ++r)
-            if (i * kSH + r * kDH == a)
-#pragma unroll
-              for (int j = 0; j < kTw; ++j)
-#pragma unroll
-                for (int s = 0; s < kS; ++s)
-                  if (j * kSW + s * kDW == b)
-#pragma unroll
-                    for (int v = 0; v < kTc; ++v) acc[i][j][v] += xv[v] * wr[v][r * kS + s];
-      }
-    }
+            for (int v = 0; v < kTc; ++v) acc[i][j][v] += win[i * kSH + r * kDH][j * kSW + s * kDW][v] * wr[v][r * kS + s];
     tuna_elem* yn = y + (tuna_i64)it.n * ys0 + (tuna_i64)k0 * ys1;
 #pragma unroll
     for (int i = 0; i < kTh; ++i)
@@ -183,6 +200,24 @@ TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kThreads) void tuna_dw_fwd(
 constexpr int kE0 = DW_FLOORDIV(kPH - (kR - 1) * kDH, kSH), kE1 = DW_FLOORDIV(kTh - 1 + kPH, kSH);
 constexpr int kF0 = DW_FLOORDIV(kPW - (kS - 1) * kDW, kSW), kF1 = DW_FLOORDIV(kTw - 1 + kPW, kSW);
 static_assert(kTh % kSH == 0 && kTw % kSW == 0, "the thread tile must be a multiple of the stride");
+
+// Whether dy window row e (column f) feeds some dx row i and tap r (i + PH - r*DH = e*SH).
+TUNA_DEVICE bool dw_bwd_row_used(int e) {
+#pragma unroll
+  for (int i = 0; i < kTh; ++i)
+#pragma unroll
+    for (int r = 0; r < kR; ++r)
+      if (i + kPH - r * kDH == e * kSH) return true;
+  return false;
+}
+TUNA_DEVICE bool dw_bwd_col_used(int f) {
+#pragma unroll
+  for (int j = 0; j < kTw; ++j)
+#pragma unroll
+    for (int s = 0; s < kS; ++s)
+      if (j + kPW - s * kDW == f * kSW) return true;
+  return false;
+}
 
 TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kThreads) void tuna_dw_bwd(
     tuna_elem* x, const tuna_elem* w, const tuna_elem* y, int n_count, int c_count, int hi, int wi, int ho,
@@ -212,48 +247,46 @@ TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kThreads) void tuna_dw_bwd(
 #pragma unroll
         for (int v = 0; v < kTc; ++v) acc[i][j][v] = 0.f;
     const int q0 = h0 / kSH;
+    // The dy window (used positions only), loaded branch-free before any multiply.
+    float win[kE1 - kE0 + 1][kF1 - kF0 + 1][kMult][kTc];
 #pragma unroll
-    for (int e = kE0; e <= kE1; ++e) {
-      bool row_used = false;
+    for (int e = kE0; e <= kE1; ++e)
 #pragma unroll
-      for (int i = 0; i < kTh; ++i)
+      for (int f = kF0; f <= kF1; ++f)
+        if (dw_bwd_row_used(e) && dw_bwd_col_used(f)) {
+          const bool inside = tuna_in_range(q0 + e, ho) && tuna_in_range(p0 + f, wo);
+          const tuna_elem* py = inside ? yn + (tuna_i64)(q0 + e) * ys3 + (tuna_i64)(p0 + f) * ys4 : yn;
+          float(&dv)[kMult][kTc] = win[e - kE0][f - kF0];
+          if (kMult == 1) {
+            dw_load(py, ys1, dv[0]);
+          } else {
 #pragma unroll
-        for (int r = 0; r < kR; ++r) row_used |= (i + kPH - r * kDH == e * kSH);
-      if (!row_used || !tuna_in_range(q0 + e, ho)) continue;
+            for (int m = 0; m < kMult; ++m)
 #pragma unroll
-      for (int f = kF0; f <= kF1; ++f) {
-        bool col_used = false;
-#pragma unroll
-        for (int j = 0; j < kTw; ++j)
-#pragma unroll
-          for (int s = 0; s < kS; ++s) col_used |= (j + kPW - s * kDW == f * kSW);
-        if (!col_used || !tuna_in_range(p0 + f, wo)) continue;
-        const tuna_elem* py = yn + (tuna_i64)(q0 + e) * ys3 + (tuna_i64)(p0 + f) * ys4;
-        float dv[kMult][kTc];
-        if (kMult == 1) {
-          dw_load(py, ys1, dv[0]);
-        } else {
+              for (int v = 0; v < kTc; ++v) dv[m][v] = tuna_to_float(py[(v * kMult + m) * ys1]);
+          }
 #pragma unroll
           for (int m = 0; m < kMult; ++m)
 #pragma unroll
-            for (int v = 0; v < kTc; ++v) dv[m][v] = tuna_to_float(py[(v * kMult + m) * ys1]);
+            for (int v = 0; v < kTc; ++v) dv[m][v] = inside ? dv[m][v] : 0.f;
         }
 #pragma unroll
-        for (int i = 0; i < kTh; ++i)
+    for (int i = 0; i < kTh; ++i)
 #pragma unroll
-          for (int r = 0; r < kR; ++r)
-            if (i + kPH - r * kDH == e * kSH)
+      for (int r = 0; r < kR; ++r)
+        if ((i + kPH - r * kDH) % kSH == 0)
 #pragma unroll
-              for (int j = 0; j < kTw; ++j)
+          for (int j = 0; j < kTw; ++j)
 #pragma unroll
-                for (int s = 0; s < kS; ++s)
-                  if (j + kPW - s * kDW == f * kSW)
+            for (int s = 0; s < kS; ++s)
+              if ((j + kPW - s * kDW) % kSW == 0) {
+                const float(&dv)[kMult][kTc] =
+                    win[DW_FLOORDIV(i + kPH - r * kDH, kSH) - kE0][DW_FLOORDIV(j + kPW - s * kDW, kSW) - kF0];
 #pragma unroll
-                    for (int m = 0; m < kMult; ++m)
+                for (int m = 0; m < kMult; ++m)
 #pragma unroll
-                      for (int v = 0; v < kTc; ++v) acc[i][j][v] += dv[m][v] * wr[v][m][r * kS + s];
-      }
-    }
+                  for (int v = 0; v < kTc; ++v) acc[i][j][v] += dv[m][v] * wr[v][m][r * kS + s];
+              }
     tuna_elem* xn = x + (tuna_i64)it.n * xs0 + (tuna_i64)c0 * xs1;
 #pragma unroll
     for (int i = 0; i < kTh; ++i)
@@ -298,45 +331,33 @@ TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kThreads) void tuna_dw_wrw(
     const int ow0 = strip * kTw;
     float dv[kTw][kTc];
     const tuna_elem* yp = y + (tuna_i64)n * ys0 + (tuna_i64)k0 * ys1 + (tuna_i64)oh * ys3;
-#pragma unroll
-    for (int j = 0; j < kTw; ++j) {
-      if (ow0 + j < wo) {
-        dw_load(yp + (tuna_i64)(ow0 + j) * ys4, ys1, dv[j]);
-      } else {
-#pragma unroll
-        for (int v = 0; v < kTc; ++v) dv[j][v] = 0.f;
-      }
-    }
     const tuna_elem* xn = x + (tuna_i64)n * xs0 + (tuna_i64)(k0 / kMult) * xs1;
     const int iw0 = ow0 * kSW - kPW;
+    // Every load of the strip is issued before the multiplies (branch-free, zero outside).
+#pragma unroll
+    for (int j = 0; j < kTw; ++j) {
+      const bool inside = ow0 + j < wo;
+      dw_load(inside ? yp + (tuna_i64)(ow0 + j) * ys4 : yp, ys1, dv[j]);
+#pragma unroll
+      for (int v = 0; v < kTc; ++v) dv[j][v] = inside ? dv[j][v] : 0.f;
+    }
 #pragma unroll
     for (int r = 0; r < kR; ++r) {
       const int ih = oh * kSH - kPH + r * kDH;
-      if (!tuna_in_range(ih, hi)) continue;
+      const bool row_in = tuna_in_range(ih, hi);
+      float win[kInCols][kTc];
 #pragma unroll
-      for (int b = 0; b < kInCols; ++b) {
-        bool col_used = false;
-#pragma unroll
-        for (int j = 0; j < kTw; ++j)
-#pragma unroll
-          for (int s = 0; s < kS; ++s) col_used |= (j * kSW + s * kDW == b);
-        if (!col_used || !tuna_in_range(iw0 + b, wi)) continue;
-        const tuna_elem* px = xn + (tuna_i64)ih * xs3 + (tuna_i64)(iw0 + b) * xs4;
-        float xv[kTc];
-        if (kMult == 1) {
-          dw_load(px, xs1, xv);
-        } else {
-#pragma unroll
-          for (int v = 0; v < kTc; ++v) xv[v] = tuna_to_float(px[((k0 + v) / kMult - k0 / kMult) * xs1]);
+      for (int b = 0; b < kInCols; ++b)
+        if (dw_col_used(b)) {
+          const bool inside = row_in && tuna_in_range(iw0 + b, wi);
+          dw_load_in(xn + (tuna_i64)ih * xs3 + (tuna_i64)(iw0 + b) * xs4, xn, inside, xs1, k0, win[b]);
         }
 #pragma unroll
-        for (int j = 0; j < kTw; ++j)
+      for (int j = 0; j < kTw; ++j)
 #pragma unroll
-          for (int s = 0; s < kS; ++s)
-            if (j * kSW + s * kDW == b)
+        for (int s = 0; s < kS; ++s)
 #pragma unroll
-              for (int v = 0; v < kTc; ++v) acc[r * kS + s][v] += dv[j][v] * xv[v];
-      }
+          for (int v = 0; v < kTc; ++v) acc[r * kS + s][v] += dv[j][v] * win[j * kSW + s * kDW][v];
     }
   }
   // Sum the pixel threads of each lane, tap by tap, in a fixed tree order.

@@ -11,9 +11,9 @@ namespace {
 using gpu::CeilDiv;
 
 constexpr int64_t kMaxMultiplier = 8;
-// Floats a thread keeps live (weights, accumulators, one loaded vector): above it the kernel
-// spills. The window loops are unrolled at compile time, so this is the kernel's register bound.
-constexpr int64_t kMaxLiveFloats = 128;
+// Floats a thread keeps live (LiveFloats): above it the kernel spills. The window loops are
+// unrolled at compile time, so this is the kernel's register bound.
+constexpr int64_t kMaxLiveFloats = 192;
 constexpr int64_t kMaxVectorBytes = 16;
 constexpr int64_t kMaxSplit = 256;
 
@@ -66,12 +66,32 @@ int64_t VectorChannels(Direction dir, const Problem& p) { return dir == Directio
 // The image a thread tile walks: y forward, dx backward data.
 Dhw WalkedImage(Direction dir, const Problem& p) { return dir == Direction::kBackwardData ? p.in : p.Out(); }
 
+// Distinct offsets i*step + r*dil (i < t, r < fil): the window rows (columns) a thread tile reads.
+int64_t WindowUsed(int64_t t, int64_t fil, int64_t step, int64_t dil) {
+  std::vector<bool> seen((t - 1) * step + (fil - 1) * dil + 1, false);
+  int64_t used = 0;
+  for (int64_t i = 0; i < t; ++i)
+    for (int64_t r = 0; r < fil; ++r)
+      if (!seen[i * step + r * dil]) seen[i * step + r * dil] = true, ++used;
+  return used;
+}
+
+// Floats a thread keeps live: weights, accumulators and its whole input window (all loads are
+// issued before the first multiply).
 int64_t LiveFloats(Direction dir, const Problem& p, const Tile& t) {
   const int64_t m = Multiplier(p);
+  const int64_t cols = WindowUsed(t.thread_w, p.fil[2], p.stride[2], p.dilation[2]);
   switch (dir) {
-    case Direction::kForward: return t.thread_c * (Taps(p) + t.thread_h * t.thread_w + 1);
-    case Direction::kBackwardData: return t.thread_c * (m * Taps(p) + t.thread_h * t.thread_w + m);
-    default: return t.thread_c * (Taps(p) + t.thread_w + 1);
+    case Direction::kForward:
+      return t.thread_c * (Taps(p) + t.thread_h * t.thread_w +
+                           WindowUsed(t.thread_h, p.fil[1], p.stride[1], p.dilation[1]) * cols);
+    case Direction::kBackwardData: {
+      // dy rows (columns) reached: about tile / stride + filter span / stride.
+      const int64_t rows_b = t.thread_h / p.stride[1] + CeilDiv((p.fil[1] - 1) * p.dilation[1] + 1, p.stride[1]);
+      const int64_t cols_b = t.thread_w / p.stride[2] + CeilDiv((p.fil[2] - 1) * p.dilation[2] + 1, p.stride[2]);
+      return t.thread_c * (m * Taps(p) + t.thread_h * t.thread_w + m * std::min(rows_b * cols_b, Taps(p) * t.thread_h * t.thread_w));
+    }
+    default: return t.thread_c * (Taps(p) + t.thread_w + cols);
   }
 }
 
@@ -134,8 +154,11 @@ absl::Status DepthwiseSolver::IsApplicable(const Target& target, const Problem& 
     return NotApplicable(Name(), "more than 2^37 elements");
   }
   // The smallest tile must fit the register bound.
-  const int64_t min_live = direction_ == Direction::kBackwardData ? Multiplier(p) * (Taps(p) + 1) + 1 : Taps(p) + 2;
-  if (min_live > kMaxLiveFloats) return NotApplicable(Name(), "filter too large for register windows");
+  Tile smallest;
+  if (direction_ == Direction::kBackwardData) smallest.thread_h = p.stride[1], smallest.thread_w = p.stride[2];
+  if (LiveFloats(direction_, p, smallest) > kMaxLiveFloats) {
+    return NotApplicable(Name(), "filter too large for register windows");
+  }
   return absl::OkStatus();
 }
 
