@@ -1,10 +1,14 @@
 // Compiler + Evaluator on the cpu backend: correct candidates pass, faulty ones get the right
 // Disposition without aborting the batch, slow ones are dropped early, a hung launch is a
 // Timeout, and the device-reference path checks itself against the CPU reference.
+#include <chrono>
+#include <thread>
+
 #include "catch2/catch.hpp"
 #include "tests/search/cpu_fixture.h"
 #include "tests/search/test_solvers.h"
 #include "tuner_core/search/measure/compiler.h"
+#include "tuner_core/search/measure/device_guard.h"
 #include "tuner_core/search/measure/evaluator.h"
 
 namespace tuna::search {
@@ -60,6 +64,58 @@ TEST_CASE("faulty candidates are classified, the batch is never aborted") {
     CHECK(m[5].disposition == Disposition::kNotApplicable);
     CHECK((*ev)->healthy());
   }
+}
+
+// A device-work guard that counts its scopes, checks they never nest (the real one, a device
+// lock, is not re-entrant) and makes every acquisition wait 20 ms.
+struct CountingGuard {
+  int taken = 0;
+  int held = 0;
+  int max_held = 0;
+  struct Scope : DeviceWorkScope {
+    explicit Scope(CountingGuard& g) : g(g) { g.max_held = std::max(g.max_held, ++g.held); }
+    ~Scope() override { --g.held; }
+    CountingGuard& g;
+  };
+  DeviceWorkGuard Guard() {
+    return [this]() -> std::unique_ptr<DeviceWorkScope> {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      ++taken;
+      return std::make_unique<Scope>(*this);
+    };
+  }
+};
+
+TEST_CASE("the device guard is taken around device work, never nested, and its wait is counted") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kCorrect, testing::kGarbage});
+  const solver::Solver& faults = *registry->ByName("TestFaultSolver")->solver;
+  Compiler compiler(*f.backend, f.target);
+  const Problem p = ParseOne(kLines[0]);
+  CountingGuard g;
+  EvaluatorOptions o = FastOptions();
+  o.device_guard = g.Guard();
+  auto ev = Evaluator::Create(*f.device, p, o);
+  REQUIRE(ev.ok());
+  const int at_create = g.taken;
+  CHECK(at_create >= 1);  // the buffers and their uploads
+  const auto good = compiler.CompileOne(faults, p, solver::PerfConfig{{testing::kCorrect}});
+  const auto bad = compiler.CompileOne(faults, p, solver::PerfConfig{{testing::kGarbage}});
+  CHECK((*ev)->Evaluate(good, 0).disposition == Disposition::kPassed);
+  CHECK((*ev)->Evaluate(bad, 0).disposition == Disposition::kIncorrect);
+  CHECK(g.taken == at_create + 2);  // once per candidate
+  const std::vector<Measurement> again = (*ev)->Retime({&good, &good}, 2);
+  REQUIRE(again.size() == 2);
+  CHECK(again[0].disposition == Disposition::kPassed);
+  CHECK(g.taken == at_create + 3);  // once for the whole re-timing
+  CHECK(g.held == 0);
+  CHECK(g.max_held == 1);
+  // 20 ms per acquisition, none of it counted as setup or verification.
+  const EvalTimings t = (*ev)->timings();
+  CHECK(t.device_wait_ms >= 0.9 * 20 * g.taken);
+  const EvalTimings d = t - EvalTimings{};
+  CHECK(d.device_wait_ms == t.device_wait_ms);
 }
 
 TEST_CASE("a candidate much slower than the best so far is dropped early") {
@@ -166,7 +222,7 @@ TEST_CASE("identical kernel builds are compiled once per compiler") {
   CHECK(cb.compile_ms == 0);
 }
 
-TEST_CASE("a hung launch is reported as Timeout and stops the evaluator") {
+TEST_CASE("a hung launch is reported as Timeout, stops the evaluator and keeps the device") {
   CpuFixture f;
   if (!f.ok) return;
   auto registry = testing::FaultRegistry({testing::kSpin, testing::kCorrect}, /*spin_ms=*/1500);
@@ -175,9 +231,12 @@ TEST_CASE("a hung launch is reported as Timeout and stops the evaluator") {
   const Problem p = ParseOne(kLines[0]);
   EvaluatorOptions o = FastOptions();
   o.launch_timeout = absl::Milliseconds(200);
+  CountingGuard g;
+  o.device_guard = g.Guard();
   {
     auto ev = Evaluator::Create(*f.device, p, o);
     REQUIRE(ev.ok());
+    CHECK(g.held == 0);
     const auto spin = compiler.CompileOne(faults, p, solver::PerfConfig{{testing::kSpin}});
     const auto good = compiler.CompileOne(faults, p, solver::PerfConfig{{testing::kCorrect}});
     REQUIRE(spin.disposition == Disposition::kPassed);
@@ -187,9 +246,13 @@ TEST_CASE("a hung launch is reported as Timeout and stops the evaluator") {
     CHECK(m.disposition == Disposition::kTimeout);
     CHECK(waited < 1200);  // the watchdog returned long before the launch ended
     CHECK_FALSE((*ev)->healthy());
+    // The launch may still run: the device guard stays held while the evaluator lives.
+    CHECK(g.held == 1);
     const Measurement after = (*ev)->Evaluate(good, 0);
     CHECK(after.disposition == Disposition::kSkipped);
+    CHECK(g.max_held == 1);
   }  // the evaluator waits for the spinning launch (1.5 s < the 5 s grace) before freeing
+  CHECK(g.held == 0);  // and gives the device back
 }
 
 TEST_CASE("the device reference is verified on batch 1 and then used") {

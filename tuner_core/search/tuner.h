@@ -19,6 +19,10 @@
 // model-guided strategy proposes from a model one batch old (speculation; the contract of
 // SearchStrategy allows Observe after a later Next). On the CPU backend compiling and timing share
 // the same cores, so there the batches run one after the other and times stay undisturbed.
+// A device shared with other processes (a worker's executors_per_device) is held through
+// options.evaluator.device_guard (measure/device_guard.h) only while a candidate is loaded,
+// verified and timed, and during the re-timing: never while batches compile, so another
+// process's search times while this one compiles.
 //
 // Errors: a candidate's failure is data (its Disposition); Tune itself fails only when the
 // problem cannot be evaluated at all (reference, buffers). No applicable solver is not an

@@ -87,6 +87,25 @@ struct Evaluator::Impl {
     (void)comparer.release();
   }
 
+  // A guarded section of device work (EvaluatorOptions::device_guard). When the device is lost
+  // in it (a launch that timed out may still be running), the guard is kept until this Impl is
+  // destroyed or the process ends: no other process may time beside that kernel.
+  class Section {
+   public:
+    explicit Section(Impl& m) : m_(m), work_(m.options.device_guard, &m.timings.device_wait_ms) {}
+    ~Section() { Release(); }
+    Section(const Section&) = delete;
+    Section& operator=(const Section&) = delete;
+    void Release() {
+      if (m_.lost && !m_.held_while_lost) m_.held_while_lost = work_.Take();
+      work_.Release();
+    }
+
+   private:
+    Impl& m_;
+    GuardedDeviceWork work_;
+  };
+
   backend::Device& device;
   Problem problem;
   EvaluatorOptions options;
@@ -102,6 +121,7 @@ struct Evaluator::Impl {
   std::vector<std::byte> expected;
   std::unique_ptr<DeviceComparer> comparer;  // null: outputs are compared on the host
   EvalTimings timings;
+  std::unique_ptr<DeviceWorkScope> held_while_lost;  // see Section
 
   // x, w, y as 0, 1, 2.
   backend::DeviceBuffer& Tensor(int i) { return i == 0 ? x : i == 1 ? w : y; }
@@ -281,6 +301,7 @@ EvalTimings EvalTimings::operator-(const EvalTimings& e) const {
   d.device_ms = device_ms - e.device_ms;
   d.kernel_ms = kernel_ms - e.kernel_ms;
   d.candidates = candidates - e.candidates;
+  d.device_wait_ms = device_wait_ms - e.device_wait_ms;
   return d;
 }
 
@@ -391,6 +412,7 @@ absl::Status Evaluator::DeviceReference(Impl& m, backend::Device& device, const 
                                                         " does not build: ", c.error));
     }
     Measurement meas = (*check)->Evaluate(c, 0);
+    m.timings.device_wait_ms += (*check)->timings().device_wait_ms;
     if (meas.disposition != Disposition::kPassed) {
       return absl::FailedPreconditionError(absl::StrCat(
           "reference solver ", std::string(ref.Name()), " failed its batch-1 check against the CPU reference: ",
@@ -404,6 +426,7 @@ absl::Status Evaluator::DeviceReference(Impl& m, backend::Device& device, const 
     return absl::FailedPreconditionError(absl::StrCat("reference solver ", std::string(ref.Name()),
                                                       " does not build: ", c.error));
   }
+  Impl::Section guarded(m);
   absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = m.Load(c);
   if (!inv.ok()) return inv.status();
   if (absl::Status s = m.RunVerified(**inv, m.expected); !s.ok()) {
@@ -419,7 +442,9 @@ void Evaluator::ChooseCompare(Impl& m, const Problem& problem, const EvaluatorOp
                               ReferenceInfo& info) {
   info.compare = "host";
   const auto compare_start = std::chrono::steady_clock::now();
+  const double wait_before = m.timings.device_wait_ms;
   if (m.is_gpu && options.device_compare && backend != nullptr && target != nullptr) {
+    Impl::Section guarded(m);
     absl::Status why = m.UseDeviceCompare(*backend, target->arch);
     if (why.ok()) {
       info.compare = "device";
@@ -428,7 +453,8 @@ void Evaluator::ChooseCompare(Impl& m, const Problem& problem, const EvaluatorOp
       spdlog::warn("evaluator: {}: comparing on the host: {}", problem.Canonical(), why.ToString());
     }
   }
-  m.timings.setup_ms += MsSince(compare_start);  // the comparison's kernel, upload and check
+  // The comparison's kernel, upload and check.
+  m.timings.setup_ms += MsSince(compare_start) - (m.timings.device_wait_ms - wait_before);
   // What lives on the device need not stay on the host too (an executor keeps many evaluators).
   if (m.comparer) std::vector<std::byte>().swap(m.expected);
   for (int i = 0; i < 3; ++i) {
@@ -454,10 +480,14 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
   } else {
     m.host = MakeInputs(problem, options.seed);
   }
-  if (absl::Status st = AllocateBuffers(m, device, problem, options); !st.ok()) return st;
-  m.timings.setup_ms = MsSince(setup_start);
+  {
+    Impl::Section guarded(m);
+    if (absl::Status st = AllocateBuffers(m, device, problem, options); !st.ok()) return st;
+  }
+  m.timings.setup_ms = MsSince(setup_start) - m.timings.device_wait_ms;
 
   ReferenceInfo info;
+  const double wait_before_reference = m.timings.device_wait_ms;
   const auto t0 = std::chrono::steady_clock::now();
   const solver::Solver* ref_solver = nullptr;
   if (problem.Flops() > options.cpu_reference_max_flops && registry && backend && target) {
@@ -476,7 +506,7 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
              !st.ok()) {
     return st;
   }
-  info.ms = MsSince(t0);
+  info.ms = MsSince(t0) - (m.timings.device_wait_ms - wait_before_reference);
   m.timings.reference_ms = info.ms;
   ChooseCompare(m, problem, options, backend, target, info);
   std::unique_ptr<Evaluator> ev(new Evaluator(std::move(impl), problem));
@@ -498,6 +528,8 @@ Measurement Evaluator::Evaluate(const CompiledCandidate& candidate, double best_
     return out;
   }
   ++m.timings.candidates;
+  // Held from the load to the end of the timing; the host comparison is waited for outside.
+  Impl::Section guarded(m);
   absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = m.Load(candidate);
   if (!inv.ok()) {
     out.disposition = m.FailureDisposition(inv.status());
@@ -577,6 +609,7 @@ Measurement Evaluator::Evaluate(const CompiledCandidate& candidate, double best_
     timing = t.status();
   }
 
+  guarded.Release();
   const auto wait_start = std::chrono::steady_clock::now();
   absl::StatusOr<reference::VerifyReport> report = compared ? *std::move(compared) : verdict.get();
   m.timings.verify_ms += MsSince(wait_start);
@@ -598,6 +631,8 @@ std::vector<Measurement> Evaluator::Retime(const std::vector<const CompiledCandi
                                            int repetitions) {
   Impl& m = *impl_;
   std::vector<Measurement> out(candidates.size());
+  if (candidates.empty()) return out;
+  Impl::Section guarded(m);
   std::vector<std::unique_ptr<solver::Invoker>> invokers(candidates.size());
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (m.lost) {

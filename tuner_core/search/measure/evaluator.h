@@ -26,6 +26,13 @@
 //      best_so_far, timing stops (dropped_early, time = that median). Otherwise a second batch
 //      brings it to `repetitions` runs (fewer for slow kernels, see max_timing_ms); the result
 //      is the median.
+// Device work is guarded (options.device_guard, device_guard.h: a device shared with other
+// processes): each Evaluate from the load to the end of its timing (the host comparison it may
+// still wait for is outside), each Retime, and Create's device stages (buffers and uploads, the
+// device reference's runs, the device comparison's set-up) take the guard; compiles and the CPU
+// reference never hold it. The time waited for it is EvalTimings::device_wait_ms. When the
+// device is lost in a guarded section (a launch timed out and may still be running), the guard
+// stays held until the Evaluator is destroyed or its process ends.
 // Every device operation runs under the watchdog (watchdog.h): a launch that misses
 // launch_timeout gives Timeout, after which the evaluator is unusable (healthy() false and
 // every later candidate Skipped) — the device must be abandoned by the caller.
@@ -45,6 +52,7 @@
 #include "tuner_core/reference/verify.h"
 #include "tuner_core/search/measure/compiler.h"
 #include "tuner_core/search/measure/device_compare.h"
+#include "tuner_core/search/measure/device_guard.h"
 #include "tuner_core/search/measure/disposition.h"
 #include "tuner_core/solver/registry.h"
 #include "tuner_core/solver/target.h"
@@ -75,6 +83,9 @@ struct EvaluatorOptions {
   bool device_compare = true;
   // Where comparison kernels are kept between evaluators (null: each evaluator builds its own).
   std::shared_ptr<CompareKernelCache> compare_kernels;
+  // Taken around the device work (see the file comment); null: none. Not part of what makes two
+  // evaluators alike (a worker's executor keeps one guard for its whole life).
+  DeviceWorkGuard device_guard;
 };
 
 struct Measurement {
@@ -99,6 +110,9 @@ struct EvalTimings {
   double device_ms = 0;
   double kernel_ms = 0;
   int64_t candidates = 0;   // Evaluate calls that reached the device
+  // Waiting for EvaluatorOptions::device_guard (another process had the device); not part of
+  // any of the above.
+  double device_wait_ms = 0;
 
   EvalTimings operator-(const EvalTimings& earlier) const;
 };
