@@ -51,6 +51,7 @@ struct TuneArgs {
   bool no_db = false;
   std::string output_dir = "./tuna-out";
   int workers = 1;
+  int executors_per_device = 0;  // -f: 0 = 2 on GPU backends, 1 on cpu
   std::string steps = "perf,find";
   std::string tag;
   int eval_timeout_s = 1800;
@@ -169,6 +170,7 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   o.backend = a.backend_set ? a.backend : "";
   o.solvers = a.solvers;
   o.workers = std::max(1, a.workers);
+  o.executors_per_device = a.executors_per_device;
   o.compile_jobs = a.threads;
   o.output_dir = a.output_dir;
   o.eval_deadline = absl::Seconds(std::max(1, a.eval_timeout_s));
@@ -349,6 +351,11 @@ void AddTuneCommand(CLI::App& app, CommandContext ctx) {
   cmd->add_flag("--no-db", args->no_db, "-f without a database: tune in this process, no export");
   cmd->add_option("-o,--output-dir", args->output_dir, "where -f writes the db files (default ./tuna-out)");
   cmd->add_option("--workers", args->workers, "local workers for -f");
+  cmd->add_option("--executors-per-device", args->executors_per_device,
+                  "-f: executor processes per device; one times while another compiles (a "
+                  "per-device lock keeps their timings apart; 0: 2 on cuda/hip, 1 on cpu)")
+      ->check(CLI::Range(0, 16))
+      ->capture_default_str();
   cmd->add_option("--steps", args->steps, "job kinds for -f: perf,find");
   cmd->add_option("--tag", args->tag, "import tag for -f (default tune:<file name>)");
   cmd->add_option("--eval-timeout", args->eval_timeout_s, "seconds per eval job before its executor is killed");

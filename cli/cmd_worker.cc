@@ -1,6 +1,6 @@
 // `tuna worker --coordinator ADDR [--token-file F] [--backend B] [--devices all|0,1]
-//  [--steps compile,eval] [--compile-jobs N] [--lease-batch N] [--health ADDR]
-//  [--kernel-cache DIR] ...`: the
+//  [--steps compile,eval] [--compile-jobs N] [--lease-batch N] [--executors-per-device N]
+//  [--device-lock-dir DIR] [--health ADDR] [--kernel-cache DIR] ...`: the
 // supervisor of worker/worker.h, with an optional gRPC health server (worker/health_server.h)
 // that follows Worker::Healthy. `tuna worker --executor ...` (hidden) is the per-device
 // executor child the supervisor starts (worker/executor.h); it is not meant to be run by hand.
@@ -39,6 +39,8 @@ struct WorkerFlags {
   std::string steps = "compile,eval";
   int compile_jobs = 1;
   int lease_batch = 1;
+  int executors_per_device = 0;  // 0: 2 on GPU backends, 1 on cpu
+  std::string device_lock_dir;   // empty: worker::DefaultDeviceLockDir()
   SearchFlags search;
   int repetitions = 10;
   int launch_timeout_s = 30;
@@ -50,6 +52,7 @@ struct WorkerFlags {
   // Hidden executor mode.
   bool executor = false;
   int executor_fd = -1;
+  std::string device_lock;  // the device lock file (worker/device_lock.h); empty: none
 };
 
 int Fail(const std::string& what) {
@@ -88,7 +91,8 @@ int RunExecutorMode(const WorkerFlags& f) {
     return Fail("--executor needs one --devices index");
   }
   return worker::RunExecutor(f.executor_fd, f.backend.empty() ? "cpu" : f.backend, device,
-                             solver::SolverRegistry::Builtin(), *t, f.kernel_cache);
+                             solver::SolverRegistry::Builtin(), *t, f.kernel_cache,
+                             {f.device_lock, std::max(1, f.executors_per_device)});
 }
 
 // The worker's options from the flags (steps, devices, tuning, limits).
@@ -103,6 +107,8 @@ absl::StatusOr<worker::WorkerOptions> WorkerOptionsFromFlags(const GlobalOptions
   o.version = VersionLine().substr(0, 64);
   o.compile_jobs = std::max(1, f.compile_jobs);
   o.lease_batch = std::clamp(f.lease_batch, 1, 64);
+  o.executors_per_device = f.executors_per_device;
+  o.device_lock_dir = f.device_lock_dir;
   o.eval_deadline = absl::Seconds(std::max(1, f.eval_timeout_s));
   o.device_backoff_max = absl::Seconds(f.device_backoff_max_s);
   o.device_backoff_first = std::min(o.device_backoff_first, o.device_backoff_max);
@@ -227,7 +233,17 @@ void AddWorkerCommand(CLI::App& app, CommandContext ctx) {
   cmd->add_option("--devices", f->devices, "devices to evaluate on: all or 0,1,...");
   cmd->add_option("--steps", f->steps, "compile,eval (default both)");
   cmd->add_option("--compile-jobs", f->compile_jobs, "compile threads");
-  cmd->add_option("--lease-batch", f->lease_batch, "jobs per lease call / eval jobs prefetched");
+  cmd->add_option("--lease-batch", f->lease_batch,
+                  "jobs per lease call / eval jobs prefetched per executor");
+  cmd->add_option("--executors-per-device", f->executors_per_device,
+                  "executor processes per device, each running its own eval jobs; only one at a "
+                  "time runs device work (a per-device lock), so one times while another "
+                  "compiles (0: 2 on cuda/hip, 1 on cpu)")
+      ->check(CLI::Range(0, 16))
+      ->capture_default_str();
+  cmd->add_option("--device-lock-dir", f->device_lock_dir,
+                  "host-local directory of the per-device lock files (default: "
+                  "$XDG_RUNTIME_DIR/tuna, else /tmp/tuna-<uid>)");
   AddSearchFlags(cmd, &f->search, "perf job",
                  "model | exhaustive | random (model: compile workers build its seeded first "
                  "sample; eval compiles what the model proposes later)");
@@ -249,6 +265,7 @@ void AddWorkerCommand(CLI::App& app, CommandContext ctx) {
                   "this user) and reuse them across runs; default: none");
   cmd->add_flag("--executor", f->executor)->group("");  // hidden: the executor child
   cmd->add_option("--executor-fd", f->executor_fd)->group("");
+  cmd->add_option("--device-lock", f->device_lock)->group("");
   cmd->callback([ctx, f] { *ctx.selected = [ctx, f] { return RunWorker(*ctx.global, *f); }; });
 }
 

@@ -331,7 +331,9 @@ absl::Status PipelineRun::StartLocal() {
     wo.host = LocalWorkerHost(i);
     wo.backend = backend_;
     wo.compile_jobs = o_.compile_jobs > 0 ? o_.compile_jobs : std::max(1, cores / nworkers);
-    wo.lease_batch = 3;  // eval jobs ahead per device: their evaluators are prepared early
+    wo.lease_batch = 3;  // eval jobs ahead per lane: their evaluators are prepared early
+    wo.executors_per_device = o_.executors_per_device;
+    wo.device_lock_dir = o_.device_lock_dir;
     wo.tuning = o_.tuning;
     wo.tuning.compile_threads = wo.compile_jobs;  // the executor's in-search builds (the device waits on them)
     wo.eval_deadline = o_.eval_deadline;

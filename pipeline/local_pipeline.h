@@ -1,10 +1,10 @@
 // The one-machine end to end behind `tuna tune -f FILE` (DESIGN §2 "Embedded default"):
 //   import FILE under a tag → solvers update → session init on the best backend with a device
 //   (or the chosen one) → applicability → jobs load (perf and/or find) → an in-process
-//   coordinator on a loopback gRPC port and `workers` local workers (compile threads + one
-//   executor child per device) → wait until no job is unfinished, printing a progress line →
-//   export the perf, find and kernel db files → a summary (configs, jobs done/failed, the best
-//   solver per config, files written).
+//   coordinator on a loopback gRPC port and `workers` local workers (compile threads +
+//   `executors_per_device` executor children per device) → wait until no job is unfinished,
+//   printing a progress line → export the perf, find and kernel db files → a summary (configs,
+//   jobs done/failed, the best solver per config, files written).
 // The same code paths as the distributed deployment (admin/, coordinator/, worker/, exporter/),
 // so the one-machine run exercises them all.
 //
@@ -62,6 +62,11 @@ struct LocalPipelineOptions {
   std::vector<std::string> solvers;  // only these (empty: every applicable one)
   int workers = 1;                   // local worker supervisors
   int compile_jobs = 0;              // compile threads per worker; 0: cores / workers
+  // Executor children per device of each local worker (worker::WorkerOptions); 0: 2 on GPU
+  // backends, 1 on the CPU backend.
+  int executors_per_device = 0;
+  // The workers' device lock dir (worker::WorkerOptions::device_lock_dir); empty: the default.
+  std::string device_lock_dir;
   worker::JobTuning tuning;
   absl::Duration eval_deadline = absl::Minutes(30);
   absl::Duration max_duration = absl::InfiniteDuration();  // then stop and export what is done

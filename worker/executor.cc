@@ -20,6 +20,7 @@
 #include "spdlog/spdlog.h"
 #include "tuner_core/backend/registry.h"
 #include "tuner_core/heuristics/search_predictor.h"
+#include "worker/device_lock.h"
 #include "worker/kernel_cache.h"
 
 namespace tuna::worker {
@@ -142,6 +143,8 @@ absl::StatusOr<ExecutorArgs> ParseExecutorArgs(const std::vector<std::string>& a
         out.tuning.predictor = std::move(p->predictor);
       }
       else if (a == "--kernel-cache") out.kernel_cache_dir = v;
+      else if (a == "--device-lock") out.sharing.lock_path = v;
+      else if (a == "--executors-per-device") out.sharing.executors = std::max(1, std::stoi(v));
       else return absl::InvalidArgumentError(absl::StrCat("unknown executor flag ", a));
     } catch (const std::exception&) {
       return absl::InvalidArgumentError(absl::StrCat("bad value of ", a, ": ", v));
@@ -176,29 +179,71 @@ class FastestByConfig {
   std::map<int64_t, double> best_;
 };
 
+// The disk kernel cache at `dir`; null when none is asked for or it cannot be opened (logged).
+std::unique_ptr<backend::DiskKernelCache> OpenDiskCache(const std::string& dir) {
+  if (dir.empty()) return nullptr;
+  auto opened = backend::DiskKernelCache::Open(dir);
+  if (opened.ok()) return *std::move(opened);
+  spdlog::warn("executor: no disk kernel cache: {}", opened.status().ToString());
+  return nullptr;
+}
+
+// The device lock as the search's device-work guard (device_guard.h).
+class LockScope : public search::DeviceWorkScope {
+ public:
+  explicit LockScope(DeviceLock::Held held) : held_(std::move(held)) {}
+
+ private:
+  DeviceLock::Held held_;
+};
+
+// The guard over `sharing`'s lock, which `lock` keeps open; null (no guard) without a lock path
+// or when the lock cannot be opened (logged: the executor then runs unguarded).
+search::DeviceWorkGuard OpenDeviceGuard(const DeviceSharing& sharing,
+                                        std::unique_ptr<DeviceLock>& lock) {
+  if (sharing.lock_path.empty()) return nullptr;
+  auto opened = DeviceLock::Open(sharing.lock_path);
+  if (!opened.ok()) {
+    spdlog::error("executor pid {}: {}; device work runs unguarded (timings may be disturbed by "
+                  "the other executors of this device)", getpid(), opened.status().ToString());
+    return nullptr;
+  }
+  lock = *std::move(opened);
+  return [l = lock.get()]() -> std::unique_ptr<search::DeviceWorkScope> {
+    auto held = l->Acquire();
+    if (!held.ok()) {
+      spdlog::error("executor pid {}: {}; this device work runs unguarded", getpid(),
+                    held.status().ToString());
+      return nullptr;
+    }
+    return std::make_unique<LockScope>(*std::move(held));
+  };
+}
+
 }  // namespace
 
 int RunExecutor(int fd, const std::string& backend_name, int device_index,
                 const solver::SolverRegistry& registry, const JobTuning& tuning,
-                const std::string& kernel_cache_dir) {
+                const std::string& kernel_cache_dir, const DeviceSharing& sharing) {
   std::unique_ptr<backend::Backend> be;
   std::unique_ptr<backend::Device> device;
   const absl::Status open_error = OpenExecutorDevice(backend_name, device_index, be, device);
-  std::unique_ptr<backend::DiskKernelCache> disk;
-  if (!kernel_cache_dir.empty()) {
-    auto opened = backend::DiskKernelCache::Open(kernel_cache_dir);
-    if (opened.ok()) disk = *std::move(opened);
-    else spdlog::warn("executor: no disk kernel cache: {}", opened.status().ToString());
-  }
+  std::unique_ptr<backend::DiskKernelCache> disk = OpenDiskCache(kernel_cache_dir);
   std::unique_ptr<KernelCacheBackend> cache;
   if (be) cache = std::make_unique<KernelCacheBackend>(*be, disk.get());
-  EvaluatorCache evaluators;
+  // Executors sharing the device share its memory too (the default fraction split between them).
+  EvaluatorCache evaluators(64, 0.25 / std::max(1, sharing.executors));
   PlannedTuner planned;
   FastestByConfig fastest;
-  const JobTuning job_tuning = fastest.With(tuning);
-  spdlog::info("executor pid {}: {} device {} {}{}", getpid(), backend_name, device_index,
+  JobTuning job_tuning = fastest.With(tuning);
+  std::unique_ptr<DeviceLock> lock;
+  job_tuning.device_guard = OpenDeviceGuard(sharing, lock);
+  spdlog::info("executor pid {}: {} device {} {}{}{}", getpid(), backend_name, device_index,
                open_error.ok() ? device->Info().name : open_error.ToString(),
-               disk ? absl::StrCat(", disk kernel cache ", disk->dir()) : "");
+               disk ? absl::StrCat(", disk kernel cache ", disk->dir()) : "",
+               lock ? absl::StrCat(", device lock ", lock->path(), " (", sharing.executors,
+                                   " executor(s) on the device)")
+                    : "");
   if (open_error.ok()) evaluators.WarmUp(*cache, *device, registry);
   for (;;) {
     v1::LeasedJob wire_job;

@@ -1,5 +1,7 @@
-// The executor: eval work in a child process, one per device (DESIGN §2), so that a hung kernel
-// or a dead GPU context kills only the child.
+// The executor: eval work in a child process, one or more per device (DESIGN §2; worker.h
+// executors_per_device), so that a hung kernel or a dead GPU context kills only the child.
+// Children that share a device take its device lock (device_lock.h) around their device work
+// (the search's device-work guard): one times while another compiles or prepares.
 //
 // Protocol over a socketpair (stream): length-prefixed frames (4-byte little-endian length, then
 // a serialized tuna.v1 message, at most kMaxFrameBytes):
@@ -32,6 +34,16 @@ namespace tuna::worker {
 
 inline constexpr size_t kMaxFrameBytes = 1u << 30;
 
+// How an executor shares its device with the other executors of that device on this host.
+struct DeviceSharing {
+  // The device lock file (device_lock.h DeviceLockPath); empty: no lock (device work is not
+  // guarded). A lock that cannot be opened is logged and the child runs unguarded.
+  std::string lock_path;
+  // Executors of this device on this host (worker.h executors_per_device): the child's share of
+  // the device memory its evaluator cache may hold is divided by it.
+  int executors = 1;
+};
+
 // Child side: serves jobs on `fd` with the device `device_index` of `backend_name` until EOF.
 // Returns the process exit code (0 at EOF, 3 after a wedged device, 2 when the device cannot be
 // opened: then the first request is answered with a failure blamed on the host (jobs::Blame)
@@ -40,19 +52,21 @@ inline constexpr size_t kMaxFrameBytes = 1u << 30;
 // for the child's own builds and lookups; empty: none (also when it cannot be opened: logged).
 int RunExecutor(int fd, const std::string& backend_name, int device_index,
                 const solver::SolverRegistry& registry, const JobTuning& tuning,
-                const std::string& kernel_cache_dir = "");
+                const std::string& kernel_cache_dir = "", const DeviceSharing& sharing = {});
 
 // The executor's command line as the supervisor builds it (flags in any order; "worker" and
 // "--executor" are ignored): --executor-fd N --backend B --devices I --strategy S --budget N
 // --seed N --compile-jobs N --repetitions N --launch-timeout SECONDS [--patience N]
-// [--time-limit-per-job S] [--heuristics-model DIR] (loaded here) [--kernel-cache DIR]. For
-// binaries other than `tuna` that serve as executors (tests with their own solver registry).
+// [--time-limit-per-job S] [--heuristics-model DIR] (loaded here) [--kernel-cache DIR]
+// [--device-lock FILE] [--executors-per-device N]. For binaries other than `tuna` that serve as
+// executors (tests with their own solver registry).
 struct ExecutorArgs {
   int fd = -1;
   std::string backend = "cpu";
   int device = 0;
   JobTuning tuning;
   std::string kernel_cache_dir;  // empty: no disk kernel cache
+  DeviceSharing sharing;
 };
 absl::StatusOr<ExecutorArgs> ParseExecutorArgs(const std::vector<std::string>& args);
 

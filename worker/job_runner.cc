@@ -62,6 +62,7 @@ search::TuneOptions TuneOptionsFor(const JobTuning& t, const coordinator::Leased
   o.evaluator.seed = t.seed;
   o.evaluator.repetitions = std::max(1, t.repetitions);
   o.evaluator.launch_timeout = t.launch_timeout;
+  if (!dry_run) o.evaluator.device_guard = t.device_guard;
   o.dry_run = dry_run;
   if (!dry_run) {
     o.patience = t.patience;
@@ -288,10 +289,12 @@ void Account(const coordinator::LeasedJob& job, const search::EvalTimings& t, do
   spdlog::info(
       "job {} ({}, config {}, {}): {:.3f} s: setup {:.0f} ms, reference {:.0f} ms, load {:.0f} ms, "
       "verify {:.0f} ms, timing {:.0f} ms; device {:.0f} ms ({:.0f}%), kernels {:.0f} ms, "
-      "{} candidate(s); evaluator ready in {:.0f} ms, plan {:.0f} ms, code {:.0f} ms",
+      "{} candidate(s); evaluator ready in {:.0f} ms, plan {:.0f} ms, code {:.0f} ms, "
+      "device lock wait {:.0f} ms",
       job.job_id, job.kind, job.config_id, job.solver_name, wall_s, t.setup_ms, t.reference_ms,
       t.load_ms, t.verify_ms, t.timing_ms, t.device_ms,
-      wall_s > 0 ? 100 * t.device_ms / 1e3 / wall_s : 0.0, t.kernel_ms, t.candidates, ready_ms, plan_ms, compile_ms);
+      wall_s > 0 ? 100 * t.device_ms / 1e3 / wall_s : 0.0, t.kernel_ms, t.candidates, ready_ms,
+      plan_ms, compile_ms, t.device_wait_ms);
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point t0) {

@@ -28,6 +28,7 @@
 #include "coordinator/api.h"
 #include "tuner_core/backend/backend.h"
 #include "tuner_core/search/measure/compile_pool.h"
+#include "tuner_core/search/measure/device_guard.h"
 #include "tuner_core/search/measure/evaluator.h"
 #include "tuner_core/search/strategy/strategy.h"
 #include "tuner_core/search/tuner.h"
@@ -56,6 +57,10 @@ struct JobTuning {
   // Compile and eval workers must agree on it as on the strategy: the seeds are compiled ahead.
   std::string heuristics_model;
   search::PredictorFn predictor;
+  // Taken around every job's device work (search::EvaluatorOptions::device_guard): the executor
+  // sets it to its device lock (device_lock.h) when it shares the device; null = none. Not
+  // passed on the command line (JobTuningArgs).
+  search::DeviceWorkGuard device_guard;
 };
 
 // argv form of JobTuning (for the executor child) and back.
@@ -171,7 +176,7 @@ class PlannedTuner {
 // `backend` should already hold the job's fetched kernels (KernelCacheBackend::Prefetch), and
 // be the backend `planned` was started with. `device_wedged` is set when a launch timed out:
 // the device must be abandoned (exit). The report's timings say where the job's time went (and
-// the log line of the job too).
+// the log line of the job too, with the time waited for the device lock: "device lock wait").
 coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Backend& backend,
                             backend::Device& device, const solver::SolverRegistry& registry,
                             const JobTuning& tuning, EvaluatorCache& evaluators,

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "spdlog/spdlog.h"
 #include "tuner_core/backend/registry.h"
+#include "worker/device_lock.h"
 #include "worker/executor.h"
 #include "worker/kernel_cache.h"
 
@@ -49,6 +50,13 @@ std::string EvalSummary(const coordinator::Report& r) {
 
 struct Worker::EvalLane {
   coordinator::Device device;
+  int slot = 0;   // which of its device's executors (0-based)
+  int slots = 1;  // executors of the device
+  // "device 0", or "device 0 (executor 2 of 2)" when the device has several.
+  std::string Name() const {
+    return slots > 1 ? absl::StrCat("device ", device.index, " (executor ", slot + 1, " of ", slots, ")")
+                     : absl::StrCat("device ", device.index);
+  }
   std::unique_ptr<ExecutorProcess> executor;
   std::mutex mu;
   std::condition_variable cv;
@@ -122,7 +130,7 @@ void Worker::UpdateHealth() {
     spdlog::info("worker {}: healthy again", worker_id());
   } else if (!healthy && !stop_flag_ && registered_) {
     const std::string why =
-        faulty_lanes_ > 0 ? absl::StrCat(faulty_lanes_.load(), " device(s) faulty (backing off)")
+        faulty_lanes_ > 0 ? absl::StrCat(faulty_lanes_.load(), " eval lane(s) faulty (backing off)")
         : benched_        ? std::string("benched by the coordinator (no eval leases)")
                           : absl::StrCat("coordinator unreachable for ", failed_calls_.load(),
                                          " calls in a row");
@@ -443,7 +451,7 @@ void Worker::NoteDeviceOutcome(EvalLane* lane, const coordinator::Report& report
       if (!lane->faulty) return;
       lane->faulty = false;
       --faulty_lanes_;
-      spdlog::info("worker {}: device {} works again", worker_id_, lane->device.index);
+      spdlog::info("worker {}: {} works again", worker_id_, lane->Name());
     } else {
       in_a_row = ++lane->faults_in_a_row;
       if (!host && in_a_row < 2) return;  // one crash is the job's business (quarantine)
@@ -466,9 +474,9 @@ void Worker::NoteDeviceOutcome(EvalLane* lane, const coordinator::Report& report
       ++stats_.device_backoffs;
       if (host) ++stats_.host_faults;
     }
-    spdlog::warn("worker {}: device {} {}: backing off {:.1f} s ({} failure(s) in a row: {}); "
+    spdlog::warn("worker {}: {} {}: backing off {:.1f} s ({} failure(s) in a row: {}); "
                  "{} queued job(s) handed back; NOT_SERVING until it works again",
-                 worker_id_, lane->device.index, host ? "unusable" : "keeps losing its executor",
+                 worker_id_, lane->Name(), host ? "unusable" : "keeps losing its executor",
                  absl::ToDoubleSeconds(backoff), in_a_row, report.error, handback.size());
     ReleaseAll(handback);
   }
@@ -584,8 +592,8 @@ void Worker::EvalRunLoop(EvalLane* lane) {
       ReleaseAll({job});
       continue;
     }
-    spdlog::info("worker {}: evaluating {} on {} device {}", worker_id_, JobContext(job),
-                 lane->device.arch, lane->device.index);
+    spdlog::info("worker {}: evaluating {} on {} {}", worker_id_, JobContext(job),
+                 lane->device.arch, lane->Name());
     const auto t0 = std::chrono::steady_clock::now();
     // Kill the executor if the lease is lost mid-run (someone else owns the job now).
     {
@@ -712,18 +720,24 @@ absl::Status Worker::Register(const std::vector<backend::DeviceInfo>& chosen) {
     worker_id_ = registered->worker_id;
   }
   lease_seconds_ = registered->lease_seconds;
-  spdlog::info("worker {}: registered ({} backend, {} device(s), steps {}{}, {} compile thread(s), lease {} s)",
+  spdlog::info("worker {}: registered ({} backend, {} device(s), steps {}{}, {} compile thread(s), "
+               "{} executor(s) per device{}, lease {} s)",
                worker_id_, backend_->Name(), chosen.size(), options_.compile ? "compile " : "",
-               options_.eval ? "eval" : "", options_.compile ? options_.compile_jobs : 0, lease_seconds_);
+               options_.eval ? "eval" : "", options_.compile ? options_.compile_jobs : 0,
+               executors_per_device_,
+               device_lock_dir_.empty() ? "" : absl::StrCat(", device locks in ", device_lock_dir_),
+               lease_seconds_);
   registered_ = true;
   UpdateHealth();
   return absl::OkStatus();
 }
 
-std::unique_ptr<Worker::EvalLane> Worker::StartEvalLane(const backend::DeviceInfo& d,
+std::unique_ptr<Worker::EvalLane> Worker::StartEvalLane(const backend::DeviceInfo& d, int slot,
                                                         std::vector<std::thread>& threads) {
   auto lane = std::make_unique<EvalLane>();
   lane->device = {backend_->Name(), d.arch, d.compute_units, d.index, d.global_memory_bytes};
+  lane->slot = slot;
+  lane->slots = executors_per_device_;
   std::vector<std::string> argv = options_.executor_argv;
   if (argv.empty()) argv = {"/proc/self/exe", "worker", "--executor"};
   for (const std::string& a : {std::string("--backend"), backend_->Name(), std::string("--devices"),
@@ -735,9 +749,17 @@ std::unique_ptr<Worker::EvalLane> Worker::StartEvalLane(const backend::DeviceInf
     argv.push_back("--kernel-cache");
     argv.push_back(disk_cache_->dir());
   }
+  if (!device_lock_dir_.empty()) {
+    for (const std::string& a : {std::string("--device-lock"),
+                                 DeviceLockPath(device_lock_dir_, backend_->Name(), d.index),
+                                 std::string("--executors-per-device"),
+                                 std::to_string(executors_per_device_)}) {
+      argv.push_back(a);
+    }
+  }
   lane->executor = std::make_unique<ExecutorProcess>(argv);
   if (absl::Status st = lane->executor->StartEarly(); !st.ok()) {
-    spdlog::warn("worker {}: executor for device {} not started yet: {}", worker_id_, d.index,
+    spdlog::warn("worker {}: executor for {} not started yet: {}", worker_id_, lane->Name(),
                  st.ToString());
   }
   EvalLane* p = lane.get();
@@ -752,9 +774,23 @@ std::unique_ptr<Worker::EvalLane> Worker::StartEvalLane(const backend::DeviceInf
   return lane;
 }
 
+absl::Status Worker::ResolveDeviceSharing() {
+  executors_per_device_ = options_.executors_per_device > 0
+                              ? options_.executors_per_device
+                              : (backend_->Kind() == backend::BackendKind::kCpu ? 1 : 2);
+  // A lone executor per device runs as before, without a lock.
+  if (!options_.eval || executors_per_device_ == 1) return absl::OkStatus();
+  const std::string dir =
+      options_.device_lock_dir.empty() ? DefaultDeviceLockDir() : options_.device_lock_dir;
+  if (absl::Status st = PrepareDeviceLockDir(dir); !st.ok()) return st;
+  device_lock_dir_ = dir;
+  return absl::OkStatus();
+}
+
 absl::Status Worker::Run() {
   auto chosen = OpenBackendAndDevices();
   if (!chosen.ok()) return chosen.status();
+  if (absl::Status st = ResolveDeviceSharing(); !st.ok()) return st;
   if (!options_.kernel_cache_dir.empty()) {
     auto disk = backend::DiskKernelCache::Open(options_.kernel_cache_dir);
     if (!disk.ok()) return disk.status();
@@ -769,7 +805,11 @@ absl::Status Worker::Run() {
     for (int i = 0; i < std::max(1, options_.compile_jobs); ++i) threads.emplace_back([this, i] { CompileLoop(i); });
   }
   if (options_.eval) {
-    for (const auto& d : *chosen) lanes.push_back(StartEvalLane(d, threads));
+    for (const auto& d : *chosen) {
+      for (int slot = 0; slot < executors_per_device_; ++slot) {
+        lanes.push_back(StartEvalLane(d, slot, threads));
+      }
+    }
   }
   std::thread heartbeat([this] { HeartbeatLoop(); });
   stop_.WaitForNotification();

@@ -5,14 +5,19 @@
 //                  reporting the links; the candidates build on `compile_jobs` shared threads,
 //                  the oldest job's first (search::CompilePool), so jobs reach eval one by one
 //                  from the first seconds on instead of all together at the end;
-//   eval lanes     per device a leasing thread that prefetches the next eval leases and their
-//                  kernels (at most `lease_batch` jobs ahead) while a runner thread hands the
-//                  current job to that device's executor child (executor.h) under a per-job
-//                  deadline; the child's report is sent as is, by a reporting thread, so the
-//                  device starts its next job meanwhile (in order; all are sent before Run
+//   eval lanes     per device `executors_per_device` lanes (default 2 on GPU backends, 1 on
+//                  the CPU backend), each a leasing thread that prefetches the next eval leases
+//                  and their kernels (at most `lease_batch` jobs ahead) while a runner thread
+//                  hands the current job to the lane's own executor child (executor.h) under a
+//                  per-job deadline; the child's report is sent as is, by a reporting thread,
+//                  so the lane starts its next job meanwhile (in order; all are sent before Run
 //                  returns, a stop included); a hang or a crash kills and
 //                  restarts the child and reports the job failed with the reason
-//                  (executor_killed, which the coordinator counts towards quarantine);
+//                  (executor_killed, which the coordinator counts towards quarantine).
+//                  Several executors of one device take its device lock (device_lock.h, a file
+//                  in `device_lock_dir`) around their device work only (loads, verified and timed
+//                  runs, re-timing), so one child times while the others compile the next
+//                  candidates or prepare the next job on the host; timings stay undisturbed;
 //   heartbeat      Renew of every held lease each lease_seconds / 3; a lease the coordinator no
 //                  longer confirms is dropped (an eval in progress on it is killed).
 // Every RPC that fails with Unavailable / DeadlineExceeded is retried with exponential backoff
@@ -30,8 +35,8 @@
 //
 // Host faults (docs/RELIABILITY.md, "Hosts take the blame"): a device that cannot be opened or
 // an executor that cannot be started fails its job with jobs::Blame::kHost (the coordinator hands
-// the job back uncharged and counts the failure against this host). The device's lane then backs
-// off (device_backoff_first, doubling up to device_backoff_max, while the failures go on), hands
+// the job back uncharged and counts the failure against this host). The lane (each lane of a
+// device on its own) then backs off (device_backoff_first, doubling up to device_backoff_max, while the failures go on), hands
 // back its prefetched jobs and leases nothing until the backoff ends; so does a lane whose
 // executor was killed (crash or hang) twice in a row (a device that keeps losing its context).
 // A job the lane runs to its end again clears the fault. A coordinator that benched this host
@@ -87,7 +92,16 @@ struct WorkerOptions {
   bool compile = true;
   bool eval = true;
   int compile_jobs = 1;   // compile threads (each compiles one job at a time)
-  int lease_batch = 1;    // jobs per Lease call / eval jobs prefetched per device
+  int lease_batch = 1;    // jobs per Lease call / eval jobs prefetched per eval lane
+  // Executor children (eval lanes) per device; 0: 2 on GPU backends, 1 on the CPU backend
+  // (where compiling and timing share the cores). With more than one, their device work is
+  // serialised by the device lock (one executor takes none); Run fails (FailedPrecondition)
+  // when the lock's directory cannot be used.
+  int executors_per_device = 0;
+  // Where the device locks live (device_lock.h; must be local to this host); empty:
+  // DefaultDeviceLockDir(). The lock is per host, so the executors of worker processes on one
+  // host that share a device (`tune -f --workers 2`) exclude each other too (when they lock).
+  std::string device_lock_dir;
   JobTuning tuning;
   absl::Duration eval_deadline = absl::Minutes(30);  // per eval job; then SIGKILL
   absl::Duration lease_wait = absl::Seconds(5);      // long-poll per Lease call
@@ -175,7 +189,9 @@ class Worker {
   // registration with the coordinator, one eval lane (executor + lease/run/report threads).
   absl::StatusOr<std::vector<backend::DeviceInfo>> OpenBackendAndDevices();
   absl::Status Register(const std::vector<backend::DeviceInfo>& chosen);
-  std::unique_ptr<EvalLane> StartEvalLane(const backend::DeviceInfo& d,
+  // The executors per device and the device lock dir (device_lock_dir_, empty: no locks).
+  absl::Status ResolveDeviceSharing();
+  std::unique_ptr<EvalLane> StartEvalLane(const backend::DeviceInfo& d, int slot,
                                           std::vector<std::thread>& threads);
   void CompileLoop(int index);
   void RunCompile(const coordinator::LeasedJob& job);
@@ -228,6 +244,8 @@ class Worker {
   WorkerStats stats_;             // guarded by mu_
   std::unique_ptr<search::CompilePool> compile_pool_;  // made by Run before its compile threads
   std::unique_ptr<backend::DiskKernelCache> disk_cache_;      // opened by Run; null: none
+  int executors_per_device_ = 1;  // resolved by Run before the lanes start
+  std::string device_lock_dir_;   // resolved by Run; empty: executors take no device lock
 };
 
 }  // namespace tuna::worker

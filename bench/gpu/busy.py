@@ -11,9 +11,14 @@
 2. The executors' own accounts (inside view): every eval job logs
    `job N (...): W s: ... device D ms (...), kernels K ms, ...`. Summed over jobs and divided by
    the eval window (first `evaluating job` to last job line) times the number of devices seen.
-3. The worker's lanes: per device, how much of the eval window had a job in the executor, and
+3. The worker's lanes: per device, how much of the eval window had a job in an executor, and
    how the rest splits into short gaps (the hand-over between jobs: report, next job) and long
-   ones (over 0.1 s: no eval job was ready, i.e. the compile steps were behind).
+   ones (over 0.1 s: no eval job was ready, i.e. the compile steps were behind). With several
+   executors per device (`evaluating job ... on ARCH device D (executor K of N)`) the jobs of a
+   device overlap: the share is of the union of their intervals, and the gaps are those of the
+   union.
+4. With several executors per device, the executors' job lines also carry
+   `device lock wait W ms`: the time jobs waited for another executor's device work.
 """
 import collections
 import datetime
@@ -67,7 +72,7 @@ def smi(path, windows):
 
 def lanes(path):
     """Per device: the worker's eval jobs as (start, end) from its evaluating/evaluated lines."""
-    start = re.compile(r"evaluating job (\d+) .* device (\d+)$")
+    start = re.compile(r"evaluating job (\d+) .* device (\d+)(?: \(executor \d+ of \d+\))?$")
     end = re.compile(r"(?:evaluated job (\d+) .* in [0-9.]+ s|job (\d+) .* failed after)")
     running = {}
     per_device = collections.defaultdict(list)
@@ -91,11 +96,17 @@ def lanes(path):
         lo, hi = jobs[0][0], max(e for _, e in jobs)
         windows[device] = (lo, hi)
         window = (hi - lo).total_seconds()
-        in_jobs = sum((e - s).total_seconds() for s, e in jobs)
-        gaps = [(b[0] - a[1]).total_seconds() for a, b in zip(jobs, jobs[1:])]
+        union = []  # the jobs' intervals merged: several executors of a device overlap
+        for s, e in jobs:
+            if union and s <= union[-1][1]:
+                union[-1] = (union[-1][0], max(union[-1][1], e))
+            else:
+                union.append((s, e))
+        in_jobs = sum((e - s).total_seconds() for s, e in union)
+        gaps = [(b[0] - a[1]).total_seconds() for a, b in zip(union, union[1:])]
         short = [g for g in gaps if 0 <= g <= 0.1]
         long = [g for g in gaps if g > 0.1]
-        print(f"lane device {device}: {len(jobs)} jobs in a {window:.1f} s eval window: in the "
+        print(f"lane device {device}: {len(jobs)} jobs in a {window:.1f} s eval window: in an "
               f"executor {100 * in_jobs / max(window, 1e-9):.1f} %; hand-overs {len(short)} x "
               f"{1e3 * sum(short) / max(1, len(short)):.1f} ms = {sum(short):.2f} s; waiting for "
               f"ready jobs {len(long)} x = {sum(long):.2f} s")
@@ -110,6 +121,7 @@ def executors(path):
     first = last = None
     totals = collections.Counter()
     jobs = 0
+    lock_wait = re.compile(r"device lock wait (\d+) ms")
     for line in open(path):
         t = stamp(line)
         if "evaluating job" in line and t and (first is None or t < first):
@@ -123,6 +135,9 @@ def executors(path):
         for key, value in zip(("wall", "setup", "reference", "load", "verify", "timing", "device",
                                "kernels"), m.groups()):
             totals[key] += float(value) * (1 if key == "wall" else 1e-3)
+        w = lock_wait.search(line)
+        if w:
+            totals["lock wait"] += float(w.group(1)) * 1e-3
     if not jobs or first is None or last is None:
         print("executors: no eval job lines found")
         return
@@ -135,7 +150,8 @@ def executors(path):
     print(f"executors: device work {totals['device']:.1f} s = {100 * totals['device'] / (n * window):.1f} % "
           f"of the window per device; timed kernels {totals['kernels']:.1f} s = "
           f"{100 * totals['kernels'] / (n * window):.1f} %; device work / job wall "
-          f"{100 * totals['device'] / max(totals['wall'], 1e-9):.1f} %")
+          f"{100 * totals['device'] / max(totals['wall'], 1e-9):.1f} %; waiting for the device "
+          f"lock {totals['lock wait']:.1f} s")
 
 
 if __name__ == "__main__":

@@ -17,5 +17,5 @@ int main(int argc, char** argv) {
   }
   auto registry = tuna::search::testing::FaultRegistry({tuna::search::testing::kSpin}, 1e9f);
   return tuna::worker::RunExecutor(parsed->fd, parsed->backend, parsed->device, *registry,
-                                   parsed->tuning, parsed->kernel_cache_dir);
+                                   parsed->tuning, parsed->kernel_cache_dir, parsed->sharing);
 }
