@@ -25,7 +25,7 @@
 #   wrwbf16[:SECS]         the same file as BF16 (convbfp16)
 #   x_NAME_{fwd,bwd,wrw}[:SECS]  data/NAME_{fwd,bwd,wrw}.txt (one direction) on the Hopper solvers of that
 #                          direction (CONFIGS each, default 64; SOLVERS=a,b overrides; mobilenet_dw* files: the
-#                          depthwise solver and the generic one) + cuDNN best, torch, cross-check
+#                          depthwise solver) + cuDNN best, torch, cross-check
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
 #   fromdb[:SECS]          --from-db data/fromdb (a perf db placed there), tuna rows + cuDNN best
 # DATA=FILE (a driver file in the bundle) replaces the file of the fwd32, bwd32 and wrw32 steps.
@@ -64,9 +64,9 @@ for step in "$@"; do
     x_*_fwd|x_*_bwd|x_*_wrw)  # data/<name without x_>.txt, a 16-bit NHWC file of one direction
       f=data/${name#x_}.txt
       case $name in
-        x_mobilenet_dw*_fwd) sv=TunaDepthwiseFwd,TunaDirectTiledFwd ;;
-        x_mobilenet_dw*_bwd) sv=TunaDepthwiseBwd,TunaIgemmBwd ;;
-        x_mobilenet_dw*_wrw) sv=TunaDepthwiseWrw,TunaIgemmWrw ;;
+        x_mobilenet_dw*_fwd) sv=TunaDepthwiseFwd ;;
+        x_mobilenet_dw*_bwd) sv=TunaDepthwiseBwd ;;
+        x_mobilenet_dw*_wrw) sv=TunaDepthwiseWrw ;;
         *_fwd) sv=TunaHopperFwd,TunaHopperTmaFwd ;;
         *_bwd) sv=TunaHopperTmaBwd,TunaIgemmBwd ;;
         *) sv=TunaHopperWrw,TunaIgemmWrw ;;

@@ -181,7 +181,7 @@ SearchSpace DepthwiseSolver::Space(const Target& target, const Problem& problem)
       return SearchSpace({{"THREAD_W", Pow2Range(1, 4)},
                           {"THREAD_C", Pow2Range(1, 8)},
                           {"TB_CV", Pow2Range(1, 32)},
-                          {"TB_THREADS", Pow2Range(128, 256)},
+                          {"TB_THREADS", Pow2Range(128, 512)},
                           {"SPLIT", Pow2Range(1, kMaxSplit), AxisUse::kSolver}});
   }
 }
@@ -203,15 +203,17 @@ absl::Status DepthwiseSolver::IsValid(const Target& target, const Problem& p, co
   if (direction_ == Direction::kBackwardWeights) {
     if (t.tb_cv > 1 && !BothChannelsLast(p)) return invalid("TB_CV > 1 needs NHWC");
     if (t.tb_cv > t.threads / 4) return invalid("fewer than 4 pixel threads per lane");
-    if (t.tb_cv > 1 && t.tb_cv > NextPow2(p.k / t.thread_c)) return invalid("TB_CV wider than the channels");
+    const int64_t cvs = p.k / t.thread_c;
+    if (t.tb_cv > 1 && ChannelTiles(p, t) * t.tb_cv * 4 > cvs * 5) return invalid("over 25 % of the lanes idle");
     const int64_t pix_threads = t.threads / t.tb_cv;
     // Lanes read whole 32-byte sectors where the channels allow.
     const int64_t lane_bytes = t.tb_cv * t.thread_c * static_cast<int64_t>(DataTypeSize(p.data_type));
     if (t.tb_cv > 1 && lane_bytes < 32 && t.tb_cv * t.thread_c < p.k) return invalid("lanes cover under 32 bytes");
-    // Splits only to fill the GPU: grids from a quarter wave of blocks to four waves.
+    // Splits only to fill the GPU: grids from half a wave of blocks to 16 waves (the pixel
+    // loop is latency-bound: it needs many resident threads, not long per-thread loops).
     const int64_t blocks = ChannelTiles(p, t) * t.split;
-    if (t.split > 1 && (CeilDiv(Strips(p, t), t.split) < 2 * pix_threads || blocks >= 4 * target.num_cu ||
-                        4 * blocks < target.num_cu)) {
+    if (t.split > 1 && (CeilDiv(Strips(p, t), t.split) < 2 * pix_threads || blocks >= 16 * target.num_cu ||
+                        2 * blocks < target.num_cu)) {
       return invalid("SPLIT leaves under 2 strips per pixel thread, or more blocks than fill the GPU");
     }
     return absl::OkStatus();
