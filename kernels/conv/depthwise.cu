@@ -21,15 +21,16 @@
 //
 // Backward weights (TUNA_DIR 2): dw[k][r][s] = sum over N*Ho*Wo of dy[k] * x[k / MULT] at the tap.
 // A block is TB_CV lanes of THREAD_C channels by TB_THREADS / TB_CV pixel threads; each pixel
-// thread accumulates THREAD_W-pixel row strips (strided by the block's pixel threads) over the
+// thread accumulates THREAD_H x THREAD_W output tiles (strided by the block's pixel threads) over the
 // block's share of the pixels (grid.y of them), then the pixel threads are summed by a fixed
 // shared-memory tree. With grid.y = 1 the block writes dw; else each writes its FP32 slice of the
 // workspace [grid.y][K][R*S] and tuna_dw_wrw_reduce sums the slices in slice order. Both orders
 // are fixed, so re-runs give identical bits.
 //
-// Options: axes THREAD_H, THREAD_W, THREAD_C, TB_THREADS (F/B; STEPS_H is the loop_h argument); THREAD_W, THREAD_C, TB_CV,
-// TB_THREADS (W; SPLIT is the grid's y, chosen by the solver); derived TUNA_DIR, TUNA_DTYPE,
-// TUNA_NHWC, TUNA_MULT, TUNA_FR, TUNA_FS, TUNA_SH, TUNA_SW, TUNA_DH, TUNA_DW, TUNA_PH, TUNA_PW.
+// Options: axes THREAD_H, THREAD_W, THREAD_C, TB_THREADS (F/B; STEPS_H is the loop_h argument);
+// THREAD_H, THREAD_W, THREAD_C, TB_CV, TB_THREADS (W; SPLIT is the grid's y, chosen by the
+// solver); derived TUNA_DIR, TUNA_DTYPE, TUNA_NHWC, TUNA_MULT, TUNA_FR, TUNA_FS, TUNA_SH,
+// TUNA_SW, TUNA_DH, TUNA_DW, TUNA_PH, TUNA_PW.
 #include "conv/tuna_conv_common.h"
 
 constexpr int kR = TUNA_FR, kS = TUNA_FS;
@@ -38,6 +39,7 @@ constexpr int kPH = TUNA_PH, kPW = TUNA_PW;
 constexpr int kMult = TUNA_MULT;
 constexpr int kTw = THREAD_W, kTc = THREAD_C;
 constexpr int kThreads = TB_THREADS;
+constexpr int kTh = THREAD_H;
 static_assert(kTc == 1 || TUNA_NHWC, "THREAD_C > 1 needs channels-last tensors");
 
 // Floor division of compile-time constants (negative numerators round down).
@@ -88,8 +90,16 @@ TUNA_DEVICE void dw_load_in(const tuna_elem* p, const tuna_elem* safe, bool insi
   for (int v = 0; v < kTc; ++v) out[v] = inside ? out[v] : 0.f;
 }
 
-// Whether window column b of a thread's THREAD_W outputs feeds some output and tap (forward and
-// backward weights: column j reads j*SW + s*DW).
+// Whether window row a (column b) of a thread's THREAD_H x THREAD_W outputs feeds some output
+// and tap (forward and backward weights: row i reads i*SH + r*DH, column j reads j*SW + s*DW).
+TUNA_DEVICE bool dw_row_used(int a) {
+#pragma unroll
+  for (int i = 0; i < kTh; ++i)
+#pragma unroll
+    for (int r = 0; r < kR; ++r)
+      if (i * kSH + r * kDH == a) return true;
+  return false;
+}
 TUNA_DEVICE bool dw_col_used(int b) {
 #pragma unroll
   for (int j = 0; j < kTw; ++j)
@@ -100,7 +110,6 @@ TUNA_DEVICE bool dw_col_used(int b) {
 }
 
 #if TUNA_DIR == 0 || TUNA_DIR == 1
-constexpr int kTh = THREAD_H;
 
 // The thread's work item: n, its block of loop_h rows, its THREAD_W column strip, its channel vector.
 struct DwItem {
@@ -129,15 +138,6 @@ TUNA_DEVICE DwItem dw_item(int n_count, int cvs, int strips, int row_blocks) {
 // Input rows/columns of a thread tile, relative to its first one.
 constexpr int kInRows = (kTh - 1) * kSH + (kR - 1) * kDH + 1;
 constexpr int kInCols = (kTw - 1) * kSW + (kS - 1) * kDW + 1;
-
-TUNA_DEVICE bool dw_row_used(int a) {
-#pragma unroll
-  for (int i = 0; i < kTh; ++i)
-#pragma unroll
-    for (int r = 0; r < kR; ++r)
-      if (i * kSH + r * kDH == a) return true;
-  return false;
-}
 
 TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kThreads) void tuna_dw_fwd(
     const tuna_elem* x, const tuna_elem* w, tuna_elem* y, int n_count, int k_count, int hi, int wi, int ho,
@@ -301,6 +301,7 @@ TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kThreads) void tuna_dw_bwd(
 #if TUNA_DIR == 2
 constexpr int kCv = TB_CV;                // channel-vector lanes of a block
 constexpr int kPix = kThreads / kCv;      // pixel threads of a block (a power of two)
+constexpr int kInRows = (kTh - 1) * kSH + (kR - 1) * kDH + 1;
 constexpr int kInCols = (kTw - 1) * kSW + (kS - 1) * kDW + 1;
 static_assert(kCv * kPix == kThreads && (kPix & (kPix - 1)) == 0, "TB_THREADS / TB_CV must be a power of two");
 static_assert(kCv == 1 || TUNA_NHWC, "TB_CV > 1 needs channels-last tensors");
@@ -315,8 +316,8 @@ TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kThreads) void tuna_dw_wrw(
   const int lane = TUNA_TID_X % kCv, pt = TUNA_TID_X / kCv;
   const int k0 = (TUNA_BID_X * kCv + lane) * kTc;
   const bool k_ok = k0 < k_count;
-  const int row_strips = (wo + kTw - 1) / kTw;
-  const tuna_i64 strips = (tuna_i64)n_count * ho * row_strips;
+  const int row_strips = (wo + kTw - 1) / kTw, row_blocks = (ho + kTh - 1) / kTh;
+  const tuna_i64 strips = (tuna_i64)n_count * row_blocks * row_strips;
   const tuna_i64 first = (tuna_i64)TUNA_BID_Y * strips_per_share;
   const tuna_i64 last = first + strips_per_share < strips ? first + strips_per_share : strips;
   float acc[kR * kS][kTc];
@@ -327,37 +328,44 @@ TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kThreads) void tuna_dw_wrw(
   for (tuna_i64 sidx = first + pt; k_ok && sidx < last; sidx += kPix) {
     const int strip = (int)(sidx % row_strips);
     const tuna_i64 rest = sidx / row_strips;
-    const int oh = (int)(rest % ho), n = (int)(rest / ho);
+    const int oh0 = (int)(rest % row_blocks) * kTh, n = (int)(rest / row_blocks);
     const int ow0 = strip * kTw;
-    float dv[kTw][kTc];
-    const tuna_elem* yp = y + (tuna_i64)n * ys0 + (tuna_i64)k0 * ys1 + (tuna_i64)oh * ys3;
+    const tuna_elem* yn = y + (tuna_i64)n * ys0 + (tuna_i64)k0 * ys1;
     const tuna_elem* xn = x + (tuna_i64)n * xs0 + (tuna_i64)(k0 / kMult) * xs1;
-    const int iw0 = ow0 * kSW - kPW;
-    // Every load of the strip is issued before the multiplies (branch-free, zero outside).
+    const int ih0 = oh0 * kSH - kPH, iw0 = ow0 * kSW - kPW;
+    // Every load of the tile is issued before the multiplies (branch-free, zero outside).
+    float dv[kTh][kTw][kTc];
 #pragma unroll
-    for (int j = 0; j < kTw; ++j) {
-      const bool inside = ow0 + j < wo;
-      dw_load(inside ? yp + (tuna_i64)(ow0 + j) * ys4 : yp, ys1, dv[j]);
+    for (int i = 0; i < kTh; ++i)
 #pragma unroll
-      for (int v = 0; v < kTc; ++v) dv[j][v] = inside ? dv[j][v] : 0.f;
-    }
+      for (int j = 0; j < kTw; ++j) {
+        const bool inside = oh0 + i < ho && ow0 + j < wo;
+        dw_load(inside ? yn + (tuna_i64)(oh0 + i) * ys3 + (tuna_i64)(ow0 + j) * ys4 : yn, ys1, dv[i][j]);
 #pragma unroll
-    for (int r = 0; r < kR; ++r) {
-      const int ih = oh * kSH - kPH + r * kDH;
-      const bool row_in = tuna_in_range(ih, hi);
+        for (int v = 0; v < kTc; ++v) dv[i][j][v] = inside ? dv[i][j][v] : 0.f;
+      }
+#pragma unroll
+    for (int a = 0; a < kInRows; ++a) {
+      if (!dw_row_used(a)) continue;  // compile-time
+      const bool row_in = tuna_in_range(ih0 + a, hi);
       float win[kInCols][kTc];
 #pragma unroll
       for (int b = 0; b < kInCols; ++b)
         if (dw_col_used(b)) {
           const bool inside = row_in && tuna_in_range(iw0 + b, wi);
-          dw_load_in(xn + (tuna_i64)ih * xs3 + (tuna_i64)(iw0 + b) * xs4, xn, inside, xs1, k0, win[b]);
+          dw_load_in(xn + (tuna_i64)(ih0 + a) * xs3 + (tuna_i64)(iw0 + b) * xs4, xn, inside, xs1, k0, win[b]);
         }
 #pragma unroll
-      for (int j = 0; j < kTw; ++j)
+      for (int i = 0; i < kTh; ++i)
 #pragma unroll
-        for (int s = 0; s < kS; ++s)
+        for (int r = 0; r < kR; ++r)
+          if (i * kSH + r * kDH == a)
 #pragma unroll
-          for (int v = 0; v < kTc; ++v) acc[r * kS + s][v] += dv[j][v] * win[j * kSW + s * kDW][v];
+            for (int j = 0; j < kTw; ++j)
+#pragma unroll
+              for (int s = 0; s < kS; ++s)
+#pragma unroll
+                for (int v = 0; v < kTc; ++v) acc[r * kS + s][v] += dv[i][j][v] * win[j * kSW + s * kDW][v];
     }
   }
   // Sum the pixel threads of each lane, tap by tap, in a fixed tree order.

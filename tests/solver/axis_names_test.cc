@@ -116,13 +116,13 @@ TEST_CASE("params written with the old axis names read back by the new names") {
       // TB_M, TB_N, WG_M, STAGES (new with these names; hopper_fp16_fwd.json, hopper_fp16_bwd.json)
       {"TunaHopperTmaFwd", "128,256,2,4", {{"TB_M", 128}, {"TB_N", 256}, {"WG_M", 2}, {"STAGES", 4}}},
       {"TunaHopperTmaBwd", "256,64,2,5", {{"TB_M", 256}, {"TB_N", 64}, {"WG_M", 2}, {"STAGES", 5}}},
-      // THREAD_H, THREAD_W, THREAD_C, STEPS_H, TB_THREADS / THREAD_W, THREAD_C, TB_CV, TB_THREADS, SPLIT (new)
+      // THREAD_H, THREAD_W, THREAD_C, STEPS_H, TB_THREADS / THREAD_H, THREAD_W, THREAD_C, TB_CV, TB_THREADS, SPLIT (new)
       {"TunaDepthwiseFwd", "2,2,8,4,128",
        {{"THREAD_H", 2}, {"THREAD_W", 2}, {"THREAD_C", 8}, {"STEPS_H", 4}, {"TB_THREADS", 128}}},
       {"TunaDepthwiseBwd", "2,2,8,4,128",
        {{"THREAD_H", 2}, {"THREAD_W", 2}, {"THREAD_C", 8}, {"STEPS_H", 4}, {"TB_THREADS", 128}}},
-      {"TunaDepthwiseWrw", "2,8,16,256,4",
-       {{"THREAD_W", 2}, {"THREAD_C", 8}, {"TB_CV", 16}, {"TB_THREADS", 256}, {"SPLIT", 4}}},
+      {"TunaDepthwiseWrw", "2,2,8,16,256,4",
+       {{"THREAD_H", 2}, {"THREAD_W", 2}, {"THREAD_C", 8}, {"TB_CV", 16}, {"TB_THREADS", 256}, {"SPLIT", 4}}},
       {"TunaThinBwd", "4,4,32,128", {{"THREAD_H", 4}, {"THREAD_W", 4}, {"K_CHUNK", 32}, {"TB_THREADS", 128}}},
       // old: tile_m, tile_n, tile_k, micro_m, micro_n, split_k (cpu_gemm_test)
       {"TunaCpuGemmConv", "8,64,8,4,8,4",

@@ -83,7 +83,7 @@ TEST_CASE("depthwise: applicability, defaults and pruning", "[solver]") {
         for (const PerfConfig& c : valid) {
           absl::StatusOr<solver::Solution> sol = s.GetSolution(sm90, p, c);
           REQUIRE(sol.ok());
-          const bool split = dir == Direction::kBackwardWeights && c.values[4] > 1;
+          const bool split = dir == Direction::kBackwardWeights && c.values[5] > 1;
           CHECK(sol->launches.size() == (split ? 2u : 1u));
           CHECK((sol->workspace_bytes > 0) == split);
         }
@@ -158,7 +158,7 @@ TEST_CASE("depthwise: every direction matches the CPU reference on the CUDA devi
     for (const Problem& p : EdgeProblems()) {
       for (const auto& [type, layout] : kVariants) problems.push_back(testing::With(p, dir, type, layout));
     }
-    const int split_axis = dir == Direction::kBackwardWeights ? 4 : -1;  // SPLIT
+    const int split_axis = dir == Direction::kBackwardWeights ? 5 : -1;  // SPLIT
     for (const Problem& p : problems) {
       INFO(p.Canonical());
       REQUIRE(s.IsApplicable(target, p).ok());

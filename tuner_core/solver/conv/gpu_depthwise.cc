@@ -25,6 +25,7 @@ struct Tile {
 
 Tile TileOf(Direction dir, const SearchSpace& s, const PerfConfig& c) {
   Tile t;
+  t.thread_h = s.Value(c, "THREAD_H");
   t.thread_w = s.Value(c, "THREAD_W");
   t.thread_c = s.Value(c, "THREAD_C");
   t.threads = s.Value(c, "TB_THREADS");
@@ -32,7 +33,6 @@ Tile TileOf(Direction dir, const SearchSpace& s, const PerfConfig& c) {
     t.tb_cv = s.Value(c, "TB_CV");
     t.split = s.Value(c, "SPLIT");
   } else {
-    t.thread_h = s.Value(c, "THREAD_H");
     t.steps_h = s.Value(c, "STEPS_H");
   }
   return t;
@@ -40,8 +40,8 @@ Tile TileOf(Direction dir, const SearchSpace& s, const PerfConfig& c) {
 
 PerfConfig ConfigOf(Direction dir, const SearchSpace& s, const Tile& t) {
   if (dir == Direction::kBackwardWeights) {
-    return s.Make({{"THREAD_W", t.thread_w}, {"THREAD_C", t.thread_c}, {"TB_CV", t.tb_cv},
-                   {"TB_THREADS", t.threads}, {"SPLIT", t.split}});
+    return s.Make({{"THREAD_H", t.thread_h}, {"THREAD_W", t.thread_w}, {"THREAD_C", t.thread_c},
+                   {"TB_CV", t.tb_cv}, {"TB_THREADS", t.threads}, {"SPLIT", t.split}});
   }
   return s.Make({{"THREAD_H", t.thread_h}, {"THREAD_W", t.thread_w}, {"THREAD_C", t.thread_c},
                  {"STEPS_H", t.steps_h}, {"TB_THREADS", t.threads}});
@@ -91,7 +91,7 @@ int64_t LiveFloats(Direction dir, const Problem& p, const Tile& t) {
       const int64_t cols_b = t.thread_w / p.stride[2] + CeilDiv((p.fil[2] - 1) * p.dilation[2] + 1, p.stride[2]);
       return t.thread_c * (m * Taps(p) + t.thread_h * t.thread_w + m * std::min(rows_b * cols_b, Taps(p) * t.thread_h * t.thread_w));
     }
-    default: return t.thread_c * (Taps(p) + t.thread_w + cols);
+    default: return t.thread_c * (Taps(p) + t.thread_h * t.thread_w + cols);  // one window row at a time
   }
 }
 
@@ -102,10 +102,10 @@ int64_t WorkItems(Direction dir, const Problem& p, const Tile& t) {
          CeilDiv(img[1], t.thread_h * t.steps_h);
 }
 
-// W: pixel strips (row pieces of THREAD_W outputs) and channel tiles (grid.x).
+// W: pixel tiles (THREAD_H x THREAD_W outputs) and channel tiles (grid.x).
 int64_t Strips(const Problem& p, const Tile& t) {
   const Dhw o = p.Out();
-  return p.n * o[1] * CeilDiv(o[2], t.thread_w);
+  return p.n * CeilDiv(o[1], t.thread_h) * CeilDiv(o[2], t.thread_w);
 }
 int64_t ChannelTiles(const Problem& p, const Tile& t) { return CeilDiv(p.k / t.thread_c, t.tb_cv); }
 
@@ -178,7 +178,8 @@ SearchSpace DepthwiseSolver::Space(const Target& target, const Problem& problem)
                           {"STEPS_H", Pow2Range(1, 8), AxisUse::kSolver},
                           {"TB_THREADS", Pow2Range(128, 256)}});
     default:
-      return SearchSpace({{"THREAD_W", Pow2Range(1, 4)},
+      return SearchSpace({{"THREAD_H", Pow2Range(1, 4)},
+                          {"THREAD_W", Pow2Range(1, 4)},
                           {"THREAD_C", Pow2Range(1, 8)},
                           {"TB_CV", Pow2Range(1, 32)},
                           {"TB_THREADS", Pow2Range(128, 512)},
@@ -199,6 +200,12 @@ absl::Status DepthwiseSolver::IsValid(const Target& target, const Problem& p, co
       return invalid("vector wider than 16 bytes");
     }
   }
+  const int64_t esize = static_cast<int64_t>(DataTypeSize(p.data_type));
+  if (BothChannelsLast(p) && t.thread_c * esize < 4 && VectorChannels(direction_, p) % (4 / esize) == 0) {
+    Tile wider = t;
+    wider.thread_c = 4 / esize;
+    if (LiveFloats(direction_, p, wider) <= kMaxLiveFloats) return invalid("loads under 4 bytes where 4 fit");
+  }
   if (LiveFloats(direction_, p, t) > kMaxLiveFloats) return invalid("too many live registers");
   if (direction_ == Direction::kBackwardWeights) {
     if (t.tb_cv > 1 && !BothChannelsLast(p)) return invalid("TB_CV > 1 needs NHWC");
@@ -206,14 +213,17 @@ absl::Status DepthwiseSolver::IsValid(const Target& target, const Problem& p, co
     const int64_t cvs = p.k / t.thread_c;
     if (t.tb_cv > 1 && ChannelTiles(p, t) * t.tb_cv * 4 > cvs * 5) return invalid("over 25 % of the lanes idle");
     const int64_t pix_threads = t.threads / t.tb_cv;
+    if (t.thread_h * t.thread_w > 8 || t.thread_h * t.thread_w < 2) return invalid("THREAD_H * THREAD_W not in 2..8");
+    const Dhw o = p.Out();
+    if (t.thread_h > 1 && t.thread_h > NextPow2(o[1])) return invalid("THREAD_H above the output height");
     // Lanes read whole 32-byte sectors where the channels allow.
     const int64_t lane_bytes = t.tb_cv * t.thread_c * static_cast<int64_t>(DataTypeSize(p.data_type));
     if (t.tb_cv > 1 && lane_bytes < 32 && t.tb_cv * t.thread_c < p.k) return invalid("lanes cover under 32 bytes");
-    // Splits only to fill the GPU: grids from half a wave of blocks to 16 waves (the pixel
-    // loop is latency-bound: it needs many resident threads, not long per-thread loops).
+    // Splits only to fill the GPU: grids from one wave of blocks to 8 waves (the pixel loop is
+    // latency-bound: it needs many resident threads, not long per-thread loops).
     const int64_t blocks = ChannelTiles(p, t) * t.split;
-    if (t.split > 1 && (CeilDiv(Strips(p, t), t.split) < 2 * pix_threads || blocks >= 16 * target.num_cu ||
-                        2 * blocks < target.num_cu)) {
+    if (t.split > 1 && (CeilDiv(Strips(p, t), t.split) < 2 * pix_threads || blocks >= 8 * target.num_cu ||
+                        blocks < target.num_cu)) {
       return invalid("SPLIT leaves under 2 strips per pixel thread, or more blocks than fill the GPU");
     }
     return absl::OkStatus();
@@ -243,14 +253,15 @@ PerfConfig DepthwiseSolver::DefaultConfig(const Target& target, const Problem& p
     Tile t;
     t.thread_c = c;
     if (direction_ == Direction::kBackwardWeights) {
+      t.thread_h = 2;
       t.thread_w = BothChannelsLast(p) ? 2 : 1;
-      t.tb_cv = BothChannelsLast(p) ? std::min<int64_t>(32, NextPow2(CeilDiv(p.k, c))) : 1;
       t.threads = 256;
-      while (t.tb_cv > t.threads / 4) t.tb_cv /= 2;
-      // Split the pixels until the grid covers every SM twice.
-      t.split = 1;
-      while (ChannelTiles(p, t) * t.split < 2 * target.num_cu && t.split < kMaxSplit) t.split *= 2;
-      for (; t.split >= 1; t.split /= 2) tries.push_back(t);
+      for (t.tb_cv = BothChannelsLast(p) ? 32 : 1; t.tb_cv >= 1; t.tb_cv /= 2) {
+        // Split the pixels until the grid covers every SM twice.
+        t.split = 1;
+        while (ChannelTiles(p, t) * t.split < 2 * target.num_cu && t.split < kMaxSplit) t.split *= 2;
+        for (Tile u = t; u.split >= 1; u.split /= 2) tries.push_back(u);
+      }
       continue;
     }
     const bool bwd = direction_ == Direction::kBackwardData;

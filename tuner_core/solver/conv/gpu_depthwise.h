@@ -17,7 +17,7 @@
 //                         (its weights stay in registers)
 //     TB_THREADS          threads per block
 //   Wrw:
-//     THREAD_W            output columns per pixel strip
+//     THREAD_H, THREAD_W  output pixels per pixel tile (rows x columns; product 2..8)
 //     THREAD_C            channels per thread (NHWC vector)
 //     TB_CV               channel-vector lanes per block (NHWC); TB_THREADS / TB_CV pixel threads
 //     TB_THREADS          threads per block
