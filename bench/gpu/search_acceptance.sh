@@ -2,7 +2,8 @@
 # One call on a GPU host, from the bundle: issue #19's acceptance with default settings.
 #   bench/gpu/search_acceptance.sh BUNDLE_DIR OUT_DIR [TABLE_SOLVERS]
 #   STEPS=tune,tables (default both; one device call may hold only one), MAX_POINTS=4096,
-#   FILES="resnet50_n32 resnet50_n32_fwd_fp16_nhwc" (examples/<name>.txt tuned in step 1)
+#   FILES="resnet50_n32 resnet50_n32_fwd_fp16_nhwc" (examples/<name>.txt tuned in step 1),
+#   TUNE_FLAGS="--executors-per-device 3" (extra flags of step 1, for experiments only)
 # 1. `tuna tune -f` of the ResNet-50 FP32 file (69 configs, all directions), then the FP16 NHWC
 #    forward file, with no flags beyond -f and -o (default search: model-guided, budget 48,
 #    patience 16), nvidia-smi sampling every 100 ms: wall time of each, GPU busy (busy.py);
@@ -28,7 +29,8 @@ smi=$!
 total=$(date +%s.%N)
 for f in ${FILES:-resnet50_n32 resnet50_n32_fwd_fp16_nhwc}; do
   start=$(date +%s.%N)
-  "$tuna" --data-dir "$work/db" tune -f "examples/$f.txt" -o "$out/db_$f" \
+  # shellcheck disable=SC2086  # TUNE_FLAGS: extra flags for experiments (the acceptance runs none)
+  "$tuna" --data-dir "$work/db" tune -f "examples/$f.txt" -o "$out/db_$f" ${TUNE_FLAGS:-} \
     >"$out/tune_$f.txt" 2>"$out/tune_$f.err"
   echo "tune -f $f: rc=$? in $(secs "$start") s"
 done
