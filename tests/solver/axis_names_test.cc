@@ -124,6 +124,9 @@ TEST_CASE("params written with the old axis names read back by the new names") {
       {"TunaDepthwiseWrw", "2,2,8,16,256,4",
        {{"THREAD_H", 2}, {"THREAD_W", 2}, {"THREAD_C", 8}, {"TB_CV", 16}, {"TB_THREADS", 256}, {"SPLIT", 4}}},
       {"TunaThinBwd", "4,4,32,128", {{"THREAD_H", 4}, {"THREAD_W", 4}, {"K_CHUNK", 32}, {"TB_THREADS", 128}}},
+      // TB_M, TB_N, TB_K, WARP_M, WARP_N, STAGES (new with these names; MFMA, gfx908/gfx90a)
+      {"TunaMfmaFwd", "128,128,32,64,64,2",
+       {{"TB_M", 128}, {"TB_N", 128}, {"TB_K", 32}, {"WARP_M", 64}, {"WARP_N", 64}, {"STAGES", 2}}},
       // old: tile_m, tile_n, tile_k, micro_m, micro_n, split_k (cpu_gemm_test)
       {"TunaCpuGemmConv", "8,64,8,4,8,4",
        {{"TB_M", 8}, {"TB_N", 64}, {"TB_K", 8}, {"THREAD_M", 4}, {"THREAD_N", 8}, {"SPLIT_K", 4}}},
@@ -169,7 +172,7 @@ TEST_CASE("every -D a tunable solver emits is read by its kernel; every kernel a
                                    Layout::kNCHW));  // the stem (C = 3)
   std::set<std::string> checked;
   for (const auto& [id, s] : all) {
-    for (const std::string arch : {"sm_90", "cpu-avx2"}) {
+    for (const std::string arch : {"sm_90", "gfx90a", "cpu-avx2"}) {  // gfx90a: TunaMfmaFwd
       const Target target = Arch(arch);
       for (const Problem& p : problems) {
         if (!s->IsApplicable(target, p).ok()) continue;

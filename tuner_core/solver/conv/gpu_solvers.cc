@@ -12,6 +12,7 @@
 #include "tuner_core/solver/conv/gpu_hopper_tma_fwd.h"
 #include "tuner_core/solver/conv/gpu_hopper_wrw.h"
 #include "tuner_core/solver/conv/gpu_igemm.h"
+#include "tuner_core/solver/conv/gpu_mfma.h"
 #include "tuner_core/solver/conv/gpu_thin_bwd.h"
 #include "tuner_core/solver/conv/gpu_winograd.h"
 #include "tuner_core/solver/conv/gpu_winograd_wrw.h"
@@ -39,6 +40,7 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1021, std::make_unique<DepthwiseSolver>(Direction::kBackwardData));
   list.emplace_back(1022, std::make_unique<DepthwiseSolver>(Direction::kBackwardWeights));
   list.emplace_back(1023, std::make_unique<ThinBwdSolver>());
+  list.emplace_back(1024, std::make_unique<MfmaFwdSolver>());
   return list;
 }
 
