@@ -110,6 +110,14 @@ TUNA_DEVICE void tuna_tma_tile_2d(unsigned dst, const TunaTensorMap* map, int x,
       "l"(map), "r"(x), "r"(y), "r"(bar)
       : "memory");
 }
+// A 3-D tile box at {x, y, z} (innermost first) into shared memory, completing on `bar`.
+TUNA_DEVICE void tuna_tma_tile_3d(unsigned dst, const TunaTensorMap* map, int x, int y, int z, unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::
+          "r"(dst),
+      "l"(map), "r"(x), "r"(y), "r"(z), "r"(bar)
+      : "memory");
+}
 // An im2col column of an NHWC tensor: pixelsPerColumn pixels from base {c, w, h, n} (walking w,
 // then h, then n inside the map's bounding box), each shifted by the filter offset {ow, oh}.
 TUNA_DEVICE void tuna_tma_im2col_4d(unsigned dst, const TunaTensorMap* map, int c, int w, int h, int n,

@@ -138,7 +138,7 @@ struct TunaTileGrid {
   TUNA_DEVICE TunaTileGrid(const TunaPhases& ph, int n_img, int C, int K, int groups_) {
     groups = groups_;
     Kpg = K / groups;
-    c_chunks = (C / groups) / kTbK;
+    c_chunks = (C / groups + kTbK - 1) / kTbK;  // a last partial chunk reads zeros past C/G
     n_tiles = (Kpg + kTbN - 1) / kTbN;
     tiles = 0;
 #pragma unroll
@@ -359,7 +359,7 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
       tuna_mbar_expect_tx(bar, kStageBytes);
       tuna_tma_im2col_4d(dst, map, c_base + cc * kTbK, w0, h0, img, static_cast<unsigned short>(off_w),
                          static_cast<unsigned short>(off_h), bar);
-      tuna_tma_tile_2d(dst + kStageA, &tmap_w, tap * cg + cc * kTbK, n_row, bar);
+      tuna_tma_tile_3d(dst + kStageA, &tmap_w, cc * kTbK, tap, n_row, bar);
       if (++cc == tg.c_chunks) {  // next filter tap
         cc = 0;
         off_w += q.offstep_w;

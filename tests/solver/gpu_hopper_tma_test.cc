@@ -2,10 +2,10 @@
 // TMA + wgmma on sm_90a, persistent and warp-specialised. Planning
 // checks without a compiler (applicability, defaults valid on ResNet-50's layers, analytic
 // pruning, the tensor maps it asks for), NVRTC builds for sm_90a of every valid FP16 config of a
-// layer and the BF16 default, and, tagged "gpu", every ResNet-50 layer with C % 64 == 0 at batch 1
+// layer and the BF16 default, and, tagged "gpu", every ResNet-50 layer with C % 8 == 0 at batch 1
 // and batch 8 (default + 2 random configs), BF16 and edge problems (1x7 / 7x1 filters with
 // asymmetric padding, dilation, strides 2 and 3, groups, valid padding, padding above the filter
-// extent, M and K/G tails) checked against the CPU reference on poisoned outputs; the same for
+// extent, M and K/G tails, C/G not a multiple of 64) checked against the CPU reference on poisoned outputs; the same for
 // backward data on every layer (strided ones through sub-pixel phases) and edge shape.
 #include <cstdio>
 #include <random>
@@ -41,6 +41,11 @@ std::vector<Problem> TmaEdgeProblems() {
       NhwcForward(1, 128, 24, 7, 7, 3, 3, 1, 1, 1, 1, 1),      // K = 24, M = 49: tails in both
       NhwcForward(2, 512, 96, 10, 10, 3, 3, 1, 1, 1, 1, 4),    // groups 4, K/G = 24
       NhwcForward(2, 64, 64, 8, 8, 3, 3, 4, 4, 1, 1, 1),       // padding above the filter extent
+      NhwcForward(2, 96, 64, 17, 17, 3, 3, 1, 1, 1, 1, 1),     // C = 96: a half-empty last channel chunk
+      NhwcForward(3, 32, 48, 15, 15, 3, 3, 0, 0, 2, 1, 1),     // C = 32 (one half chunk), stride 2, valid
+      NhwcForward(2, 80, 192, 13, 13, 3, 3, 0, 0, 1, 1, 1),    // C = 80 (Inception)
+      NhwcForward(2, 96, 64, 9, 9, 3, 3, 1, 1, 1, 1, 2),       // groups 2 with C/G = 48: the next group's channels
+      NhwcForward(2, 48, 64, 12, 12, 1, 7, 0, 3, 1, 1, 1),     // C = 48, 1x7
   };
 }
 
@@ -91,7 +96,8 @@ TEST_CASE("hopper tma fwd: applicability, defaults, pruning and tensor maps", "[
     REQUIRE(s.IsApplicable(*sm90, p).ok());
     CHECK(s.IsValid(*sm90, p, s.DefaultConfig(*sm90, p)).ok());
   }
-  CHECK_FALSE(s.IsApplicable(*sm90, NhwcForward(2, 32, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1)).ok());     // C/G % 64 != 0
+  CHECK(s.IsApplicable(*sm90, NhwcForward(2, 32, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1)).ok());           // a partial chunk
+  CHECK_FALSE(s.IsApplicable(*sm90, NhwcForward(2, 12, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1)).ok());     // C/G % 8 != 0
   CHECK_FALSE(s.IsApplicable(*sm90, NhwcForward(2, 128, 64, 9, 9, 3, 3, 1, 1, 1, 1, 128)).ok());  // depthwise
   CHECK_FALSE(s.IsApplicable(*sm90, NhwcForward(2, 64, 64, 90, 90, 3, 3, 1, 1, 9, 1, 1)).ok());   // stride 9
   CHECK_FALSE(s.IsApplicable(*sm90, NhwcForward(1, 64, 64, 300, 300, 3, 3, 130, 130, 1, 1, 1)).ok());  // pad 130
@@ -126,8 +132,12 @@ TEST_CASE("hopper tma fwd: applicability, defaults, pruning and tensor maps", "[
   CHECK(xm.upper_corner[0] == -1);
   const backend::TensorMapSpec& wm = l.args[1].tensor_map;
   CHECK(wm.mode == backend::TensorMapSpec::Mode::kTiled);
-  CHECK(wm.dims[0] == 9 * 256);
-  CHECK(wm.box[1] == 256);
+  CHECK(wm.rank == 3);  // (C/G, R*S, K): a chunk never reads past its tap's channels
+  CHECK(wm.dims[0] == 256);
+  CHECK(wm.dims[1] == 9);
+  CHECK(wm.box[0] == 64);
+  CHECK(wm.box[1] == 1);
+  CHECK(wm.box[2] == 256);
   // Asymmetric: the corners follow each dimension (W first).
   absl::StatusOr<solver::Solution> asym = s.GetSolution(*sm90, TmaEdgeProblems()[0], s.DefaultConfig(*sm90, TmaEdgeProblems()[0]));
   REQUIRE(asym.ok());
@@ -146,7 +156,7 @@ TEST_CASE("hopper tma bwd: backward data as a forward convolution over dy", "[so
     const Problem b = testing::With(layer, Direction::kBackwardData, DataType::kFp16, Layout::kNHWC);
     INFO(b.Canonical());
     const bool ok = s.IsApplicable(*sm90, b).ok();
-    CHECK(ok == (b.k % 64 == 0));
+    CHECK(ok == ((b.k / b.groups) % 8 == 0));
     if (!ok) continue;
     ++applicable;
     CHECK(s.IsValid(*sm90, b, s.DefaultConfig(*sm90, b)).ok());
@@ -217,7 +227,7 @@ TEST_CASE("hopper tma fwd and bwd match the CPU reference on an sm_90 device", "
   // Batch 8 makes the persistent blocks walk several tiles.
   const std::vector<Problem> problems = testing::HopperDeviceProblems(
       Direction::kForward, layers, TmaEdgeProblems(), [](size_t i) { return i % 3 == 0 ? 8 : 1; });
-  // Backward data: every stride-1 problem above whose dy channels per group are a multiple of 64.
+  // Backward data: every stride-1 problem above whose dy channels per group are a multiple of 8.
   solver::HopperTmaBwdSolver bwd;
   std::vector<Problem> bwd_problems;
   for (const Problem& p : problems) {

@@ -48,15 +48,17 @@ backend::TensorMapSpec XMap(const ConvPlan& p, const Phase& q, int tb_m) {
   return m;
 }
 
-// The tiled map of w as a (K, R*S*C/G) matrix: boxes of TB_N rows x 64 columns.
+// The tiled map of w as (C/G, R*S, K): boxes of 64 channels x 1 tap x TB_N rows. Channels past
+// C/G are outside the box's tap, so a partial last chunk reads zeros (x's matching channels are
+// the next group's or outside x: their products vanish).
 backend::TensorMapSpec WMap(const ConvPlan& p, int tb_n) {
   backend::TensorMapSpec m;
-  m.rank = 2;
+  m.rank = 3;
   m.element_bytes = 2;
-  const uint64_t kg = static_cast<uint64_t>(p.r * p.s * (p.c / p.groups));
-  m.dims = {kg, static_cast<uint64_t>(p.k), 0, 0, 0};
-  m.strides_bytes = {kg * 2, 0, 0, 0};
-  m.box = {kTbK, static_cast<uint32_t>(tb_n), 0, 0, 0};
+  const uint64_t cg = static_cast<uint64_t>(p.c / p.groups), taps = static_cast<uint64_t>(p.r * p.s);
+  m.dims = {cg, taps, static_cast<uint64_t>(p.k), 0, 0};
+  m.strides_bytes = {cg * 2, taps * cg * 2, 0, 0};
+  m.box = {kTbK, 1, static_cast<uint32_t>(tb_n), 0, 0};
   m.swizzle = backend::TensorMapSpec::Swizzle::k128B;
   return m;
 }
@@ -183,8 +185,8 @@ absl::Status CheckApplicable(std::string_view solver, const Target& target, cons
       !gpu::IsDense(p.YDesc(), Layout::kNHWC)) {
     return NotApplicable(solver, "requires dense NHWC x, w and y");
   }
-  if ((plan.c / plan.groups) % kTbK != 0) {
-    return NotApplicable(solver, "input channels per group must be a multiple of 64 (one filter tap per k-tile)");
+  if ((plan.c / plan.groups) % 8 != 0) {
+    return NotApplicable(solver, "input channels per group must be a multiple of 8 (16-byte copy-engine rows)");
   }
   if (plan.groups > 1 && plan.k / plan.groups < 8) return NotApplicable(solver, "fewer than 8 output channels per group");
   if (plan.phases.empty() || plan.phases.size() > static_cast<size_t>(kMaxPhases)) {

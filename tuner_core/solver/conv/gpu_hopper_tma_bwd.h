@@ -9,7 +9,7 @@
 // FP32 accumulation; each dx element is written once (deterministic).
 //
 // Covers: strides 1 and 2 (2 with dilation 1), any padding within the copy engine's box,
-// dilation, asymmetric filters, groups with K/G % 64 == 0 and C/G >= 8 when grouped, tails.
+// dilation, asymmetric filters, groups with K/G % 8 == 0 and C/G >= 8 when grouped, tails.
 // sm_90 targets only. Axes, validity and defaults: those of TunaHopperTmaFwd (TB_M over dx
 // pixels, TB_N over C/G), on the plan above (gpu_hopper_tma.h). Workspace: C * R * S * K/G halves
 // (w'). Thread-safe and stateless.

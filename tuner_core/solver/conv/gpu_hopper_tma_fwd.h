@@ -6,8 +6,8 @@
 // issue wgmma and write y. Deterministic (no reduction across blocks).
 //
 // Covers: conv mode, 2D, x, w and y dense NHWC, any N, H, W, K (tails masked or zero-filled by
-// the copy engine), groups, asymmetric filters and padding, dilation, with C/G % 64 == 0 (one
-// filter tap per 64-channel k-tile), strides <= 8, padding and dilation*(filter-1) - padding
+// the copy engine), groups, asymmetric filters and padding, dilation, with C/G % 8 == 0 (one
+// filter tap per 64-channel k-tile; a last partial chunk reads zeros past C/G), strides <= 8, padding and dilation*(filter-1) - padding
 // within the copy engine's -128..127 bounding box, every extent below 2^31 elements. sm_90
 // targets only; other shapes fall to TunaHopperFwd (1012). Problem sizes are kernel arguments
 // and the tensor maps are encoded at launch: one build serves every problem with the same config.
