@@ -13,6 +13,7 @@
 
 #include "catch2/catch.hpp"
 #include "tuner_core/backend/cuda/cuda_backend.h"
+#include "tuner_core/backend/hip/hip_backend.h"
 #include "tuner_core/reference/element.h"
 #include "tuner_core/reference/fill.h"
 #include "tuner_core/reference/reference_conv.h"
@@ -75,6 +76,44 @@ class Sm90aBuilds {
   const solver::Solver& solver_;
   solver::Target target_;
   std::set<std::string> done_;
+};
+
+// NVRTC (sm_90) and hiprtc (gfx90a) builds of a solver's default configs, for the portable
+// kernels: each backend whose compiler this host has builds Build(s, p)'s default config for its
+// target; a failed build prints the compiler's log and fails the case (REQUIRE).
+class PortableDefaultBuilds {
+ public:
+  PortableDefaultBuilds()
+      : cuda_(backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv())),
+        hip_(backend::NewHipBackend(backend::HipBackendOptions::FromEnv())) {
+    absl::StatusOr<solver::Target> sm90 = solver::TargetForArch("sm_90");
+    absl::StatusOr<solver::Target> gfx = solver::TargetForArch("gfx90a");
+    REQUIRE(sm90.ok());
+    REQUIRE(gfx.ok());
+    sm90_ = *sm90;
+    gfx90a_ = *gfx;
+    if (!has_nvrtc() && !hip_->CompilerStatus().ok()) WARN("no NVRTC and no hiprtc: nothing is built");
+  }
+  bool has_nvrtc() const { return cuda_->CompilerStatus().ok(); }
+  int built() const { return built_; }
+
+  void Build(const solver::Solver& s, const Problem& p) {
+    INFO(s.Name() << " " << p.Canonical());
+    for (auto [be, target] : {std::pair{cuda_.get(), &sm90_}, std::pair{hip_.get(), &gfx90a_}}) {
+      if (!be->CompilerStatus().ok()) continue;
+      absl::StatusOr<solver::Solution> sol = s.GetSolution(*target, p, s.DefaultConfig(*target, p));
+      REQUIRE(sol.ok());
+      absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, *sol, target->arch);
+      if (!code.ok()) std::printf("%s\n", std::string(code.status().message()).substr(0, 3000).c_str());
+      REQUIRE(code.ok());
+      ++built_;
+    }
+  }
+
+ private:
+  std::unique_ptr<backend::Backend> cuda_, hip_;
+  solver::Target sm90_, gfx90a_;
+  int built_ = 0;
 };
 
 // CUDA device 0 for a "[gpu]" case. nullopt after a WARN when the host has no CUDA driver, no

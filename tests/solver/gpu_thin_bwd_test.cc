@@ -11,7 +11,6 @@
 #include "tests/solver/gpu_solver_check.h"
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
-#include "tuner_core/backend/hip/hip_backend.h"
 #include "tuner_core/solver/conv/gpu_thin_bwd.h"
 
 namespace tuna {
@@ -74,30 +73,12 @@ TEST_CASE("thin bwd: applicability, defaults and pruning", "[solver]") {
 }
 
 TEST_CASE("thin bwd: the defaults build with NVRTC (sm_90) and hiprtc (gfx90a)", "[solver]") {
-  std::unique_ptr<backend::Backend> cuda = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
-  std::unique_ptr<backend::Backend> hip = backend::NewHipBackend(backend::HipBackendOptions::FromEnv());
-  absl::StatusOr<Target> sm90 = solver::TargetForArch("sm_90");
-  absl::StatusOr<Target> gfx = solver::TargetForArch("gfx90a");
-  REQUIRE(sm90.ok());
-  REQUIRE(gfx.ok());
+  testing::PortableDefaultBuilds builds;
   solver::ThinBwdSolver s;
-  int built = 0;
   for (const Problem& base : {Problems()[0], Problems()[4], Problems()[6]}) {
-    for (const auto& [type, layout] : kVariants) {
-      const Problem p = testing::With(base, Direction::kBackwardData, type, layout);
-      INFO(p.Canonical());
-      for (auto [be, target] : {std::pair{cuda.get(), *sm90}, std::pair{hip.get(), *gfx}}) {
-        if (!be->CompilerStatus().ok()) continue;
-        absl::StatusOr<solver::Solution> sol = s.GetSolution(target, p, s.DefaultConfig(target, p));
-        REQUIRE(sol.ok());
-        absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, *sol, target.arch);
-        if (!code.ok()) std::printf("%s\n", std::string(code.status().message()).substr(0, 3000).c_str());
-        REQUIRE(code.ok());
-        ++built;
-      }
-    }
+    for (const auto& [type, layout] : kVariants) builds.Build(s, testing::With(base, Direction::kBackwardData, type, layout));
   }
-  if (cuda->CompilerStatus().ok()) CHECK(built >= 12);
+  if (builds.has_nvrtc()) CHECK(builds.built() >= 12);
 }
 
 TEST_CASE("thin bwd: matches the CPU reference on the CUDA device", "[gpu]") {

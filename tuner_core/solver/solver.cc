@@ -52,4 +52,9 @@ absl::Status NotApplicable(std::string_view solver, std::string_view reason) {
   return absl::FailedPreconditionError(absl::StrCat(std::string(solver), ": ", std::string(reason)));
 }
 
+absl::Status InvalidConfig(std::string_view solver, const PerfConfig& config, std::string_view reason) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(std::string(solver), ": params '", config.ToString(), "': ", std::string(reason)));
+}
+
 }  // namespace tuna::solver

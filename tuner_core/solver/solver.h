@@ -60,4 +60,7 @@ std::string_view FindDbAlgorithmName(Algorithm algo, Direction direction);
 // FailedPrecondition("<solver>: <reason>") — the applicability "no" with its reason.
 absl::Status NotApplicable(std::string_view solver, std::string_view reason);
 
+// InvalidArgument("<solver>: params '<config>': <reason>") — a config IsValid refuses, and why.
+absl::Status InvalidConfig(std::string_view solver, const PerfConfig& config, std::string_view reason);
+
 }  // namespace tuna::solver

@@ -181,10 +181,7 @@ absl::Status CpuGemmConvSolver::IsValid(const Target& target, const Problem& pro
   if (absl::Status st = Solver::IsValid(target, problem, config); !st.ok()) return st;
   const CpuGemmParams p = CpuGemmParams::From(config);
   const CpuGemmShape s = CpuGemmShapeOf(problem);
-  auto invalid = [&](const std::string& why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(std::string(kName), ": params '", config.ToString(), "': ", why));
-  };
+  auto invalid = [&](std::string_view why) { return InvalidConfig(kName, config, why); };
   if (p.micro_m > p.tile_m || p.micro_n > p.tile_n) {
     return invalid("the register tile exceeds the block tile");
   }

@@ -190,9 +190,7 @@ SearchSpace DepthwiseSolver::Space(const Target& target, const Problem& problem)
 absl::Status DepthwiseSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
   if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
   const Tile t = TileOf(direction_, Space(target, p), config);
-  auto invalid = [&](const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrCat(name_, ": params '", config.ToString(), "': ", why));
-  };
+  auto invalid = [&](std::string_view why) { return InvalidConfig(name_, config, why); };
   if (t.thread_c > 1) {
     if (!BothChannelsLast(p)) return invalid("THREAD_C > 1 needs NHWC");
     if (VectorChannels(direction_, p) % t.thread_c != 0) return invalid("THREAD_C does not divide the channels");

@@ -66,9 +66,7 @@ absl::Status DirectTiledFwdSolver::IsValid(const Target& target, const Problem& 
                                            const PerfConfig& config) const {
   if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
   const Tile t = Tile::Of(Space(target, p), config);
-  auto invalid = [&](const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrCat(std::string(Name()), ": params '", config.ToString(), "': ", why));
-  };
+  auto invalid = [&](std::string_view why) { return InvalidConfig(Name(), config, why); };
   if (t.thread_k > t.tb_k) return invalid("THREAD_OC exceeds TB_OC");
   const int64_t threads = t.tb_h * t.tb_w * (t.tb_k / t.thread_k);
   if (threads < kMinThreads || threads > kMaxThreads) {

@@ -102,9 +102,7 @@ Plan BackwardDataPlan(const Problem& p) {
 
 absl::Status CheckValid(std::string_view solver, const Target& target, const Plan& plan, const PerfConfig& config) {
   const auto [tb_m, tb_n, tb_k, stages] = SimtParams::Of(Space(), config);
-  auto invalid = [&](const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrCat(std::string(solver), ": params '", config.ToString(), "': ", why));
-  };
+  auto invalid = [&](std::string_view why) { return InvalidConfig(solver, config, why); };
   const uint64_t smem = SharedBytes(tb_m, tb_n, tb_k, stages);
   if (smem > target.max_shared_bytes_per_block) {
     return invalid(absl::StrCat(smem, " bytes of shared memory > ", target.max_shared_bytes_per_block));

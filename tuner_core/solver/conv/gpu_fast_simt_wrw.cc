@@ -58,9 +58,7 @@ absl::Status FastSimtWrwSolver::IsValid(const Target& target, const Problem& p, 
   if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
   if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
   const auto [tb_m, tb_n, tb_k, stages, split_k] = WrwParams::Of(Space(target, p), config);
-  auto invalid = [&](const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrCat(std::string(Name()), ": params '", config.ToString(), "': ", why));
-  };
+  auto invalid = [&](std::string_view why) { return InvalidConfig(Name(), config, why); };
   const uint64_t smem = SharedBytes(tb_m, tb_n, tb_k, stages);
   if (smem > target.max_shared_bytes_per_block) {
     return invalid(absl::StrCat(smem, " bytes of shared memory > ", target.max_shared_bytes_per_block));

@@ -43,9 +43,7 @@ absl::Status FastTcFwdSolver::IsValid(const Target& target, const Problem& p, co
   // A config is valid only for a problem the solver handles (GetSolution agrees).
   if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
   const TcParams t = TcParams::Of(Space(target, p), config);
-  auto invalid = [&](const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrCat(std::string(Name()), ": params '", config.ToString(), "': ", why));
-  };
+  auto invalid = [&](std::string_view why) { return InvalidConfig(Name(), config, why); };
   const int threads = (t.tb_m / t.warp_m) * (t.tb_n / t.warp_n) * 32;
   // 64..256 threads: each thread's 16-byte chunks cover whole rows of the BK = 32 tile, and a
   // 64x64 warp tile (128 FP32 accumulators) leaves registers for 2 blocks of 128 threads.

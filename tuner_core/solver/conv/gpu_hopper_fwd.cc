@@ -77,9 +77,7 @@ absl::Status HopperFwdSolver::IsValid(const Target& target, const Problem& p, co
   if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
   if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
   const HopperTile t = HopperTile::Of(Space(target, p), config);
-  auto invalid = [&](const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrCat(std::string(Name()), ": params '", config.ToString(), "': ", why));
-  };
+  auto invalid = [&](std::string_view why) { return InvalidConfig(Name(), config, why); };
   const int wg_rows = t.tb_m / t.wg_m;
   if (wg_rows % 64 != 0) return invalid("TB_M / WG_M must be a multiple of 64 (wgmma m64)");
   // Accumulators: (TB_M / WG_M) x TB_N FP32 over 128 threads; more than 128 spills.

@@ -215,9 +215,7 @@ absl::Status CheckApplicable(std::string_view solver, const Target& target, cons
 
 absl::Status CheckValid(std::string_view solver, const Target& target, const ConvPlan& fwd, const PerfConfig& config) {
   const TmaParams t = TmaParams::Of(Space(), config);
-  auto invalid = [&](const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrCat(std::string(solver), ": params '", config.ToString(), "': ", why));
-  };
+  auto invalid = [&](std::string_view why) { return InvalidConfig(solver, config, why); };
   const int wg_rows = t.tb_m / t.wg_m;
   if (wg_rows % 64 != 0) return invalid("TB_M / WG_M must be a multiple of 64 (wgmma m64)");
   // Accumulators: (TB_M / WG_M) x TB_N FP32 over 128 threads; more than 128 spills.

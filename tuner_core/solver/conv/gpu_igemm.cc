@@ -153,9 +153,7 @@ IgemmPlan IgemmSolver::Plan(const Target& target, const Problem& p, const PerfCo
 absl::Status IgemmSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
   if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
   const IgemmPlan plan = Plan(target, p, config);
-  auto invalid = [&](const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrCat(name_, ": params '", config.ToString(), "': ", why));
-  };
+  auto invalid = [&](std::string_view why) { return InvalidConfig(name_, config, why); };
   if (plan.thread_m > plan.tb_m || plan.thread_n > plan.tb_n) return invalid("thread tile exceeds block tile");
   if (plan.threads < kMinThreads || plan.threads > kMaxThreads) {
     return invalid(absl::StrCat(plan.threads, " threads outside [", kMinThreads, ", ", kMaxThreads, "]"));

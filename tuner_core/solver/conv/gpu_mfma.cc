@@ -101,9 +101,7 @@ absl::Status MfmaFwdSolver::IsValid(const Target& target, const Problem& p, cons
   // A config is valid only for a problem the solver handles (GetSolution agrees).
   if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
   const MfmaParams t = MfmaParams::Of(Space(target, p), config);
-  auto invalid = [&](const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrCat(std::string(Name()), ": params '", config.ToString(), "': ", why));
-  };
+  auto invalid = [&](std::string_view why) { return InvalidConfig(Name(), config, why); };
   if (t.warp_m > t.tb_m || t.warp_n > t.tb_n) return invalid("warp tile larger than the block tile");
   const int threads = t.Threads();
   // 1..4 wavefronts: one per SIMD of a CU at most, so the register budget below holds.

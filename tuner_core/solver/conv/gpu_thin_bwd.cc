@@ -79,9 +79,7 @@ SearchSpace ThinBwdSolver::Space(const Target& target, const Problem& problem) c
 absl::Status ThinBwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
   if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
   const Tile t = Tile::Of(Space(target, p), config);
-  auto invalid = [&](const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrCat(std::string(Name()), ": params '", config.ToString(), "': ", why));
-  };
+  auto invalid = [&](std::string_view why) { return InvalidConfig(Name(), config, why); };
   if (!StrideTimesPow2(t.thread_h, p.stride[1]) || !StrideTimesPow2(t.thread_w, p.stride[2])) {
     return invalid("thread tile not the stride times a power of 2");
   }
