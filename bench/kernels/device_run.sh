@@ -28,7 +28,8 @@
 #                          depthwise solver) + cuDNN best, torch, cross-check
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
 #   fromdb[:SECS]          --from-db data/fromdb (a perf db placed there), tuna rows + cuDNN best
-# DATA=FILE (a driver file in the bundle) replaces the file of the fwd32, bwd32 and wrw32 steps.
+# DATA=FILE (a driver file in the bundle) replaces the file of the fwd32, bwd32 and wrw32 steps;
+# CONFIGS=N their configs per fast solver (36/36/48).
 # Writes OUT/w/<name>.log, <name>.json (merged with torch_ms) and torch_<name>.{json,log}; the
 # bench rewrites its JSON after every row, so a step cut short keeps what it timed.
 set -u
@@ -83,7 +84,7 @@ for step in "$@"; do
       if [ "$name" = fwd32 ]; then f=data/resnet50_n32_fwd_fp32.txt sv=TunaFastSimtFwd,TunaWinogradF2x3,TunaIgemmFwd n=36
       elif [ "$name" = bwd32 ]; then f=data/resnet50_n32_bwd_fp32.txt sv=TunaFastSimtBwd,TunaWinogradF2x3,TunaIgemmBwd,TunaThinBwd n=36
       else f=data/resnet50_n32_wrw_fp32.txt sv=TunaFastSimtWrw,TunaWinogradWrw,TunaIgemmWrw n=48; fi
-      f=${DATA:-$f}
+      f=${DATA:-$f}; n=${CONFIGS:-$n}
       timeout "$secs" ./run.sh --driver "$f" --solvers "$sv" --configs "$n" --other-configs 4 --cpu-check-max 1 --no-legacy --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 120 ;;
     fp32cudnn)
