@@ -1,6 +1,8 @@
 #include "tuner_core/runtime/fallback.h"
 
 #include <algorithm>
+#include <string_view>
+#include <utility>
 
 namespace tuna::runtime {
 
@@ -24,17 +26,25 @@ bool IsNaiveSolver(const solver::Solver& s) { return s.Name().starts_with("ConvD
 
 double SolverEfficiency(const solver::Solver& s, bool tuned) {
   const std::string_view n = s.Name();
-  double e;
+  // Measured on an H100 (docs/BENCHMARKS.md, 2026-11-24), as fractions of this model's peak
+  // (64 FP32 lanes per SM, x2 for 16-bit types: tensor-core kernels exceed 1).
+  static constexpr std::pair<std::string_view, double> kFamilies[] = {
+      {"TunaHopperTma", 5.0}, {"TunaHopperFwd", 3.8}, {"TunaHopperWrw", 2.5}, {"TunaFastTc", 1.5},
+      {"TunaMfma", 1.0},      {"TunaWinograd", 1.2},  {"TunaFastSimt", 0.9},  {"TunaThinBwd", 0.6},
+      {"TunaDepthwise", 0.5}, {"TunaCpuGemmConv", 0.35}, {"TunaDirectTiled", 0.3},
+  };
+  double e = s.IsTunable() ? 0.25 : 0.1;
   if (IsNaiveSolver(s)) {
     e = 0.01;
-  } else if (n == "TunaCpuGemmConv") {
-    e = 0.35;
   } else if (n.starts_with("Tuna") && n.find("Igemm") != std::string_view::npos) {
     e = 0.5;
-  } else if (n.starts_with("TunaDirectTiled")) {
-    e = 0.3;
   } else {
-    e = s.IsTunable() ? 0.25 : 0.1;
+    for (const auto& [prefix, eff] : kFamilies) {
+      if (n.starts_with(prefix)) {
+        e = eff;
+        break;
+      }
+    }
   }
   if (s.IsTunable() && !tuned) e *= 0.7;
   return e;
@@ -48,9 +58,19 @@ double EstimateMs(const DeviceModel& model, const Problem& problem, const solver
   const double bytes = static_cast<double>(problem.XDesc().ElementCount() + problem.WDesc().ElementCount() +
                                            problem.YDesc().ElementCount()) *
                        static_cast<double>(DataTypeSize(problem.data_type));
-  const double compute_s = problem.Flops() / (peak * SolverEfficiency(s, tuned));
+  double efficiency = SolverEfficiency(s, tuned);
+  // GEMM-tiled families compute whole tile columns: a GEMM N (the output's channels per group)
+  // below 16 wastes the rest (the RGB stem's backward data uses 3 of 8 to 64 columns).
+  const std::string_view n = s.Name();
+  const bool gemm_tiled = n.find("Igemm") != std::string_view::npos || n.starts_with("TunaFast") ||
+                          n.starts_with("TunaHopper") || n.starts_with("TunaWinograd") || n.starts_with("TunaMfma");
+  const int64_t gemm_n = problem.direction == Direction::kBackwardData ? problem.c / problem.groups
+                                                                      : problem.k / problem.groups;
+  if (gemm_tiled && problem.direction != Direction::kBackwardWeights && gemm_n < 16) efficiency *= gemm_n / 16.0;
+  const double compute_s = problem.Flops() / (peak * efficiency);
   const double memory_s = bytes / model.bandwidth;
-  return 1e3 * std::max(compute_s, memory_s);
+  // The bound term decides; a tenth of the other breaks ties between memory-bound solvers.
+  return 1e3 * (std::max(compute_s, memory_s) + 0.1 * std::min(compute_s, memory_s));
 }
 
 std::vector<RankedSolver> RankFallback(const DeviceModel& model, const Problem& problem,

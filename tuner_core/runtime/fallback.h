@@ -8,11 +8,19 @@
 //                clock: DeviceInfo::clock_mhz, else 2000 MHz (CPU) / 1500 MHz (GPU).
 //   bandwidth  = 1.5e12 B/s for GPUs, 2e10 B/s for the CPU (no portable way to read it).
 //   bytes      = (|x| + |w| + |y|) * element size   (each tensor moved once: the ideal)
-//   time_ms    = 1e3 * max(flops / (peak_flops * efficiency), bytes / bandwidth)
-//   efficiency: the fraction of peak a solver family reaches on its best problems:
-//     TunaCpuGemmConv 0.35, Tuna*Igemm* 0.5, TunaDirectTiled* 0.3, other tunable 0.25,
-//     other non-tunable 0.1, ConvDirectNaiveConv* 0.01 (MIOpen gives naive solvers WTI 0.01
-//     too); an untuned tunable solver (no perf-db params) is charged x0.7.
+//   time_ms    = 1e3 * (max(compute, memory) + 0.1 * min(compute, memory)), compute =
+//                flops / (peak_flops * efficiency), memory = bytes / bandwidth (the tenth breaks
+//                ties between memory-bound solvers); GEMM-tiled families (Igemm, Fast*, Hopper*,
+//                Winograd*, Mfma*) forward / backward data get efficiency x N/16 when the
+//                output's channels per group N < 16 (tile columns computed for nothing)
+//   efficiency: the fraction of this model's peak a solver family reaches on its best problems,
+//     measured on an H100 (tensor-core families exceed 1: the model's 16-bit peak is only twice
+//     the FP32 one): TunaHopperTma* 5.0, TunaHopperFwd 3.8, TunaHopperWrw 2.5, TunaFastTc* 1.5,
+//     TunaMfma* 1.0 (unmeasured), TunaWinograd* 1.2, TunaFastSimt* 0.9, TunaThinBwd 0.6,
+//     TunaDepthwise* 0.5 (memory-bound: the bandwidth term decides), Tuna*Igemm* 0.5,
+//     TunaCpuGemmConv 0.35, TunaDirectTiled* 0.3, other tunable 0.25, other non-tunable 0.1,
+//     ConvDirectNaiveConv* 0.01 (MIOpen gives naive solvers WTI 0.01 too); an untuned tunable
+//     solver (no perf-db params) is charged x0.7.
 // Naive solvers are always ranked after every other applicable solver, whatever the estimate,
 // as MIOpen's WTI ranks them last resort. Ties keep registry (id) order.
 // Pure functions, thread-safe.
