@@ -42,8 +42,6 @@ constexpr int kThreads = TB_THREADS;
 constexpr int kTh = THREAD_H;
 static_assert(kTc == 1 || TUNA_NHWC, "THREAD_C > 1 needs channels-last tensors");
 
-// Floor division of compile-time constants (negative numerators round down).
-#define DW_FLOORDIV(a, b) ((a) >= 0 ? (a) / (b) : -((-(a) + (b) - 1) / (b)))
 
 // THREAD_C consecutive channels at p (channel stride cs) as floats: one vector load when the
 // channels are contiguous (NHWC, p aligned to the vector), else one load each.
@@ -197,8 +195,8 @@ TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kThreads) void tuna_dw_fwd(
 // dx[n][c][h][w] = sum_{m < MULT} sum_{r,s} dy[n][c*MULT + m][q][p] * w[c*MULT + m][r][s] where
 // h + PH - r*DH = q*SH and w + PW - s*DW = p*SW. The thread tile starts at a multiple of the
 // stride, so for its row i and tap r the dy row is q0 + (i + PH - r*DH) / SH, exact or no tap.
-constexpr int kE0 = DW_FLOORDIV(kPH - (kR - 1) * kDH, kSH), kE1 = DW_FLOORDIV(kTh - 1 + kPH, kSH);
-constexpr int kF0 = DW_FLOORDIV(kPW - (kS - 1) * kDW, kSW), kF1 = DW_FLOORDIV(kTw - 1 + kPW, kSW);
+constexpr int kE0 = TUNA_FLOORDIV(kPH - (kR - 1) * kDH, kSH), kE1 = TUNA_FLOORDIV(kTh - 1 + kPH, kSH);
+constexpr int kF0 = TUNA_FLOORDIV(kPW - (kS - 1) * kDW, kSW), kF1 = TUNA_FLOORDIV(kTw - 1 + kPW, kSW);
 static_assert(kTh % kSH == 0 && kTw % kSW == 0, "the thread tile must be a multiple of the stride");
 
 // Whether dy window row e (column f) feeds some dx row i and tap r (i + PH - r*DH = e*SH).
@@ -281,7 +279,7 @@ TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kThreads) void tuna_dw_bwd(
             for (int s = 0; s < kS; ++s)
               if ((j + kPW - s * kDW) % kSW == 0) {
                 const float(&dv)[kMult][kTc] =
-                    win[DW_FLOORDIV(i + kPH - r * kDH, kSH) - kE0][DW_FLOORDIV(j + kPW - s * kDW, kSW) - kF0];
+                    win[TUNA_FLOORDIV(i + kPH - r * kDH, kSH) - kE0][TUNA_FLOORDIV(j + kPW - s * kDW, kSW) - kF0];
 #pragma unroll
                 for (int m = 0; m < kMult; ++m)
 #pragma unroll

@@ -24,11 +24,9 @@ constexpr int kTh = THREAD_H, kTw = THREAD_W, kKc = K_CHUNK, kThreads = TB_THREA
 static_assert(kCg >= 1 && kCg <= 4, "TUNA_CG must be 1..4");
 static_assert(kTh % kSH == 0 && kTw % kSW == 0, "the thread tile must be a multiple of the stride");
 
-// Floor division of compile-time constants (negative numerators round down).
-#define THIN_FLOORDIV(a, b) ((a) >= 0 ? (a) / (b) : -((-(a) + (b) - 1) / (b)))
 // The dy window of a thread tile, relative to (h0 / SH, w0 / SW).
-constexpr int kE0 = THIN_FLOORDIV(kPH - (kR - 1) * kDH, kSH), kE1 = THIN_FLOORDIV(kTh - 1 + kPH, kSH);
-constexpr int kF0 = THIN_FLOORDIV(kPW - (kS - 1) * kDW, kSW), kF1 = THIN_FLOORDIV(kTw - 1 + kPW, kSW);
+constexpr int kE0 = TUNA_FLOORDIV(kPH - (kR - 1) * kDH, kSH), kE1 = TUNA_FLOORDIV(kTh - 1 + kPH, kSH);
+constexpr int kF0 = TUNA_FLOORDIV(kPW - (kS - 1) * kDW, kSW), kF1 = TUNA_FLOORDIV(kTw - 1 + kPW, kSW);
 constexpr int kRows = kE1 - kE0 + 1, kCols = kF1 - kF0 + 1;
 
 TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kThreads) void tuna_thin_bwd(
@@ -91,8 +89,8 @@ TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kThreads) void tuna_thin_bwd(
 #pragma unroll
             for (int j = 0; j < kTw; ++j) {
               if ((j + kPW - s * kDW) % kSW != 0) continue;
-              const int ee = THIN_FLOORDIV(i + kPH - r * kDH, kSH) - kE0;
-              const int ff = THIN_FLOORDIV(j + kPW - s * kDW, kSW) - kF0;
+              const int ee = TUNA_FLOORDIV(i + kPH - r * kDH, kSH) - kE0;
+              const int ff = TUNA_FLOORDIV(j + kPW - s * kDW, kSW) - kF0;
 #pragma unroll
               for (int c = 0; c < kCg; ++c) acc[i][j][c] += win[ee][ff] * wc[c];
             }

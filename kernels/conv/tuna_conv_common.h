@@ -33,5 +33,9 @@ TUNA_DEVICE void tuna_load_floats(const tuna_elem* p, float* out) {
   }
 }
 
+// Floor division of compile-time constants (negative numerators round down): the sub-pixel
+// phase arithmetic of the gather kernels (depthwise.cu, thin_bwd.cu).
+#define TUNA_FLOORDIV(a, b) ((a) >= 0 ? (a) / (b) : -((-(a) + (b) - 1) / (b)))
+
 // Unsigned bounds check for 0 <= v < hi in one comparison.
 TUNA_DEVICE bool tuna_in_range(int v, int hi) { return (unsigned)v < (unsigned)hi; }
