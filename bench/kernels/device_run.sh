@@ -20,7 +20,7 @@
 #                          + cuDNN best (every engine), torch, cross-check
 #   wrw32[:SECS]           FP32 NCHW backward-weights file: TunaFastSimtWrw, TunaWinogradWrw (48 configs each), TunaIgemmWrw
 #                          + cuDNN best (every engine), torch, cross-check
-#   wrw16[:SECS]           FP16 NHWC backward-weights file: TunaHopperWrw (128 configs) and TunaIgemmWrw
+#   wrw16[:SECS]           FP16 NHWC backward-weights file: TunaHopperTmaWrw, TunaHopperWrw (CONFIGS each, 128) and TunaIgemmWrw
 #                          + cuDNN best (heuristics A/B/FALLBACK), torch, cross-check
 #   wrwbf16[:SECS]         the same file as BF16 (convbfp16)
 #   x_NAME_{fwd,bwd,wrw}[:SECS]  data/NAME_{fwd,bwd,wrw}.txt (one direction) on the Hopper solvers of that
@@ -70,7 +70,7 @@ for step in "$@"; do
         x_mobilenet_dw*_wrw) sv=TunaDepthwiseWrw ;;
         *_fwd) sv=TunaHopperFwd,TunaHopperTmaFwd ;;
         *_bwd) sv=TunaHopperTmaBwd,TunaIgemmBwd ;;
-        *) sv=TunaHopperWrw,TunaIgemmWrw ;;
+        *) sv=TunaHopperTmaWrw,TunaHopperWrw,TunaIgemmWrw ;;
       esac
       sv=${SOLVERS:-$sv}
       timeout "$secs" ./run.sh --driver "$f" --solvers "$sv" --configs ${CONFIGS:-64} --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
@@ -78,7 +78,7 @@ for step in "$@"; do
     wrw16|wrwbf16)
       f=data/resnet50_n32_wrw_fp16_nhwc.txt
       if [ "$name" = wrwbf16 ]; then sed 's/convfp16/convbfp16/' "$f" > "$out/wrw_bf16.txt"; f="$out/wrw_bf16.txt"; fi
-      timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperWrw,TunaIgemmWrw --configs ${CONFIGS:-128} --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
+      timeout "$secs" ./run.sh --driver "$f" --solvers ${SOLVERS:-TunaHopperTmaWrw,TunaHopperWrw,TunaIgemmWrw} --configs ${CONFIGS:-128} --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
     fwd32|bwd32|wrw32)
       if [ "$name" = fwd32 ]; then f=data/resnet50_n32_fwd_fp32.txt sv=TunaFastSimtFwd,TunaWinogradF2x3,TunaIgemmFwd n=36

@@ -78,16 +78,6 @@ static_assert(kTbN == 64 || kTbN == 128 || kTbN == 256, "wgmma N");
 static_assert(kTbM % kRowStep == 0 && kTbN % kRowStep == 0, "chunk split");
 static_assert(kStages >= 3, "the ring keeps one tile in the tensor cores and one being issued");
 
-// Cluster barrier with release/acquire semantics over shared::cluster.
-TUNA_DEVICE void tuna_cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-// The address of the same shared-memory byte in block `rank` of the cluster.
-TUNA_DEVICE unsigned tuna_map_rank(unsigned saddr, unsigned rank) {
-  unsigned r;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(saddr), "r"(rank));
-  return r;
-}
 TUNA_DEVICE float4 tuna_ld_cluster_v4(unsigned addr) {
   float4 v;
   asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"

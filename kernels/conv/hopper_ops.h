@@ -1,4 +1,4 @@
-// sm_90a helpers shared by the Hopper tensor-core kernels (hopper_fwd.cu, hopper_ws_fwd.cu):
+// sm_90a helpers shared by the Hopper tensor-core kernels (hopper_fwd.cu, hopper_tma_fwd.cu, hopper_wrw.cu, hopper_tma_wrw.cu):
 // proxy and wgmma fences, 128-byte-swizzle matrix descriptors, FP32 -> FP16/BF16 packing,
 // mbarriers and register reallocation. Include after common/portability.h; TUNA_DTYPE
 // (1 fp16, 2 bf16) picks the wgmma and pack flavour.
@@ -35,6 +35,18 @@ TUNA_DEVICE unsigned long long tuna_desc_sw128(unsigned saddr) {
   d |= static_cast<unsigned long long>(1) << 16;          // leading byte offset (16 B, ignored)
   d |= static_cast<unsigned long long>(1024 >> 4) << 32;  // stride byte offset
   d |= static_cast<unsigned long long>(1) << 62;          // 128-byte swizzle
+  return d;
+}
+
+// Descriptor of an MN-major tile in the 128-byte swizzle (read with imm-trans = 1): per 64-element
+// slab of M (or N), rows of 128 bytes along the reduction, 8-row groups 1024 bytes apart (stride
+// byte offset), slabs `slab_bytes` apart (leading byte offset).
+TUNA_DEVICE unsigned long long tuna_desc_mn_sw128(unsigned saddr, unsigned slab_bytes) {
+  unsigned long long d = 0;
+  d |= static_cast<unsigned long long>((saddr & 0x3FFFF) >> 4);
+  d |= static_cast<unsigned long long>(slab_bytes >> 4) << 16;  // leading byte offset
+  d |= static_cast<unsigned long long>(1024 >> 4) << 32;        // stride byte offset
+  d |= static_cast<unsigned long long>(1) << 62;                // 128-byte swizzle
   return d;
 }
 
@@ -79,6 +91,36 @@ TUNA_DEVICE void tuna_mbar_wait(unsigned bar, unsigned parity) {
 // Makes the mbarrier init visible to the other threads (and the async proxy) before use.
 TUNA_DEVICE void tuna_fence_mbar_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
 
+// ---- thread-block clusters ---------------------------------------------------------------------
+// Cluster barrier with release/acquire semantics over shared::cluster (every thread, converged).
+TUNA_DEVICE void tuna_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// The address of the same shared-memory byte in block `rank` of the cluster.
+TUNA_DEVICE unsigned tuna_map_rank(unsigned saddr, unsigned rank) {
+  unsigned r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(saddr), "r"(rank));
+  return r;
+}
+TUNA_DEVICE unsigned tuna_cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+// Arrives on an mbarrier of any block of the cluster (an address from tuna_map_rank).
+TUNA_DEVICE void tuna_mbar_arrive_cluster(unsigned cluster_bar) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
+}
+// tuna_mbar_wait for arrivals that come from other blocks of the cluster.
+TUNA_DEVICE void tuna_mbar_wait_cluster(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nTUNA_MBAR_WAITC_%=:\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra TUNA_MBAR_WAITC_%=;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
 // setmaxnreg: hands registers from the producer warpgroup to the consumers. Takes effect only
 // with a register cap at entry (__launch_bounds__(threads, 1)); every thread of the warpgroup
 // executes it.
@@ -116,6 +158,16 @@ TUNA_DEVICE void tuna_tma_tile_3d(unsigned dst, const TunaTensorMap* map, int x,
       "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::
           "r"(dst),
       "l"(map), "r"(x), "r"(y), "r"(z), "r"(bar)
+      : "memory");
+}
+// tuna_tma_tile_2d multicast: the tile lands at the same offset `dst` in every block of
+// `cta_mask` and completes on the mbarrier at offset `bar` in each of them.
+TUNA_DEVICE void tuna_tma_tile_2d_multicast(unsigned dst, const TunaTensorMap* map, int x, int y, unsigned bar,
+                                            unsigned short cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, "
+      "{%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(map), "r"(x), "r"(y), "r"(bar), "h"(cta_mask)
       : "memory");
 }
 // An im2col column of an NHWC tensor: pixelsPerColumn pixels from base {c, w, h, n} (walking w,

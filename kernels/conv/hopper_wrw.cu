@@ -46,6 +46,7 @@
 #include "conv/wgmma_ops.h"
 #include "conv/hopper_ops.h"
 #include "conv/pad_channels.h"
+#include "conv/wrw_reduce.h"
 
 #ifndef CHUNK
 #define CHUNK 16
@@ -77,17 +78,6 @@ static_assert(kStages >= 3, "the ring keeps one tile in the tensor cores and one
 constexpr int kAcc = kTbN / 2;  // FP32 accumulators per thread of one m64 wgmma
 // Two resident blocks where the registers allow (at most 256 threads with <= 64 accumulators).
 constexpr int kMinBlocks = kThreads <= 256 && kMRep * kAcc <= 64 ? 2 : 1;
-
-// MN-major 128-byte-swizzle descriptor: 8-row groups 1024 bytes apart (stride byte offset), slabs
-// kSlabBytes apart (leading byte offset).
-TUNA_DEVICE unsigned long long tuna_desc_mn_sw128(unsigned saddr) {
-  unsigned long long d = 0;
-  d |= static_cast<unsigned long long>((saddr & 0x3FFFF) >> 4);
-  d |= static_cast<unsigned long long>(kSlabBytes >> 4) << 16;  // leading byte offset
-  d |= static_cast<unsigned long long>(1024 >> 4) << 32;        // stride byte offset
-  d |= static_cast<unsigned long long>(1) << 62;                // 128-byte swizzle
-  return d;
-}
 
 // Byte offset of 16-byte chunk `chunk` (8 elements along M or N) of pixel row `row` in a tile.
 TUNA_DEVICE unsigned tuna_mn_chunk_offset(int row, int chunk) {
@@ -214,10 +204,10 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, kMinBlocks)
     tuna_wgmma_fence();
 #pragma unroll
     for (int k16 = 0; k16 < kTbK / 16; ++k16) {
-      const unsigned long long db = tuna_desc_mn_sw128(b_tile + k16 * 2048);
+      const unsigned long long db = tuna_desc_mn_sw128(b_tile + k16 * 2048, kSlabBytes);
 #pragma unroll
       for (int mr = 0; mr < kMRep; ++mr) {
-        TUNA_WGMMA_OF(TB_N)<1, 1>(acc[mr], tuna_desc_mn_sw128(a_tile + mr * kSlabBytes + k16 * 2048), db);
+        TUNA_WGMMA_OF(TB_N)<1, 1>(acc[mr], tuna_desc_mn_sw128(a_tile + mr * kSlabBytes + k16 * 2048, kSlabBytes), db);
       }
     }
     tuna_wgmma_commit();
@@ -255,32 +245,4 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, kMinBlocks)
       }
     }
   }
-}
-
-// dw[row][c] = round(sum over z in 0..splits-1 of ws[z][row][c]) for row < rows (K*R*S), c < C,
-// where ws has Cp >= C channels per row (the padding ones dropped); slices summed in order:
-// deterministic. Unpadded (Cp == C, rows * C % 4 == 0): four elements per thread.
-TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(256)
-    tuna_hopper_wrw_reduce(const float* TUNA_RESTRICT ws, tuna_u16* TUNA_RESTRICT dw, long long ws_off, long long rows,
-                           int Cp, int C, int splits) {
-  ws += ws_off;
-  const long long t = static_cast<long long>(TUNA_BID_X) * TUNA_BDIM_X + TUNA_TID_X;
-  const long long slice = rows * Cp;
-  if (Cp == C) {
-    const long long i = t * 4;
-    if (i >= slice) return;
-    float4 sum = *reinterpret_cast<const float4*>(ws + i);
-    for (int z = 1; z < splits; ++z) {
-      const float4 v = *reinterpret_cast<const float4*>(ws + z * slice + i);
-      sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
-    }
-    *reinterpret_cast<uint2*>(dw + i) = make_uint2(tuna_pack2(sum.x, sum.y), tuna_pack2(sum.z, sum.w));
-    return;
-  }
-  if (t >= rows * C) return;
-  const long long row = t / C;
-  const long long src = row * Cp + (t - row * C);
-  float sum = ws[src];
-  for (int z = 1; z < splits; ++z) sum += ws[z * slice + src];
-  dw[t] = static_cast<tuna_u16>(tuna_pack2(sum, 0.f) & 0xffff);
 }

@@ -38,7 +38,7 @@ TEST_CASE("fallback on an H100 model ranks the measured-fastest family first") {
   CHECK(FirstRanked("./bin/MIOpenDriver convfp16 -n 32 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 "
                     "-l 1 -j 1 -m conv -g 1 -F 1 -t 1" + nhwc) == "TunaHopperTmaFwd");
   CHECK(FirstRanked("./bin/MIOpenDriver convfp16 -n 32 -c 256 -H 14 -W 14 -k 256 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 "
-                    "-l 1 -j 1 -m conv -g 1 -F 4 -t 1" + nhwc) == "TunaHopperWrw");
+                    "-l 1 -j 1 -m conv -g 1 -F 4 -t 1" + nhwc) == "TunaHopperTmaWrw");
   // FP32 NCHW 1x1: the SIMT tile family.
   CHECK(FirstRanked("./bin/MIOpenDriver conv -n 32 -c 256 -H 56 -W 56 -k 64 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 "
                     "-j 1 -m conv -g 1 -F 1 -t 1") == "TunaFastSimtFwd");

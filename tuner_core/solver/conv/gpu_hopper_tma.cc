@@ -30,24 +30,6 @@ int DeepestStages(const Target& target, int tb_m, int tb_n, int wg_m) {
   return s;
 }
 
-// The im2col map of x for one phase: dims (C, W, H, N), the phase's bounding box of bases.
-backend::TensorMapSpec XMap(const ConvPlan& p, const Phase& q, int tb_m) {
-  backend::TensorMapSpec m;
-  m.mode = backend::TensorMapSpec::Mode::kIm2col;
-  m.rank = 4;
-  m.element_bytes = 2;
-  const uint64_t c = p.c, w = p.wx, h = p.hx;
-  m.dims = {c, w, h, static_cast<uint64_t>(p.n), 0};
-  m.strides_bytes = {c * 2, w * c * 2, h * w * c * 2, 0};
-  m.element_strides = {1, static_cast<uint32_t>(q.estride_w), static_cast<uint32_t>(q.estride_h), 1, 1};
-  m.lower_corner = {static_cast<int>(q.lower_w), static_cast<int>(q.lower_h), 0};
-  m.upper_corner = {static_cast<int>(q.upper_w), static_cast<int>(q.upper_h), 0};
-  m.channels_per_pixel = kTbK;
-  m.pixels_per_column = static_cast<uint32_t>(tb_m);
-  m.swizzle = backend::TensorMapSpec::Swizzle::k128B;
-  return m;
-}
-
 // The tiled map of w as (C/G, R*S, K): boxes of 64 channels x 1 tap x TB_N rows. Channels past
 // C/G are outside the box's tap, so a partial last chunk reads zeros (x's matching channels are
 // the next group's or outside x: their products vanish).
@@ -114,6 +96,23 @@ int64_t ConvPlan::Rows() const {
   int64_t rows = 0;
   for (const Phase& q : phases) rows += n * q.n_i * q.n_j;
   return rows;
+}
+
+backend::TensorMapSpec XMap(const ConvPlan& p, const Phase& q, int pixels) {
+  backend::TensorMapSpec m;
+  m.mode = backend::TensorMapSpec::Mode::kIm2col;
+  m.rank = 4;
+  m.element_bytes = 2;
+  const uint64_t c = p.c, w = p.wx, h = p.hx;
+  m.dims = {c, w, h, static_cast<uint64_t>(p.n), 0};
+  m.strides_bytes = {c * 2, w * c * 2, h * w * c * 2, 0};
+  m.element_strides = {1, static_cast<uint32_t>(q.estride_w), static_cast<uint32_t>(q.estride_h), 1, 1};
+  m.lower_corner = {static_cast<int>(q.lower_w), static_cast<int>(q.lower_h), 0};
+  m.upper_corner = {static_cast<int>(q.upper_w), static_cast<int>(q.upper_h), 0};
+  m.channels_per_pixel = kTbK;
+  m.pixels_per_column = static_cast<uint32_t>(pixels);
+  m.swizzle = backend::TensorMapSpec::Swizzle::k128B;
+  return m;
 }
 
 ConvPlan ForwardPlan(const Problem& p) {

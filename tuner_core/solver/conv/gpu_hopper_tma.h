@@ -56,6 +56,10 @@ ConvPlan ForwardPlan(const Problem& p);
 // above 1 need dilation 1).
 ConvPlan BackwardDataPlan(const Problem& p);
 
+// The im2col map of x for one phase: dims (C, W, H, N), the phase's bounding box of bases and
+// element strides; boxes of 64 channels x `pixels` output pixels, 128-byte swizzle.
+backend::TensorMapSpec XMap(const ConvPlan& p, const Phase& q, int pixels);
+
 // The target and the original problem `p` (of any direction: type, layout, density), then the
 // plan (C/G % 64, phases, the copy engine's bounding boxes, sizes).
 absl::Status CheckApplicable(std::string_view solver, const Target& target, const Problem& p, const ConvPlan& plan);

@@ -10,6 +10,7 @@
 #include "tuner_core/solver/conv/gpu_hopper_fwd.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma_bwd.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma_fwd.h"
+#include "tuner_core/solver/conv/gpu_hopper_tma_wrw.h"
 #include "tuner_core/solver/conv/gpu_hopper_wrw.h"
 #include "tuner_core/solver/conv/gpu_igemm.h"
 #include "tuner_core/solver/conv/gpu_mfma.h"
@@ -41,6 +42,7 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1022, std::make_unique<DepthwiseSolver>(Direction::kBackwardWeights));
   list.emplace_back(1023, std::make_unique<ThinBwdSolver>());
   list.emplace_back(1024, std::make_unique<MfmaFwdSolver>());
+  list.emplace_back(1025, std::make_unique<HopperTmaWrwSolver>());
   return list;
 }
 

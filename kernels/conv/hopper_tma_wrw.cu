@@ -1,0 +1,331 @@
+// Hopper (sm_90a) warp-specialised, persistent backward-weights convolution fed by the tensor
+// memory accelerator, FP16/BF16, NHWC, grouped, for the solver TunaHopperTmaWrw
+// (tuner_core/solver/conv/gpu_hopper_tma_wrw.cc).
+//
+//   GEMM per group g:  M = K/G (output channels)   N = R*S*chunks*64 (filter columns: per tap,
+//                      C/G channels rounded up to 64-channel chunks)
+//                      reduction over the P = N*Ho*Wo output pixels
+//   dw (K, R, S, C/G) = dy^T im2col(x), FP32 accumulate.
+//
+// Both operands have the pixels as their strided dimension, so wgmma reads them transposed
+// (imm-trans-a = imm-trans-b = 1) from MN-major 128-byte-swizzle slabs: 64 pixel rows of 64
+// elements (128 bytes), 8 KiB per slab — exactly the box layout of the copy engine with the
+// 128-byte swizzle:
+//   * A (dy): a tiled map of dy as (K, P), box 64 channels x 64 pixels: one slab per 64 rows of M;
+//   * B (x): the im2col map of x (as the forward kernel's), box 64 channels x 64 pixels of one
+//     filter tap (offsets r*dil_h, s*dil_w), walking the output pixels with the strides and
+//     padding; one slab per 64 columns of N. Channels past C/G in a last partial chunk are read
+//     (the next group's, or zeros past C) but their columns are never written.
+// Rows past P, channels past K and taps outside x arrive as zeros from the copy engine.
+//
+// Work units: groups x splits x M-tiles x N-tiles (N-tiles fastest, so the blocks resident at one
+// time share one dy pixel range through L2). The grid is persistent: block b runs units b,
+// b + gridDim.x, ... One producer thread issues, per 64-pixel stage, the TB_M/64 dy boxes and the
+// TB_N/64 im2col boxes into a STAGES-deep ring completing on the slot's `full` mbarrier, running
+// ahead across units bounded by the slots' `empty` mbarriers; WG_M consumer warpgroups (each
+// TB_M/WG_M rows of the tile) issue the stage's wgmmas and release the previous stage's slot once
+// its wgmmas retired, then write the tile straight from the accumulators while the producer
+// already fills the ring for the next unit.
+//
+// Clusters (CLUSTER_N 2): the two blocks of a cluster take N-tiles 2j and 2j+1 of the same unit
+// row and share its dy tile: each loads half of the TB_M/64 dy slabs and multicasts them into
+// both blocks' rings (a stage's `full` barrier expects the whole dy tile plus its own x slabs), so
+// L2 serves a third less per stage. A slot is refilled only when the consumers of both blocks
+// released it: every consumer warp arrives on the `empty` barrier of each block of the cluster.
+//
+// Split-K (splits, a run-time argument): split z reduces pixel tiles [z*per, (z+1)*per) and writes
+// FP32 partials into workspace slice z (partials = 1); tuna_hopper_wrw_reduce (wrw_reduce.h) sums
+// the slices in slice order — deterministic, re-runs give identical bits — and rounds once. With one
+// split the block rounds and writes dw itself (partials = 0). Each output element is written once.
+//
+// Needs C/G % 8 == 0 and K % 8 == 0 (16-byte rows for the copy engine).
+// Sizes are run-time arguments: one build serves every problem with the same options.
+// Options: TB_M (64, 128, 256), TB_N (64, 128, 256), WG_M (1, 2), STAGES (3..8), CLUSTER_N (1, 2;
+//          2 needs TB_M >= 128), TUNA_DTYPE (1 fp16, 2 bf16).
+// Arguments: tmap_x (im2col of x: dims C, W, H, N; bounding box and element strides of the
+//          forward convolution; 64 channels x 64 pixels; 128-byte swizzle), tmap_dy (tiled, dims
+//          K, P; box 64 x 64; 128-byte swizzle), out (dw, or the FP32 workspace), out_off (its
+//          element offset), then the sizes as int32 (see the kernel).
+// Launch: gridDim.x = CLUSTER_N * min(unit rows, multiprocessors / CLUSTER_N), blockDim.x = 128 * (WG_M + 1); dynamic shared
+// memory = 1024 (alignment) + STAGES * (TB_M + TB_N) * 128 (ring) + 16 * STAGES (mbarriers).
+#include "common/portability.h"
+#include "conv/async_copy.h"  // tuna_smem_u32
+
+#if !defined(TUNA_BACKEND_CUDA)
+#error "hopper_tma_wrw.cu needs CUDA sm_90a (wgmma, TMA, mbarrier, setmaxnreg)"
+#endif
+
+#include "conv/wgmma_ops.h"
+#include "conv/hopper_ops.h"
+#include "conv/wrw_reduce.h"
+
+#ifndef CLUSTER_N
+#define CLUSTER_N 1
+#endif
+
+constexpr int kTbM = TB_M;
+constexpr int kTbN = TB_N;
+constexpr int kPix = 64;  // pixels per stage: the reduction extent of one k-tile
+constexpr int kWgM = WG_M;
+constexpr int kStages = STAGES;
+constexpr int kThreads = 128 * (kWgM + 1);
+constexpr int kWgRows = kTbM / kWgM;
+constexpr int kMRep = kWgRows / 64;  // A slabs per consumer warpgroup
+constexpr int kSlabBytes = kPix * 128;
+constexpr int kASlabs = kTbM / 64;
+constexpr int kBSlabs = kTbN / 64;
+constexpr int kStageA = kASlabs * kSlabBytes;
+constexpr int kStageBytes = (kASlabs + kBSlabs) * kSlabBytes;
+constexpr int kRingBytes = kStages * kStageBytes;
+constexpr int kAcc = kTbN / 2;  // FP32 accumulators per thread of one m64 wgmma
+constexpr int kCluster = CLUSTER_N;
+constexpr int kASlabsOwn = kASlabs / kCluster;  // dy slabs this block loads (and multicasts)
+#if WG_M == 2
+// Register split (setmaxnreg): 384 threads x 168 at entry = 128 x 40 + 256 x 232.
+constexpr int kProducerRegs = 40;
+constexpr int kConsumerRegs = 232;
+#endif
+static_assert(kWgRows % 64 == 0, "each consumer warpgroup owns whole m64 slabs");
+static_assert(kTbN == 64 || kTbN == 128 || kTbN == 256, "wgmma N");
+static_assert(kMRep * kAcc <= 128, "at most 128 accumulators per thread");
+static_assert(kStages >= 3, "one slot in the tensor cores, one released late, one filling");
+static_assert(kCluster == 1 || (kCluster == 2 && kASlabs % 2 == 0), "a cluster pair splits the dy slabs evenly");
+
+// The problem as the kernel walks it.
+struct TunaWrwGeom {
+  int pixels, hw, Wo;                  // P = N*Ho*Wo, Ho*Wo, Wo
+  int lower_h, lower_w, stride_h, stride_w, dil_h, dil_w, S;
+  int Cg, Kpg, K, taps, chunks, groups, splits;
+};
+
+// One work unit: group, split, tile origin and its pixel-tile range. With clusters a unit's N-tile
+// may lie past the last one (its block only loads and multicasts its half of dy).
+struct TunaWrwUnit {
+  int g, z, m0, slab0, pt0, pt_end;
+};
+// Units are numbered per cluster: groups x splits x M-tiles x N-tile groups of CLUSTER_N; block
+// rank r of a cluster takes N-tile CLUSTER_N * j + r of unit j.
+struct TunaWrwGrid {
+  int m_tiles, n_groups, units, per;
+  TUNA_DEVICE explicit TunaWrwGrid(const TunaWrwGeom& q) {
+    m_tiles = (q.Kpg + kTbM - 1) / kTbM;
+    const int n_tiles = (q.taps * q.chunks + kBSlabs - 1) / kBSlabs;
+    n_groups = (n_tiles + kCluster - 1) / kCluster;
+    units = q.groups * q.splits * m_tiles * n_groups;
+    const int p_tiles = (q.pixels + kPix - 1) / kPix;
+    per = (p_tiles + q.splits - 1) / q.splits;
+  }
+  TUNA_DEVICE TunaWrwUnit Decode(const TunaWrwGeom& q, int u, int rank) const {
+    TunaWrwUnit t;
+    const int nt = (u % n_groups) * kCluster + rank;
+    u /= n_groups;
+    const int mt = u % m_tiles;
+    u /= m_tiles;
+    t.z = u % q.splits;
+    t.g = u / q.splits;
+    t.m0 = mt * kTbM;
+    t.slab0 = nt * kBSlabs;
+    const int p_tiles = (q.pixels + kPix - 1) / kPix;
+    t.pt0 = min(p_tiles, t.z * per);
+    t.pt_end = min(p_tiles, t.pt0 + per);
+    return t;
+  }
+};
+
+// Producer: the ring's loads for every unit of this block.
+TUNA_DEVICE void tuna_wrw_produce(unsigned ring, unsigned full, unsigned empty, const TunaTensorMap* tmap_x,
+                                  const TunaTensorMap* tmap_dy, const TunaWrwGeom& q, const TunaWrwGrid& grid,
+                                  int rank) {
+  const int n_slabs = q.taps * q.chunks;
+  int it = 0;
+  for (int u = TUNA_BID_X / kCluster; u < grid.units; u += TUNA_GDIM_X / kCluster) {
+    const TunaWrwUnit t = grid.Decode(q, u, rank);
+    const int b_slabs = max(0, min(kBSlabs, n_slabs - t.slab0));
+    const unsigned bytes = static_cast<unsigned>((kASlabs + b_slabs) * kSlabBytes);
+    const int m_row = t.g * q.Kpg + t.m0;
+    for (int pt = t.pt0; pt < t.pt_end; ++pt, ++it) {
+      const int slot = it % kStages;
+#if CLUSTER_N > 1
+      if (it >= kStages) tuna_mbar_wait_cluster(empty + 8 * slot, ((it / kStages) - 1) & 1);
+#else
+      if (it >= kStages) tuna_mbar_wait(empty + 8 * slot, ((it / kStages) - 1) & 1);
+#endif
+      const unsigned bar = full + 8 * slot;
+      const unsigned dst = ring + slot * kStageBytes;
+      tuna_mbar_expect_tx(bar, bytes);
+      const int p0 = pt * kPix;
+#pragma unroll
+      for (int i = 0; i < kASlabsOwn; ++i) {
+        const int j = rank * kASlabsOwn + i;
+#if CLUSTER_N > 1
+        tuna_tma_tile_2d_multicast(dst + j * kSlabBytes, tmap_dy, m_row + 64 * j, p0, bar, (1 << kCluster) - 1);
+#else
+        tuna_tma_tile_2d(dst + j * kSlabBytes, tmap_dy, m_row + 64 * j, p0, bar);
+#endif
+      }
+      const int img = p0 / q.hw;
+      const int rem = p0 - img * q.hw;
+      const int oh = rem / q.Wo;
+      const int h0 = q.lower_h + q.stride_h * oh;
+      const int w0 = q.lower_w + q.stride_w * (rem - oh * q.Wo);
+      for (int j = 0; j < b_slabs; ++j) {
+        const int slab = t.slab0 + j;
+        const int tap = slab / q.chunks;
+        const int chunk = slab - tap * q.chunks;
+        const int r = tap / q.S;
+        tuna_tma_im2col_4d(dst + kStageA + j * kSlabBytes, tmap_x, t.g * q.Cg + chunk * 64, w0, h0, img,
+                           static_cast<unsigned short>((tap - r * q.S) * q.dil_w),
+                           static_cast<unsigned short>(r * q.dil_h), bar);
+      }
+    }
+  }
+}
+
+// Consumer warpgroup (1..WG_M): its rows of every unit's tile, written from the accumulators.
+// Accumulator layout of wgmma m64nN: warp w of the warpgroup holds rows 16w + lane/4 (+8); pair j
+// covers columns 8j + 2*(lane%4) + {0, 1}; a pair never straddles a 64-column slab or C/G (even).
+// Releases ring slot `slot` once this warp's wgmmas that read it retired: one arrival per consumer
+// warp on the `empty` barrier of each block of the cluster (lane r signals block r).
+TUNA_DEVICE void tuna_wrw_release(unsigned empty, int slot, int lane) {
+  __syncwarp();
+#if CLUSTER_N > 1
+  if (lane < kCluster) tuna_mbar_arrive_cluster(tuna_map_rank(empty + 8 * slot, lane));
+#else
+  if (lane == 0) tuna_mbar_arrive(empty + 8 * slot);
+#endif
+}
+
+TUNA_DEVICE void tuna_wrw_consume(unsigned ring, unsigned full, unsigned empty, const TunaWrwGeom& q,
+                                  const TunaWrwGrid& grid, void* TUNA_RESTRICT out, long long out_off,
+                                  int partials, int rank) {
+#if WG_M == 2
+  tuna_setmaxnreg_inc<kConsumerRegs>();
+#endif
+  const int tid = TUNA_TID_X;
+  const int cw = (tid >> 7) - 1;
+  const int warp_in_wg = (tid >> 5) & 3;
+  const int lane = tid & 31;
+  const long long kg = static_cast<long long>(q.taps) * q.Cg;  // dw columns per output channel
+  float acc[kMRep][kAcc];
+  int it = 0;
+  for (int u = TUNA_BID_X / kCluster; u < grid.units; u += TUNA_GDIM_X / kCluster) {
+    const TunaWrwUnit t = grid.Decode(q, u, rank);
+#pragma unroll
+    for (int mr = 0; mr < kMRep; ++mr) {
+#pragma unroll
+      for (int j = 0; j < kAcc; ++j) acc[mr][j] = 0.f;
+    }
+    const int k_tiles = t.pt_end - t.pt0;
+    for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+      const int slot = it % kStages;
+      tuna_mbar_wait(full + 8 * slot, (it / kStages) & 1);
+      const unsigned a_tile = ring + slot * kStageBytes + cw * kMRep * kSlabBytes;
+      const unsigned b_tile = ring + slot * kStageBytes + kStageA;
+#pragma unroll
+      for (int mr = 0; mr < kMRep; ++mr) tuna_fence_acc_all(acc[mr]);
+      tuna_wgmma_fence();
+#pragma unroll
+      for (int k16 = 0; k16 < kPix / 16; ++k16) {
+        const unsigned long long db = tuna_desc_mn_sw128(b_tile + k16 * 2048, kSlabBytes);
+#pragma unroll
+        for (int mr = 0; mr < kMRep; ++mr) {
+          TUNA_WGMMA_OF(TB_N)<1, 1>(acc[mr], tuna_desc_mn_sw128(a_tile + mr * kSlabBytes + k16 * 2048, kSlabBytes),
+                                    db);
+        }
+      }
+      tuna_wgmma_commit();
+      tuna_wgmma_wait<1>();  // the previous stage's wgmmas have retired: release its slot
+#pragma unroll
+      for (int mr = 0; mr < kMRep; ++mr) tuna_fence_acc_all(acc[mr]);
+      if (kt > 0) tuna_wrw_release(empty, (it - 1) % kStages, lane);
+    }
+    if (k_tiles > 0) {
+      tuna_wgmma_wait<0>();
+#pragma unroll
+      for (int mr = 0; mr < kMRep; ++mr) tuna_fence_acc_all(acc[mr]);
+      tuna_wrw_release(empty, (it - 1) % kStages, lane);
+    }
+    // A unit without pixels (a split past the last tile) still writes its zero slice.
+    float* ws = static_cast<float*>(out) + out_off + static_cast<long long>(t.z) * q.K * kg;
+    tuna_u16* dw = static_cast<tuna_u16*>(out) + out_off;
+#pragma unroll
+    for (int j = 0; j < kTbN / 8; ++j) {
+      const int col = 8 * j + 2 * (lane & 3);
+      const int slab = t.slab0 + col / 64;
+      const int tap = slab / q.chunks;
+      const int c = (slab - tap * q.chunks) * 64 + (col & 63);
+      if (tap >= q.taps || c >= q.Cg) continue;
+      const long long col_at = static_cast<long long>(tap) * q.Cg + c;
+#pragma unroll
+      for (int mr = 0; mr < kMRep; ++mr) {
+        const int r0 = t.m0 + cw * kWgRows + mr * 64 + warp_in_wg * 16 + (lane >> 2);
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int row = r0 + 8 * half;
+          if (row >= q.Kpg) continue;
+          const long long at = (static_cast<long long>(t.g) * q.Kpg + row) * kg + col_at;
+          const float v0 = acc[mr][4 * j + 2 * half], v1 = acc[mr][4 * j + 2 * half + 1];
+          if (partials) {
+            *reinterpret_cast<float2*>(ws + at) = make_float2(v0, v1);
+          } else {
+            *reinterpret_cast<unsigned*>(dw + at) = tuna_pack2(v0, v1);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Sizes: n_img, Ho, Wo (dy's), the forward im2col box origin (lower_h, lower_w = -pad), strides,
+// dilations, R, S, C/G, K, groups, chunks = ceil(C/G / 64), splits; partials: 1 writes FP32 slices.
+#if CLUSTER_N > 1
+#define TUNA_WRW_CLUSTER __cluster_dims__(CLUSTER_N, 1, 1)
+#else
+#define TUNA_WRW_CLUSTER
+#endif
+TUNA_GLOBAL void __launch_bounds__(kThreads, 1) TUNA_WRW_CLUSTER
+    tuna_hopper_tma_wrw(const __grid_constant__ TunaTensorMap tmap_x, const __grid_constant__ TunaTensorMap tmap_dy,
+                        void* TUNA_RESTRICT out, long long out_off, int n_img, int Ho, int Wo, int lower_h,
+                        int lower_w, int stride_h, int stride_w, int dil_h, int dil_w, int R, int S, int Cg, int K,
+                        int groups, int chunks, int splits, int partials) {
+  TUNA_DYNAMIC_SHARED(unsigned char, smem_raw);
+  const unsigned raw_addr = tuna_smem_u32(smem_raw);
+  const unsigned ring = raw_addr + ((1024 - (raw_addr & 1023)) & 1023);  // the swizzle repeats every 1024 B
+  const unsigned full = ring + kRingBytes;
+  const unsigned empty = full + 8 * kStages;
+  TunaWrwGeom q;
+  q.pixels = n_img * Ho * Wo, q.hw = Ho * Wo, q.Wo = Wo;
+  q.lower_h = lower_h, q.lower_w = lower_w, q.stride_h = stride_h, q.stride_w = stride_w;
+  q.dil_h = dil_h, q.dil_w = dil_w, q.S = S;
+  q.Cg = Cg, q.K = K, q.Kpg = K / groups, q.taps = R * S, q.chunks = chunks, q.groups = groups, q.splits = splits;
+  const TunaWrwGrid grid(q);
+  const int rank = kCluster > 1 ? static_cast<int>(tuna_cluster_rank()) : 0;
+  if (TUNA_TID_X == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      tuna_mbar_init(full + 8 * s, 1);
+      tuna_mbar_init(empty + 8 * s, 4 * kWgM * kCluster);  // every consumer warp of the cluster, once per use
+    }
+    tuna_fence_mbar_init();
+  }
+#if CLUSTER_N > 1
+  tuna_cluster_sync();  // the peer's barriers are initialised before anything lands in them
+#else
+  TUNA_SYNC();
+#endif
+  if (TUNA_TID_X >= 128) {
+    tuna_wrw_consume(ring, full, empty, q, grid, out, out_off, partials, rank);
+  } else {
+#if WG_M == 2
+    tuna_setmaxnreg_dec<kProducerRegs>();
+#endif
+    if (TUNA_TID_X == 0) {
+      tuna_prefetch_tmap(&tmap_x);
+      tuna_prefetch_tmap(&tmap_dy);
+      tuna_wrw_produce(ring, full, empty, &tmap_x, &tmap_dy, q, grid, rank);
+    }
+  }
+#if CLUSTER_N > 1
+  __syncwarp();
+  tuna_cluster_sync();  // no block leaves while its peer may still multicast into it or arrive on its barriers
+#endif
+}

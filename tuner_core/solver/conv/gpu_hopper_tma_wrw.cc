@@ -1,0 +1,193 @@
+#include "tuner_core/solver/conv/gpu_hopper_tma_wrw.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "tuner_core/solver/conv/gpu_common.h"
+#include "tuner_core/solver/conv/gpu_fast_common.h"
+#include "tuner_core/solver/conv/gpu_hopper_tma.h"
+
+namespace tuna::solver {
+namespace {
+
+using gpu::CeilDiv;
+using gpu::HopperTile;
+using gpu::OutputPixels;
+
+constexpr int kPixelsPerStage = 64;
+constexpr int kChunk = 64;  // channels per B slab
+constexpr int kMaxStages = 8;
+
+int64_t Chunks(const Problem& p) { return CeilDiv(p.c / p.groups, kChunk); }
+// GEMM N as the kernel tiles it: every tap's channels in whole 64-channel slabs.
+int64_t SlabColumns(const Problem& p) { return p.fil[1] * p.fil[2] * Chunks(p) * kChunk; }
+int64_t PixelTiles(const Problem& p) { return CeilDiv(OutputPixels(p), kPixelsPerStage); }
+// Work units of one split: output tiles times groups.
+int64_t TileUnits(const Problem& p, int tb_m, int tb_n) {
+  return CeilDiv(p.k / p.groups, tb_m) * CeilDiv(SlabColumns(p), tb_n) * p.groups;
+}
+int64_t NTiles(const Problem& p, int tb_n) { return CeilDiv(SlabColumns(p), tb_n); }
+int ClusterN(const SearchSpace& s, const PerfConfig& c) { return static_cast<int>(s.Value(c, "CLUSTER_N")); }
+// Fraction of the persistent blocks' rounds that do work: `blocks` units over `num_cu` SMs.
+double WaveEfficiency(int64_t blocks, int num_cu) {
+  const int64_t rounds = CeilDiv(blocks, num_cu);
+  return static_cast<double>(blocks) / static_cast<double>(rounds * num_cu);
+}
+PerfConfig Make(const SearchSpace& s, const HopperTile& t, int cluster) {
+  return s.Make({{"TB_M", t.tb_m}, {"TB_N", t.tb_n}, {"WG_M", t.wg_m}, {"STAGES", t.stages}, {"SPLIT_K", t.split_k},
+                 {"CLUSTER_N", cluster}});
+}
+int DeepestStages(const Target& target, int tb_m, int tb_n) {
+  int s = kMaxStages;
+  while (s > 3 && HopperTmaWrwSolver::SharedBytes(tb_m, tb_n, s) > target.max_shared_bytes_per_block) --s;
+  return s;
+}
+
+// dy as a (K, P) matrix: boxes of 64 channels x 64 pixels, 128-byte swizzle (one MN-major slab).
+backend::TensorMapSpec DyMap(const Problem& p) {
+  backend::TensorMapSpec m;
+  m.rank = 2;
+  m.element_bytes = 2;
+  m.dims = {static_cast<uint64_t>(p.k), static_cast<uint64_t>(OutputPixels(p)), 0, 0, 0};
+  m.strides_bytes = {static_cast<uint64_t>(p.k) * 2, 0, 0, 0};
+  m.box = {kChunk, kPixelsPerStage, 0, 0, 0};
+  m.swizzle = backend::TensorMapSpec::Swizzle::k128B;
+  return m;
+}
+
+Launch ReduceLaunch(const Problem& p, int split_k) {
+  const int64_t rows = p.k * p.fil[1] * p.fil[2];
+  const int64_t cg = p.c / p.groups;
+  Launch r;
+  r.kernel = 0;
+  r.entry = "tuna_hopper_wrw_reduce";
+  r.grid.x = static_cast<uint32_t>(CeilDiv(rows * cg / 4, 256));
+  r.block.x = 256;
+  r.args = {KernelArg::Buffer(BufferRole::kWorkspace), KernelArg::Buffer(BufferRole::kW), KernelArg::I64(0),
+            KernelArg::I64(rows),  KernelArg::I32(cg), KernelArg::I32(cg), KernelArg::I32(split_k)};
+  return r;
+}
+
+}  // namespace
+
+uint64_t HopperTmaWrwSolver::SharedBytes(int tb_m, int tb_n, int stages) {
+  return 1024 + static_cast<uint64_t>(stages) * (tb_m + tb_n) * kPixelsPerStage * 2 + 16 * static_cast<uint64_t>(stages);
+}
+
+absl::Status HopperTmaWrwSolver::IsApplicable(const Target& target, const Problem& p) const {
+  if (p.direction != Direction::kBackwardWeights) return NotApplicable(Name(), "backward weights only");
+  if (absl::Status st = hopper_tma::CheckApplicable(Name(), target, p, hopper_tma::ForwardPlan(p)); !st.ok()) {
+    return st;
+  }
+  if (p.k % 8 != 0) return NotApplicable(Name(), "needs K % 8 == 0 (16-byte rows of dy for the copy engine)");
+  if (OutputPixels(p) > gpu::kMaxIndex || p.k * SlabColumns(p) > gpu::kMaxIndex) {
+    return NotApplicable(Name(), "sizes exceed 32-bit indices");
+  }
+  return absl::OkStatus();
+}
+
+SearchSpace HopperTmaWrwSolver::Space(const Target&, const Problem&) const {
+  return SearchSpace({{"TB_M", Pow2Range(64, 256)},
+                      {"TB_N", Pow2Range(64, 256)},
+                      {"WG_M", Pow2Range(1, 2)},
+                      {"STAGES", LinearRange(3, kMaxStages)},
+                      {"SPLIT_K", LinearRange(1, 64), AxisUse::kSolver},
+                      {"CLUSTER_N", Pow2Range(1, 2)}});
+}
+
+absl::Status HopperTmaWrwSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
+  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
+  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
+  const HopperTile t = HopperTile::Of(Space(target, p), config);
+  auto invalid = [&](std::string_view why) { return InvalidConfig(Name(), config, why); };
+  const int wg_rows = t.tb_m / t.wg_m;
+  if (wg_rows % 64 != 0) return invalid("TB_M / WG_M must be a multiple of 64 (wgmma m64)");
+  if (wg_rows * t.tb_n / 128 > 128) return invalid("more than 128 accumulators per thread");
+  const uint64_t smem = SharedBytes(t.tb_m, t.tb_n, t.stages);
+  if (smem > target.max_shared_bytes_per_block) {
+    return invalid(absl::StrCat(smem, " bytes of shared memory > ", target.max_shared_bytes_per_block));
+  }
+  // One block per SM: a ring shallower than the deepest that fits only idles the copy engine.
+  if (t.stages + 2 < DeepestStages(target, t.tb_m, t.tb_n)) return invalid("ring far shallower than fits");
+  if (t.tb_m > 64 && t.tb_m / 2 >= p.k / p.groups) return invalid("TB_M much larger than K/G");
+  if (t.tb_n > 64 && t.tb_n / 2 >= SlabColumns(p)) return invalid("TB_N much larger than the filter columns");
+  const int64_t per_split = CeilDiv(PixelTiles(p), t.split_k);
+  // Splits pay while they fill the GPU and, past one wave, fill >= 3/4 of every round (8 at most),
+  // each with 4+ pixel tiles.
+  const int64_t blocks = TileUnits(p, t.tb_m, t.tb_n) * t.split_k;
+  if (t.split_k > 1 && (blocks > 8 * target.num_cu || per_split < 4 ||
+                         (blocks > target.num_cu && WaveEfficiency(blocks, target.num_cu) < 0.75))) {
+    return invalid("splits that leave waves part-empty or fill the GPU more than 8 times, or too few pixels per split");
+  }
+  if (TileUnits(p, t.tb_m, t.tb_n) * t.split_k > int64_t{0x7fffffff}) return invalid("too many work units");
+  if (ClusterN(Space(target, p), config) == 2) {
+    if (t.tb_m < 128) return invalid("CLUSTER_N 2 splits the dy slabs of TB_M >= 128 between two blocks");
+    if (NTiles(p, t.tb_n) < 2) return invalid("CLUSTER_N 2 with one N-tile: nothing to share");
+  }
+  return absl::OkStatus();
+}
+
+PerfConfig HopperTmaWrwSolver::DefaultConfig(const Target& target, const Problem& p) const {
+  const SearchSpace space = Space(target, p);
+  for (HopperTile t : {HopperTile{256, 128, 2, 0}, HopperTile{128, 256, 2, 0}, HopperTile{128, 128, 2, 0},
+                       HopperTile{64, 128, 1, 0}, HopperTile{64, 64, 1, 0}}) {
+    t.stages = DeepestStages(target, t.tb_m, t.tb_n);
+    // The split whose units fill the persistent blocks' rounds best (a smaller one unless 5 % better).
+    // One partial wave counts its empty SMs: 126 of 132 beats 66 of 132.
+    int best = 0;
+    double best_eff = 0;
+    for (int split = 1; split <= 64; ++split) {
+      t.split_k = split;
+      if (!IsValid(target, p, Make(space, t, 1)).ok()) continue;
+      const double eff = WaveEfficiency(TileUnits(p, t.tb_m, t.tb_n) * split, target.num_cu);
+      if (best == 0 || eff > best_eff + 0.05) best = split, best_eff = eff;
+    }
+    if (best > 0) {
+      t.split_k = best;
+      return Make(space, t, 1);
+    }
+  }
+  return Make(space, HopperTile{64, 64, 1, DeepestStages(target, 64, 64)}, 1);  // valid for every applicable problem
+}
+
+absl::StatusOr<Solution> HopperTmaWrwSolver::GetSolution(const Target& target, const Problem& p,
+                                                         const PerfConfig& config) const {
+  if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
+  const SearchSpace space = Space(target, p);
+  const HopperTile t = HopperTile::Of(space, config);
+  const hopper_tma::ConvPlan plan = hopper_tma::ForwardPlan(p);
+  const hopper_tma::Phase& q = plan.phases[0];
+  const int cluster = ClusterN(space, config);
+  KernelBuild build;
+  build.source = "conv/hopper_tma_wrw.cu";
+  build.entries = {"tuna_hopper_tma_wrw", "tuna_hopper_wrw_reduce"};
+  build.options = space.Defines(config);
+  build.options.push_back(gpu::DTypeOption(p.data_type));
+  build.arch_specific = true;  // wgmma, setmaxnreg: sm_90a
+  const bool partials = t.split_k > 1;
+  Solution sol;
+  sol.kernels.push_back(build);
+  sol.workspace_bytes = partials ? static_cast<uint64_t>(t.split_k) * p.k * p.fil[1] * p.fil[2] * (p.c / p.groups) * 4 : 0;
+  Launch l;
+  l.kernel = 0;
+  l.entry = "tuna_hopper_tma_wrw";
+  // Units of a cluster: groups x splits x M-tiles x N-tile groups; one cluster of CLUSTER_N blocks each.
+  const int64_t units = CeilDiv(p.k / p.groups, t.tb_m) * CeilDiv(NTiles(p, t.tb_n), cluster) * p.groups * t.split_k;
+  l.grid.x = static_cast<uint32_t>(cluster * std::min<int64_t>(units, std::max(1, target.num_cu / cluster)));
+  l.block.x = static_cast<uint32_t>(128 * (t.wg_m + 1));
+  l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.stages);
+  l.args = {KernelArg::TensorMap(BufferRole::kX, hopper_tma::XMap(plan, q, kPixelsPerStage)),
+            KernelArg::TensorMap(BufferRole::kY, DyMap(p)),
+            KernelArg::Buffer(partials ? BufferRole::kWorkspace : BufferRole::kW), KernelArg::I64(0)};
+  const Dhw o = p.Out();
+  for (int64_t v : {p.n, o[1], o[2], q.lower_h, q.lower_w, p.stride[1], p.stride[2], p.dilation[1], p.dilation[2],
+                    p.fil[1], p.fil[2], p.c / p.groups, p.k, p.groups, Chunks(p), int64_t{t.split_k},
+                    int64_t{partials ? 1 : 0}}) {
+    l.args.push_back(KernelArg::I32(v));
+  }
+  sol.launches.push_back(std::move(l));
+  if (partials) sol.launches.push_back(ReduceLaunch(p, t.split_k));
+  return sol;
+}
+
+}  // namespace tuna::solver

@@ -1,0 +1,65 @@
+// TunaHopperTmaWrw (id 1025): backward weights on Hopper's warpgroup tensor cores fed by the
+// tensor memory accelerator (kernels/conv/hopper_tma_wrw.cu, built for sm_90a): implicit GEMM,
+// FP16/BF16 in, FP32 accumulate; a persistent, warp-specialised kernel in which one producer
+// thread issues tiled TMA copies of dy and im2col TMA copies of x (padding, strides and dilation
+// done by the copy engine) into an mbarrier-synchronised ring, and WG_M consumer warpgroups run
+// wgmma on both operands transposed (MN-major) and write dw.
+//
+//   GEMM per group: M = K/G output channels, N = R*S*C/G filter columns (each tap's C/G channels
+//   in 64-channel chunks), reduction over the N*Ho*Wo output pixels, 64 per stage.
+//
+// Split-K is deterministic: with SPLIT_K > 1 each pixel range writes its FP32 partial dw into its
+// own workspace slice and tuna_hopper_wrw_reduce sums the slices in slice order, so re-runs give
+// identical bits. Workspace: SPLIT_K * K * R * S * C/G floats (0 when SPLIT_K = 1).
+//
+// Covers: conv mode, 2D, x, dy and dw dense NHWC, any N, H, W, groups, asymmetric filters and
+// padding, dilation, strides <= 8, with C/G % 8 == 0 and K % 8 == 0, padding and dilated filter
+// extent within the copy engine's -128..127 bounding box (the checks of TunaHopperTmaFwd on the
+// forward geometry), every extent below 2^31 elements. sm_90 targets only; other shapes are
+// TunaHopperWrw's (1019). Problem sizes (and the split count) are kernel arguments and the tensor
+// maps are encoded at launch: one build serves every problem with the same tile config.
+//
+// Axes (perf-db params in this order), each the kernel's -D name except SPLIT_K:
+//   TB_M    block tile rows (GEMM M = K/G output channels): 64, 128, 256
+//   TB_N    block tile columns (GEMM N = filter columns), also the wgmma N: 64, 128, 256
+//   WG_M    consumer warpgroups splitting TB_M (each owns a multiple of 64 rows): 1, 2
+//   STAGES  depth of the shared-memory ring (64 pixels per stage): 3..8
+//   SPLIT_K pixel ranges reduced through the workspace (the solver's: a kernel argument): 1..64, any
+//           count up to one wave, past it only counts that fill >= 3/4 of the persistent blocks' rounds
+//           (132 SMs rarely divide a power of 2)
+//   CLUSTER_N blocks per thread-block cluster along N sharing the dy tile by TMA multicast: 1, 2
+// Validity is analytic: shared memory, at most 128 FP32 accumulators per thread, no tile twice
+// the GEMM extent, rings no shallower than two below the deepest that fits, splits only up to one
+// wave or while the work units fill >= 3/4 of every round (8 at most), clusters only with TB_M >= 128 and two or
+// more N-tiles. Thread-safe and stateless.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "tuner_core/solver/solver.h"
+
+namespace tuna::solver {
+
+class HopperTmaWrwSolver : public Solver {
+ public:
+  std::string_view Name() const override { return "TunaHopperTmaWrw"; }
+  Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
+  bool IsTunable() const override { return true; }
+  bool IsDynamic() const override { return true; }
+  std::vector<Direction> Directions() const override { return {Direction::kBackwardWeights}; }
+
+  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
+  SearchSpace Space(const Target& target, const Problem& problem) const override;
+  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
+  absl::Status IsValid(const Target& target, const Problem& problem,
+                       const PerfConfig& config) const override;
+  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
+                                       const PerfConfig& config) const override;
+
+  // Dynamic shared memory of a config: 1 KiB of alignment, the ring, two mbarriers per stage.
+  static uint64_t SharedBytes(int tb_m, int tb_n, int stages);
+};
+
+}  // namespace tuna::solver
