@@ -4,6 +4,7 @@
 // their metadata into DIR, named after the sessions' db basename; eval prints the held-out
 // accuracy of the models next to the analytic fallback and the default params.
 // Exit codes: 0 done; 1 error; 2 bad arguments.
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -64,6 +65,27 @@ int RunTrain(const GlobalOptions& global, const TrainArgs& args) {
 
 std::string Pct(int64_t n, int64_t d) { return d > 0 ? fmt::format("{:.1f} %", 100.0 * n / d) : "-"; }
 
+std::string Ratio(double r) { return std::isfinite(r) ? fmt::format("{:.3f}", r) : "unmeasured"; }
+
+// Predicted (the runtime's pick), ranked among the timed configs, default (evaluation.h).
+void PrintParams(const heuristics::EvalReport& r) {
+  const heuristics::ParamsScore* cols[] = {&r.predicted, &r.ranked, &r.defaults};
+  auto row = [&](const char* label, auto cell) {
+    std::cout << fmt::format("{:<22}{:>18}{:>18}{:>18}\n", label, cell(*cols[0]), cell(*cols[1]), cell(*cols[2]));
+  };
+  std::cout << fmt::format("{:<22}{:>18}{:>18}{:>18}\n", "perf params", "predicted", "ranked (timed)", "default");
+  row("(problem, solver)", [](const auto& s) { return std::to_string(s.cases); });
+  row("within 15 % of tuned", [](const auto& s) { return Pct(s.within15, s.cases); });
+  row("median time / tuned", [](const auto& s) { return Ratio(s.median_ratio); });
+  row("mean time / tuned", [](const auto& s) { return Ratio(s.mean_ratio); });
+  row("never timed (miss)", [](const auto& s) { return std::to_string(s.unmeasured); });
+  std::cout << "predicted: the runtime's pick over the valid space (a config the session never timed counts as "
+               "a miss); ranked: the best-scored of the timed configs\n";
+  if (r.default_unmeasured > 0) {
+    std::cout << r.default_unmeasured << " default configs were not among the measured candidates (not counted)\n";
+  }
+}
+
 void PrintEval(const heuristics_cli::EvalOutcome& o) {
   const heuristics::EvalReport& r = o.report;
   std::cout << fmt::format("{}: {} held-out configs evaluated ({} of {} were trained on)\n", o.basename,
@@ -76,17 +98,7 @@ void PrintEval(const heuristics_cli::EvalOutcome& o) {
                            Pct(r.fallback.within10, r.fallback.cases));
   std::cout << fmt::format("{:<22}{:>16.2f} %{:>16.2f} %\n", "mean slowdown", 100 * r.picker.mean_slowdown,
                            100 * r.fallback.mean_slowdown);
-  std::cout << fmt::format("{:<22}{:>18}{:>18}\n", "perf params", "predicted", "default");
-  std::cout << fmt::format("{:<22}{:>18}{:>18}\n", "(problem, solver)", r.predicted.cases, r.defaults.cases);
-  std::cout << fmt::format("{:<22}{:>18}{:>18}\n", "within 15 % of tuned", Pct(r.predicted.within15, r.predicted.cases),
-                           Pct(r.defaults.within15, r.defaults.cases));
-  std::cout << fmt::format("{:<22}{:>18.3f}{:>18.3f}\n", "median time / tuned", r.predicted.median_ratio,
-                           r.defaults.median_ratio);
-  std::cout << fmt::format("{:<22}{:>18.3f}{:>18.3f}\n", "mean time / tuned", r.predicted.mean_ratio,
-                           r.defaults.mean_ratio);
-  if (r.default_unmeasured > 0) {
-    std::cout << r.default_unmeasured << " default configs were not among the measured candidates (not counted)\n";
-  }
+  PrintParams(r);
   for (const std::string& n : r.notes) std::cerr << "note: " << EscapeControlBytes(n) << "\n";
 }
 

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <memory>
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "tuner_core/heuristics/config_scorer.h"
 
 namespace tuna::heuristics {
 namespace {
@@ -24,20 +27,36 @@ struct ChoiceAcc {
   }
 };
 
-ParamsScore Summarise(std::vector<double> ratios) {
+// `ratios` of the measured cases; `unmeasured` more cases count as +inf.
+ParamsScore Summarise(std::vector<double> ratios, int64_t unmeasured) {
   ParamsScore s;
-  s.cases = static_cast<int64_t>(ratios.size());
-  if (ratios.empty()) return s;
-  std::sort(ratios.begin(), ratios.end());
+  s.unmeasured = unmeasured;
+  s.cases = static_cast<int64_t>(ratios.size()) + unmeasured;
+  if (s.cases == 0) return s;
   double sum = 0;
   for (double r : ratios) {
     sum += r;
     s.within15 += r <= 1.15 ? 1 : 0;
   }
+  s.mean_ratio = ratios.empty() ? 0 : sum / static_cast<double>(ratios.size());
+  ratios.insert(ratios.end(), static_cast<size_t>(unmeasured), std::numeric_limits<double>::infinity());
+  std::sort(ratios.begin(), ratios.end());
   s.median_ratio = ratios[ratios.size() / 2];
-  s.mean_ratio = sum / static_cast<double>(ratios.size());
   return s;
 }
+
+struct RatioAcc {
+  std::vector<double> ratios;
+  int64_t unmeasured = 0;
+  void Add(double ms, double best) {
+    if (ms > 0) {
+      ratios.push_back(ms / best);
+    } else {
+      ++unmeasured;
+    }
+  }
+  ParamsScore Done() { return Summarise(std::move(ratios), unmeasured); }
+};
 
 // Solver choice of one problem by the picker and by the analytic fallback.
 void ScoreChoice(const Models& models, const ProblemRecord& r, const solver::Target& target,
@@ -67,43 +86,76 @@ void ScoreChoice(const Models& models, const ProblemRecord& r, const solver::Tar
   picker.Add(r.solver_ms.at(std::string(ranked->front().solver->Name())), fastest);
 }
 
-// Predicted and default params of each tunable solver sampled for the problem.
+// The measured configs of one solver on one problem: parsed params, their times, the fastest.
+struct Sampled {
+  solver::SearchSpace space;
+  std::vector<solver::PerfConfig> configs;
+  std::vector<double> times;
+  double best = 0;
+  // The time of `config` when it was sampled, else 0.
+  double TimeOf(const std::string& config) const {
+    for (size_t i = 0; i < configs.size(); ++i) {
+      if (configs[i].ToString() == config) return times[i];
+    }
+    return 0;
+  }
+};
+
+Sampled ParseSamples(const solver::Solver& s, const solver::Target& target, const Problem& p,
+                     const std::vector<TimedParams>& samples) {
+  Sampled out{s.Space(target, p), {}, {}, 0};
+  for (const TimedParams& t : samples) {
+    absl::StatusOr<solver::PerfConfig> c = out.space.Parse(t.params);
+    if (!c.ok()) continue;
+    out.configs.push_back(*c);
+    out.times.push_back(t.ms);
+    out.best = out.best == 0 ? t.ms : std::min(out.best, t.ms);
+  }
+  return out;
+}
+
+struct ParamsAcc {
+  RatioAcc predicted, ranked, defaults;
+  int64_t default_unmeasured = 0;
+};
+
+// Predicted (the runtime's pick), ranked (best-scored sampled) and default params of each tunable
+// solver sampled for the problem; times only from the samples (evaluation.h).
 void ScoreParams(const Models& models, const ProblemRecord& r, const solver::Target& target,
-                 const solver::SolverRegistry& registry, std::vector<double>& predicted,
-                 std::vector<double>& defaults, EvalReport& report) {
+                 const solver::SolverRegistry& registry, ParamsAcc& acc, EvalReport& report) {
   for (const auto& [name, samples] : r.samples) {
     const solver::RegisteredSolver* s = registry.ByName(name);
     if (s == nullptr || !s->solver->IsTunable() || samples.empty()) continue;
-    const solver::SearchSpace space = s->solver->Space(target, r.problem);
-    std::vector<solver::PerfConfig> configs;
-    std::vector<double> times;
-    double best = 0;
-    for (const TimedParams& t : samples) {
-      absl::StatusOr<solver::PerfConfig> c = space.Parse(t.params);
-      if (!c.ok()) continue;
-      configs.push_back(*c);
-      times.push_back(t.ms);
-      best = best == 0 ? t.ms : std::min(best, t.ms);
-    }
-    if (configs.empty() || !(best > 0)) continue;
-    const std::string def = s->solver->DefaultConfig(target, r.problem).ToString();
-    double def_ms = 0;
-    for (size_t i = 0; i < configs.size(); ++i) def_ms = configs[i].ToString() == def ? times[i] : def_ms;
-    absl::StatusOr<std::vector<float>> scores = models.ScoreConfigs(r.problem, target, name, space, configs);
+    const Sampled m = ParseSamples(*s->solver, target, r.problem, samples);
+    if (m.configs.empty() || !(m.best > 0)) continue;
+    const double def_ms = m.TimeOf(s->solver->DefaultConfig(target, r.problem).ToString());
     // Without a usable predictor the runtime keeps the default: count that.
-    double pred_ms = def_ms;
-    if (scores.ok()) {
-      pred_ms = times[std::min_element(scores->begin(), scores->end()) - scores->begin()];
+    double pred_ms = def_ms, ranked_ms = def_ms;
+    // The scorer the runtime uses; it only lives within this call, so it need not own `models`.
+    absl::StatusOr<ConfigScoreFn> score = MakeConfigScorer(
+        std::shared_ptr<const Models>(&models, [](const Models*) {}), r.problem, target, *s->solver);
+    absl::StatusOr<std::vector<solver::PerfConfig>> top =
+        score.ok() ? TopPredicted(*score, r.problem, target, *s->solver, 1) : score.status();
+    absl::StatusOr<std::vector<float>> ranks = score.ok() ? (*score)(m.configs) : score.status();
+    if (top.ok() && !top->empty() && ranks.ok()) {
+      pred_ms = m.TimeOf(top->front().ToString());
+      ranked_ms = m.times[std::min_element(ranks->begin(), ranks->end()) - ranks->begin()];
+      if (pred_ms == 0) {
+        report.notes.push_back(absl::StrCat(r.problem.Canonical(), " ", name, ": predicted params '",
+                                            top->front().ToString(), "' never timed in the session, counted as a miss"));
+      }
     } else {
+      const absl::Status why = !score.ok() ? score.status() : !top.ok() ? top.status() : ranks.status();
       report.notes.push_back(absl::StrCat(r.problem.Canonical(), " ", name, ": predictor not used (",
-                                          scores.status().message(), "), default counted"));
+                                          why.ok() ? "no valid config" : why.message(), "), default counted"));
     }
+    acc.predicted.Add(pred_ms, m.best);
+    acc.ranked.Add(ranked_ms, m.best);
     if (def_ms > 0) {
-      defaults.push_back(def_ms / best);
+      acc.defaults.Add(def_ms, m.best);
     } else {
-      ++report.default_unmeasured;
+      ++acc.default_unmeasured;
     }
-    if (pred_ms > 0) predicted.push_back(pred_ms / best);
   }
 }
 
@@ -114,18 +166,20 @@ absl::StatusOr<EvalReport> Evaluate(const Models& models, const std::vector<cons
                                     const solver::SolverRegistry& registry) {
   EvalReport report;
   ChoiceAcc picker, fallback;
-  std::vector<double> predicted, defaults;
+  ParamsAcc params;
   for (const ProblemRecord* r : test) {
     if (r->solver_ms.empty() && r->samples.empty()) continue;
     ++report.test_problems;
     ScoreChoice(models, *r, target, device, registry, picker, fallback, report);
-    ScoreParams(models, *r, target, registry, predicted, defaults, report);
+    ScoreParams(models, *r, target, registry, params, report);
   }
   if (report.test_problems == 0) return absl::InvalidArgumentError("no held-out config with timings to evaluate");
   report.picker = picker.Done();
   report.fallback = fallback.Done();
-  report.predicted = Summarise(std::move(predicted));
-  report.defaults = Summarise(std::move(defaults));
+  report.predicted = params.predicted.Done();
+  report.ranked = params.ranked.Done();
+  report.defaults = params.defaults.Done();
+  report.default_unmeasured = params.default_unmeasured;
   return report;
 }
 

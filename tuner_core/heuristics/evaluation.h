@@ -7,10 +7,18 @@
 //   best      picked the fastest            within10  picked one within 10 % of the fastest
 //   slowdown  mean of (picked time / fastest time - 1)
 // Params, per (test problem, tunable solver) with samples: the tuned optimum is the fastest
-// sampled config; "predicted" is the sampled config the predictor scores best (the predictor
-// ranks what was measured, so every pick has a time); "default" is the solver's DefaultConfig
-// when it was sampled (otherwise counted in `default_unmeasured`).
-//   within15  ratio (time / optimum) <= 1.15;  median and mean of the ratio.
+// sampled config (eval_sample, passed candidates). Times come only from those samples:
+//   predicted  what the runtime runs: the predictor's best valid config of the solver's space
+//              (TopPredicted, k = 1, as runtime/convolution.cc); when the session never timed
+//              it, the case counts as a miss (`unmeasured`, ratio +inf: never a hit, it raises
+//              the median, it is left out of the mean). Without a usable predictor (out of
+//              range) the runtime keeps the default config, so that is what is counted.
+//   ranked     the sampled config the predictor scores best (how well it orders what was
+//              measured; always timed): a diagnostic, not what the runtime runs.
+//   default    the solver's DefaultConfig when it was sampled; otherwise counted in
+//              `default_unmeasured` and left out (the search times the default first).
+//   within15  ratio (time / optimum) <= 1.15;  median (over every case) and mean (over the
+//   measured ones) of the ratio.
 // Pure functions, thread-safe. Errors: InvalidArgument when no test problem has timings.
 #pragma once
 
@@ -35,14 +43,15 @@ struct ChoiceScore {
 struct ParamsScore {
   int64_t cases = 0;
   int64_t within15 = 0;
-  double median_ratio = 0;
-  double mean_ratio = 0;
+  int64_t unmeasured = 0;  // cases whose config was never timed: misses, ratio +inf
+  double median_ratio = 0;  // +inf when half the cases or more are unmeasured
+  double mean_ratio = 0;    // over the measured cases
 };
 
 struct EvalReport {
   int64_t test_problems = 0;
   ChoiceScore picker, fallback;
-  ParamsScore predicted, defaults;
+  ParamsScore predicted, ranked, defaults;
   int64_t default_unmeasured = 0;
   std::vector<std::string> notes;  // e.g. problems the models call out of range
 };
