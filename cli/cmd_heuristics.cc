@@ -3,14 +3,22 @@
 // predictors (heuristics/heuristics.h, tuner_core/heuristics). Train writes the model files and
 // their metadata into DIR, named after the sessions' db basename; eval prints the held-out
 // accuracy of the models next to the analytic fallback and the default params.
+// `tuna heuristics dump --session_id N -o FILE`: the training data of sessions as JSON lines, one
+// config a line: {"config": SHA-256 key, "driver": canonical line, "solver_ms": {solver: verified
+// find time}, "samples": {solver: [[params, ms], ...]}} (passed candidates, fastest per params) —
+// what train reads, kept as a file beside the exported dbs (bench/heuristics/data/).
 // Exit codes: 0 done; 1 error; 2 bad arguments.
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <fstream>
+
 #include "cli/command.h"
+#include "cli/json_text.h"
 #include "cli/db_access.h"
 #include "cli/progress.h"
 #include "cli/terminal_text.h"
@@ -28,6 +36,11 @@ struct TrainArgs {
   uint64_t seed = 1;
   int rounds = 200;
   int depth = 0;  // 0 = each model's default
+};
+
+struct DumpArgs {
+  std::vector<int64_t> sessions;
+  std::string output;
 };
 
 struct EvalArgs {
@@ -111,6 +124,41 @@ int RunEval(const GlobalOptions& global, const EvalArgs& args) {
   return 0;
 }
 
+Json RecordJson(const heuristics::ProblemRecord& r) {
+  Json samples = Json::object();
+  for (const auto& [solver, timed] : r.samples) {
+    Json list = Json::array();
+    for (const heuristics::TimedParams& t : timed) list.push_back(Json::array({t.params, t.ms}));
+    samples[solver] = std::move(list);
+  }
+  return Json{{"config", r.config_key}, {"driver", r.problem.Canonical()}, {"solver_ms", r.solver_ms},
+              {"samples", std::move(samples)}};
+}
+
+int RunDump(const GlobalOptions& global, const DumpArgs& args) {
+  auto db = OpenCommandDatabase(global, DbAccessOptions{.pool_size = 1, .migrate = false});
+  if (!db.ok()) return Usage(db.status());
+  absl::StatusOr<heuristics::TrainingSet> set = heuristics_cli::ReadTrainingSet(**db, args.sessions);
+  if (!set.ok()) return Usage(set.status());
+  std::ofstream out(args.output);
+  int64_t samples = 0;
+  for (const heuristics::ProblemRecord& r : set->problems) {
+    out << JsonText(RecordJson(r)) << "\n";
+    for (const auto& [_, timed] : r.samples) samples += static_cast<int64_t>(timed.size());
+  }
+  out.close();
+  if (!out) {
+    std::cerr << "tuna heuristics: cannot write " << EscapeControlBytes(args.output) << "\n";
+    return 1;
+  }
+  std::cout << fmt::format("dumped {} configs ({} with a verified find result), {} samples of {} ({}) to {}\n",
+                           set->problems.size(),
+                           std::count_if(set->problems.begin(), set->problems.end(),
+                                         [](const auto& r) { return !r.solver_ms.empty(); }),
+                           samples, set->basename, set->backend, args.output);
+  return 0;
+}
+
 }  // namespace
 
 void AddHeuristicsCommand(CLI::App& app, CommandContext ctx) {
@@ -137,6 +185,14 @@ void AddHeuristicsCommand(CLI::App& app, CommandContext ctx) {
   AddSessionIdOption(eval, &eargs->session_id, "session to evaluate on");
   eval->add_option("--model", eargs->model_dir, "directory of the model files")->required();
   eval->callback([ctx, eargs, global] { *ctx.selected = [eargs, global] { return RunEval(*global, *eargs); }; });
+
+  CLI::App* dump = cmd->add_subcommand("dump", "write the sessions' training data (find times, samples) as JSON lines");
+  auto dargs = std::make_shared<DumpArgs>();
+  dump->add_option("--session_id,--session-id", dargs->sessions, "session(s) to dump (repeat the flag)")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  dump->add_option("-o,--output", dargs->output, "the JSON-lines file")->required();
+  dump->callback([ctx, dargs, global] { *ctx.selected = [dargs, global] { return RunDump(*global, *dargs); }; });
 }
 
 }  // namespace tuna::cli

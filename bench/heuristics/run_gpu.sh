@@ -18,8 +18,9 @@
 # 6. prints a summary table last (also OUT_DIR/summary.txt).
 # Every step runs on what the session completed, even after a timeout or a failed step; with
 # DEADLINE=S (seconds from this script's start) each step after the tune is cut to what is left
-# (5 s kept for the summary). Everything lands in OUT_DIR (commit OUT_DIR/export, configs.txt and
-# the tables under bench/heuristics/data/); the database files are in OUT_DIR/db.
+# (5 s kept for the summary). Everything lands in OUT_DIR (commit OUT_DIR/export, samples.jsonl
+# (`tuna heuristics dump`: find times and every sample per config), configs.txt and the tables
+# under bench/heuristics/data/); the database files are in OUT_DIR/db.
 # The bench binary is looked for beside this script, else beside TUNA_BINARY (tools/bundle.sh puts
 # bin/heuristics_bench beside bin/tuna).
 # Environment: TUNE_TIMEOUT (420), TUNE_GRACE (60), DEADLINE (0 = none), MIN_CONFIGS (200),
@@ -116,8 +117,10 @@ if [ -n "$session" ]; then
   echo "($(grep -c '^note:' "$out/eval_notes.txt") notes in eval_notes.txt)"
   took eval "$t0"
 
-  step "export with the heuristics (trained on every config)"
+  step "export with the heuristics (trained on every config) and the samples"
   t0=$SECONDS
+  limited 120 "$tuna" --data-dir "$data" heuristics dump --session_id "$session" -o "$out/samples.jsonl" 2>&1 |
+    tee "$out/dump.txt"
   limited 240 "$tuna" --data-dir "$data" export --session_id "$session" -o "$out/export" --heuristics \
     >"$out/export.txt" 2>"$out/export.err"
   export_rc=$?

@@ -36,6 +36,12 @@ evaluated=$("$tuna" --data-dir "$data" heuristics eval --session_id "$session" -
 echo "$evaluated"
 grep -Eq "^within 10 % of best +[0-9.]+ % +[0-9.]+ %" <<<"$evaluated" || fail "no side-by-side accuracy row"
 grep -q "held-out configs evaluated" <<<"$evaluated" || fail "no held-out count"
+# The training data as JSON lines: one line per config, with find times and samples.
+"$tuna" --data-dir "$data" heuristics dump --session_id "$session" -o "$work/samples.jsonl" >"$work/dump.txt" ||
+  fail "heuristics dump"
+grep -q "^dumped 6 configs (6 with a verified find result)" "$work/dump.txt" || { cat "$work/dump.txt"; fail "dump count"; }
+[ "$(wc -l <"$work/samples.jsonl")" -eq 6 ] || fail "dump lines"
+grep -q '"TunaCpuGemmConv": \[\["[0-9]' "$work/samples.jsonl" || { head -c 600 "$work/samples.jsonl"; fail "no samples in the dump"; }
 # Models trained on everything leave nothing to evaluate: a clear error, exit 2.
 "$tuna" --data-dir "$data" heuristics train --session_id "$session" -o "$work/all" --holdout 0 >/dev/null ||
   fail "train --holdout 0"

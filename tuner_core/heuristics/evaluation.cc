@@ -38,7 +38,7 @@ ParamsScore Summarise(std::vector<double> ratios, int64_t unmeasured) {
     sum += r;
     s.within15 += r <= 1.15 ? 1 : 0;
   }
-  s.mean_ratio = ratios.empty() ? 0 : sum / static_cast<double>(ratios.size());
+  s.mean_ratio = ratios.empty() ? std::numeric_limits<double>::infinity() : sum / static_cast<double>(ratios.size());
   ratios.insert(ratios.end(), static_cast<size_t>(unmeasured), std::numeric_limits<double>::infinity());
   std::sort(ratios.begin(), ratios.end());
   s.median_ratio = ratios[ratios.size() / 2];

@@ -45,7 +45,7 @@ struct ParamsScore {
   int64_t within15 = 0;
   int64_t unmeasured = 0;  // cases whose config was never timed: misses, ratio +inf
   double median_ratio = 0;  // +inf when half the cases or more are unmeasured
-  double mean_ratio = 0;    // over the measured cases
+  double mean_ratio = 0;    // over the measured cases; +inf when none was measured
 };
 
 struct EvalReport {
