@@ -3,6 +3,10 @@
 // predictors (heuristics/heuristics.h, tuner_core/heuristics). Train writes the model files and
 // their metadata into DIR, named after the sessions' db basename; eval prints the held-out
 // accuracy of the models next to the analytic fallback and the default params.
+// `--measure`: a predicted (or default) config the session never timed is built, verified and
+// timed on the local device (device --device, of the session's backend and arch) by the tuner's
+// measure stage (tuner_core/heuristics/config_timer.h) and counted with that time; one that fails
+// is a miss with the reason in the notes. --measure-seconds bounds the time spent measuring.
 // `tuna heuristics dump --session_id N -o FILE`: the training data of sessions as JSON lines, one
 // config a line: {"config": SHA-256 key, "driver": canonical line, "solver_ms": {solver: verified
 // find time}, "samples": {solver: [[params, ms], ...]}} (passed candidates, fastest per params) —
@@ -17,12 +21,15 @@
 
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
+
 #include "cli/command.h"
 #include "cli/json_text.h"
 #include "cli/db_access.h"
 #include "cli/progress.h"
 #include "cli/terminal_text.h"
 #include "cli/version.h"
+#include "tuner_core/heuristics/config_timer.h"
 #include "fmt/format.h"
 #include "heuristics/heuristics.h"
 
@@ -46,6 +53,9 @@ struct DumpArgs {
 struct EvalArgs {
   int64_t session_id = 0;
   std::string model_dir;
+  bool measure = false;       // time the never-timed picks on the local device
+  double measure_seconds = 0;  // 0 = no limit
+  int device = 0;
 };
 
 int Usage(const absl::Status& st) {
@@ -92,8 +102,15 @@ void PrintParams(const heuristics::EvalReport& r) {
   row("median time / tuned", [](const auto& s) { return Ratio(s.median_ratio); });
   row("mean time / tuned", [](const auto& s) { return Ratio(s.mean_ratio); });
   row("never timed (miss)", [](const auto& s) { return std::to_string(s.unmeasured); });
-  std::cout << "predicted: the runtime's pick over the valid space (a config the session never timed counts as "
-               "a miss); ranked: the best-scored of the timed configs\n";
+  if (r.measure) {
+    row("measured now", [](const auto& s) { return std::to_string(s.measured); });
+    row("measure failed (miss)", [](const auto& s) { return std::to_string(s.failed); });
+  }
+  std::cout << "predicted: the runtime's pick over the valid space ("
+            << (r.measure ? "one the session never timed is measured now on this device; one that fails to build or "
+                            "verify, or is left unmeasured, counts as a miss"
+                          : "a config the session never timed counts as a miss")
+            << "); ranked: the best-scored of the timed configs\n";
   if (r.default_unmeasured > 0) {
     std::cout << r.default_unmeasured << " default configs were not among the measured candidates (not counted)\n";
   }
@@ -115,12 +132,40 @@ void PrintEval(const heuristics_cli::EvalOutcome& o) {
   for (const std::string& n : r.notes) std::cerr << "note: " << EscapeControlBytes(n) << "\n";
 }
 
+// The MeasureFn of --measure: a ConfigTimer on the session's backend and arch, kept in `timer`.
+heuristics_cli::MeasureFactory MeasureFactoryFor(const EvalArgs& args, std::shared_ptr<heuristics::ConfigTimer>& timer) {
+  return [&args, &timer](const heuristics::TrainingSet& set) -> absl::StatusOr<heuristics::MeasureFn> {
+    heuristics::ConfigTimerOptions o;
+    o.backend = set.target.backend;
+    o.device = args.device;
+    o.arch = set.target.arch;
+    o.time_limit_s = args.measure_seconds;
+    absl::StatusOr<std::unique_ptr<heuristics::ConfigTimer>> t = heuristics::ConfigTimer::Open(o);
+    if (!t.ok()) return absl::Status(t.status().code(), absl::StrCat("--measure: ", t.status().message()));
+    timer = *std::move(t);
+    std::cerr << fmt::format("measuring never-timed picks on {} ({}){}\n", timer->device_name(), timer->target().arch,
+                             args.measure_seconds > 0 ? fmt::format(", at most {} s", args.measure_seconds) : "");
+    return [t = timer](const Problem& p, const solver::Solver& s, const solver::PerfConfig& c) { return t->Time(p, s, c); };
+  };
+}
+
+void PrintMeasured(const heuristics::EvalReport& r, const heuristics::ConfigTimer& timer) {
+  const heuristics::ConfigTimerCounts& c = timer.counts();
+  std::cout << fmt::format("measured: {} picks timed now on {} ({} predicted, {} default), {} failed to build / run / "
+                           "verify (misses), {} not measured (time limit or device unusable)\n",
+                           c.timed, timer.device_name(), r.predicted.measured, r.defaults.measured, c.failed,
+                           r.measure_unavailable);
+}
+
 int RunEval(const GlobalOptions& global, const EvalArgs& args) {
   auto db = OpenCommandDatabase(global, DbAccessOptions{.pool_size = 1, .migrate = false});
   if (!db.ok()) return Usage(db.status());
-  absl::StatusOr<heuristics_cli::EvalOutcome> out = heuristics_cli::EvaluateSession(**db, args.session_id, args.model_dir);
+  std::shared_ptr<heuristics::ConfigTimer> timer;
+  absl::StatusOr<heuristics_cli::EvalOutcome> out = heuristics_cli::EvaluateSession(
+      **db, args.session_id, args.model_dir, args.measure ? MeasureFactoryFor(args, timer) : nullptr);
   if (!out.ok()) return Usage(out.status());
   PrintEval(*out);
+  if (timer != nullptr) PrintMeasured(out->report, *timer);
   return 0;
 }
 
@@ -184,6 +229,12 @@ void AddHeuristicsCommand(CLI::App& app, CommandContext ctx) {
   auto eargs = std::make_shared<EvalArgs>();
   AddSessionIdOption(eval, &eargs->session_id, "session to evaluate on");
   eval->add_option("--model", eargs->model_dir, "directory of the model files")->required();
+  eval->add_flag("--measure", eargs->measure,
+                 "build, verify and time on this machine's device the predicted / default params the session never timed");
+  eval->add_option("--measure-seconds,--measure_seconds", eargs->measure_seconds,
+                   "stop measuring after this many seconds (later picks stay unmeasured); 0 = no limit")
+      ->check(CLI::NonNegativeNumber);
+  eval->add_option("--device", eargs->device, "device index for --measure")->capture_default_str()->check(CLI::NonNegativeNumber);
   eval->callback([ctx, eargs, global] { *ctx.selected = [eargs, global] { return RunEval(*global, *eargs); }; });
 
   CLI::App* dump = cmd->add_subcommand("dump", "write the sessions' training data (find times, samples) as JSON lines");

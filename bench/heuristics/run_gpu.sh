@@ -10,7 +10,11 @@
 #    once (the database keeps every finished job either way);
 # 3. trains with HOLDOUT of the configs held out and evaluates them (`tuna heuristics eval`: the
 #    side-by-side table for docs/BENCHMARKS.md); fewer than MIN_CONFIGS configs with timings is
-#    flagged (train.txt, summary): not an acceptance run;
+#    flagged (train.txt, summary): not an acceptance run; with MEASURE=1 (the default) eval runs
+#    with --measure: the predicted / default params the session never timed are built, verified
+#    and timed on this GPU (the tuner's measure stage) and counted with that time, for at most
+#    MEASURE_SECONDS, less when DEADLINE leaves less (MEASURE_RESERVE seconds are kept for the
+#    steps after eval); picks left when the time is up stay misses (never timed);
 # 4. exports the dbs with --heuristics (models trained on every config) and runs the load /
 #    predict bench on them;
 # 5. runs `tuna driver -S 0` on a problem missing from the find db ($DRIVER_ARGS): it must say
@@ -24,14 +28,15 @@
 # The bench binary is looked for beside this script, else beside TUNA_BINARY (tools/bundle.sh puts
 # bin/heuristics_bench beside bin/tuna).
 # Environment: TUNE_TIMEOUT (420), TUNE_GRACE (60), DEADLINE (0 = none), MIN_CONFIGS (200),
-# HOLDOUT (0.2), GEN_FLAGS (--set mixed), CONFIGS (a driver file instead of generating),
+# HOLDOUT (0.2), MEASURE (1), MEASURE_SECONDS (150), MEASURE_RESERVE (60), GEN_FLAGS (--set mixed), CONFIGS (a driver file instead of generating),
 # DRIVER_ARGS (the driver's problem flags, one missing from the find db).
 set -uo pipefail
 tuna=$1 out=$2 backend=${3:-cuda}
 shift $(( $# >= 3 ? 3 : $# ))
 here=$(cd "$(dirname "$0")" && pwd)
 TUNE_TIMEOUT=${TUNE_TIMEOUT:-420} TUNE_GRACE=${TUNE_GRACE:-60} DEADLINE=${DEADLINE:-0}
-MIN_CONFIGS=${MIN_CONFIGS:-200} HOLDOUT=${HOLDOUT:-0.2} GEN_FLAGS=${GEN_FLAGS:---set mixed} CONFIGS=${CONFIGS:-}
+MIN_CONFIGS=${MIN_CONFIGS:-200} HOLDOUT=${HOLDOUT:-0.2}
+MEASURE=${MEASURE:-1} MEASURE_SECONDS=${MEASURE_SECONDS:-150} MEASURE_RESERVE=${MEASURE_RESERVE:-60} GEN_FLAGS=${GEN_FLAGS:---set mixed} CONFIGS=${CONFIGS:-}
 # Not in the mixed set (batch 16; c = k = 256 at 28 x 28 is ResNet's stride-2 3x3 input, here stride 1).
 DRIVER_ARGS=${DRIVER_ARGS:-convfp16 -n 16 -c 256 -H 28 -W 28 -k 256 -y 3 -x 3 -p 1 -q 1 -F 1 --in_layout NHWC --fil_layout NHWC --out_layout NHWC}
 mkdir -p "$out"
@@ -110,8 +115,23 @@ if [ -n "$session" ]; then
   cat "$out/train.txt" "$out/train.err"
   took train "$t0"
   t0=$SECONDS
-  limited 180 "$tuna" --data-dir "$data" heuristics eval --session_id "$session" --model "$out/held_out_models" \
-    >"$out/eval.txt" 2>"$out/eval_notes.txt"
+  # --measure: its own limit (MEASURE_SECONDS, less what DEADLINE cannot spare: 5 s for the
+  # summary, MEASURE_RESERVE for the later steps, 20 s for eval's own work and the pick in flight).
+  measure_flags=() measure_s=0
+  if (( MEASURE )); then
+    measure_s=$MEASURE_SECONDS
+    if (( DEADLINE > 0 )); then
+      spare=$(( DEADLINE - SECONDS - 5 - MEASURE_RESERVE - 20 ))
+      (( spare < measure_s )) && measure_s=$spare
+    fi
+    if (( measure_s >= 5 )); then
+      measure_flags=(--measure --measure-seconds "$measure_s")
+    else
+      echo "eval without --measure: ${measure_s} s left for it (DEADLINE)"; measure_s=0
+    fi
+  fi
+  limited $(( 180 + measure_s )) "$tuna" --data-dir "$data" heuristics eval --session_id "$session" \
+    --model "$out/held_out_models" "${measure_flags[@]}" >"$out/eval.txt" 2>"$out/eval_notes.txt"
   eval_rc=$?
   cat "$out/eval.txt"
   echo "($(grep -c '^note:' "$out/eval_notes.txt") notes in eval_notes.txt)"
@@ -174,6 +194,9 @@ row() { sed -n "s|^$1 *||p" "$out/eval.txt" 2>/dev/null | head -n 1; }
   printf '%-30s %s\n' "  within 15 % of tuned [>= 80]" "$(row 'within 15 % of tuned')"
   printf '%-30s %s\n' "  median time / tuned" "$(row 'median time / tuned')"
   printf '%-30s %s\n' "  never timed (counted miss)" "$(row 'never timed (miss)')"
+  printf '%-30s %s\n' "  measured now (--measure)" "$(row 'measured now')"
+  printf '%-30s %s\n' "  measure failed (miss)" "$(row 'measure failed (miss)')"
+  printf '%-30s %s\n' "picks measured (--measure)" "$(if [ "${measure_s:-0}" -gt 0 ]; then sed -n 's/^measured: //p' "$out/eval.txt" 2>/dev/null | head -n 1; echo " [limit ${measure_s} s]"; else echo "off"; fi | tr -d '\n')"
   printf '%-30s %s\n' "model load [< 50 ms]" "$(sed -n 's/^load *\([0-9.]* ms\).*/\1/p' "$out/bench.txt" 2>/dev/null)"
   printf '%-30s %s\n' "predict (pick) [< 100 us]" "$(sed -n 's/^pick *\([0-9.]* us\).*/\1/p' "$out/bench.txt" 2>/dev/null) per problem; rank_space $(sed -n 's/^rank_space *\([0-9.]* us\).*/\1/p' "$out/bench.txt" 2>/dev/null)"
   printf '%-30s %s\n' "driver immediate mode" "$driver"

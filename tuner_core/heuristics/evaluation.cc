@@ -7,6 +7,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "tuner_core/heuristics/config_scorer.h"
 
 namespace tuna::heuristics {
@@ -45,17 +46,34 @@ ParamsScore Summarise(std::vector<double> ratios, int64_t unmeasured) {
   return s;
 }
 
+// A config's time in one case: from the session's samples, else from the MeasureFn.
+struct CaseTime {
+  enum class From { kSession, kMeasured, kFailed, kNone };
+  From from = From::kNone;
+  double ms = 0;
+};
+
+CaseTime FromSession(double ms) { return ms > 0 ? CaseTime{CaseTime::From::kSession, ms} : CaseTime{}; }
+
 struct RatioAcc {
   std::vector<double> ratios;
-  int64_t unmeasured = 0;
-  void Add(double ms, double best) {
-    if (ms > 0) {
-      ratios.push_back(ms / best);
-    } else {
-      ++unmeasured;
+  int64_t unmeasured = 0, measured = 0, failed = 0;
+  void Add(const CaseTime& t, double best) {
+    switch (t.from) {
+      case CaseTime::From::kNone: ++unmeasured; return;
+      case CaseTime::From::kFailed: ++failed; return;
+      case CaseTime::From::kMeasured: ++measured; break;
+      case CaseTime::From::kSession: break;
     }
+    ratios.push_back(t.ms / best);
   }
-  ParamsScore Done() { return Summarise(std::move(ratios), unmeasured); }
+  ParamsScore Done() {
+    ParamsScore s = Summarise(std::move(ratios), unmeasured + failed);
+    s.unmeasured = unmeasured;
+    s.measured = measured;
+    s.failed = failed;
+    return s;
+  }
 };
 
 // Solver choice of one problem by the picker and by the analytic fallback.
@@ -119,18 +137,70 @@ struct ParamsAcc {
   int64_t default_unmeasured = 0;
 };
 
+// The times of one (problem, solver)'s configs: the session's samples, else the MeasureFn's
+// (each config asked at most once).
+class CaseTimes {
+ public:
+  CaseTimes(const MeasureFn& measure, const ProblemRecord& r, const solver::Solver& s, const Sampled& m,
+            EvalReport& report)
+      : measure_(measure), r_(r), s_(s), m_(m), report_(report) {}
+
+  // `what` names the config in the notes ("predicted", "default").
+  CaseTime Of(const solver::PerfConfig& config, const char* what) {
+    const std::string key = config.ToString();
+    if (const double ms = m_.TimeOf(key); ms > 0) return FromSession(ms);
+    if (auto it = done_.find(key); it != done_.end()) return it->second;
+    CaseTime t = measure_ ? Measure(config, key, what) : CaseTime{};
+    if (!measure_ && std::string(what) == "predicted") Note(key, what, "never timed in the session, counted as a miss");
+    done_[key] = t;
+    return t;
+  }
+
+ private:
+  CaseTime Measure(const solver::PerfConfig& config, const std::string& key, const char* what) {
+    ++report_.measure_calls;
+    absl::StatusOr<double> ms = measure_(r_.problem, s_, config);
+    if (ms.ok() && *ms > 0) {
+      Note(key, what, absl::StrFormat("never timed in the session, measured now: %.4f ms (%.3f x the tuned %.4f ms)",
+                                      *ms, *ms / m_.best, m_.best));
+      return {CaseTime::From::kMeasured, *ms};
+    }
+    const absl::Status st = ms.ok() ? absl::InternalError("no time") : ms.status();
+    if (absl::IsDeadlineExceeded(st) || absl::IsUnavailable(st)) {
+      ++report_.measure_unavailable;
+      Note(key, what, absl::StrCat("never timed in the session and not measured (", st.message(), ")",
+                                   std::string(what) == "predicted" ? ", counted as a miss" : ", not counted"));
+      return {};
+    }
+    Note(key, what, absl::StrCat("never timed in the session, measured now: FAILED (", st.message(), "), counted as a miss"));
+    return {CaseTime::From::kFailed, 0};
+  }
+  void Note(const std::string& key, const char* what, const std::string& text) {
+    report_.notes.push_back(absl::StrCat(r_.problem.Canonical(), " ", std::string(s_.Name()), ": ", what, " params '", key, "' ", text));
+  }
+
+  const MeasureFn& measure_;
+  const ProblemRecord& r_;
+  const solver::Solver& s_;
+  const Sampled& m_;
+  EvalReport& report_;
+  std::map<std::string, CaseTime> done_;
+};
+
 // Predicted (the runtime's pick), ranked (best-scored sampled) and default params of each tunable
-// solver sampled for the problem; times only from the samples (evaluation.h).
+// solver sampled for the problem; times from the samples, else from `measure` (evaluation.h).
 void ScoreParams(const Models& models, const ProblemRecord& r, const solver::Target& target,
-                 const solver::SolverRegistry& registry, ParamsAcc& acc, EvalReport& report) {
+                 const solver::SolverRegistry& registry, const MeasureFn& measure, ParamsAcc& acc,
+                 EvalReport& report) {
   for (const auto& [name, samples] : r.samples) {
     const solver::RegisteredSolver* s = registry.ByName(name);
     if (s == nullptr || !s->solver->IsTunable() || samples.empty()) continue;
     const Sampled m = ParseSamples(*s->solver, target, r.problem, samples);
     if (m.configs.empty() || !(m.best > 0)) continue;
-    const double def_ms = m.TimeOf(s->solver->DefaultConfig(target, r.problem).ToString());
+    CaseTimes times(measure, r, *s->solver, m, report);
+    const CaseTime def = times.Of(s->solver->DefaultConfig(target, r.problem), "default");
     // Without a usable predictor the runtime keeps the default: count that.
-    double pred_ms = def_ms, ranked_ms = def_ms;
+    CaseTime pred = def, ranked = def;
     // The scorer the runtime uses; it only lives within this call, so it need not own `models`.
     absl::StatusOr<ConfigScoreFn> score = MakeConfigScorer(
         std::shared_ptr<const Models>(&models, [](const Models*) {}), r.problem, target, *s->solver);
@@ -138,21 +208,17 @@ void ScoreParams(const Models& models, const ProblemRecord& r, const solver::Tar
         score.ok() ? TopPredicted(*score, r.problem, target, *s->solver, 1) : score.status();
     absl::StatusOr<std::vector<float>> ranks = score.ok() ? (*score)(m.configs) : score.status();
     if (top.ok() && !top->empty() && ranks.ok()) {
-      pred_ms = m.TimeOf(top->front().ToString());
-      ranked_ms = m.times[std::min_element(ranks->begin(), ranks->end()) - ranks->begin()];
-      if (pred_ms == 0) {
-        report.notes.push_back(absl::StrCat(r.problem.Canonical(), " ", name, ": predicted params '",
-                                            top->front().ToString(), "' never timed in the session, counted as a miss"));
-      }
+      pred = times.Of(top->front(), "predicted");
+      ranked = FromSession(m.times[std::min_element(ranks->begin(), ranks->end()) - ranks->begin()]);
     } else {
       const absl::Status why = !score.ok() ? score.status() : !top.ok() ? top.status() : ranks.status();
       report.notes.push_back(absl::StrCat(r.problem.Canonical(), " ", name, ": predictor not used (",
                                           why.ok() ? "no valid config" : why.message(), "), default counted"));
     }
-    acc.predicted.Add(pred_ms, m.best);
-    acc.ranked.Add(ranked_ms, m.best);
-    if (def_ms > 0) {
-      acc.defaults.Add(def_ms, m.best);
+    acc.predicted.Add(pred, m.best);
+    acc.ranked.Add(ranked, m.best);
+    if (def.from != CaseTime::From::kNone) {
+      acc.defaults.Add(def, m.best);
     } else {
       ++acc.default_unmeasured;
     }
@@ -163,15 +229,16 @@ void ScoreParams(const Models& models, const ProblemRecord& r, const solver::Tar
 
 absl::StatusOr<EvalReport> Evaluate(const Models& models, const std::vector<const ProblemRecord*>& test,
                                     const solver::Target& target, const runtime::DeviceModel& device,
-                                    const solver::SolverRegistry& registry) {
+                                    const solver::SolverRegistry& registry, const MeasureFn& measure) {
   EvalReport report;
+  report.measure = static_cast<bool>(measure);
   ChoiceAcc picker, fallback;
   ParamsAcc params;
   for (const ProblemRecord* r : test) {
     if (r->solver_ms.empty() && r->samples.empty()) continue;
     ++report.test_problems;
     ScoreChoice(models, *r, target, device, registry, picker, fallback, report);
-    ScoreParams(models, *r, target, registry, params, report);
+    ScoreParams(models, *r, target, registry, measure, params, report);
   }
   if (report.test_problems == 0) return absl::InvalidArgumentError("no held-out config with timings to evaluate");
   report.picker = picker.Done();

@@ -19,10 +19,17 @@
 //              `default_unmeasured` and left out (the search times the default first).
 //   within15  ratio (time / optimum) <= 1.15;  median (over every case) and mean (over the
 //   measured ones) of the ratio.
+// With a MeasureFn (`tuna heuristics eval --measure`), a predicted or default config the session
+// never timed is timed by it (config_timer.h: built, verified and timed on the local device) and
+// that time is used against the session's optimum (`measured`). One it fails to build, launch or
+// verify is a miss with the reason in the notes (`failed`, ratio +inf). One it cannot time for
+// lack of time (DeadlineExceeded) or of a usable device (Unavailable) stays as without it
+// (predicted: `unmeasured`; default: `default_unmeasured`). A config is timed at most once.
 // Pure functions, thread-safe. Errors: InvalidArgument when no test problem has timings.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +51,8 @@ struct ParamsScore {
   int64_t cases = 0;
   int64_t within15 = 0;
   int64_t unmeasured = 0;  // cases whose config was never timed: misses, ratio +inf
+  int64_t measured = 0;    // cases timed by the MeasureFn (counted with their time)
+  int64_t failed = 0;      // cases the MeasureFn could not build / run / verify: misses, ratio +inf
   double median_ratio = 0;  // +inf when half the cases or more are unmeasured
   double mean_ratio = 0;    // over the measured cases; +inf when none was measured
 };
@@ -53,11 +62,18 @@ struct EvalReport {
   ChoiceScore picker, fallback;
   ParamsScore predicted, ranked, defaults;
   int64_t default_unmeasured = 0;
+  bool measure = false;            // a MeasureFn was given
+  int64_t measure_calls = 0;       // configs it was asked to time (each at most once)
+  int64_t measure_unavailable = 0;  // of those, not timed: time limit or no usable device
   std::vector<std::string> notes;  // e.g. problems the models call out of range
 };
 
+// Times `config` of `solver` on `problem` (ms, > 0), or why not (see the file comment).
+using MeasureFn =
+    std::function<absl::StatusOr<double>(const Problem&, const solver::Solver&, const solver::PerfConfig&)>;
+
 absl::StatusOr<EvalReport> Evaluate(const Models& models, const std::vector<const ProblemRecord*>& test,
                                     const solver::Target& target, const runtime::DeviceModel& device,
-                                    const solver::SolverRegistry& registry);
+                                    const solver::SolverRegistry& registry, const MeasureFn& measure = nullptr);
 
 }  // namespace tuna::heuristics
