@@ -145,7 +145,8 @@ absl::StatusOr<TrainOutcome> TrainFromSessions(schema::Database& db, const Train
   return out;
 }
 
-absl::StatusOr<EvalOutcome> EvaluateSession(schema::Database& db, int64_t session_id, const std::string& model_dir) {
+absl::StatusOr<EvalOutcome> EvaluateSession(schema::Database& db, int64_t session_id, const std::string& model_dir,
+                                            const MeasureFactory& measure) {
   absl::StatusOr<TrainingSet> set = ReadTrainingSet(db, {session_id});
   if (!set.ok()) return set.status();
   absl::StatusOr<std::shared_ptr<const heuristics::Models>> models = heuristics::Models::Load(model_dir, set->basename);
@@ -168,11 +169,17 @@ absl::StatusOr<EvalOutcome> EvaluateSession(schema::Database& db, int64_t sessio
   }
   absl::StatusOr<backend::BackendKind> kind = KindOf(set->backend);
   if (!kind.ok()) return kind.status();
+  heuristics::MeasureFn measure_fn;
+  if (measure) {
+    absl::StatusOr<heuristics::MeasureFn> made = measure(*set);
+    if (!made.ok()) return made.status();
+    measure_fn = *std::move(made);
+  }
   backend::DeviceInfo info;
   info.arch = set->target.arch;
   info.compute_units = set->target.num_cu;
   absl::StatusOr<heuristics::EvalReport> rep = heuristics::Evaluate(
-      **models, test, set->target, runtime::ModelForDevice(*kind, info), solver::SolverRegistry::Builtin());
+      **models, test, set->target, runtime::ModelForDevice(*kind, info), solver::SolverRegistry::Builtin(), measure_fn);
   if (!rep.ok()) return rep.status();
   out.report = *std::move(rep);
   return out;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,8 +54,14 @@ struct EvalOutcome {
   int64_t trained_on = 0;       // of those, configs the models were trained on (not evaluated)
 };
 
+// Makes the MeasureFn of `heuristics eval --measure` for the session's data (its target and
+// backend): called once, after the held-out configs are known; its error is EvaluateSession's.
+using MeasureFactory = std::function<absl::StatusOr<heuristics::MeasureFn>(const heuristics::TrainingSet&)>;
+
 // The models of the session's basename in `model_dir`, evaluated on the session's configs they
-// were not trained on (metadata train_configs).
-absl::StatusOr<EvalOutcome> EvaluateSession(schema::Database& db, int64_t session_id, const std::string& model_dir);
+// were not trained on (metadata train_configs); with `measure`, configs the session never timed
+// are timed by the MeasureFn it makes (evaluation.h).
+absl::StatusOr<EvalOutcome> EvaluateSession(schema::Database& db, int64_t session_id, const std::string& model_dir,
+                                            const MeasureFactory& measure = nullptr);
 
 }  // namespace tuna::heuristics_cli

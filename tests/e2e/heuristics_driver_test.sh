@@ -36,6 +36,25 @@ evaluated=$("$tuna" --data-dir "$data" heuristics eval --session_id "$session" -
 echo "$evaluated"
 grep -Eq "^within 10 % of best +[0-9.]+ % +[0-9.]+ %" <<<"$evaluated" || fail "no side-by-side accuracy row"
 grep -q "held-out configs evaluated" <<<"$evaluated" || fail "no held-out count"
+# --measure: picks the session never timed are built, verified and timed here, and counted.
+measured=$("$tuna" --data-dir "$data" heuristics eval --session_id "$session" --model "$work/held" --measure \
+  --measure-seconds 120 2>"$work/eval_measure.err") || { cat "$work/eval_measure.err"; fail "heuristics eval --measure"; }
+echo "$measured"
+grep -Eq "^measured: [0-9]+ picks timed now on .* \([0-9]+ predicted, [0-9]+ default\), [0-9]+ failed" <<<"$measured" ||
+  fail "no measured count"
+grep -Eq "^never timed \(miss\) +0 +0 +0$" <<<"$measured" || fail "--measure left picks unmeasured"
+grep -Eq "^measured now +[0-9]+ +0 +[0-9]+$" <<<"$measured" || fail "no 'measured now' row"
+never=$(sed -n 's/^never timed (miss) *\([0-9]*\) .*/\1/p' <<<"$evaluated")
+now=$(sed -n 's/^measured now *\([0-9]*\) .*/\1/p' <<<"$measured")
+failed=$(sed -n 's/^measure failed (miss) *\([0-9]*\) .*/\1/p' <<<"$measured")
+[ "$(( now + failed ))" -eq "$never" ] || fail "never timed without --measure ($never) != measured ($now) + failed ($failed)"
+grep -q "measuring never-timed picks on" "$work/eval_measure.err" || fail "the device measured on is not said"
+# The training data as JSON lines: one line per config, with find times and samples.
+"$tuna" --data-dir "$data" heuristics dump --session_id "$session" -o "$work/samples.jsonl" >"$work/dump.txt" ||
+  fail "heuristics dump"
+grep -q "^dumped 6 configs (6 with a verified find result)" "$work/dump.txt" || { cat "$work/dump.txt"; fail "dump count"; }
+[ "$(wc -l <"$work/samples.jsonl")" -eq 6 ] || fail "dump lines"
+grep -q '"TunaCpuGemmConv": \[\["[0-9]' "$work/samples.jsonl" || { head -c 600 "$work/samples.jsonl"; fail "no samples in the dump"; }
 # Models trained on everything leave nothing to evaluate: a clear error, exit 2.
 "$tuna" --data-dir "$data" heuristics train --session_id "$session" -o "$work/all" --holdout 0 >/dev/null ||
   fail "train --holdout 0"

@@ -268,8 +268,58 @@ TEST_CASE("the split is by config, deterministic, and eval compares with the fal
   CHECK(ev->picker.within10 >= ev->picker.cases - 4);
   CHECK(ev->picker.mean_slowdown <= ev->fallback.mean_slowdown);
   CHECK(ev->predicted.cases == static_cast<int64_t>(test.size()));
-  CHECK(ev->predicted.median_ratio == 1.0);
+  CHECK(ev->predicted.within15 + ev->predicted.unmeasured <= ev->predicted.cases);
+  CHECK(ev->ranked.cases == static_cast<int64_t>(test.size()));
+  CHECK(ev->ranked.unmeasured == 0);
+  CHECK(ev->ranked.median_ratio == 1.0);
   CHECK(ev->defaults.cases + ev->default_unmeasured == static_cast<int64_t>(test.size()));
+}
+
+TEST_CASE("eval times the runtime's predicted params only from samples: never timed is a miss") {
+  TrainOptions o;
+  o.holdout = 0;
+  o.picker.rounds = o.predictor.rounds = 40;
+  absl::StatusOr<std::shared_ptr<const Models>> m = TrainModels(KnownSet(), o, nullptr);
+  REQUIRE(m.ok());
+  const solver::Solver& gemm = *solver::SolverRegistry::Builtin().ByName("TunaCpuGemmConv")->solver;
+  ProblemRecord r;
+  r.config_key = "unseen";
+  r.problem = Fwd(20, 14);
+  r.solver_ms = {{"ConvDirectNaiveConvFwd", 3.0}, {"TunaCpuGemmConv", 1.0}};
+  absl::StatusOr<ConfigScoreFn> score = MakeConfigScorer(*m, r.problem, CpuTarget(), gemm);
+  REQUIRE(score.ok());
+  absl::StatusOr<std::vector<solver::PerfConfig>> top = TopPredicted(*score, r.problem, CpuTarget(), gemm, 1);
+  REQUIRE(top.ok());
+  REQUIRE(top->size() == 1);
+  const std::string picked = top->front().ToString();
+  const std::string other = gemm.DefaultConfig(CpuTarget(), r.problem).ToString();
+  REQUIRE(other != picked);
+  backend::DeviceInfo info;
+  info.arch = "cpu-avx2";
+  info.compute_units = 4;
+  const runtime::DeviceModel device = runtime::ModelForDevice(backend::BackendKind::kCpu, info);
+  // Timed: its own time against the fastest sample.
+  r.samples["TunaCpuGemmConv"] = {{other, 1.0}, {picked, 1.1}};
+  absl::StatusOr<EvalReport> ev = Evaluate(**m, {&r}, CpuTarget(), device, solver::SolverRegistry::Builtin());
+  REQUIRE(ev.ok());
+  CHECK(ev->predicted.cases == 1);
+  CHECK(ev->predicted.unmeasured == 0);
+  CHECK(ev->predicted.within15 == 1);
+  CHECK(ev->predicted.median_ratio == Approx(1.1));
+  CHECK(ev->defaults.median_ratio == 1.0);
+  // Never timed: a miss with an infinite ratio, and a note; the ranked column still has a time.
+  r.samples["TunaCpuGemmConv"] = {{other, 1.0}};
+  ev = Evaluate(**m, {&r}, CpuTarget(), device, solver::SolverRegistry::Builtin());
+  REQUIRE(ev.ok());
+  CHECK(ev->predicted.cases == 1);
+  CHECK(ev->predicted.unmeasured == 1);
+  CHECK(ev->predicted.within15 == 0);
+  CHECK(std::isinf(ev->predicted.median_ratio));
+  CHECK(ev->ranked.unmeasured == 0);
+  CHECK(ev->ranked.within15 == 1);
+  bool noted = false;
+  for (const std::string& n : ev->notes) noted |= n.find("never timed in the session, counted as a miss") != std::string::npos;
+  CHECK(noted);
 }
 
 }  // namespace
