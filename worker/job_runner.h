@@ -137,6 +137,10 @@ class EvaluatorCache {
   std::vector<Pending> pending_;  // oldest first
   std::shared_ptr<search::CompareKernelCache> compare_kernels_ =
       std::make_shared<search::CompareKernelCache>();
+  // Candidates' modules, shared by every evaluator of this executor (search::EvaluatorOptions::
+  // modules): a kernel build used by several candidates, configs and jobs is loaded once.
+  std::shared_ptr<backend::ModuleCache> modules_ = std::make_shared<backend::ModuleCache>(kModules);
+  static constexpr size_t kModules = 256;
 };
 
 // Starts preparing the evaluator of `next` (a job the supervisor will send after the current

@@ -73,9 +73,12 @@ absl::StatusOr<std::vector<std::byte>> CpuReference(const Problem& p, const Host
 
 struct Evaluator::Impl {
   Impl(backend::Device& d, const Problem& p, const EvaluatorOptions& o)
-      : device(d), problem(p), options(o), is_gpu(d.Info().warp_size > 1) {}
+      : device(d), problem(p), options(o), is_gpu(d.Info().warp_size > 1) {
+    if (!options.modules) options.modules = std::make_shared<backend::ModuleCache>();
+  }
   ~Impl() {
     if (!watchdog.wedged()) return;
+    options.modules->Abandon();  // a hung kernel may belong to one of them
     // A hung launch may still be using the buffers: leak them (see watchdog.h).
     auto* leaked = new backend::DeviceBuffer[8];
     leaked[0] = std::move(x);
@@ -264,15 +267,18 @@ struct Evaluator::Impl {
   absl::StatusOr<std::unique_ptr<solver::Invoker>> Load(const CompiledCandidate& c) {
     std::unique_ptr<solver::Invoker> invoker;
     const auto t0 = std::chrono::steady_clock::now();
+    const int64_t loads = options.modules->loads(), hits = options.modules->hits();
     absl::Status st = OnDevice([&]() -> absl::Status {
       if (absl::Status ws = EnsureWorkspace(c.solution.workspace_bytes); !ws.ok()) return ws;
       absl::StatusOr<std::unique_ptr<solver::Invoker>> inv =
-          solver::Invoker::Create(device, c.solution, c.code);
+          solver::Invoker::Create(device, c.solution, c.code, options.modules.get());
       if (!inv.ok()) return inv.status();
       invoker = *std::move(inv);
       return absl::OkStatus();
     });
     timings.load_ms += MsSince(t0);
+    timings.modules_loaded += options.modules->loads() - loads;
+    timings.modules_reused += options.modules->hits() - hits;
     if (!st.ok()) return st;
     return invoker;
   }
@@ -301,6 +307,8 @@ EvalTimings EvalTimings::operator-(const EvalTimings& e) const {
   d.device_ms = device_ms - e.device_ms;
   d.kernel_ms = kernel_ms - e.kernel_ms;
   d.candidates = candidates - e.candidates;
+  d.modules_loaded = modules_loaded - e.modules_loaded;
+  d.modules_reused = modules_reused - e.modules_reused;
   d.device_wait_ms = device_wait_ms - e.device_wait_ms;
   return d;
 }

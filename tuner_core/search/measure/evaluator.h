@@ -13,7 +13,8 @@
 // fit), so a candidate's inputs are restored on the device, not uploaded from the host.
 //
 // Per candidate (Evaluate):
-//   1. Invoker::Create (load) — LaunchFailed on error.
+//   1. Invoker::Create (load; a module already loaded for the same code object is reused,
+//      EvaluatorOptions::modules) — LaunchFailed on error.
 //   2. Inputs restored, output poisoned with 0xFF bytes (NaN for floats), one run: the
 //      warm-up and the verified run; its output is copied back. LaunchFailed on a launch or
 //      device error.
@@ -48,6 +49,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "tuner_core/backend/backend.h"
+#include "tuner_core/backend/module_cache.h"
 #include "tuner_core/problem/problem.h"
 #include "tuner_core/reference/verify.h"
 #include "tuner_core/search/measure/compiler.h"
@@ -83,6 +85,10 @@ struct EvaluatorOptions {
   bool device_compare = true;
   // Where comparison kernels are kept between evaluators (null: each evaluator builds its own).
   std::shared_ptr<CompareKernelCache> compare_kernels;
+  // Where candidates' loaded modules are kept between candidates and evaluators of the device
+  // (backend/module_cache.h: the candidates that share a kernel build, the re-timing and later
+  // jobs load it once); null: each evaluator keeps its own for its candidates.
+  std::shared_ptr<backend::ModuleCache> modules;
   // Taken around the device work (see the file comment); null: none. Not part of what makes two
   // evaluators alike (a worker's executor keeps one guard for its whole life).
   DeviceWorkGuard device_guard;
@@ -110,6 +116,8 @@ struct EvalTimings {
   double device_ms = 0;
   double kernel_ms = 0;
   int64_t candidates = 0;   // Evaluate calls that reached the device
+  int64_t modules_loaded = 0;  // module loads of candidates (load_ms)
+  int64_t modules_reused = 0;  // loads saved by EvaluatorOptions::modules
   // Waiting for EvaluatorOptions::device_guard (another process had the device); not part of
   // any of the above.
   double device_wait_ms = 0;
