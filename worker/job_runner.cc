@@ -238,7 +238,10 @@ void EvaluatorCache::WarmUp(const backend::Backend& backend, backend::Device& de
   const solver::Target target = solver::TargetForDevice(backend.Kind(), device.Info());
   if (!target.IsGpu()) return;
   const auto t0 = std::chrono::steady_clock::now();
-  (void)compare_kernels_->Get(backend, target.arch, reference::ElementType::kFp32);
+  for (reference::ElementType type : {reference::ElementType::kFp32, reference::ElementType::kFp16,
+                                      reference::ElementType::kBf16}) {
+    (void)compare_kernels_->Get(backend, target.arch, type);
+  }
   search::Compiler compiler(backend, target, {1});
   for (const char* line : {"conv -n 1 -c 1 -H 4 -W 4 -k 1 -y 1 -x 1 -F 1",
                            "conv -n 1 -c 1 -H 4 -W 4 -k 1 -y 1 -x 1 -F 2",

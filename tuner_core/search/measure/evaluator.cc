@@ -221,18 +221,22 @@ struct Evaluator::Impl {
     return ms;
   }
 
-  // Builds (or takes from the cache) the comparison kernel and checks it on this device.
-  absl::Status UseDeviceCompare(const backend::Backend& backend, const std::string& arch) {
+  // The comparison kernel, built or taken from the cache: host work, done before the device
+  // is asked for.
+  absl::StatusOr<backend::CodeObject> CompareKernel(const backend::Backend& backend,
+                                                    const std::string& arch) {
     const reference::ElementType type = reference::OutputType(problem, problem.direction);
-    absl::StatusOr<backend::CodeObject> code =
-        options.compare_kernels ? options.compare_kernels->Get(backend, arch, type)
-                                : CompareKernelCache().Get(backend, arch, type);
-    if (!code.ok()) return code.status();
+    return options.compare_kernels ? options.compare_kernels->Get(backend, arch, type)
+                                   : CompareKernelCache().Get(backend, arch, type);
+  }
+
+  // Checks the comparison kernel `code` on this device and keeps it.
+  absl::Status UseDeviceCompare(const backend::CodeObject& code) {
     const reference::Tolerance tol =
         options.has_tolerance ? options.tolerance : reference::DefaultTolerance(problem.data_type);
     absl::StatusOr<std::unique_ptr<DeviceComparer>> c;
     absl::Status st = OnDevice([&]() -> absl::Status {
-      c = DeviceComparer::Create(device, *code, problem, expected, tol, Out());
+      c = DeviceComparer::Create(device, code, problem, expected, tol, Out());
       return c.status();
     });
     if (!st.ok()) return st;
@@ -452,8 +456,12 @@ void Evaluator::ChooseCompare(Impl& m, const Problem& problem, const EvaluatorOp
   const auto compare_start = std::chrono::steady_clock::now();
   const double wait_before = m.timings.device_wait_ms;
   if (m.is_gpu && options.device_compare && backend != nullptr && target != nullptr) {
-    Impl::Section guarded(m);
-    absl::Status why = m.UseDeviceCompare(*backend, target->arch);
+    absl::StatusOr<backend::CodeObject> code = m.CompareKernel(*backend, target->arch);
+    absl::Status why = code.status();
+    if (code.ok()) {
+      Impl::Section guarded(m);  // not held while the kernel builds: another process may time
+      why = m.UseDeviceCompare(*code);
+    }
     if (why.ok()) {
       info.compare = "device";
     } else {
