@@ -201,6 +201,7 @@ absl::StatusOr<search::Evaluator*> EvaluatorCache::Get(backend::Device& device,
   search::EvaluatorOptions with_cache = options;
   if (!with_cache.compare_kernels) with_cache.compare_kernels = compare_kernels_;
   if (!with_cache.modules) with_cache.modules = modules_;
+  if (!with_cache.flush_buffer) with_cache.flush_buffer = flush_;
   std::optional<search::HostPreparation> host;
   for (auto p = pending_.begin(); p != pending_.end(); ++p) {
     if (p->key != key) continue;

@@ -140,6 +140,9 @@ class EvaluatorCache {
   // Candidates' modules, shared by every evaluator of this executor (search::EvaluatorOptions::
   // modules): a kernel build used by several candidates, configs and jobs is loaded once.
   std::shared_ptr<backend::ModuleCache> modules_ = std::make_shared<backend::ModuleCache>(kModules);
+  // One L2 flush buffer for all of them (search::EvaluatorOptions::flush_buffer): 100 MB on an
+  // H100 that each evaluator held before, out of this executor's share of the device memory.
+  std::shared_ptr<search::SharedDeviceBuffer> flush_ = std::make_shared<search::SharedDeviceBuffer>();
   static constexpr size_t kModules = 256;
 };
 

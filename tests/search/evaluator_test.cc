@@ -259,6 +259,31 @@ TEST_CASE("candidates that share a kernel build load it once and are still verif
   CHECK((*own)->timings().modules_reused == 1);
 }
 
+TEST_CASE("a shared device buffer is allocated once, grown on demand and kept") {
+  CpuFixture f;
+  if (!f.ok) return;
+  SharedDeviceBuffer shared;
+  CHECK(shared.bytes() == 0);
+  auto a = shared.Get(*f.device, 1000);
+  REQUIRE(a.ok());
+  CHECK((*a)->bytes() == 1000);
+  auto b = shared.Get(*f.device, 10);  // smaller: the same buffer
+  REQUIRE(b.ok());
+  CHECK(*b == *a);
+  CHECK((*b)->address() == (*a)->address());
+  auto c = shared.Get(*f.device, 4000);  // larger: replaced, same holder
+  REQUIRE(c.ok());
+  CHECK(*c == *a);
+  CHECK(shared.bytes() == 4000);
+  CHECK((*a)->bytes() == 4000);
+  // Evaluators given one keep working (the CPU backend flushes nothing, so it stays unused).
+  EvaluatorOptions o = FastOptions();
+  o.flush_buffer = std::make_shared<SharedDeviceBuffer>();
+  auto ev = Evaluator::Create(*f.device, ParseOne(kLines[0]), o);
+  REQUIRE(ev.ok());
+  CHECK(o.flush_buffer->bytes() == 0);
+}
+
 TEST_CASE("identical kernel builds are compiled once per compiler") {
   CpuFixture f;
   if (!f.ok) return;

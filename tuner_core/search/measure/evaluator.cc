@@ -86,6 +86,7 @@ struct Evaluator::Impl {
     leaked[2] = std::move(y);
     leaked[3] = std::move(workspace);
     leaked[4] = std::move(flush);
+    if (options.flush_buffer) options.flush_buffer->Abandon();
     for (int i = 0; i < 3; ++i) leaked[5 + i] = std::move(pristine[i]);
     (void)comparer.release();
   }
@@ -117,6 +118,7 @@ struct Evaluator::Impl {
   bool lost = false;       // device context lost: nothing more can run
   std::string lost_reason;
   backend::DeviceBuffer x, w, y, workspace, flush;
+  backend::DeviceBuffer* flush_in_use = nullptr;  // `flush` or options.flush_buffer's; null: none
   // Device copies of the inputs as generated (index as Tensor()); invalid for the output and
   // when they did not fit (then inputs are uploaded from `host` for every run).
   backend::DeviceBuffer pristine[3];
@@ -208,7 +210,9 @@ struct Evaluator::Impl {
     absl::Status st = OnDevice(
         [&]() -> absl::Status {
           std::function<absl::Status()> before;
-          if (flush.valid()) before = [&] { return device.Memset(flush, 0, flush.bytes()); };
+          if (flush_in_use != nullptr) {
+            before = [&] { return device.Memset(*flush_in_use, 0, flush_in_use->bytes()); };
+          }
           absl::StatusOr<std::vector<double>> t = device.TimeLaunches(launch, count, before);
           if (!t.ok()) return t.status();
           ms = *std::move(t);
@@ -300,6 +304,27 @@ struct Evaluator::Impl {
     return absl::IsDeadlineExceeded(st) ? Disposition::kTimeout : Disposition::kLaunchFailed;
   }
 };
+
+absl::StatusOr<backend::DeviceBuffer*> SharedDeviceBuffer::Get(backend::Device& device, size_t bytes) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!buffer_.valid() || buffer_.bytes() < bytes) {
+    buffer_.Reset();  // freed first: two at once may not fit
+    absl::StatusOr<backend::DeviceBuffer> b = device.Alloc(std::max<size_t>(bytes, 1));
+    if (!b.ok()) return b.status();
+    buffer_ = *std::move(b);
+  }
+  return &buffer_;
+}
+
+size_t SharedDeviceBuffer::bytes() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return buffer_.bytes();
+}
+
+void SharedDeviceBuffer::Abandon() {
+  std::lock_guard<std::mutex> l(mu_);
+  (void)new backend::DeviceBuffer(std::move(buffer_));  // never freed
+}
 
 EvalTimings EvalTimings::operator-(const EvalTimings& e) const {
   EvalTimings d;
@@ -395,7 +420,14 @@ absl::Status Evaluator::AllocateBuffers(Impl& m, backend::Device& device, const 
     if (m.is_gpu && options.flush_l2) {
       const uint64_t l2 = device.Info().l2_cache_bytes;
       const size_t bytes = l2 > 0 ? static_cast<size_t>(2 * l2) : (size_t{256} << 20);
-      if (absl::Status s = alloc(m.flush, bytes); !s.ok()) return s;
+      if (options.flush_buffer) {
+        absl::StatusOr<backend::DeviceBuffer*> shared = options.flush_buffer->Get(device, bytes);
+        if (!shared.ok()) return shared.status();
+        m.flush_in_use = *shared;
+      } else {
+        if (absl::Status s = alloc(m.flush, bytes); !s.ok()) return s;
+        m.flush_in_use = &m.flush;
+      }
     }
     return m.KeepPristineInputs();
   });

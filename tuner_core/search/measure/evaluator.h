@@ -43,6 +43,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,26 @@
 #include "tuner_core/solver/target.h"
 
 namespace tuna::search {
+
+// The L2 flush buffer (2x the L2 size, 100 MB on an H100) of one device, shared by the
+// evaluators of a process instead of one per evaluator: its content never matters (it is
+// overwritten before every timed launch), and a worker's executor keeping dozens of evaluators
+// spends that memory on more of them. Allocated by the first evaluator that needs it (grown when
+// a later one asks for more). Threads: thread-safe; the buffer is used by one evaluator at a time
+// (an executor times on one thread). The Device must outlive it.
+class SharedDeviceBuffer {
+ public:
+  // A buffer of at least `bytes` on `device` (the same device every time): the one held, or a
+  // new one replacing it. ResourceExhausted etc. from Device::Alloc.
+  absl::StatusOr<backend::DeviceBuffer*> Get(backend::Device& device, size_t bytes);
+  size_t bytes() const;
+  // Never frees the buffer (a device that may still run a hung kernel).
+  void Abandon();
+
+ private:
+  mutable std::mutex mu_;
+  backend::DeviceBuffer buffer_;  // guarded by mu_
+};
 
 struct EvaluatorOptions {
   uint64_t seed = 1;  // input data seed
@@ -85,6 +106,9 @@ struct EvaluatorOptions {
   bool device_compare = true;
   // Where comparison kernels are kept between evaluators (null: each evaluator builds its own).
   std::shared_ptr<CompareKernelCache> compare_kernels;
+  // The L2 flush buffer shared with the other evaluators of the device (null: each evaluator
+  // allocates its own). Not counted in device_bytes().
+  std::shared_ptr<SharedDeviceBuffer> flush_buffer;
   // Where candidates' loaded modules are kept between candidates and evaluators of the device
   // (backend/module_cache.h: the candidates that share a kernel build, the re-timing and later
   // jobs load it once); null: each evaluator keeps its own for its candidates.
@@ -175,8 +199,8 @@ class Evaluator {
   const Problem& problem() const { return problem_; }
   const EvaluatorOptions& options() const;
   EvalTimings timings() const;
-  // Device memory held (tensors, their pristine copies, workspace, flush buffer, the reference's
-  // copy for the device comparison).
+  // Device memory held (tensors, their pristine copies, workspace, its own flush buffer (not a
+  // shared one), the reference's copy for the device comparison).
   size_t device_bytes() const;
 
  private:
