@@ -357,6 +357,26 @@ TEST_CASE("the device reference is verified on batch 1 and then used") {
   const Problem p = ParseOne(kLines[0]);
   EvaluatorOptions o = FastOptions();
   o.cpu_reference_max_flops = 0;
+  {
+    // Prepared on the host ahead (an executor's prefetch): the batch-1 check's CPU reference
+    // comes from the preparation, and the device solver is still checked against it.
+    absl::StatusOr<HostPreparation> prep = Evaluator::PrepareOnHost(p, o);
+    REQUIRE(prep.ok());
+    CHECK_FALSE(prep->has_expected);
+    REQUIRE(prep->check != nullptr);
+    CHECK(prep->check->has_expected);
+    CHECK(prep->check->problem.n == 1);
+    auto ev = Evaluator::Create(*f.device, p, o, registry.get(), f.backend.get(), &f.target, &*prep);
+    REQUIRE(ev.ok());
+    CHECK((*ev)->reference().check.rfind("ok", 0) == 0);
+    CHECK((*ev)->Evaluate(compiler.CompileOne(faults, p, solver::PerfConfig{{1}}), 0).disposition ==
+          Disposition::kIncorrect);
+    absl::StatusOr<HostPreparation> wrong = Evaluator::PrepareOnHost(p, o);
+    REQUIRE(wrong.ok());
+    for (std::byte& b : wrong->check->expected) b = std::byte{0x3f};  // 0.75 everywhere
+    auto refused = Evaluator::Create(*f.device, p, o, registry.get(), f.backend.get(), &f.target, &*wrong);
+    CHECK(absl::IsFailedPrecondition(refused.status()));
+  }
   o.reference_solver = "TestFaultSolver";  // default config = kCorrect: passes
   CHECK(Evaluator::Create(*f.device, p, o, registry.get(), f.backend.get(), &f.target).ok());
   auto bad_registry = testing::FaultRegistry({testing::kGarbage});

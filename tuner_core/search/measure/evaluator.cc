@@ -371,6 +371,14 @@ absl::StatusOr<HostPreparation> Evaluator::PrepareOnHost(const Problem& problem,
     if (!ref.ok()) return ref.status();
     h.expected = *std::move(ref);
     h.has_expected = true;
+  } else {
+    // The device reference's batch-1 check (DeviceReference) gets its CPU reference from here.
+    Problem small = problem;
+    small.n = 1;
+    EvaluatorOptions o = options;
+    o.cpu_reference_max_flops = std::numeric_limits<double>::infinity();
+    absl::StatusOr<HostPreparation> check = PrepareOnHost(small, o);
+    if (check.ok()) h.check = std::make_shared<HostPreparation>(*std::move(check));
   }
   h.x = std::move(t.x);
   h.w = std::move(t.w);
@@ -436,7 +444,8 @@ absl::Status Evaluator::AllocateBuffers(Impl& m, backend::Device& device, const 
 absl::Status Evaluator::DeviceReference(Impl& m, backend::Device& device, const Problem& problem,
                                         const EvaluatorOptions& options, const solver::Solver& ref,
                                         const backend::Backend& backend,
-                                        const solver::Target& target, ReferenceInfo& info) {
+                                        const solver::Target& target, ReferenceInfo& info,
+                                        HostPreparation* check_prepared) {
   Compiler compiler(backend, target, CompilerOptions{1});
   // 1. The device solver against the CPU reference on batch 1.
   Problem small = problem;
@@ -448,7 +457,7 @@ absl::Status Evaluator::DeviceReference(Impl& m, backend::Device& device, const 
       o.flush_l2 = false;
       o.repetitions = 1;  // only the verification matters here
       return o;
-    }(), nullptr, nullptr, nullptr);
+    }(), nullptr, nullptr, nullptr, check_prepared);
     if (!check.ok()) return check.status();
     CompiledCandidate c = compiler.CompileOne(ref, small, ref.DefaultConfig(target, small));
     if (c.disposition != Disposition::kPassed) {
@@ -550,7 +559,8 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
     m.expected = *std::move(ref);
     info.source = "cpu";
   } else if (absl::Status st = DeviceReference(m, device, problem, options, *ref_solver, *backend,
-                                               *target, info);
+                                               *target, info,
+                                               prepared != nullptr ? prepared->check.get() : nullptr);
              !st.ok()) {
     return st;
   }

@@ -151,13 +151,16 @@ struct EvalTimings {
 
 // The host half of an evaluator's preparation, which needs no device and so can run on another
 // thread while the device is busy with an earlier problem: the seeded inputs and, for problems
-// the CPU reference serves (Problem::Flops() <= cpu_reference_max_flops), the reference output.
+// the CPU reference serves (Problem::Flops() <= cpu_reference_max_flops), the reference output;
+// for larger ones (the device reference's), the batch-1 check's own preparation (`check`: its
+// inputs and CPU reference, against which the device reference solver is still checked).
 struct HostPreparation {
   Problem problem;
   uint64_t seed = 0;
   std::vector<std::byte> x, w, y;  // y (or the output tensor) only sized
   bool has_expected = false;
   std::vector<std::byte> expected;
+  std::shared_ptr<HostPreparation> check;  // null: made when needed
   double ms = 0;  // time it took
 };
 
@@ -214,7 +217,8 @@ class Evaluator {
   static absl::Status DeviceReference(Impl& m, backend::Device& device, const Problem& problem,
                                       const EvaluatorOptions& options, const solver::Solver& ref,
                                       const backend::Backend& backend,
-                                      const solver::Target& target, ReferenceInfo& info);
+                                      const solver::Target& target, ReferenceInfo& info,
+                                      HostPreparation* check_prepared);
   static void ChooseCompare(Impl& m, const Problem& problem, const EvaluatorOptions& options,
                             const backend::Backend* backend, const solver::Target* target,
                             ReferenceInfo& info);
