@@ -52,6 +52,7 @@ struct TuneArgs {
   std::string output_dir = "./tuna-out";
   int workers = 1;
   int executors_per_device = 0;  // -f: 0 = 2 on GPU backends, 1 on cpu
+  int compile_nice = 0;          // -f: the compile pool's priority below normal
   std::string steps = "perf,find";
   std::string tag;
   int eval_timeout_s = 1800;
@@ -171,6 +172,7 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   o.solvers = a.solvers;
   o.workers = std::max(1, a.workers);
   o.executors_per_device = a.executors_per_device;
+  o.compile_nice = a.compile_nice;
   o.compile_jobs = a.threads;
   o.output_dir = a.output_dir;
   o.eval_deadline = absl::Seconds(std::max(1, a.eval_timeout_s));
@@ -355,6 +357,11 @@ void AddTuneCommand(CLI::App& app, CommandContext ctx) {
                   "-f: executor processes per device; one times while another compiles (a "
                   "per-device lock keeps their timings apart; 0: 2 on cuda/hip, 1 on cpu)")
       ->check(CLI::Range(0, 16))
+      ->capture_default_str();
+  cmd->add_option("--compile-nice", args->compile_nice,
+                  "-f: run the compile pool this much below normal priority, so the executors' "
+                  "in-search compiles (which the device waits for) go first on busy cores")
+      ->check(CLI::Range(0, 19))
       ->capture_default_str();
   cmd->add_option("--steps", args->steps, "job kinds for -f: perf,find");
   cmd->add_option("--tag", args->tag, "import tag for -f (default tune:<file name>)");

@@ -40,6 +40,7 @@ struct WorkerFlags {
   int compile_jobs = 1;
   int lease_batch = 1;
   int executors_per_device = 0;  // 0: 2 on GPU backends, 1 on cpu
+  int compile_nice = 0;
   std::string device_lock_dir;   // empty: worker::DefaultDeviceLockDir()
   SearchFlags search;
   int repetitions = 10;
@@ -108,6 +109,7 @@ absl::StatusOr<worker::WorkerOptions> WorkerOptionsFromFlags(const GlobalOptions
   o.compile_jobs = std::max(1, f.compile_jobs);
   o.lease_batch = std::clamp(f.lease_batch, 1, 64);
   o.executors_per_device = f.executors_per_device;
+  o.compile_nice = f.compile_nice;
   o.device_lock_dir = f.device_lock_dir;
   o.eval_deadline = absl::Seconds(std::max(1, f.eval_timeout_s));
   o.device_backoff_max = absl::Seconds(f.device_backoff_max_s);
@@ -235,6 +237,11 @@ void AddWorkerCommand(CLI::App& app, CommandContext ctx) {
   cmd->add_option("--compile-jobs", f->compile_jobs, "compile threads");
   cmd->add_option("--lease-batch", f->lease_batch,
                   "jobs per lease call / eval jobs prefetched per executor");
+  cmd->add_option("--compile-nice", f->compile_nice,
+                  "run the compile threads this much below normal priority, so the executors' "
+                  "in-search compiles (which the device waits for) go first on busy cores")
+      ->check(CLI::Range(0, 19))
+      ->capture_default_str();
   cmd->add_option("--executors-per-device", f->executors_per_device,
                   "executor processes per device, each running its own eval jobs; only one at a "
                   "time runs device work (a per-device lock), so one times while another "

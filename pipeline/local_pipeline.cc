@@ -333,6 +333,7 @@ absl::Status PipelineRun::StartLocal() {
     wo.compile_jobs = o_.compile_jobs > 0 ? o_.compile_jobs : std::max(1, cores / nworkers);
     wo.lease_batch = 3;  // eval jobs ahead per lane: their evaluators are prepared early
     wo.executors_per_device = o_.executors_per_device;
+    wo.compile_nice = o_.compile_nice;
     wo.device_lock_dir = o_.device_lock_dir;
     wo.tuning = o_.tuning;
     wo.tuning.compile_threads = wo.compile_jobs;  // the executor's in-search builds (the device waits on them)

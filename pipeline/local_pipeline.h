@@ -65,6 +65,9 @@ struct LocalPipelineOptions {
   // Executor children per device of each local worker (worker::WorkerOptions); 0: 2 on GPU
   // backends, 1 on the CPU backend.
   int executors_per_device = 0;
+  // The workers' compile pools run this much below normal priority (worker::WorkerOptions::
+  // compile_nice); 0: not lowered.
+  int compile_nice = 0;
   // The workers' device lock dir (worker::WorkerOptions::device_lock_dir); empty: the default.
   std::string device_lock_dir;
   worker::JobTuning tuning;

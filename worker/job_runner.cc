@@ -200,6 +200,8 @@ absl::StatusOr<search::Evaluator*> EvaluatorCache::Get(backend::Device& device,
   while (entries_.size() >= capacity_) entries_.pop_back();
   search::EvaluatorOptions with_cache = options;
   if (!with_cache.compare_kernels) with_cache.compare_kernels = compare_kernels_;
+  if (!with_cache.modules) with_cache.modules = modules_;
+  if (!with_cache.flush_buffer) with_cache.flush_buffer = flush_;
   std::optional<search::HostPreparation> host;
   for (auto p = pending_.begin(); p != pending_.end(); ++p) {
     if (p->key != key) continue;
@@ -237,7 +239,10 @@ void EvaluatorCache::WarmUp(const backend::Backend& backend, backend::Device& de
   const solver::Target target = solver::TargetForDevice(backend.Kind(), device.Info());
   if (!target.IsGpu()) return;
   const auto t0 = std::chrono::steady_clock::now();
-  (void)compare_kernels_->Get(backend, target.arch, reference::ElementType::kFp32);
+  for (reference::ElementType type : {reference::ElementType::kFp32, reference::ElementType::kFp16,
+                                      reference::ElementType::kBf16}) {
+    (void)compare_kernels_->Get(backend, target.arch, type);
+  }
   search::Compiler compiler(backend, target, {1});
   for (const char* line : {"conv -n 1 -c 1 -H 4 -W 4 -k 1 -y 1 -x 1 -F 1",
                            "conv -n 1 -c 1 -H 4 -W 4 -k 1 -y 1 -x 1 -F 2",
@@ -282,7 +287,7 @@ namespace {
 
 // Where an eval job's time went, for its log line and the report.
 void Account(const coordinator::LeasedJob& job, const search::EvalTimings& t, double wall_s,
-             double ready_ms, double plan_ms, double compile_ms, coordinator::Report& rep) {
+             double ready_ms, double plan_ms, double compile_ms, bool reused, coordinator::Report& rep) {
   rep.timings.wall_seconds = wall_s;
   rep.timings.device_seconds = t.device_ms / 1e3;
   rep.timings.kernel_seconds = t.kernel_ms / 1e3;
@@ -290,11 +295,12 @@ void Account(const coordinator::LeasedJob& job, const search::EvalTimings& t, do
       "job {} ({}, config {}, {}): {:.3f} s: setup {:.0f} ms, reference {:.0f} ms, load {:.0f} ms, "
       "verify {:.0f} ms, timing {:.0f} ms; device {:.0f} ms ({:.0f}%), kernels {:.0f} ms, "
       "{} candidate(s); evaluator ready in {:.0f} ms, plan {:.0f} ms, code {:.0f} ms, "
-      "device lock wait {:.0f} ms",
+      "device lock wait {:.0f} ms; evaluator {}, modules {} loaded, {} reused",
       job.job_id, job.kind, job.config_id, job.solver_name, wall_s, t.setup_ms, t.reference_ms,
       t.load_ms, t.verify_ms, t.timing_ms, t.device_ms,
       wall_s > 0 ? 100 * t.device_ms / 1e3 / wall_s : 0.0, t.kernel_ms, t.candidates, ready_ms,
-      plan_ms, compile_ms, t.device_wait_ms);
+      plan_ms, compile_ms, t.device_wait_ms, reused ? "reused" : "new", t.modules_loaded,
+      t.modules_reused);
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
@@ -389,8 +395,8 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
   const double ready_ms = 1e3 * SecondsSince(get_start);
   if (!ev.ok()) return Failure(job, absl::StrCat("evaluator: ", ev.status().ToString()), false);
   // A reused evaluator's setup and reference were another job's.
-  const search::EvalTimings before =
-      evaluators.reuses() > reuses ? (*ev)->timings() : search::EvalTimings{};
+  const bool reused = evaluators.reuses() > reuses;
+  const search::EvalTimings before = reused ? (*ev)->timings() : search::EvalTimings{};
 
   if (job.kind == "find" || !s.IsTunable()) {
     search::Compiler compiler(backend, target, {tuning.compile_threads});
@@ -400,7 +406,7 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
     const double code_ms = 1e3 * SecondsSince(code_start);
     search::Measurement m = (*ev)->Evaluate(c, 0);
     *device_wedged = !(*ev)->healthy();
-    Account(job, (*ev)->timings() - before, SecondsSince(start), ready_ms, 0, code_ms, rep);
+    Account(job, (*ev)->timings() - before, SecondsSince(start), ready_ms, 0, code_ms, reused, rep);
     rep.samples.push_back(ToSample(config, m));
     rep.candidates_tried = 1;
     if (m.disposition == search::Disposition::kPassed && m.time_ms > 0) {
@@ -420,7 +426,7 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
   auto r = tuner->Tune(problem, *ev);
   *device_wedged = !(*ev)->healthy();
   Account(job, (*ev)->timings() - before, SecondsSince(start), ready_ms,
-          r.ok() ? r->plan_ms : 0, r.ok() ? r->compile_ms : 0, rep);
+          r.ok() ? r->plan_ms : 0, r.ok() ? r->compile_ms : 0, reused, rep);
   if (!r.ok()) return Failure(job, r.status().ToString(), false);
   const search::SolverTuneResult* sr = JobSolver(job, *r, options.predictor != nullptr);
   if (sr == nullptr) return Failure(job, "the solver was not searched (not applicable)", false);

@@ -113,9 +113,9 @@ class EvaluatorCache {
   static constexpr size_t kMaxPending = 3;
   int64_t prefetched() const { return prefetched_; }  // Gets served by a prefetch
 
-  // Builds what the first evaluators on a GPU would otherwise build on the device's time: the
-  // FP32 comparison kernel and the naive FP32 reference solvers (their code does not depend on
-  // the problem). Failures are left for the jobs to meet and report.
+  // Builds what the first evaluators on a GPU would otherwise build while their job waits: the
+  // comparison kernels (FP32, FP16, BF16 outputs) and the naive FP32 reference solvers (their
+  // code does not depend on the problem). Failures are left for the jobs to meet and report.
   void WarmUp(const backend::Backend& backend, backend::Device& device,
               const solver::SolverRegistry& registry);
 
@@ -137,6 +137,13 @@ class EvaluatorCache {
   std::vector<Pending> pending_;  // oldest first
   std::shared_ptr<search::CompareKernelCache> compare_kernels_ =
       std::make_shared<search::CompareKernelCache>();
+  // Candidates' modules, shared by every evaluator of this executor (search::EvaluatorOptions::
+  // modules): a kernel build used by several candidates, configs and jobs is loaded once.
+  std::shared_ptr<backend::ModuleCache> modules_ = std::make_shared<backend::ModuleCache>(kModules);
+  // One L2 flush buffer for all of them (search::EvaluatorOptions::flush_buffer): 100 MB on an
+  // H100 that each evaluator held before, out of this executor's share of the device memory.
+  std::shared_ptr<search::SharedDeviceBuffer> flush_ = std::make_shared<search::SharedDeviceBuffer>();
+  static constexpr size_t kModules = 256;
 };
 
 // Starts preparing the evaluator of `next` (a job the supervisor will send after the current

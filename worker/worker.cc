@@ -801,7 +801,8 @@ absl::Status Worker::Run() {
   std::vector<std::thread> threads;
   std::vector<std::unique_ptr<EvalLane>> lanes;
   if (options_.compile) {
-    compile_pool_ = std::make_unique<search::CompilePool>(std::max(1, options_.compile_jobs));
+    compile_pool_ = std::make_unique<search::CompilePool>(std::max(1, options_.compile_jobs),
+                                                          options_.compile_nice);
     for (int i = 0; i < std::max(1, options_.compile_jobs); ++i) threads.emplace_back([this, i] { CompileLoop(i); });
   }
   if (options_.eval) {

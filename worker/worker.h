@@ -98,6 +98,10 @@ struct WorkerOptions {
   // serialised by the device lock (one executor takes none); Run fails (FailedPrecondition)
   // when the lock's directory cannot be used.
   int executors_per_device = 0;
+  // The compile pool's threads (and the compilers they start) run this much below the normal
+  // priority (search::CompilePool; 0..19): on a host whose cores are all busy, the executors'
+  // in-search compiles, which a device waits for, then go first. 0: not lowered.
+  int compile_nice = 0;
   // Where the device locks live (device_lock.h; must be local to this host); empty:
   // DefaultDeviceLockDir(). The lock is per host, so the executors of worker processes on one
   // host that share a device (`tune -f --workers 2`) exclude each other too (when they lock).

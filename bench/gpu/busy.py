@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """GPU busy fraction of a pipeline run, two ways (bench/gpu/pipeline.sh calls this).
 
-  busy.py GPU_UTIL_CSV PIPELINE_LOG
+  busy.py GPU_UTIL_CSV PIPELINE_LOG [CPU_STAT]
 
 1. nvidia-smi (outside view): samples of `index, timestamp, utilization.gpu` every 100 ms. Per
    GPU, over the window from its first to its last sample with a kernel running, and over the
@@ -19,6 +19,14 @@
    union.
 4. With several executors per device, the executors' job lines also carry
    `device lock wait W ms`: the time jobs waited for another executor's device work.
+5. The lanes' host side, from the same job lines: `evaluator ready in` (getting the job's
+   evaluator: nothing when reused, else its setup and reference), `code` (waiting for the
+   candidates' kernels: the in-search compiles), `plan`, and the rest (the search's own work,
+   results); `evaluator new|reused` and `modules N loaded, M reused` where the lines have them.
+   The long gaps (no job in any executor of the device) are listed with their start.
+6. CPU_STAT (optional; search_acceptance.sh writes it): `DATE TIME cpu user nice system idle
+   iowait irq softirq ...` lines (/proc/stat's first line, stamped) every second: how busy the
+   host's cores were over the eval window (compiles are what the lanes wait for).
 """
 import collections
 import datetime
@@ -110,6 +118,11 @@ def lanes(path):
               f"executor {100 * in_jobs / max(window, 1e-9):.1f} %; hand-overs {len(short)} x "
               f"{1e3 * sum(short) / max(1, len(short)):.1f} ms = {sum(short):.2f} s; waiting for "
               f"ready jobs {len(long)} x = {sum(long):.2f} s")
+        waits = sorted(((b[0] - a[1]).total_seconds(), a[1]) for a, b in zip(union, union[1:]))
+        waits = [(g, t) for g, t in reversed(waits) if g > 0.1][:12]
+        if waits:
+            print(f"lane device {device}: longest waits for ready jobs: " + ", ".join(
+                f"{g:.1f} s at +{(t - lo).total_seconds():.1f} s" for g, t in waits))
     return windows
 
 
@@ -122,6 +135,8 @@ def executors(path):
     totals = collections.Counter()
     jobs = 0
     lock_wait = re.compile(r"device lock wait (\d+) ms")
+    host = re.compile(r"evaluator ready in (\d+) ms, plan (\d+) ms, code (\d+) ms")
+    extra = re.compile(r"evaluator (new|reused), modules (\d+) loaded, (\d+) reused")
     for line in open(path):
         t = stamp(line)
         if "evaluating job" in line and t and (first is None or t < first):
@@ -138,9 +153,18 @@ def executors(path):
         w = lock_wait.search(line)
         if w:
             totals["lock wait"] += float(w.group(1)) * 1e-3
+        h = host.search(line)
+        if h:
+            for key, value in zip(("ready", "plan", "code"), h.groups()):
+                totals[key] += float(value) * 1e-3
+        x = extra.search(line)
+        if x:
+            totals["evaluators " + x.group(1)] += 1
+            totals["modules loaded"] += int(x.group(2))
+            totals["modules reused"] += int(x.group(3))
     if not jobs or first is None or last is None:
         print("executors: no eval job lines found")
-        return
+        return None
     window = (last - first).total_seconds()
     n = max(1, len(devices))
     print(f"executors: {jobs} eval jobs on {n} device(s) in a {window:.1f} s eval window; "
@@ -152,9 +176,56 @@ def executors(path):
           f"{100 * totals['kernels'] / (n * window):.1f} %; device work / job wall "
           f"{100 * totals['device'] / max(totals['wall'], 1e-9):.1f} %; waiting for the device "
           f"lock {totals['lock wait']:.1f} s")
+    # Job wall = device work + lock waits + the host side below (evaluator ready holds the device
+    # work of a new evaluator's set-up too, so the rest is a lower bound of the search's own work).
+    rest = totals["wall"] - totals["device"] - totals["lock wait"] - totals["code"] - totals["plan"]
+    print(f"executors: host side: evaluator ready {totals['ready']:.1f} s, waiting for code (in-search "
+          f"compiles) {totals['code']:.1f} s, plan {totals['plan']:.1f} s, the rest {rest:.1f} s; "
+          f"not in device work {totals['wall'] - totals['device']:.1f} s of {totals['wall']:.1f} s job wall")
+    if totals["modules loaded"] + totals["modules reused"] > 0:
+        print(f"executors: evaluators {int(totals['evaluators new'])} new, "
+              f"{int(totals['evaluators reused'])} reused; candidate modules "
+              f"{int(totals['modules loaded'])} loaded, {int(totals['modules reused'])} reused")
+    return first, last
+
+
+def cpu(path, first, last):
+    """Share of the host's CPU time busy (not idle or iowait) between first and last."""
+    rows = []
+    for line in open(path):
+        parts = line.split()
+        if len(parts) < 7 or parts[2] != "cpu":
+            continue
+        try:
+            # date's %N has nine digits, strptime's %f takes six
+            t = datetime.datetime.strptime(parts[0] + " " + parts[1][:15], "%Y-%m-%d %H:%M:%S.%f")
+            values = [int(v) for v in parts[3:]]
+        except ValueError:
+            continue
+        rows.append((t, values))
+    inside = [(t, v) for t, v in rows if first <= t <= last]
+    if len(inside) < 2:
+        print("cpu: no samples in the eval window")
+        return
+    (_, a), (_, b) = inside[0], inside[-1]
+    delta = [y - x for x, y in zip(a, b)]
+    total = sum(delta)
+    idle = delta[3] + (delta[4] if len(delta) > 4 else 0)
+    # Per-sample busy shares: how often the host's cores were nearly all busy.
+    shares = []
+    for (_, x), (_, y) in zip(inside, inside[1:]):
+        d = [q - p for p, q in zip(x, y)]
+        if sum(d) > 0:
+            shares.append(1 - (d[3] + (d[4] if len(d) > 4 else 0)) / sum(d))
+    saturated = sum(1 for v in shares if v >= 0.9)
+    print(f"cpu: {100 * (total - idle) / max(total, 1):.1f} % of the host's CPU time busy over the "
+          f"eval window; {100 * saturated / max(1, len(shares)):.1f} % of the {len(shares)} one-second "
+          f"samples >= 90 % busy (the compiles the lanes wait for compete for the cores)")
 
 
 if __name__ == "__main__":
     windows = lanes(sys.argv[2])
     smi(sys.argv[1], windows)
-    executors(sys.argv[2])
+    span = executors(sys.argv[2])
+    if len(sys.argv) > 3 and span:
+        cpu(sys.argv[3], *span)

@@ -26,6 +26,10 @@ if [[ ",$steps," == *,tune,* ]]; then
 nvidia-smi --query-gpu=index,timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 \
   >"$out/gpu_util.csv" 2>/dev/null &
 smi=$!
+# The host's cores, every second (busy.py: how busy the CPU was over the eval window).
+while :; do echo "$(date '+%Y-%m-%d %H:%M:%S.%N') $(head -n 1 /proc/stat)"; sleep 1; done \
+  >"$out/cpu_stat.txt" 2>/dev/null &
+cpustat=$!
 total=$(date +%s.%N)
 for f in ${FILES:-resnet50_n32 resnet50_n32_fwd_fp16_nhwc}; do
   start=$(date +%s.%N)
@@ -35,9 +39,9 @@ for f in ${FILES:-resnet50_n32 resnet50_n32_fwd_fp16_nhwc}; do
   echo "tune -f $f: rc=$? in $(secs "$start") s"
 done
 echo "both files: $(secs "$total") s (bar: <= 300 s)"
-kill "$smi" 2>/dev/null
+kill "$smi" "$cpustat" 2>/dev/null
 cat "$out"/db_*/tune.log >"$out/tune_all.log" 2>/dev/null
-python3 "$here/busy.py" "$out/gpu_util.csv" "$out/tune_all.log" | tee "$out/gpu_busy.txt"
+python3 "$here/busy.py" "$out/gpu_util.csv" "$out/tune_all.log" "$out/cpu_stat.txt" | tee "$out/gpu_busy.txt"
 
 start=$(date +%s.%N)
 "$tuna" --data-dir "$work/db" tune -f examples/resnet50_n32.txt -o "$out/db_again" --new-session \

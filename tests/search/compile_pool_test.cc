@@ -10,6 +10,12 @@
 #include <thread>
 #include <vector>
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include "catch2/catch.hpp"
 #include "tests/search/cpu_fixture.h"
 #include "tests/search/test_solvers.h"
@@ -109,6 +115,32 @@ TEST_CASE("compile pool: the oldest ticket's items go first, whenever they arriv
   late.join();
   early.join();
   CHECK(order == "ooonnn");
+}
+
+TEST_CASE("compile pool: with a nice value its threads, and only they, run at a lower priority") {
+  auto nice_of_this_thread = [] {
+    errno = 0;
+    return getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+  };
+  const int caller = nice_of_this_thread();
+  if (caller > 14) return;  // already run far down: nothing to compare
+  std::mutex mu;
+  std::vector<int> seen;
+  {
+    CompilePool pool(2, 5);
+    pool.Run(pool.NewTicket(), 8, [&](size_t) {
+      const int n = nice_of_this_thread();
+      std::lock_guard<std::mutex> l(mu);
+      seen.push_back(n);
+    });
+  }
+  REQUIRE(seen.size() == 8);
+  for (int n : seen) CHECK(n == std::min(caller + 5, 19));
+  CHECK(nice_of_this_thread() == caller);
+  CompilePool normal(1);
+  int in_normal = -100;
+  normal.Run(normal.NewTicket(), 1, [&](size_t) { in_normal = nice_of_this_thread(); });
+  CHECK(in_normal == caller);
 }
 
 TEST_CASE("a Compiler on a pool builds what one on its own threads builds") {

@@ -206,6 +206,84 @@ TEST_CASE("the evaluator accounts where its time went") {
   CHECK(d.device_ms >= d.timing_ms);   // and are device work
 }
 
+TEST_CASE("candidates that share a kernel build load it once and are still verified each") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kCorrect, testing::kSlow});
+  const solver::Solver& faults = *registry->ByName("TestFaultSolver")->solver;
+  Compiler compiler(*f.backend, f.target);
+  const Problem p = ParseOne(kLines[0]);
+  EvaluatorOptions o = FastOptions();
+  o.modules = std::make_shared<backend::ModuleCache>();
+  auto ev = Evaluator::Create(*f.device, p, o);
+  REQUIRE(ev.ok());
+  // kCorrect and kSlow are the same naive build, launched once or three times.
+  const auto good = compiler.CompileOne(faults, p, solver::PerfConfig{{testing::kCorrect}});
+  const auto slow = compiler.CompileOne(faults, p, solver::PerfConfig{{testing::kSlow}});
+  REQUIRE(good.code.size() == 1);
+  REQUIRE(slow.code.size() == 1);
+  REQUIRE(good.code[0].bytes == slow.code[0].bytes);
+  CHECK((*ev)->Evaluate(good, 0).disposition == Disposition::kPassed);
+  CHECK((*ev)->Evaluate(slow, 0).disposition == Disposition::kPassed);
+  CHECK((*ev)->timings().modules_loaded == 1);
+  CHECK((*ev)->timings().modules_reused == 1);
+
+  // The module a correct candidate loaded does not make a wrong one with the same code pass:
+  // with no launch at all, it leaves the poisoned output as it was.
+  CompiledCandidate wrong = good;
+  wrong.solution.launches.clear();
+  const Measurement m = (*ev)->Evaluate(wrong, 0);
+  CHECK(m.disposition == Disposition::kIncorrect);
+  CHECK(m.samples_ms.empty());
+  CHECK((*ev)->timings().modules_reused == 2);
+
+  // The re-timing and a later evaluator of the same device (another job of the config, after
+  // an eviction from a worker's evaluator cache) reuse it too.
+  CHECK((*ev)->Retime({&good, &slow}, 2)[1].disposition == Disposition::kPassed);
+  CHECK((*ev)->timings().modules_reused == 4);
+  auto later = Evaluator::Create(*f.device, p, o);
+  REQUIRE(later.ok());
+  CHECK((*later)->Evaluate(good, 0).disposition == Disposition::kPassed);
+  CHECK((*later)->timings().modules_loaded == 0);
+  CHECK((*later)->timings().modules_reused == 1);
+  CHECK(o.modules->loads() == 1);
+  const EvalTimings d = (*ev)->timings() - EvalTimings{};
+  CHECK(d.modules_reused == 4);
+
+  // Without a shared cache each evaluator keeps its own.
+  auto own = Evaluator::Create(*f.device, p, FastOptions());
+  REQUIRE(own.ok());
+  CHECK((*own)->Evaluate(good, 0).disposition == Disposition::kPassed);
+  CHECK((*own)->Evaluate(slow, 0).disposition == Disposition::kPassed);
+  CHECK((*own)->timings().modules_loaded == 1);
+  CHECK((*own)->timings().modules_reused == 1);
+}
+
+TEST_CASE("a shared device buffer is allocated once, grown on demand and kept") {
+  CpuFixture f;
+  if (!f.ok) return;
+  SharedDeviceBuffer shared;
+  CHECK(shared.bytes() == 0);
+  auto a = shared.Get(*f.device, 1000);
+  REQUIRE(a.ok());
+  CHECK((*a)->bytes() == 1000);
+  auto b = shared.Get(*f.device, 10);  // smaller: the same buffer
+  REQUIRE(b.ok());
+  CHECK(*b == *a);
+  CHECK((*b)->address() == (*a)->address());
+  auto c = shared.Get(*f.device, 4000);  // larger: replaced, same holder
+  REQUIRE(c.ok());
+  CHECK(*c == *a);
+  CHECK(shared.bytes() == 4000);
+  CHECK((*a)->bytes() == 4000);
+  // Evaluators given one keep working (the CPU backend flushes nothing, so it stays unused).
+  EvaluatorOptions o = FastOptions();
+  o.flush_buffer = std::make_shared<SharedDeviceBuffer>();
+  auto ev = Evaluator::Create(*f.device, ParseOne(kLines[0]), o);
+  REQUIRE(ev.ok());
+  CHECK(o.flush_buffer->bytes() == 0);
+}
+
 TEST_CASE("identical kernel builds are compiled once per compiler") {
   CpuFixture f;
   if (!f.ok) return;
@@ -279,6 +357,26 @@ TEST_CASE("the device reference is verified on batch 1 and then used") {
   const Problem p = ParseOne(kLines[0]);
   EvaluatorOptions o = FastOptions();
   o.cpu_reference_max_flops = 0;
+  {
+    // Prepared on the host ahead (an executor's prefetch): the batch-1 check's CPU reference
+    // comes from the preparation, and the device solver is still checked against it.
+    absl::StatusOr<HostPreparation> prep = Evaluator::PrepareOnHost(p, o);
+    REQUIRE(prep.ok());
+    CHECK_FALSE(prep->has_expected);
+    REQUIRE(prep->check != nullptr);
+    CHECK(prep->check->has_expected);
+    CHECK(prep->check->problem.n == 1);
+    auto ev = Evaluator::Create(*f.device, p, o, registry.get(), f.backend.get(), &f.target, &*prep);
+    REQUIRE(ev.ok());
+    CHECK((*ev)->reference().check.rfind("ok", 0) == 0);
+    CHECK((*ev)->Evaluate(compiler.CompileOne(faults, p, solver::PerfConfig{{1}}), 0).disposition ==
+          Disposition::kIncorrect);
+    absl::StatusOr<HostPreparation> wrong = Evaluator::PrepareOnHost(p, o);
+    REQUIRE(wrong.ok());
+    for (std::byte& b : wrong->check->expected) b = std::byte{0x3f};  // 0.75 everywhere
+    auto refused = Evaluator::Create(*f.device, p, o, registry.get(), f.backend.get(), &f.target, &*wrong);
+    CHECK(absl::IsFailedPrecondition(refused.status()));
+  }
   o.reference_solver = "TestFaultSolver";  // default config = kCorrect: passes
   CHECK(Evaluator::Create(*f.device, p, o, registry.get(), f.backend.get(), &f.target).ok());
   auto bad_registry = testing::FaultRegistry({testing::kGarbage});

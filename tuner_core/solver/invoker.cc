@@ -72,7 +72,8 @@ absl::StatusOr<std::vector<backend::CodeObject>> CompileSolution(const backend::
 }
 
 absl::StatusOr<std::unique_ptr<Invoker>> Invoker::Create(
-    backend::Device& device, Solution solution, const std::vector<backend::CodeObject>& code) {
+    backend::Device& device, Solution solution, const std::vector<backend::CodeObject>& code,
+    backend::ModuleCache* modules) {
   if (code.size() != solution.kernels.size()) {
     return absl::InvalidArgumentError(absl::StrCat("solution has ", solution.kernels.size(),
                                                    " kernels but ", code.size(),
@@ -80,7 +81,14 @@ absl::StatusOr<std::unique_ptr<Invoker>> Invoker::Create(
   }
   std::unique_ptr<Invoker> inv(new Invoker(device, std::move(solution)));
   for (size_t i = 0; i < code.size(); ++i) {
-    absl::StatusOr<std::unique_ptr<backend::Module>> m = device.Load(code[i]);
+    absl::StatusOr<std::shared_ptr<backend::Module>> m;
+    if (modules != nullptr) {
+      m = modules->Load(device, code[i]);
+    } else if (absl::StatusOr<std::unique_ptr<backend::Module>> own = device.Load(code[i]); own.ok()) {
+      m = std::shared_ptr<backend::Module>(*std::move(own));
+    } else {
+      m = own.status();
+    }
     if (!m.ok()) return m.status();
     std::vector<backend::Kernel> entries;
     for (const std::string& name : inv->solution_.kernels[i].entries) {

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "tuner_core/backend/backend.h"
+#include "tuner_core/backend/module_cache.h"
 #include "tuner_core/solver/solution.h"
 
 namespace tuna::solver {
@@ -40,9 +41,12 @@ struct ConvBuffers {
 class Invoker {
  public:
   // Loads `code` (one per solution kernel) on `device`. The device must outlive the invoker.
+  // With `modules`, a code object it already holds for this device is not loaded again (the
+  // invoker shares the module; backend/module_cache.h).
   static absl::StatusOr<std::unique_ptr<Invoker>> Create(backend::Device& device,
                                                          Solution solution,
-                                                         const std::vector<backend::CodeObject>& code);
+                                                         const std::vector<backend::CodeObject>& code,
+                                                         backend::ModuleCache* modules = nullptr);
 
   // Zeroes `zero_first` buffers, then issues every launch. Asynchronous on GPUs.
   // InvalidArgument when a needed buffer is missing or smaller than the workspace.
@@ -54,7 +58,7 @@ class Invoker {
   Invoker(backend::Device& device, Solution solution) : device_(device), solution_(std::move(solution)) {}
   backend::Device& device_;
   Solution solution_;
-  std::vector<std::unique_ptr<backend::Module>> modules_;
+  std::vector<std::shared_ptr<backend::Module>> modules_;  // shared with a ModuleCache
   std::vector<std::vector<backend::Kernel>> kernels_;  // [kernel][entry index]
   // Encoded tensor maps by (launch, argument), with the buffer address they were encoded for:
   // re-encoded only when the buffer changes, so timed runs do no host encoding.

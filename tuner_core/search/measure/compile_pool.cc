@@ -1,13 +1,41 @@
 #include "tuner_core/search/measure/compile_pool.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "spdlog/spdlog.h"
 
 namespace tuna::search {
+namespace {
 
-CompilePool::CompilePool(int threads) {
+// Lowers the calling thread's priority by `nice` (Linux: nice is per thread).
+void LowerThisThread(int nice) {
+  if (nice <= 0) return;
+  const id_t tid = static_cast<id_t>(syscall(SYS_gettid));
+  errno = 0;
+  const int now = getpriority(PRIO_PROCESS, tid);  // the creator's, inherited
+  if (errno != 0 || setpriority(PRIO_PROCESS, tid, std::min(now + nice, 19)) != 0) {
+    spdlog::warn("compile pool: cannot lower thread {}'s priority by {}: {}", tid, nice,
+                 std::strerror(errno));
+  }
+}
+
+}  // namespace
+
+CompilePool::CompilePool(int threads, int nice) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads_.reserve(static_cast<size_t>(threads));
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Serve(); });
+  for (int i = 0; i < threads; ++i) {
+    threads_.emplace_back([this, nice] {
+      LowerThisThread(nice);
+      Serve();
+    });
+  }
 }
 
 CompilePool::~CompilePool() {

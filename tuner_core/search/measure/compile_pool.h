@@ -13,6 +13,11 @@
 // such batch first. So a 1,000-candidate job delays a 1-candidate job by one item per thread at
 // most, instead of by its whole remaining space.
 //
+// Priority: with `nice` > 0 the pool's threads (and the compiler processes they start) run that
+// much below the process's other threads (setpriority on each thread, Linux): a worker's ahead-
+// of-time compiles then yield the cores to the executors' in-search compiles, which a device
+// waits for. Work-conserving: an idle core still runs the pool.
+//
 // Threads: every member may be called from any thread. Run blocks its caller until its items
 // are done (the caller does not run items itself: the pool's size is the number of compiles
 // at once). fn must not throw. The pool must outlive every Run in progress.
@@ -32,7 +37,9 @@ namespace tuna::search {
 
 class CompilePool {
  public:
-  explicit CompilePool(int threads);  // <= 0: hardware concurrency
+  // threads <= 0: hardware concurrency; nice: 0..19 (see the file comment; a failure to lower
+  // the priority is logged and the thread runs at the normal one).
+  explicit CompilePool(int threads, int nice = 0);
   ~CompilePool();                     // serves every queued item, then joins
   CompilePool(const CompilePool&) = delete;
   CompilePool& operator=(const CompilePool&) = delete;

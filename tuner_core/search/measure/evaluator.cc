@@ -73,9 +73,12 @@ absl::StatusOr<std::vector<std::byte>> CpuReference(const Problem& p, const Host
 
 struct Evaluator::Impl {
   Impl(backend::Device& d, const Problem& p, const EvaluatorOptions& o)
-      : device(d), problem(p), options(o), is_gpu(d.Info().warp_size > 1) {}
+      : device(d), problem(p), options(o), is_gpu(d.Info().warp_size > 1) {
+    if (!options.modules) options.modules = std::make_shared<backend::ModuleCache>();
+  }
   ~Impl() {
     if (!watchdog.wedged()) return;
+    options.modules->Abandon();  // a hung kernel may belong to one of them
     // A hung launch may still be using the buffers: leak them (see watchdog.h).
     auto* leaked = new backend::DeviceBuffer[8];
     leaked[0] = std::move(x);
@@ -83,6 +86,7 @@ struct Evaluator::Impl {
     leaked[2] = std::move(y);
     leaked[3] = std::move(workspace);
     leaked[4] = std::move(flush);
+    if (options.flush_buffer) options.flush_buffer->Abandon();
     for (int i = 0; i < 3; ++i) leaked[5 + i] = std::move(pristine[i]);
     (void)comparer.release();
   }
@@ -114,6 +118,7 @@ struct Evaluator::Impl {
   bool lost = false;       // device context lost: nothing more can run
   std::string lost_reason;
   backend::DeviceBuffer x, w, y, workspace, flush;
+  backend::DeviceBuffer* flush_in_use = nullptr;  // `flush` or options.flush_buffer's; null: none
   // Device copies of the inputs as generated (index as Tensor()); invalid for the output and
   // when they did not fit (then inputs are uploaded from `host` for every run).
   backend::DeviceBuffer pristine[3];
@@ -205,7 +210,9 @@ struct Evaluator::Impl {
     absl::Status st = OnDevice(
         [&]() -> absl::Status {
           std::function<absl::Status()> before;
-          if (flush.valid()) before = [&] { return device.Memset(flush, 0, flush.bytes()); };
+          if (flush_in_use != nullptr) {
+            before = [&] { return device.Memset(*flush_in_use, 0, flush_in_use->bytes()); };
+          }
           absl::StatusOr<std::vector<double>> t = device.TimeLaunches(launch, count, before);
           if (!t.ok()) return t.status();
           ms = *std::move(t);
@@ -218,18 +225,22 @@ struct Evaluator::Impl {
     return ms;
   }
 
-  // Builds (or takes from the cache) the comparison kernel and checks it on this device.
-  absl::Status UseDeviceCompare(const backend::Backend& backend, const std::string& arch) {
+  // The comparison kernel, built or taken from the cache: host work, done before the device
+  // is asked for.
+  absl::StatusOr<backend::CodeObject> CompareKernel(const backend::Backend& backend,
+                                                    const std::string& arch) {
     const reference::ElementType type = reference::OutputType(problem, problem.direction);
-    absl::StatusOr<backend::CodeObject> code =
-        options.compare_kernels ? options.compare_kernels->Get(backend, arch, type)
-                                : CompareKernelCache().Get(backend, arch, type);
-    if (!code.ok()) return code.status();
+    return options.compare_kernels ? options.compare_kernels->Get(backend, arch, type)
+                                   : CompareKernelCache().Get(backend, arch, type);
+  }
+
+  // Checks the comparison kernel `code` on this device and keeps it.
+  absl::Status UseDeviceCompare(const backend::CodeObject& code) {
     const reference::Tolerance tol =
         options.has_tolerance ? options.tolerance : reference::DefaultTolerance(problem.data_type);
     absl::StatusOr<std::unique_ptr<DeviceComparer>> c;
     absl::Status st = OnDevice([&]() -> absl::Status {
-      c = DeviceComparer::Create(device, *code, problem, expected, tol, Out());
+      c = DeviceComparer::Create(device, code, problem, expected, tol, Out());
       return c.status();
     });
     if (!st.ok()) return st;
@@ -264,15 +275,18 @@ struct Evaluator::Impl {
   absl::StatusOr<std::unique_ptr<solver::Invoker>> Load(const CompiledCandidate& c) {
     std::unique_ptr<solver::Invoker> invoker;
     const auto t0 = std::chrono::steady_clock::now();
+    const int64_t loads = options.modules->loads(), hits = options.modules->hits();
     absl::Status st = OnDevice([&]() -> absl::Status {
       if (absl::Status ws = EnsureWorkspace(c.solution.workspace_bytes); !ws.ok()) return ws;
       absl::StatusOr<std::unique_ptr<solver::Invoker>> inv =
-          solver::Invoker::Create(device, c.solution, c.code);
+          solver::Invoker::Create(device, c.solution, c.code, options.modules.get());
       if (!inv.ok()) return inv.status();
       invoker = *std::move(inv);
       return absl::OkStatus();
     });
     timings.load_ms += MsSince(t0);
+    timings.modules_loaded += options.modules->loads() - loads;
+    timings.modules_reused += options.modules->hits() - hits;
     if (!st.ok()) return st;
     return invoker;
   }
@@ -291,6 +305,27 @@ struct Evaluator::Impl {
   }
 };
 
+absl::StatusOr<backend::DeviceBuffer*> SharedDeviceBuffer::Get(backend::Device& device, size_t bytes) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (!buffer_.valid() || buffer_.bytes() < bytes) {
+    buffer_.Reset();  // freed first: two at once may not fit
+    absl::StatusOr<backend::DeviceBuffer> b = device.Alloc(std::max<size_t>(bytes, 1));
+    if (!b.ok()) return b.status();
+    buffer_ = *std::move(b);
+  }
+  return &buffer_;
+}
+
+size_t SharedDeviceBuffer::bytes() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return buffer_.bytes();
+}
+
+void SharedDeviceBuffer::Abandon() {
+  std::lock_guard<std::mutex> l(mu_);
+  (void)new backend::DeviceBuffer(std::move(buffer_));  // never freed
+}
+
 EvalTimings EvalTimings::operator-(const EvalTimings& e) const {
   EvalTimings d;
   d.setup_ms = setup_ms - e.setup_ms;
@@ -301,6 +336,8 @@ EvalTimings EvalTimings::operator-(const EvalTimings& e) const {
   d.device_ms = device_ms - e.device_ms;
   d.kernel_ms = kernel_ms - e.kernel_ms;
   d.candidates = candidates - e.candidates;
+  d.modules_loaded = modules_loaded - e.modules_loaded;
+  d.modules_reused = modules_reused - e.modules_reused;
   d.device_wait_ms = device_wait_ms - e.device_wait_ms;
   return d;
 }
@@ -334,6 +371,14 @@ absl::StatusOr<HostPreparation> Evaluator::PrepareOnHost(const Problem& problem,
     if (!ref.ok()) return ref.status();
     h.expected = *std::move(ref);
     h.has_expected = true;
+  } else {
+    // The device reference's batch-1 check (DeviceReference) gets its CPU reference from here.
+    Problem small = problem;
+    small.n = 1;
+    EvaluatorOptions o = options;
+    o.cpu_reference_max_flops = std::numeric_limits<double>::infinity();
+    absl::StatusOr<HostPreparation> check = PrepareOnHost(small, o);
+    if (check.ok()) h.check = std::make_shared<HostPreparation>(*std::move(check));
   }
   h.x = std::move(t.x);
   h.w = std::move(t.w);
@@ -383,7 +428,14 @@ absl::Status Evaluator::AllocateBuffers(Impl& m, backend::Device& device, const 
     if (m.is_gpu && options.flush_l2) {
       const uint64_t l2 = device.Info().l2_cache_bytes;
       const size_t bytes = l2 > 0 ? static_cast<size_t>(2 * l2) : (size_t{256} << 20);
-      if (absl::Status s = alloc(m.flush, bytes); !s.ok()) return s;
+      if (options.flush_buffer) {
+        absl::StatusOr<backend::DeviceBuffer*> shared = options.flush_buffer->Get(device, bytes);
+        if (!shared.ok()) return shared.status();
+        m.flush_in_use = *shared;
+      } else {
+        if (absl::Status s = alloc(m.flush, bytes); !s.ok()) return s;
+        m.flush_in_use = &m.flush;
+      }
     }
     return m.KeepPristineInputs();
   });
@@ -392,7 +444,8 @@ absl::Status Evaluator::AllocateBuffers(Impl& m, backend::Device& device, const 
 absl::Status Evaluator::DeviceReference(Impl& m, backend::Device& device, const Problem& problem,
                                         const EvaluatorOptions& options, const solver::Solver& ref,
                                         const backend::Backend& backend,
-                                        const solver::Target& target, ReferenceInfo& info) {
+                                        const solver::Target& target, ReferenceInfo& info,
+                                        HostPreparation* check_prepared) {
   Compiler compiler(backend, target, CompilerOptions{1});
   // 1. The device solver against the CPU reference on batch 1.
   Problem small = problem;
@@ -404,7 +457,7 @@ absl::Status Evaluator::DeviceReference(Impl& m, backend::Device& device, const 
       o.flush_l2 = false;
       o.repetitions = 1;  // only the verification matters here
       return o;
-    }(), nullptr, nullptr, nullptr);
+    }(), nullptr, nullptr, nullptr, check_prepared);
     if (!check.ok()) return check.status();
     CompiledCandidate c = compiler.CompileOne(ref, small, ref.DefaultConfig(target, small));
     if (c.disposition != Disposition::kPassed) {
@@ -444,8 +497,12 @@ void Evaluator::ChooseCompare(Impl& m, const Problem& problem, const EvaluatorOp
   const auto compare_start = std::chrono::steady_clock::now();
   const double wait_before = m.timings.device_wait_ms;
   if (m.is_gpu && options.device_compare && backend != nullptr && target != nullptr) {
-    Impl::Section guarded(m);
-    absl::Status why = m.UseDeviceCompare(*backend, target->arch);
+    absl::StatusOr<backend::CodeObject> code = m.CompareKernel(*backend, target->arch);
+    absl::Status why = code.status();
+    if (code.ok()) {
+      Impl::Section guarded(m);  // not held while the kernel builds: another process may time
+      why = m.UseDeviceCompare(*code);
+    }
     if (why.ok()) {
       info.compare = "device";
     } else {
@@ -502,7 +559,8 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(
     m.expected = *std::move(ref);
     info.source = "cpu";
   } else if (absl::Status st = DeviceReference(m, device, problem, options, *ref_solver, *backend,
-                                               *target, info);
+                                               *target, info,
+                                               prepared != nullptr ? prepared->check.get() : nullptr);
              !st.ok()) {
     return st;
   }

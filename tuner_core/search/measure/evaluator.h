@@ -13,7 +13,8 @@
 // fit), so a candidate's inputs are restored on the device, not uploaded from the host.
 //
 // Per candidate (Evaluate):
-//   1. Invoker::Create (load) — LaunchFailed on error.
+//   1. Invoker::Create (load; a module already loaded for the same code object is reused,
+//      EvaluatorOptions::modules) — LaunchFailed on error.
 //   2. Inputs restored, output poisoned with 0xFF bytes (NaN for floats), one run: the
 //      warm-up and the verified run; its output is copied back. LaunchFailed on a launch or
 //      device error.
@@ -42,12 +43,14 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "tuner_core/backend/backend.h"
+#include "tuner_core/backend/module_cache.h"
 #include "tuner_core/problem/problem.h"
 #include "tuner_core/reference/verify.h"
 #include "tuner_core/search/measure/compiler.h"
@@ -58,6 +61,26 @@
 #include "tuner_core/solver/target.h"
 
 namespace tuna::search {
+
+// The L2 flush buffer (2x the L2 size, 100 MB on an H100) of one device, shared by the
+// evaluators of a process instead of one per evaluator: its content never matters (it is
+// overwritten before every timed launch), and a worker's executor keeping dozens of evaluators
+// spends that memory on more of them. Allocated by the first evaluator that needs it (grown when
+// a later one asks for more). Threads: thread-safe; the buffer is used by one evaluator at a time
+// (an executor times on one thread). The Device must outlive it.
+class SharedDeviceBuffer {
+ public:
+  // A buffer of at least `bytes` on `device` (the same device every time): the one held, or a
+  // new one replacing it. ResourceExhausted etc. from Device::Alloc.
+  absl::StatusOr<backend::DeviceBuffer*> Get(backend::Device& device, size_t bytes);
+  size_t bytes() const;
+  // Never frees the buffer (a device that may still run a hung kernel).
+  void Abandon();
+
+ private:
+  mutable std::mutex mu_;
+  backend::DeviceBuffer buffer_;  // guarded by mu_
+};
 
 struct EvaluatorOptions {
   uint64_t seed = 1;  // input data seed
@@ -83,6 +106,13 @@ struct EvaluatorOptions {
   bool device_compare = true;
   // Where comparison kernels are kept between evaluators (null: each evaluator builds its own).
   std::shared_ptr<CompareKernelCache> compare_kernels;
+  // The L2 flush buffer shared with the other evaluators of the device (null: each evaluator
+  // allocates its own). Not counted in device_bytes().
+  std::shared_ptr<SharedDeviceBuffer> flush_buffer;
+  // Where candidates' loaded modules are kept between candidates and evaluators of the device
+  // (backend/module_cache.h: the candidates that share a kernel build, the re-timing and later
+  // jobs load it once); null: each evaluator keeps its own for its candidates.
+  std::shared_ptr<backend::ModuleCache> modules;
   // Taken around the device work (see the file comment); null: none. Not part of what makes two
   // evaluators alike (a worker's executor keeps one guard for its whole life).
   DeviceWorkGuard device_guard;
@@ -110,6 +140,8 @@ struct EvalTimings {
   double device_ms = 0;
   double kernel_ms = 0;
   int64_t candidates = 0;   // Evaluate calls that reached the device
+  int64_t modules_loaded = 0;  // module loads of candidates (load_ms)
+  int64_t modules_reused = 0;  // loads saved by EvaluatorOptions::modules
   // Waiting for EvaluatorOptions::device_guard (another process had the device); not part of
   // any of the above.
   double device_wait_ms = 0;
@@ -119,13 +151,16 @@ struct EvalTimings {
 
 // The host half of an evaluator's preparation, which needs no device and so can run on another
 // thread while the device is busy with an earlier problem: the seeded inputs and, for problems
-// the CPU reference serves (Problem::Flops() <= cpu_reference_max_flops), the reference output.
+// the CPU reference serves (Problem::Flops() <= cpu_reference_max_flops), the reference output;
+// for larger ones (the device reference's), the batch-1 check's own preparation (`check`: its
+// inputs and CPU reference, against which the device reference solver is still checked).
 struct HostPreparation {
   Problem problem;
   uint64_t seed = 0;
   std::vector<std::byte> x, w, y;  // y (or the output tensor) only sized
   bool has_expected = false;
   std::vector<std::byte> expected;
+  std::shared_ptr<HostPreparation> check;  // null: made when needed
   double ms = 0;  // time it took
 };
 
@@ -167,8 +202,8 @@ class Evaluator {
   const Problem& problem() const { return problem_; }
   const EvaluatorOptions& options() const;
   EvalTimings timings() const;
-  // Device memory held (tensors, their pristine copies, workspace, flush buffer, the reference's
-  // copy for the device comparison).
+  // Device memory held (tensors, their pristine copies, workspace, its own flush buffer (not a
+  // shared one), the reference's copy for the device comparison).
   size_t device_bytes() const;
 
  private:
@@ -182,7 +217,8 @@ class Evaluator {
   static absl::Status DeviceReference(Impl& m, backend::Device& device, const Problem& problem,
                                       const EvaluatorOptions& options, const solver::Solver& ref,
                                       const backend::Backend& backend,
-                                      const solver::Target& target, ReferenceInfo& info);
+                                      const solver::Target& target, ReferenceInfo& info,
+                                      HostPreparation* check_prepared);
   static void ChooseCompare(Impl& m, const Problem& problem, const EvaluatorOptions& options,
                             const backend::Backend* backend, const solver::Target* target,
                             ReferenceInfo& info);
