@@ -52,7 +52,7 @@ struct TuneArgs {
   std::string output_dir = "./tuna-out";
   int workers = 1;
   int executors_per_device = 0;  // -f: 0 = 2 on GPU backends, 1 on cpu
-  int compile_nice = 0;          // -f: the compile pool's priority below normal
+  int compile_nice = 10;         // -f: the compile pool's priority below normal
   std::string steps = "perf,find";
   std::string tag;
   int eval_timeout_s = 1800;

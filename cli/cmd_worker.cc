@@ -40,7 +40,7 @@ struct WorkerFlags {
   int compile_jobs = 1;
   int lease_batch = 1;
   int executors_per_device = 0;  // 0: 2 on GPU backends, 1 on cpu
-  int compile_nice = 0;
+  int compile_nice = 10;
   std::string device_lock_dir;   // empty: worker::DefaultDeviceLockDir()
   SearchFlags search;
   int repetitions = 10;

@@ -67,7 +67,7 @@ struct LocalPipelineOptions {
   int executors_per_device = 0;
   // The workers' compile pools run this much below normal priority (worker::WorkerOptions::
   // compile_nice); 0: not lowered.
-  int compile_nice = 0;
+  int compile_nice = 10;
   // The workers' device lock dir (worker::WorkerOptions::device_lock_dir); empty: the default.
   std::string device_lock_dir;
   worker::JobTuning tuning;
