@@ -18,6 +18,11 @@
 // the worker exits, so "jobs compiled in db" equals every job leased. The MariaDB counters and
 // CPU seconds (this process: coordinator and clients; mariadbd) are deltas over the window, so
 // the work per lease can be compared between runs on a machine too noisy for raw rates.
+//
+// TUNA_QUEUE_PROFILE=1: MariaDB's slow log (every statement, to a table) over the window, then the
+// statement shapes (digits folded) that took the most server time, with their count and rows
+// examined per lease: where the database's CPU per lease goes. The log costs throughput itself,
+// so compare profiles with profiles, never with plain runs.
 #include <pthread.h>
 #include <time.h>
 #include <sys/resource.h>
@@ -93,6 +98,28 @@ double SelfCpuSeconds() {
   return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
+absl::Status Unprepared(tuna::schema::Database& db, const char* sql) {
+  return db.WithConnection([&](tuna::schema::Connection& c) { return c.ExecuteUnprepared(sql); });
+}
+
+// The slow log's top statement shapes (TUNA_QUEUE_PROFILE): `leases` divides the counts.
+void PrintProfile(tuna::schema::Database& db, double leases) {
+  auto rows = db.Query(
+      "SELECT LEFT(REGEXP_REPLACE(CONVERT(sql_text USING utf8mb4), '[0-9]+', 'N'), 110) AS q, COUNT(*), "
+      "SUM(TIME_TO_SEC(query_time)), SUM(rows_examined) FROM mysql.slow_log GROUP BY q "
+      "ORDER BY SUM(TIME_TO_SEC(query_time)) DESC LIMIT 15");
+  if (!rows.ok()) {
+    std::printf("profile: %s\n", rows.status().ToString().c_str());
+    return;
+  }
+  std::printf("profile (slow log over the window; per lease: count, server us, rows examined):\n");
+  for (const auto& r : *rows) {
+    std::printf("  %6.2f %8.1f %8.1f  %s\n", std::atof(r.String(1).c_str()) / leases,
+                1e6 * std::atof(r.String(2).c_str()) / leases, std::atof(r.String(3).c_str()) / leases,
+                r.String(0).c_str());
+  }
+}
+
 double Percentile(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0.0;
   return sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()))];
@@ -113,6 +140,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   schema::Database& db = *tdb->db;
+  const bool profile = std::getenv("TUNA_QUEUE_PROFILE") != nullptr;
+  if (profile) {  // long_query_time is read when a connection opens: set it before the coordinator's
+    for (const char* sql : {"SET GLOBAL log_output = 'TABLE'", "SET GLOBAL long_query_time = 0",
+                            "TRUNCATE TABLE mysql.slow_log"}) {
+      if (auto st = Unprepared(db, sql); !st.ok()) std::fprintf(stderr, "profile: %s\n", st.ToString().c_str());
+    }
+  }
   int server_pid = 0;
   if (auto server = testing::SharedMariadb(); server.ok()) {
     if (auto st = (*server)->Status(); st.ok()) server_pid = st->pid;
@@ -234,6 +268,7 @@ int main(int argc, char** argv) {
   const auto counters0 = ServerCounters(db);
   const double self_cpu0 = SelfCpuSeconds();
   const double server_cpu0 = server_pid > 0 ? ProcessCpuSeconds(server_pid) : 0;
+  if (profile) (void)Unprepared(db, "SET GLOBAL slow_query_log = 1");
   start = Clock::now();
   go = true;
   std::this_thread::sleep_for(std::chrono::seconds(seconds));
@@ -243,6 +278,7 @@ int main(int argc, char** argv) {
   const double self_cpu = SelfCpuSeconds() - self_cpu0;
   const double server_cpu = server_pid > 0 ? ProcessCpuSeconds(server_pid) - server_cpu0 : 0;
   const auto counters1 = ServerCounters(db);
+  if (profile) (void)Unprepared(db, "SET GLOBAL slow_query_log = 0");
   for (auto& t : threads) t.join();
 
   int64_t doubles = 0;
@@ -277,6 +313,7 @@ int main(int argc, char** argv) {
       }
     }
     std::printf("\n");
+    if (profile) PrintProfile(db, n);
   }
   std::printf(
       "double leases: %lld; rpc errors: %lld; empty lease replies: %lld; leased after the "
