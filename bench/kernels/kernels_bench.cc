@@ -7,6 +7,8 @@
 //      GPU solver, its default config plus up to --configs valid configs sampled from its space
 //      (fast solvers 1010+) or --other-configs (older ones); each candidate is compiled (NVRTC,
 //      in parallel, cached by build), run on poisoned outputs, verified against the reference
+//      (on the device with the tuner evaluator's comparer, which checks itself against the host
+//      comparison when made; the host comparison when it cannot be made)
 //      and screened (--screen-reps); the --finalists fastest are timed with the full method
 //      and the fastest wins, its output verified again;
 //   3. cuDNN best (cudnn_backend.h): every engine config of heuristics modes A, B and FALLBACK
@@ -42,6 +44,7 @@
 #include "tuner_core/reference/fill.h"
 #include "tuner_core/reference/reference_conv.h"
 #include "tuner_core/reference/verify.h"
+#include "tuner_core/search/measure/device_compare.h"
 #include "tuner_core/solver/conv/solver_sets.h"
 #include "tuner_core/solver/invoker.h"
 #include "tuner_core/solver/registry.h"
@@ -265,10 +268,26 @@ class Bench {
         if (!rep->ok) return absl::InternalError("naive GPU solver disagrees with the CPU reference");
       }
     }
+    // Candidates are compared with the reference on the device (the evaluator's comparer: a
+    // reduction kernel checked against the host comparison when made); at batch 64 a host copy
+    // and compare per candidate took most of a problem's time. The host compare is the fallback.
+    std::unique_ptr<search::DeviceComparer> comparer;
+    if (absl::StatusOr<backend::CodeObject> code =
+            compare_kernels_.Get(be_, target_.arch, reference::OutputType(p, p.direction));
+        code.ok()) {
+      auto c = search::DeviceComparer::Create(dev_, *code, p, expected, reference::DefaultTolerance(p.data_type), *out);
+      if (c.ok()) comparer = *std::move(c);
+      else std::printf("  device compare unavailable (%s): host compare\n", c.status().ToString().c_str());
+    }
     auto verify = [&](double* rel) -> absl::StatusOr<bool> {
-      std::vector<std::byte> got(out_bytes);
-      if (absl::Status st = dev_.CopyToHost(got.data(), *out, out_bytes); !st.ok()) return st;
-      absl::StatusOr<reference::VerifyReport> rep = reference::VerifyConvOutput(p, p.direction, got.data(), expected.data());
+      absl::StatusOr<reference::VerifyReport> rep;
+      if (comparer) {
+        rep = comparer->Compare(*out);
+      } else {
+        std::vector<std::byte> got(out_bytes);
+        if (absl::Status st = dev_.CopyToHost(got.data(), *out, out_bytes); !st.ok()) return st;
+        rep = reference::VerifyConvOutput(p, p.direction, got.data(), expected.data());
+      }
       if (!rep.ok()) return rep.status();
       *rel = rep->max_rel_error;
       if (!rep->ok) std::printf("    verify FAIL: %s\n", rep->Summary().c_str());
@@ -507,6 +526,7 @@ class Bench {
   solver::SolverList tunable_ = solver::GpuTunableSolvers();
   std::map<std::string, std::vector<backend::CodeObject>> code_;
   std::map<std::string, std::string> compile_errors_;
+  search::CompareKernelCache compare_kernels_;
   int cpu_checks_ = 0;
   bool cudnn_disabled_ = false;
 };
