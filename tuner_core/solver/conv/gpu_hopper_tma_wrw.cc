@@ -22,11 +22,9 @@ int64_t Chunks(const Problem& p) { return CeilDiv(p.c / p.groups, kChunk); }
 // GEMM N as the kernel tiles it: every tap's channels in whole 64-channel slabs.
 int64_t SlabColumns(const Problem& p) { return p.fil[1] * p.fil[2] * Chunks(p) * kChunk; }
 int64_t PixelTiles(const Problem& p) { return CeilDiv(OutputPixels(p), kPixelsPerStage); }
-// Work units of one split: output tiles times groups.
-int64_t TileUnits(const Problem& p, int tb_m, int tb_n) {
-  return CeilDiv(p.k / p.groups, tb_m) * CeilDiv(SlabColumns(p), tb_n) * p.groups;
-}
 int64_t NTiles(const Problem& p, int tb_n) { return CeilDiv(SlabColumns(p), tb_n); }
+// Work units of one split: output tiles times groups.
+int64_t TileUnits(const Problem& p, int tb_m, int tb_n) { return CeilDiv(p.k / p.groups, tb_m) * NTiles(p, tb_n) * p.groups; }
 int ClusterN(const SearchSpace& s, const PerfConfig& c) { return static_cast<int>(s.Value(c, "CLUSTER_N")); }
 // Fraction of the persistent blocks' rounds that do work: `blocks` units over `num_cu` SMs.
 double WaveEfficiency(int64_t blocks, int num_cu) {
@@ -64,7 +62,7 @@ Launch ReduceLaunch(const Problem& p, int split_k) {
   r.grid.x = static_cast<uint32_t>(CeilDiv(rows * cg / 4, 256));
   r.block.x = 256;
   r.args = {KernelArg::Buffer(BufferRole::kWorkspace), KernelArg::Buffer(BufferRole::kW), KernelArg::I64(0),
-            KernelArg::I64(rows),  KernelArg::I32(cg), KernelArg::I32(cg), KernelArg::I32(split_k)};
+            KernelArg::I64(rows), KernelArg::I32(cg), KernelArg::I32(cg), KernelArg::I32(split_k)};
   return r;
 }
 
