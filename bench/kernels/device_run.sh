@@ -27,6 +27,9 @@
 #                          direction (CONFIGS each, default 64; SOLVERS=a,b overrides; mobilenet_dw* files: the
 #                          depthwise solver) + cuDNN best, torch, cross-check
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
+#   fixsizes[:SECS]        FP16 NHWC forward file on TunaHopperTmaFwd (CONFIGS, 16) with --fixed-sizes: each
+#                          winner also rebuilt with its sizes as compile-time constants, both timed (issue #17's
+#                          "run-time sizes cost < 3 %")
 #   fromdb[:SECS]          --from-db data/fromdb (a perf db placed there), tuna rows + cuDNN best
 # DATA=FILE (a driver file in the bundle) replaces the file of the fwd32, bwd32 and wrw32 steps;
 # CONFIGS=N their configs per fast solver (36/36/48).
@@ -97,6 +100,10 @@ for step in "$@"; do
       lib=$(python3 -c "import torch; torch.backends.cudnn.version(); print(next((l.split()[-1] for l in open('/proc/self/maps') if 'libcudnn.so' in l), ''))")
       echo "torch maps $lib (cuDNN $(python3 -c 'import torch; print(torch.backends.cudnn.version())'))"
       if [ -n "$lib" ]; then export TUNA_CUDNN_PATH=$(dirname "$lib"); fi ;;
+    fixsizes)
+      f=data/resnet50_n32_fwd_fp16_nhwc.txt
+      timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperTmaFwd --configs ${CONFIGS:-16} --other-configs 0 --cpu-check-max 1 --cudnn-heuristics-only --no-legacy --fixed-sizes --json "$out/$name.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
+      grep -E "arguments cost|geomean" "$out/$name.log" | tail -3 ;;
     fromdb)
       timeout "$secs" ./run.sh --from-db data/fromdb --no-legacy --cudnn-heuristics-only --json "$out/fromdb.json" > "$out/fromdb.log" 2>&1 || echo "bench fromdb: exit $?"
       grep -E "skipped db row|ERROR" "$out/fromdb.log" | head -5; tail -4 "$out/fromdb.log" ;;

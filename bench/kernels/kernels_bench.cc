@@ -75,6 +75,7 @@ struct Options {
   bool no_tuna = false;
   bool no_legacy = false;
   bool heuristics_only = false;  // cuDNN best from heuristics A, B, FALLBACK only (no all-engines sweep)
+  bool fixed_sizes = false;      // also time the winner rebuilt with its sizes as constants (issue #17)
   double cpu_check_gflop = 4;
   int cpu_check_max = 2;
   uint64_t seed = 7;
@@ -109,6 +110,9 @@ struct Row {
   int cudnn_legacy_algo = -1, cudnn_legacy_math = 0;
   bool cudnn_legacy_verified = false;
   std::string note;
+  // --fixed-sizes: the winner with run-time size arguments and rebuilt with the same sizes as
+  // compile-time constants, timed back to back (0: not priced, the kernel cannot be specialised).
+  double sizes_runtime_ms = 0, sizes_fixed_ms = 0;
   bool verified() const {
     return (tuna_ms == 0 || tuna_verified) && (cudnn_best_ms == 0 || cudnn_best_verified) &&
            (cudnn_legacy_ms == 0 || cudnn_legacy_verified) && (tuna_ms > 0 || cudnn_best_ms > 0);
@@ -434,6 +438,63 @@ class Bench {
     if (!ok.ok()) return ok.status();
     row.tuna_verified = *ok;
     if (!*ok) AppendNote(&row.note, "tuna winner failed verification after timing");
+    if (opt_.fixed_sizes && *ok) {
+      solver::ConvBuffers bufs{&x, &w, &y, ready[best].ws.valid() ? &ready[best].ws : nullptr};
+      return PriceRuntimeSizes(ready[best].cand->sol, bufs, [&] { return launch(best); }, row, check);
+    }
+    return absl::OkStatus();
+  }
+
+  // --fixed-sizes: the price of one build serving every problem. The winner is rebuilt with its
+  // problem's sizes (and its one output phase) as compile-time constants, -DTUNA_FIX_* (so far
+  // hopper_tma_fwd.cu unphased: TunaHopperTmaFwd, stride-1 TunaHopperTmaBwd), verified, and both
+  // builds timed back to back with the same method.
+  absl::Status PriceRuntimeSizes(const Solution& won, const solver::ConvBuffers& bufs,
+                                 const std::function<absl::Status()>& run_won, Row& row, const CheckFn& check) {
+    Solution sol = won;
+    const solver::Launch* conv = nullptr;
+    for (const solver::Launch& l : sol.launches) {
+      if (l.entry == "tuna_hopper_tma_fwd") conv = &l;
+    }
+    if (conv == nullptr) return absl::OkStatus();
+    std::vector<std::string>& opts = sol.kernels[conv->kernel].options;
+    if (std::find(opts.begin(), opts.end(), "-DPHASED=0") == opts.end()) return absl::OkStatus();
+    std::vector<int64_t> sizes;
+    std::string phase;
+    for (const solver::KernelArg& a : conv->args) {
+      if (a.kind == solver::KernelArg::Kind::kI32) sizes.push_back(a.i);
+      if (a.kind == solver::KernelArg::Kind::kWords) {
+        for (size_t i = 0; i + 1 < a.words.size(); ++i) phase += (i ? "," : "") + std::to_string(a.words[i]);
+      }
+    }
+    const char* names[] = {"N", "C", "K", "HY", "WY", "R", "S", "G"};
+    if (sizes.size() != 8 || phase.empty()) return absl::OkStatus();
+    opts.push_back("-DTUNA_FIX_SIZES=1");
+    for (size_t i = 0; i < 8; ++i) opts.push_back(fmt::format("-DTUNA_FIX_{}={}", names[i], sizes[i]));
+    opts.push_back("-DTUNA_FIX_PHASE=" + phase);
+    CompileAll({sol});
+    auto it = code_.find(BuildKey(sol));
+    if (it == code_.end()) {
+      AppendNote(&row.note, "fixed-sizes build failed: " + compile_errors_[BuildKey(sol)].substr(0, 200));
+      return absl::OkStatus();
+    }
+    absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(dev_, sol, it->second);
+    if (!inv.ok()) return inv.status();
+    auto run_fixed = [&] { return (*inv)->Run(bufs); };
+    double rel = 0;
+    absl::StatusOr<bool> ok = check(run_fixed, &rel);
+    if (!ok.ok()) return ok.status();
+    if (!*ok) {
+      AppendNote(&row.note, "fixed-sizes build failed verification");
+      return absl::OkStatus();
+    }
+    absl::StatusOr<double> rt = timer_.MedianMs(run_won);
+    absl::StatusOr<double> fixed = timer_.MedianMs(run_fixed);
+    if (!rt.ok()) return rt.status();
+    if (!fixed.ok()) return fixed.status();
+    row.sizes_runtime_ms = *rt, row.sizes_fixed_ms = *fixed;
+    std::printf("    sizes as arguments %.4f ms, as constants %.4f ms: constants %.1f %% faster\n", *rt, *fixed,
+                100.0 * (*rt - *fixed) / *rt);
     return absl::OkStatus();
   }
 
@@ -573,6 +634,9 @@ int Main(int argc, char** argv) {
   app.add_option("--max-problems", opt.max_problems, "stop after this many problems (0: all)");
   app.add_flag("--no-tuna", opt.no_tuna, "time cuDNN only");
   app.add_flag("--no-legacy", opt.no_legacy, "skip the legacy-find cuDNN column");
+  app.add_flag("--fixed-sizes", opt.fixed_sizes,
+               "also rebuild each winner with its sizes as compile-time constants (-DTUNA_FIX_*, "
+               "TunaHopperTmaFwd/Bwd unphased) and time both back to back: the price of run-time sizes");
   app.add_flag("--cudnn-heuristics-only", opt.heuristics_only,
                "cuDNN best from heuristics A, B and FALLBACK only (default: also every engine with default knobs)");
   app.add_option("--cpu-check-gflop", opt.cpu_check_gflop, "cross-check the naive GPU output against the CPU reference up to this size");
@@ -719,6 +783,17 @@ int Main(int argc, char** argv) {
             ratio.size(), Geomean(t), Geomean(b), Geomean(ratio), *std::min_element(ratio.begin(), ratio.end()));
       }
     }
+    {
+      std::vector<double> rt, fixed;
+      for (const Row& r : rows) {
+        if (r.sizes_fixed_ms > 0) rt.push_back(r.sizes_runtime_ms), fixed.push_back(r.sizes_fixed_ms);
+      }
+      if (!rt.empty()) {
+        say("sizes as run-time arguments vs compile-time constants over %zu rows: %.5f vs %.5f ms (geomean): "
+            "arguments cost %.1f %%\n",
+            rt.size(), Geomean(rt), Geomean(fixed), 100.0 * (Geomean(rt) / Geomean(fixed) - 1.0));
+      }
+    }
     say("%zu rows, %d errors, %.0f s\n", rows.size(), errors, seconds);
 
     if (!opt.json.empty()) {
@@ -779,6 +854,7 @@ int Main(int argc, char** argv) {
            << ", \"cudnn_best_max_rel_error\": " << fmt::format("{:.3g}", r.cudnn_best_rel)
            << ", \"cudnn_plans\": " << r.cudnn_engines << ", \"cudnn_plans_stats\": " << Str(r.cudnn_stats)
            << ", \"cudnn_legacy_algo\": " << r.cudnn_legacy_algo << ", \"cudnn_legacy_math\": " << r.cudnn_legacy_math
+           << ", \"sizes_runtime_ms\": " << Ms(r.sizes_runtime_ms) << ", \"sizes_fixed_ms\": " << Ms(r.sizes_fixed_ms)
            << ", \"note\": " << Str(r.note) << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
       }
       js << " ]\n}\n";

@@ -27,6 +27,9 @@
 // Options: TB_M (64, 128, 256), TB_N (64, 128, 256), WG_M (1, 2), STAGES (3..8), TUNA_DTYPE (1 fp16,
 //          2 bf16), PHASED (0: one output phase whose y pixel is the GEMM row — forward, stride-1
 //          backward data — with no phase table lookups; 1: up to four sub-pixel phases).
+//          Measurement only: TUNA_FIX_SIZES with TUNA_FIX_{N,C,K,HY,WY,R,S,G} and TUNA_FIX_PHASE (the
+//          20 fields of the one phase), PHASED 0: the sizes as constants instead of the arguments
+//          (kernels_bench --fixed-sizes prices one build serving every problem).
 // Arguments: the two tensor maps (see tuna_hopper_tma_fwd), y, then the sizes as int32.
 // Launch: gridDim.x = min(tiles, multiprocessors), blockDim.x = 128 * (WG_M + 1); dynamic shared
 // memory = 1024 (alignment) + STAGES * (TB_M + TB_N) * 128 (ring) + WG_M * 4 * 16 * 72 * 2
@@ -310,8 +313,19 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
 #define TUNA_X_MAPS const __grid_constant__ TunaTensorMap tmap_x0
 #endif
 TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
-    tuna_hopper_tma_fwd(TUNA_X_MAPS, const __grid_constant__ TunaTensorMap tmap_w, const __grid_constant__ TunaPhases ph,
-                        tuna_u16* TUNA_RESTRICT y, int n_img, int C, int K, int Hy, int Wy, int R, int S, int groups) {
+    tuna_hopper_tma_fwd(TUNA_X_MAPS, const __grid_constant__ TunaTensorMap tmap_w,
+                        const __grid_constant__ TunaPhases ph_arg, tuna_u16* TUNA_RESTRICT y, int n_img, int C, int K,
+                        int Hy, int Wy, int R, int S, int groups) {
+#if defined(TUNA_FIX_SIZES) && !PHASED
+  // Measurement only (kernels_bench --fixed-sizes, issue #17): the same problem's sizes and phase
+  // as compile-time constants, to price the run-time size arguments; the arguments are ignored.
+  n_img = TUNA_FIX_N, C = TUNA_FIX_C, K = TUNA_FIX_K, Hy = TUNA_FIX_HY, Wy = TUNA_FIX_WY, R = TUNA_FIX_R,
+  S = TUNA_FIX_S, groups = TUNA_FIX_G;
+  constexpr TunaPhases kFixedPhases = {{{TUNA_FIX_PHASE}}, 1};
+  const TunaPhases& ph = kFixedPhases;
+#else
+  const TunaPhases& ph = ph_arg;
+#endif
   TUNA_DYNAMIC_SHARED(unsigned char, smem_raw);
   const TunaWsSmem sm = tuna_ws_smem(smem_raw);
   const TunaTileGrid tg(ph, n_img, C, K, groups);
