@@ -62,6 +62,20 @@ PerfConfig HopperTile::Config(const SearchSpace& s) const {
   return s.Make({{"TB_M", tb_m}, {"TB_N", tb_n}, {"WG_M", wg_m}, {"STAGES", stages}, {"SPLIT_K", split_k}});
 }
 
+Launch HopperWrwReduceLaunch(const Problem& p, int64_t cp, int split_k, int64_t ws_offset) {
+  const int64_t rows = p.k * p.fil[1] * p.fil[2];
+  const int64_t cg = p.c / p.groups;
+  const int64_t threads = cp == cg ? rows * cg / 4 : rows * cg;  // unpadded: four elements a thread
+  Launch r;
+  r.kernel = 0;
+  r.entry = "tuna_hopper_wrw_reduce";
+  r.grid.x = static_cast<uint32_t>(CeilDiv(threads, 256));
+  r.block.x = 256;
+  r.args = {KernelArg::Buffer(BufferRole::kWorkspace), KernelArg::Buffer(BufferRole::kW), KernelArg::I64(ws_offset),
+            KernelArg::I64(rows), KernelArg::I32(cp), KernelArg::I32(cg), KernelArg::I32(split_k)};
+  return r;
+}
+
 int64_t ChunkChannels(const Problem& p) {
   const int64_t cg = p.c / p.groups;
   if (cg % 8 == 0) return cg;

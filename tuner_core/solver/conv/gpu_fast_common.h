@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "tuner_core/problem/problem.h"
 #include "tuner_core/solver/perf_config.h"
+#include "tuner_core/solver/solution.h"
 #include "tuner_core/solver/target.h"
 
 namespace tuna::solver::gpu {
@@ -34,6 +35,11 @@ struct HopperTile {
   static HopperTile Of(const SearchSpace& s, const PerfConfig& c);
   PerfConfig Config(const SearchSpace& s) const;
 };
+
+// The launch of tuna_hopper_wrw_reduce (kernels/conv/wrw_reduce.h, built into kernel 0 of
+// TunaHopperWrw and TunaHopperTmaWrw): dw (K*R*S rows of C/G channels) from `split_k` FP32
+// workspace slices of `cp` >= C/G channels per row, `ws_offset` floats into the workspace.
+Launch HopperWrwReduceLaunch(const Problem& p, int64_t cp, int split_k, int64_t ws_offset);
 
 // Channels per pixel of x that the 16-byte-chunk Hopper kernels read: C/G itself when a multiple
 // of 8; else (ungrouped only) C padded to 4 (two 8-byte taps per chunk, CHUNK 8) or to a multiple

@@ -53,19 +53,6 @@ backend::TensorMapSpec DyMap(const Problem& p) {
   return m;
 }
 
-Launch ReduceLaunch(const Problem& p, int split_k) {
-  const int64_t rows = p.k * p.fil[1] * p.fil[2];
-  const int64_t cg = p.c / p.groups;
-  Launch r;
-  r.kernel = 0;
-  r.entry = "tuna_hopper_wrw_reduce";
-  r.grid.x = static_cast<uint32_t>(CeilDiv(rows * cg / 4, 256));
-  r.block.x = 256;
-  r.args = {KernelArg::Buffer(BufferRole::kWorkspace), KernelArg::Buffer(BufferRole::kW), KernelArg::I64(0),
-            KernelArg::I64(rows), KernelArg::I32(cg), KernelArg::I32(cg), KernelArg::I32(split_k)};
-  return r;
-}
-
 }  // namespace
 
 uint64_t HopperTmaWrwSolver::SharedBytes(int tb_m, int tb_n, int stages) {
@@ -184,7 +171,7 @@ absl::StatusOr<Solution> HopperTmaWrwSolver::GetSolution(const Target& target, c
     l.args.push_back(KernelArg::I32(v));
   }
   sol.launches.push_back(std::move(l));
-  if (partials) sol.launches.push_back(ReduceLaunch(p, t.split_k));
+  if (partials) sol.launches.push_back(gpu::HopperWrwReduceLaunch(p, p.c / p.groups, t.split_k, 0));
   return sol;
 }
 

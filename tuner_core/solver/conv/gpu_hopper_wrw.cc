@@ -163,18 +163,7 @@ absl::StatusOr<Solution> HopperWrwSolver::GetSolution(const Target& target, cons
     l.args.push_back(KernelArg::I32(v));
   }
   sol.launches.push_back(l);
-  if (partials) {
-    const int64_t rows = p.k * p.fil[1] * p.fil[2];
-    const int64_t threads = pads ? rows * (p.c / p.groups) : rows * cp / 4;
-    Launch r;
-    r.entry = "tuna_hopper_wrw_reduce";
-    r.grid.x = static_cast<uint32_t>(CeilDiv(threads, 256));
-    r.block.x = 256;
-    r.args = {KernelArg::Buffer(BufferRole::kWorkspace), KernelArg::Buffer(BufferRole::kW),
-              KernelArg::I64(ws.partials_offset), KernelArg::I64(rows), KernelArg::I32(cp),
-              KernelArg::I32(p.c / p.groups), KernelArg::I32(t.split_k)};
-    sol.launches.push_back(std::move(r));
-  }
+  if (partials) sol.launches.push_back(gpu::HopperWrwReduceLaunch(p, cp, t.split_k, ws.partials_offset));
   return sol;
 }
 
