@@ -19,8 +19,6 @@
 #include <string>
 #include <vector>
 
-#include <fstream>
-
 #include "absl/strings/str_cat.h"
 
 #include "cli/command.h"
@@ -29,6 +27,7 @@
 #include "cli/progress.h"
 #include "cli/terminal_text.h"
 #include "cli/version.h"
+#include "tuner_core/db/text_record.h"
 #include "tuner_core/heuristics/config_timer.h"
 #include "fmt/format.h"
 #include "heuristics/heuristics.h"
@@ -185,15 +184,16 @@ int RunDump(const GlobalOptions& global, const DumpArgs& args) {
   if (!db.ok()) return Usage(db.status());
   absl::StatusOr<heuristics::TrainingSet> set = heuristics_cli::ReadTrainingSet(**db, args.sessions);
   if (!set.ok()) return Usage(set.status());
-  std::ofstream out(args.output);
+  std::string text;
   int64_t samples = 0;
   for (const heuristics::ProblemRecord& r : set->problems) {
-    out << JsonText(RecordJson(r)) << "\n";
+    absl::StrAppend(&text, JsonText(RecordJson(r)), "\n");
     for (const auto& [_, timed] : r.samples) samples += static_cast<int64_t>(timed.size());
   }
-  out.close();
-  if (!out) {
-    std::cerr << "tuna heuristics: cannot write " << EscapeControlBytes(args.output) << "\n";
+  // Written as a temp and renamed: a failed dump leaves no partial file under the name.
+  if (absl::Status st = db::WriteFileAtomically(args.output, text); !st.ok()) {
+    std::cerr << "tuna heuristics: cannot write " << EscapeControlBytes(args.output) << ": "
+              << EscapeControlBytes(std::string(st.message())) << "\n";
     return 1;
   }
   std::cout << fmt::format("dumped {} configs ({} with a verified find result), {} samples of {} ({}) to {}\n",
