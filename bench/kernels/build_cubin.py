@@ -36,6 +36,7 @@ def main():
     lib.nvrtcGetCUBIN(prog, cubin)
     with open(out, "wb") as f:
         f.write(cubin.raw)
+    print(log.value.decode(errors="replace").strip())
     print(f"{out}: {size.value} bytes")
 
 

@@ -27,10 +27,10 @@
 #                          direction (CONFIGS each, default 64; SOLVERS=a,b overrides; mobilenet_dw* files: the
 #                          depthwise solver) + cuDNN best, torch, cross-check
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
-#   fixsizes[:SECS]        FP16 NHWC forward file on TunaHopperTmaFwd (CONFIGS, 16) with --fixed-sizes: each
+#   fixsizes[:SECS]        FP16 NHWC forward file on TunaHopperTmaFwd (CONFIGS, 16) with --fixed-sizes (VARIANT=-D..: a third build): each
 #                          winner also rebuilt with its sizes as compile-time constants, both timed (issue #17's
 #                          "run-time sizes cost < 3 %")
-#   fromdb[:SECS]          --from-db data/fromdb (a perf db placed there), tuna rows + cuDNN best
+#   fromdb[:SECS]          --from-db data/fromdb (a perf db placed there), tuna rows + cuDNN best, torch on the rows' lines, cross-check
 # DATA=FILE (a driver file in the bundle) replaces the file of the fwd32, bwd32 and wrw32 steps;
 # CONFIGS=N their configs per fast solver (36/36/48).
 # Writes OUT/w/<name>.log, <name>.json (merged with torch_ms) and torch_<name>.{json,log}; the
@@ -102,11 +102,14 @@ for step in "$@"; do
       if [ -n "$lib" ]; then export TUNA_CUDNN_PATH=$(dirname "$lib"); fi ;;
     fixsizes)
       f=data/resnet50_n32_fwd_fp16_nhwc.txt
-      timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperTmaFwd --configs ${CONFIGS:-16} --other-configs 0 --cpu-check-max 1 --cudnn-heuristics-only --no-legacy --fixed-sizes --json "$out/$name.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
-      grep -E "arguments cost|geomean" "$out/$name.log" | tail -3 ;;
+      timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperTmaFwd --configs ${CONFIGS:-16} --other-configs 0 --cpu-check-max 1 --cudnn-heuristics-only --no-legacy --fixed-sizes ${VARIANT:+--variant-option "$VARIANT"} --json "$out/$name.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
+      grep -E "arguments cost|geomean|^variant" "$out/$name.log" | tail -4 ;;
     fromdb)
-      timeout "$secs" ./run.sh --from-db data/fromdb --no-legacy --cudnn-heuristics-only --json "$out/fromdb.json" > "$out/fromdb.log" 2>&1 || echo "bench fromdb: exit $?"
-      grep -E "skipped db row|ERROR" "$out/fromdb.log" | head -5; tail -4 "$out/fromdb.log" ;;
+      timeout "$secs" ./run.sh --from-db data/fromdb --no-legacy --cudnn-heuristics-only --json "$out/fromdb.raw.json" > "$out/fromdb.log" 2>&1 || echo "bench fromdb: exit $?"
+      grep -E "skipped db row|ERROR" "$out/fromdb.log" | head -5; tail -4 "$out/fromdb.log"
+      # The cross-check runs on the driver lines of the db's own rows (one per problem and direction).
+      python3 -c "import json,sys; rows=json.load(open(sys.argv[1]))['rows']; print('\n'.join(dict.fromkeys(r['line'] for r in rows)))" \
+        "$out/fromdb.raw.json" > "$out/fromdb_lines.txt" && torch_for fromdb "$out/fromdb_lines.txt" ${TORCH_SECS:-150} ;;
     fp32)
       timeout "$secs" ./run.sh --driver data/resnet50_n32.txt --configs 6 --other-configs 1 --cpu-check-max 1 --json "$out/fp32_all.raw.json" > "$out/fp32_all.log" 2>&1 || echo "bench fp32: exit $?"
       tail -6 "$out/fp32_all.log"; torch_for fp32_all data/resnet50_n32.txt 120 ;;

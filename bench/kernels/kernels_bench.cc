@@ -31,6 +31,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "CLI/CLI.hpp"
 #include "bench/kernels/cudnn_backend.h"
@@ -76,6 +77,7 @@ struct Options {
   bool no_legacy = false;
   bool heuristics_only = false;  // cuDNN best from heuristics A, B, FALLBACK only (no all-engines sweep)
   bool fixed_sizes = false;      // also time the winner rebuilt with its sizes as constants (issue #17)
+  std::string variant_option;    // with fixed_sizes: a third build, the run-time one plus this option
   double cpu_check_gflop = 4;
   int cpu_check_max = 2;
   uint64_t seed = 7;
@@ -113,6 +115,7 @@ struct Row {
   // --fixed-sizes: the winner with run-time size arguments and rebuilt with the same sizes as
   // compile-time constants, timed back to back (0: not priced, the kernel cannot be specialised).
   double sizes_runtime_ms = 0, sizes_fixed_ms = 0;
+  double variant_ms = 0;  // --variant-option: the run-time-size build plus that option
   bool verified() const {
     return (tuna_ms == 0 || tuna_verified) && (cudnn_best_ms == 0 || cudnn_best_verified) &&
            (cudnn_legacy_ms == 0 || cudnn_legacy_verified) && (tuna_ms > 0 || cudnn_best_ms > 0);
@@ -448,17 +451,18 @@ class Bench {
   // --fixed-sizes: the price of one build serving every problem. The winner is rebuilt with its
   // problem's sizes (and its one output phase) as compile-time constants, -DTUNA_FIX_* (so far
   // hopper_tma_fwd.cu unphased: TunaHopperTmaFwd, stride-1 TunaHopperTmaBwd), verified, and both
-  // builds timed back to back with the same method.
+  // builds timed with the same method, interleaved (run-time, constants, run-time, constants) so
+  // that neither side gains from going second. --variant-option adds a third build: the run-time
+  // one plus that option, timed in the same rounds.
   absl::Status PriceRuntimeSizes(const Solution& won, const solver::ConvBuffers& bufs,
                                  const std::function<absl::Status()>& run_won, Row& row, const CheckFn& check) {
-    Solution sol = won;
     const solver::Launch* conv = nullptr;
-    for (const solver::Launch& l : sol.launches) {
+    for (const solver::Launch& l : won.launches) {
       if (l.entry == "tuna_hopper_tma_fwd") conv = &l;
     }
     if (conv == nullptr) return absl::OkStatus();
-    std::vector<std::string>& opts = sol.kernels[conv->kernel].options;
-    if (std::find(opts.begin(), opts.end(), "-DPHASED=0") == opts.end()) return absl::OkStatus();
+    const std::vector<std::string>& won_opts = won.kernels[conv->kernel].options;
+    if (std::find(won_opts.begin(), won_opts.end(), "-DPHASED=0") == won_opts.end()) return absl::OkStatus();
     std::vector<int64_t> sizes;
     std::string phase;
     for (const solver::KernelArg& a : conv->args) {
@@ -469,37 +473,87 @@ class Bench {
     }
     const char* names[] = {"N", "C", "K", "HY", "WY", "R", "S", "G"};
     if (sizes.size() != 8 || phase.empty()) return absl::OkStatus();
-    opts.push_back("-DTUNA_FIX_SIZES=1");
-    for (size_t i = 0; i < 8; ++i) opts.push_back(fmt::format("-DTUNA_FIX_{}={}", names[i], sizes[i]));
-    opts.push_back("-DTUNA_FIX_PHASE=" + phase);
-    CompileAll({sol});
-    auto it = code_.find(BuildKey(sol));
-    if (it == code_.end()) {
-      AppendNote(&row.note, "fixed-sizes build failed: " + compile_errors_[BuildKey(sol)].substr(0, 200));
-      return absl::OkStatus();
+    std::vector<std::string> fix = {"-DTUNA_FIX_SIZES=1", "-DTUNA_FIX_PHASE=" + phase};
+    for (size_t i = 0; i < 8; ++i) fix.push_back(fmt::format("-DTUNA_FIX_{}={}", names[i], sizes[i]));
+    absl::StatusOr<std::unique_ptr<solver::Invoker>> fixed = BuildVariant(won, conv->kernel, fix, "fixed-sizes", row, check, bufs);
+    if (!fixed.ok() || *fixed == nullptr) return fixed.status();
+    std::unique_ptr<solver::Invoker> variant;
+    if (!opt_.variant_option.empty()) {
+      absl::StatusOr<std::unique_ptr<solver::Invoker>> v =
+          BuildVariant(won, conv->kernel, {opt_.variant_option}, "variant", row, check, bufs);
+      if (!v.ok()) return v.status();
+      variant = *std::move(v);
     }
-    absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(dev_, sol, it->second);
-    if (!inv.ok()) return inv.status();
-    auto run_fixed = [&] { return (*inv)->Run(bufs); };
-    double rel = 0;
-    absl::StatusOr<bool> ok = check(run_fixed, &rel);
-    if (!ok.ok()) return ok.status();
-    if (!*ok) {
-      AppendNote(&row.note, "fixed-sizes build failed verification");
-      return absl::OkStatus();
+    auto run_fixed = [&] { return (*fixed)->Run(bufs); };
+    auto run_variant = [&] { return variant->Run(bufs); };
+    double rt = 0, fx = 0, va = 0;
+    for (int round = 0; round < 2; ++round) {
+      absl::StatusOr<double> a = timer_.MedianMs(run_won);
+      absl::StatusOr<double> f = timer_.MedianMs(run_fixed);
+      if (!a.ok()) return a.status();
+      if (!f.ok()) return f.status();
+      rt += *a / 2, fx += *f / 2;
+      if (variant) {
+        absl::StatusOr<double> v = timer_.MedianMs(run_variant);
+        if (!v.ok()) return v.status();
+        va += *v / 2;
+      }
     }
-    absl::StatusOr<double> rt = timer_.MedianMs(run_won);
-    absl::StatusOr<double> fixed = timer_.MedianMs(run_fixed);
-    if (!rt.ok()) return rt.status();
-    if (!fixed.ok()) return fixed.status();
-    row.sizes_runtime_ms = *rt, row.sizes_fixed_ms = *fixed;
-    std::printf("    sizes as arguments %.4f ms, as constants %.4f ms: constants %.1f %% faster\n", *rt, *fixed,
-                100.0 * (*rt - *fixed) / *rt);
+    row.sizes_runtime_ms = rt, row.sizes_fixed_ms = fx, row.variant_ms = va;
+    std::printf("    sizes as arguments %.4f ms, as constants %.4f ms: constants %.1f %% faster", rt, fx,
+                100.0 * (rt - fx) / rt);
+    if (variant) std::printf("; %s %.4f ms (%.1f %% faster)", opt_.variant_option.c_str(), va, 100.0 * (rt - va) / rt);
+    std::printf("\n");
     return absl::OkStatus();
   }
 
+  // The winner's kernel `kernel` rebuilt with `extra` options, verified (nullptr, with a note,
+  // when it does not build or verify).
+  absl::StatusOr<std::unique_ptr<solver::Invoker>> BuildVariant(const Solution& won, int kernel,
+                                                                const std::vector<std::string>& extra,
+                                                                const std::string& what, Row& row, const CheckFn& check,
+                                                                const solver::ConvBuffers& bufs) {
+    Solution sol = won;
+    for (const std::string& o : extra) sol.kernels[kernel].options.push_back(o);
+    CompileAll({sol});
+    auto it = code_.find(BuildKey(sol));
+    if (it == code_.end()) {
+      AppendNote(&row.note, what + " build failed: " + compile_errors_[BuildKey(sol)].substr(0, 200));
+      return nullptr;
+    }
+    absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(dev_, sol, it->second);
+    if (!inv.ok()) return inv.status();
+    double rel = 0;
+    absl::StatusOr<bool> ok = check([&] { return (*inv)->Run(bufs); }, &rel);
+    if (!ok.ok()) return ok.status();
+    if (!*ok) {
+      AppendNote(&row.note, what + " build failed verification");
+      return nullptr;
+    }
+    return inv;
+  }
+
+  // cuDNN best for one problem, timed once: rows of the same problem (a perf db's solvers, or
+  // several solvers of a driver line) reuse it instead of building and timing every plan again.
   absl::Status RunCudnnBest(const Problem& p, Row& row, DeviceBuffer& x, DeviceBuffer& w, DeviceBuffer& y,
                             const CheckFn& check) {
+    const std::string key = ToDriverLine(p);
+    auto fields = [](Row& r) {
+      return std::tie(r.cudnn_best_ms, r.cudnn_best_engine, r.cudnn_best_verified, r.cudnn_best_rel, r.cudnn_engines,
+                      r.cudnn_engines_timed, r.cudnn_stats);
+    };
+    if (auto hit = cudnn_best_.find(key); hit != cudnn_best_.end()) {
+      fields(row) = fields(hit->second);
+      AppendNote(&row.note, "cuDNN best timed once for this problem (row " + hit->second.label + ")");
+      return absl::OkStatus();
+    }
+    absl::Status st = TimeCudnnBest(p, row, x, w, y, check);
+    if (st.ok() && row.cudnn_best_verified) cudnn_best_.emplace(key, row);
+    return st;
+  }
+
+  absl::Status TimeCudnnBest(const Problem& p, Row& row, DeviceBuffer& x, DeviceBuffer& w, DeviceBuffer& y,
+                             const CheckFn& check) {
     absl::StatusOr<std::unique_ptr<CudnnBackendConv>> cd = CudnnBackendConv::Create(opt_.cudnn, p);
     if (!cd.ok()) {
       std::printf("cuDNN backend unavailable: %s\n", std::string(cd.status().message()).c_str());
@@ -588,6 +642,7 @@ class Bench {
   std::map<std::string, std::vector<backend::CodeObject>> code_;
   std::map<std::string, std::string> compile_errors_;
   search::CompareKernelCache compare_kernels_;
+  std::map<std::string, Row> cudnn_best_;  // by ToDriverLine: the row that timed it
   int cpu_checks_ = 0;
   bool cudnn_disabled_ = false;
 };
@@ -634,6 +689,8 @@ int Main(int argc, char** argv) {
   app.add_option("--max-problems", opt.max_problems, "stop after this many problems (0: all)");
   app.add_flag("--no-tuna", opt.no_tuna, "time cuDNN only");
   app.add_flag("--no-legacy", opt.no_legacy, "skip the legacy-find cuDNN column");
+  app.add_option("--variant-option", opt.variant_option,
+                 "with --fixed-sizes: also time the run-time-size build plus this -D option (a kernel experiment)");
   app.add_flag("--fixed-sizes", opt.fixed_sizes,
                "also rebuild each winner with its sizes as compile-time constants (-DTUNA_FIX_*, "
                "TunaHopperTmaFwd/Bwd unphased) and time both back to back: the price of run-time sizes");
@@ -793,6 +850,14 @@ int Main(int argc, char** argv) {
             "arguments cost %.1f %%\n",
             rt.size(), Geomean(rt), Geomean(fixed), 100.0 * (Geomean(rt) / Geomean(fixed) - 1.0));
       }
+      std::vector<double> va;
+      for (const Row& r : rows) {
+        if (r.sizes_fixed_ms > 0 && r.variant_ms > 0) va.push_back(r.variant_ms);
+      }
+      if (!va.empty() && va.size() == rt.size()) {
+        say("variant %s over %zu rows: %.5f ms (geomean), %.1f %% faster than run-time sizes\n",
+            opt.variant_option.c_str(), va.size(), Geomean(va), 100.0 * (1.0 - Geomean(va) / Geomean(rt)));
+      }
     }
     say("%zu rows, %d errors, %.0f s\n", rows.size(), errors, seconds);
 
@@ -855,6 +920,7 @@ int Main(int argc, char** argv) {
            << ", \"cudnn_plans\": " << r.cudnn_engines << ", \"cudnn_plans_stats\": " << Str(r.cudnn_stats)
            << ", \"cudnn_legacy_algo\": " << r.cudnn_legacy_algo << ", \"cudnn_legacy_math\": " << r.cudnn_legacy_math
            << ", \"sizes_runtime_ms\": " << Ms(r.sizes_runtime_ms) << ", \"sizes_fixed_ms\": " << Ms(r.sizes_fixed_ms)
+           << ", \"variant_ms\": " << Ms(r.variant_ms)
            << ", \"note\": " << Str(r.note) << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
       }
       js << " ]\n}\n";

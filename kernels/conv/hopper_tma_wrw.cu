@@ -239,12 +239,12 @@ TUNA_DEVICE void tuna_wrw_consume(unsigned ring, unsigned full, unsigned empty, 
       for (int mr = 0; mr < kMRep; ++mr) tuna_fence_acc_all(acc[mr]);
       if (kt > 0) tuna_wrw_release(empty, (it - 1) % kStages, lane);
     }
-    if (k_tiles > 0) {
-      tuna_wgmma_wait<0>();
+    // Unconditional wait: on a path where ptxas cannot see the wgmmas retire it inserts its own
+    // and serialises every wgmma of the loop (C7517/C7518), as in hopper_tma_fwd.cu.
+    tuna_wgmma_wait<0>();
 #pragma unroll
-      for (int mr = 0; mr < kMRep; ++mr) tuna_fence_acc_all(acc[mr]);
-      tuna_wrw_release(empty, (it - 1) % kStages, lane);
-    }
+    for (int mr = 0; mr < kMRep; ++mr) tuna_fence_acc_all(acc[mr]);
+    if (k_tiles > 0) tuna_wrw_release(empty, (it - 1) % kStages, lane);
     // A unit without pixels (a split past the last tile) still writes its zero slice.
     float* ws = static_cast<float*>(out) + out_off + static_cast<long long>(t.z) * q.K * kg;
     tuna_u16* dw = static_cast<tuna_u16*>(out) + out_off;
