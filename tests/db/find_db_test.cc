@@ -7,6 +7,7 @@ namespace tuna::db {
 namespace {
 
 using test::Slurp;
+using test::MiopenData;
 using test::TestData;
 using test::TmpPath;
 
@@ -116,14 +117,14 @@ TEST_CASE("legacy algorithm-keyed entries, bad lines, duplicates") {
 }
 
 TEST_CASE("streaming a find db gives ParseFindDb's records and warnings, in file order") {
-  for (const char* name : {"legacy.fdb.txt", "gfx942130.HIP.fdb.txt"}) {
-    auto whole = ReadFindDbFile(TestData(name));
+  for (const std::string& path : {TestData("legacy.fdb.txt"), MiopenData("gfx942130.HIP.fdb.txt")}) {
+    auto whole = ReadFindDbFile(path);
     REQUIRE(whole.ok());
     FindDb streamed;
     std::vector<std::string> order;
     std::vector<size_t> warning_lines;
     auto st = ForEachFindDbRecord(
-        TestData(name),
+        path,
         [&](FindDbRecord&& rec) {
           order.push_back(rec.key);
           CHECK(streamed.emplace(rec.key, std::move(rec.entries)).second);
@@ -139,7 +140,7 @@ TEST_CASE("streaming a find db gives ParseFindDb's records and warnings, in file
   // An error of the callback stops the stream and is returned.
   int calls = 0;
   auto stopped = ForEachFindDbRecord(
-      TestData("gfx942130.HIP.fdb.txt"),
+      MiopenData("gfx942130.HIP.fdb.txt"),
       [&](FindDbRecord&&) {
         return ++calls == 3 ? absl::CancelledError("stop") : absl::OkStatus();
       },
@@ -152,7 +153,7 @@ TEST_CASE("streaming a find db gives ParseFindDb's records and warnings, in file
 }
 
 TEST_CASE("the real gfx942130 find db: 9,600 lines, canonical, byte-identical round trip") {
-  const std::string original = Slurp(TestData("gfx942130.HIP.fdb.txt"));
+  const std::string original = Slurp(MiopenData("gfx942130.HIP.fdb.txt"));
   FindDbReadResult r = ParseFindDb(original);
   CHECK(r.lines == 9600);
   CHECK(r.records.size() == 9600);

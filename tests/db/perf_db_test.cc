@@ -12,6 +12,7 @@ namespace tuna::db {
 namespace {
 
 using test::Slurp;
+using test::MiopenData;
 using test::TestData;
 using test::TmpPath;
 
@@ -134,7 +135,7 @@ TEST_CASE("perf db write -> read gives the same rows; lookup uses MIOpen's SQL")
 }
 
 TEST_CASE("ForEachByConfig streams ReadAll's rows grouped by config row") {
-  auto r = PerfDbReader::Open(TestData("gfx942130.db"));
+  auto r = PerfDbReader::Open(MiopenData("gfx942130.db"));
   REQUIRE(r.ok());
   auto all = r->ReadAll();
   REQUIRE(all.ok());
@@ -156,7 +157,7 @@ TEST_CASE("ForEachByConfig streams ReadAll's rows grouped by config row") {
 }
 
 TEST_CASE("the real gfx942130 perf db") {
-  auto r = PerfDbReader::Open(TestData("gfx942130.db"));
+  auto r = PerfDbReader::Open(MiopenData("gfx942130.db"));
   REQUIRE(r.ok());
   CHECK(*r->CountConfigs() == 9393);
   CHECK(*r->CountRows() == 21058);

@@ -7,6 +7,7 @@ namespace tuna::db {
 namespace {
 
 using test::Slurp;
+using test::MiopenData;
 using test::TestData;
 using test::TmpPath;
 
@@ -65,7 +66,7 @@ TEST_CASE("text key of a config row is sqlite2txt's (research doc §1.5/§6 exam
 }
 
 TEST_CASE("the real gfx942130 perf db converts to a text db that reads back") {
-  auto r = PerfDbReader::Open(TestData("gfx942130.db"));
+  auto r = PerfDbReader::Open(MiopenData("gfx942130.db"));
   REQUIRE(r.ok());
   auto rows = r->ReadAll();
   REQUIRE(rows.ok());

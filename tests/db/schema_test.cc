@@ -13,6 +13,7 @@ namespace tuna::db {
 namespace {
 
 using test::Slurp;
+using test::MiopenData;
 using test::TestData;
 
 std::string WithoutTrailingNewline(std::string s) {
@@ -56,7 +57,7 @@ TEST_CASE("written files hold exactly MIOpen's objects") {
 }
 
 TEST_CASE("shipped MITuna-created perf db passes the column check") {
-  CHECK(PerfDbReader::Open(TestData("gfx942130.db")).ok());
+  CHECK(PerfDbReader::Open(MiopenData("gfx942130.db")).ok());
 }
 
 TEST_CASE("a db without MIOpen's columns is refused") {

@@ -10,6 +10,9 @@ namespace tuna::db::test {
 
 inline std::string TestData(const std::string& name) { return "tests/db/testdata/" + name; }
 
+// MIOpen's shipped gfx942130 dbs, kept once for all test packages under tests/problem.
+inline std::string MiopenData(const std::string& name) { return "tests/problem/testdata/miopen/" + name; }
+
 inline std::string TmpPath(const std::string& name) {
   const char* dir = std::getenv("TEST_TMPDIR");
   return std::string(dir != nullptr ? dir : "/tmp") + "/" + name;

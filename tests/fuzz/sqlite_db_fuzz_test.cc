@@ -23,7 +23,7 @@ namespace {
 // A small valid perf db: the first rows of MIOpen's gfx942 one, written by tuna's writer.
 // `configs`: how many config rows it has (ids 1..configs, each used by a perf_db row).
 std::string BaseDb(int64_t* configs = nullptr) {
-  auto reader = db::PerfDbReader::Open("tests/db/testdata/gfx942130.db");
+  auto reader = db::PerfDbReader::Open("tests/problem/testdata/miopen/gfx942130.db");
   REQUIRE(reader.ok());
   auto rows = reader->ReadAll();
   REQUIRE(rows.ok());

@@ -25,7 +25,7 @@ constexpr int kLines = 10000;
 
 // Current-form lines of MIOpen's gfx942 find db, plus the legacy forms.
 std::vector<std::string> FindDbLines() {
-  std::vector<std::string> lines = Lines(Slurp("tests/db/testdata/gfx942130.HIP.fdb.txt"));
+  std::vector<std::string> lines = Lines(Slurp("tests/problem/testdata/miopen/gfx942130.HIP.fdb.txt"));
   REQUIRE(lines.size() > 1000);
   for (std::string& l : Lines(Slurp("tests/db/testdata/legacy.fdb.txt"))) lines.push_back(l);
   return lines;
@@ -33,7 +33,7 @@ std::vector<std::string> FindDbLines() {
 
 // Text perf-db lines: MIOpen's gfx942 SQLite perf db as sqlite2txt prints it.
 std::vector<std::string> PerfDbTextLines() {
-  auto reader = db::PerfDbReader::Open("tests/db/testdata/gfx942130.db");
+  auto reader = db::PerfDbReader::Open("tests/problem/testdata/miopen/gfx942130.db");
   REQUIRE(reader.ok());
   auto rows = reader->ReadAll();
   REQUIRE(rows.ok());
