@@ -88,6 +88,14 @@ TUNA_DEVICE void tuna_mbar_wait(unsigned bar, unsigned parity) {
       "r"(parity)
       : "memory");
 }
+// ---- named barriers (bar.sync / bar.arrive on hardware barrier `id` > 0, `count` threads) ------
+// bar.arrive does not wait; bar.sync waits until `count` threads (arrivals included) reached it.
+TUNA_DEVICE void tuna_named_arrive(unsigned id, unsigned count) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+TUNA_DEVICE void tuna_named_sync(unsigned id, unsigned count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
 // Makes the mbarrier init visible to the other threads (and the async proxy) before use.
 TUNA_DEVICE void tuna_fence_mbar_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
 

@@ -24,15 +24,17 @@
 //
 // Needs C/G % 64 == 0 (a k-tile is one filter tap); other shapes go to hopper_fwd.cu.
 // Sizes are run-time arguments: one build serves every problem with the same options.
-// Options: TB_M (64, 128, 256), TB_N (64, 128, 256), WG_M (1, 2), STAGES (3..8), TUNA_DTYPE (1 fp16,
+// Options: TB_M (64, 128, 256), TB_N (64, 128, 256), WG_M (1, 2), STAGES (3..8), PINGPONG (0; 1 with
+//          WG_M 1: two consumer warpgroups take alternate tiles of the block's sequence, each its
+//          whole tile, so one's epilogue overlaps the other's wgmmas), TUNA_DTYPE (1 fp16,
 //          2 bf16), PHASED (0: one output phase whose y pixel is the GEMM row — forward, stride-1
 //          backward data — with no phase table lookups; 1: up to four sub-pixel phases).
 //          Measurement only: TUNA_FIX_SIZES with TUNA_FIX_{N,C,K,HY,WY,R,S,G} and TUNA_FIX_PHASE (the
 //          20 fields of the one phase), PHASED 0: the sizes as constants instead of the arguments
 //          (kernels_bench --fixed-sizes prices one build serving every problem).
 // Arguments: the two tensor maps (see tuna_hopper_tma_fwd), y, then the sizes as int32.
-// Launch: gridDim.x = min(tiles, multiprocessors), blockDim.x = 128 * (WG_M + 1); dynamic shared
-// memory = 1024 (alignment) + STAGES * (TB_M + TB_N) * 128 (ring) + WG_M * 4 * 16 * 72 * 2
+// Launch: gridDim.x = min(tiles, multiprocessors), blockDim.x = 128 * (WG_M + PINGPONG + 1); dynamic shared
+// memory = 1024 (alignment) + STAGES * (TB_M + TB_N) * 128 (ring) + (WG_M + PINGPONG) * 4 * 16 * 72 * 2
 // (epilogue slabs) + 16 * STAGES (mbarriers).
 #include "common/portability.h"
 #include "conv/async_copy.h"  // tuna_smem_u32
@@ -47,6 +49,10 @@
 #ifndef PHASED
 #define PHASED 1
 #endif
+#ifndef PINGPONG
+#define PINGPONG 0
+#endif
+#define TUNA_TWO_CONSUMERS (WG_M == 2 || PINGPONG)
 
 
 constexpr int kTbM = TB_M;
@@ -54,7 +60,8 @@ constexpr int kTbN = TB_N;
 constexpr int kTbK = 64;  // halves per row: one 128-byte swizzle row
 constexpr int kWgM = WG_M;
 constexpr int kStages = STAGES;
-constexpr int kThreads = 128 * (kWgM + 1);
+constexpr int kConsumers = kWgM + PINGPONG;  // consumer warpgroups
+constexpr int kThreads = 128 * (kConsumers + 1);
 constexpr int kWgRows = kTbM / kWgM;
 constexpr int kMRep = kWgRows / 64;
 constexpr int kAcc = kTbN / 2;  // FP32 accumulators per thread of one m64 wgmma
@@ -65,13 +72,14 @@ constexpr int kRingBytes = kStages * kStageBytes;
 constexpr int kEpiCols = 64;       // columns a warp stages at a time
 constexpr int kEpiPitch = kEpiCols + 8;  // halves per staged row: conflict-free pair writes
 constexpr int kEpiWarpBytes = 16 * kEpiPitch * 2;
-constexpr int kEpiBytes = kWgM * 4 * kEpiWarpBytes;
-// Register split (setmaxnreg) for WG_M == 2: 384 threads x 168 at entry = 128 x 40 + 256 x 232.
-#if WG_M == 2
+constexpr int kEpiBytes = kConsumers * 4 * kEpiWarpBytes;
+// Register split (setmaxnreg) for two consumers: 384 threads x 168 at entry = 128 x 40 + 256 x 232.
+#if TUNA_TWO_CONSUMERS
 constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 232;
 #endif
 static_assert(kWgRows % 64 == 0, "each consumer warpgroup owns whole m64 slabs");
+static_assert(!PINGPONG || kWgM == 1, "ping-pong: each consumer warpgroup owns whole tiles");
 static_assert(kTbN == 64 || kTbN == 128 || kTbN == 256, "wgmma N");
 static_assert(kTbN % kEpiCols == 0, "epilogue slabs");
 static_assert(kStages >= 3, "one slot in the tensor cores, one released late, one filling");
@@ -179,7 +187,7 @@ TUNA_DEVICE void tuna_ws_init_barriers(const TunaWsSmem& sm, unsigned full_count
   if (TUNA_TID_X == 0) {
     for (int s = 0; s < kStages; ++s) {
       tuna_mbar_init(sm.full + 8 * s, full_count);
-      tuna_mbar_init(sm.empty + 8 * s, 128 * kWgM);  // every consumer thread, once per use
+      tuna_mbar_init(sm.empty + 8 * s, 128 * kWgM);  // every thread of the warpgroups reading a slot, once per use
     }
     tuna_fence_mbar_init();
   }
@@ -194,20 +202,39 @@ struct TunaOut {
 // Consumer warpgroup wg (1..WG_M): its rows of every tile of this block, then the epilogue.
 TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, const TunaTileGrid& tg,
                                  const TunaOut& out, tuna_u16* TUNA_RESTRICT y) {
-#if WG_M == 2
+#if TUNA_TWO_CONSUMERS
   tuna_setmaxnreg_inc<kConsumerRegs>();
 #endif
   const int tid = TUNA_TID_X;
   const int cw = (tid >> 7) - 1;
+  const int row_wg = PINGPONG ? 0 : cw;  // this warpgroup's row slab of a tile
   const int warp_in_wg = (tid >> 5) & 3;
   const int lane = tid & 31;
   const unsigned epi = sm.epi + ((cw * 4 + warp_in_wg) * kEpiWarpBytes);
   tuna_u16* epi_ptr = reinterpret_cast<tuna_u16*>(sm.raw + (epi - sm.raw_addr));
   const bool vec_out = (out.K & 7) == 0 && (tg.Kpg & 7) == 0;
   float acc[kMRep][kAcc];
-  int it = 0;
-  for (int tile = TUNA_BID_X; tile < tg.tiles; tile += TUNA_GDIM_X) {
+  int it = 0;  // ring position: the producer fills the ring with the block's tiles in sequence
+  int tile = TUNA_BID_X;
+#if PINGPONG
+  // Ping-pong: consumer 1 takes the block's odd tiles, consumer 0 the even ones, so one's epilogue
+  // overlaps the other's wgmmas; each skips the other's k-tiles in the ring. Their main loops run
+  // in tile order (named barrier 1 + cw: "the other consumer's previous tile has all its k-tiles"),
+  // so neither waits on a ring slot more than one fill ahead of the producer (an mbarrier's parity
+  // cannot tell the phase after next from the one before).
+  if (cw == 1) {
+    if (tile < tg.tiles) it += tg.Decode(ph, tile).k_tiles;
+    tile += TUNA_GDIM_X;
+  }
+  const int tile_step = 2 * TUNA_GDIM_X;
+#else
+  const int tile_step = TUNA_GDIM_X;
+#endif
+  for (; tile < tg.tiles; tile += tile_step) {
     const TunaTile t = tg.Decode(ph, tile);
+#if PINGPONG
+    if (tile != TUNA_BID_X) tuna_named_sync(2 - cw, 256);  // the other's previous tile is consumed
+#endif
 #pragma unroll
     for (int mr = 0; mr < kMRep; ++mr) {
 #pragma unroll
@@ -216,7 +243,7 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
     for (int kt = 0; kt < t.k_tiles; ++kt, ++it) {
       const int slot = it % kStages;
       tuna_mbar_wait(sm.full + 8 * slot, (it / kStages) & 1);
-      const unsigned a_tile = sm.ring + slot * kStageBytes + cw * kWgRows * kRowBytes;
+      const unsigned a_tile = sm.ring + slot * kStageBytes + row_wg * kWgRows * kRowBytes;
       const unsigned b_tile = sm.ring + slot * kStageBytes + kStageA;
 #pragma unroll
       for (int mr = 0; mr < kMRep; ++mr) tuna_fence_acc_all(acc[mr]);
@@ -235,6 +262,9 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
       for (int mr = 0; mr < kMRep; ++mr) tuna_fence_acc_all(acc[mr]);
       if (kt > 0) tuna_mbar_arrive(sm.empty + 8 * ((it - 1) % kStages));
     }
+#if PINGPONG
+    if (tile + TUNA_GDIM_X < tg.tiles) tuna_named_arrive(1 + cw, 256);  // the other's next tile may start
+#endif
     // Unconditional: on a path where ptxas cannot see that the wgmmas have retired it inserts its
     // own wait and serialises every wgmma of the loop (C7514), 4-23 % slower with run-time sizes.
     tuna_wgmma_wait<0>();
@@ -251,7 +281,7 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
     const long long y_group = static_cast<long long>(t.g) * tg.Kpg;
 #pragma unroll
     for (int mr = 0; mr < kMRep; ++mr) {
-      const int row0 = t.m0 + cw * kWgRows + mr * 64 + warp_in_wg * 16;
+      const int row0 = t.m0 + row_wg * kWgRows + mr * 64 + warp_in_wg * 16;
       long long pix[4];
 #pragma unroll
       for (int qq = 0; qq < 4; ++qq) {
@@ -298,6 +328,9 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
         __syncwarp();
       }
     }
+#if PINGPONG
+    if (tile + TUNA_GDIM_X < tg.tiles) it += tg.Decode(ph, tile + TUNA_GDIM_X).k_tiles;  // the other's tile
+#endif
   }
 }
 
@@ -334,7 +367,7 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
     tuna_ws_consume(sm, ph, tg, TunaOut{n_img, Hy, Wy, K}, y);
     return;
   }
-#if WG_M == 2
+#if TUNA_TWO_CONSUMERS
   tuna_setmaxnreg_dec<kProducerRegs>();
 #endif
   if (TUNA_TID_X != 0) return;

@@ -50,8 +50,11 @@ bool SearchSpace::Contains(const PerfConfig& config) const {
 absl::StatusOr<PerfConfig> SearchSpace::Parse(std::string_view params) const {
   std::vector<std::string> fields;
   if (!params.empty()) fields = absl::StrSplit(std::string(params), ',');
-  if (fields.size() != axes_.size()) {
+  size_t required = axes_.size();
+  while (required > 0 && axes_[required - 1].absent.has_value()) --required;
+  if (fields.size() < required || fields.size() > axes_.size()) {
     return absl::InvalidArgumentError(absl::StrCat("params '", std::string(params), "': expected ",
+                                                   required == axes_.size() ? "" : absl::StrCat(required, " to "),
                                                    axes_.size(), " values, got ", fields.size()));
   }
   PerfConfig config;
@@ -71,6 +74,7 @@ absl::StatusOr<PerfConfig> SearchSpace::Parse(std::string_view params) const {
     }
     config.values.push_back(v);
   }
+  for (size_t i = fields.size(); i < axes_.size(); ++i) config.values.push_back(*axes_[i].absent);
   return config;
 }
 

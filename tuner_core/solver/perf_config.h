@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,6 +35,9 @@ struct ParamAxis {
   std::string name;             // UPPER_CASE; for kDefine, the macro the kernel reads
   std::vector<int64_t> values;  // non-empty, distinct
   AxisUse use = AxisUse::kDefine;
+  // For an axis appended to an existing solver's space: the value that params strings written
+  // before it existed (one field short per such trailing axis) stand for. Unset: required.
+  std::optional<int64_t> absent;
 };
 
 // A config written by name: {{"TB_M", 128}, {"TB_N", 64}, ...}, any order.
@@ -60,7 +64,8 @@ class SearchSpace {
   // True when the config has one value per axis and each value is in its axis's domain.
   bool Contains(const PerfConfig& config) const;
   // Parses a params string; InvalidArgument naming the field when a value is missing,
-  // malformed or outside its domain.
+  // malformed or outside its domain. Trailing axes with an `absent` value may be missing (params
+  // stored before those axes existed) and take that value.
   absl::StatusOr<PerfConfig> Parse(std::string_view params) const;
   // The position of `axis`, or -1 when the space has no such axis.
   int IndexOf(std::string_view axis) const;

@@ -24,9 +24,9 @@ int64_t Tiles(const ConvPlan& p, int tb_m, int tb_n) {
 }
 
 // The deepest ring that fits the target's shared memory.
-int DeepestStages(const Target& target, int tb_m, int tb_n, int wg_m) {
+int DeepestStages(const Target& target, int tb_m, int tb_n, int consumers) {
   int s = kMaxStages;
-  while (s > 3 && SharedBytes(tb_m, tb_n, wg_m, s) > target.max_shared_bytes_per_block) --s;
+  while (s > 3 && SharedBytes(tb_m, tb_n, consumers, s) > target.max_shared_bytes_per_block) --s;
   return s;
 }
 
@@ -153,23 +153,26 @@ ConvPlan BackwardDataPlan(const Problem& p) {
 
 TmaParams TmaParams::Of(const SearchSpace& s, const PerfConfig& c) {
   return {static_cast<int>(s.Value(c, "TB_M")), static_cast<int>(s.Value(c, "TB_N")),
-          static_cast<int>(s.Value(c, "WG_M")), static_cast<int>(s.Value(c, "STAGES"))};
+          static_cast<int>(s.Value(c, "WG_M")), static_cast<int>(s.Value(c, "STAGES")),
+          static_cast<int>(s.Value(c, "PINGPONG"))};
 }
 
 PerfConfig TmaParams::Config(const SearchSpace& s) const {
-  return s.Make({{"TB_M", tb_m}, {"TB_N", tb_n}, {"WG_M", wg_m}, {"STAGES", stages}});
+  return s.Make({{"TB_M", tb_m}, {"TB_N", tb_n}, {"WG_M", wg_m}, {"STAGES", stages}, {"PINGPONG", pingpong}});
 }
 
 SearchSpace Space() {
   return SearchSpace({{"TB_M", Pow2Range(64, 256)},
                       {"TB_N", Pow2Range(64, 256)},
                       {"WG_M", Pow2Range(1, 2)},
-                      {"STAGES", LinearRange(3, kMaxStages)}});
+                      {"STAGES", LinearRange(3, kMaxStages)},
+                      // appended after params were stored: those read as 0
+                      {"PINGPONG", {0, 1}, AxisUse::kDefine, 0}});
 }
 
-uint64_t SharedBytes(int tb_m, int tb_n, int wg_m, int stages) {
+uint64_t SharedBytes(int tb_m, int tb_n, int consumers, int stages) {
   return 1024 + static_cast<uint64_t>(stages) * (tb_m + tb_n) * kTbK * 2 +
-         static_cast<uint64_t>(wg_m) * 4 * kEpiWarpBytes + 16 * static_cast<uint64_t>(stages);
+         static_cast<uint64_t>(consumers) * 4 * kEpiWarpBytes + 16 * static_cast<uint64_t>(stages);
 }
 
 absl::Status CheckApplicable(std::string_view solver, const Target& target, const Problem& p, const ConvPlan& plan) {
@@ -215,16 +218,23 @@ absl::Status CheckApplicable(std::string_view solver, const Target& target, cons
 absl::Status CheckValid(std::string_view solver, const Target& target, const ConvPlan& fwd, const PerfConfig& config) {
   const TmaParams t = TmaParams::Of(Space(), config);
   auto invalid = [&](std::string_view why) { return InvalidConfig(solver, config, why); };
+  if (t.pingpong == 1 && t.wg_m != 1) return invalid("PINGPONG needs WG_M 1 (each consumer owns whole tiles)");
   const int wg_rows = t.tb_m / t.wg_m;
   if (wg_rows % 64 != 0) return invalid("TB_M / WG_M must be a multiple of 64 (wgmma m64)");
   // Accumulators: (TB_M / WG_M) x TB_N FP32 over 128 threads; more than 128 spills.
   if (wg_rows * t.tb_n / 128 > 128) return invalid("more than 128 accumulators per thread");
-  const uint64_t smem = SharedBytes(t.tb_m, t.tb_n, t.wg_m, t.stages);
+  const uint64_t smem = SharedBytes(t.tb_m, t.tb_n, t.Consumers(), t.stages);
   if (smem > target.max_shared_bytes_per_block) {
     return invalid(absl::StrCat(smem, " bytes of shared memory > ", target.max_shared_bytes_per_block));
   }
   // One block per SM: a ring shallower than the deepest that fits only idles the copy engine.
-  if (t.stages + 2 < DeepestStages(target, t.tb_m, t.tb_n, t.wg_m)) return invalid("ring far shallower than fits");
+  if (t.stages + 2 < DeepestStages(target, t.tb_m, t.tb_n, t.Consumers())) {
+    return invalid("ring far shallower than fits");
+  }
+  // Ping-pong pays only when a block has tiles to alternate.
+  if (t.pingpong == 1 && Tiles(fwd, t.tb_m, t.tb_n) < 2 * static_cast<int64_t>(target.num_cu)) {
+    return invalid("PINGPONG with fewer than two tiles per block");
+  }
   // Tiles twice the GEMM extent only waste the tensor cores (never prune the smallest tile).
   if (t.tb_n > 64 && t.tb_n / 2 >= fwd.k / fwd.groups) return invalid("TB_N much larger than K/G");
   if (t.tb_m > 64 && t.tb_m / 2 >= fwd.Rows()) return invalid("TB_M much larger than N*Ho*Wo");
@@ -239,7 +249,7 @@ PerfConfig Default(const Target& target, const ConvPlan& fwd) {
   const TmaParams candidates[] = {{128, 256, 2, 0}, {256, 128, 2, 0}, {128, 128, 2, 0},
                                   {128, 64, 1, 0},  {64, 128, 1, 0},  {64, 64, 1, 0}};
   for (TmaParams c : candidates) {
-    c.stages = DeepestStages(target, c.tb_m, c.tb_n, c.wg_m);
+    c.stages = DeepestStages(target, c.tb_m, c.tb_n, c.Consumers());
     const PerfConfig config = c.Config(space);
     if (Tiles(fwd, c.tb_m, c.tb_n) * 4 >= target.num_cu * 3 && CheckValid("", target, fwd, config).ok()) {
       return config;
@@ -268,7 +278,7 @@ Launch ConvLaunch(const Target& target, const ConvPlan& plan, const PerfConfig& 
   l.entry = "tuna_hopper_tma_fwd";
   l.grid.x = static_cast<uint32_t>(std::min<int64_t>(Tiles(plan, t.tb_m, t.tb_n), std::max(1, target.num_cu)));
   l.block.x = static_cast<uint32_t>(t.Threads());
-  l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.wg_m, t.stages);
+  l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.Consumers(), t.stages);
   // One im2col map per phase; phases without taps (and the unused slots) repeat a real one.
   const Phase* any = &plan.phases[0];
   for (const Phase& q : plan.phases) {

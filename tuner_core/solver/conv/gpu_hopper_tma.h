@@ -15,18 +15,21 @@
 namespace tuna::solver::hopper_tma {
 
 // The axes by name (the one place a config is decoded); Space() lists them in params order.
+// WG_M consumer warpgroups split a tile's rows (cooperative); PINGPONG 1 (with WG_M 1) runs two
+// consumer warpgroups on alternate tiles instead, so one's epilogue overlaps the other's wgmmas.
 struct TmaParams {
-  int tb_m, tb_n, wg_m, stages;
+  int tb_m, tb_n, wg_m, stages, pingpong = 0;
   static TmaParams Of(const SearchSpace& s, const PerfConfig& c);
   PerfConfig Config(const SearchSpace& s) const;
-  int Threads() const { return 128 * (wg_m + 1); }
+  int Consumers() const { return wg_m + pingpong; }
+  int Threads() const { return 128 * (Consumers() + 1); }
 };
 
 SearchSpace Space();
 
-// Dynamic shared memory of a config: 1 KiB of alignment, the ring, the consumers' epilogue
-// slabs (16 x 72 halves per warp) and two mbarriers per stage.
-uint64_t SharedBytes(int tb_m, int tb_n, int wg_m, int stages);
+// Dynamic shared memory of a config: 1 KiB of alignment, the ring, the `consumers` warpgroups'
+// epilogue slabs (16 x 72 halves per warp) and two mbarriers per stage.
+uint64_t SharedBytes(int tb_m, int tb_n, int consumers, int stages);
 
 // One output phase, field for field the kernel's TunaPhase (see hopper_tma_fwd.cu); `upper_h/w`
 // close the im2col bounding box (offsets from x's last row / column).
