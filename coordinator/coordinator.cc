@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/notification.h"
 #include "coordinator/metrics.h"
 #include "schema/store/session_store.h"
 #include "schema/store/worker_store.h"
@@ -116,8 +117,7 @@ struct Coordinator::Waiter {
 struct Coordinator::PendingReport {
   schema::StepReport report;
   StepTimings timings;  // counted into the metrics once the report is applied
-  bool done = false;
-  absl::Status status;
+  std::function<void(absl::Status)> done;  // called once, never under mu_
 };
 
 Coordinator::Coordinator(schema::Database& db, CoordinatorOptions options)
@@ -174,12 +174,12 @@ void Coordinator::Shutdown() {
     if (t.joinable()) t.join();
   }
   threads_.clear();
-  absl::MutexLock l(&mu_);
-  for (auto& r : reports_) {  // none unless the reporter was never started
-    r->done = true;
-    r->status = absl::UnavailableError("coordinator shutting down");
+  std::deque<std::shared_ptr<PendingReport>> left;  // none unless the reporter was never started
+  {
+    absl::MutexLock l(&mu_);
+    left.swap(reports_);
   }
-  reports_.clear();
+  for (auto& r : left) r->done(absl::UnavailableError("coordinator shutting down"));
 }
 
 absl::Status Coordinator::RefreshSessions(bool force) {
@@ -621,13 +621,25 @@ absl::Status Coordinator::ValidateParams(const Report& r) {
 }
 
 absl::Status Coordinator::SubmitReport(const Report& r) {
+  absl::Notification committed;
+  absl::Status out;
+  SubmitReportAsync(r, [&](absl::Status st) {
+    out = std::move(st);
+    committed.Notify();
+  });
+  committed.WaitForNotification();
+  return out;
+}
+
+void Coordinator::SubmitReportAsync(const Report& r, std::function<void(absl::Status)> done) {
   Seen(options_.metrics, r.worker_id);
   if (absl::Status st = ValidateReport(r); !st.ok()) {
     Count(options_.metrics, "tuna_reports_total",
           {{"step", jobs::ToString(r.step)},
            {"result", r.succeeded ? "success" : "failure"},
            {"outcome", st.code() == absl::StatusCode::kInvalidArgument ? "invalid" : "error"}});
-    return st;
+    done(st);
+    return;
   }
   auto p = std::make_shared<PendingReport>();
   schema::StepReport& s = p->report;
@@ -649,11 +661,15 @@ absl::Status Coordinator::SubmitReport(const Report& r) {
   s.verified = r.verified;
   for (const Sample& x : r.samples) s.samples.push_back({x.params, x.time_ms, x.status, x.error});
   p->timings = r.timings;
-  absl::MutexLock l(&mu_);
-  if (shutdown_) return absl::UnavailableError("coordinator shutting down");
-  reports_.push_back(p);
-  mu_.Await(absl::Condition(&p->done));
-  return p->status;
+  p->done = std::move(done);
+  {
+    absl::MutexLock l(&mu_);
+    if (!shutdown_) {
+      reports_.push_back(std::move(p));
+      return;
+    }
+  }
+  p->done(absl::UnavailableError("coordinator shutting down"));
 }
 
 void Coordinator::ReportLoop() {
@@ -700,26 +716,24 @@ void Coordinator::ReportBatch(std::vector<std::shared_ptr<PendingReport>> batch)
   }
   if (!all.ok()) DbError(options_.metrics, "report");
   NoteOutcomes(batch, outcomes);
-  absl::MutexLock l(&mu_);
   for (size_t k = 0; k < batch.size(); ++k) {
     auto& p = batch[k];
     const auto& o = outcomes[k];
     if (!o.ok()) {
-      p->status = o.status();
+      p->done(o.status());
     } else if (*o == schema::ReportOutcome::kStale) {
-      p->status = absl::FailedPreconditionError(
+      p->done(absl::FailedPreconditionError(
           absl::StrCat("job ", p->report.job_id, " attempt ", p->report.attempt,
-                       ": the lease is no longer held by this worker (stale report ignored)"));
+                       ": the lease is no longer held by this worker (stale report ignored)")));
     } else if (*o == schema::ReportOutcome::kNotFound) {
-      p->status = absl::NotFoundError(absl::StrCat("no job ", p->report.job_id));
+      p->done(absl::NotFoundError(absl::StrCat("no job ", p->report.job_id)));
     } else {
       if (*o == schema::ReportOutcome::kDuplicate) {
         spdlog::info("coordinator: duplicate report for job {} attempt {} ignored",
                      p->report.job_id, p->report.attempt);
       }
-      p->status = absl::OkStatus();
+      p->done(absl::OkStatus());
     }
-    p->done = true;
   }
 }
 

@@ -33,12 +33,13 @@
 // `host_bench`; a job a worker reported unsupported is not claimed for that worker again.
 //
 // Threads: every method is thread-safe. Lease blocks up to its wait; everything else blocks for
-// one batch commit at most. Shutdown wakes all waiters (they get Unavailable) and commits the
+// one batch commit at most (SubmitReportAsync not at all). Shutdown wakes all waiters (they get Unavailable) and commits the
 // reports already queued before it returns; reports submitted after it began get Unavailable.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -105,6 +106,11 @@ class Coordinator {
                                            const std::vector<Lease>& leases);
   // OK when applied or a duplicate; FailedPrecondition when stale; NotFound for no such job.
   absl::Status SubmitReport(const Report& report);
+  // SubmitReport without blocking: `done` gets what SubmitReport would return, exactly once:
+  // on the reporter thread after the report's batch is committed, or on the calling thread when
+  // the report is refused before it queues (invalid, or shutting down). `done` must not block or
+  // call into this Coordinator (it runs between two batches).
+  void SubmitReportAsync(const Report& report, std::function<void(absl::Status)> done);
   // Graceful hand-back (no retry counted).
   absl::StatusOr<int64_t> Release(const std::string& worker_id, const std::vector<Lease>& leases);
   // Stores compiled code objects; returns their kernel ids (for Report.kernels). The caller must

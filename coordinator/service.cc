@@ -6,6 +6,9 @@
 
 #include <grpcpp/impl/codegen/proto_utils.h>
 
+#include <memory>
+#include <thread>
+
 #include "coordinator/credentials.h"
 #include "coordinator/unread_refusal.h"
 #include "coordinator/wire.h"
@@ -96,11 +99,15 @@ class WorkerService final : public SyncBase {
     return grpc::Status::OK;
   }
 
-  // The token (and role) was checked by Authorize before the request was read.
-  grpc::Status Report(const v1::ReportRequest* req, v1::ReportReply*) {
-    auto r = FromWire(*req);
-    if (!r.ok()) return ToGrpc(r.status());
-    return ToGrpc(c_.SubmitReport(*r));
+  // The token (and role) was checked by Authorize before the request was read. Answers once the
+  // report's batch is committed, from the reporter thread (no thread waits for it).
+  void Report(const v1::ReportRequest& req, Done done) {
+    auto r = FromWire(req);
+    if (!r.ok()) {
+      done(ToGrpc(r.status()));
+      return;
+    }
+    c_.SubmitReportAsync(*r, [done = std::move(done)](absl::Status st) { done(ToGrpc(st)); });
   }
 
   grpc::Status Release(grpc::ServerContext* ctx, const v1::ReleaseRequest* req,
@@ -115,10 +122,10 @@ class WorkerService final : public SyncBase {
     return grpc::Status::OK;
   }
 
-  grpc::Status PutKernels(const v1::PutKernelsRequest* req, v1::PutKernelsReply* reply) {
+  grpc::Status PutKernels(const v1::PutKernelsRequest& req, v1::PutKernelsReply* reply) {
     std::vector<KernelBlob> kernels;
-    for (const auto& k : req->kernels()) kernels.push_back(FromWire(k));
-    auto ids = c_.PutKernels(req->worker_id(), req->job_id(), req->attempt(), kernels);
+    for (const auto& k : req.kernels()) kernels.push_back(FromWire(k));
+    auto ids = c_.PutKernels(req.worker_id(), req.job_id(), req.attempt(), kernels);
     if (!ids.ok()) return ToGrpc(ids.status());
     for (int64_t id : *ids) reply->add_kernel_ids(id);
     return grpc::Status::OK;
@@ -169,21 +176,36 @@ class WorkerService final : public SyncBase {
 
 }  // namespace
 
-// A handler of `Req` -> `Reply` over serialized messages.
+// A handler of `Req` -> `Reply` over serialized messages: `handle` gets the request and the
+// reply to fill, and answers through its Done (unread_refusal.h), which serializes the reply.
 template <class Req, class Reply>
-RawHandler Raw(std::function<grpc::Status(const Req*, Reply*)> handle) {
+RawHandler Raw(std::function<void(std::shared_ptr<const Req>, Reply*, Done)> handle) {
   return [handle](const grpc::ServerContextBase&, const grpc::ByteBuffer& in,
-                  grpc::ByteBuffer* out) {
-    Req req;
+                  grpc::ByteBuffer* out, Done done) {
+    auto req = std::make_shared<Req>();
     grpc::ByteBuffer copy(in);
-    grpc::Status st = grpc::SerializationTraits<Req>::Deserialize(&copy, &req);
-    if (!st.ok()) return st;
-    Reply reply;
-    st = handle(&req, &reply);
-    if (!st.ok()) return st;
-    bool own = false;
-    return grpc::SerializationTraits<Reply>::Serialize(reply, out, &own);
+    grpc::Status st = grpc::SerializationTraits<Req>::Deserialize(&copy, req.get());
+    if (!st.ok()) {
+      done(st);
+      return;
+    }
+    auto reply = std::make_shared<Reply>();
+    handle(std::move(req), reply.get(), [reply, out, done = std::move(done)](grpc::Status st) {
+      bool own = false;
+      if (st.ok()) st = grpc::SerializationTraits<Reply>::Serialize(*reply, out, &own);
+      done(st);
+    });
   };
+}
+
+// A handler that waits (for the database) runs on a thread of its own, off gRPC's callback
+// threads.
+template <class Req, class Reply>
+RawHandler OnOwnThread(std::function<grpc::Status(const Req&, Reply*)> handle) {
+  return Raw<Req, Reply>([handle](std::shared_ptr<const Req> req, Reply* reply, Done done) {
+    std::thread([handle, req, reply, done = std::move(done)] { done(handle(*req, reply)); })
+        .detach();
+  });
 }
 
 WorkerServices MakeWorkerServices(Coordinator& coordinator, const Credentials& credentials) {
@@ -191,9 +213,11 @@ WorkerServices MakeWorkerServices(Coordinator& coordinator, const Credentials& c
   WorkerService* w = sync.get();
   std::map<std::string, RawHandler> large;
   large[WorkerService::kReport] = Raw<v1::ReportRequest, v1::ReportReply>(
-      [w](const v1::ReportRequest* q, v1::ReportReply* r) { return w->Report(q, r); });
-  large[WorkerService::kPutKernels] = Raw<v1::PutKernelsRequest, v1::PutKernelsReply>(
-      [w](const v1::PutKernelsRequest* q, v1::PutKernelsReply* r) { return w->PutKernels(q, r); });
+      [w](std::shared_ptr<const v1::ReportRequest> q, v1::ReportReply*, Done done) {
+        w->Report(*q, std::move(done));
+      });
+  large[WorkerService::kPutKernels] = OnOwnThread<v1::PutKernelsRequest, v1::PutKernelsReply>(
+      [w](const v1::PutKernelsRequest& q, v1::PutKernelsReply* r) { return w->PutKernels(q, r); });
   auto unread = MakeUnreadRefusalService(
       [w](const grpc::ServerContextBase& ctx, const std::string& method) {
         return w->AuthorizeLarge(ctx, method);

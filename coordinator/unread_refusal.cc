@@ -1,13 +1,13 @@
 #include "coordinator/unread_refusal.h"
 
-#include <thread>
 #include <utility>
 
 namespace tuna::coordinator {
 namespace {
 
-// One call: refuse at once, or read the one request message, handle it off the callback thread,
-// write the one reply and finish. Deletes itself when gRPC is done with it.
+// One call: refuse at once, or read the one request message, hand it to its handler, and write
+// the one reply and finish when the handler answers. Deletes itself when gRPC is done with it
+// (never before the handler has answered: OnDone follows Finish).
 class Call final : public grpc::ServerGenericBidiReactor {
  public:
   Call(grpc::GenericCallbackServerContext* ctx, const Authorize& authorize,
@@ -31,15 +31,13 @@ class Call final : public grpc::ServerGenericBidiReactor {
       Finish(grpc::Status(grpc::StatusCode::CANCELLED, "no request message"));
       return;
     }
-    // A handler may wait for the database: not on gRPC's callback threads.
-    std::thread([this] {
-      grpc::Status st = (*handler_)(*ctx_, request_, &reply_);
+    (*handler_)(*ctx_, request_, &reply_, [this](grpc::Status st) {
       if (st.ok()) {
         StartWriteAndFinish(&reply_, grpc::WriteOptions(), st);
       } else {
         Finish(st);
       }
-    }).detach();
+    });
   }
 
   void OnDone() override { delete this; }

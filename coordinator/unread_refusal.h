@@ -9,8 +9,9 @@
 // PERMISSION_DENIED) finishes the call unread: only what the client had sent within the HTTP/2
 // flow-control window reaches the server.
 //
-// Threads: gRPC calls Create on its callback threads; an authorised request is handled on a
-// thread of its own (a handler may wait for the database), which finishes the call.
+// Threads: gRPC calls Create and the handlers on its callback threads, so a handler must not
+// block: it answers through its `done` (from any thread, also before it returns), and one that
+// waits (for the database) hands that work on (the coordinator's reporter, a thread of its own).
 #pragma once
 
 #include <grpcpp/generic/async_generic_service.h>
@@ -26,10 +27,13 @@ namespace tuna::coordinator {
 // OK to read the request; any other status refuses the call with it, unread.
 using Authorize = std::function<grpc::Status(const grpc::ServerContextBase& ctx,
                                              const std::string& method)>;
-// Handles one request (the serialized request message): the reply's bytes or the status.
-using RawHandler = std::function<grpc::Status(const grpc::ServerContextBase& ctx,
-                                              const grpc::ByteBuffer& request,
-                                              grpc::ByteBuffer* reply)>;
+// Answers a call, exactly once: OK (then `*reply` holds the reply's bytes) or the status.
+using Done = std::function<void(grpc::Status)>;
+// Handles one request (the serialized request message): fills `*reply` (valid until `done`) and
+// calls `done`. Must not block (see Threads).
+using RawHandler = std::function<void(const grpc::ServerContextBase& ctx,
+                                      const grpc::ByteBuffer& request, grpc::ByteBuffer* reply,
+                                      Done done)>;
 
 // `handlers` by full method path ("/tuna.v1.Worker/Report"); other paths are UNIMPLEMENTED.
 // Register on the server that serves the rest of the service, whose generated class marks these

@@ -31,6 +31,14 @@ constexpr char kEarlierResults[] =
     "WHERE pr.verified = TRUE AND pr.session_id <> me.id AND s.arch = me.arch AND "
     "s.num_cu = me.num_cu";
 
+// The verified perf results (pr) of solver `solver` in any session on the arch of session
+// `session` (SQL expressions: a placeholder or a column): what the warm-start read groups.
+std::string WarmResults(const char* solver, const char* session) {
+  return absl::StrCat("FROM perf_result pr JOIN session s ON s.id = pr.session_id WHERE pr.solver_id = ",
+                      solver, " AND pr.verified = TRUE AND s.arch = (SELECT arch FROM session WHERE id = ",
+                      session, ")");
+}
+
 std::string Truncated(std::string s, size_t n = 4000) {
   if (s.size() > n) s.resize(n);
   return s;
@@ -103,10 +111,12 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
   SettleFailedClaims();
   const int64_t token = next_claim_token_.fetch_add(1);
   int attempts = 0;
+  std::set<std::pair<int64_t, int64_t>> no_warm;  // (session, solver) without warm-start params
   // The locking SELECT returns everything the claimants need, so a claim of one session is four
   // round trips whatever its size (START TRANSACTION, SELECT, UPDATE, COMMIT).
   absl::Status st = db_.Transaction([&](Connection& c) -> absl::Status {
     out.clear();
+    no_warm.clear();
     ++attempts;
     for (int64_t sid : session_ids) {
       const int64_t remaining = total - static_cast<int64_t>(out.size());
@@ -128,7 +138,11 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
           "(SELECT c.driver FROM conv_config c WHERE c.id = j.config_id) AS driver, "
           "(SELECT s.name FROM solver s WHERE s.id = j.solver_id) AS solver_name, "
           "(SELECT pr.params FROM perf_result pr WHERE pr.session_id = j.session_id AND "
-          "pr.config_id = j.config_id AND pr.solver_id = j.solver_id) AS tuned_params "
+          "pr.config_id = j.config_id AND pr.solver_id = j.solver_id) AS tuned_params, "
+          // Whether the warm-start read can find anything (FillWarmParams): on a target without
+          // verified results of the solver it is skipped (MariaDB's subquery cache evaluates this
+          // once per solver and session of the claim).
+          "EXISTS (SELECT 1 " + WarmResults("j.solver_id", "j.session_id") + ") AS warm_any "
           "FROM job j WHERE j.state = ? AND j.session_id = ? " + exclude +
           // A find job waits for the perf job of its config and solver to end, so that it
           // times the tuned params (MITuna runs find after perf the same way).
@@ -151,6 +165,7 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
         j.driver = r.String("driver");
         j.solver_name = r.String("solver_name");
         j.tuned_params = r.String("tuned_params");  // NULL (no perf result) reads as ""
+        if (r.Int("warm_any") == 0) no_warm.insert({j.session_id, j.solver_id});
         out.push_back(std::move(j));
       }
     }
@@ -202,7 +217,7 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
       unsettled_.push_back(token);  // settled later; `keep` is leased to its owners by then
     }
   }
-  if (absl::Status warm = FillWarmParams(out); !warm.ok()) {
+  if (absl::Status warm = FillWarmParams(out, no_warm); !warm.ok()) {
     // Only a hint for the search: a failed read costs the jobs their warm start, not their lease.
     spdlog::warn("claim: reading warm-start params: {}", warm.ToString());
   }
@@ -250,7 +265,8 @@ void LeaseStore::SettleFailedClaims() {
   unsettled_.insert(unsettled_.end(), left.begin(), left.end());
 }
 
-absl::Status LeaseStore::FillWarmParams(std::vector<ClaimedJob>& jobs) {
+absl::Status LeaseStore::FillWarmParams(std::vector<ClaimedJob>& jobs,
+                                        const std::set<std::pair<int64_t, int64_t>>& none) {
   const auto now = std::chrono::steady_clock::now();
   const auto ttl = std::chrono::duration<double>(options_.warm_params_ttl_s);
   std::map<std::pair<int64_t, int64_t>, std::vector<std::string>> by_session_solver;
@@ -268,15 +284,14 @@ absl::Status LeaseStore::FillWarmParams(std::vector<ClaimedJob>& jobs) {
           continue;
         }
       }
-      auto rows = db_.Query(
-          "SELECT pr.params, COUNT(*) AS wins FROM perf_result pr "
-          "JOIN session s ON s.id = pr.session_id "
-          "WHERE pr.solver_id = ? AND pr.verified = TRUE AND "
-          "s.arch = (SELECT arch FROM session WHERE id = ?) "
-          "GROUP BY pr.params ORDER BY wins DESC, MAX(pr.id) DESC LIMIT ?",
-          {j.solver_id, j.session_id, static_cast<int64_t>(kWarmParams)});
-      if (!rows.ok()) return rows.status();
-      for (const Row& r : *rows) it->second.push_back(r.String("params"));
+      if (!none.count(key)) {  // else the read would find nothing
+        auto rows = db_.Query(
+            absl::StrCat("SELECT pr.params, COUNT(*) AS wins ", WarmResults("?", "?"),
+                         " GROUP BY pr.params ORDER BY wins DESC, MAX(pr.id) DESC LIMIT ?"),
+            {j.solver_id, j.session_id, static_cast<int64_t>(kWarmParams)});
+        if (!rows.ok()) return rows.status();
+        for (const Row& r : *rows) it->second.push_back(r.String("params"));
+      }
       if (options_.warm_params_ttl_s > 0) {
         std::lock_guard<std::mutex> lock(warm_mu_);
         warm_cache_[key] = {it->second, now};

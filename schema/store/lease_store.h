@@ -242,8 +242,10 @@ class LeaseStore {
 
  private:
   // Sets warm_params of the perf jobs (one read per session and solver, reused for
-  // options_.warm_params_ttl_s).
-  absl::Status FillWarmParams(std::vector<ClaimedJob>& jobs);
+  // options_.warm_params_ttl_s); none for the (session, solver) pairs in `none`, which the claim
+  // found without any result to read.
+  absl::Status FillWarmParams(std::vector<ClaimedJob>& jobs,
+                              const std::set<std::pair<int64_t, int64_t>>& none);
   // Sets prior_params of the perf jobs (one read per session of the claim, while
   // EarlierResultsExist).
   absl::Status FillPriorParams(std::vector<ClaimedJob>& jobs);
