@@ -38,14 +38,17 @@ TEST_CASE_METHOD(testing::MariadbTest, "executors killed mid-eval lose and doubl
   const pid_t coord = testing::StartCoordinator(
       stage, {"--lease-seconds", "5", "--max-retries", "7", "--quarantine-kills", "7"}, coord_log);
   const pid_t worker = testing::Spawn(
-      testing::WorkerArgv(stage, "w1", {"--lease-batch", "3", "--device-backoff-max", "1"}), worker_log);
+      testing::WorkerArgv(stage, "w1", {"--lease-batch", "3", "--device-backoff-max", "1"}),
+      worker_log);
   REQUIRE(worker > 0);
 
   const int kKills = 6;
   int kills = 0, seen_running = 0;
   for (int k = 0; k < kKills; ++k) {
     const int64_t before = Evaluated(db());
-    testing::WaitUntil(60, [&] { return Evaluated(db()) >= before + 2 || Evaluated(db()) == stage.jobs; });
+    testing::WaitUntil(60, [&] {
+      return Evaluated(db()) >= before + 2 || Evaluated(db()) == stage.jobs;
+    });
     // An executor while the worker holds eval leases, preferably seen running (computing).
     pid_t victim = -1;
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -82,8 +85,8 @@ TEST_CASE_METHOD(testing::MariadbTest, "executors killed mid-eval lose and doubl
   }
   const int idle = testing::CountLines(worker_log, "ended while idle");
   const int backoffs = testing::CountLines(worker_log, "backing off");
-  std::printf("executor kill -9: %d kills (%d seen running), %d mid-step (crash reported, charged), "
-              "%d between steps (replaced, not charged), %d backoffs; %s\n",
+  std::printf("executor kill -9: %d kills (%d seen running), %d mid-step (crash reported, "
+              "charged), %d between steps (replaced, not charged), %d backoffs; %s\n",
               kills, seen_running, crashed, idle, backoffs, v.Summary().c_str());
   CHECK(worker_alive);
   CHECK(kills == kKills);

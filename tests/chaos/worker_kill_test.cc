@@ -33,7 +33,8 @@ int64_t Evaluated(schema::Database& db) {
 
 // The leases held by owners LIKE `owner`, as "job:attempt:owner".
 std::set<std::string> LeasesOf(schema::Database& db, const std::string& owner) {
-  auto rows = db.Query("SELECT id, attempt, lease_owner FROM job WHERE lease_owner LIKE ?", {owner});
+  auto rows =
+      db.Query("SELECT id, attempt, lease_owner FROM job WHERE lease_owner LIKE ?", {owner});
   REQUIRE(rows.ok());
   std::set<std::string> out;
   for (const auto& row : *rows) {
@@ -64,9 +65,12 @@ TEST_CASE_METHOD(testing::MariadbTest, "a worker killed mid-eval loses and doubl
   for (int k = 0; k < kKills; ++k) {
     // Some progress first, then a moment when w1 is evaluating (holds eval leases).
     const int64_t before = Evaluated(db());
-    testing::WaitUntil(60, [&] { return Evaluated(db()) >= before + 3 || Evaluated(db()) == stage.jobs; });
+    testing::WaitUntil(60, [&] {
+      return Evaluated(db()) >= before + 3 || Evaluated(db()) == stage.jobs;
+    });
     const bool evaluating = testing::WaitUntil(60, [&] {
-      return CountRows(db(), "SELECT COUNT(*) FROM job WHERE state = 'eval_start' AND lease_owner LIKE 'w1/%'") > 0;
+      return CountRows(db(), "SELECT COUNT(*) FROM job WHERE state = 'eval_start' AND "
+                             "lease_owner LIKE 'w1/%'") > 0;
     });
     if (!evaluating) break;  // the work ran out first
     REQUIRE(kill(w1, SIGKILL) == 0);
@@ -92,13 +96,14 @@ TEST_CASE_METHOD(testing::MariadbTest, "a worker killed mid-eval loses and doubl
 
   const testing::Invariants v = testing::CheckInvariants(db());
   const int64_t held = static_cast<int64_t>(held_leases.size());
-  const int64_t charged_elsewhere =
-      CountRows(db(), "SELECT COUNT(*) FROM job WHERE retries > 0 AND id NOT IN (" + held_ids + ")");
-  const int64_t rerun = CountRows(db(), "SELECT COUNT(*) FROM job WHERE attempt >= 3 AND id IN (" + held_ids + ")");
+  const int64_t charged_elsewhere = CountRows(
+      db(), "SELECT COUNT(*) FROM job WHERE retries > 0 AND id NOT IN (" + held_ids + ")");
+  const int64_t rerun = CountRows(
+      db(), "SELECT COUNT(*) FROM job WHERE attempt >= 3 AND id IN (" + held_ids + ")");
   const int handed_back = testing::CountLines(coord_log, "the caller went away");
-  std::printf("worker kill -9: %d kills, %lld leases held by the dead worker (%lld jobs re-run in a "
-              "later attempt), %d claims for its dead long-poll handed back, %lld retries charged "
-              "to other jobs; %s\n",
+  std::printf("worker kill -9: %d kills, %lld leases held by the dead worker (%lld jobs re-run in "
+              "a later attempt), %d claims for its dead long-poll handed back, %lld retries "
+              "charged to other jobs; %s\n",
               kills, static_cast<long long>(held), static_cast<long long>(rerun), handed_back,
               static_cast<long long>(charged_elsewhere), v.Summary().c_str());
   CHECK(kills == kKills);
