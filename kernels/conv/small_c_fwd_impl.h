@@ -117,11 +117,46 @@ TUNA_DEVICE void sc_load_w(const float* p, float* out) {
   for (int j = 0; j < kScKpt; ++j) out[j] = p[j];
 }
 
+#if TUNA_SC_VECTOR_IO
+TUNA_DEVICE tuna_u32 sc_bits(tuna_half v) { return v.bits; }
+TUNA_DEVICE tuna_u32 sc_bits(tuna_bf16 v) { return v.bits; }
+TUNA_DEVICE tuna_u32 sc_bits(float v) { return tuna_float_as_u32(v); }  // not reached (16-bit types only)
+
+// Two FP32 values rounded (to nearest even) to 16-bit elements, lo in the low half: one cvt on
+// sm_80+ (the struct-wise conversion left ptxas a local-memory word at some tiles).
+TUNA_DEVICE tuna_u32 sc_pack2(float lo, float hi) {
+#if defined(TUNA_BACKEND_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && TUNA_DTYPE != 0
+  tuna_u32 r;
+#if TUNA_DTYPE == 1
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+  return r;
+#else
+  return sc_bits(tuna_from_float<tuna_elem>(lo)) | (sc_bits(tuna_from_float<tuna_elem>(hi)) << 16);
+#endif
+}
+#endif
+
 // One pixel's K_PER_THREAD channels at q (channel stride cs), those below `valid` only unless
 // the stores are vectors (then all are valid).
 TUNA_DEVICE void sc_store(tuna_elem* q, tuna_i64 cs, int valid, const float* acc) {
 #if TUNA_YVEC && TUNA_SC_VECTOR_IO
   (void)cs, (void)valid;
+  if (sizeof(tuna_elem) == 2 && kScKpt % 2 == 0) {
+    // 16-bit pairs packed into words: a vector of 16-bit structs built element by element goes
+    // through local memory (ptxas, K_PER_THREAD 4).
+    constexpr int kWords = kScKpt >= 2 ? kScKpt / 2 : 1, kVecW = kWords <= 4 ? kWords : 4;
+    TUNA_SC_UNROLL
+    for (int j = 0; j < kWords; j += kVecW) {
+      tuna_vec<tuna_u32, kVecW> v;
+      TUNA_SC_UNROLL
+      for (int e = 0; e < kVecW; ++e) v.v[e] = sc_pack2(acc[2 * (j + e)], acc[2 * (j + e) + 1]);
+      tuna_store_vec<tuna_u32, kVecW>(reinterpret_cast<tuna_u32*>(q) + j, v);
+    }
+    return;
+  }
   constexpr int kVec = kScKpt * (int)sizeof(tuna_elem) <= 16 ? kScKpt : 16 / (int)sizeof(tuna_elem);
   TUNA_SC_UNROLL
   for (int j = 0; j < kScKpt; j += kVec) {
