@@ -23,7 +23,7 @@
 #   wrw16[:SECS]           FP16 NHWC backward-weights file: TunaHopperTmaWrw, TunaHopperWrw (CONFIGS each, 128) and TunaIgemmWrw
 #                          + cuDNN best (heuristics A/B/FALLBACK), torch, cross-check
 #   wrwbf16[:SECS]         the same file as BF16 (convbfp16)
-#   x_NAME_{fwd,bwd,wrw}[:SECS]  data/NAME_{fwd,bwd,wrw}.txt (one direction) on the Hopper solvers of that
+#   x_NAME_{fwd,bwd,wrw}[:SECS]  data/NAME_{fwd,bwd,wrw}.txt (one direction) on the Hopper solvers of that (fwd: also TunaSmallCFwd)
 #                          direction (CONFIGS each, default 64; SOLVERS=a,b overrides; mobilenet_dw* files: the
 #                          depthwise solver) + cuDNN best, torch, cross-check
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
@@ -71,7 +71,7 @@ for step in "$@"; do
         x_mobilenet_dw*_fwd) sv=TunaDepthwiseFwd ;;
         x_mobilenet_dw*_bwd) sv=TunaDepthwiseBwd ;;
         x_mobilenet_dw*_wrw) sv=TunaDepthwiseWrw ;;
-        *_fwd) sv=TunaHopperFwd,TunaHopperTmaFwd ;;
+        *_fwd) sv=TunaHopperFwd,TunaHopperTmaFwd,TunaSmallCFwd ;;
         *_bwd) sv=TunaHopperTmaBwd,TunaIgemmBwd ;;
         *) sv=TunaHopperTmaWrw,TunaHopperWrw,TunaIgemmWrw ;;
       esac

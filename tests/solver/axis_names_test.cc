@@ -131,6 +131,8 @@ TEST_CASE("params written with the old axis names read back by the new names") {
       {"TunaDepthwiseWrw", "2,2,8,16,256,4",
        {{"THREAD_H", 2}, {"THREAD_W", 2}, {"THREAD_C", 8}, {"TB_CV", 16}, {"TB_THREADS", 256}, {"SPLIT", 4}}},
       {"TunaThinBwd", "4,4,32,128", {{"THREAD_H", 4}, {"THREAD_W", 4}, {"K_CHUNK", 32}, {"TB_THREADS", 128}}},
+      // TB_H, TB_W, TB_K, K_PER_THREAD, PIX (new; the Inception-v3 stem's default)
+      {"TunaSmallCFwd", "8,16,32,8,4", {{"TB_H", 8}, {"TB_W", 16}, {"TB_K", 32}, {"K_PER_THREAD", 8}, {"PIX", 4}}},
       // TB_M, TB_N, TB_K, WARP_M, WARP_N, STAGES (new with these names; MFMA, gfx908/gfx90a)
       {"TunaMfmaFwd", "128,128,32,64,64,2",
        {{"TB_M", 128}, {"TB_N", 128}, {"TB_K", 32}, {"WARP_M", 64}, {"WARP_N", 64}, {"STAGES", 2}}},
@@ -175,8 +177,9 @@ TEST_CASE("every -D a tunable solver emits is read by its kernel; every kernel a
     dw.groups = dw.c;
     problems.push_back(testing::With(dw, dir, DataType::kFp16, Layout::kNHWC));
   }
-  problems.push_back(testing::With(testing::ResNet50Layers()[0], Direction::kBackwardData, DataType::kFp32,
-                                   Layout::kNCHW));  // the stem (C = 3)
+  for (Direction dir : {Direction::kForward, Direction::kBackwardData}) {  // the stem (C = 3)
+    problems.push_back(testing::With(testing::ResNet50Layers()[0], dir, DataType::kFp32, Layout::kNCHW));
+  }
   std::set<std::string> checked;
   for (const auto& [id, s] : all) {
     for (const std::string arch : {"sm_90", "gfx90a", "cpu-avx2"}) {  // gfx90a: TunaMfmaFwd

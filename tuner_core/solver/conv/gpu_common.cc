@@ -7,6 +7,10 @@ namespace tuna::solver::gpu {
 absl::Status CheckCommon(std::string_view solver, const Target& target, const Problem& problem,
                          Direction direction) {
   if (!target.IsGpu()) return NotApplicable(solver, "GPU targets only");
+  return CheckConvShape(solver, problem, direction);
+}
+
+absl::Status CheckConvShape(std::string_view solver, const Problem& problem, Direction direction) {
   if (problem.direction != direction) {
     return NotApplicable(solver, std::string("direction ") + std::string(DirectionName(problem.direction)) +
                                      " not handled");

@@ -20,6 +20,9 @@ namespace tuna::solver::gpu {
 // in FP32/FP16/BF16 with 2 or 3 spatial dims; else NotApplicable naming `solver` and the reason.
 absl::Status CheckCommon(std::string_view solver, const Target& target, const Problem& problem,
                          Direction direction);
+// CheckCommon without the target check: for the kernels that also run on the cpu backend
+// (TunaSmallCFwd's twin).
+absl::Status CheckConvShape(std::string_view solver, const Problem& problem, Direction direction);
 
 // "-DTUNA_DTYPE=0|1|2" for FP32/FP16/BF16.
 std::string DTypeOption(DataType type);

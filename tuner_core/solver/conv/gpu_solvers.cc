@@ -14,6 +14,7 @@
 #include "tuner_core/solver/conv/gpu_hopper_wrw.h"
 #include "tuner_core/solver/conv/gpu_igemm.h"
 #include "tuner_core/solver/conv/gpu_mfma.h"
+#include "tuner_core/solver/conv/gpu_small_c_fwd.h"
 #include "tuner_core/solver/conv/gpu_thin_bwd.h"
 #include "tuner_core/solver/conv/gpu_winograd.h"
 #include "tuner_core/solver/conv/gpu_winograd_wrw.h"
@@ -43,6 +44,7 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1023, std::make_unique<ThinBwdSolver>());
   list.emplace_back(1024, std::make_unique<MfmaFwdSolver>());
   list.emplace_back(1025, std::make_unique<HopperTmaWrwSolver>());
+  list.emplace_back(1026, std::make_unique<SmallCFwdSolver>());
   return list;
 }
 
