@@ -1,5 +1,5 @@
 // Direct forward convolution for thin inputs (C/G <= 8: RGB stems, thin grouped layers), the GPU
-// kernel of TunaSmallCFwd (tuner_core/solver/conv/gpu_small_c.cc). Such problems are GEMMs with a
+// kernel of TunaSmallCFwd (tuner_core/solver/conv/gpu_small_c_fwd.cc). Such problems are GEMMs with a
 // reduction of only C/G x R x S and, as tensor-core tiles, mostly padding; here a block stages its
 // input patch and filter slice as FP32 in shared memory once and every thread keeps PIX x
 // K_PER_THREAD FP32 accumulators in registers. The body (tiling, thread order, options) is

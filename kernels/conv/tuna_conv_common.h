@@ -7,19 +7,7 @@
 
 #include "common/portability.h"
 
-#ifndef TUNA_DTYPE
-#error "TUNA_DTYPE must be defined (0 fp32, 1 fp16, 2 bf16)"
-#endif
-
-#if TUNA_DTYPE == 0
-typedef float tuna_elem;
-#elif TUNA_DTYPE == 1
-typedef tuna_half tuna_elem;
-#elif TUNA_DTYPE == 2
-typedef tuna_bf16 tuna_elem;
-#else
-#error "unsupported TUNA_DTYPE"
-#endif
+#include "conv/elem_type.h"
 
 // Loads `n` consecutive elements starting at p (p aligned to n elements when n > 1) as floats.
 template <int n>
@@ -37,5 +25,3 @@ TUNA_DEVICE void tuna_load_floats(const tuna_elem* p, float* out) {
 // phase arithmetic of the gather kernels (depthwise.cu, thin_bwd.cu).
 #define TUNA_FLOORDIV(a, b) ((a) >= 0 ? (a) / (b) : -((-(a) + (b) - 1) / (b)))
 
-// Unsigned bounds check for 0 <= v < hi in one comparison.
-TUNA_DEVICE bool tuna_in_range(int v, int hi) { return (unsigned)v < (unsigned)hi; }

@@ -6,17 +6,7 @@
 #include "cpu/cpu_kernel.h"
 #include "cpu_conv/cpu_portability.h"
 
-#if TUNA_DTYPE == 0
-typedef float tuna_elem;
-#elif TUNA_DTYPE == 1
-typedef tuna_half tuna_elem;
-#elif TUNA_DTYPE == 2
-typedef tuna_bf16 tuna_elem;
-#else
-#error "unsupported TUNA_DTYPE"
-#endif
-
-static inline bool tuna_in_range(int v, int hi) { return (unsigned)v < (unsigned)hi; }
+#include "conv/elem_type.h"
 
 #define TUNA_SC_VECTOR_IO 0
 #include "conv/small_c_fwd_impl.h"
