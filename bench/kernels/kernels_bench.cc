@@ -313,8 +313,7 @@ class Bench {
       if (absl::Status st = RunTuna(job, row, *x, *w, *y, check); !st.ok()) return st;
     }
     if (!cudnn_disabled_) {
-      if (absl::Status st = upload(); !st.ok()) return st;
-      if (absl::Status st = RunCudnnBest(p, row, *x, *w, *y, check); !st.ok()) return st;
+      if (absl::Status st = RunCudnnBest(p, row, upload, *x, *w, *y, check); !st.ok()) return st;
       if (!opt_.no_legacy) {
         if (absl::Status st = upload(); !st.ok()) return st;
         if (absl::Status st = RunCudnnLegacy(p, row, *x, *w, *y, *out, check); !st.ok()) return st;
@@ -535,8 +534,9 @@ class Bench {
 
   // cuDNN best for one problem, timed once: rows of the same problem (a perf db's solvers, or
   // several solvers of a driver line) reuse it instead of building and timing every plan again.
-  absl::Status RunCudnnBest(const Problem& p, Row& row, DeviceBuffer& x, DeviceBuffer& w, DeviceBuffer& y,
-                            const CheckFn& check) {
+  // `upload` restores the inputs the tuna runs may have overwritten; only a timing needs them.
+  absl::Status RunCudnnBest(const Problem& p, Row& row, const std::function<absl::Status()>& upload,
+                            DeviceBuffer& x, DeviceBuffer& w, DeviceBuffer& y, const CheckFn& check) {
     const std::string key = ToDriverLine(p);
     auto fields = [](Row& r) {
       return std::tie(r.cudnn_best_ms, r.cudnn_best_engine, r.cudnn_best_verified, r.cudnn_best_rel, r.cudnn_engines,
@@ -547,7 +547,8 @@ class Bench {
       AppendNote(&row.note, "cuDNN best timed once for this problem (row " + hit->second.label + ")");
       return absl::OkStatus();
     }
-    absl::Status st = TimeCudnnBest(p, row, x, w, y, check);
+    absl::Status st = upload();
+    if (st.ok()) st = TimeCudnnBest(p, row, x, w, y, check);
     if (st.ok() && row.cudnn_best_verified) cudnn_best_.emplace(key, row);
     return st;
   }
@@ -841,18 +842,16 @@ int Main(int argc, char** argv) {
       }
     }
     {
-      std::vector<double> rt, fixed;
+      std::vector<double> rt, fixed, va;
       for (const Row& r : rows) {
-        if (r.sizes_fixed_ms > 0) rt.push_back(r.sizes_runtime_ms), fixed.push_back(r.sizes_fixed_ms);
+        if (r.sizes_fixed_ms <= 0) continue;
+        rt.push_back(r.sizes_runtime_ms), fixed.push_back(r.sizes_fixed_ms);
+        if (r.variant_ms > 0) va.push_back(r.variant_ms);
       }
       if (!rt.empty()) {
         say("sizes as run-time arguments vs compile-time constants over %zu rows: %.5f vs %.5f ms (geomean): "
             "arguments cost %.1f %%\n",
             rt.size(), Geomean(rt), Geomean(fixed), 100.0 * (Geomean(rt) / Geomean(fixed) - 1.0));
-      }
-      std::vector<double> va;
-      for (const Row& r : rows) {
-        if (r.sizes_fixed_ms > 0 && r.variant_ms > 0) va.push_back(r.variant_ms);
       }
       if (!va.empty() && va.size() == rt.size()) {
         say("variant %s over %zu rows: %.5f ms (geomean), %.1f %% faster than run-time sizes\n",
