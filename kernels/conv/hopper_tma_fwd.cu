@@ -199,7 +199,8 @@ struct TunaOut {
   int n_img, Hy, Wy, K;
 };
 
-// Consumer warpgroup wg (1..WG_M): its rows of every tile of this block, then the epilogue.
+// Consumer warpgroup cw + 1 (cw < WG_M + PINGPONG): its rows of every tile of this block (with
+// PINGPONG, every other tile, whole), each followed by its epilogue.
 TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, const TunaTileGrid& tg,
                                  const TunaOut& out, tuna_u16* TUNA_RESTRICT y) {
 #if TUNA_TWO_CONSUMERS
