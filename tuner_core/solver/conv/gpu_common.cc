@@ -49,4 +49,8 @@ void AppendStrides(std::vector<KernelArg>& args, const TensorDesc& desc) {
   for (int64_t s : desc.strides) args.push_back(KernelArg::I64(s));
 }
 
+void Append2dStrides(std::vector<KernelArg>& args, const TensorDesc& desc) {
+  for (int d : {0, 1, 3, 4}) args.push_back(KernelArg::I64(desc.strides[d]));
+}
+
 }  // namespace tuna::solver::gpu

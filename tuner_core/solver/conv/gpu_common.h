@@ -29,6 +29,9 @@ std::string DTypeOption(DataType type);
 
 // Appends the five element strides of `desc` as I64 arguments.
 void AppendStrides(std::vector<KernelArg>& args, const TensorDesc& desc);
+// Appends the element strides of a 2D problem's tensor (dims 0, 1, 3, 4: n/k, c, h/r, w/s; the
+// depth dim skipped) as I64 arguments.
+void Append2dStrides(std::vector<KernelArg>& args, const TensorDesc& desc);
 
 inline bool IsChannelsLast(Layout l) { return l == Layout::kNHWC || l == Layout::kNDHWC; }
 inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

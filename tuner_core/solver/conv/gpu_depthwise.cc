@@ -123,11 +123,10 @@ std::vector<std::string> DerivedOptions(Direction dir, const Problem& p) {
 void AppendSizesAndStrides(std::vector<KernelArg>& args, const Problem& p, int64_t channels, int64_t loop_arg) {
   const Dhw o = p.Out();
   for (int64_t v : {p.n, channels, p.in[1], p.in[2], o[1], o[2], loop_arg}) args.push_back(KernelArg::I32(v));
-  const TensorDesc x = p.XDesc(), w = p.WDesc(), y = p.YDesc();
-  for (int64_t v : {x.strides[0], x.strides[1], x.strides[3], x.strides[4], w.strides[0], w.strides[3],
-                    w.strides[4], y.strides[0], y.strides[1], y.strides[3], y.strides[4]}) {
-    args.push_back(KernelArg::I64(v));
-  }
+  gpu::Append2dStrides(args, p.XDesc());
+  const TensorDesc w = p.WDesc();
+  for (int d : {0, 3, 4}) args.push_back(KernelArg::I64(w.strides[d]));  // one channel per group
+  gpu::Append2dStrides(args, p.YDesc());
 }
 
 }  // namespace

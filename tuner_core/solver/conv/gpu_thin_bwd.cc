@@ -131,11 +131,7 @@ absl::StatusOr<Solution> ThinBwdSolver::GetSolution(const Target& target, const 
   l.shared_bytes = SharedBytes(p, t.k_chunk);
   l.args = {KernelArg::Buffer(BufferRole::kX), KernelArg::Buffer(BufferRole::kW), KernelArg::Buffer(BufferRole::kY)};
   for (int64_t v : {p.groups, p.k / p.groups, p.in[1], p.in[2], o[1], o[2]}) l.args.push_back(KernelArg::I32(v));
-  const TensorDesc x = p.XDesc(), w = p.WDesc(), y = p.YDesc();
-  for (int64_t v : {x.strides[0], x.strides[1], x.strides[3], x.strides[4], w.strides[0], w.strides[1], w.strides[3],
-                    w.strides[4], y.strides[0], y.strides[1], y.strides[3], y.strides[4]}) {
-    l.args.push_back(KernelArg::I64(v));
-  }
+  for (const TensorDesc& d : {p.XDesc(), p.WDesc(), p.YDesc()}) gpu::Append2dStrides(l.args, d);
   Solution sol;
   sol.kernels.push_back(std::move(build));
   sol.launches.push_back(std::move(l));
