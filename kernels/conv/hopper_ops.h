@@ -50,15 +50,16 @@ TUNA_DEVICE unsigned long long tuna_desc_mn_sw128(unsigned saddr, unsigned slab_
   return d;
 }
 
-// tuna_wgmma(acc, desc_a, desc_b): one m64 x TB_N x k16 wgmma of the kernel's data type.
+// tuna_wgmma(acc, desc_a, desc_b[, scale_d]): one m64 x TB_N x k16 wgmma of the kernel's data
+// type; scale_d 0: acc = A * B (acc's old value ignored), else acc += A * B.
 #if TUNA_DTYPE == 2
 #define TUNA_WGMMA_NAME(n) tuna_wgmma_m64n##n##k16_bf16
 #else
 #define TUNA_WGMMA_NAME(n) tuna_wgmma_m64n##n##k16_f16
 #endif
 #define TUNA_WGMMA_OF(n) TUNA_WGMMA_NAME(n)
-TUNA_DEVICE void tuna_wgmma(float (&d)[TB_N / 2], unsigned long long a, unsigned long long b) {
-  TUNA_WGMMA_OF(TB_N)(d, a, b);
+TUNA_DEVICE void tuna_wgmma(float (&d)[TB_N / 2], unsigned long long a, unsigned long long b, int scale_d = 1) {
+  TUNA_WGMMA_OF(TB_N)(d, a, b, scale_d);
 }
 
 TUNA_DEVICE unsigned tuna_pack2(float lo, float hi) {

@@ -28,11 +28,14 @@
 //          WG_M 1: two consumer warpgroups take alternate tiles of the block's sequence, each its
 //          whole tile, so one's epilogue overlaps the other's wgmmas), TUNA_DTYPE (1 fp16,
 //          2 bf16), PHASED (0: one output phase whose y pixel is the GEMM row — forward, stride-1
-//          backward data — with no phase table lookups; 1: up to four sub-pixel phases).
-//          Measurement only: TUNA_FIX_SIZES with TUNA_FIX_{N,C,K,HY,WY,R,S,G} and TUNA_FIX_PHASE (the
-//          20 fields of the one phase), PHASED 0: the sizes as constants instead of the arguments
-//          (kernels_bench --fixed-sizes prices one build serving every problem).
-// Arguments: the two tensor maps (see tuna_hopper_tma_fwd), y, then the sizes as int32.
+//          backward data — with no phase table lookups; 1: up to four sub-pixel phases), VEC_OUT
+//          (1: K and K/G are multiples of 8, the epilogue stores whole 16-byte chunks only).
+//          Measurement only: TUNA_FIX_SIZES with TUNA_FIX_{N,CG,K,HY,WY,R,S,G,KG} and TUNA_FIX_PHASE (the
+//          28 words of the one phase), PHASED 0: the sizes as constants instead of the arguments
+//          (kernels_bench --fixed-sizes prices one build serving every problem). No divide
+//          instruction decodes a tile: the phase table carries the divisors' magic numbers.
+// Arguments: the two tensor maps (see tuna_hopper_tma_fwd), the phase table, y, then the sizes as
+// int32: N, C/G, K, Hy, Wy, R, S, G, K/G.
 // Launch: gridDim.x = min(tiles, multiprocessors), blockDim.x = 128 * (WG_M + PINGPONG + 1); dynamic shared
 // memory = 1024 (alignment) + STAGES * (TB_M + TB_N) * 128 (ring) + (WG_M + PINGPONG) * 4 * 16 * 72 * 2
 // (epilogue slabs) + 16 * STAGES (mbarriers).
@@ -51,6 +54,9 @@
 #endif
 #ifndef PINGPONG
 #define PINGPONG 0
+#endif
+#ifndef VEC_OUT
+#define VEC_OUT 0
 #endif
 #define TUNA_TWO_CONSUMERS (WG_M == 2 || PINGPONG)
 
@@ -109,13 +115,20 @@ TUNA_DEVICE TunaWsSmem tuna_ws_smem(unsigned char* smem_raw) {
 // these inside the phase's tensor map), and filter tap (th, tw) (th < taps_h, tw < taps_w) reads x
 // at base + (off0_h + offstep_h * th, off0_w + offstep_w * tw) against tap
 // (r0 + rstep * th) * S + (s0 + sstep * tw) of w (K, R, S, C/G). A phase without taps writes zeros.
+// The host also sends the magic numbers of the tile decode's divisions (gpu::MakeFastDiv): by
+// n_i * n_j (pix), by n_j (nj), by the phase's tiles per group (mn) and by the N-tiles (nt).
 struct TunaPhase {
   int n_i, n_j, taps_h, taps_w;
   int r0, s0, rstep, sstep;
   int off0_h, off0_w, offstep_h, offstep_w;
   int lower_h, lower_w, estride_h, estride_w;
   int out_h0, out_w0, out_step_h, out_step_w;
+  int pix_mul, pix_shr, nj_mul, nj_shr, mn_mul, mn_shr, nt_mul, nt_shr;  // as int32 words
 };
+// n / d for 0 <= n < 2^31 by the host's magic numbers of d (mul 0: d == 1).
+TUNA_DEVICE int tuna_fast_div(int n, int mul, int shr) {
+  return mul == 0 ? n : static_cast<int>(__umulhi(static_cast<unsigned>(n), static_cast<unsigned>(mul)) >> shr);
+}
 // The phase table the kernel receives: four slots when PHASED, else one (a smaller parameter
 // block for the common case).
 constexpr int kMaxPhases = PHASED ? 4 : 1;
@@ -145,39 +158,43 @@ struct TunaTile {
 };
 struct TunaTileGrid {
   int groups, Kpg, c_chunks, n_tiles, tiles;
-  int end[kMaxPhases];  // one past each phase's last tile
-  TUNA_DEVICE TunaTileGrid(const TunaPhases& ph, int n_img, int C, int K, int groups_) {
+  int end[kMaxPhases];       // one past each phase's last tile
+  int mn_tiles[kMaxPhases];  // each phase's tiles per group
+  TUNA_DEVICE TunaTileGrid(const TunaPhases& ph, int n_img, int Cg, int Kg, int groups_) {
     groups = groups_;
-    Kpg = K / groups;
-    c_chunks = (C / groups + kTbK - 1) / kTbK;  // a last partial chunk reads zeros past C/G
+    Kpg = Kg;
+    c_chunks = (Cg + kTbK - 1) / kTbK;  // a last partial chunk reads zeros past C/G
     n_tiles = (Kpg + kTbN - 1) / kTbN;
     tiles = 0;
 #pragma unroll
     for (int p = 0; p < kMaxPhases; ++p) {
+      mn_tiles[p] = 0;
       if (p < ph.count) {
         const int m = n_img * ph.ph[p].n_i * ph.ph[p].n_j;
-        tiles += ((m + kTbM - 1) / kTbM) * n_tiles * groups;
+        mn_tiles[p] = ((m + kTbM - 1) / kTbM) * n_tiles;
+        tiles += mn_tiles[p] * groups;
       }
       end[p] = tiles;
     }
   }
+  // No divide instruction: the divisions by run-time extents use the host's magic numbers.
   TUNA_DEVICE TunaTile Decode(const TunaPhases& ph, int tile) const {
     TunaTile t;
     t.phase = 0;
-    int begin = 0, stop = end[0];
+    int begin = 0, mn_per_g = mn_tiles[0];
 #if PHASED
 #pragma unroll
     for (int p = 0; p < kMaxPhases - 1; ++p) {
-      if (tile >= end[p]) t.phase = p + 1, begin = end[p], stop = end[p + 1];
+      if (tile >= end[p]) t.phase = p + 1, begin = end[p], mn_per_g = mn_tiles[p + 1];
     }
 #endif
-    const int mn_tiles = (stop - begin) / groups;
-    const int rel = tile - begin;
-    t.g = rel / mn_tiles;
-    const int mn = rel - t.g * mn_tiles;
-    t.m0 = (mn / n_tiles) * kTbM;
-    t.n0 = (mn - (mn / n_tiles) * n_tiles) * kTbN;
     const TunaPhase q = tuna_phase(ph, t.phase);
+    const int rel = tile - begin;
+    t.g = tuna_fast_div(rel, q.mn_mul, q.mn_shr);
+    const int mn = rel - t.g * mn_per_g;
+    const int mt = tuna_fast_div(mn, q.nt_mul, q.nt_shr);
+    t.m0 = mt * kTbM;
+    t.n0 = (mn - mt * n_tiles) * kTbN;
     t.k_tiles = q.taps_h * q.taps_w * c_chunks;
     return t;
   }
@@ -213,7 +230,11 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
   const int lane = tid & 31;
   const unsigned epi = sm.epi + ((cw * 4 + warp_in_wg) * kEpiWarpBytes);
   tuna_u16* epi_ptr = reinterpret_cast<tuna_u16*>(sm.raw + (epi - sm.raw_addr));
+#if VEC_OUT  // the solver's promise: K % 8 == 0 and K/G % 8 == 0
+  constexpr bool vec_out = true;
+#else
   const bool vec_out = (out.K & 7) == 0 && (tg.Kpg & 7) == 0;
+#endif
   float acc[kMRep][kAcc];
   int it = 0;  // ring position: the producer fills the ring with the block's tiles in sequence
   int tile = TUNA_BID_X;
@@ -236,11 +257,8 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
 #if PINGPONG
     if (tile != TUNA_BID_X) tuna_named_sync(2 - cw, 256);  // the other's previous tile is consumed
 #endif
-#pragma unroll
-    for (int mr = 0; mr < kMRep; ++mr) {
-#pragma unroll
-      for (int j = 0; j < kAcc; ++j) acc[mr][j] = 0.f;
-    }
+    // No zeroing: the tile's first wgmma of each slab writes acc = A * B (scale-d 0), as the
+    // constants build's ptxas folds it, instead of 128 moves per slab on the path between tiles.
     for (int kt = 0; kt < t.k_tiles; ++kt, ++it) {
       const int slot = it % kStages;
       tuna_mbar_wait(sm.full + 8 * slot, (it / kStages) & 1);
@@ -254,7 +272,7 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
         const unsigned long long db = tuna_desc_sw128(b_tile + k16 * 32);
 #pragma unroll
         for (int mr = 0; mr < kMRep; ++mr) {
-          tuna_wgmma(acc[mr], tuna_desc_sw128(a_tile + mr * 64 * kRowBytes + k16 * 32), db);
+          tuna_wgmma(acc[mr], tuna_desc_sw128(a_tile + mr * 64 * kRowBytes + k16 * 32), db, kt > 0 || k16 > 0);
         }
       }
       tuna_wgmma_commit();
@@ -291,9 +309,9 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
         pix[qq] = m < m_phase ? m : -1;  // one phase, y pixel = GEMM row
         continue;
 #endif
-        const int img = m / (q.n_i * q.n_j);
+        const int img = tuna_fast_div(m, q.pix_mul, q.pix_shr);
         const int rem = m - img * q.n_i * q.n_j;
-        const int i = rem / q.n_j;
+        const int i = tuna_fast_div(rem, q.nj_mul, q.nj_shr);
         const int j = rem - i * q.n_j;
         pix[qq] = m < m_phase ? (static_cast<long long>(img) * out.Hy + q.out_h0 + q.out_step_h * i) * out.Wy +
                                     q.out_w0 + q.out_step_w * j
@@ -306,9 +324,13 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
           const int j = cb * (kEpiCols / 8) + jj;
           const int col = 8 * jj + 2 * (lane & 3);
           const int r = lane >> 2;
-          *reinterpret_cast<unsigned*>(epi_ptr + r * kEpiPitch + col) = tuna_pack2(acc[mr][4 * j], acc[mr][4 * j + 1]);
-          *reinterpret_cast<unsigned*>(epi_ptr + (r + 8) * kEpiPitch + col) =
-              tuna_pack2(acc[mr][4 * j + 2], acc[mr][4 * j + 3]);
+          unsigned lo = tuna_pack2(acc[mr][4 * j], acc[mr][4 * j + 1]);
+          unsigned hi = tuna_pack2(acc[mr][4 * j + 2], acc[mr][4 * j + 3]);
+#if PHASED
+          if (t.k_tiles == 0) lo = hi = 0;  // a phase without taps: zeros (acc was never written)
+#endif
+          *reinterpret_cast<unsigned*>(epi_ptr + r * kEpiPitch + col) = lo;
+          *reinterpret_cast<unsigned*>(epi_ptr + (r + 8) * kEpiPitch + col) = hi;
         }
         __syncwarp();
 #pragma unroll
@@ -319,7 +341,7 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
           if (pix[qq] >= 0 && n < tg.Kpg) {
             tuna_u16* dst = y + pix[qq] * out.K + y_group + n;
             const tuna_u16* src = epi_ptr + row * kEpiPitch + ch * 8;
-            if (vec_out && n + 8 <= tg.Kpg) {
+            if (vec_out && (VEC_OUT || n + 8 <= tg.Kpg)) {
               *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
             } else {
               for (int e = 0; e < 8 && n + e < tg.Kpg; ++e) dst[e] = src[e];
@@ -338,7 +360,8 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
 // tmap_x<p>: im2col map of x for phase p (dims C, W, H, N; the bounding box of the phase's
 // im2col bases; element strides {1, estride_w, estride_h, 1}; 64 channels x TB_M pixels; 128-byte
 // swizzle); four when PHASED (maps of phases >= count are not read), else tmap_x0 alone. tmap_w: tiled map of w (dims R*S*C/G, K; box
-// 64 x TB_N; 128-byte swizzle). C: x's channels; K, Hy, Wy: y's channels and extent; R, S: w's.
+// 64 x TB_N; 128-byte swizzle). Cg: x's channels per group; K, Hy, Wy: y's channels and extent;
+// R, S: w's; Kg: K per group (the host divides, so the prologue has no divide before the first copy).
 #if PHASED
 #define TUNA_X_MAPS                                                                                           \
   const __grid_constant__ TunaTensorMap tmap_x0, const __grid_constant__ TunaTensorMap tmap_x1,               \
@@ -348,13 +371,13 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
 #endif
 TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
     tuna_hopper_tma_fwd(TUNA_X_MAPS, const __grid_constant__ TunaTensorMap tmap_w,
-                        const __grid_constant__ TunaPhases ph_arg, tuna_u16* TUNA_RESTRICT y, int n_img, int C, int K,
-                        int Hy, int Wy, int R, int S, int groups) {
+                        const __grid_constant__ TunaPhases ph_arg, tuna_u16* TUNA_RESTRICT y, int n_img, int Cg, int K,
+                        int Hy, int Wy, int R, int S, int groups, int Kg) {
 #if defined(TUNA_FIX_SIZES) && !PHASED
   // Measurement only (kernels_bench --fixed-sizes, issue #17): the same problem's sizes and phase
   // as compile-time constants, to price the run-time size arguments; the arguments are ignored.
-  n_img = TUNA_FIX_N, C = TUNA_FIX_C, K = TUNA_FIX_K, Hy = TUNA_FIX_HY, Wy = TUNA_FIX_WY, R = TUNA_FIX_R,
-  S = TUNA_FIX_S, groups = TUNA_FIX_G;
+  n_img = TUNA_FIX_N, Cg = TUNA_FIX_CG, K = TUNA_FIX_K, Hy = TUNA_FIX_HY, Wy = TUNA_FIX_WY, R = TUNA_FIX_R,
+  S = TUNA_FIX_S, groups = TUNA_FIX_G, Kg = TUNA_FIX_KG;
   constexpr TunaPhases kFixedPhases = {{{TUNA_FIX_PHASE}}, 1};
   const TunaPhases& ph = kFixedPhases;
 #else
@@ -362,7 +385,7 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
 #endif
   TUNA_DYNAMIC_SHARED(unsigned char, smem_raw);
   const TunaWsSmem sm = tuna_ws_smem(smem_raw);
-  const TunaTileGrid tg(ph, n_img, C, K, groups);
+  const TunaTileGrid tg(ph, n_img, Cg, Kg, groups);
   tuna_ws_init_barriers(sm, 1);
   if (TUNA_TID_X >= 128) {
     tuna_ws_consume(sm, ph, tg, TunaOut{n_img, Hy, Wy, K}, y);
@@ -379,7 +402,7 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
   if (ph.count > 3) tuna_prefetch_tmap(&tmap_x3);
 #endif
   tuna_prefetch_tmap(&tmap_w);
-  const int cg = C / groups;
+  const int cg = Cg;
   int it = 0;
   for (int tile = TUNA_BID_X; tile < tg.tiles; tile += TUNA_GDIM_X) {
     const TunaTile t = tg.Decode(ph, tile);
@@ -389,9 +412,9 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
 #else
     const TunaTensorMap* map = &tmap_x0;
 #endif
-    const int img = t.m0 / (q.n_i * q.n_j);
+    const int img = tuna_fast_div(t.m0, q.pix_mul, q.pix_shr);
     const int rem = t.m0 - img * q.n_i * q.n_j;
-    const int i = rem / q.n_j;
+    const int i = tuna_fast_div(rem, q.nj_mul, q.nj_shr);
     const int h0 = q.lower_h + q.estride_h * i;
     const int w0 = q.lower_w + q.estride_w * (rem - i * q.n_j);
     // Tap (th, tw): its offsets and its w column, stepped as the taps advance.

@@ -16,6 +16,7 @@
 #include "tests/solver/gpu_solver_check.h"
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
+#include "tuner_core/solver/conv/gpu_common.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma_bwd.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma_fwd.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma.h"
@@ -130,10 +131,16 @@ TEST_CASE("hopper tma fwd: applicability, defaults, pruning and tensor maps", "[
   const solver::Launch& l = sol->launches[0];
   CHECK(l.grid.x == static_cast<uint32_t>(sm90->num_cu));
   CHECK(l.block.x == 384);
-  REQUIRE(l.args.size() == 12);  // x's im2col map, w's map, the one-phase table, y, 8 sizes
+  REQUIRE(l.args.size() == 13);  // x's im2col map, w's map, the one-phase table, y, 9 sizes
   CHECK(l.args[2].kind == solver::KernelArg::Kind::kWords);
-  CHECK(l.args[2].words.size() == 21);
+  CHECK(l.args[2].words.size() == 29);  // 20 geometry fields + 8 division magic numbers, the count
   CHECK(l.args[2].words.back() == 1);  // one phase
+  // The decode's magic numbers: by the pixels of a 28x28 output image, by its width.
+  const std::vector<int32_t>& pw = l.args[2].words;
+  CHECK(static_cast<uint32_t>(pw[20]) == solver::gpu::MakeFastDiv(big.Out()[1] * big.Out()[2]).mul);
+  CHECK(static_cast<uint32_t>(pw[22]) == solver::gpu::MakeFastDiv(big.Out()[2]).mul);
+  CHECK(l.args[5].i == 256);    // C/G
+  CHECK(l.args[12].i == 1024);  // K/G: the kernel divides nothing
   REQUIRE(l.args[0].kind == solver::KernelArg::Kind::kTensorMap);
   const backend::TensorMapSpec& xm = l.args[0].tensor_map;
   CHECK(xm.mode == backend::TensorMapSpec::Mode::kIm2col);

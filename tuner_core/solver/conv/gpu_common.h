@@ -42,6 +42,19 @@ inline int64_t OutputPixels(const Problem& p) {
   return p.n * o[1] * o[2];
 }
 
+// Division by a run-time divisor d as a kernel does it without a divide: for 0 <= n < 2^31,
+// n / d == umulhi(n, mul) >> shr (mul 0 stands for d == 1: the quotient is n). Computed on the
+// host so a kernel's per-tile index decode costs a multiply instead of a ~20-instruction
+// division (issue #17: run-time sizes at the price of constants). d >= 1, d < 2^31.
+struct FastDiv {
+  uint32_t mul = 0, shr = 0;
+};
+FastDiv MakeFastDiv(int64_t d);
+// The quotient as a kernel computes it (for tests).
+inline int64_t ApplyFastDiv(const FastDiv& f, int64_t n) {
+  return f.mul == 0 ? n : static_cast<int64_t>(((static_cast<uint64_t>(n) * f.mul) >> 32) >> f.shr);
+}
+
 // Largest grid.y / grid.z extent accepted by both CUDA and HIP.
 inline constexpr int64_t kMaxGridYZ = 65535;
 // GEMM indices and image coordinates are 32-bit inside the kernels.
