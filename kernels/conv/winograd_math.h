@@ -2,6 +2,7 @@
 // GPU kernels (conv/winograd_f2x3.cu, conv/winograd_f4x3.cu, through conv/winograd_tiles.h) and
 // by their CPU twin (tests/solver/winograd_error_test.cc, compiled by the host compiler), so the
 // twin rounds exactly as the kernels do. Pure functions of registers: no memory, no indices.
+// Self-contained (no common/portability.h): it compiles for the host as well.
 //
 // A variant W provides kM (outputs per tile side), kA = kM + 2 (input tile side = transformed
 // points per side) and three 1D transforms, applied to columns then rows:
@@ -23,6 +24,7 @@
 #define TUNA_WINO_FN inline
 #define TUNA_WINO_UNROLL
 #endif
+#define TUNA_WINO_RESTRICT __restrict__
 
 // F(2x2, 3x3) (TunaWinogradF2x3): points 0, 1, -1, infinity (Lavin & Gray's), with
 // B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1],

@@ -1,7 +1,10 @@
 // The memory side of tuna's Winograd F(m x m, 3x3) forward / backward-data transforms, shared by
 // conv/winograd_f2x3.cu (m = 2) and conv/winograd_f4x3.cu (m = 4): which filter, input tile and
 // output pixels a thread reads and writes, and the layout of the transformed points in the
-// workspace. The arithmetic is W's (conv/winograd_math.h). Include after common/portability.h.
+// workspace. The arithmetic is W's (conv/winograd_math.h). Each body is the work of thread `e`
+// of its launch (the entries below pass the global thread index), so the CPU twin
+// (tests/solver/winograd_error_test.cc) runs these same bodies for every e on the host; they use
+// only winograd_math.h's macros. The entries need common/portability.h first.
 //
 // Layouts (floats; A = W::kA, P = A * A points, xi = i * A + j the point of row i, column j):
 //   U[xi][ko][ci]  filter transforms                       plane KO * CI
@@ -17,31 +20,31 @@
 
 // One thread per (ko, ci): U[xi][ko][ci] for every xi. flip: g[r][s] = w[ci][ko][2-r][2-s].
 template <class W>
-TUNA_DEVICE void wino_filter_body(const float* TUNA_RESTRICT w, float* TUNA_RESTRICT u, int KO, int CI, int flip) {
-  const int e = TUNA_BID_X * TUNA_BDIM_X + TUNA_TID_X;
+TUNA_WINO_FN void wino_filter_body(int e, const float* TUNA_WINO_RESTRICT w, float* TUNA_WINO_RESTRICT u, int KO, int CI,
+                                    int flip) {
   if (e >= KO * CI) return;
   const int ko = e / CI, ci = e - ko * CI;
   float g[3][3];
-#pragma unroll
+  TUNA_WINO_UNROLL
   for (int r = 0; r < 3; ++r)
-#pragma unroll
+    TUNA_WINO_UNROLL
     for (int s = 0; s < 3; ++s)
       g[r][s] = flip ? w[((long long)ci * KO + ko) * 9 + (2 - r) * 3 + (2 - s)] : w[(long long)e * 9 + r * 3 + s];
   float t[W::kA][W::kA];
   wino_filter_tile<W>(g, t);
   const long long plane = (long long)KO * CI;
-#pragma unroll
+  TUNA_WINO_UNROLL
   for (int i = 0; i < W::kA; ++i)
-#pragma unroll
+    TUNA_WINO_UNROLL
     for (int j = 0; j < W::kA; ++j) u[(i * W::kA + j) * plane + e] = t[i][j];
 }
 
 // One thread per (ci, t), t fastest: V[xi][ci][t] for every xi; tiles past T write zeros.
 template <class W>
-TUNA_DEVICE void wino_input_body(const float* TUNA_RESTRICT x, float* TUNA_RESTRICT v, long long v_off, int N, int C,
-                                 int H, int Wd, int pad_h, int pad_w, int tiles_h, int tiles_w, int T4) {
+TUNA_WINO_FN void wino_input_body(long long e, const float* TUNA_WINO_RESTRICT x, float* TUNA_WINO_RESTRICT v,
+                                   long long v_off, int N, int C, int H, int Wd, int pad_h, int pad_w, int tiles_h,
+                                   int tiles_w, int T4) {
   v += v_off;
-  const long long e = (long long)TUNA_BID_X * TUNA_BDIM_X + TUNA_TID_X;
   if (e >= (long long)C * T4) return;
   const int c = (int)(e / T4);
   const int t = (int)(e - (long long)c * T4);
@@ -53,44 +56,44 @@ TUNA_DEVICE void wino_input_body(const float* TUNA_RESTRICT x, float* TUNA_RESTR
     const int h0 = (rem / tiles_w) * W::kM - pad_h;
     const int w0 = (rem % tiles_w) * W::kM - pad_w;
     const float* xc = x + ((long long)img * C + c) * H * Wd;
-#pragma unroll
+    TUNA_WINO_UNROLL
     for (int i = 0; i < W::kA; ++i)
-#pragma unroll
+      TUNA_WINO_UNROLL
       for (int j = 0; j < W::kA; ++j) {
         const int h = h0 + i, ww = w0 + j;
         d[i][j] = (unsigned)h < (unsigned)H && (unsigned)ww < (unsigned)Wd ? xc[h * Wd + ww] : 0.f;
       }
   } else {
-#pragma unroll
+    TUNA_WINO_UNROLL
     for (int i = 0; i < W::kA; ++i)
-#pragma unroll
+      TUNA_WINO_UNROLL
       for (int j = 0; j < W::kA; ++j) d[i][j] = 0.f;
   }
   float o[W::kA][W::kA];
   wino_input_tile<W>(d, o);
   const long long plane = (long long)C * T4;
-#pragma unroll
+  TUNA_WINO_UNROLL
   for (int i = 0; i < W::kA; ++i)
-#pragma unroll
+    TUNA_WINO_UNROLL
     for (int j = 0; j < W::kA; ++j) v[(i * W::kA + j) * plane + e] = o[i][j];
 }
 
 // One thread per (k, t), t fastest: y's m x m outputs of tile t from M[xi][k][t] (those inside
 // Ho x Wo).
 template <class W>
-TUNA_DEVICE void wino_output_body(const float* TUNA_RESTRICT m, long long m_off, float* TUNA_RESTRICT y, int N, int K,
-                                  int Ho, int Wo, int tiles_h, int tiles_w, int T4) {
+TUNA_WINO_FN void wino_output_body(long long e, const float* TUNA_WINO_RESTRICT m, long long m_off,
+                                    float* TUNA_WINO_RESTRICT y, int N, int K, int Ho, int Wo, int tiles_h, int tiles_w,
+                                    int T4) {
   m += m_off;
-  const long long e = (long long)TUNA_BID_X * TUNA_BDIM_X + TUNA_TID_X;
   const int per_img = tiles_h * tiles_w;
   const int k = (int)(e / T4);
   const int t = (int)(e - (long long)k * T4);
   if (k >= K || t >= N * per_img) return;
   const long long plane = (long long)K * T4;
   float a[W::kA][W::kA];
-#pragma unroll
+  TUNA_WINO_UNROLL
   for (int i = 0; i < W::kA; ++i)
-#pragma unroll
+    TUNA_WINO_UNROLL
     for (int j = 0; j < W::kA; ++j) a[i][j] = m[(i * W::kA + j) * plane + e];
   float o[W::kM][W::kM];
   wino_output_tile<W>(a, o);
@@ -99,25 +102,28 @@ TUNA_DEVICE void wino_output_body(const float* TUNA_RESTRICT m, long long m_off,
   const int h0 = (rem / tiles_w) * W::kM;
   const int w0 = (rem % tiles_w) * W::kM;
   float* yk = y + ((long long)img * K + k) * Ho * Wo;
-#pragma unroll
+  TUNA_WINO_UNROLL
   for (int i = 0; i < W::kM; ++i) {
     if (h0 + i >= Ho) break;
-#pragma unroll
+    TUNA_WINO_UNROLL
     for (int j = 0; j < W::kM; ++j)
       if (w0 + j < Wo) yk[(h0 + i) * Wo + w0 + j] = o[i][j];
   }
 }
 
-// The three entries of a variant's source, under the names the solver launches.
+// The three entries of a variant's source, under the names the solver launches (arguments in
+// the order gpu_winograd.cc passes them).
 #define TUNA_WINO_ENTRIES(W)                                                                                       \
   TUNA_GLOBAL void tuna_wino_filter(const float* TUNA_RESTRICT w, float* TUNA_RESTRICT u, int KO, int CI, int flip) { \
-    wino_filter_body<W>(w, u, KO, CI, flip);                                                                         \
+    wino_filter_body<W>(TUNA_BID_X * TUNA_BDIM_X + TUNA_TID_X, w, u, KO, CI, flip);                                  \
   }                                                                                                                  \
   TUNA_GLOBAL void tuna_wino_input(const float* TUNA_RESTRICT x, float* TUNA_RESTRICT v, long long v_off, int N,      \
                                    int C, int H, int Wd, int pad_h, int pad_w, int tiles_h, int tiles_w, int T4) {   \
-    wino_input_body<W>(x, v, v_off, N, C, H, Wd, pad_h, pad_w, tiles_h, tiles_w, T4);                                \
+    wino_input_body<W>((long long)TUNA_BID_X * TUNA_BDIM_X + TUNA_TID_X, x, v, v_off, N, C, H, Wd, pad_h, pad_w,     \
+                       tiles_h, tiles_w, T4);                                                                        \
   }                                                                                                                  \
   TUNA_GLOBAL void tuna_wino_output(const float* TUNA_RESTRICT m, long long m_off, float* TUNA_RESTRICT y, int N,     \
                                     int K, int Ho, int Wo, int tiles_h, int tiles_w, int T4) {                       \
-    wino_output_body<W>(m, m_off, y, N, K, Ho, Wo, tiles_h, tiles_w, T4);                                            \
+    wino_output_body<W>((long long)TUNA_BID_X * TUNA_BDIM_X + TUNA_TID_X, m, m_off, y, N, K, Ho, Wo, tiles_h,        \
+                        tiles_w, T4);                                                                                \
   }

@@ -1,30 +1,36 @@
 // The rounding error of tuna's Winograd F(2x2,3x3) and F(4x4,3x3) (TunaWinogradF2x3 1017,
-// TunaWinogradF4x3 1027) without a GPU: a CPU twin runs the kernels' arithmetic in FP32 — the
-// transforms are the kernels' own code (kernels/conv/winograd_math.h, compiled here by the host
-// compiler), the tiles, padding, backward-data rotation and GEMM order (one fmaf per channel,
-// channels in order, as the SIMT GEMM kernel adds them) as the kernels lay them out — and is
-// compared with an FP64 direct convolution of the same inputs (the verification's fills) on the
-// ResNet-50 3x3 stride-1 layers (batch 2) and edge shapes (padding 0-2, odd and tiny sizes, tile
-// tails, channel counts off every multiple), forward and backward data.
+// TunaWinogradF4x3 1027) without a GPU: a CPU twin runs the solvers' own plans (GetSolution of the
+// default config: launches, arguments, workspace layout) with the kernels' own transform code —
+// the per-thread bodies of kernels/conv/winograd_tiles.h over the arithmetic of
+// kernels/conv/winograd_math.h, compiled here by the host compiler for every thread index — and
+// the GEMM launch as the SIMT kernel adds (one fmaf per channel, channels in order), so it rounds
+// as the GPU does. Compared with an FP64 direct convolution of the same inputs (the
+// verification's seeded fills) on the ResNet-50 3x3 stride-1 layers (batch 2) and edge shapes
+// (padding 0-2, odd and tiny sizes, tile tails, channel counts off every multiple), forward and
+// backward data.
 //
 // Fails when a variant's result is not within reference/verify.h's FP32 tolerance against the
 // FP32 reference (what every tuning candidate is held to) with a factor 2 of headroom on both of
 // its bounds (per element and RMS), or when F(4x4)'s error against FP64 exceeds the bound its
 // header documents. A wrong transform (checked: one coefficient of B^T changed) fails both by
-// orders of magnitude. Prints the table docs/BENCHMARKS.md quotes.
+// orders of magnitude; so would a wrong tile, padding, rotation or workspace offset. Prints the
+// table docs/BENCHMARKS.md quotes.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "catch2/catch.hpp"
-#include "kernels/conv/winograd_math.h"
+#include "conv/winograd_tiles.h"
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/reference/fill.h"
 #include "tuner_core/reference/reference_conv.h"
 #include "tuner_core/reference/verify.h"
+#include "tuner_core/solver/conv/gpu_winograd.h"
 
 namespace tuna {
 namespace {
@@ -37,57 +43,91 @@ struct WrongF4x3 : WinoF4x3 {
   }
 };
 
-// The kernels' forward / backward-data computation (kernels/conv/winograd_tiles.h and the GEMM)
-// of `p` on the host: `in` is x (forward) or dy (backward data), w the filter; returns y or dx.
-template <class W>
-std::vector<float> WinogradTwin(const Problem& p, const float* in, const float* w) {
-  constexpr int A = W::kA, M = W::kM, P = A * A;
-  const bool flip = p.direction == Direction::kBackwardData;
-  const Dhw o = p.Out();
-  const int64_t n = p.n, ci_n = flip ? p.k : p.c, ko_n = flip ? p.c : p.k;
-  const int64_t h = flip ? o[1] : p.in[1], wd = flip ? o[2] : p.in[2];
-  const int64_t oh = flip ? p.in[1] : o[1], ow = flip ? p.in[2] : o[2];
-  const int64_t pad_h = flip ? 2 - p.pad[1] : p.pad[1], pad_w = flip ? 2 - p.pad[2] : p.pad[2];
-  const int64_t th = (oh + M - 1) / M, tw = (ow + M - 1) / M, tiles = n * th * tw;
-  std::vector<float> u(P * ko_n * ci_n), v(P * ci_n * tiles), out(n * ko_n * oh * ow);
-  for (int64_t ko = 0; ko < ko_n; ++ko) {
-    for (int64_t ci = 0; ci < ci_n; ++ci) {
-      float g[3][3], t[A][A];
-      for (int r = 0; r < 3; ++r)
-        for (int s = 0; s < 3; ++s)
-          g[r][s] = flip ? w[(ci * ko_n + ko) * 9 + (2 - r) * 3 + (2 - s)] : w[(ko * ci_n + ci) * 9 + r * 3 + s];
-      wino_filter_tile<W>(g, t);
-      for (int xi = 0; xi < P; ++xi) u[(xi * ko_n + ko) * ci_n + ci] = t[xi / A][xi % A];
-    }
-  }
-  for (int64_t c = 0; c < ci_n; ++c) {
-    for (int64_t t = 0; t < tiles; ++t) {
-      const int64_t img = t / (th * tw), h0 = (t / tw) % th * M - pad_h, w0 = t % tw * M - pad_w;
-      float d[A][A], r[A][A];
-      for (int i = 0; i < A; ++i)
-        for (int j = 0; j < A; ++j) {
-          const int64_t y = h0 + i, x = w0 + j;
-          d[i][j] = y >= 0 && y < h && x >= 0 && x < wd ? in[((img * ci_n + c) * h + y) * wd + x] : 0.f;
-        }
-      wino_input_tile<W>(d, r);
-      for (int xi = 0; xi < P; ++xi) v[(xi * ci_n + c) * tiles + t] = r[xi / A][xi % A];
-    }
-  }
-  for (int64_t ko = 0; ko < ko_n; ++ko) {
-    for (int64_t t = 0; t < tiles; ++t) {
-      float m[A][A], y[M][M];
-      for (int xi = 0; xi < P; ++xi) {
+// The batched GEMM launch of fast_simt_fwd.cu as gpu_winograd.cc plans it (fast_simt::GemmPlan:
+// one image, 1x1 taps, rows = K, depth = C, cols = T4; z-th point at the batch offsets):
+// y[k][col] = sum_c w[k][c] x[c][col], one fmaf per channel in channel order from 0, as the SIMT
+// mainloop accumulates.
+void HostGemm(const solver::Launch& l, const float* x, const float* w, float* y) {
+  const std::vector<solver::KernelArg>& a = l.args;
+  REQUIRE(a.size() == 28);
+  REQUIRE(a[3].i == 0);                                          // w_offset
+  REQUIRE((a[4].i == 1 && a[6].i == 1 && a[9].i == 1));         // n, h, rows: one image row
+  const int64_t depth = a[5].i, cols = a[7].i, rows = a[8].i;    // c, w, k
+  REQUIRE(a[10].i == cols);
+  const int64_t x_off = a[23].i, y_off = a[24].i, zx = a[25].i, zw = a[26].i, zy = a[27].i;
+  for (int64_t z = 0; z < l.grid.z; ++z) {
+    const float* xz = x + x_off + z * zx;
+    const float* wz = w + z * zw;
+    float* yz = y + y_off + z * zy;
+    for (int64_t k = 0; k < rows; ++k) {
+      for (int64_t col = 0; col < cols; ++col) {
         float acc = 0.f;
-        for (int64_t c = 0; c < ci_n; ++c) acc = fmaf(u[(xi * ko_n + ko) * ci_n + c], v[(xi * ci_n + c) * tiles + t], acc);
-        m[xi / A][xi % A] = acc;
+        for (int64_t c = 0; c < depth; ++c) acc = fmaf(wz[k * depth + c], xz[c * cols + col], acc);
+        yz[k * cols + col] = acc;
       }
-      wino_output_tile<W>(m, y);
-      const int64_t img = t / (th * tw), h0 = (t / tw) % th * M, w0 = t % tw * M;
-      for (int i = 0; i < M && h0 + i < oh; ++i)
-        for (int j = 0; j < M && w0 + j < ow; ++j) out[((img * ko_n + ko) * oh + h0 + i) * ow + w0 + j] = y[i][j];
     }
   }
-  return out;
+}
+
+// The solution `s` plans for `p` (its default config), run on the host: the transform launches
+// through the kernels' own per-thread bodies (kernels/conv/winograd_tiles.h over W's arithmetic)
+// for every thread of the launch, with the solver's arguments in the entries' order, and the GEMM
+// launch by HostGemm. Output and workspace are poisoned with NaN first. `in` is x (forward) or dy
+// (backward data); returns y or dx.
+template <class W>
+std::vector<float> HostRun(const solver::Solver& s, const Problem& p, const std::vector<std::byte>& in,
+                           const std::vector<std::byte>& w_bytes) {
+  absl::StatusOr<solver::Target> target = solver::TargetForArch("sm_90");
+  REQUIRE(target.ok());
+  absl::StatusOr<solver::Solution> sol = s.GetSolution(*target, p, s.DefaultConfig(*target, p));
+  REQUIRE(sol.ok());
+  REQUIRE(sol->launches.size() == 4);
+  CHECK(sol->kernels.back().source == (W::kM == 2 ? "conv/winograd_f2x3.cu" : "conv/winograd_f4x3.cu"));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const bool bwd = p.direction == Direction::kBackwardData;
+  std::vector<float> x(p.XDesc().ElementCount(), nan), y(p.YDesc().ElementCount(), nan);
+  std::vector<float> w(p.WDesc().ElementCount()), ws(sol->workspace_bytes / 4, nan);
+  std::memcpy(w.data(), w_bytes.data(), w_bytes.size());
+  std::memcpy(bwd ? y.data() : x.data(), in.data(), in.size());
+  auto buf = [&](const solver::KernelArg& a) -> float* {
+    REQUIRE(a.kind == solver::KernelArg::Kind::kBuffer);
+    switch (a.role) {
+      case solver::BufferRole::kX: return x.data();
+      case solver::BufferRole::kW: return w.data();
+      case solver::BufferRole::kY: return y.data();
+      case solver::BufferRole::kWorkspace: return ws.data();
+    }
+    return nullptr;
+  };
+  for (const solver::Launch& l : sol->launches) {
+    const std::vector<solver::KernelArg>& a = l.args;
+    const int64_t threads = int64_t(l.grid.x) * l.block.x;
+    auto i = [&](size_t k) { return static_cast<int>(a[k].i); };
+    if (l.entry == "tuna_wino_filter") {
+      REQUIRE(a.size() == 5);
+      const float* src = buf(a[0]);
+      float* dst = buf(a[1]);
+      for (int e = 0; e < threads; ++e) wino_filter_body<W>(e, src, dst, i(2), i(3), i(4));
+    } else if (l.entry == "tuna_wino_input") {
+      REQUIRE(a.size() == 12);
+      const float* src = buf(a[0]);
+      float* dst = buf(a[1]);
+      for (int64_t e = 0; e < threads; ++e) {
+        wino_input_body<W>(e, src, dst, a[2].i, i(3), i(4), i(5), i(6), i(7), i(8), i(9), i(10), i(11));
+      }
+    } else if (l.entry == "tuna_wino_output") {
+      REQUIRE(a.size() == 10);
+      const float* src = buf(a[0]);
+      float* dst = buf(a[2]);
+      for (int64_t e = 0; e < threads; ++e) {
+        wino_output_body<W>(e, src, a[1].i, dst, i(3), i(4), i(5), i(6), i(7), i(8), i(9));
+      }
+    } else {
+      REQUIRE(l.entry == "tuna_fast_simt_fwd");
+      HostGemm(l, buf(a[0]), buf(a[1]), buf(a[2]));
+    }
+  }
+  return bwd ? x : y;
 }
 
 // One problem's inputs (the verification's seeded fills) and its references.
@@ -157,20 +197,22 @@ std::vector<Problem> ErrorProblems() {
     b.n = 2;
     out.push_back(b);
   }
-  // n, c, k, h, w, pad: odd sizes and tile tails, padding 0-2, 1x1 and 2x2 images, large C.
-  for (auto [n, c, k, h, w, pad] : std::vector<std::array<int64_t, 6>>{{2, 5, 7, 9, 11, 1},
-                                                                       {1, 3, 6, 8, 5, 0},
-                                                                       {3, 9, 4, 7, 7, 2},
-                                                                       {1, 16, 16, 1, 1, 1},
-                                                                       {2, 8, 12, 2, 3, 2},
-                                                                       {1, 33, 17, 13, 6, 0},
-                                                                       {2, 1, 1, 10, 10, 1},
-                                                                       {1, 2048, 8, 5, 6, 1}}) {
+  // n, c, k, h, w, pad_h, pad_w: odd sizes and tile tails, padding 0-2 (also unequal), 1x1 and
+  // 2x2 images, large C.
+  for (auto [n, c, k, h, w, ph, pw] : std::vector<std::array<int64_t, 7>>{{2, 5, 7, 9, 11, 1, 1},
+                                                                          {1, 3, 6, 8, 5, 0, 0},
+                                                                          {3, 9, 4, 7, 7, 2, 2},
+                                                                          {1, 16, 16, 1, 1, 1, 1},
+                                                                          {2, 8, 12, 2, 3, 2, 2},
+                                                                          {1, 33, 17, 13, 6, 0, 0},
+                                                                          {2, 6, 10, 11, 9, 0, 2},
+                                                                          {2, 1, 1, 10, 10, 1, 1},
+                                                                          {1, 2048, 8, 5, 6, 1, 1}}) {
     Problem b;
     b.n = n, b.c = c, b.k = k;
     b.in = {1, h, w};
     b.fil = {1, 3, 3};
-    b.pad = {0, pad, pad};
+    b.pad = {0, ph, pw};
     out.push_back(b);
   }
   return out;
@@ -178,7 +220,9 @@ std::vector<Problem> ErrorProblems() {
 
 TEST_CASE("Winograd F(2x2) and F(4x4): the FP32 twin's error against FP64 stays within the tolerance", "[winograd]") {
   const std::vector<Problem> problems = ErrorProblems();
-  REQUIRE(problems.size() == 12);  // 4 ResNet-50 layers, 8 edge shapes
+  REQUIRE(problems.size() == 13);  // 4 ResNet-50 layers, 9 edge shapes
+  const solver::WinogradF2x3Solver f2;
+  const solver::WinogradF4x3Solver f4;
   std::printf("| problem | dir | L | direct max_rel | F(2x2) max_abs | max_rel | rms | F(4x4) max_abs | max_rel | rms | "
               "F(4x4) use of the element / RMS bound |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
   Errors worst2, worst4;
@@ -187,13 +231,11 @@ TEST_CASE("Winograd F(2x2) and F(4x4): the FP32 twin's error against FP64 stays 
       const Problem p = testing::With(base, d, DataType::kFp32, Layout::kNCHW);
       INFO(p.Canonical());
       const Case c = MakeCase(p);
-      const auto* in = reinterpret_cast<const float*>(c.in.data());
-      const auto* w = reinterpret_cast<const float*>(c.w.data());
       const Errors direct = Measure(c, c.ref32);
-      const Errors e2 = Measure(c, WinogradTwin<WinoF2x3>(p, in, w));
-      const Errors e4 = Measure(c, WinogradTwin<WinoF4x3>(p, in, w));
-      std::printf("| n%ld c%ld k%ld %ldx%ld p%ld | %s | %ld | %.2g | %.2g | %.2g | %.2g | %.2g | %.2g | %.2g | %.2f / %.2f |\n",
-                  long(p.n), long(p.c), long(p.k), long(p.in[1]), long(p.in[2]), long(p.pad[1]),
+      const Errors e2 = Measure(c, HostRun<WinoF2x3>(f2, p, c.in, c.w));
+      const Errors e4 = Measure(c, HostRun<WinoF4x3>(f4, p, c.in, c.w));
+      std::printf("| n%ld c%ld k%ld %ldx%ld p%ld,%ld | %s | %ld | %.2g | %.2g | %.2g | %.2g | %.2g | %.2g | %.2g | %.2f / %.2f |\n",
+                  long(p.n), long(p.c), long(p.k), long(p.in[1]), long(p.in[2]), long(p.pad[1]), long(p.pad[2]),
                   d == Direction::kForward ? "F" : "B", long(reference::ReductionLength(p, d)), direct.max_rel,
                   e2.max_abs, e2.max_rel, e2.rms, e4.max_abs, e4.max_rel, e4.rms, e4.element_use, e4.rms_use);
       for (const auto& [e, worst] : {std::pair{&e2, &worst2}, std::pair{&e4, &worst4}}) {
@@ -225,10 +267,9 @@ TEST_CASE("Winograd twin: a wrong transform coefficient fails the check", "[wino
     b.pad = {0, 1, 1};
     const Problem p = testing::With(b, d, DataType::kFp32, Layout::kNCHW);
     const Case c = MakeCase(p);
-    const auto* in = reinterpret_cast<const float*>(c.in.data());
-    const auto* w = reinterpret_cast<const float*>(c.w.data());
-    const Errors right = Measure(c, WinogradTwin<WinoF4x3>(p, in, w));
-    const Errors wrong = Measure(c, WinogradTwin<WrongF4x3>(p, in, w));
+    const solver::WinogradF4x3Solver f4;
+    const Errors right = Measure(c, HostRun<WinoF4x3>(f4, p, c.in, c.w));
+    const Errors wrong = Measure(c, HostRun<WrongF4x3>(f4, p, c.in, c.w));
     CHECK(right.verify_ok);
     CHECK_FALSE(wrong.verify_ok);
     CHECK(wrong.max_rel > 1e-2);
