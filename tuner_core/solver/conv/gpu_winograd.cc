@@ -77,7 +77,7 @@ PerfConfig WinogradSolver::DefaultConfig(const Target& target, const Problem& p)
 }
 
 absl::StatusOr<Solution> WinogradSolver::GetSolution(const Target& target, const Problem& p,
-                                                         const PerfConfig& config) const {
+                                                     const PerfConfig& config) const {
   if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
   const WinoGeom g = GeomOf(m_, p);
   const BufferRole x = g.flip ? BufferRole::kY : BufferRole::kX;
