@@ -14,10 +14,10 @@
 #   hopperbf16[:SECS]      the same file as BF16 (convbfp16)
 #   bwd16[:SECS]           FP16 NHWC backward-data file: TunaHopperTmaBwd and TunaIgemmBwd (strided layers)
 #                          + cuDNN best (heuristics A/B/FALLBACK), torch, cross-check
-#   fwd32[:SECS]           FP32 NCHW forward file: TunaFastSimtFwd, TunaWinogradF2x3 (their spaces), TunaIgemmFwd
-#                          + cuDNN best (every engine), torch, cross-check
-#   bwd32[:SECS]           FP32 NCHW backward-data file: TunaFastSimtBwd, TunaWinogradF2x3 (their spaces), TunaIgemmBwd, TunaThinBwd
-#                          + cuDNN best (every engine), torch, cross-check
+#   fwd32[:SECS]           FP32 NCHW forward file: TunaFastSimtFwd, TunaWinogradF2x3, TunaWinogradF4x3 (their spaces),
+#                          TunaIgemmFwd + cuDNN best (every engine), torch, cross-check
+#   bwd32[:SECS]           FP32 NCHW backward-data file: TunaFastSimtBwd, TunaWinogradF2x3, TunaWinogradF4x3 (their
+#                          spaces), TunaIgemmBwd, TunaThinBwd + cuDNN best (every engine), torch, cross-check
 #   wrw32[:SECS]           FP32 NCHW backward-weights file: TunaFastSimtWrw, TunaWinogradWrw (48 configs each), TunaIgemmWrw
 #                          + cuDNN best (every engine), torch, cross-check
 #   wrw16[:SECS]           FP16 NHWC backward-weights file: TunaHopperTmaWrw, TunaHopperWrw (CONFIGS each, 128) and TunaIgemmWrw
@@ -32,7 +32,8 @@
 #                          "run-time sizes cost < 3 %")
 #   fromdb[:SECS]          --from-db data/fromdb (a perf db placed there), tuna rows + cuDNN best, torch on the rows' lines, cross-check
 # DATA=FILE (a driver file in the bundle) replaces the file of the fwd32, bwd32 and wrw32 steps;
-# CONFIGS=N their configs per fast solver (36/36/48).
+# CONFIGS=N their configs per fast solver (36/36/48); SOLVERS=a,b their solvers. The Winograd
+# layers alone: DATA=data/resnet50_n32_3x3s1_{fwd,bwd}_fp32.txt (the four 3x3 stride-1 layers).
 # Writes OUT/w/<name>.log, <name>.json (merged with torch_ms) and torch_<name>.{json,log}; the
 # bench rewrites its JSON after every row, so a step cut short keeps what it timed.
 set -u
@@ -84,10 +85,10 @@ for step in "$@"; do
       timeout "$secs" ./run.sh --driver "$f" --solvers ${SOLVERS:-TunaHopperTmaWrw,TunaHopperWrw,TunaIgemmWrw} --configs ${CONFIGS:-128} --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
     fwd32|bwd32|wrw32)
-      if [ "$name" = fwd32 ]; then f=data/resnet50_n32_fwd_fp32.txt sv=TunaFastSimtFwd,TunaWinogradF2x3,TunaIgemmFwd n=36
-      elif [ "$name" = bwd32 ]; then f=data/resnet50_n32_bwd_fp32.txt sv=TunaFastSimtBwd,TunaWinogradF2x3,TunaIgemmBwd,TunaThinBwd n=36
+      if [ "$name" = fwd32 ]; then f=data/resnet50_n32_fwd_fp32.txt sv=TunaFastSimtFwd,TunaWinogradF2x3,TunaWinogradF4x3,TunaIgemmFwd n=36
+      elif [ "$name" = bwd32 ]; then f=data/resnet50_n32_bwd_fp32.txt sv=TunaFastSimtBwd,TunaWinogradF2x3,TunaWinogradF4x3,TunaIgemmBwd,TunaThinBwd n=36
       else f=data/resnet50_n32_wrw_fp32.txt sv=TunaFastSimtWrw,TunaWinogradWrw,TunaIgemmWrw n=48; fi
-      f=${DATA:-$f}; n=${CONFIGS:-$n}
+      f=${DATA:-$f}; n=${CONFIGS:-$n}; sv=${SOLVERS:-$sv}
       timeout "$secs" ./run.sh --driver "$f" --solvers "$sv" --configs "$n" --other-configs 4 --cpu-check-max 1 --no-legacy --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 120 ;;
     fp32cudnn)

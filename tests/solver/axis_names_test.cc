@@ -108,6 +108,7 @@ TEST_CASE("params written with the old axis names read back by the new names") {
       {"TunaFastSimtFwd", "64,128,8,3", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}}},
       {"TunaFastSimtBwd", "64,128,8,3", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}}},  // its axes
       {"TunaWinogradF2x3", "64,128,8,3", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}}},  // its GEMM's
+      {"TunaWinogradF4x3", "64,128,8,3", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}}},  // new; its GEMM's
       {"TunaWinogradWrw", "128,64,8,3,4", {{"TB_M", 128}, {"TB_N", 64}, {"TB_K", 8}, {"STAGES", 3}, {"SPLIT_K", 4}}},
       {"TunaHopperWrw", "128,128,2,4,16",
        {{"TB_M", 128}, {"TB_N", 128}, {"WG_M", 2}, {"STAGES", 4}, {"SPLIT_K", 16}}},

@@ -1,7 +1,8 @@
-// The fast CUDA solvers (TunaFastTcFwd 1010, TunaFastSimtFwd 1011, TunaFastSimtBwd 1015, TunaFastSimtWrw 1016, TunaWinogradF2x3 1017, TunaWinogradWrw 1018): planning
+// The fast CUDA solvers (TunaFastTcFwd 1010, TunaFastSimtFwd 1011, TunaFastSimtBwd 1015, TunaFastSimtWrw 1016, TunaWinogradF2x3 1017, TunaWinogradWrw 1018, TunaWinogradF4x3 1027): planning
 // checks that need no compiler (applicability incl. HIP, default configs valid on all 23
 // ResNet-50 layers, pruning, the backward sub-pixel phases), and NVRTC compiles for sm_90 of
 // every valid config of representative layers (skipped with a message where NVRTC is missing).
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
@@ -17,6 +18,7 @@
 #include "tuner_core/solver/conv/gpu_winograd_wrw.h"
 #include "tuner_core/solver/conv/gpu_fast_tc.h"
 #include "tuner_core/solver/invoker.h"
+#include "tuner_core/solver/registry.h"
 
 namespace tuna {
 namespace {
@@ -198,6 +200,77 @@ TEST_CASE("fast solvers: every valid config compiles with NVRTC for sm_90", "[so
   compile_all(wino_wrw, testing::With(layers[10], Direction::kBackwardWeights, DataType::kFp32, Layout::kNCHW), false);
   std::printf("%d distinct builds compiled for sm_90\n", builds);
   CHECK(builds >= 28);
+}
+
+TEST_CASE("Winograd F(4x4): applicability, spaces and plans next to F(2x2); NVRTC builds for sm_80 and sm_90",
+          "[solver][nvrtc]") {
+  const solver::RegisteredSolver* registered = solver::SolverRegistry::Builtin().ById(1027);
+  REQUIRE(registered != nullptr);
+  CHECK(registered->solver->Name() == "TunaWinogradF4x3");
+  absl::StatusOr<Target> sm90 = solver::TargetForArch("sm_90");
+  absl::StatusOr<Target> sm80 = solver::TargetForArch("sm_80");
+  absl::StatusOr<Target> gfx = solver::TargetForArch("gfx90a");
+  REQUIRE(sm90.ok());
+  REQUIRE(sm80.ok());
+  REQUIRE(gfx.ok());
+  solver::WinogradF2x3Solver wino2;
+  solver::WinogradF4x3Solver wino4;
+  std::vector<Problem> layers = testing::ResNet50Layers();
+  REQUIRE(layers.size() == 23);
+  int wino_layers = 0;
+  for (const Problem& b : layers) {
+    const bool shape = b.fil[1] == 3 && b.stride[1] == 1;
+    wino_layers += shape ? 1 : 0;
+    for (Direction d : {Direction::kForward, Direction::kBackwardData}) {
+      const Problem p = testing::With(b, d, DataType::kFp32, Layout::kNCHW);
+      INFO(p.Canonical());
+      CHECK(wino4.IsApplicable(*sm90, p).ok() == shape);
+      CHECK_FALSE(wino4.IsApplicable(*gfx, p).ok());
+      if (!shape) continue;
+      // The same GEMM axes as F(2x2); every listed point valid builds a plan of 36 GEMMs.
+      CHECK(wino4.Space(*sm90, p).axes().size() == wino2.Space(*sm90, p).axes().size());
+      const std::vector<PerfConfig> valid = AllValid(wino4, *sm90, p);
+      CHECK(valid.size() >= 4);
+      CHECK(wino4.IsValid(*sm90, p, wino4.DefaultConfig(*sm90, p)).ok());
+      for (const PerfConfig& c : valid) {
+        absl::StatusOr<solver::Solution> sol = wino4.GetSolution(*sm90, p, c);
+        REQUIRE(sol.ok());
+        REQUIRE(sol->launches.size() == 4);
+        CHECK(sol->launches[2].grid.z == 36);
+        CHECK(sol->kernels.back().source == "conv/winograd_f4x3.cu");
+      }
+    }
+    CHECK_FALSE(wino4.IsApplicable(*sm90, testing::With(b, Direction::kBackwardWeights, DataType::kFp32, Layout::kNCHW)).ok());
+  }
+  CHECK(wino_layers == 4);
+  // Workspace: 36 * (K*C + C*T4 + K*T4) floats, T4 = N * ceil(Ho/4) * ceil(Wo/4) rounded to 4.
+  auto layer7 = std::find_if(layers.begin(), layers.end(),
+                             [](const Problem& b) { return b.fil[1] == 3 && b.stride[1] == 1 && b.in[1] == 7; });
+  REQUIRE(layer7 != layers.end());
+  const Problem p7 = testing::With(*layer7, Direction::kForward, DataType::kFp32, Layout::kNCHW);
+  const int64_t t4 = (p7.n * 2 * 2 + 3) / 4 * 4;
+  CHECK(wino4.GetSolution(*sm90, p7, wino4.DefaultConfig(*sm90, p7))->workspace_bytes ==
+        uint64_t(36 * (p7.k * p7.c + p7.c * t4 + p7.k * t4) * 4));
+
+  std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
+  if (absl::Status st = be->CompilerStatus(); !st.ok()) {
+    WARN("skipping the builds: NVRTC unavailable: " << st.message());
+    return;
+  }
+  int builds = 0;
+  for (const Target& t : {*sm80, *sm90}) {
+    for (Direction d : {Direction::kForward, Direction::kBackwardData}) {
+      const Problem p = testing::With(layers[10], d, DataType::kFp32, Layout::kNCHW);
+      absl::StatusOr<solver::Solution> sol = wino4.GetSolution(t, p, wino4.DefaultConfig(t, p));
+      REQUIRE(sol.ok());
+      absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, *sol, t.arch);
+      if (!code.ok()) std::printf("%s\n", std::string(code.status().message()).substr(0, 4000).c_str());
+      REQUIRE(code.ok());
+      ++builds;
+    }
+  }
+  std::printf("TunaWinogradF4x3: %d solutions built for sm_80 and sm_90\n", builds);
+  CHECK(builds == 4);
 }
 
 }  // namespace

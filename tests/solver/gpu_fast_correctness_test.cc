@@ -1,5 +1,6 @@
 // The fast CUDA solvers (TunaFastTcFwd 1010 in FP16 and BF16 NHWC, TunaFastSimtFwd 1011 and
-// TunaFastSimtBwd 1015, TunaFastSimtWrw 1016, TunaWinogradF2x3 1017, TunaWinogradWrw 1018 in FP32 NCHW) on all 23 ResNet-50 layers at batch 1: the default config
+// TunaFastSimtBwd 1015, TunaFastSimtWrw 1016, TunaWinogradF2x3 1017, TunaWinogradWrw 1018,
+// TunaWinogradF4x3 1027 in FP32 NCHW) on all 23 ResNet-50 layers at batch 1: the default config
 // plus 1 random valid config per layer (2 on the stem's gather path), each checked against the CPU
 // reference on poisoned outputs, plus edge problems (odd sizes, C % 8 != 0, K odd, dilation,
 // strides 2 and 3 with rows no tap reaches, asymmetric strides and filters, padding beyond the
@@ -28,6 +29,41 @@ namespace {
 using solver::PerfConfig;
 using solver::Target;
 
+struct Case {
+  const solver::Solver* s;
+  Problem p;
+  int randoms;
+};
+
+// Winograd forward / backward data (`fb`: F(2x2) and F(4x4)) and backward weights (`wrw`) on odd
+// sizes (tiles past the edge, partial 4x4 tiles), padding 0-2 (also unequal), C and K off every
+// multiple, 1x1 and 2x2 images, and batches whose tiles cross images.
+void AddWinogradEdgeCases(const Target& target, const std::vector<const solver::Solver*>& fb,
+                          const solver::Solver& wrw, std::vector<Case>& cases) {
+  for (auto [n, c, k, h, w, ph, pw] : std::vector<std::array<int64_t, 7>>{{2, 5, 7, 9, 11, 1, 1},
+                                                                          {1, 3, 6, 8, 5, 0, 0},
+                                                                          {3, 9, 4, 7, 7, 2, 2},
+                                                                          {1, 16, 16, 1, 1, 1, 1},
+                                                                          {2, 8, 12, 2, 3, 2, 2},
+                                                                          {1, 33, 17, 13, 6, 0, 0},
+                                                                          {2, 6, 10, 11, 9, 0, 2},
+                                                                          {3, 4, 5, 10, 14, 1, 1}}) {
+    Problem b;
+    b.n = n, b.c = c, b.k = k;
+    b.in = {1, h, w};
+    b.fil = {1, 3, 3};
+    b.pad = {0, ph, pw};
+    for (Direction d : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
+      const Problem q = testing::With(b, d, DataType::kFp32, Layout::kNCHW);
+      std::vector<const solver::Solver*> solvers = fb;
+      if (d == Direction::kBackwardWeights) solvers = {&wrw};
+      for (const solver::Solver* s : solvers) {
+        if (s->IsApplicable(target, q).ok()) cases.push_back({s, q, 1});
+      }
+    }
+  }
+}
+
 TEST_CASE("fast solvers match the CPU reference on the CUDA device", "[gpu]") {
   std::optional<testing::CudaDeviceForTest> cuda = testing::OpenCudaDeviceOrSkip(80);
   if (!cuda) return;
@@ -39,13 +75,9 @@ TEST_CASE("fast solvers match the CPU reference on the CUDA device", "[gpu]") {
   solver::FastSimtBwdSolver simt_bwd;
   solver::FastSimtWrwSolver simt_wrw;
   solver::WinogradF2x3Solver wino;
+  solver::WinogradF4x3Solver wino4;
   solver::WinogradWrwSolver wino_wrw;
 
-  struct Case {
-    const solver::Solver* s;
-    Problem p;
-    int randoms;
-  };
   std::vector<Case> cases;
   std::vector<Problem> layers = testing::ResNet50Layers();
   REQUIRE(layers.size() == 23);
@@ -60,6 +92,8 @@ TEST_CASE("fast solvers match the CPU reference on the CUDA device", "[gpu]") {
     if (b.fil[1] == 3 && b.stride[1] == 1) {
       cases.push_back({&wino, testing::With(b, Direction::kForward, DataType::kFp32, Layout::kNCHW), 2});
       cases.push_back({&wino, testing::With(b, Direction::kBackwardData, DataType::kFp32, Layout::kNCHW), 2});
+      cases.push_back({&wino4, testing::With(b, Direction::kForward, DataType::kFp32, Layout::kNCHW), 2});
+      cases.push_back({&wino4, testing::With(b, Direction::kBackwardData, DataType::kFp32, Layout::kNCHW), 2});
       cases.push_back({&wino_wrw, testing::With(b, Direction::kBackwardWeights, DataType::kFp32, Layout::kNCHW), 2});
     }
     if (i % 5 == 0) cases.push_back({&tc, testing::With(b, Direction::kForward, DataType::kBf16, Layout::kNHWC), 1});
@@ -73,20 +107,7 @@ TEST_CASE("fast solvers match the CPU reference on the CUDA device", "[gpu]") {
     if (simt_bwd.IsApplicable(target, bwd).ok()) cases.push_back({&simt_bwd, bwd, 2});
     cases.push_back({&simt_wrw, testing::With(b, Direction::kBackwardWeights, DataType::kFp32, Layout::kNCHW), 2});
   }
-  // Winograd on odd sizes (tiles past the edge), padding 0 and 2, C and K off every multiple.
-  for (auto [n, c, k, h, w, pad] : std::vector<std::array<int64_t, 6>>{
-           {2, 5, 7, 9, 11, 1}, {1, 3, 6, 8, 5, 0}, {3, 9, 4, 7, 7, 2}, {1, 16, 16, 1, 1, 1}}) {
-    Problem b;
-    b.n = n, b.c = c, b.k = k;
-    b.in = {1, h, w};
-    b.fil = {1, 3, 3};
-    b.pad = {0, pad, pad};
-    for (Direction d : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
-      const Problem q = testing::With(b, d, DataType::kFp32, Layout::kNCHW);
-      const solver::Solver* s = d == Direction::kBackwardWeights ? static_cast<const solver::Solver*>(&wino_wrw) : &wino;
-      if (s->IsApplicable(target, q).ok()) cases.push_back({s, q, 1});
-    }
-  }
+  AddWinogradEdgeCases(target, {&wino, &wino4}, wino_wrw, cases);
   // Backward data beyond ResNet-50: asymmetric strides / filters / padding, padding past the
   // filter (phases whose rows start before dy), stride 4 with a 3-tap filter (empty phases).
   for (auto [h, w, fy, fx, ph, pw, sh, sw, dh, dw] : std::vector<std::array<int64_t, 10>>{

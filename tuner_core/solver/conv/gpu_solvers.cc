@@ -45,6 +45,7 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1024, std::make_unique<MfmaFwdSolver>());
   list.emplace_back(1025, std::make_unique<HopperTmaWrwSolver>());
   list.emplace_back(1026, std::make_unique<SmallCFwdSolver>());
+  list.emplace_back(1027, std::make_unique<WinogradF4x3Solver>());
   return list;
 }
 

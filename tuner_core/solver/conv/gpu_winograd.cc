@@ -9,26 +9,26 @@ namespace {
 
 using gpu::CeilDiv;
 
-constexpr int64_t kXi = winograd::kPoints;
-
-// The convolution the transforms see: y (n, ko, out_h, out_w) from x (n, ci, h, w), padded.
+// The convolution the transforms see: y (n, ko, out_h, out_w) from x (n, ci, h, w), padded, in
+// m x m output tiles.
 struct WinoGeom {
-  int64_t n, ci, h, w, ko, out_h, out_w, pad_h, pad_w;
+  int64_t m, n, ci, h, w, ko, out_h, out_w, pad_h, pad_w;
   bool flip;  // backward data: the filter rotated, K and C swapped
-  int64_t TilesH() const { return winograd::Tiles(out_h); }
-  int64_t TilesW() const { return winograd::Tiles(out_w); }
-  int64_t T4() const { return winograd::T4(n, out_h, out_w); }
-  int64_t UFloats() const { return kXi * ko * ci; }
-  int64_t VFloats() const { return kXi * ci * T4(); }
-  int64_t MFloats() const { return kXi * ko * T4(); }
+  int64_t Points() const { return winograd::Points(m); }
+  int64_t TilesH() const { return winograd::Tiles(out_h, m); }
+  int64_t TilesW() const { return winograd::Tiles(out_w, m); }
+  int64_t T4() const { return winograd::T4(n, out_h, out_w, m); }
+  int64_t UFloats() const { return Points() * ko * ci; }
+  int64_t VFloats() const { return Points() * ci * T4(); }
+  int64_t MFloats() const { return Points() * ko * T4(); }
 };
 
-WinoGeom GeomOf(const Problem& p) {
+WinoGeom GeomOf(int64_t m, const Problem& p) {
   const Dhw o = p.Out();
   if (p.direction == Direction::kBackwardData) {
-    return {p.n, p.k, o[1], o[2], p.c, p.in[1], p.in[2], 2 - p.pad[1], 2 - p.pad[2], true};
+    return {m, p.n, p.k, o[1], o[2], p.c, p.in[1], p.in[2], 2 - p.pad[1], 2 - p.pad[2], true};
   }
-  return {p.n, p.c, p.in[1], p.in[2], p.k, o[1], o[2], p.pad[1], p.pad[2], false};
+  return {m, p.n, p.c, p.in[1], p.in[2], p.k, o[1], o[2], p.pad[1], p.pad[2], false};
 }
 
 fast_simt::Plan GemmOf(const WinoGeom& g) { return fast_simt::GemmPlan(g.ko, g.ci, g.T4()); }
@@ -45,7 +45,7 @@ Launch winograd::TransformLaunch(int kernel, const char* entry, int64_t threads,
   return l;
 }
 
-absl::Status WinogradF2x3Solver::IsApplicable(const Target& target, const Problem& p) const {
+absl::Status WinogradSolver::IsApplicable(const Target& target, const Problem& p) const {
   gpu::FastConvRules rules;
   rules.direction = p.direction == Direction::kBackwardData ? Direction::kBackwardData : Direction::kForward;
   if (absl::Status st = gpu::CheckFastConv(Name(), target, p, DataType::kFp32, DataType::kFp32, Layout::kNCHW, rules);
@@ -57,43 +57,43 @@ absl::Status WinogradF2x3Solver::IsApplicable(const Target& target, const Proble
     if (p.stride[d] != 1 || p.dilation[d] != 1) return NotApplicable(Name(), "stride 1 and dilation 1 only");
     if (p.pad[d] > 2) return NotApplicable(Name(), "padding above 2");
   }
-  const WinoGeom g = GeomOf(p);
+  const WinoGeom g = GeomOf(m_, p);
   if (g.ci * g.T4() > gpu::kMaxIndex || g.ko * g.T4() > gpu::kMaxIndex) {
     return NotApplicable(Name(), "transformed tiles exceed 32-bit GEMM indices");
   }
   return absl::OkStatus();
 }
 
-SearchSpace WinogradF2x3Solver::Space(const Target&, const Problem&) const { return fast_simt::Space(); }
+SearchSpace WinogradSolver::Space(const Target&, const Problem&) const { return fast_simt::Space(); }
 
-absl::Status WinogradF2x3Solver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
+absl::Status WinogradSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
   if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
   if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
-  return fast_simt::CheckValid(Name(), target, GemmOf(GeomOf(p)), config);
+  return fast_simt::CheckValid(Name(), target, GemmOf(GeomOf(m_, p)), config);
 }
 
-PerfConfig WinogradF2x3Solver::DefaultConfig(const Target& target, const Problem& p) const {
-  return fast_simt::Default(target, GemmOf(GeomOf(p)));
+PerfConfig WinogradSolver::DefaultConfig(const Target& target, const Problem& p) const {
+  return fast_simt::Default(target, GemmOf(GeomOf(m_, p)));
 }
 
-absl::StatusOr<Solution> WinogradF2x3Solver::GetSolution(const Target& target, const Problem& p,
-                                                         const PerfConfig& config) const {
+absl::StatusOr<Solution> WinogradSolver::GetSolution(const Target& target, const Problem& p,
+                                                     const PerfConfig& config) const {
   if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
-  const WinoGeom g = GeomOf(p);
+  const WinoGeom g = GeomOf(m_, p);
   const BufferRole x = g.flip ? BufferRole::kY : BufferRole::kX;
   const BufferRole y = g.flip ? BufferRole::kX : BufferRole::kY;
   const int64_t v_off = g.UFloats(), m_off = g.UFloats() + g.VFloats();
   Solution sol;
   sol.workspace_bytes = static_cast<uint64_t>(g.UFloats() + g.VFloats() + g.MFloats()) * 4;
   fast_simt::Batch batch;
-  batch.count = kXi;
+  batch.count = g.Points();
   batch.x_off = v_off, batch.y_off = m_off;
   batch.zx = g.ci * g.T4(), batch.zw = g.ko * g.ci, batch.zy = g.ko * g.T4();
   fast_simt::AppendConv(GemmOf(g), config, BufferRole::kWorkspace, BufferRole::kWorkspace, BufferRole::kWorkspace, sol,
                         batch);
   const int transforms = static_cast<int>(sol.kernels.size());
   KernelBuild build;
-  build.source = "conv/winograd_f2x3.cu";
+  build.source = source_;
   build.entries = {"tuna_wino_filter", "tuna_wino_input", "tuna_wino_output"};
   sol.kernels.push_back(build);
   auto launch = [&](const char* entry, int64_t threads, std::vector<KernelArg> args) {

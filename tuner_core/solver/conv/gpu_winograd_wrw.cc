@@ -10,7 +10,9 @@
 namespace tuna::solver {
 namespace {
 
-using winograd::kPoints;
+// F(3x3, 2x2): 2x2 dy tiles under 4x4 x tiles (winograd_f2x3.cu's input transform).
+constexpr int64_t kTile = 2;
+constexpr int64_t kPoints = winograd::Points(kTile);
 
 // The GEMM of one transformed point as a backward-weights problem TunaFastSimtWrw runs:
 // dw (K, C) = sum over the T4 tiles of DY (K, T4) x X (C, T4), a 1x1 convolution of one image.
@@ -18,7 +20,7 @@ Problem GemmProblem(const Problem& p) {
   const Dhw o = p.Out();
   Problem g = p;
   g.n = 1;
-  g.in = {1, 1, winograd::T4(p.n, o[1], o[2])};
+  g.in = {1, 1, winograd::T4(p.n, o[1], o[2], kTile)};
   g.fil = {1, 1, 1};
   g.pad = {0, 0, 0};
   g.stride = {1, 1, 1};
@@ -62,7 +64,7 @@ absl::StatusOr<Solution> WinogradWrwSolver::GetSolution(const Target& target, co
   if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
   const Dhw o = p.Out();
   const Problem g = GemmProblem(p);
-  const int64_t t4 = g.in[2], th = winograd::Tiles(o[1]), tw = winograd::Tiles(o[2]);
+  const int64_t t4 = g.in[2], th = winograd::Tiles(o[1], kTile), tw = winograd::Tiles(o[2], kTile);
   const int64_t split = FastSimtWrwSolver::SplitK(config);
   const int64_t x_off = 0, dy_off = kPoints * p.c * t4, p_off = dy_off + kPoints * p.k * t4;
   Solution sol;
