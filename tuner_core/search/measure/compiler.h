@@ -13,6 +13,7 @@
 // outlive the Compiler.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -50,9 +51,11 @@ class Compiler {
  public:
   Compiler(const backend::Backend& backend, solver::Target target, CompilerOptions options = {});
 
-  // One result per config, in order.
+  // One result per config, in order. Once `cancel` (optional) is true, candidates not started
+  // yet are not built: they come back kSkipped ("cancelled"); those being built finish.
   std::vector<CompiledCandidate> Compile(const solver::Solver& solver, const Problem& problem,
-                                         const std::vector<solver::PerfConfig>& configs);
+                                         const std::vector<solver::PerfConfig>& configs,
+                                         const std::atomic<bool>* cancel = nullptr);
   // A single candidate on the calling thread.
   CompiledCandidate CompileOne(const solver::Solver& solver, const Problem& problem,
                                const solver::PerfConfig& config);
