@@ -1,4 +1,11 @@
 // The Tuner's driver loop over a registry (cpu backend), dry runs (compile only) and reports.
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <future>
+#include <thread>
+
 #include "catch2/catch.hpp"
 #include "tests/search/cpu_fixture.h"
 #include "tests/search/test_solvers.h"
@@ -390,8 +397,9 @@ TEST_CASE("a cancelled compile builds none of the candidates it has not started"
   const solver::Solver& s = *registry->ByName("TestFaultSolver")->solver;
   Compiler compiler(*f.backend, f.target, {2});
   const std::vector<solver::PerfConfig> configs = {{{testing::kCorrect}}, {{testing::kSlow}}};
-  std::atomic<bool> cancel{true};
-  const std::vector<CompiledCandidate> none = compiler.Compile(s, p, configs, &cancel);
+  CompileControl cancelled;
+  cancelled.Cancel(19);
+  const std::vector<CompiledCandidate> none = compiler.Compile(s, p, configs, &cancelled);
   REQUIRE(none.size() == 2);
   for (const CompiledCandidate& c : none) {
     CHECK(c.disposition == Disposition::kSkipped);
@@ -399,11 +407,39 @@ TEST_CASE("a cancelled compile builds none of the candidates it has not started"
   }
   CHECK(none[1].config == configs[1]);
   CHECK(compiler.cache_size() == 0);
-  cancel = false;
-  const std::vector<CompiledCandidate> both = compiler.Compile(s, p, configs, &cancel);
+  CompileControl going_on;
+  const std::vector<CompiledCandidate> both = compiler.Compile(s, p, configs, &going_on);
   REQUIRE(both.size() == 2);
   CHECK(both[0].disposition == Disposition::kPassed);
   CHECK(both[1].disposition == Disposition::kPassed);
+}
+
+TEST_CASE("cancelling a compile lowers the priority of its own threads still building") {
+  CompileControl control;
+  std::promise<void> entered, cancelled;
+  std::shared_future<void> cancelled_f = cancelled.get_future().share();
+  int before = 0, after = 0;
+  bool own_ok = false, later_ok = true;
+  std::thread building([&] {
+    before = getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+    own_ok = control.Enter(true);
+    entered.set_value();
+    cancelled_f.wait();
+    after = getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+    control.Leave(true);
+    later_ok = control.Enter(false);  // a candidate after the cancel is not started
+  });
+  entered.get_future().wait();
+  CHECK(control.Enter(false));  // a caller's thread: built, never lowered
+  control.Leave(false);
+  control.Cancel(3);
+  cancelled.set_value();
+  building.join();
+  CHECK(own_ok);
+  CHECK_FALSE(later_ok);
+  CHECK(control.cancelled());
+  CHECK(control.lowered() == 1);
+  CHECK(after == std::min(before + 3, 19));
 }
 
 TEST_CASE("dry run compiles without a device") {

@@ -1,7 +1,6 @@
 #include "tuner_core/search/tuner.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <future>
 #include <utility>
@@ -98,6 +97,8 @@ void Conclude(bool dry_run, double best, SolverTuneResult& out) {
 // problem), or waited for without one. Destruction waits for a compile still held.
 class BatchCompiler {
  public:
+  static constexpr int kDiscardedNice = 19;
+
   BatchCompiler(std::shared_ptr<Compiler> compiler, const solver::Solver& solver, const Problem& problem,
                 bool ahead)
       : compiler_(std::move(compiler)), solver_(solver), problem_(problem), ahead_(ahead) {}
@@ -106,10 +107,10 @@ class BatchCompiler {
   void Submit(std::vector<solver::PerfConfig> configs) {
     pending_ = std::move(configs);
     if (ahead_ && !pending_.empty()) {
-      cancel_ = std::make_shared<std::atomic<bool>>(false);
+      control_ = std::make_shared<CompileControl>();
       future_ = std::async(std::launch::async, [compiler = compiler_, solver = &solver_, problem = problem_,
-                                                configs = pending_, cancel = cancel_] {
-        return compiler->Compile(*solver, problem, configs, cancel.get());
+                                                configs = pending_, control = control_] {
+        return compiler->Compile(*solver, problem, configs, control.get());
       });
     }
   }
@@ -125,14 +126,15 @@ class BatchCompiler {
     return out;
   }
 
-  // Drops the submitted batch (the search stopped): cancels its compiles not started and hands
-  // the compile to `abandoned`, or waits for it when null. Returns the candidates dropped; adds
+  // Drops the submitted batch (the search stopped): cancels its compiles not started, lowers
+  // the threads still building (to nice 19: they yield to the builds a device waits for) and
+  // hands the compile to `abandoned`, or waits for it when null. Returns the candidates dropped; adds
   // the time waited to wait_ms.
   uint64_t Discard(AbandonedCompiles* abandoned, double& wait_ms) {
     const uint64_t dropped = pending_.size();
     pending_.clear();
     if (!future_.valid()) return dropped;
-    cancel_->store(true);
+    control_->Cancel(kDiscardedNice);
     const auto t0 = std::chrono::steady_clock::now();
     if (abandoned != nullptr) {
       wait_ms += abandoned->Add(std::move(future_));
@@ -150,7 +152,7 @@ class BatchCompiler {
   const Problem problem_;
   const bool ahead_;
   std::vector<solver::PerfConfig> pending_;
-  std::shared_ptr<std::atomic<bool>> cancel_;
+  std::shared_ptr<CompileControl> control_;
   std::future<std::vector<CompiledCandidate>> future_;
 };
 
