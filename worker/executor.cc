@@ -295,8 +295,8 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
       }
       report = EvalJob(*job, *cache, *device, registry, job_tuning, evaluators, &wedged, &planned);
       fastest.Note(job->config_id, report);
-      spdlog::info("executor: job {} done: {} (kernel cache: {} hits, {} from disk, {} local builds; "
-                   "dropped batches compiled ahead: {}, {} still building)", job->job_id, Outcome(report),
+      spdlog::info("executor: job {} done: {} (kernel cache: {} hits, {} from disk, {} local builds); "
+                   "batches compiled ahead and dropped: {}, {} still building", job->job_id, Outcome(report),
                    cache->hits(), cache->disk_hits(), cache->builds(), abandoned.added(), abandoned.running());
     }
     report.executor_killed = wedged;  // tells the supervisor this child is about to exit

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <optional>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
@@ -86,6 +87,24 @@ coordinator::Report EvalReport(const coordinator::LeasedJob& job) {
   r.step = jobs::JobStep::kEval;
   r.succeeded = true;
   return r;
+}
+
+// The options of a perf job's compile step (a dry run of its search). A model-guided search
+// proposes from its cost model once its initial random sample is observed, and the eval step
+// fits that model on its own timings: only the proposals before that (the first sample's
+// batches as the eval step asks for them, search::ModelBlindProposals) are built here; the
+// eval step builds the model's proposals itself, while the batch before them is timed.
+search::TuneOptions CompileStepOptions(const JobTuning& t, const coordinator::LeasedJob& job,
+                                       const solver::Solver& s, const solver::Target& target,
+                                       const Problem& problem, search::CompilePool* pool) {
+  search::TuneOptions o = TuneOptionsFor(t, job, true, false, pool);
+  if (t.strategy != search::StrategyKind::kModel) return o;
+  // The eval step's executor compiles on threads of its own (no pool): its batches are these.
+  const int eval_threads =
+      t.compile_threads > 0 ? t.compile_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  o.budget = search::ModelBlindProposals(s.Space(target, problem).axes().size(), search::DefaultBatch(eval_threads),
+                                         target.IsGpu(), o.budget);
+  return o;
 }
 
 coordinator::Report Failure(const coordinator::LeasedJob& job, const std::string& error,
@@ -175,7 +194,8 @@ absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
   } else {
     // The dry run proposes the same candidates as the eval search (exhaustive and random
     // strategies do not depend on observations), so it compiles what eval will load.
-    search::Tuner tuner(registry, backend, nullptr, *target, TuneOptionsFor(tuning, job, true, false, pool));
+    search::Tuner tuner(registry, backend, nullptr, *target, CompileStepOptions(tuning, job, s, *target,
+                                                                                prepared->problem, pool));
     auto r = tuner.Tune(prepared->problem);
     if (!r.ok()) return absl::FailedPreconditionError(std::string(r.status().message()));
     for (const search::SolverTuneResult& sr : r->solvers) {

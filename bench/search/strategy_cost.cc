@@ -38,6 +38,7 @@ double PseudoMs(const solver::PerfConfig& c) {
 struct Cost {
   uint64_t searches = 0;
   uint64_t space = 0;     // largest space (points before validity)
+  size_t axes = 0;
   uint64_t batches = 0;
   double start_ms = 0;    // summed
   double start_max = 0;
@@ -61,6 +62,7 @@ void Search(const solver::Solver& s, const solver::Target& t, const Problem& p, 
   const double start = MsSince(t0);
   ++cost.searches;
   cost.space = std::max(cost.space, space.Size());
+  cost.axes = space.axes().size();
   cost.start_ms += start;
   cost.start_max = std::max(cost.start_max, start);
   for (;;) {
@@ -117,12 +119,12 @@ int Main(int argc, char** argv) {
     }
   }
   fmt::print("target {}, strategy {}, budget {}, batch {}\n", arch, strategy_name, budget, batch);
-  fmt::print("{:<24} {:>8} {:>12} {:>10} {:>10} {:>8} {:>10} {:>10} {:>10}\n", "solver", "searches",
-             "max space", "start ms", "start max", "batches", "next ms", "next max", "observe");
+  fmt::print("{:<24} {:>8} {:>5} {:>12} {:>10} {:>10} {:>8} {:>10} {:>10} {:>10}\n", "solver", "searches",
+             "axes", "max space", "start ms", "start max", "batches", "next ms", "next max", "observe");
   Cost all;
   for (const auto& [name, c] : costs) {
-    fmt::print("{:<24} {:>8} {:>12} {:>10.1f} {:>10.1f} {:>8} {:>10.1f} {:>10.1f} {:>10.2f}\n", name,
-               c.searches, c.space, c.start_ms / std::max<uint64_t>(1, c.searches), c.start_max,
+    fmt::print("{:<24} {:>8} {:>5} {:>12} {:>10.1f} {:>10.1f} {:>8} {:>10.1f} {:>10.1f} {:>10.2f}\n", name,
+               c.searches, c.axes, c.space, c.start_ms / std::max<uint64_t>(1, c.searches), c.start_max,
                c.batches, c.next_ms / std::max<uint64_t>(1, c.batches), c.next_max,
                c.observe_ms / std::max<uint64_t>(1, c.batches));
     all.start_ms += c.start_ms;

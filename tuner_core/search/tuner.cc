@@ -257,6 +257,8 @@ std::vector<Observation> MeasureBatch(std::vector<CompiledCandidate>& compiled, 
 
 }  // namespace
 
+size_t DefaultBatch(int compile_threads) { return static_cast<size_t>(std::clamp(2 * compile_threads, 2, 16)); }
+
 Tuner::Tuner(const solver::SolverRegistry& registry, const backend::Backend& backend,
              backend::Device* device, solver::Target target, TuneOptions options)
     : registry_(registry),
@@ -419,12 +421,7 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
   progress.solver = out.name;
   progress.solver_best_ms = progress.default_ms = 0;
 
-  size_t batch = options_.batch;
-  if (batch == 0) {
-    // Two per compile thread keeps every thread busy; at most 16 so a model-guided search still
-    // refits several times within its budget.
-    batch = static_cast<size_t>(std::clamp(2 * compiler_->threads(), 2, 16));
-  }
+  const size_t batch = options_.batch > 0 ? options_.batch : DefaultBatch(compiler_->threads());
   const bool dry_run = evaluator == nullptr;  // the compile outcome is the result
   auto next_batch = [&, first = true]() mutable -> std::vector<solver::PerfConfig> {
     const bool was_first = std::exchange(first, false);

@@ -73,6 +73,11 @@ using PredictorFn = std::function<absl::StatusOr<ScoreFn>(const Problem&, const 
 // Best-predicted configs a search tries right after the default and the warm params.
 inline constexpr uint64_t kDefaultPredictedSeeds = 8;
 
+// Configs per strategy batch when TuneOptions::batch is 0, for a Compiler of that many threads
+// (Compiler::threads()): two per thread keeps every thread busy; at most 16, so that a
+// model-guided search still refits several times within its budget.
+size_t DefaultBatch(int compile_threads);
+
 struct TuneOptions {
   StrategyKind strategy = StrategyKind::kExhaustive;
   uint64_t budget = 0;  // candidates per tunable solver; 0 = every valid config
