@@ -99,7 +99,9 @@ search::TuneOptions CompileStepOptions(const JobTuning& t, const coordinator::Le
                                        const Problem& problem, search::CompilePool* pool) {
   search::TuneOptions o = TuneOptionsFor(t, job, true, false, pool);
   if (t.strategy != search::StrategyKind::kModel) return o;
-  // The eval step's executor compiles on threads of its own (no pool): its batches are these.
+  // The eval step's executor compiles on threads of its own (no pool): its batches are these
+  // (with the same --compile-jobs; an eval worker with more threads than this one asks for
+  // larger batches and builds the few first-sample points beyond these itself).
   const int eval_threads =
       t.compile_threads > 0 ? t.compile_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   o.budget = search::ModelBlindProposals(s.Space(target, problem).axes().size(), search::DefaultBatch(eval_threads),
