@@ -220,6 +220,18 @@ search::DeviceWorkGuard OpenDeviceGuard(const DeviceSharing& sharing,
   };
 }
 
+// The three frames of one request (the protocol in executor.h).
+absl::Status ReadRequest(int fd, v1::LeasedJob& job, v1::FetchKernelsReply& kernels, v1::LeaseReply& next) {
+  absl::Status st = ReadFrame(fd, &job, absl::InfiniteFuture());
+  if (st.ok()) st = ReadFrame(fd, &kernels, absl::InfiniteFuture());
+  if (st.ok()) st = ReadFrame(fd, &next, absl::InfiniteFuture());
+  return st;
+}
+
+std::string Outcome(const coordinator::Report& report) {
+  return report.succeeded ? (report.has_result ? "result" : "no passing candidate") : report.error;
+}
+
 }  // namespace
 
 int RunExecutor(int fd, const std::string& backend_name, int device_index,
@@ -231,11 +243,15 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
   std::unique_ptr<backend::DiskKernelCache> disk = OpenDiskCache(kernel_cache_dir);
   std::unique_ptr<KernelCacheBackend> cache;
   if (be) cache = std::make_unique<KernelCacheBackend>(*be, disk.get());
+  // Batches compiled ahead that stopped searches dropped end here, off the jobs' path; declared
+  // after the backend it compiles with, so destroyed (waiting for them) before it.
+  search::AbandonedCompiles abandoned;
   // Executors sharing the device share its memory too (the default fraction split between them).
   EvaluatorCache evaluators(64, 0.25 / std::max(1, sharing.executors));
   PlannedTuner planned;
   FastestByConfig fastest;
   JobTuning job_tuning = fastest.With(tuning);
+  job_tuning.abandoned = &abandoned;
   std::unique_ptr<DeviceLock> lock;
   job_tuning.device_guard = OpenDeviceGuard(sharing, lock);
   spdlog::info("executor pid {}: {} device {} {}{}{}", getpid(), backend_name, device_index,
@@ -249,10 +265,7 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
     v1::LeasedJob wire_job;
     v1::FetchKernelsReply wire_kernels;
     v1::LeaseReply wire_next;  // the jobs after this one, as far as the supervisor has them
-    absl::Status st = ReadFrame(fd, &wire_job, absl::InfiniteFuture());
-    if (st.ok()) st = ReadFrame(fd, &wire_kernels, absl::InfiniteFuture());
-    if (st.ok()) st = ReadFrame(fd, &wire_next, absl::InfiniteFuture());
-    if (!st.ok()) {
+    if (absl::Status st = ReadRequest(fd, wire_job, wire_kernels, wire_next); !st.ok()) {
       if (absl::IsAborted(st)) return 0;  // the supervisor closed its end
       spdlog::error("executor: {}", st.ToString());
       return 1;
@@ -282,11 +295,9 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
       }
       report = EvalJob(*job, *cache, *device, registry, job_tuning, evaluators, &wedged, &planned);
       fastest.Note(job->config_id, report);
-      spdlog::info("executor: job {} done: {} (kernel cache: {} hits, {} from disk, {} local builds)",
-                   job->job_id,
-                   report.succeeded ? (report.has_result ? "result" : "no passing candidate")
-                                    : report.error,
-                   cache->hits(), cache->disk_hits(), cache->builds());
+      spdlog::info("executor: job {} done: {} (kernel cache: {} hits, {} from disk, {} local builds); "
+                   "batches compiled ahead and dropped: {}, {} still building", job->job_id, Outcome(report),
+                   cache->hits(), cache->disk_hits(), cache->builds(), abandoned.added(), abandoned.running());
     }
     report.executor_killed = wedged;  // tells the supervisor this child is about to exit
     v1::ReportRequest out;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <optional>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
@@ -62,7 +63,10 @@ search::TuneOptions TuneOptionsFor(const JobTuning& t, const coordinator::Leased
   o.evaluator.seed = t.seed;
   o.evaluator.repetitions = std::max(1, t.repetitions);
   o.evaluator.launch_timeout = t.launch_timeout;
-  if (!dry_run) o.evaluator.device_guard = t.device_guard;
+  if (!dry_run) {
+    o.evaluator.device_guard = t.device_guard;
+    o.abandoned = t.abandoned;
+  }
   o.dry_run = dry_run;
   if (!dry_run) {
     o.patience = t.patience;
@@ -75,13 +79,40 @@ search::TuneOptions TuneOptionsFor(const JobTuning& t, const coordinator::Leased
   return o;
 }
 
-coordinator::Report Failure(const coordinator::LeasedJob& job, const std::string& error,
-                            bool retryable, jobs::Blame blame = jobs::Blame::kJob) {
+// An eval report of `job` that succeeded (so far).
+coordinator::Report EvalReport(const coordinator::LeasedJob& job) {
   coordinator::Report r;
-  r.blame = blame;
   r.job_id = job.job_id;
   r.attempt = job.attempt;
   r.step = jobs::JobStep::kEval;
+  r.succeeded = true;
+  return r;
+}
+
+// The options of a perf job's compile step (a dry run of its search). A model-guided search
+// proposes from its cost model once its initial random sample is observed, and the eval step
+// fits that model on its own timings: only the proposals before that (the first sample's
+// batches as the eval step asks for them, search::ModelBlindProposals) are built here; the
+// eval step builds the model's proposals itself, while the batch before them is timed.
+search::TuneOptions CompileStepOptions(const JobTuning& t, const coordinator::LeasedJob& job,
+                                       const solver::Solver& s, const solver::Target& target,
+                                       const Problem& problem, search::CompilePool* pool) {
+  search::TuneOptions o = TuneOptionsFor(t, job, true, false, pool);
+  if (t.strategy != search::StrategyKind::kModel) return o;
+  // The eval step's executor compiles on threads of its own (no pool): its batches are these
+  // (with the same --compile-jobs; an eval worker with more threads than this one asks for
+  // larger batches and builds the few first-sample points beyond these itself).
+  const int eval_threads =
+      t.compile_threads > 0 ? t.compile_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  o.budget = search::ModelBlindProposals(s.Space(target, problem).axes().size(), search::DefaultBatch(eval_threads),
+                                         target.IsGpu(), o.budget);
+  return o;
+}
+
+coordinator::Report Failure(const coordinator::LeasedJob& job, const std::string& error,
+                            bool retryable, jobs::Blame blame = jobs::Blame::kJob) {
+  coordinator::Report r = EvalReport(job);
+  r.blame = blame;
   r.succeeded = false;
   r.error = error;
   r.retryable = retryable;
@@ -165,7 +196,8 @@ absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
   } else {
     // The dry run proposes the same candidates as the eval search (exhaustive and random
     // strategies do not depend on observations), so it compiles what eval will load.
-    search::Tuner tuner(registry, backend, nullptr, *target, TuneOptionsFor(tuning, job, true, false, pool));
+    search::Tuner tuner(registry, backend, nullptr, *target, CompileStepOptions(tuning, job, s, *target,
+                                                                                prepared->problem, pool));
     auto r = tuner.Tune(prepared->problem);
     if (!r.ok()) return absl::FailedPreconditionError(std::string(r.status().message()));
     for (const search::SolverTuneResult& sr : r->solvers) {
@@ -285,9 +317,34 @@ void EvaluatorCache::Prefetch(const Problem& problem, const search::EvaluatorOpt
 
 namespace {
 
+// Where an eval job's wall went on the executor's thread (ms), each part measured around its
+// calls (job_runner.h, EvalJob: the `split ms:` of the log line).
+struct JobSplit {
+  double ready = 0;       // the evaluator (EvaluatorCache::Get)
+  double plan_wait = 0;   // PlannedTuner::Take
+  double plan = 0;        // the rest are the search's (search::TuneResult)
+  double code = 0;
+  double strategy = 0;
+  double candidates = 0;
+  double retime = 0;
+  double discard = 0;
+  uint64_t dropped = 0;   // candidates of the discarded batches
+
+  void Add(const search::TuneResult& r) {
+    plan += r.plan_ms;
+    code += r.compile_ms;
+    strategy += r.strategy_ms;
+    candidates += r.evaluate_ms;
+    retime += r.retime_ms;
+    discard += r.discard_ms;
+    dropped += r.discarded;
+  }
+  double Named() const { return ready + plan_wait + plan + code + strategy + candidates + retime + discard; }
+};
+
 // Where an eval job's time went, for its log line and the report.
 void Account(const coordinator::LeasedJob& job, const search::EvalTimings& t, double wall_s,
-             double ready_ms, double plan_ms, double compile_ms, bool reused, coordinator::Report& rep) {
+             const JobSplit& x, bool reused, coordinator::Report& rep) {
   rep.timings.wall_seconds = wall_s;
   rep.timings.device_seconds = t.device_ms / 1e3;
   rep.timings.kernel_seconds = t.kernel_ms / 1e3;
@@ -295,12 +352,15 @@ void Account(const coordinator::LeasedJob& job, const search::EvalTimings& t, do
       "job {} ({}, config {}, {}): {:.3f} s: setup {:.0f} ms, reference {:.0f} ms, load {:.0f} ms, "
       "verify {:.0f} ms, timing {:.0f} ms; device {:.0f} ms ({:.0f}%), kernels {:.0f} ms, "
       "{} candidate(s); evaluator ready in {:.0f} ms, plan {:.0f} ms, code {:.0f} ms, "
-      "device lock wait {:.0f} ms; evaluator {}, modules {} loaded, {} reused",
+      "device lock wait {:.0f} ms; evaluator {}, modules {} loaded, {} reused; split ms: ready {:.0f}, "
+      "plan wait {:.0f}, plan {:.0f}, code {:.0f}, strategy {:.0f}, candidates {:.0f}, retime {:.0f}, "
+      "discard wait {:.0f} ({} dropped), other {:.0f}",
       job.job_id, job.kind, job.config_id, job.solver_name, wall_s, t.setup_ms, t.reference_ms,
       t.load_ms, t.verify_ms, t.timing_ms, t.device_ms,
-      wall_s > 0 ? 100 * t.device_ms / 1e3 / wall_s : 0.0, t.kernel_ms, t.candidates, ready_ms,
-      plan_ms, compile_ms, t.device_wait_ms, reused ? "reused" : "new", t.modules_loaded,
-      t.modules_reused);
+      wall_s > 0 ? 100 * t.device_ms / 1e3 / wall_s : 0.0, t.kernel_ms, t.candidates, x.ready,
+      x.plan, x.code, t.device_wait_ms, reused ? "reused" : "new", t.modules_loaded,
+      t.modules_reused, x.ready, x.plan_wait, x.plan, x.code, x.strategy, x.candidates, x.retime,
+      x.discard, x.dropped, 1e3 * wall_s - x.Named());
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
@@ -382,17 +442,14 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
   if (absl::Status st = s.IsApplicable(target, problem); !st.ok()) {
     return Failure(job, absl::StrCat("not applicable on ", target.arch, ": ", st.message()), false);
   }
-  coordinator::Report rep;
-  rep.job_id = job.job_id;
-  rep.attempt = job.attempt;
-  rep.step = jobs::JobStep::kEval;
-  rep.succeeded = true;
+  coordinator::Report rep = EvalReport(job);
 
   const search::TuneOptions options = TuneOptionsFor(tuning, job, false, target.IsGpu());
   const int64_t reuses = evaluators.reuses();
+  JobSplit split;
   const auto get_start = std::chrono::steady_clock::now();
   auto ev = evaluators.Get(device, problem, options.evaluator, registry, backend, target);
-  const double ready_ms = 1e3 * SecondsSince(get_start);
+  split.ready = 1e3 * SecondsSince(get_start);
   if (!ev.ok()) return Failure(job, absl::StrCat("evaluator: ", ev.status().ToString()), false);
   // A reused evaluator's setup and reference were another job's.
   const bool reused = evaluators.reuses() > reuses;
@@ -403,10 +460,12 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
     const solver::PerfConfig config = FindConfig(job, s, target, problem);
     const auto code_start = std::chrono::steady_clock::now();
     search::CompiledCandidate c = compiler.CompileOne(s, problem, config);
-    const double code_ms = 1e3 * SecondsSince(code_start);
+    split.code = 1e3 * SecondsSince(code_start);
+    const auto eval_start = std::chrono::steady_clock::now();
     search::Measurement m = (*ev)->Evaluate(c, 0);
+    split.candidates = 1e3 * SecondsSince(eval_start);
     *device_wedged = !(*ev)->healthy();
-    Account(job, (*ev)->timings() - before, SecondsSince(start), ready_ms, 0, code_ms, reused, rep);
+    Account(job, (*ev)->timings() - before, SecondsSince(start), split, reused, rep);
     rep.samples.push_back(ToSample(config, m));
     rep.candidates_tried = 1;
     if (m.disposition == search::Disposition::kPassed && m.time_ms > 0) {
@@ -421,12 +480,14 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
     return rep;
   }
 
+  const auto take_start = std::chrono::steady_clock::now();
   std::unique_ptr<search::Tuner> tuner = planned ? planned->Take(job.job_id) : nullptr;
+  split.plan_wait = 1e3 * SecondsSince(take_start);
   if (!tuner) tuner = std::make_unique<search::Tuner>(registry, backend, &device, target, options);
   auto r = tuner->Tune(problem, *ev);
   *device_wedged = !(*ev)->healthy();
-  Account(job, (*ev)->timings() - before, SecondsSince(start), ready_ms,
-          r.ok() ? r->plan_ms : 0, r.ok() ? r->compile_ms : 0, reused, rep);
+  if (r.ok()) split.Add(*r);
+  Account(job, (*ev)->timings() - before, SecondsSince(start), split, reused, rep);
   if (!r.ok()) return Failure(job, r.status().ToString(), false);
   const search::SolverTuneResult* sr = JobSolver(job, *r, options.predictor != nullptr);
   if (sr == nullptr) return Failure(job, "the solver was not searched (not applicable)", false);

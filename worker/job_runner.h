@@ -61,6 +61,10 @@ struct JobTuning {
   // sets it to its device lock (device_lock.h) when it shares the device; null = none. Not
   // passed on the command line (JobTuningArgs).
   search::DeviceWorkGuard device_guard;
+  // Where a perf search's batch compiled ahead goes when the search stops without it
+  // (search::TuneOptions::abandoned): the executor's, so that the job ends without waiting for
+  // those builds; null = waited for. Not passed on the command line.
+  search::AbandonedCompiles* abandoned = nullptr;
 };
 
 // argv form of JobTuning (for the executor child) and back.
@@ -182,8 +186,14 @@ class PlannedTuner {
 
 // `backend` should already hold the job's fetched kernels (KernelCacheBackend::Prefetch), and
 // be the backend `planned` was started with. `device_wedged` is set when a launch timed out:
-// the device must be abandoned (exit). The report's timings say where the job's time went (and
-// the log line of the job too, with the time waited for the device lock: "device lock wait").
+// the device must be abandoned (exit). The report's timings say where the job's time went, and
+// the job's log line too: the evaluator's and the device's parts (setup, reference, load,
+// verify, timing; device and kernel time; "device lock wait"), then `split ms:` the job's wall
+// cut into the parts its thread spent, which add up to it: ready (the evaluator), plan wait
+// (for the plan started during the previous job), plan, code (waiting for candidates' builds),
+// strategy (proposing and observing), candidates (verifying and timing them, device lock waits
+// included), retime, discard wait (for a batch compiled ahead that the stopped search dropped;
+// how many candidates it held: "N dropped"), and other (what none of them holds).
 coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Backend& backend,
                             backend::Device& device, const solver::SolverRegistry& registry,
                             const JobTuning& tuning, EvaluatorCache& evaluators,

@@ -24,6 +24,10 @@
    candidates' kernels: the in-search compiles), `plan`, and the rest (the search's own work,
    results); `evaluator new|reused` and `modules N loaded, M reused` where the lines have them.
    The long gaps (no job in any executor of the device) are listed with their start.
+   Job lines from 2026-11-25 on also carry `split ms: ready R, plan wait P, plan P, code C,
+   strategy S, candidates E, retime T, discard wait D (N dropped), other O`: the job's wall cut
+   into the stretches of its thread (worker/job_runner.h), summed here over the jobs with the
+   share of the wall they name (older logs have no such lines and print as before).
 6. CPU_STAT (optional; search_acceptance.sh writes it): `DATE TIME cpu user nice system idle
    iowait irq softirq ...` lines (/proc/stat's first line, stamped) every second: how busy the
    host's cores were over the eval window (compiles are what the lanes wait for).
@@ -137,6 +141,9 @@ def executors(path):
     lock_wait = re.compile(r"device lock wait (\d+) ms")
     host = re.compile(r"evaluator ready in (\d+) ms, plan (\d+) ms, code (\d+) ms")
     extra = re.compile(r"evaluator (new|reused), modules (\d+) loaded, (\d+) reused")
+    split = re.compile(r"split ms: ready (-?\d+), plan wait (-?\d+), plan (-?\d+), code (-?\d+), "
+                       r"strategy (-?\d+), candidates (-?\d+), retime (-?\d+), discard wait (-?\d+) "
+                       r"\((\d+) dropped\), other (-?\d+)")
     for line in open(path):
         t = stamp(line)
         if "evaluating job" in line and t and (first is None or t < first):
@@ -157,6 +164,12 @@ def executors(path):
         if h:
             for key, value in zip(("ready", "plan", "code"), h.groups()):
                 totals[key] += float(value) * 1e-3
+        sp = split.search(line)
+        if sp:
+            totals["split jobs"] += 1
+            totals["split wall"] += float(m.group(1))
+            for key, value in zip(SPLIT_KEYS, sp.groups()):
+                totals["split " + key] += float(value) * (1 if key == "dropped" else 1e-3)
         x = extra.search(line)
         if x:
             totals["evaluators " + x.group(1)] += 1
@@ -182,11 +195,27 @@ def executors(path):
     print(f"executors: host side: evaluator ready {totals['ready']:.1f} s, waiting for code (in-search "
           f"compiles) {totals['code']:.1f} s, plan {totals['plan']:.1f} s, the rest {rest:.1f} s; "
           f"not in device work {totals['wall'] - totals['device']:.1f} s of {totals['wall']:.1f} s job wall")
+    if totals["split jobs"]:
+        print_split(totals)
     if totals["modules loaded"] + totals["modules reused"] > 0:
         print(f"executors: evaluators {int(totals['evaluators new'])} new, "
               f"{int(totals['evaluators reused'])} reused; candidate modules "
               f"{int(totals['modules loaded'])} loaded, {int(totals['modules reused'])} reused")
     return first, last
+
+
+SPLIT_KEYS = ("ready", "plan wait", "plan", "code", "strategy", "candidates", "retime", "discard wait",
+              "dropped", "other")
+
+
+def print_split(totals):
+    """The job lines' `split ms:` summed: every stretch of the executors' job wall by name."""
+    wall = totals["split wall"]
+    named = sum(totals["split " + k] for k in SPLIT_KEYS if k not in ("dropped", "other"))
+    parts = ", ".join(f"{k} {totals['split ' + k]:.1f}" for k in SPLIT_KEYS if k not in ("dropped", "other"))
+    print(f"executors: split of {int(totals['split jobs'])} jobs' wall {wall:.1f} s: {parts}, other "
+          f"{totals['split other']:.1f} s; named {100 * named / max(wall, 1e-9):.1f} % of the wall; "
+          f"{int(totals['split dropped'])} candidates compiled ahead were dropped by stopped searches")
 
 
 def cpu(path, first, last):

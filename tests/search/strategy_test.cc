@@ -305,6 +305,47 @@ TEST_CASE("model-guided first sample is the same whatever the batch sizes (compi
   CHECK(a == b);
 }
 
+TEST_CASE("a compile step's blind proposals are what the eval search tries before its cost model") {
+  Landscape l;  // 4 axes: 10 initial observations
+  CHECK(ModelInitialRandom(4) == 10);
+  CHECK(ModelInitialRandom(2) == 8);
+  CHECK(ModelBlindProposals(4, 4, false, 0) == 12);  // 3 batches of 4 before the fit
+  CHECK(ModelBlindProposals(4, 4, true, 0) == 16);   // and the one asked for before observing
+  CHECK(ModelBlindProposals(7, 16, true, 48) == 32);  // TunaIgemmFwd on an H100 worker
+  CHECK(ModelBlindProposals(8, 16, true, 48) == 48);
+  CHECK(ModelBlindProposals(4, 4, true, 10) == 10);   // the budget bounds it
+  for (bool ahead : {false, true}) {
+    INFO("ahead " << ahead);
+    const size_t batch = 4;
+    const uint64_t blind = ModelBlindProposals(4, batch, ahead, 0);
+    // The dry run: no observation at all.
+    auto dry = NewModelStrategy();
+    REQUIRE(dry->Start({l.space, nullptr, 64, 3, {}}).ok());
+    const std::vector<PerfConfig> built = Drain(*dry, batch);
+    // The eval search: every batch observed, one batch late when ahead (the Tuner's order).
+    auto eval = NewModelStrategy();
+    REQUIRE(eval->Start({l.space, nullptr, 64, 3, {}}).ok());
+    std::vector<PerfConfig> tried;
+    std::vector<std::vector<PerfConfig>> unobserved;
+    while (tried.size() < blind + batch) {
+      unobserved.push_back(eval->Next(batch));
+      tried.insert(tried.end(), unobserved.back().begin(), unobserved.back().end());
+      if (unobserved.size() > (ahead ? 1u : 0u)) {
+        std::vector<Observation> obs;
+        for (const PerfConfig& c : unobserved.front()) obs.push_back({c, true, l.Time(c)});
+        eval->Observe(obs);
+        unobserved.erase(unobserved.begin());
+      }
+    }
+    REQUIRE(built.size() >= blind + batch);
+    CHECK(std::vector<PerfConfig>(tried.begin(), tried.begin() + blind) ==
+          std::vector<PerfConfig>(built.begin(), built.begin() + blind));
+    // The batch after them follows the model fitted on the timings: not the dry run's.
+    CHECK(std::vector<PerfConfig>(tried.begin() + blind, tried.begin() + blind + batch) !=
+          std::vector<PerfConfig>(built.begin() + blind, built.begin() + blind + batch));
+  }
+}
+
 TEST_CASE("model-guided search respects budget, validity and never repeats, even unobserved") {
   const SearchSpace space = Space3();
   auto s = NewModelStrategy();

@@ -1,4 +1,11 @@
 // The Tuner's driver loop over a registry (cpu backend), dry runs (compile only) and reports.
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <future>
+#include <thread>
+
 #include "catch2/catch.hpp"
 #include "tests/search/cpu_fixture.h"
 #include "tests/search/test_solvers.h"
@@ -345,6 +352,94 @@ TEST_CASE("patience stops a search that stopped improving; a time limit stops it
   REQUIRE(r.ok());
   CHECK(r->solvers.front().stopped_by == "time limit");
   CHECK(r->solvers.front().tried == 2);  // the batch in flight finishes
+}
+
+TEST_CASE("a batch compiled ahead that a stopped search drops is left to the abandoned compiles") {
+  CpuFixture f;
+  if (!f.ok) return;
+  // The default passes first and nothing after it gains: patience 2 stops the search with the
+  // next batch already compiling.
+  auto registry = testing::FaultRegistry({testing::kCorrect, testing::kSlow, testing::kGarbage,
+                                          testing::kWritesNothing, testing::kBrokenBuild});
+  const Problem p = ParseOne("conv -n 2 -c 4 -H 7 -W 7 -k 6 -y 3 -x 3 -p 1 -q 1 -F 1");
+  for (bool hand_over : {false, true}) {
+    INFO("hand over: " << hand_over);
+    AbandonedCompiles abandoned;  // outlives the Tuner, as an executor's does
+    TuneOptions o = Fast();
+    o.batch = 1;
+    o.solvers = {"TestFaultSolver"};
+    o.compile_ahead = TuneOptions::CompileAhead::kOn;
+    o.patience = 2;
+    if (hand_over) o.abandoned = &abandoned;
+    absl::StatusOr<TuneResult> r;
+    {
+      Tuner tuner(*registry, *f.backend, f.device.get(), f.target, o);
+      r = tuner.Tune(p);
+    }
+    REQUIRE(r.ok());
+    const SolverTuneResult& s = r->solvers.front();
+    CHECK(s.stopped_by == "patience");
+    CHECK(r->discarded == 1);  // the batch proposed before the stop, never tried
+    CHECK(s.tried + r->discarded <= 5);
+    CHECK(abandoned.added() == (hand_over ? 1 : 0));
+    // The parts of the search's time are disjoint stretches of its thread.
+    const double parts = r->plan_ms + r->compile_ms + r->strategy_ms + r->evaluate_ms + r->retime_ms + r->discard_ms;
+    CHECK(parts <= 1e3 * r->seconds);
+    CHECK(r->evaluate_ms > 0);
+  }
+}
+
+TEST_CASE("a cancelled compile builds none of the candidates it has not started") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kCorrect, testing::kSlow});
+  const Problem p = ParseOne("conv -n 1 -c 4 -H 5 -W 5 -k 4 -y 3 -x 3 -F 1");
+  const solver::Solver& s = *registry->ByName("TestFaultSolver")->solver;
+  Compiler compiler(*f.backend, f.target, {2});
+  const std::vector<solver::PerfConfig> configs = {{{testing::kCorrect}}, {{testing::kSlow}}};
+  CompileControl cancelled;
+  cancelled.Cancel(19);
+  const std::vector<CompiledCandidate> none = compiler.Compile(s, p, configs, &cancelled);
+  REQUIRE(none.size() == 2);
+  for (const CompiledCandidate& c : none) {
+    CHECK(c.disposition == Disposition::kSkipped);
+    CHECK(c.error == "cancelled");
+  }
+  CHECK(none[1].config == configs[1]);
+  CHECK(compiler.cache_size() == 0);
+  CompileControl going_on;
+  const std::vector<CompiledCandidate> both = compiler.Compile(s, p, configs, &going_on);
+  REQUIRE(both.size() == 2);
+  CHECK(both[0].disposition == Disposition::kPassed);
+  CHECK(both[1].disposition == Disposition::kPassed);
+}
+
+TEST_CASE("cancelling a compile lowers the priority of its own threads still building") {
+  CompileControl control;
+  std::promise<void> entered, cancelled;
+  std::shared_future<void> cancelled_f = cancelled.get_future().share();
+  int before = 0, after = 0;
+  bool own_ok = false, later_ok = true;
+  std::thread building([&] {
+    before = getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+    own_ok = control.Enter(true);
+    entered.set_value();
+    cancelled_f.wait();
+    after = getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
+    control.Leave(true);
+    later_ok = control.Enter(false);  // a candidate after the cancel is not started
+  });
+  entered.get_future().wait();
+  CHECK(control.Enter(false));  // a caller's thread: built, never lowered
+  control.Leave(false);
+  control.Cancel(3);
+  cancelled.set_value();
+  building.join();
+  CHECK(own_ok);
+  CHECK_FALSE(later_ok);
+  CHECK(control.cancelled());
+  CHECK(control.lowered() == 1);
+  CHECK(after == std::min(before + 3, 19));
 }
 
 TEST_CASE("dry run compiles without a device") {

@@ -92,19 +92,25 @@ void Conclude(bool dry_run, double best, SolverTuneResult& out) {
 }
 
 // The next batch of candidates, compiled: on another thread while the current batch is timed
-// (`ahead`), or on Take's thread. Destruction waits for a compile in flight (its candidates are
-// dropped), so nothing it references is used after the search returns.
+// (`ahead`), or on Take's thread. A batch the search no longer needs is cancelled and handed to
+// `abandoned` (Discard; the compile owns what it uses: the Compiler, shared, and a copy of the
+// problem), or waited for without one. Destruction waits for a compile still held.
 class BatchCompiler {
  public:
-  BatchCompiler(Compiler& compiler, const solver::Solver& solver, const Problem& problem, bool ahead)
-      : compiler_(compiler), solver_(solver), problem_(problem), ahead_(ahead) {}
+  static constexpr int kDiscardedNice = 19;
+
+  BatchCompiler(std::shared_ptr<Compiler> compiler, const solver::Solver& solver, const Problem& problem,
+                bool ahead)
+      : compiler_(std::move(compiler)), solver_(solver), problem_(problem), ahead_(ahead) {}
   bool ahead() const { return ahead_; }
 
   void Submit(std::vector<solver::PerfConfig> configs) {
     pending_ = std::move(configs);
     if (ahead_ && !pending_.empty()) {
-      future_ = std::async(std::launch::async, [this, configs = pending_] {
-        return compiler_.Compile(solver_, problem_, configs);
+      control_ = std::make_shared<CompileControl>();
+      future_ = std::async(std::launch::async, [compiler = compiler_, solver = &solver_, problem = problem_,
+                                                configs = pending_, control = control_] {
+        return compiler->Compile(*solver, problem, configs, control.get());
       });
     }
   }
@@ -114,18 +120,39 @@ class BatchCompiler {
     if (pending_.empty()) return {};
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<CompiledCandidate> out =
-        future_.valid() ? future_.get() : compiler_.Compile(solver_, problem_, pending_);
+        future_.valid() ? future_.get() : compiler_->Compile(solver_, problem_, pending_);
     pending_.clear();
     wait_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return out;
   }
 
+  // Drops the submitted batch (the search stopped): cancels its compiles not started, lowers
+  // the threads still building (to nice 19: they yield to the builds a device waits for) and
+  // hands the compile to `abandoned`, or waits for it when null. Returns the candidates dropped; adds
+  // the time waited to wait_ms.
+  uint64_t Discard(AbandonedCompiles* abandoned, double& wait_ms) {
+    const uint64_t dropped = pending_.size();
+    pending_.clear();
+    if (!future_.valid()) return dropped;
+    control_->Cancel(kDiscardedNice);
+    const auto t0 = std::chrono::steady_clock::now();
+    if (abandoned != nullptr) {
+      wait_ms += abandoned->Add(std::move(future_));
+    } else {
+      future_.wait();
+      future_ = {};
+      wait_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
+    return dropped;
+  }
+
  private:
-  Compiler& compiler_;
+  std::shared_ptr<Compiler> compiler_;
   const solver::Solver& solver_;
-  const Problem& problem_;
+  const Problem problem_;
   const bool ahead_;
   std::vector<solver::PerfConfig> pending_;
+  std::shared_ptr<CompileControl> control_;
   std::future<std::vector<CompiledCandidate>> future_;
 };
 
@@ -182,7 +209,55 @@ class StopRule {
   uint64_t noted_ = 0;
 };
 
+// Runs f, adding its wall time to `acc` (ms); returns what f returns.
+template <typename F>
+auto Timed(double& acc, F&& f) {
+  struct Add {
+    double& acc;
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    ~Add() { acc += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); }
+  } add{acc};
+  return f();
+}
+
+// What measuring a batch of one solver's search updates.
+struct BatchContext {
+  Evaluator* evaluator;  // null in a dry run: the compile outcome is the result
+  const solver::PerfConfig& default_config;
+  const TuneOptions& options;
+  SolverTuneResult& out;
+  SearchState& st;
+  TuneProgress& progress;
+  StopRule& stop;
+};
+
+// Every candidate of a compiled batch verified and timed (a dry run records its compile outcome)
+// into the solver's result; returns the observations for the strategy.
+std::vector<Observation> MeasureBatch(std::vector<CompiledCandidate>& compiled, const BatchContext& x) {
+  const bool dry_run = x.evaluator == nullptr;
+  std::vector<Observation> observations;
+  for (CompiledCandidate& c : compiled) {
+    if (c.disposition == Disposition::kPassed) ++x.out.compiled;
+    if (c.disposition == Disposition::kCompileFailed) ++x.out.compile_failed;
+    Measurement m;
+    if (dry_run) {
+      m.disposition = c.disposition;
+      m.error = c.error;
+    } else {
+      m = x.evaluator->Evaluate(c, x.st.best);
+    }
+    const double time_ms = m.time_ms;
+    const bool timed = !m.dropped_early;
+    const bool ok = RecordCandidate(c, std::move(m), dry_run, x.default_config, x.options, x.out, x.st, x.progress);
+    x.stop.Note(ok && timed, time_ms);
+    observations.push_back({c.config, ok, time_ms});
+  }
+  return observations;
+}
+
 }  // namespace
+
+size_t DefaultBatch(int compile_threads) { return static_cast<size_t>(std::clamp(2 * compile_threads, 2, 16)); }
 
 Tuner::Tuner(const solver::SolverRegistry& registry, const backend::Backend& backend,
              backend::Device* device, solver::Target target, TuneOptions options)
@@ -191,7 +266,7 @@ Tuner::Tuner(const solver::SolverRegistry& registry, const backend::Backend& bac
       device_(device),
       target_(target),
       options_(std::move(options)),
-      compiler_(backend, target, options_.compiler) {}
+      compiler_(std::make_shared<Compiler>(backend, target, options_.compiler)) {}
 
 absl::StatusOr<TuneResult> Tuner::Tune(const Problem& problem, Evaluator* shared) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -234,7 +309,7 @@ absl::StatusOr<TuneResult> Tuner::Tune(const Problem& problem, Evaluator* shared
   TuneProgress progress;
   for (const SolverPlan& plan : plans) progress.total += plan.planned;
   for (SolverPlan& plan : plans) {
-    result.solvers.push_back(TuneSolver(plan, problem, evaluator, progress, result.compile_ms));
+    result.solvers.push_back(TuneSolver(plan, problem, evaluator, progress, result));
     const SolverTuneResult& s = result.solvers.back();
     if (!options_.dry_run && s.disposition == Disposition::kPassed &&
         (result.best < 0 || s.best_ms < result.solvers[result.best].best_ms)) {
@@ -326,7 +401,7 @@ Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& 
 }
 
 SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Evaluator* evaluator,
-                                   TuneProgress& progress, double& compile_ms) {
+                                   TuneProgress& progress, TuneResult& times) {
   const solver::RegisteredSolver& r = plan.registered;
   const solver::Solver& s = *r.solver;
   SolverTuneResult out;
@@ -346,16 +421,11 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
   progress.solver = out.name;
   progress.solver_best_ms = progress.default_ms = 0;
 
-  size_t batch = options_.batch;
-  if (batch == 0) {
-    // Two per compile thread keeps every thread busy; at most 16 so a model-guided search still
-    // refits several times within its budget.
-    batch = static_cast<size_t>(std::clamp(2 * compiler_.threads(), 2, 16));
-  }
+  const size_t batch = options_.batch > 0 ? options_.batch : DefaultBatch(compiler_->threads());
   const bool dry_run = evaluator == nullptr;  // the compile outcome is the result
   auto next_batch = [&, first = true]() mutable -> std::vector<solver::PerfConfig> {
     const bool was_first = std::exchange(first, false);
-    if (out.tunable) return strategy->Next(batch);
+    if (out.tunable) return Timed(times.strategy_ms, [&] { return strategy->Next(batch); });
     return was_first ? std::vector<solver::PerfConfig>{default_config} : std::vector<solver::PerfConfig>{};
   };
   using Ahead = TuneOptions::CompileAhead;
@@ -364,31 +434,16 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
   BatchCompiler source(compiler_, s, problem, ahead);
   StopRule stop(options_, out.tunable);
   SearchState st;
+  const BatchContext context{evaluator, default_config, options_, out, st, progress, stop};
   source.Submit(next_batch());
   for (;;) {
-    std::vector<CompiledCandidate> compiled = source.Take(compile_ms);
+    std::vector<CompiledCandidate> compiled = source.Take(times.compile_ms);
     if (compiled.empty()) break;
     // Speculation: the next batch is proposed (and starts compiling) before this one is observed.
     if (source.ahead()) source.Submit(next_batch());
-    std::vector<Observation> observations;
-    for (CompiledCandidate& c : compiled) {
-      if (c.disposition == Disposition::kPassed) ++out.compiled;
-      if (c.disposition == Disposition::kCompileFailed) ++out.compile_failed;
-      Measurement m;
-      if (dry_run) {
-        m.disposition = c.disposition;
-        m.error = c.error;
-      } else {
-        m = evaluator->Evaluate(c, st.best);
-      }
-      const double time_ms = m.time_ms;
-      const bool timed = !m.dropped_early;
-      const bool ok =
-          RecordCandidate(c, std::move(m), dry_run, default_config, options_, out, st, progress);
-      stop.Note(ok && timed, time_ms);
-      observations.push_back({c.config, ok, time_ms});
-    }
-    if (strategy != nullptr) strategy->Observe(observations);
+    const std::vector<Observation> observations =
+        Timed(times.evaluate_ms, [&] { return MeasureBatch(compiled, context); });
+    if (strategy != nullptr) Timed(times.strategy_ms, [&] { strategy->Observe(observations); });
     if (!dry_run && !evaluator->healthy()) {
       out.error = absl::StrCat("device unusable; search stopped: ", out.error);
       break;
@@ -397,12 +452,15 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
     if (!out.stopped_by.empty()) break;
     if (!source.ahead()) source.Submit(next_batch());
   }
+  // A batch compiled ahead that the stopped search will not try: not waited for when it can be
+  // left to end elsewhere (TuneOptions::abandoned).
+  times.discarded += source.Discard(options_.abandoned, times.discard_ms);
   // Unused planned candidates (a stopped search) must not keep the progress total inflated.
   if (out.tried < out.planned) progress.total -= out.planned - out.tried;
   if (out.tried > out.planned) progress.total += out.tried - out.planned;
 
   if (!dry_run && st.top.size() > 1 && options_.retime_repetitions > 0 && evaluator->healthy()) {
-    RetimeTop(*evaluator, default_config, options_.retime_repetitions, out, st);
+    Timed(times.retime_ms, [&] { RetimeTop(*evaluator, default_config, options_.retime_repetitions, out, st); });
   }
   Conclude(dry_run, st.best, out);
   return out;

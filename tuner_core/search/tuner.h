@@ -8,7 +8,9 @@
 //                  loop: Next(batch) → Compiler → Evaluator → Observe
 //                        (on a GPU, batch k+1 is proposed and compiled on another thread while
 //                        batch k is timed: the device never waits for a compiler it need not)
-//                  stop: strategy done, budget, patience, or time limit
+//                  stop: strategy done, budget, patience, or time limit (a batch compiled
+//                        ahead is then not needed: its compile is cancelled and, with
+//                        options.abandoned, left to end there instead of being waited for)
 //                  re-time the best few, interleaved
 //   overall best = fastest passing solver
 //
@@ -40,6 +42,7 @@
 #include "absl/status/statusor.h"
 #include "tuner_core/backend/backend.h"
 #include "tuner_core/problem/problem.h"
+#include "tuner_core/search/measure/abandoned_compiles.h"
 #include "tuner_core/search/measure/compiler.h"
 #include "tuner_core/search/measure/disposition.h"
 #include "tuner_core/search/measure/evaluator.h"
@@ -69,6 +72,11 @@ using PredictorFn = std::function<absl::StatusOr<ScoreFn>(const Problem&, const 
 
 // Best-predicted configs a search tries right after the default and the warm params.
 inline constexpr uint64_t kDefaultPredictedSeeds = 8;
+
+// Configs per strategy batch when TuneOptions::batch is 0, for a Compiler of that many threads
+// (Compiler::threads()): two per thread keeps every thread busy; at most 16, so that a
+// model-guided search still refits several times within its budget.
+size_t DefaultBatch(int compile_threads);
 
 struct TuneOptions {
   StrategyKind strategy = StrategyKind::kExhaustive;
@@ -111,6 +119,11 @@ struct TuneOptions {
   double time_limit_s = 0;
   // Overlap compiling batch k+1 with timing batch k: kAuto does on GPU targets only.
   enum class CompileAhead { kAuto, kOn, kOff } compile_ahead = CompileAhead::kAuto;
+  // Where a batch compiled ahead goes when the search stops without it (abandoned_compiles.h):
+  // the search returns at once instead of waiting for its builds. Null: it waits (the time is
+  // TuneResult::discard_ms). Must outlive every Tune given it, and the registry and backend must
+  // outlive it.
+  AbandonedCompiles* abandoned = nullptr;
   bool dry_run = false;        // compile only (no device needed)
   std::function<void(const TuneProgress&)> progress;  // called after every candidate
 };
@@ -152,6 +165,13 @@ struct TuneResult {
   double plan_ms = 0;     // of which planning the searches (strategies over the spaces)
   double compile_ms = 0;  // of which waiting for candidates' code (builds or cache hits; a build
                           // overlapped with timing counts only for the time the search waited)
+  double strategy_ms = 0;  // of which the strategies' Next and Observe (cost-model fits, scoring)
+  double evaluate_ms = 0;  // of which verifying and timing candidates (Evaluate: device work, the
+                           // device guard's waits, the host's comparison)
+  double retime_ms = 0;    // of which re-timing the best few
+  double discard_ms = 0;   // of which waiting for batches compiled ahead that stopped searches did
+                           // not need (for older ones to make room with options.abandoned)
+  uint64_t discarded = 0;  // candidates of such batches (built for nothing, or cancelled)
   std::string error;  // set by TuneProblems when the problem could not be tuned at all
 };
 
@@ -191,14 +211,15 @@ class Tuner {
                                   const Problem& problem) const;
   SolverPlan Plan(const solver::RegisteredSolver& r, const Problem& problem) const;
   SolverTuneResult TuneSolver(SolverPlan& plan, const Problem& problem, Evaluator* evaluator,
-                              TuneProgress& progress, double& compile_ms);
+                              TuneProgress& progress, TuneResult& times);
 
   const solver::SolverRegistry& registry_;
   const backend::Backend& backend_;
   backend::Device* device_;
   solver::Target target_;
   TuneOptions options_;
-  Compiler compiler_;
+  // Shared with a batch compile that may outlive this Tuner (options_.abandoned).
+  std::shared_ptr<Compiler> compiler_;
   struct Ahead {
     Problem problem;
     std::vector<solver::RegisteredSolver> solvers;

@@ -84,23 +84,34 @@ CompiledCandidate Compiler::CompileOne(const solver::Solver& solver, const Probl
 }
 
 std::vector<CompiledCandidate> Compiler::Compile(const solver::Solver& solver, const Problem& problem,
-                                                 const std::vector<solver::PerfConfig>& configs) {
+                                                 const std::vector<solver::PerfConfig>& configs,
+                                                 CompileControl* control) {
   std::vector<CompiledCandidate> out(configs.size());
+  // `own`: on a thread this call started (a CompileControl may lower it).
+  const auto one = [&](size_t i, bool own) {
+    if (control != nullptr && !control->Enter(own)) {
+      out[i].config = configs[i];
+      out[i].disposition = Disposition::kSkipped;
+      out[i].error = "cancelled";
+      return;
+    }
+    out[i] = CompileOne(solver, problem, configs[i]);
+    if (control != nullptr) control->Leave(own);
+  };
   if (options_.pool) {
-    options_.pool->Run(ticket_, configs.size(),
-                       [&](size_t i) { out[i] = CompileOne(solver, problem, configs[i]); });
+    options_.pool->Run(ticket_, configs.size(), [&](size_t i) { one(i, false); });
     return out;
   }
   const int threads = std::min<int>(this->threads(), static_cast<int>(configs.size()));
   if (threads <= 1) {
-    for (size_t i = 0; i < configs.size(); ++i) out[i] = CompileOne(solver, problem, configs[i]);
+    for (size_t i = 0; i < configs.size(); ++i) one(i, false);
     return out;
   }
   std::atomic<size_t> next{0};
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
-      for (size_t i = next++; i < configs.size(); i = next++) out[i] = CompileOne(solver, problem, configs[i]);
+      for (size_t i = next++; i < configs.size(); i = next++) one(i, true);
     });
   }
   for (std::thread& t : pool) t.join();

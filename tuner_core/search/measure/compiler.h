@@ -21,6 +21,7 @@
 
 #include "tuner_core/backend/backend.h"
 #include "tuner_core/problem/problem.h"
+#include "tuner_core/search/measure/compile_control.h"
 #include "tuner_core/search/measure/compile_pool.h"
 #include "tuner_core/search/measure/disposition.h"
 #include "tuner_core/solver/perf_config.h"
@@ -50,9 +51,12 @@ class Compiler {
  public:
   Compiler(const backend::Backend& backend, solver::Target target, CompilerOptions options = {});
 
-  // One result per config, in order.
+  // One result per config, in order. `control` (optional; compile_control.h): once cancelled,
+  // candidates not started yet are not built (kSkipped, "cancelled"); those being built finish,
+  // on this Compiler's own threads at the lower priority Cancel asks for.
   std::vector<CompiledCandidate> Compile(const solver::Solver& solver, const Problem& problem,
-                                         const std::vector<solver::PerfConfig>& configs);
+                                         const std::vector<solver::PerfConfig>& configs,
+                                         CompileControl* control = nullptr);
   // A single candidate on the calling thread.
   CompiledCandidate CompileOne(const solver::Solver& solver, const Problem& problem,
                                const solver::PerfConfig& config);

@@ -223,8 +223,7 @@ class ModelStrategy final : public internal::StrategyBase {
       first_sample_ = valid_points();
       internal::Shuffle(first_sample_, rng());
     }
-    const size_t d = input().space.axes().size();
-    initial_ = options_.initial_random > 0 ? options_.initial_random : std::max<size_t>(8, 2 * d + 2);
+    initial_ = ModelInitialRandom(input().space.axes().size(), options_);
   }
 
   std::vector<uint64_t> Propose(size_t n) override {
@@ -342,6 +341,19 @@ class ModelStrategy final : public internal::StrategyBase {
 
 std::unique_ptr<SearchStrategy> NewModelStrategy(const ModelStrategyOptions& options) {
   return std::make_unique<ModelStrategy>(options);
+}
+
+size_t ModelInitialRandom(size_t axes, const ModelStrategyOptions& options) {
+  return options.initial_random > 0 ? options.initial_random : std::max<size_t>(8, 2 * axes + 2);
+}
+
+uint64_t ModelBlindProposals(size_t axes, size_t batch, bool ahead, uint64_t budget,
+                             const ModelStrategyOptions& options) {
+  batch = std::max<size_t>(1, batch);
+  const uint64_t initial = ModelInitialRandom(axes, options);
+  const uint64_t batches = (initial + batch - 1) / batch + (ahead ? 1 : 0);
+  const uint64_t blind = batches * batch;
+  return budget == 0 ? blind : std::min<uint64_t>(budget, blind);
 }
 
 }  // namespace tuna::search

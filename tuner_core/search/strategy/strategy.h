@@ -136,4 +136,16 @@ struct ModelStrategyOptions {
 };
 std::unique_ptr<SearchStrategy> NewModelStrategy(const ModelStrategyOptions& options = {});
 
+// Observations the model-guided search waits for before its first fit, on a space of `axes`
+// axes: options.initial_random, else 2 * axes + 2 and at least 8.
+size_t ModelInitialRandom(size_t axes, const ModelStrategyOptions& options = {});
+// How many proposals of a model-guided search come before any can follow its cost model, when
+// batches of `batch` are asked for and every observation passes: the batches of its initial
+// random sample, plus one when each batch is asked for before the previous one is observed
+// (`ahead`: the Tuner's compile-ahead). At most `budget` (0 = no limit). These are the same
+// points whatever else happens (the first sample is one seeded permutation); the later ones
+// depend on the timings, so a compile step building ahead of the search builds only these.
+uint64_t ModelBlindProposals(size_t axes, size_t batch, bool ahead, uint64_t budget,
+                             const ModelStrategyOptions& options = {});
+
 }  // namespace tuna::search
