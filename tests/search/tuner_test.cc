@@ -357,8 +357,9 @@ TEST_CASE("patience stops a search that stopped improving; a time limit stops it
 TEST_CASE("a batch compiled ahead that a stopped search drops is left to the abandoned compiles") {
   CpuFixture f;
   if (!f.ok) return;
-  // The default passes first and nothing after it gains: patience 2 stops the search with the
-  // next batch already compiling.
+  // The time limit stops the search after its first batch, with the next batch already compiling
+  // (patience would not: a batch that decides whether the search goes on is not speculated on,
+  // next test).
   auto registry = testing::FaultRegistry({testing::kCorrect, testing::kSlow, testing::kGarbage,
                                           testing::kWritesNothing, testing::kBrokenBuild});
   const Problem p = ParseOne("conv -n 2 -c 4 -H 7 -W 7 -k 6 -y 3 -x 3 -p 1 -q 1 -F 1");
@@ -369,7 +370,7 @@ TEST_CASE("a batch compiled ahead that a stopped search drops is left to the aba
     o.batch = 1;
     o.solvers = {"TestFaultSolver"};
     o.compile_ahead = TuneOptions::CompileAhead::kOn;
-    o.patience = 2;
+    o.time_limit_s = 1e-9;
     if (hand_over) o.abandoned = &abandoned;
     absl::StatusOr<TuneResult> r;
     {
@@ -378,7 +379,7 @@ TEST_CASE("a batch compiled ahead that a stopped search drops is left to the aba
     }
     REQUIRE(r.ok());
     const SolverTuneResult& s = r->solvers.front();
-    CHECK(s.stopped_by == "patience");
+    CHECK(s.stopped_by == "time limit");
     CHECK(r->discarded == 1);  // the batch proposed before the stop, never tried
     CHECK(s.tried + r->discarded <= 5);
     CHECK(abandoned.added() == (hand_over ? 1 : 0));
@@ -387,6 +388,35 @@ TEST_CASE("a batch compiled ahead that a stopped search drops is left to the aba
     CHECK(parts <= 1e3 * r->seconds);
     CHECK(r->evaluate_ms > 0);
   }
+}
+
+TEST_CASE("compile ahead waits for the batch whose outcome decides whether the search goes on") {
+  CpuFixture f;
+  if (!f.ok) return;
+  // The default passes first and nothing after it gains: with patience 2 and batches of 1, the
+  // second candidate is compiled ahead (the search goes on whatever the first gives), the third
+  // only once the second has been timed without a gain, and none after the stop.
+  auto registry = testing::FaultRegistry({testing::kCorrect, testing::kSlow, testing::kGarbage,
+                                          testing::kWritesNothing, testing::kBrokenBuild});
+  const Problem p = ParseOne("conv -n 2 -c 4 -H 7 -W 7 -k 6 -y 3 -x 3 -p 1 -q 1 -F 1");
+  AbandonedCompiles abandoned;
+  TuneOptions o = Fast();
+  o.batch = 1;
+  o.solvers = {"TestFaultSolver"};
+  o.compile_ahead = TuneOptions::CompileAhead::kOn;
+  o.patience = 2;
+  o.abandoned = &abandoned;
+  absl::StatusOr<TuneResult> r;
+  {
+    Tuner tuner(*registry, *f.backend, f.device.get(), f.target, o);
+    r = tuner.Tune(p);
+  }
+  REQUIRE(r.ok());
+  const SolverTuneResult& s = r->solvers.front();
+  CHECK(s.stopped_by == "patience");
+  CHECK(r->discarded == 0);  // nothing compiled for nothing
+  CHECK(abandoned.added() == 0);
+  CHECK(s.tried >= 3);
 }
 
 TEST_CASE("a cancelled compile builds none of the candidates it has not started") {
