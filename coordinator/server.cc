@@ -100,9 +100,9 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   std::unique_ptr<CoordinatorServer> s(new CoordinatorServer());
   s->coordinator_ = &coordinator;
   s->credentials_ = *std::move(credentials);
-  WorkerServices services = MakeWorkerServices(coordinator, *s->credentials_);
-  s->service_ = std::move(services.sync);
-  s->unread_service_ = std::move(services.unread);
+  // Long-polls hold a thread each: allow well over one per worker, and keep a fleet's worth.
+  s->pool_ = std::make_unique<HandlerPool>(/*max_threads=*/1024, /*keep_idle=*/256);
+  s->service_ = MakeWorkerService(coordinator, *s->credentials_, *s->pool_);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -116,19 +116,17 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
     creds = grpc::InsecureServerCredentials();
   }
   builder.AddListeningPort(options.listen, creds, &s->port_);
-  builder.RegisterService(s->service_.get());
-  builder.RegisterCallbackGenericService(s->unread_service_.get());
+  // Every Worker method is served by the generic service (nothing registers them), so each
+  // call's token is checked before its request is read.
+  builder.RegisterCallbackGenericService(s->service_.get());
+  // A refused request is never asked for, but the transport still takes what the stream's
+  // HTTP/2 window lets through. With BDP probing that window grows with the connection's
+  // traffic (4 MiB on a fresh loopback connection, 20-40 MiB after a few large calls); without
+  // it a stream starts with 64 KiB, and a request that is read opens the window to its whole
+  // length anyway (a 24 MiB upload took the same time on loopback either way).
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
-  // Long-polls hold a thread each: allow well over one per worker.
-  grpc::ResourceQuota quota("tuna-coordinator");
-  quota.SetMaxThreads(1024);
-  builder.SetResourceQuota(quota);
-  // Every call runs on a pool thread, and by default the pool keeps only 2 idle ones: under load
-  // nearly every call started and ended a thread (0.8 thread starts per call at 2,200 leases/s
-  // in bench/queue, where keeping them cut the CPU per lease of coordinator and clients by about
-  // a third). Keep enough idle threads for a fleet's concurrent calls.
-  builder.SetSyncServerOption(grpc::ServerBuilder::MAX_POLLERS, 256);
   s->server_ = builder.BuildAndStart();
   if (!s->server_ || s->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));

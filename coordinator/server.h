@@ -4,15 +4,16 @@
 // Security (DESIGN §9, docs/OPERATIONS.md "Trust model"): a non-loopback listen address needs a
 // token and TLS (plaintext only with insecure_plaintext, logged as a warning); the tokens
 // (credentials.h: one per role) are compared in constant time against the
-// `authorization: Bearer <token>` metadata of every call (UNAUTHENTICATED otherwise). Report and
-// PutKernels, the methods whose requests may be large, check the token (and role) before their
-// requests are read, so a large unauthenticated request is refused unread (unread_refusal.h);
-// every other method takes at most 1 MiB (checked after the token), and no request may exceed
-// max_message_bytes (gRPC reads such a request, then refuses it: RESOURCE_EXHAUSTED). Token
-// files are re-read every token_reload: a rotated token refuses the old one's holders from then
-// on, and the leases they held are kept and, when they expire, requeued without a retry charged
-// (a grace period begins, as after a restart). Server reflection only when asked for. Secrets
-// are never logged.
+// `authorization: Bearer <token>` metadata of every call (UNAUTHENTICATED otherwise). Every
+// method of the Worker service checks the token (and PutKernels its role) before its request is
+// read, so a large unauthenticated request is refused unread (unread_refusal.h); then every
+// method but Report and PutKernels takes at most 1 MiB, and no request may exceed
+// max_message_bytes (RESOURCE_EXHAUSTED; such requests of a token holder are read, then
+// refused). gRPC's health service answers without a token (its requests are read by gRPC, up
+// to max_message_bytes). Token files are re-read every token_reload: a rotated token refuses
+// the old one's holders from then on, and the leases they held are kept and, when they expire,
+// requeued without a retry charged (a grace period begins, as after a restart). Server
+// reflection only when asked for. Secrets are never logged.
 #pragma once
 
 #include <memory>
@@ -22,11 +23,11 @@
 #include "absl/status/statusor.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/credentials.h"
+#include "coordinator/handler_pool.h"
 
 namespace grpc {
 class CallbackGenericService;
 class Server;
-class Service;
 }  // namespace grpc
 
 namespace tuna::coordinator {
@@ -41,8 +42,8 @@ struct ServerOptions {
   std::string tls_cert_pem, tls_key_pem;  // both or neither
   bool insecure_plaintext = false;        // allow a non-loopback listener without TLS
   bool reflection = false;                // serve grpc.reflection (unauthenticated)
-  // Larger requests are refused (after gRPC has read them). Workers send kernels in pieces
-  // well below it.
+  // Larger requests are refused (a token holder's after gRPC has read them). Workers send
+  // kernels in pieces well below it.
   int max_message_bytes = 32 << 20;
 };
 
@@ -69,9 +70,11 @@ class CoordinatorServer {
   // Waits `d`; true (at once) when the server is stopping.
   bool SleepUnlessStopping(absl::Duration d);
   void ReloadLoop(absl::Duration every);
+  // Destroyed in reverse: the server (calls end), the service, the pool (its tasks end), the
+  // credentials the tasks use.
   std::unique_ptr<Credentials> credentials_;
-  std::unique_ptr<grpc::Service> service_;
-  std::unique_ptr<grpc::CallbackGenericService> unread_service_;  // uses service_
+  std::unique_ptr<HandlerPool> pool_;
+  std::unique_ptr<grpc::CallbackGenericService> service_;
   std::unique_ptr<grpc::Server> server_;
   Coordinator* coordinator_ = nullptr;
   std::string host_;

@@ -1,15 +1,17 @@
-// The gRPC adapter: the only server file that includes tuna.grpc.pb.h. Each handler checks the
-// token and its role (credentials.h), the request's size for its method, converts the request
-// (wire.h), calls the domain and maps absl::Status to grpc::Status. Report and PutKernels are
-// served through unread_refusal.h, which checks the token before their requests are read.
+// The gRPC adapter: the only server file that includes tuna.grpc.pb.h. Every method is served
+// through unread_refusal.h, which checks the token (and PutKernels' role) before the request is
+// read and holds each method to its size; each handler converts the request (wire.h), calls the
+// domain and maps absl::Status to grpc::Status. Handlers that block (the database, a Lease
+// long-poll) run on a HandlerPool; Report answers from the coordinator's reporter.
 #include "coordinator/service.h"
 
 #include <grpcpp/impl/codegen/proto_utils.h>
 
+#include <algorithm>
 #include <memory>
-#include <thread>
 
 #include "coordinator/credentials.h"
+#include "coordinator/handler_pool.h"
 #include "coordinator/unread_refusal.h"
 #include "coordinator/wire.h"
 #include "proto/tuna.grpc.pb.h"
@@ -18,38 +20,46 @@
 namespace tuna::coordinator {
 namespace {
 
-// Requests of every method but Report and PutKernels are small; bigger ones are refused here
-// (the server's own limit, ServerOptions::max_message_bytes, refuses larger ones unread).
+// Requests of every method but Report and PutKernels are small: bigger ones are refused by their
+// method's limit (after the token, unread_refusal.h). Report and PutKernels take up to the
+// server's own limit (ServerOptions::max_message_bytes); workers send kernels in 8 MiB pieces.
 constexpr size_t kMaxSmallRequest = 1 << 20;
-
-grpc::Status TooBig(const google::protobuf::Message& req) {
-  if (req.ByteSizeLong() <= kMaxSmallRequest) return grpc::Status::OK;
-  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                      "request too large for this method (at most 1 MiB)");
-}
 
 grpc::Status ToGrpc(const absl::Status& s) {
   if (s.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
 }
 
-// Report and PutKernels are generic here: unread_refusal.h serves them.
-using SyncBase =
-    v1::Worker::WithGenericMethod_Report<v1::Worker::WithGenericMethod_PutKernels<v1::Worker::Service>>;
+constexpr const char* kMethodPrefix = "/tuna.v1.Worker/";
+constexpr const char* kPutKernels = "/tuna.v1.Worker/PutKernels";
 
-class WorkerService final : public SyncBase {
+// The Worker service's handlers. Each is called once the caller's token was accepted
+// (Authorize) and its request read and parsed; `ctx` is the call's.
+class WorkerService {
  public:
   WorkerService(Coordinator& c, const Credentials& credentials) : c_(c), credentials_(credentials) {}
 
-  grpc::Status Register(grpc::ServerContext* ctx, const v1::RegisterRequest* req,
-                        v1::RegisterReply* reply) override {
-    if (auto st = Auth(ctx); !st.ok()) return st;
-    if (auto st = TooBig(*req); !st.ok()) return st;
+  // Before a request is read: a token, and for PutKernels the compile role (eval hosts never
+  // hand code to the others).
+  grpc::Status Authorize(const grpc::ServerContextBase& ctx, const std::string& method) const {
+    const Role role = RoleOf(ctx);
+    if (role == Role::kNone) {
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "missing or wrong token");
+    }
+    if (method == kPutKernels && role != Role::kCompile) {
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          "PutKernels needs the compile role's token (this is the eval role's)");
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Register(const grpc::ServerContextBase&, const v1::RegisterRequest& req,
+                        v1::RegisterReply* reply) {
     WorkerRegistration w;
-    w.protocol_version = req->protocol_version();
-    w.host = req->host();
-    w.version = req->tuna_version();
-    for (const auto& d : req->devices()) w.devices.push_back(FromWire(d));
+    w.protocol_version = req.protocol_version();
+    w.host = req.host();
+    w.version = req.tuna_version();
+    for (const auto& d : req.devices()) w.devices.push_back(FromWire(d));
     auto r = c_.Register(w);
     if (!r.ok()) return ToGrpc(r.status());
     reply->set_worker_id(r->worker_id);
@@ -57,18 +67,14 @@ class WorkerService final : public SyncBase {
     return grpc::Status::OK;
   }
 
-  grpc::Status Ping(grpc::ServerContext* ctx, const v1::PingRequest*,
-                    v1::PingReply* reply) override {
-    if (auto st = Auth(ctx); !st.ok()) return st;
+  grpc::Status Ping(const grpc::ServerContextBase&, const v1::PingRequest&, v1::PingReply* reply) {
     reply->set_coordinator_version("tuna-coordinator/1");
     return grpc::Status::OK;
   }
 
-  grpc::Status Lease(grpc::ServerContext* ctx, const v1::LeaseRequest* req,
-                     v1::LeaseReply* reply) override {
-    if (auto st = Auth(ctx); !st.ok()) return st;
-    if (auto st = TooBig(*req); !st.ok()) return st;
-    auto r = FromWire(*req);
+  grpc::Status Lease(const grpc::ServerContextBase& ctx, const v1::LeaseRequest& req,
+                     v1::LeaseReply* reply) {
+    auto r = FromWire(req);
     if (!r.ok()) return ToGrpc(r.status());
     if (r->step == JobStep::kCompile && RoleOf(ctx) != Role::kCompile) {
       return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
@@ -76,15 +82,69 @@ class WorkerService final : public SyncBase {
     }
     // Never wait past the caller's own deadline: jobs leased for a caller that gave up would
     // sit until their lease expires.
-    const auto left = absl::FromChrono(ctx->deadline()) - absl::Now() - absl::Milliseconds(200);
+    const auto left = absl::FromChrono(ctx.deadline()) - absl::Now() - absl::Milliseconds(200);
     if (left < r->wait) r->wait = std::max(left, absl::ZeroDuration());
     auto jobs = c_.LeaseJobs(*r);
     if (!jobs.ok()) return ToGrpc(jobs.status());
-    if (ctx->IsCancelled() && !jobs->empty()) return HandBack(r->worker_id, *jobs);
+    if (ctx.IsCancelled() && !jobs->empty()) return HandBack(r->worker_id, *jobs);
     for (const auto& j : *jobs) ToWire(j, reply->add_jobs());
     return grpc::Status::OK;
   }
 
+  grpc::Status Renew(const grpc::ServerContextBase&, const v1::RenewRequest& req,
+                     v1::RenewReply* reply) {
+    std::vector<coordinator::Lease> leases;
+    for (const auto& l : req.leases()) leases.push_back({l.job_id(), l.attempt()});
+    auto held = c_.Renew(req.worker_id(), leases);
+    if (!held.ok()) return ToGrpc(held.status());
+    for (const auto& h : *held) {
+      auto* l = reply->add_held();
+      l->set_job_id(h.job_id);
+      l->set_attempt(h.attempt);
+    }
+    return grpc::Status::OK;
+  }
+
+  // Answers once the report's batch is committed, from the reporter thread (no thread waits
+  // for it).
+  void Report(const v1::ReportRequest& req, Done done) {
+    auto r = FromWire(req);
+    if (!r.ok()) {
+      done(ToGrpc(r.status()));
+      return;
+    }
+    c_.SubmitReportAsync(*r, [done = std::move(done)](absl::Status st) { done(ToGrpc(st)); });
+  }
+
+  grpc::Status Release(const grpc::ServerContextBase&, const v1::ReleaseRequest& req,
+                       v1::ReleaseReply* reply) {
+    std::vector<coordinator::Lease> leases;
+    for (const auto& l : req.leases()) leases.push_back({l.job_id(), l.attempt()});
+    auto n = c_.Release(req.worker_id(), leases);
+    if (!n.ok()) return ToGrpc(n.status());
+    reply->set_released(*n);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status PutKernels(const grpc::ServerContextBase&, const v1::PutKernelsRequest& req,
+                          v1::PutKernelsReply* reply) {
+    std::vector<KernelBlob> kernels;
+    for (const auto& k : req.kernels()) kernels.push_back(FromWire(k));
+    auto ids = c_.PutKernels(req.worker_id(), req.job_id(), req.attempt(), kernels);
+    if (!ids.ok()) return ToGrpc(ids.status());
+    for (int64_t id : *ids) reply->add_kernel_ids(id);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status FetchKernels(const grpc::ServerContextBase&, const v1::FetchKernelsRequest& req,
+                            v1::FetchKernelsReply* reply) {
+    auto k = c_.FetchKernels(req.worker_id(), req.job_id(), req.attempt());
+    if (!k.ok()) return ToGrpc(k.status());
+    for (const auto& x : *k) ToWire(x, reply->add_kernels());
+    return grpc::Status::OK;
+  }
+
+ private:
   // Jobs claimed for a long-poll whose caller went away meanwhile (a worker killed, its
   // connection closed, its deadline passed) would reach nobody and sit until their lease
   // expired, charged a retry: they go back now, uncharged (fenced like a worker's Release).
@@ -97,104 +157,27 @@ class WorkerService final : public SyncBase {
     return grpc::Status(grpc::StatusCode::CANCELLED, "the caller went away");
   }
 
-  grpc::Status Renew(grpc::ServerContext* ctx, const v1::RenewRequest* req,
-                     v1::RenewReply* reply) override {
-    if (auto st = Auth(ctx); !st.ok()) return st;
-    if (auto st = TooBig(*req); !st.ok()) return st;
-    std::vector<coordinator::Lease> leases;
-    for (const auto& l : req->leases()) leases.push_back({l.job_id(), l.attempt()});
-    auto held = c_.Renew(req->worker_id(), leases);
-    if (!held.ok()) return ToGrpc(held.status());
-    for (const auto& h : *held) {
-      auto* l = reply->add_held();
-      l->set_job_id(h.job_id);
-      l->set_attempt(h.attempt);
-    }
-    return grpc::Status::OK;
-  }
-
-  // The token (and role) was checked by Authorize before the request was read. Answers once the
-  // report's batch is committed, from the reporter thread (no thread waits for it).
-  void Report(const v1::ReportRequest& req, Done done) {
-    auto r = FromWire(req);
-    if (!r.ok()) {
-      done(ToGrpc(r.status()));
-      return;
-    }
-    c_.SubmitReportAsync(*r, [done = std::move(done)](absl::Status st) { done(ToGrpc(st)); });
-  }
-
-  grpc::Status Release(grpc::ServerContext* ctx, const v1::ReleaseRequest* req,
-                       v1::ReleaseReply* reply) override {
-    if (auto st = Auth(ctx); !st.ok()) return st;
-    if (auto st = TooBig(*req); !st.ok()) return st;
-    std::vector<coordinator::Lease> leases;
-    for (const auto& l : req->leases()) leases.push_back({l.job_id(), l.attempt()});
-    auto n = c_.Release(req->worker_id(), leases);
-    if (!n.ok()) return ToGrpc(n.status());
-    reply->set_released(*n);
-    return grpc::Status::OK;
-  }
-
-  grpc::Status PutKernels(const v1::PutKernelsRequest& req, v1::PutKernelsReply* reply) {
-    std::vector<KernelBlob> kernels;
-    for (const auto& k : req.kernels()) kernels.push_back(FromWire(k));
-    auto ids = c_.PutKernels(req.worker_id(), req.job_id(), req.attempt(), kernels);
-    if (!ids.ok()) return ToGrpc(ids.status());
-    for (int64_t id : *ids) reply->add_kernel_ids(id);
-    return grpc::Status::OK;
-  }
-
-  grpc::Status FetchKernels(grpc::ServerContext* ctx, const v1::FetchKernelsRequest* req,
-                            v1::FetchKernelsReply* reply) override {
-    if (auto st = Auth(ctx); !st.ok()) return st;
-    if (auto st = TooBig(*req); !st.ok()) return st;
-    auto k = c_.FetchKernels(req->worker_id(), req->job_id(), req->attempt());
-    if (!k.ok()) return ToGrpc(k.status());
-    for (const auto& x : *k) ToWire(x, reply->add_kernels());
-    return grpc::Status::OK;
-  }
-
-  // Before a Report or PutKernels request is read: a token, and for PutKernels the compile role
-  // (eval hosts never hand code to the others).
-  grpc::Status AuthorizeLarge(const grpc::ServerContextBase& ctx, const std::string& method) const {
-    const Role role = RoleOf(&ctx);
-    if (role == Role::kNone) {
-      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "missing or wrong token");
-    }
-    if (method == kPutKernels && role != Role::kCompile) {
-      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                          "PutKernels needs the compile role's token (this is the eval role's)");
-    }
-    return grpc::Status::OK;
-  }
-
-  static constexpr const char* kReport = "/tuna.v1.Worker/Report";
-  static constexpr const char* kPutKernels = "/tuna.v1.Worker/PutKernels";
-
- private:
-  Role RoleOf(const grpc::ServerContextBase* ctx) const {
-    const auto& md = ctx->client_metadata();
+  Role RoleOf(const grpc::ServerContextBase& ctx) const {
+    const auto& md = ctx.client_metadata();
     auto it = md.find("authorization");
     return credentials_.RoleOf(it == md.end() ? std::string_view()
                                               : std::string_view(it->second.data(), it->second.size()));
-  }
-  grpc::Status Auth(const grpc::ServerContextBase* ctx) const {
-    if (RoleOf(ctx) != Role::kNone) return grpc::Status::OK;
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "missing or wrong token");
   }
 
   Coordinator& c_;
   const Credentials& credentials_;
 };
 
-}  // namespace
-
-// A handler of `Req` -> `Reply` over serialized messages: `handle` gets the request and the
-// reply to fill, and answers through its Done (unread_refusal.h), which serializes the reply.
+// A handler of `Req` -> `Reply` over serialized messages: `handle` gets the call, the request
+// and the reply to fill, and answers through its Done (unread_refusal.h), which serializes the
+// reply.
 template <class Req, class Reply>
-RawHandler Raw(std::function<void(std::shared_ptr<const Req>, Reply*, Done)> handle) {
-  return [handle](const grpc::ServerContextBase&, const grpc::ByteBuffer& in,
+using Handle =
+    std::function<void(const grpc::ServerContextBase&, std::shared_ptr<const Req>, Reply*, Done)>;
+
+template <class Req, class Reply>
+RawHandler Raw(Handle<Req, Reply> handle) {
+  return [handle](const grpc::ServerContextBase& ctx, const grpc::ByteBuffer& in,
                   grpc::ByteBuffer* out, Done done) {
     auto req = std::make_shared<Req>();
     grpc::ByteBuffer copy(in);
@@ -204,7 +187,7 @@ RawHandler Raw(std::function<void(std::shared_ptr<const Req>, Reply*, Done)> han
       return;
     }
     auto reply = std::make_shared<Reply>();
-    handle(std::move(req), reply.get(), [reply, out, done = std::move(done)](grpc::Status st) {
+    handle(ctx, std::move(req), reply.get(), [reply, out, done = std::move(done)](grpc::Status st) {
       bool own = false;
       if (st.ok()) st = grpc::SerializationTraits<Reply>::Serialize(*reply, out, &own);
       done(st);
@@ -212,32 +195,44 @@ RawHandler Raw(std::function<void(std::shared_ptr<const Req>, Reply*, Done)> han
   };
 }
 
-// A handler that waits (for the database) runs on a thread of its own, off gRPC's callback
-// threads.
+// A handler that blocks (the database, a long-poll) runs on `pool`, off gRPC's callback threads.
 template <class Req, class Reply>
-RawHandler OnOwnThread(std::function<grpc::Status(const Req&, Reply*)> handle) {
-  return Raw<Req, Reply>([handle](std::shared_ptr<const Req> req, Reply* reply, Done done) {
-    std::thread([handle, req, reply, done = std::move(done)] { done(handle(*req, reply)); })
-        .detach();
+RawHandler OnPool(HandlerPool& pool, std::shared_ptr<WorkerService> w,
+                  grpc::Status (WorkerService::*method)(const grpc::ServerContextBase&, const Req&,
+                                                        Reply*)) {
+  return Raw<Req, Reply>([&pool, w, method](const grpc::ServerContextBase& ctx,
+                                            std::shared_ptr<const Req> req, Reply* reply,
+                                            Done done) {
+    pool.Run([&ctx, w, method, req, reply, done = std::move(done)] {
+      done(((*w).*method)(ctx, *req, reply));
+    });
   });
 }
 
-WorkerServices MakeWorkerServices(Coordinator& coordinator, const Credentials& credentials) {
-  auto sync = std::make_unique<WorkerService>(coordinator, credentials);
-  WorkerService* w = sync.get();
-  std::map<std::string, RawHandler> large;
-  large[WorkerService::kReport] = Raw<v1::ReportRequest, v1::ReportReply>(
-      [w](std::shared_ptr<const v1::ReportRequest> q, v1::ReportReply*, Done done) {
-        w->Report(*q, std::move(done));
-      });
-  large[WorkerService::kPutKernels] = OnOwnThread<v1::PutKernelsRequest, v1::PutKernelsReply>(
-      [w](const v1::PutKernelsRequest& q, v1::PutKernelsReply* r) { return w->PutKernels(q, r); });
-  auto unread = MakeUnreadRefusalService(
+}  // namespace
+
+std::unique_ptr<grpc::CallbackGenericService> MakeWorkerService(Coordinator& coordinator,
+                                                                const Credentials& credentials,
+                                                                HandlerPool& pool) {
+  auto w = std::make_shared<WorkerService>(coordinator, credentials);
+  const std::string p = kMethodPrefix;
+  std::map<std::string, RawMethod> m;
+  m[p + "Register"] = {kMaxSmallRequest, OnPool(pool, w, &WorkerService::Register)};
+  m[p + "Ping"] = {kMaxSmallRequest, OnPool(pool, w, &WorkerService::Ping)};
+  m[p + "Lease"] = {kMaxSmallRequest, OnPool(pool, w, &WorkerService::Lease)};
+  m[p + "Renew"] = {kMaxSmallRequest, OnPool(pool, w, &WorkerService::Renew)};
+  m[p + "Release"] = {kMaxSmallRequest, OnPool(pool, w, &WorkerService::Release)};
+  m[p + "FetchKernels"] = {kMaxSmallRequest, OnPool(pool, w, &WorkerService::FetchKernels)};
+  m[p + "PutKernels"] = {0, OnPool(pool, w, &WorkerService::PutKernels)};
+  m[p + "Report"] = {0, Raw<v1::ReportRequest, v1::ReportReply>(
+                            [w](const grpc::ServerContextBase&,
+                                std::shared_ptr<const v1::ReportRequest> q, v1::ReportReply*,
+                                Done done) { w->Report(*q, std::move(done)); })};
+  return MakeUnreadRefusalService(
       [w](const grpc::ServerContextBase& ctx, const std::string& method) {
-        return w->AuthorizeLarge(ctx, method);
+        return w->Authorize(ctx, method);
       },
-      std::move(large));
-  return {std::move(sync), std::move(unread)};
+      std::move(m));
 }
 
 }  // namespace tuna::coordinator

@@ -2,27 +2,26 @@
 #pragma once
 
 #include <memory>
-#include <string>
 
 #include "coordinator/coordinator.h"
 #include "coordinator/credentials.h"
+#include "coordinator/handler_pool.h"
 
 namespace grpc {
 class CallbackGenericService;
-class Service;
 }  // namespace grpc
 
 namespace tuna::coordinator {
 
-// The Worker service as one server serves it (register both): every call needs a token of
-// `credentials` (none configured: no authentication); compile leases and PutKernels need the
-// compile role. `sync` serves the small methods (their requests are read, then checked);
-// `unread` serves Report and PutKernels, whose token is checked before their requests are read
-// (unread_refusal.h). The Coordinator and Credentials must outlive both; `unread` uses `sync`.
-struct WorkerServices {
-  std::unique_ptr<grpc::Service> sync;
-  std::unique_ptr<grpc::CallbackGenericService> unread;
-};
-WorkerServices MakeWorkerServices(Coordinator& coordinator, const Credentials& credentials);
+// The Worker service, every method of it, as the server's generic service (unread_refusal.h):
+// every call needs a token of `credentials` (none configured: no authentication), checked
+// before its request is read; PutKernels and compile leases need the compile role. Requests
+// of every method but Report and PutKernels are limited to 1 MiB (RESOURCE_EXHAUSTED), those two
+// to the server's max receive size. Handlers that block run on `pool`. The pool must outlive
+// the server's calls (shut the server down first); the Coordinator and Credentials must outlive
+// the pool's tasks (destroy the pool, which joins them, first).
+std::unique_ptr<grpc::CallbackGenericService> MakeWorkerService(Coordinator& coordinator,
+                                                                const Credentials& credentials,
+                                                                HandlerPool& pool);
 
 }  // namespace tuna::coordinator

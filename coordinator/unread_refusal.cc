@@ -1,5 +1,6 @@
 #include "coordinator/unread_refusal.h"
 
+#include <string>
 #include <utility>
 
 namespace tuna::coordinator {
@@ -11,10 +12,10 @@ namespace {
 class Call final : public grpc::ServerGenericBidiReactor {
  public:
   Call(grpc::GenericCallbackServerContext* ctx, const Authorize& authorize,
-       const std::map<std::string, RawHandler>& handlers)
+       const std::map<std::string, RawMethod>& methods)
       : ctx_(ctx) {
-    auto h = handlers.find(ctx->method());
-    if (h == handlers.end()) {
+    auto m = methods.find(ctx->method());
+    if (m == methods.end()) {
       Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "unknown method " + ctx->method()));
       return;
     }
@@ -22,7 +23,7 @@ class Call final : public grpc::ServerGenericBidiReactor {
       Finish(st);  // nothing of the request was asked for: it is never read
       return;
     }
-    handler_ = &h->second;
+    method_ = &m->second;
     StartRead(&request_);
   }
 
@@ -31,7 +32,14 @@ class Call final : public grpc::ServerGenericBidiReactor {
       Finish(grpc::Status(grpc::StatusCode::CANCELLED, "no request message"));
       return;
     }
-    (*handler_)(*ctx_, request_, &reply_, [this](grpc::Status st) {
+    if (method_->max_request_bytes > 0 && request_.Length() > method_->max_request_bytes) {
+      Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          "request of " + std::to_string(request_.Length()) +
+                              " bytes too large for " + ctx_->method() + " (at most " +
+                              std::to_string(method_->max_request_bytes) + ")"));
+      return;
+    }
+    method_->handle(*ctx_, request_, &reply_, [this](grpc::Status st) {
       if (st.ok()) {
         StartWriteAndFinish(&reply_, grpc::WriteOptions(), st);
       } else {
@@ -44,29 +52,29 @@ class Call final : public grpc::ServerGenericBidiReactor {
 
  private:
   grpc::GenericCallbackServerContext* ctx_;
-  const RawHandler* handler_ = nullptr;
+  const RawMethod* method_ = nullptr;
   grpc::ByteBuffer request_, reply_;
 };
 
 class Service final : public grpc::CallbackGenericService {
  public:
-  Service(Authorize authorize, std::map<std::string, RawHandler> handlers)
-      : authorize_(std::move(authorize)), handlers_(std::move(handlers)) {}
+  Service(Authorize authorize, std::map<std::string, RawMethod> methods)
+      : authorize_(std::move(authorize)), methods_(std::move(methods)) {}
 
   grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override {
-    return new Call(ctx, authorize_, handlers_);
+    return new Call(ctx, authorize_, methods_);
   }
 
  private:
   Authorize authorize_;
-  std::map<std::string, RawHandler> handlers_;
+  std::map<std::string, RawMethod> methods_;
 };
 
 }  // namespace
 
 std::unique_ptr<grpc::CallbackGenericService> MakeUnreadRefusalService(
-    Authorize authorize, std::map<std::string, RawHandler> handlers) {
-  return std::make_unique<Service>(std::move(authorize), std::move(handlers));
+    Authorize authorize, std::map<std::string, RawMethod> methods) {
+  return std::make_unique<Service>(std::move(authorize), std::move(methods));
 }
 
 }  // namespace tuna::coordinator
