@@ -40,19 +40,7 @@ struct Case {
 // multiple, 1x1 and 2x2 images, and batches whose tiles cross images.
 void AddWinogradEdgeCases(const Target& target, const std::vector<const solver::Solver*>& fb,
                           const solver::Solver& wrw, std::vector<Case>& cases) {
-  for (auto [n, c, k, h, w, ph, pw] : std::vector<std::array<int64_t, 7>>{{2, 5, 7, 9, 11, 1, 1},
-                                                                          {1, 3, 6, 8, 5, 0, 0},
-                                                                          {3, 9, 4, 7, 7, 2, 2},
-                                                                          {1, 16, 16, 1, 1, 1, 1},
-                                                                          {2, 8, 12, 2, 3, 2, 2},
-                                                                          {1, 33, 17, 13, 6, 0, 0},
-                                                                          {2, 6, 10, 11, 9, 0, 2},
-                                                                          {3, 4, 5, 10, 14, 1, 1}}) {
-    Problem b;
-    b.n = n, b.c = c, b.k = k;
-    b.in = {1, h, w};
-    b.fil = {1, 3, 3};
-    b.pad = {0, ph, pw};
+  for (const Problem& b : testing::WinogradEdgeProblems()) {
     for (Direction d : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
       const Problem q = testing::With(b, d, DataType::kFp32, Layout::kNCHW);
       std::vector<const solver::Solver*> solvers = fb;

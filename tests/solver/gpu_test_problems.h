@@ -2,6 +2,7 @@
 // unique convolutions) re-typed, re-laid-out and re-batched, plus small edge-case problems.
 #pragma once
 
+#include <array>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -23,6 +24,25 @@ inline Problem With(Problem p, Direction dir, DataType type, Layout layout) {
   p.data_type = type;
   p.in_layout = p.fil_layout = p.out_layout = Layout3(layout, p.spatial_dims);
   return p;
+}
+
+// 3x3 stride-1 problems at the Winograd solvers' edges (direction, type and layout left to the
+// caller): odd sizes and tile tails, padding 0-2 (also unequal), 1x1 and 2x2 images, one channel,
+// batches whose tiles cross images, large C.
+inline std::vector<Problem> WinogradEdgeProblems() {
+  std::vector<Problem> out;
+  for (auto [n, c, k, h, w, ph, pw] : std::vector<std::array<int64_t, 7>>{
+           {2, 5, 7, 9, 11, 1, 1}, {1, 3, 6, 8, 5, 0, 0},   {3, 9, 4, 7, 7, 2, 2},   {1, 16, 16, 1, 1, 1, 1},
+           {2, 8, 12, 2, 3, 2, 2}, {1, 33, 17, 13, 6, 0, 0}, {2, 6, 10, 11, 9, 0, 2}, {3, 4, 5, 10, 14, 1, 1},
+           {2, 1, 1, 10, 10, 1, 1}, {1, 2048, 8, 5, 6, 1, 1}}) {
+    Problem b;
+    b.n = n, b.c = c, b.k = k;
+    b.in = {1, h, w};
+    b.fil = {1, 3, 3};
+    b.pad = {0, ph, pw};
+    out.push_back(b);
+  }
+  return out;
 }
 
 // A 2D forward problem in NHWC: square stride and dilation, padding per dimension.

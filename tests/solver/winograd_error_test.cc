@@ -197,30 +197,13 @@ std::vector<Problem> ErrorProblems() {
     b.n = 2;
     out.push_back(b);
   }
-  // n, c, k, h, w, pad_h, pad_w: odd sizes and tile tails, padding 0-2 (also unequal), 1x1 and
-  // 2x2 images, large C.
-  for (auto [n, c, k, h, w, ph, pw] : std::vector<std::array<int64_t, 7>>{{2, 5, 7, 9, 11, 1, 1},
-                                                                          {1, 3, 6, 8, 5, 0, 0},
-                                                                          {3, 9, 4, 7, 7, 2, 2},
-                                                                          {1, 16, 16, 1, 1, 1, 1},
-                                                                          {2, 8, 12, 2, 3, 2, 2},
-                                                                          {1, 33, 17, 13, 6, 0, 0},
-                                                                          {2, 6, 10, 11, 9, 0, 2},
-                                                                          {2, 1, 1, 10, 10, 1, 1},
-                                                                          {1, 2048, 8, 5, 6, 1, 1}}) {
-    Problem b;
-    b.n = n, b.c = c, b.k = k;
-    b.in = {1, h, w};
-    b.fil = {1, 3, 3};
-    b.pad = {0, ph, pw};
-    out.push_back(b);
-  }
+  for (const Problem& b : testing::WinogradEdgeProblems()) out.push_back(b);
   return out;
 }
 
 TEST_CASE("Winograd F(2x2) and F(4x4): the FP32 twin's error against FP64 stays within the tolerance", "[winograd]") {
   const std::vector<Problem> problems = ErrorProblems();
-  REQUIRE(problems.size() == 13);  // 4 ResNet-50 layers, 9 edge shapes
+  REQUIRE(problems.size() == 14);  // 4 ResNet-50 layers, 9 edge shapes
   const solver::WinogradF2x3Solver f2;
   const solver::WinogradF4x3Solver f4;
   std::printf("| problem | dir | L | direct max_rel | F(2x2) max_abs | max_rel | rms | F(4x4) max_abs | max_rel | rms | "
