@@ -21,8 +21,10 @@ BufferRole OutRole(Direction d) {
 
 class FaultSolver : public solver::Solver {
  public:
-  FaultSolver(std::vector<int64_t> faults, float spin_ms) : faults_(std::move(faults)), spin_ms_(spin_ms) {}
-  std::string_view Name() const override { return "TestFaultSolver"; }
+  FaultSolver(std::vector<int64_t> faults, float spin_ms, bool generic = false)
+      : faults_(std::move(faults)), spin_ms_(spin_ms), generic_(generic) {}
+  std::string_view Name() const override { return generic_ ? "TestGenericSolver" : "TestFaultSolver"; }
+  bool IsGeneric() const override { return generic_; }
   solver::Algorithm Algo() const override { return solver::Algorithm::kDirect; }
   bool IsTunable() const override { return true; }
   std::vector<Direction> Directions() const override {
@@ -94,6 +96,7 @@ class FaultSolver : public solver::Solver {
  private:
   std::vector<int64_t> faults_;
   float spin_ms_;
+  bool generic_ = false;
 };
 
 }  // namespace
@@ -108,6 +111,14 @@ std::unique_ptr<solver::SolverRegistry> FaultRegistry(std::vector<int64_t> fault
   list.emplace_back(86, std::make_unique<solver::NaiveConvSolver>(Direction::kBackwardData));
   list.emplace_back(87, std::make_unique<solver::NaiveConvSolver>(Direction::kBackwardWeights));
   list.emplace_back(9001, NewFaultSolver(std::move(faults), spin_ms));
+  return std::make_unique<solver::SolverRegistry>(std::move(list));
+}
+
+std::unique_ptr<solver::SolverRegistry> GenericRegistry(std::vector<int64_t> faults, bool with_specialised) {
+  solver::SolverList list;
+  list.emplace_back(85, std::make_unique<solver::NaiveConvSolver>(Direction::kForward));
+  if (with_specialised) list.emplace_back(9001, NewFaultSolver(faults));
+  list.emplace_back(9002, std::make_unique<FaultSolver>(std::move(faults), 2000, true));
   return std::make_unique<solver::SolverRegistry>(std::move(list));
 }
 

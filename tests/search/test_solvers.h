@@ -28,4 +28,8 @@ std::unique_ptr<solver::Solver> NewFaultSolver(std::vector<int64_t> faults, floa
 // A registry with the FaultSolver (id 9001, name "TestFaultSolver") and the three naive solvers.
 std::unique_ptr<solver::SolverRegistry> FaultRegistry(std::vector<int64_t> faults, float spin_ms = 2000);
 
+// The forward naive solver, "TestGenericSolver" (id 9002: the FaultSolver marked generic) and,
+// with `with_specialised`, the FaultSolver itself (not generic).
+std::unique_ptr<solver::SolverRegistry> GenericRegistry(std::vector<int64_t> faults, bool with_specialised);
+
 }  // namespace tuna::search::testing

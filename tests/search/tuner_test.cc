@@ -519,5 +519,25 @@ TEST_CASE("dry run for gfx90a compiles the builtin GPU solvers through hiprtc") 
   CHECK(res.solvers.front().name == "ConvDirectNaiveConvFwd");
 }
 
+TEST_CASE("a generic solver is searched briefly where a specialised one applies") {
+  CpuFixture f;
+  if (!f.ok) return;
+  const Problem p = ParseOne("conv -n 1 -c 4 -H 5 -W 5 -k 4 -y 3 -x 3 -F 1");
+  for (bool specialised : {true, false}) {
+    INFO("specialised solver registered: " << specialised);
+    auto registry = testing::GenericRegistry({testing::kCorrect, testing::kSlow, testing::kClobbersInputs,
+                                              testing::kGarbage}, specialised);
+    TuneOptions o = FastRandom(4);
+    o.generic_budget = 2;
+    o.solvers = {"TestGenericSolver"};
+    Tuner tuner(*registry, *f.backend, f.device.get(), f.target, o);
+    absl::StatusOr<TuneResult> r = tuner.Tune(p);
+    REQUIRE(r.ok());
+    REQUIRE(r->solvers.size() == 1);
+    CHECK(r->solvers.front().planned == (specialised ? 2u : 4u));
+    CHECK(r->solvers.front().tried == (specialised ? 2u : 4u));
+  }
+}
+
 }  // namespace
 }  // namespace tuna::search

@@ -331,6 +331,17 @@ void Tuner::PlanAhead(const Problem& problem) {
   ahead_ = std::move(a);
 }
 
+bool Tuner::SpecialisedApplies(const Problem& problem) const {
+  for (const solver::RegisteredSolver& r : registry_.Applicable(target_, problem)) {
+    const auto dirs = r.solver->Directions();
+    if (r.solver->IsTunable() && !r.solver->IsGeneric() &&
+        std::find(dirs.begin(), dirs.end(), problem.direction) != dirs.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::vector<solver::RegisteredSolver> Tuner::SolversFor(const Problem& problem) const {
   std::vector<solver::RegisteredSolver> solvers;
   for (const solver::RegisteredSolver& r : registry_.Applicable(target_, problem)) {
@@ -370,6 +381,9 @@ Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& 
     return solver->IsValid(target, problem, c).ok();
   };
   in.budget = options_.budget;
+  if (s.IsGeneric() && in.budget > options_.generic_budget && options_.generic_budget > 0 && SpecialisedApplies(problem)) {
+    in.budget = options_.generic_budget;
+  }
   in.seed = options_.seed;
   in.prior = {plan.default_config};
   for (const std::string& params : options_.warm_params) {

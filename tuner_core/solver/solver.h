@@ -35,6 +35,9 @@ class Solver {
   virtual bool IsTunable() const = 0;
   // MIOpen's "dynamic": one compiled kernel serves every problem size (no -D of sizes).
   virtual bool IsDynamic() const { return false; }
+  // A generic fallback (any shape, no specialised data path): where a specialised tunable solver
+  // also applies to a problem, the tuner searches it briefly (search::kGenericBudget).
+  virtual bool IsGeneric() const { return false; }
   virtual std::vector<Direction> Directions() const = 0;
 
   virtual absl::Status IsApplicable(const Target& target, const Problem& problem) const = 0;
