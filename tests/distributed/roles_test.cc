@@ -80,6 +80,15 @@ LeaseRequest CompileLease(const std::string& worker) {
   return req;
 }
 
+// A loopback server with both roles' tokens: "compile-token" and "eval-token".
+coordinator::ServerOptions TwoRoles() {
+  coordinator::ServerOptions so;
+  so.listen = "127.0.0.1:0";
+  so.token = "compile-token";
+  so.eval_token = "eval-token";
+  return so;
+}
+
 KernelBlob Blob(size_t bytes) {
   return KernelBlob{std::string(64, 'a'), "cpu-test", "c++", "k.cc", "", "f",
                     std::string(bytes, 'x'), ""};
@@ -89,11 +98,7 @@ TEST_CASE_METHOD(testing::MariadbTest, "the eval role may not compile or put ker
                  "[mariadb][distributed]") {
   auto seeded = testing::SeedQueue(db(), 2, 1);
   REQUIRE(seeded.ok());
-  coordinator::ServerOptions so;
-  so.listen = "127.0.0.1:0";
-  so.token = "compile-token";
-  so.eval_token = "eval-token";
-  Running r = Start(db(), so);
+  Running r = Start(db(), TwoRoles());
 
   auto eval = Client(r, "eval-token");
   const std::string eval_id = Register(*eval, "evalhost");
@@ -144,11 +149,7 @@ TEST_CASE_METHOD(testing::MariadbTest, "the eval role may not compile or put ker
 
 TEST_CASE_METHOD(testing::MariadbTest, "big requests: refused by their token, or by their size",
                  "[mariadb][distributed]") {
-  coordinator::ServerOptions so;
-  so.listen = "127.0.0.1:0";
-  so.token = "compile-token";
-  so.eval_token = "eval-token";
-  Running r = Start(db(), so);
+  Running r = Start(db(), TwoRoles());
   auto anonymous = Client(r, "");
   auto big = anonymous->PutKernels("w/1", 1, 1, {Blob(64u << 20)});
   INFO(big.status().ToString());
@@ -218,11 +219,7 @@ grpc::Status RawCall(grpc::GenericStub& stub, const std::string& method, const s
 // 64 MiB first: the counts below were 67 MB per call before every method was served unread).
 TEST_CASE_METHOD(testing::MariadbTest, "every method refuses a 64 MiB request without a token unread",
                  "[mariadb][distributed]") {
-  coordinator::ServerOptions so;
-  so.listen = "127.0.0.1:0";
-  so.token = "compile-token";
-  so.eval_token = "eval-token";
-  Running r = Start(db(), so);
+  Running r = Start(db(), TwoRoles());
   auto proxy = testing::ByteCountingProxy::Start(r.server->port());
   REQUIRE(proxy.ok());
   auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string((*proxy)->port()),
