@@ -91,6 +91,17 @@ void Conclude(bool dry_run, double best, SolverTuneResult& out) {
   }
 }
 
+// Runs f, adding its wall time to `acc` (ms); returns what f returns.
+template <typename F>
+auto Timed(double& acc, F&& f) {
+  struct Add {
+    double& acc;
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    ~Add() { acc += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); }
+  } add{acc};
+  return f();
+}
+
 // The next batch of candidates, compiled: on another thread while the current batch is timed
 // (`ahead`), or on Take's thread. A batch the search no longer needs is cancelled and handed to
 // `abandoned` (Discard; the compile owns what it uses: the Compiler, shared, and a copy of the
@@ -119,11 +130,9 @@ class BatchCompiler {
   // The submitted batch (empty when none was, or it was empty); adds the time waited to wait_ms.
   std::vector<CompiledCandidate> Take(double& wait_ms) {
     if (pending_.empty()) return {};
-    const auto t0 = std::chrono::steady_clock::now();
-    std::vector<CompiledCandidate> out =
-        future_.valid() ? future_.get() : compiler_->Compile(solver_, problem_, pending_);
+    std::vector<CompiledCandidate> out = Timed(
+        wait_ms, [&] { return future_.valid() ? future_.get() : compiler_->Compile(solver_, problem_, pending_); });
     pending_.clear();
-    wait_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return out;
   }
 
@@ -136,13 +145,11 @@ class BatchCompiler {
     pending_.clear();
     if (!future_.valid()) return dropped;
     control_->Cancel(kDiscardedNice);
-    const auto t0 = std::chrono::steady_clock::now();
     if (abandoned != nullptr) {
       wait_ms += abandoned->Add(std::move(future_));
     } else {
-      future_.wait();
+      Timed(wait_ms, [&] { future_.wait(); });
       future_ = {};
-      wait_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     }
     return dropped;
   }
@@ -213,17 +220,6 @@ class StopRule {
   uint64_t since_gain_ = 0;
   uint64_t noted_ = 0;
 };
-
-// Runs f, adding its wall time to `acc` (ms); returns what f returns.
-template <typename F>
-auto Timed(double& acc, F&& f) {
-  struct Add {
-    double& acc;
-    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
-    ~Add() { acc += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); }
-  } add{acc};
-  return f();
-}
 
 // What measuring a batch of one solver's search updates.
 struct BatchContext {
@@ -331,22 +327,25 @@ void Tuner::PlanAhead(const Problem& problem) {
   ahead_ = std::move(a);
 }
 
-bool Tuner::SpecialisedApplies(const Problem& problem) const {
+std::vector<solver::RegisteredSolver> Tuner::Serving(const Problem& problem) const {
+  std::vector<solver::RegisteredSolver> solvers;
   for (const solver::RegisteredSolver& r : registry_.Applicable(target_, problem)) {
     const auto dirs = r.solver->Directions();
-    if (r.solver->IsTunable() && !r.solver->IsGeneric() &&
-        std::find(dirs.begin(), dirs.end(), problem.direction) != dirs.end()) {
-      return true;
-    }
+    if (std::find(dirs.begin(), dirs.end(), problem.direction) != dirs.end()) solvers.push_back(r);
   }
-  return false;
+  return solvers;
+}
+
+bool Tuner::SpecialisedApplies(const Problem& problem) const {
+  const std::vector<solver::RegisteredSolver> serving = Serving(problem);
+  return std::any_of(serving.begin(), serving.end(), [](const solver::RegisteredSolver& r) {
+    return r.solver->IsTunable() && !r.solver->IsGeneric();
+  });
 }
 
 std::vector<solver::RegisteredSolver> Tuner::SolversFor(const Problem& problem) const {
   std::vector<solver::RegisteredSolver> solvers;
-  for (const solver::RegisteredSolver& r : registry_.Applicable(target_, problem)) {
-    const auto dirs = r.solver->Directions();
-    if (std::find(dirs.begin(), dirs.end(), problem.direction) == dirs.end()) continue;
+  for (const solver::RegisteredSolver& r : Serving(problem)) {
     if (!options_.solvers.empty() &&
         std::find(options_.solvers.begin(), options_.solvers.end(), std::string(r.solver->Name())) ==
             options_.solvers.end()) {

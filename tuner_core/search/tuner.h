@@ -219,7 +219,9 @@ class Tuner {
   std::vector<SolverPlan> PlanAll(const std::vector<solver::RegisteredSolver>& solvers,
                                   const Problem& problem) const;
   SolverPlan Plan(const solver::RegisteredSolver& r, const Problem& problem) const;
-  // Whether a tunable solver that is not generic applies to `problem` (any, not only options'
+  // The registry's solvers applicable to `problem` that serve its direction, in id order.
+  std::vector<solver::RegisteredSolver> Serving(const Problem& problem) const;
+  // Whether a tunable solver that is not generic serves `problem` (any, not only options'
   // solvers: a worker's job names one solver).
   bool SpecialisedApplies(const Problem& problem) const;
   SolverTuneResult TuneSolver(SolverPlan& plan, const Problem& problem, Evaluator* evaluator,
