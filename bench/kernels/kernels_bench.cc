@@ -473,15 +473,17 @@ class Bench {
     const char* names[] = {"N", "CG", "K", "HY", "WY", "R", "S", "G", "KG"};  // the kernel's size arguments
     constexpr size_t kSizes = sizeof(names) / sizeof(names[0]);
     if (sizes.size() != kSizes || phase.empty()) return absl::OkStatus();
-    std::vector<std::string> fix = {"-DTUNA_FIX_SIZES=1", "-DTUNA_FIX_PHASE=" + phase};
-    for (size_t i = 0; i < kSizes; ++i) fix.push_back(fmt::format("-DTUNA_FIX_{}={}", names[i], sizes[i]));
+    std::vector<std::string> values = {"-DTUNA_FIX_PHASE=" + phase};
+    for (size_t i = 0; i < kSizes; ++i) values.push_back(fmt::format("-DTUNA_FIX_{}={}", names[i], sizes[i]));
+    std::vector<std::string> fix = values;
+    fix.push_back("-DTUNA_FIX_SIZES=1");
     absl::StatusOr<std::unique_ptr<solver::Invoker>> fixed = BuildVariant(won, conv->kernel, fix, "fixed-sizes", row, check, bufs);
     if (!fixed.ok() || *fixed == nullptr) return fixed.status();
     std::unique_ptr<solver::Invoker> variant;
     if (!opt_.variant_option.empty()) {
       // The variant sees the problem's -DTUNA_FIX_* values too (without TUNA_FIX_SIZES they are
       // read only where the variant's own option says so: a partial constants experiment).
-      std::vector<std::string> extra(fix.begin() + 1, fix.end());
+      std::vector<std::string> extra = values;
       extra.push_back(opt_.variant_option);
       absl::StatusOr<std::unique_ptr<solver::Invoker>> v =
           BuildVariant(won, conv->kernel, extra, "variant", row, check, bufs);

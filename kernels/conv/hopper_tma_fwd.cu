@@ -402,7 +402,6 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
   if (ph.count > 3) tuna_prefetch_tmap(&tmap_x3);
 #endif
   tuna_prefetch_tmap(&tmap_w);
-  const int cg = Cg;
   int it = 0;
   for (int tile = TUNA_BID_X; tile < tg.tiles; tile += TUNA_GDIM_X) {
     const TunaTile t = tg.Decode(ph, tile);
@@ -421,7 +420,7 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
     int cc = 0, tw = 0;
     int off_h = q.off0_h, off_w = q.off0_w;
     int row_tap = q.r0 * S, tap = row_tap + q.s0;
-    const int c_base = t.g * cg, n_row = t.g * tg.Kpg + t.n0;
+    const int c_base = t.g * Cg, n_row = t.g * tg.Kpg + t.n0;
     for (int kt = 0; kt < t.k_tiles; ++kt, ++it) {
       const int slot = it % kStages;
       if (it >= kStages) tuna_mbar_wait(sm.empty + 8 * slot, ((it / kStages) - 1) & 1);

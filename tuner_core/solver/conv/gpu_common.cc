@@ -1,5 +1,7 @@
 #include "tuner_core/solver/conv/gpu_common.h"
 
+#include <bit>
+
 #include "tuner_core/solver/solver.h"
 
 namespace tuna::solver::gpu {
@@ -56,8 +58,7 @@ void Append2dStrides(std::vector<KernelArg>& args, const TensorDesc& desc) {
 FastDiv MakeFastDiv(int64_t d) {
   FastDiv f;
   if (d <= 1) return f;
-  int log2_up = 0;  // ceil(log2(d))
-  while ((int64_t{1} << log2_up) < d) ++log2_up;
+  const int log2_up = std::bit_width(static_cast<uint64_t>(d - 1));  // ceil(log2(d))
   const int p = 31 + log2_up;  // mul = ceil(2^p / d) < 2^32 for 1 < d < 2^31
   f.mul = static_cast<uint32_t>(((uint64_t{1} << p) + static_cast<uint64_t>(d) - 1) / static_cast<uint64_t>(d));
   f.shr = static_cast<uint32_t>(p - 32);
