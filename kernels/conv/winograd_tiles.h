@@ -18,6 +18,24 @@
 
 #include "conv/winograd_math.h"
 
+// Point xi = i * A + j of element e in a workspace of `plane`-strided points (the layouts above).
+template <class W>
+TUNA_WINO_FN void wino_store_points(const float t[W::kA][W::kA], float* TUNA_WINO_RESTRICT dst, long long plane,
+                                     long long e) {
+  TUNA_WINO_UNROLL
+  for (int i = 0; i < W::kA; ++i)
+    TUNA_WINO_UNROLL
+    for (int j = 0; j < W::kA; ++j) dst[(i * W::kA + j) * plane + e] = t[i][j];
+}
+template <class W>
+TUNA_WINO_FN void wino_load_points(const float* TUNA_WINO_RESTRICT src, long long plane, long long e,
+                                    float t[W::kA][W::kA]) {
+  TUNA_WINO_UNROLL
+  for (int i = 0; i < W::kA; ++i)
+    TUNA_WINO_UNROLL
+    for (int j = 0; j < W::kA; ++j) t[i][j] = src[(i * W::kA + j) * plane + e];
+}
+
 // One thread per (ko, ci): U[xi][ko][ci] for every xi. flip: g[r][s] = w[ci][ko][2-r][2-s].
 template <class W>
 TUNA_WINO_FN void wino_filter_body(int e, const float* TUNA_WINO_RESTRICT w, float* TUNA_WINO_RESTRICT u, int KO, int CI,
@@ -32,11 +50,7 @@ TUNA_WINO_FN void wino_filter_body(int e, const float* TUNA_WINO_RESTRICT w, flo
       g[r][s] = flip ? w[((long long)ci * KO + ko) * 9 + (2 - r) * 3 + (2 - s)] : w[(long long)e * 9 + r * 3 + s];
   float t[W::kA][W::kA];
   wino_filter_tile<W>(g, t);
-  const long long plane = (long long)KO * CI;
-  TUNA_WINO_UNROLL
-  for (int i = 0; i < W::kA; ++i)
-    TUNA_WINO_UNROLL
-    for (int j = 0; j < W::kA; ++j) u[(i * W::kA + j) * plane + e] = t[i][j];
+  wino_store_points<W>(t, u, (long long)KO * CI, e);
 }
 
 // One thread per (ci, t), t fastest: V[xi][ci][t] for every xi; tiles past T write zeros.
@@ -71,11 +85,7 @@ TUNA_WINO_FN void wino_input_body(long long e, const float* TUNA_WINO_RESTRICT x
   }
   float o[W::kA][W::kA];
   wino_input_tile<W>(d, o);
-  const long long plane = (long long)C * T4;
-  TUNA_WINO_UNROLL
-  for (int i = 0; i < W::kA; ++i)
-    TUNA_WINO_UNROLL
-    for (int j = 0; j < W::kA; ++j) v[(i * W::kA + j) * plane + e] = o[i][j];
+  wino_store_points<W>(o, v, (long long)C * T4, e);
 }
 
 // One thread per (k, t), t fastest: y's m x m outputs of tile t from M[xi][k][t] (those inside
@@ -89,12 +99,8 @@ TUNA_WINO_FN void wino_output_body(long long e, const float* TUNA_WINO_RESTRICT 
   const int k = (int)(e / T4);
   const int t = (int)(e - (long long)k * T4);
   if (k >= K || t >= N * per_img) return;
-  const long long plane = (long long)K * T4;
   float a[W::kA][W::kA];
-  TUNA_WINO_UNROLL
-  for (int i = 0; i < W::kA; ++i)
-    TUNA_WINO_UNROLL
-    for (int j = 0; j < W::kA; ++j) a[i][j] = m[(i * W::kA + j) * plane + e];
+  wino_load_points<W>(m, (long long)K * T4, e, a);
   float o[W::kM][W::kM];
   wino_output_tile<W>(a, o);
   const int img = t / per_img;
