@@ -7,8 +7,13 @@
 // (config, problem). Compiles nothing: it asks each solver for its solution and hashes the
 // build requests, so it runs in seconds for any arch the backend can name.
 //
+// With --model it counts what a default `tuna tune -f` builds ahead in its compile steps instead:
+// per perf job, the model-guided search's blind proposals (search::ModelBlindProposals, after
+// the default config; the generic solvers' budget cut where a specialised solver applies), taken
+// from the strategy itself, so a change of the first sample's order shows in the count.
+//
 //   bazel run //bench/search:distinct_builds -- --target sm_90 \
-//       -f $PWD/bench/kernels/data/resnet50_n32_fp16_nhwc.txt
+//       -f $PWD/bench/kernels/data/resnet50_n32_fp16_nhwc.txt [--model [--threads 16]]
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -17,6 +22,8 @@
 #include "CLI/CLI.hpp"
 #include "fmt/format.h"
 #include "tuner_core/backend/kernel_identity.h"
+#include "tuner_core/search/strategy/strategy.h"
+#include "tuner_core/search/tuner.h"
 #include "tuner_core/problem/driver_line.h"
 #include "tuner_core/solver/invoker.h"
 #include "tuner_core/solver/registry.h"
@@ -44,9 +51,34 @@ std::vector<solver::PerfConfig> Candidates(const solver::Solver& s, const solver
   return out;
 }
 
-void Count(const solver::Solver& s, const solver::Target& t, const Problem& p,
-           const std::string& compiler_version, uint64_t budget, SolverCount& out) {
-  std::vector<solver::PerfConfig> configs = Candidates(s, t, p);
+// What a default compile step builds for a perf job of `s` on `p`: the default config, then the
+// model-guided strategy's proposals before its cost model can follow timings.
+std::vector<solver::PerfConfig> BlindProposals(const solver::Solver& s, const solver::Target& t,
+                                               const Problem& p, bool specialised_applies,
+                                               int threads) {
+  if (!s.IsTunable() || s.Space(t, p).empty()) return {s.DefaultConfig(t, p)};
+  search::StrategyInput in;
+  in.space = s.Space(t, p);
+  in.is_valid = [&](const solver::PerfConfig& c) { return s.IsValid(t, p, c).ok(); };
+  in.budget = search::DefaultBudget(search::StrategyKind::kModel);
+  if (s.IsGeneric(t) && specialised_applies) in.budget = std::min(in.budget, search::kGenericBudget);
+  in.prior = {s.DefaultConfig(t, p)};
+  const size_t batch = search::DefaultBatch(threads);
+  uint64_t left = search::ModelBlindProposals(in.space.axes().size(), batch, t.IsGpu(), in.budget);
+  std::unique_ptr<search::SearchStrategy> strategy = search::MakeStrategy(search::StrategyKind::kModel);
+  if (!strategy->Start(in).ok()) return {};
+  std::vector<solver::PerfConfig> out;
+  while (left > 0) {
+    std::vector<solver::PerfConfig> next = strategy->Next(std::min<uint64_t>(batch, left));
+    if (next.empty()) break;
+    left -= next.size();
+    out.insert(out.end(), next.begin(), next.end());
+  }
+  return out;
+}
+
+void Count(std::vector<solver::PerfConfig> configs, const solver::Solver& s, const solver::Target& t,
+           const Problem& p, const std::string& compiler_version, uint64_t budget, SolverCount& out) {
   if (budget > 0 && configs.size() > budget) configs.resize(budget);
   ++out.problems;
   for (const solver::PerfConfig& c : configs) {
@@ -64,6 +96,10 @@ int Main(int argc, char** argv) {
   CLI::App app{"distinct kernel builds of a driver file"};
   std::string file, arch = "sm_90";
   uint64_t budget = 0;
+  bool model = false;
+  int threads = 16;
+  app.add_flag("--model", model, "count a default tune's compile steps (model-guided blind proposals)");
+  app.add_option("--threads", threads, "--model: the worker's compile threads (batch size)")->capture_default_str();
   app.add_option("-f,--file", file, "MIOpenDriver lines")->required();
   app.add_option("--target", arch, "arch (sm_90, gfx90a, cpu-avx2)")->capture_default_str();
   app.add_option("--budget", budget, "candidates per solver and problem (0 = every valid one)");
@@ -82,16 +118,25 @@ int Main(int argc, char** argv) {
   for (const DriverFileLine& line : parsed->lines) {
     for (const Problem& p : line.problems) {
       ++problems;
+      std::vector<const solver::Solver*> serving;
       for (const solver::RegisteredSolver& r : registry.Applicable(*target, p)) {
         const auto dirs = r.solver->Directions();
-        if (std::find(dirs.begin(), dirs.end(), p.direction) == dirs.end()) continue;
-        Count(*r.solver, *target, p, version, budget, counts[std::string(r.solver->Name())]);
+        if (std::find(dirs.begin(), dirs.end(), p.direction) != dirs.end()) serving.push_back(r.solver);
+      }
+      const bool specialised = std::any_of(serving.begin(), serving.end(), [&](const solver::Solver* s) {
+        return s->IsTunable() && !s->IsGeneric(*target);
+      });
+      for (const solver::Solver* s : serving) {
+        Count(model ? BlindProposals(*s, *target, p, specialised, threads) : Candidates(*s, *target, p), *s,
+              *target, p, version, budget, counts[std::string(s->Name())]);
       }
     }
   }
   std::set<std::string> all;
   uint64_t candidates = 0;
-  fmt::print("{} problems, target {}, budget {}\n", problems, arch, budget == 0 ? "all" : std::to_string(budget));
+  fmt::print("{} problems, target {}, {}\n", problems, arch,
+             model ? fmt::format("a default tune's compile steps ({} compile threads)", threads)
+                   : fmt::format("budget {}", budget == 0 ? "all" : std::to_string(budget)));
   fmt::print("{:<28} {:>8} {:>11} {:>9} {:>10}\n", "solver", "problems", "candidates", "builds", "cand/build");
   for (const auto& [name, c] : counts) {
     all.insert(c.builds.begin(), c.builds.end());

@@ -24,7 +24,7 @@ class FaultSolver : public solver::Solver {
   FaultSolver(std::vector<int64_t> faults, float spin_ms, bool generic = false)
       : faults_(std::move(faults)), spin_ms_(spin_ms), generic_(generic) {}
   std::string_view Name() const override { return generic_ ? "TestGenericSolver" : "TestFaultSolver"; }
-  bool IsGeneric() const override { return generic_; }
+  bool IsGeneric(const solver::Target&) const override { return generic_; }
   solver::Algorithm Algo() const override { return solver::Algorithm::kDirect; }
   bool IsTunable() const override { return true; }
   std::vector<Direction> Directions() const override {

@@ -338,8 +338,8 @@ std::vector<solver::RegisteredSolver> Tuner::Serving(const Problem& problem) con
 
 bool Tuner::SpecialisedApplies(const Problem& problem) const {
   const std::vector<solver::RegisteredSolver> serving = Serving(problem);
-  return std::any_of(serving.begin(), serving.end(), [](const solver::RegisteredSolver& r) {
-    return r.solver->IsTunable() && !r.solver->IsGeneric();
+  return std::any_of(serving.begin(), serving.end(), [this](const solver::RegisteredSolver& r) {
+    return r.solver->IsTunable() && !r.solver->IsGeneric(target_);
   });
 }
 
@@ -380,7 +380,7 @@ Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& 
     return solver->IsValid(target, problem, c).ok();
   };
   in.budget = options_.budget;
-  if (s.IsGeneric() && in.budget > options_.generic_budget && options_.generic_budget > 0 && SpecialisedApplies(problem)) {
+  if (s.IsGeneric(target_) && in.budget > options_.generic_budget && options_.generic_budget > 0 && SpecialisedApplies(problem)) {
     in.budget = options_.generic_budget;
   }
   in.seed = options_.seed;

@@ -35,9 +35,13 @@ class Solver {
   virtual bool IsTunable() const = 0;
   // MIOpen's "dynamic": one compiled kernel serves every problem size (no -D of sizes).
   virtual bool IsDynamic() const { return false; }
-  // A generic fallback (any shape, no specialised data path): where a specialised tunable solver
-  // also applies to a problem, the tuner searches it briefly (search::kGenericBudget).
-  virtual bool IsGeneric() const { return false; }
+  // A generic fallback on `target` (any shape, no specialised data path, or a data path the
+  // target's own family supersedes): where a specialised tunable solver also applies to a
+  // problem, the tuner searches it briefly (search::kGenericBudget).
+  virtual bool IsGeneric(const Target& target) const {
+    (void)target;
+    return false;
+  }
   virtual std::vector<Direction> Directions() const = 0;
 
   virtual absl::Status IsApplicable(const Target& target, const Problem& problem) const = 0;

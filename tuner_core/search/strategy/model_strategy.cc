@@ -216,12 +216,15 @@ class ModelStrategy final : public internal::StrategyBase {
     explore_credit_ = 0;
     // The random first sample is one seeded permutation, taken in order: the same points
     // whatever the batch sizes, so a compile worker's dry run (large batches) builds what the
-    // eval search (small batches) will try first.
+    // eval search (small batches) will try first. It is ordered by a hash of the configs'
+    // values, not shuffled by position, so the searches of one solver on different problems
+    // draw the configs their spaces share in the same order and reuse each other's builds
+    // (kernels take sizes at run time).
     first_sample_.clear();
     first_pos_ = 0;
     if (enumerated()) {
       first_sample_ = valid_points();
-      internal::Shuffle(first_sample_, rng());
+      internal::SortBySharedHash(input().space, input().seed, first_sample_);
     }
     initial_ = ModelInitialRandom(input().space.axes().size(), options_);
   }

@@ -8,6 +8,19 @@
 
 namespace tuna::search::internal {
 
+void SortBySharedHash(const solver::SearchSpace& space, uint64_t seed, std::vector<uint64_t>& indices) {
+  std::vector<std::pair<uint64_t, uint64_t>> keyed;
+  keyed.reserve(indices.size());
+  for (uint64_t index : indices) {
+    Rng h(seed);
+    uint64_t key = h.Next();
+    for (int64_t v : space.At(index).values) key = Rng(key ^ static_cast<uint64_t>(v)).Next();
+    keyed.push_back({key, index});
+  }
+  std::sort(keyed.begin(), keyed.end());
+  for (size_t i = 0; i < keyed.size(); ++i) indices[i] = keyed[i].second;
+}
+
 std::optional<uint64_t> IndexOf(const solver::SearchSpace& space, const solver::PerfConfig& config) {
   const auto& axes = space.axes();
   if (config.values.size() != axes.size()) return std::nullopt;

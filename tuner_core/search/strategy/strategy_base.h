@@ -35,6 +35,12 @@ void Shuffle(std::vector<T>& v, Rng& rng) {
   for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng.Below(i)]);
 }
 
+// Orders `indices` (points of `space`) by a seeded hash of each point's values: a random
+// permutation for one space, and the same relative order for the configs two spaces share (a
+// solver's space on two problems), so searches of different problems draw their random points
+// in the same order and share kernel builds wherever the same configs are valid for both.
+void SortBySharedHash(const solver::SearchSpace& space, uint64_t seed, std::vector<uint64_t>& indices);
+
 // The odometer index of a config of the space (SearchSpace::At's inverse); nullopt when the
 // config is not in the space.
 std::optional<uint64_t> IndexOf(const solver::SearchSpace& space, const solver::PerfConfig& config);
