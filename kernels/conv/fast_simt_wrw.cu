@@ -3,7 +3,7 @@
 //
 //   GEMM  M = K (dw rows)   N = C*R*S (dw columns, KCRS dense)   K = N*Ho*Wo (pixels)
 //
-// A block computes a TB_M x TB_N tile of dw over one SPLIT_K-th of the pixels with
+// A block computes a TB_M x TB_N tile of dw over one split_k-th of the pixels with
 // (TB_M/8)*(TB_N/8) threads, each an 8x8 register micro-tile split in two 4-wide halves per
 // dimension, so shared-memory reads are 128-bit and conflict-free. Both operands are pixel-major
 // in memory (dy rows, im2col(x) columns), so each thread keeps one pixel of the TB_K-pixel step
@@ -11,13 +11,16 @@
 // rows are padded by 4 floats (conflict-free scatter); zero-fill covers padding and tails. K
 // advances through a STAGES-deep ring.
 //
-// SPLIT_K > 1: block z writes its partial tile into the workspace slice z; tuna_simt_wrw_reduce
+// split_k > 1: block z writes its partial tile into the workspace slice z; tuna_simt_wrw_reduce
 // then sums the slices in slice order into dw, so re-runs give identical bits (no atomics).
 //
-// Options: the solver's axes TB_M, TB_N, TB_K, STAGES, SPLIT_K; TUNA_FR, TUNA_FS (filter size,
-// compile-time so column decomposition is multiply-shift).
-// Arguments: x, dy, out (dw, or the workspace when SPLIT_K > 1), then the sizes as int32, then
-// the offsets and strides of a batch (floats, int64) and its size (grid.z = batch * SPLIT_K).
+// Options: the solver's axes TB_M, TB_N, TB_K, STAGES; TUNA_FR, TUNA_FS (filter size,
+// compile-time so column decomposition is multiply-shift). The solver's SPLIT_K axis is a
+// run-time argument: it only sets each block's share of the pixel steps (a few integer
+// operations per block), so one build serves every split.
+// Arguments: x, dy, out (dw, or the workspace when split_k > 1), then the sizes as int32, then
+// the offsets and strides of a batch (floats, int64), its size and split_k (grid.z = batch *
+// split_k).
 #include "common/portability.h"
 #include "conv/async_copy.h"
 #include "conv/simt_mainloop.h"
@@ -30,7 +33,6 @@ constexpr int kTbM = TB_M;  // output channels per block
 constexpr int kTbN = TB_N;  // filter columns (c, r, s) per block
 constexpr int kTbK = TB_K;  // pixels per step
 constexpr int kStages = STAGES;
-constexpr int kSplitK = SPLIT_K;
 constexpr int kR = TUNA_FR;
 constexpr int kS = TUNA_FS;
 constexpr int kRS = kR * kS;
@@ -51,12 +53,12 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
     tuna_fast_simt_wrw(const float* TUNA_RESTRICT x, const float* TUNA_RESTRICT dy, float* TUNA_RESTRICT out,
                        int n_img, int C, int H, int W, int K, int Ho, int Wo, int pad_h, int pad_w, int stride_h,
                        int stride_w, int dil_h, int dil_w, long long x_off, long long dy_off, long long out_off,
-                       long long zx, long long zdy, int batch) {
+                       long long zx, long long zdy, int batch, int split_k) {
   TUNA_DYNAMIC_SHARED(float, smem);
-  // grid.z = batch * SPLIT_K: convolution b of a batch (Winograd's 16 GEMMs) reads x and dy at
+  // grid.z = batch * split_k: convolution b of a batch (Winograd's 16 GEMMs) reads x and dy at
   // these strides; its split s writes slice s * batch + b.
-  const int split = TUNA_BID_Z % kSplitK;
-  const int b = TUNA_BID_Z / kSplitK;
+  const int split = TUNA_BID_Z % split_k;
+  const int b = TUNA_BID_Z / split_k;
   x += x_off + b * zx;
   dy += dy_off + b * zdy;
   const int tid = TUNA_TID_X;
@@ -72,7 +74,7 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
 
   // This block's pixel steps: an equal share of them per split.
   const int steps_all = (P + kTbK - 1) / kTbK;
-  const int steps_per = (steps_all + kSplitK - 1) / kSplitK;
+  const int steps_per = (steps_all + split_k - 1) / split_k;
   const int step0 = split * steps_per;
   const int steps = max(0, min(steps_all, step0 + steps_per) - step0);
 
@@ -128,7 +130,8 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
 
   // Epilogue: rows are output channels, columns filter columns (contiguous); slice z of the
   // workspace when split.
-  float* dst = out + out_off + ((long long)split * batch + b) * K * CRS;
+  // (split and b again from the block index: kept live across the main loop they cost registers)
+  float* dst = out + out_off + ((long long)(TUNA_BID_Z % split_k) * batch + TUNA_BID_Z / split_k) * K * CRS;
   const bool vec_out = (CRS & 3) == 0;
 #pragma unroll
   for (int ih = 0; ih < 2; ++ih) {
@@ -154,12 +157,13 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
   }
 }
 
-// dw[i] = sum over the SPLIT_K workspace slices of ws[z][i], in slice order.
-TUNA_GLOBAL void tuna_simt_wrw_reduce(const float* TUNA_RESTRICT ws, float* TUNA_RESTRICT dw, int count) {
+// dw[i] = sum over the split_k workspace slices of ws[z][i], in slice order.
+TUNA_GLOBAL void tuna_simt_wrw_reduce(const float* TUNA_RESTRICT ws, float* TUNA_RESTRICT dw, int count,
+                                      int split_k) {
   const int i = TUNA_BID_X * TUNA_BDIM_X + TUNA_TID_X;
   if (i >= count) return;
   float sum = 0.f;
-#pragma unroll
-  for (int z = 0; z < kSplitK; ++z) sum += ws[(long long)z * count + i];
+#pragma unroll 4
+  for (int z = 0; z < split_k; ++z) sum += ws[(long long)z * count + i];
   dw[i] = sum;
 }

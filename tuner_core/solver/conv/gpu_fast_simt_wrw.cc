@@ -51,7 +51,7 @@ SearchSpace FastSimtWrwSolver::Axes() {
                       {"TB_N", Pow2Range(64, 128)},
                       {"TB_K", Pow2Range(8, 16)},
                       {"STAGES", LinearRange(2, 4)},
-                      {"SPLIT_K", Pow2Range(1, 128)}});
+                      {"SPLIT_K", Pow2Range(1, 128), AxisUse::kSolver}});
 }
 
 absl::Status FastSimtWrwSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
@@ -109,6 +109,7 @@ Launch FastSimtWrwSolver::GemmLaunch(const Problem& p, const PerfConfig& config,
   }
   for (int64_t v : {batch.x_off, batch.dy_off, batch.out_off, batch.zx, batch.zdy}) l.args.push_back(KernelArg::I64(v));
   l.args.push_back(KernelArg::I32(batch.count));
+  l.args.push_back(KernelArg::I32(split_k));
   return l;
 }
 
@@ -139,7 +140,8 @@ absl::StatusOr<Solution> FastSimtWrwSolver::GetSolution(const Target& target, co
     r.entry = "tuna_simt_wrw_reduce";
     r.grid.x = static_cast<uint32_t>(CeilDiv(count, 256));
     r.block.x = 256;
-    r.args = {KernelArg::Buffer(BufferRole::kWorkspace), KernelArg::Buffer(BufferRole::kW), KernelArg::I32(count)};
+    r.args = {KernelArg::Buffer(BufferRole::kWorkspace), KernelArg::Buffer(BufferRole::kW), KernelArg::I32(count),
+              KernelArg::I32(split_k)};
     sol.launches.push_back(std::move(r));
   }
   return sol;
