@@ -70,9 +70,12 @@ size_t KernelCacheBackend::builds() const {
   return builds_;
 }
 
-absl::StatusOr<backend::CodeObject> KernelCacheBackend::Compile(
-    const backend::CompileRequest& request) const {
-  const std::string key = backend::KernelIdentity(inner_, request);
+std::optional<backend::CodeObject> KernelCacheBackend::Lookup(const backend::CompileRequest& request) const {
+  return Known(backend::KernelIdentity(inner_, request), request);
+}
+
+std::optional<backend::CodeObject> KernelCacheBackend::Known(const std::string& key,
+                                                             const backend::CompileRequest& request) const {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = known_.find(key);
@@ -87,9 +90,16 @@ absl::StatusOr<backend::CodeObject> KernelCacheBackend::Compile(
       ++hits_;
       ++disk_hits_;
       if (known_.emplace(key, *stored).second) built_.push_back(ToKernelBlob(key, request, *stored));
-      return *std::move(stored);
+      return stored;
     }
   }
+  return std::nullopt;
+}
+
+absl::StatusOr<backend::CodeObject> KernelCacheBackend::Compile(
+    const backend::CompileRequest& request) const {
+  const std::string key = backend::KernelIdentity(inner_, request);
+  if (std::optional<backend::CodeObject> known = Known(key, request)) return *std::move(known);
   absl::StatusOr<backend::CodeObject> code = inner_.Compile(request);
   if (!code.ok()) return code;
   if (disk_ != nullptr) {

@@ -72,6 +72,8 @@ class KernelCacheBackend : public backend::Backend {
   std::string DriverVersion() const override { return inner_.DriverVersion(); }
   std::vector<std::string> CompileTargets() const override { return inner_.CompileTargets(); }
   absl::StatusOr<backend::CodeObject> Compile(const backend::CompileRequest& request) const override;
+  // Memory, then disk; counted and recorded as Compile counts and records them.
+  std::optional<backend::CodeObject> Lookup(const backend::CompileRequest& request) const override;
   absl::StatusOr<std::vector<backend::DeviceInfo>> ListDevices() const override {
     return inner_.ListDevices();
   }
@@ -80,6 +82,9 @@ class KernelCacheBackend : public backend::Backend {
   }
 
  private:
+  // The code of `key` from memory or disk (counted as a hit), or nullopt.
+  std::optional<backend::CodeObject> Known(const std::string& key, const backend::CompileRequest& request) const;
+
   const backend::Backend& inner_;
   const backend::DiskKernelCache* disk_;  // null: none
   mutable std::mutex mu_;

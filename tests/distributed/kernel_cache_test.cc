@@ -38,10 +38,15 @@ TEST_CASE("the kernel cache answers known builds and keeps its own across Clear"
         backend::KernelIdentity(backend::BackendKind::kCpu, "g++ (Debian 12.2.0-15) 12.2.0", built));
 
   KernelCacheBackend cache(*cpu);
+  CHECK_FALSE(cache.Lookup(built).has_value());  // unknown: never compiled by a lookup
+  CHECK(cache.builds() == 0);
   REQUIRE(cache.Compile(built).ok());
   REQUIRE(cache.Compile(built).ok());
   CHECK(cache.builds() == 1);
   CHECK(cache.hits() == 1);
+  CHECK(cache.Lookup(built).has_value());
+  CHECK(cache.hits() == 2);
+  CHECK_FALSE(cpu->Lookup(built).has_value());  // a plain backend has nothing at hand
   std::vector<coordinator::KernelBlob> taken = cache.TakeBuilt();
   REQUIRE(taken.size() == 1);
   CHECK(taken[0].build_key == backend::KernelIdentity(*cpu, built));
@@ -53,13 +58,13 @@ TEST_CASE("the kernel cache answers known builds and keeps its own across Clear"
   cache.Prefetch({ToKernelBlob(backend::KernelIdentity(*cpu, fetched), fetched, *elsewhere)});
   REQUIRE(cache.Compile(fetched).ok());
   CHECK(cache.builds() == 1);
-  CHECK(cache.hits() == 2);
+  CHECK(cache.hits() == 3);
 
   // Between jobs: the fetched kernel is forgotten, the one built here is kept.
   cache.Clear();
   REQUIRE(cache.Compile(built).ok());
   CHECK(cache.builds() == 1);
-  CHECK(cache.hits() == 3);
+  CHECK(cache.hits() == 4);
   REQUIRE(cache.Compile(fetched).ok());
   CHECK(cache.builds() == 2);
 }

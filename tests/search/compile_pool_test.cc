@@ -171,5 +171,39 @@ TEST_CASE("a Compiler on a pool builds what one on its own threads builds") {
   CHECK(a[3].disposition == Disposition::kNotApplicable);
 }
 
+TEST_CASE("a Compiler on a pool answers cached candidates without waiting for the pool's threads") {
+  testing::CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kCorrect});
+  const solver::Solver& faults = *registry->ByName("TestFaultSolver")->solver;
+  const Problem p = testing::ParseOne("conv -n 1 -c 4 -H 6 -W 6 -k 4 -y 3 -x 3 -p 1 -q 1 -F 1");
+  const std::vector<solver::PerfConfig> configs = {solver::PerfConfig{{0}}, solver::PerfConfig{{9}}};
+  CompilePool pool(1);
+  Compiler pooled(*f.backend, f.target, {0, &pool});
+  const auto first = pooled.Compile(faults, p, configs);
+  REQUIRE(first[0].disposition == Disposition::kPassed);
+  // Another job's long build holds the pool's only thread.
+  std::promise<void> release;
+  std::promise<void> holding;
+  std::thread other([&] {
+    pool.Run(pool.NewTicket(), 1, [&](size_t) {
+      holding.set_value();
+      release.get_future().wait();
+    });
+  });
+  holding.get_future().wait();
+  // The same candidates again: their kernel is at hand, so no pool thread is needed (before, the
+  // call queued behind the other job's build and returned only after it).
+  auto again = std::async(std::launch::async, [&] { return pooled.Compile(faults, p, configs); });
+  const bool answered = again.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
+  release.set_value();
+  other.join();
+  CHECK(answered);
+  const auto second = again.get();
+  CHECK(second[0].disposition == Disposition::kPassed);
+  CHECK(second[0].code.size() == first[0].code.size());
+  CHECK(second[1].disposition == Disposition::kNotApplicable);
+}
+
 }  // namespace
 }  // namespace tuna::search

@@ -32,6 +32,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -288,6 +289,13 @@ class Backend {
   // Needs no device. Compile errors are FailedPrecondition with the compiler log in the message
   // (and nothing else); an unsupported arch is Unimplemented.
   virtual absl::StatusOr<CodeObject> Compile(const CompileRequest& request) const = 0;
+  // The code object Compile would return, when the backend has it at hand without compiling (a
+  // caching decorator's memory or disk); nullopt otherwise, and always for a plain compiler.
+  // Cheap: callers try it on their own thread before they queue a build.
+  virtual std::optional<CodeObject> Lookup(const CompileRequest& request) const {
+    (void)request;
+    return std::nullopt;
+  }
 
   virtual absl::StatusOr<std::vector<DeviceInfo>> ListDevices() const = 0;
   virtual absl::StatusOr<std::unique_ptr<Device>> OpenDevice(int index) const = 0;

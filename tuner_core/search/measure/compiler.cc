@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -30,6 +31,11 @@ size_t Compiler::cache_size() const {
 
 CompiledCandidate Compiler::CompileOne(const solver::Solver& solver, const Problem& problem,
                                        const solver::PerfConfig& config) {
+  return *Resolve(solver, problem, config, true);
+}
+
+std::optional<CompiledCandidate> Compiler::Resolve(const solver::Solver& solver, const Problem& problem,
+                                                   const solver::PerfConfig& config, bool may_build) {
   CompiledCandidate out;
   out.config = config;
   const auto t0 = std::chrono::steady_clock::now();
@@ -53,13 +59,21 @@ CompiledCandidate Compiler::CompileOne(const solver::Solver& solver, const Probl
     absl::StatusOr<backend::CompileRequest> request = solver::CompileRequestFor(k, target_.arch);
     const std::string key = request.ok() ? backend::KernelIdentity(backend_, *request) : "";
     if (request.ok()) {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::unique_lock<std::mutex> lock(mu_);
       auto it = cache_.find(key);
       if (it != cache_.end()) {
         out.code.push_back(it->second);
         continue;
       }
+      lock.unlock();
+      if (std::optional<backend::CodeObject> at_hand = backend_.Lookup(*request)) {
+        lock.lock();
+        cache_.emplace(key, *at_hand);
+        out.code.push_back(*std::move(at_hand));
+        continue;
+      }
     }
+    if (!may_build) return std::nullopt;
     solver::Solution one;
     one.kernels.push_back(k);
     absl::StatusOr<std::vector<backend::CodeObject>> code =
@@ -99,7 +113,17 @@ std::vector<CompiledCandidate> Compiler::Compile(const solver::Solver& solver, c
     if (control != nullptr) control->Leave(own);
   };
   if (options_.pool) {
-    options_.pool->Run(ticket_, configs.size(), [&](size_t i) { one(i, false); });
+    std::vector<size_t> to_build;
+    for (size_t i = 0; i < configs.size(); ++i) {
+      if (control != nullptr && control->cancelled()) {
+        to_build.push_back(i);  // skipped by `one` below, as the pool would
+      } else if (std::optional<CompiledCandidate> at_hand = Resolve(solver, problem, configs[i], false)) {
+        out[i] = *std::move(at_hand);
+      } else {
+        to_build.push_back(i);
+      }
+    }
+    if (!to_build.empty()) options_.pool->Run(ticket_, to_build.size(), [&](size_t j) { one(to_build[j], false); });
     return out;
   }
   const int threads = std::min<int>(this->threads(), static_cast<int>(configs.size()));

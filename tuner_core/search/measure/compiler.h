@@ -7,7 +7,10 @@
 // message); a failure never aborts the batch.
 //
 // Identical kernel builds (same source, options, entries and arch) are compiled once per
-// Compiler and shared: "dynamic" solvers build one kernel for every config and problem.
+// Compiler and shared: "dynamic" solvers build one kernel for every config and problem. With a
+// pool, the candidates whose kernels are all at hand (this Compiler's or the backend's cache:
+// Backend::Lookup) are resolved on the calling thread first and only the others wait for the
+// pool's threads, so a job whose kernels are cached never queues behind other jobs' builds.
 //
 // Threads: Compile may be called from several threads; the Backend (and the pool, if any) must
 // outlive the Compiler.
@@ -67,6 +70,11 @@ class Compiler {
   int threads() const;
 
  private:
+  // CompileOne's work; with `may_build` false, nullopt instead of running the compiler for a
+  // kernel that neither this Compiler nor the backend (Backend::Lookup) has at hand.
+  std::optional<CompiledCandidate> Resolve(const solver::Solver& solver, const Problem& problem,
+                                           const solver::PerfConfig& config, bool may_build);
+
   const backend::Backend& backend_;
   solver::Target target_;
   CompilerOptions options_;
