@@ -1,5 +1,5 @@
 // sm_90a helpers shared by the Hopper tensor-core kernels (hopper_fwd.cu, hopper_tma_fwd.cu, hopper_wrw.cu, hopper_tma_wrw.cu):
-// proxy and wgmma fences, 128-byte-swizzle matrix descriptors, FP32 -> FP16/BF16 packing,
+// proxy and wgmma fences, 128- and 64-byte-swizzle matrix descriptors, FP32 -> FP16/BF16 packing,
 // mbarriers and register reallocation. Include after common/portability.h; TUNA_DTYPE
 // (1 fp16, 2 bf16) picks the wgmma and pack flavour.
 #pragma once
@@ -35,6 +35,18 @@ TUNA_DEVICE unsigned long long tuna_desc_sw128(unsigned saddr) {
   d |= static_cast<unsigned long long>(1) << 16;          // leading byte offset (16 B, ignored)
   d |= static_cast<unsigned long long>(1024 >> 4) << 32;  // stride byte offset
   d |= static_cast<unsigned long long>(1) << 62;          // 128-byte swizzle
+  return d;
+}
+
+// The same for a K-major tile in the 64-byte swizzle (32 halves per row; the copy engine's
+// SWIZZLE_64B): rows of 64 bytes, 8-row groups 512 bytes apart (stride byte offset), the 16-byte
+// chunk index XORed with (row / 2) % 4. A k16 step within the row is +32 bytes, as in sw128.
+TUNA_DEVICE unsigned long long tuna_desc_sw64(unsigned saddr) {
+  unsigned long long d = 0;
+  d |= static_cast<unsigned long long>((saddr & 0x3FFFF) >> 4);
+  d |= static_cast<unsigned long long>(1) << 16;         // leading byte offset (16 B, ignored)
+  d |= static_cast<unsigned long long>(512 >> 4) << 32;  // stride byte offset
+  d |= static_cast<unsigned long long>(2) << 62;         // 64-byte swizzle
   return d;
 }
 

@@ -9,22 +9,26 @@
 // their A rows and every B row through L2). A block is one producer warpgroup and WG_M consumer
 // warpgroups:
 //   * one producer thread (its warpgroup's registers handed to the consumers by setmaxnreg)
-//     issues, per k-tile, an im2col TMA copy of A (TB_M output pixels x 64 channels of one
+//     issues, per k-tile, an im2col TMA copy of A (TB_M output pixels x TB_K channels of one
 //     filter tap, gathered from x with padding, strides and dilation by the copy engine) and a
-//     tiled TMA copy of B (TB_N rows x 64 of w), into a STAGES-deep ring of 128-byte swizzled
-//     shared tiles, both completing on the slot's `full` mbarrier; it runs ahead across tile
-//     boundaries, bounded by the slots' `empty` mbarriers;
+//     tiled TMA copy of B (TB_N rows x TB_K of w), into a STAGES-deep ring of shared tiles
+//     swizzled by their row width (TB_K 64: 128-byte rows, 128-byte swizzle; TB_K 32: 64-byte
+//     rows, 64-byte swizzle), both completing on the slot's `full` mbarrier; it runs ahead across
+//     tile boundaries, bounded by the slots' `empty` mbarriers;
 //   * each consumer warpgroup owns TB_M/WG_M rows of the tile: it waits on `full`, issues the
 //     k-tile's wgmmas, and once the wgmmas of the previous k-tile have retired (wait_group 1)
-//     arrives on that slot's `empty` mbarrier. After a tile's last k-tile each warp writes its 16
-//     rows through a private shared staging slab as 16-byte coalesced stores, while the producer
-//     already fills the ring for the next tile.
+//     arrives on that slot's `empty` mbarrier (TB_K / 16 k16 steps per k-tile). After a tile's
+//     last k-tile each warp writes its 16 rows through a private shared staging slab as 16-byte
+//     coalesced stores, while the producer already fills the ring for the next tile.
 // No block-wide barrier after the start; no workspace; each output element is written once by
 // one thread, so results are deterministic.
 //
-// Needs C/G % 64 == 0 (a k-tile is one filter tap); other shapes go to hopper_fwd.cu.
+// Needs C/G % 8 == 0 (a k-tile is TB_K channels of one filter tap; a tap's last chunk may be
+// partial: the copy engine fills zeros past C/G in w's box); other shapes go to hopper_fwd.cu.
 // Sizes are run-time arguments: one build serves every problem with the same options.
-// Options: TB_M (64, 128, 256), TB_N (64, 128, 256), WG_M (1, 2), STAGES (3..8), PINGPONG (0; 1 with
+// Options: TB_M (64, 128, 256), TB_N (32, 64, 128, 256; also the wgmma N), TB_K (64 when left out;
+//          32: half the bytes and wgmmas per k-tile where C/G % 64 is 1..32, e.g. C/G = 32, and
+//          the solver passes -DTB_K only then), WG_M (1, 2), STAGES (3..8), PINGPONG (0; 1 with
 //          WG_M 1: two consumer warpgroups take alternate tiles of the block's sequence, each its
 //          whole tile, so one's epilogue overlaps the other's wgmmas), TUNA_DTYPE (1 fp16,
 //          2 bf16), PHASED (0: one output phase whose y pixel is the GEMM row — forward, stride-1
@@ -37,8 +41,8 @@
 // Arguments: the two tensor maps (see tuna_hopper_tma_fwd), the phase table, y, then the sizes as
 // int32: N, C/G, K, Hy, Wy, R, S, G, K/G.
 // Launch: gridDim.x = min(tiles, multiprocessors), blockDim.x = 128 * (WG_M + PINGPONG + 1); dynamic shared
-// memory = 1024 (alignment) + STAGES * (TB_M + TB_N) * 128 (ring) + (WG_M + PINGPONG) * 4 * 16 * 72 * 2
-// (epilogue slabs) + 16 * STAGES (mbarriers).
+// memory = 1024 (alignment) + STAGES * (TB_M + TB_N) * TB_K * 2 (ring) + (WG_M + PINGPONG) * 4 * 16 *
+// (min(TB_N, 64) + 8) * 2 (epilogue slabs) + 16 * STAGES (mbarriers).
 #include "common/portability.h"
 #include "conv/async_copy.h"  // tuna_smem_u32
 
@@ -58,12 +62,15 @@
 #ifndef VEC_OUT
 #define VEC_OUT 0
 #endif
+#ifndef TB_K
+#define TB_K 64
+#endif
 #define TUNA_TWO_CONSUMERS (WG_M == 2 || PINGPONG)
 
 
 constexpr int kTbM = TB_M;
 constexpr int kTbN = TB_N;
-constexpr int kTbK = 64;  // halves per row: one 128-byte swizzle row
+constexpr int kTbK = TB_K;  // halves per row: one 128-byte (64) or 64-byte (32) swizzle row
 constexpr int kWgM = WG_M;
 constexpr int kStages = STAGES;
 constexpr int kConsumers = kWgM + PINGPONG;  // consumer warpgroups
@@ -75,8 +82,11 @@ constexpr int kRowBytes = kTbK * 2;
 constexpr int kStageA = kTbM * kRowBytes;
 constexpr int kStageBytes = kStageA + kTbN * kRowBytes;
 constexpr int kRingBytes = kStages * kStageBytes;
-constexpr int kEpiCols = 64;       // columns a warp stages at a time
+constexpr int kEpiCols = kTbN < 64 ? kTbN : 64;  // columns a warp stages at a time
 constexpr int kEpiPitch = kEpiCols + 8;  // halves per staged row: conflict-free pair writes
+constexpr int kEpiChunks = kEpiCols / 8;           // 16-byte chunks per staged row: 8 or 4
+constexpr int kEpiRowsPerPass = 32 / kEpiChunks;  // rows the warp's lanes store at once: 4 or 8
+constexpr int kEpiPasses = 16 / kEpiRowsPerPass;
 constexpr int kEpiWarpBytes = 16 * kEpiPitch * 2;
 constexpr int kEpiBytes = kConsumers * 4 * kEpiWarpBytes;
 // Register split (setmaxnreg) for two consumers: 384 threads x 168 at entry = 128 x 40 + 256 x 232.
@@ -86,7 +96,8 @@ constexpr int kConsumerRegs = 232;
 #endif
 static_assert(kWgRows % 64 == 0, "each consumer warpgroup owns whole m64 slabs");
 static_assert(!PINGPONG || kWgM == 1, "ping-pong: each consumer warpgroup owns whole tiles");
-static_assert(kTbN == 64 || kTbN == 128 || kTbN == 256, "wgmma N");
+static_assert(kTbN == 32 || kTbN == 64 || kTbN == 128 || kTbN == 256, "wgmma N");
+static_assert(kTbK == 32 || kTbK == 64, "a k-tile is one 64- or 128-byte swizzle row");
 static_assert(kTbN % kEpiCols == 0, "epilogue slabs");
 static_assert(kStages >= 3, "one slot in the tensor cores, one released late, one filling");
 
@@ -101,7 +112,7 @@ TUNA_DEVICE TunaWsSmem tuna_ws_smem(unsigned char* smem_raw) {
   TunaWsSmem m;
   m.raw = smem_raw;
   m.raw_addr = tuna_smem_u32(smem_raw);
-  m.ring = m.raw_addr + ((1024 - (m.raw_addr & 1023)) & 1023);  // the 128-byte swizzle repeats every 1024 B
+  m.ring = m.raw_addr + ((1024 - (m.raw_addr & 1023)) & 1023);  // the 128-byte swizzle repeats every 1024 B (64: 512)
   m.epi = m.ring + kRingBytes;
   m.full = m.epi + kEpiBytes;
   m.empty = m.full + kStages * 8;
@@ -200,6 +211,15 @@ struct TunaTileGrid {
   }
 };
 
+// Matrix descriptor of a K-major ring tile (A or B) at saddr, in the swizzle of its row width.
+TUNA_DEVICE unsigned long long tuna_desc_ktile(unsigned saddr) {
+  if constexpr (kTbK == 32) {
+    return tuna_desc_sw64(saddr);
+  } else {
+    return tuna_desc_sw128(saddr);
+  }
+}
+
 TUNA_DEVICE void tuna_ws_init_barriers(const TunaWsSmem& sm, unsigned full_count) {
   if (TUNA_TID_X == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -269,10 +289,10 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
       tuna_wgmma_fence();
 #pragma unroll
       for (int k16 = 0; k16 < kTbK / 16; ++k16) {
-        const unsigned long long db = tuna_desc_sw128(b_tile + k16 * 32);
+        const unsigned long long db = tuna_desc_ktile(b_tile + k16 * 32);
 #pragma unroll
         for (int mr = 0; mr < kMRep; ++mr) {
-          tuna_wgmma(acc[mr], tuna_desc_sw128(a_tile + mr * 64 * kRowBytes + k16 * 32), db, kt > 0 || k16 > 0);
+          tuna_wgmma(acc[mr], tuna_desc_ktile(a_tile + mr * 64 * kRowBytes + k16 * 32), db, kt > 0 || k16 > 0);
         }
       }
       tuna_wgmma_commit();
@@ -293,18 +313,19 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
 
     // Epilogue: accumulator layout of wgmma m64nN: warp w of the warpgroup holds rows
     // 16w + lane/4 (+8); pair j covers columns 8j + 2*(lane%4) + {0, 1}. Each warp stages
-    // 16 rows x 64 columns at a time and stores them as 16-byte chunks (8 lanes per row); lane
-    // stores rows lane/8 + 4q (q < 4), whose y pixels are found once per tile.
+    // 16 rows x kEpiCols (min(TB_N, 64)) columns at a time and stores them as 16-byte chunks
+    // (kEpiChunks lanes per row); lane stores rows lane / kEpiChunks + kEpiRowsPerPass * q
+    // (q < kEpiPasses), whose y pixels are found once per tile.
     const TunaPhase q = tuna_phase(ph, t.phase);
     const int m_phase = out.n_img * q.n_i * q.n_j;
     const long long y_group = static_cast<long long>(t.g) * tg.Kpg;
 #pragma unroll
     for (int mr = 0; mr < kMRep; ++mr) {
       const int row0 = t.m0 + row_wg * kWgRows + mr * 64 + warp_in_wg * 16;
-      long long pix[4];
+      long long pix[kEpiPasses];
 #pragma unroll
-      for (int qq = 0; qq < 4; ++qq) {
-        const int m = row0 + (lane >> 3) + 4 * qq;
+      for (int qq = 0; qq < kEpiPasses; ++qq) {
+        const int m = row0 + lane / kEpiChunks + kEpiRowsPerPass * qq;
 #if !PHASED
         pix[qq] = m < m_phase ? m : -1;  // one phase, y pixel = GEMM row
         continue;
@@ -334,9 +355,9 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
         }
         __syncwarp();
 #pragma unroll
-        for (int qq = 0; qq < 4; ++qq) {
-          const int row = (lane >> 3) + 4 * qq;
-          const int ch = lane & 7;
+        for (int qq = 0; qq < kEpiPasses; ++qq) {
+          const int row = lane / kEpiChunks + kEpiRowsPerPass * qq;
+          const int ch = lane % kEpiChunks;
           const int n = t.n0 + cb * kEpiCols + ch * 8;
           if (pix[qq] >= 0 && n < tg.Kpg) {
             tuna_u16* dst = y + pix[qq] * out.K + y_group + n;
@@ -358,9 +379,9 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
 }
 
 // tmap_x<p>: im2col map of x for phase p (dims C, W, H, N; the bounding box of the phase's
-// im2col bases; element strides {1, estride_w, estride_h, 1}; 64 channels x TB_M pixels; 128-byte
-// swizzle); four when PHASED (maps of phases >= count are not read), else tmap_x0 alone. tmap_w: tiled map of w (dims R*S*C/G, K; box
-// 64 x TB_N; 128-byte swizzle). Cg: x's channels per group; K, Hy, Wy: y's channels and extent;
+// im2col bases; element strides {1, estride_w, estride_h, 1}; TB_K channels x TB_M pixels; the
+// swizzle of TB_K); four when PHASED (maps of phases >= count are not read), else tmap_x0 alone. tmap_w: tiled map of w (dims C/G, R*S, K; box
+// TB_K x 1 x TB_N; the swizzle of TB_K). Cg: x's channels per group; K, Hy, Wy: y's channels and extent;
 // R, S: w's; Kg: K per group (the host divides, so the prologue has no divide before the first copy).
 #if PHASED
 #define TUNA_X_MAPS                                                                                           \

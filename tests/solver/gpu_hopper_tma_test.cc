@@ -5,8 +5,10 @@
 // layer and the BF16 default, and, tagged "gpu", every ResNet-50 layer with C % 8 == 0 at batch 1
 // and batch 8 (default + 2 random configs), BF16 and edge problems (1x7 / 7x1 filters with
 // asymmetric padding, dilation, strides 2 and 3, groups, valid padding, padding above the filter
-// extent, M and K/G tails, C/G not a multiple of 64) checked against the CPU reference on poisoned outputs; the same for
-// backward data on every layer (strided ones through sub-pixel phases) and edge shape.
+// extent, M and K/G tails, C/G not a multiple of 64, Inception-v3's C = 32 layers) checked against the CPU reference on
+// poisoned outputs; the same for backward data on every layer (strided ones through sub-pixel phases) and edge
+// shape; and, tagged "gpu" and "thin", every config with a 32-channel k-tile or a 32-wide N tile on the edge
+// problems where those apply.
 #include <algorithm>
 #include <cstdio>
 #include <random>
@@ -48,7 +50,33 @@ std::vector<Problem> TmaEdgeProblems() {
       NhwcForward(2, 80, 192, 13, 13, 3, 3, 0, 0, 1, 1, 1),    // C = 80 (Inception)
       NhwcForward(2, 96, 64, 9, 9, 3, 3, 1, 1, 1, 1, 2),       // groups 2 with C/G = 48: the next group's channels
       NhwcForward(2, 48, 64, 12, 12, 1, 7, 0, 3, 1, 1, 1),     // C = 48, 1x7
+      NhwcForward(2, 32, 32, 17, 17, 3, 3, 0, 0, 1, 1, 1),     // Inception-v3 2F (C = K = 32, valid): TB_K 32, TB_N 32
+      NhwcForward(2, 32, 64, 15, 15, 3, 3, 0, 0, 1, 1, 1),     // C = 32, K = 64, valid: TB_K 32
+      NhwcForward(1, 32, 64, 13, 13, 3, 3, 1, 1, 1, 1, 1),     // Inception-v3 3F (C = 32, K = 64, padded)
   };
+}
+
+// The edge problems where the thin tiles apply (TB_K 32: C/G % 64 in 1..32; TB_N 32: K/G <= 32).
+std::vector<Problem> ThinTileProblems() {
+  return {
+      NhwcForward(2, 32, 32, 17, 17, 3, 3, 0, 0, 1, 1, 1),    // both
+      NhwcForward(2, 32, 64, 15, 15, 3, 3, 0, 0, 1, 1, 1),    // TB_K 32
+      NhwcForward(1, 128, 24, 7, 7, 3, 3, 1, 1, 1, 1, 1),     // TB_N 32 with a K tail (24 of 32)
+      NhwcForward(2, 512, 96, 10, 10, 3, 3, 1, 1, 1, 1, 4),   // TB_N 32, groups 4 (K/G = 24)
+      NhwcForward(2, 96, 64, 17, 17, 3, 3, 1, 1, 1, 1, 1),    // TB_K 32: C = 96 in three full chunks
+      NhwcForward(2, 80, 192, 13, 13, 3, 3, 0, 0, 1, 1, 1),   // TB_K 32: C = 80, a half-empty third chunk
+      NhwcForward(3, 32, 48, 15, 15, 3, 3, 0, 0, 2, 1, 1),    // TB_K 32, stride 2
+  };
+}
+
+// The configs of `p` that use a thin tile (TB_K 32 or TB_N 32).
+std::vector<PerfConfig> ThinConfigs(const solver::Solver& s, const Target& t, const Problem& p) {
+  const solver::SearchSpace space = s.Space(t, p);
+  std::vector<PerfConfig> out;
+  for (const PerfConfig& c : AllValid(s, t, p)) {
+    if (space.Value(c, "TB_K") == 32 || space.Value(c, "TB_N") == 32) out.push_back(c);
+  }
+  return out;
 }
 
 // Strided backward-data shapes: sub-pixel phases with 1..16 taps, phases no tap reaches (1x1
@@ -105,25 +133,25 @@ TEST_CASE("hopper tma fwd: applicability, defaults, pruning and tensor maps", "[
   CHECK_FALSE(s.IsApplicable(*sm90, NhwcForward(1, 64, 64, 300, 300, 3, 3, 130, 130, 1, 1, 1)).ok());  // pad 130
   // Analytic pruning: accumulators, warpgroup rows, shared memory, shallow rings.
   const Problem big = NhwcForward(32, 256, 1024, 28, 28, 3, 3, 1, 1, 1, 1, 1);
-  CHECK(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 4, 0}}).ok());
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4, 0}}).ok());  // 256 accumulators
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 128, 2, 4, 0}}).ok());   // 32-row warpgroups
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 5, 0}}).ok());  // 241 KiB > 227 KiB
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 64, 1, 3, 0}}).ok());    // 8 stages fit
+  CHECK(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 4, 0, 64}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4, 0, 64}}).ok());  // 256 accumulators
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 128, 2, 4, 0, 64}}).ok());   // 32-row warpgroups
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 5, 0, 64}}).ok());  // 241 KiB > 227 KiB
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 64, 1, 3, 0, 64}}).ok());    // 8 stages fit
   // Ping-pong: two consumers on alternate whole tiles (WG_M 1 only; each holds TB_M x TB_N).
-  CHECK(s.IsValid(*sm90, big, PerfConfig{{128, 128, 1, 5, 1}}).ok());
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 128, 2, 6, 1}}).ok());  // WG_M 2
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4, 1}}).ok());  // 256 accumulators
-  CHECK(solver::hopper_tma::SharedBytes(128, 256, 2, 4) == 1024u + 4 * 384 * 128 + 8 * 16 * 72 * 2 + 64);
+  CHECK(s.IsValid(*sm90, big, PerfConfig{{128, 128, 1, 5, 1, 64}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 128, 2, 6, 1, 64}}).ok());  // WG_M 2
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4, 1, 64}}).ok());  // 256 accumulators
+  CHECK(solver::hopper_tma::SharedBytes(128, 256, 64, 2, 4) == 1024u + 4 * 384 * 128 + 8 * 16 * 72 * 2 + 64);
   {
-    absl::StatusOr<solver::Solution> pp = s.GetSolution(*sm90, big, PerfConfig{{128, 128, 1, 5, 1}});
+    absl::StatusOr<solver::Solution> pp = s.GetSolution(*sm90, big, PerfConfig{{128, 128, 1, 5, 1, 64}});
     REQUIRE(pp.ok());
     CHECK(pp->launches[0].block.x == 384);  // producer + two consumers
     CHECK(std::find(pp->kernels[0].options.begin(), pp->kernels[0].options.end(), "-DPINGPONG=1") !=
           pp->kernels[0].options.end());
   }
   // The launch: persistent grid, one producer warpgroup, the two tensor maps of the problem.
-  absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, big, PerfConfig{{128, 256, 2, 4, 0}});
+  absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, big, PerfConfig{{128, 256, 2, 4, 0, 64}});
   REQUIRE(sol.ok());
   CHECK(sol->kernels[0].options[0] == "-DTB_M=128");
   CHECK(sol->kernels[0].options[3] == "-DSTAGES=4");
@@ -163,6 +191,73 @@ TEST_CASE("hopper tma fwd: applicability, defaults, pruning and tensor maps", "[
   CHECK(asym->launches[0].args[0].tensor_map.lower_corner[0] == -3);
   CHECK(asym->launches[0].args[0].tensor_map.lower_corner[1] == 0);
   CHECK(asym->launches[0].args[0].tensor_map.upper_corner[0] == -3);
+}
+
+TEST_CASE("hopper tma fwd: 32-channel k-tiles and 32-wide N tiles only where they pay", "[solver]") {
+  absl::StatusOr<Target> sm90 = solver::TargetForArch("sm_90");
+  REQUIRE(sm90.ok());
+  solver::HopperTmaFwdSolver s;
+  const solver::SearchSpace space = s.Space(*sm90, Problem{});
+  // Inception-v3's 2F and 3F at batch 32 (C = 32; K = 32 and 64).
+  const Problem thin = NhwcForward(32, 32, 32, 149, 149, 3, 3, 0, 0, 1, 1, 1);
+  const Problem thin64 = NhwcForward(32, 32, 64, 147, 147, 3, 3, 1, 1, 1, 1, 1);
+  for (const Problem& p : {thin, thin64}) {
+    INFO(p.Canonical());
+    REQUIRE(s.IsApplicable(*sm90, p).ok());
+    const PerfConfig def = s.DefaultConfig(*sm90, p);
+    CHECK(s.IsValid(*sm90, p, def).ok());
+    CHECK(space.Value(def, "TB_K") == 32);
+    CHECK(space.Value(def, "TB_N") == (p.k == 32 ? 32 : 64));
+    const std::vector<PerfConfig> valid = AllValid(s, *sm90, p);
+    const size_t thin_tiles = ThinConfigs(s, *sm90, p).size();
+    std::printf("%s: %zu valid configs, %zu with a thin tile\n", p.Canonical().c_str(), valid.size(), thin_tiles);
+    CHECK(thin_tiles >= 8);
+    CHECK(valid.size() <= 160);
+    // What ran before the axes stays valid: old params, TB_K 64.
+    CHECK(s.IsValid(*sm90, p, PerfConfig{{256, 64, 1, 4, 1, 64}}).ok());
+  }
+  // Where they do not pay: C/G % 64 == 0 or > 32 (TB_K 32); K/G > 32 (TB_N 32).
+  const Problem wide = NhwcForward(32, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1);
+  CHECK(s.IsValid(*sm90, wide, PerfConfig{{128, 64, 2, 8, 0, 64}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, wide, PerfConfig{{128, 64, 2, 8, 0, 32}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, wide, PerfConfig{{128, 32, 2, 8, 0, 64}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, NhwcForward(2, 48, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1), PerfConfig{{128, 64, 2, 8, 0, 32}}).ok());
+  CHECK(s.IsValid(*sm90, NhwcForward(2, 288, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1), PerfConfig{{128, 64, 2, 8, 0, 32}}).ok());
+  CHECK(s.IsValid(*sm90, NhwcForward(2, 512, 96, 10, 10, 3, 3, 1, 1, 1, 1, 4), PerfConfig{{128, 32, 2, 8, 0, 64}}).ok());
+  CHECK(space.Value(s.DefaultConfig(*sm90, wide), "TB_K") == 64);
+  // The launch of a thin config: 64-byte rows in the 64-byte swizzle, -DTB_K=32 passed.
+  const PerfConfig c{{128, 32, 1, 8, 0, 32}};
+  absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, thin, c);
+  REQUIRE(sol.ok());
+  const std::vector<std::string>& opts = sol->kernels[0].options;
+  CHECK(std::find(opts.begin(), opts.end(), "-DTB_K=32") != opts.end());
+  CHECK(std::find(opts.begin(), opts.end(), "-DTB_N=32") != opts.end());
+  const solver::Launch& l = sol->launches[0];
+  CHECK(l.shared_bytes == solver::hopper_tma::SharedBytes(128, 32, 32, 1, 8));
+  CHECK(solver::hopper_tma::SharedBytes(128, 32, 32, 1, 8) == 1024u + 8 * 160 * 64 + 4 * 16 * 40 * 2 + 128);
+  CHECK(l.block.x == 256);
+  const backend::TensorMapSpec& xm = l.args[0].tensor_map;
+  CHECK(xm.channels_per_pixel == 32);
+  CHECK(xm.pixels_per_column == 128);
+  CHECK(xm.swizzle == backend::TensorMapSpec::Swizzle::k64B);
+  const backend::TensorMapSpec& wm = l.args[1].tensor_map;
+  CHECK(wm.box[0] == 32);
+  CHECK(wm.box[2] == 32);
+  CHECK(wm.swizzle == backend::TensorMapSpec::Swizzle::k64B);
+  // TB_K 64 builds keep the options they had before the axis: no -DTB_K.
+  absl::StatusOr<solver::Solution> old = s.GetSolution(*sm90, thin, PerfConfig{{256, 64, 1, 4, 1, 64}});
+  REQUIRE(old.ok());
+  for (const std::string& o : old->kernels[0].options) CHECK(o.rfind("-DTB_K", 0) != 0);
+  CHECK(old->launches[0].args[0].tensor_map.channels_per_pixel == 64);
+  CHECK(old->launches[0].args[0].tensor_map.swizzle == backend::TensorMapSpec::Swizzle::k128B);
+  // Backward data of the same layer: dy's K = 32 channels are the k-tile's, x's C = 32 the N tile.
+  solver::HopperTmaBwdSolver bwd;
+  const Problem thin_bwd = testing::With(thin, Direction::kBackwardData, DataType::kFp16, Layout::kNHWC);
+  REQUIRE(bwd.IsApplicable(*sm90, thin_bwd).ok());
+  const PerfConfig bdef = bwd.DefaultConfig(*sm90, thin_bwd);
+  CHECK(bwd.IsValid(*sm90, thin_bwd, bdef).ok());
+  CHECK(space.Value(bdef, "TB_K") == 32);
+  CHECK(space.Value(bdef, "TB_N") == 32);
 }
 
 TEST_CASE("hopper tma bwd: backward data as a forward convolution over dy", "[solver]") {
@@ -230,6 +325,11 @@ TEST_CASE("hopper tma fwd: every valid FP16 config and the BF16 default build fo
   for (const PerfConfig& c : AllValid(s, *target, wide)) build(wide, c);
   const Problem bf = NhwcForward(32, 256, 1024, 14, 14, 3, 3, 1, 1, 1, 1, 1, DataType::kBf16);
   build(bf, s.DefaultConfig(*target, bf));
+  // The thin tiles (TB_K 32, TB_N 32) on Inception-v3's 2F, and their BF16 default.
+  const Problem thin = NhwcForward(32, 32, 32, 149, 149, 3, 3, 0, 0, 1, 1, 1);
+  for (const PerfConfig& c : ThinConfigs(s, *target, thin)) build(thin, c);
+  const Problem thin_bf = NhwcForward(32, 32, 32, 149, 149, 3, 3, 0, 0, 1, 1, 1, DataType::kBf16);
+  build(thin_bf, s.DefaultConfig(*target, thin_bf));
   std::printf("%zu distinct sm_90a builds\n", builds.distinct());
   CHECK(builds.distinct() >= 8);
 }
@@ -286,6 +386,36 @@ TEST_CASE("hopper tma fwd and bwd match the CPU reference on an sm_90 device", "
   pingpong(bwd, bwd_problems);
   std::printf("%d runs, %d failures\n", tally.runs, tally.failures);
   CHECK(tally.runs >= 200);
+  CHECK(tally.failures == 0);
+}
+
+// Every config with a thin tile (TB_K 32: 64-byte swizzle rows; TB_N 32: wgmma n32) on the edge
+// problems where those apply, forward and backward data, FP16, plus the BF16 defaults.
+TEST_CASE("hopper tma fwd and bwd: every thin-tile config matches the CPU reference on an sm_90 device", "[gpu][thin]") {
+  std::optional<testing::CudaDeviceForTest> cuda = testing::OpenCudaDeviceOrSkip(90, 90);
+  if (!cuda) return;
+  const Target target = cuda->target;
+  solver::HopperTmaFwdSolver fwd;
+  solver::HopperTmaBwdSolver bwd;
+  testing::ConvChecker checker(*cuda->backend, *cuda->device, target);
+  testing::DeviceTally tally;
+  auto check = [&](const solver::Solver& s, const Problem& p, const std::vector<PerfConfig>& configs) {
+    INFO(p.Canonical());
+    REQUIRE(s.IsApplicable(target, p).ok());
+    tally.failures += checker.CheckAll(s, p, configs);
+    tally.runs += static_cast<int>(configs.size());
+  };
+  for (const Problem& p : ThinTileProblems()) {
+    check(fwd, p, ThinConfigs(fwd, target, p));
+    const Problem bf = testing::With(p, Direction::kForward, DataType::kBf16, Layout::kNHWC);
+    check(fwd, bf, {fwd.DefaultConfig(target, bf)});
+    const Problem b = testing::With(p, Direction::kBackwardData, DataType::kFp16, Layout::kNHWC);
+    if (!bwd.IsApplicable(target, b).ok()) continue;
+    const std::vector<PerfConfig> thin = ThinConfigs(bwd, target, b);
+    if (!thin.empty()) check(bwd, b, thin);
+  }
+  std::printf("%d thin-tile runs, %d failures\n", tally.runs, tally.failures);
+  CHECK(tally.runs >= 100);
   CHECK(tally.failures == 0);
 }
 

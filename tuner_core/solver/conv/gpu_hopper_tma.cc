@@ -11,9 +11,7 @@ namespace {
 
 using gpu::CeilDiv;
 
-constexpr int kTbK = 64;          // channels per k-tile: one 128-byte swizzle row of halves
 constexpr int kMaxStages = 8;
-constexpr int kEpiWarpBytes = 16 * 72 * 2;
 constexpr int kCornerMin = -128;  // the copy engine's bounding-box offsets for rank-4 im2col
 constexpr int kCornerMax = 127;
 
@@ -24,24 +22,40 @@ int64_t Tiles(const ConvPlan& p, int tb_m, int tb_n) {
 }
 
 // The deepest ring that fits the target's shared memory.
-int DeepestStages(const Target& target, int tb_m, int tb_n, int consumers) {
+int DeepestStages(const Target& target, int tb_m, int tb_n, int tb_k, int consumers) {
   int s = kMaxStages;
-  while (s > 3 && SharedBytes(tb_m, tb_n, consumers, s) > target.max_shared_bytes_per_block) --s;
+  while (s > 3 && SharedBytes(tb_m, tb_n, tb_k, consumers, s) > target.max_shared_bytes_per_block) --s;
   return s;
 }
 
-// The tiled map of w as (C/G, R*S, K): boxes of 64 channels x 1 tap x TB_N rows. Channels past
+// A k-tile's rows are `channels` halves in the swizzle of their width: 64 -> 128 bytes, 32 -> 64.
+backend::TensorMapSpec::Swizzle RowSwizzle(int channels) {
+  return channels == 32 ? backend::TensorMapSpec::Swizzle::k64B : backend::TensorMapSpec::Swizzle::k128B;
+}
+
+// TB_K 32 pays where a tap's channels per group end in a half-empty 64-channel chunk (C/G % 64 in
+// 1..32: C/G = 32, 96, 160, 288, ...): it reads, stores and multiplies fewer zeros. Elsewhere it
+// only doubles the k-tiles.
+bool HalfKTilePays(const ConvPlan& p) {
+  const int64_t rest = (p.c / p.groups) % 64;
+  return rest != 0 && rest <= 32;
+}
+
+// TB_N 32 (wgmma n32) pays only where K/G fits it: more N-tiles would re-read A.
+bool NarrowNTilePays(const ConvPlan& p) { return p.k / p.groups <= 32; }
+
+// The tiled map of w as (C/G, R*S, K): boxes of TB_K channels x 1 tap x TB_N rows. Channels past
 // C/G are outside the box's tap, so a partial last chunk reads zeros (x's matching channels are
 // the next group's or outside x: their products vanish).
-backend::TensorMapSpec WMap(const ConvPlan& p, int tb_n) {
+backend::TensorMapSpec WMap(const ConvPlan& p, int tb_n, int tb_k) {
   backend::TensorMapSpec m;
   m.rank = 3;
   m.element_bytes = 2;
   const uint64_t cg = static_cast<uint64_t>(p.c / p.groups), taps = static_cast<uint64_t>(p.r * p.s);
   m.dims = {cg, taps, static_cast<uint64_t>(p.k), 0, 0};
   m.strides_bytes = {cg * 2, taps * cg * 2, 0, 0};
-  m.box = {kTbK, 1, static_cast<uint32_t>(tb_n), 0, 0};
-  m.swizzle = backend::TensorMapSpec::Swizzle::k128B;
+  m.box = {static_cast<uint32_t>(tb_k), 1, static_cast<uint32_t>(tb_n), 0, 0};
+  m.swizzle = RowSwizzle(tb_k);
   return m;
 }
 
@@ -108,7 +122,7 @@ int64_t ConvPlan::Rows() const {
   return rows;
 }
 
-backend::TensorMapSpec XMap(const ConvPlan& p, const Phase& q, int pixels) {
+backend::TensorMapSpec XMap(const ConvPlan& p, const Phase& q, int pixels, int channels) {
   backend::TensorMapSpec m;
   m.mode = backend::TensorMapSpec::Mode::kIm2col;
   m.rank = 4;
@@ -119,9 +133,9 @@ backend::TensorMapSpec XMap(const ConvPlan& p, const Phase& q, int pixels) {
   m.element_strides = {1, static_cast<uint32_t>(q.estride_w), static_cast<uint32_t>(q.estride_h), 1, 1};
   m.lower_corner = {static_cast<int>(q.lower_w), static_cast<int>(q.lower_h), 0};
   m.upper_corner = {static_cast<int>(q.upper_w), static_cast<int>(q.upper_h), 0};
-  m.channels_per_pixel = kTbK;
+  m.channels_per_pixel = static_cast<uint32_t>(channels);
   m.pixels_per_column = static_cast<uint32_t>(pixels);
-  m.swizzle = backend::TensorMapSpec::Swizzle::k128B;
+  m.swizzle = RowSwizzle(channels);
   return m;
 }
 
@@ -162,27 +176,33 @@ ConvPlan BackwardDataPlan(const Problem& p) {
 
 
 TmaParams TmaParams::Of(const SearchSpace& s, const PerfConfig& c) {
-  return {static_cast<int>(s.Value(c, "TB_M")), static_cast<int>(s.Value(c, "TB_N")),
-          static_cast<int>(s.Value(c, "WG_M")), static_cast<int>(s.Value(c, "STAGES")),
-          static_cast<int>(s.Value(c, "PINGPONG"))};
+  return {static_cast<int>(s.Value(c, "TB_M")),   static_cast<int>(s.Value(c, "TB_N")),
+          static_cast<int>(s.Value(c, "WG_M")),   static_cast<int>(s.Value(c, "STAGES")),
+          static_cast<int>(s.Value(c, "PINGPONG")), static_cast<int>(s.Value(c, "TB_K"))};
 }
 
 PerfConfig TmaParams::Config(const SearchSpace& s) const {
-  return s.Make({{"TB_M", tb_m}, {"TB_N", tb_n}, {"WG_M", wg_m}, {"STAGES", stages}, {"PINGPONG", pingpong}});
+  return s.Make({{"TB_M", tb_m}, {"TB_N", tb_n}, {"WG_M", wg_m}, {"STAGES", stages}, {"PINGPONG", pingpong},
+                 {"TB_K", tb_k}});
 }
 
 SearchSpace Space() {
   return SearchSpace({{"TB_M", Pow2Range(64, 256)},
-                      {"TB_N", Pow2Range(64, 256)},
+                      {"TB_N", Pow2Range(32, 256)},
                       {"WG_M", Pow2Range(1, 2)},
                       {"STAGES", LinearRange(3, kMaxStages)},
                       // appended after params were stored: those read as 0
-                      {"PINGPONG", {0, 1}, AxisUse::kDefine, 0}});
+                      {"PINGPONG", {0, 1}, AxisUse::kDefine, 0},
+                      // appended later: params without it read as 64. A solver axis: Build passes
+                      // -DTB_K=32 for 32 only, so TB_K 64 builds keep the options (and kernel-db
+                      // keys) they had before the axis; the kernel's TB_K defaults to 64.
+                      {"TB_K", {32, 64}, AxisUse::kSolver, 64}});
 }
 
-uint64_t SharedBytes(int tb_m, int tb_n, int consumers, int stages) {
-  return 1024 + static_cast<uint64_t>(stages) * (tb_m + tb_n) * kTbK * 2 +
-         static_cast<uint64_t>(consumers) * 4 * kEpiWarpBytes + 16 * static_cast<uint64_t>(stages);
+uint64_t SharedBytes(int tb_m, int tb_n, int tb_k, int consumers, int stages) {
+  const uint64_t epi_warp_bytes = 16 * static_cast<uint64_t>(std::min(tb_n, 64) + 8) * 2;
+  return 1024 + static_cast<uint64_t>(stages) * (tb_m + tb_n) * tb_k * 2 +
+         static_cast<uint64_t>(consumers) * 4 * epi_warp_bytes + 16 * static_cast<uint64_t>(stages);
 }
 
 absl::Status CheckApplicable(std::string_view solver, const Target& target, const Problem& p, const ConvPlan& plan) {
@@ -229,16 +249,18 @@ absl::Status CheckValid(std::string_view solver, const Target& target, const Con
   const TmaParams t = TmaParams::Of(Space(), config);
   auto invalid = [&](std::string_view why) { return InvalidConfig(solver, config, why); };
   if (t.pingpong == 1 && t.wg_m != 1) return invalid("PINGPONG needs WG_M 1 (each consumer owns whole tiles)");
+  if (t.tb_k == 32 && !HalfKTilePays(fwd)) return invalid("TB_K 32 only where C/G % 64 is 1..32");
+  if (t.tb_n == 32 && !NarrowNTilePays(fwd)) return invalid("TB_N 32 only where K/G <= 32");
   const int wg_rows = t.tb_m / t.wg_m;
   if (wg_rows % 64 != 0) return invalid("TB_M / WG_M must be a multiple of 64 (wgmma m64)");
   // Accumulators: (TB_M / WG_M) x TB_N FP32 over 128 threads; more than 128 spills.
   if (wg_rows * t.tb_n / 128 > 128) return invalid("more than 128 accumulators per thread");
-  const uint64_t smem = SharedBytes(t.tb_m, t.tb_n, t.Consumers(), t.stages);
+  const uint64_t smem = SharedBytes(t.tb_m, t.tb_n, t.tb_k, t.Consumers(), t.stages);
   if (smem > target.max_shared_bytes_per_block) {
     return invalid(absl::StrCat(smem, " bytes of shared memory > ", target.max_shared_bytes_per_block));
   }
   // One block per SM: a ring shallower than the deepest that fits only idles the copy engine.
-  if (t.stages + 2 < DeepestStages(target, t.tb_m, t.tb_n, t.Consumers())) {
+  if (t.stages + 2 < DeepestStages(target, t.tb_m, t.tb_n, t.tb_k, t.Consumers())) {
     return invalid("ring far shallower than fits");
   }
   // Ping-pong pays only when a block has tiles to alternate.
@@ -256,17 +278,23 @@ PerfConfig Default(const Target& target, const ConvPlan& fwd) {
   const SearchSpace space = Space();
   // The largest tile that still gives most SMs a block (measured: the winners on ResNet-50's
   // 14x14 and 7x7 layers run 0.75-1 waves), else the smallest.
+  // Thin GEMMs take the 32-channel k-tile and the 32-wide N tile where those pay.
+  auto shaped = [&](TmaParams c) {
+    if (HalfKTilePays(fwd)) c.tb_k = 32;
+    if (c.tb_n == 64 && NarrowNTilePays(fwd)) c.tb_n = 32;
+    c.stages = DeepestStages(target, c.tb_m, c.tb_n, c.tb_k, c.Consumers());
+    return c;
+  };
   const TmaParams candidates[] = {{128, 256, 2, 0}, {256, 128, 2, 0}, {128, 128, 2, 0},
                                   {128, 64, 1, 0},  {64, 128, 1, 0},  {64, 64, 1, 0}};
-  for (TmaParams c : candidates) {
-    c.stages = DeepestStages(target, c.tb_m, c.tb_n, c.Consumers());
+  for (const TmaParams& candidate : candidates) {
+    const TmaParams c = shaped(candidate);
     const PerfConfig config = c.Config(space);
     if (Tiles(fwd, c.tb_m, c.tb_n) * 4 >= target.num_cu * 3 && CheckValid("", target, fwd, config).ok()) {
       return config;
     }
   }
-  TmaParams smallest{64, 64, 1, DeepestStages(target, 64, 64, 1)};
-  return smallest.Config(space);  // valid for every applicable problem
+  return shaped({64, 64, 1, 0}).Config(space);  // the smallest: valid for every applicable problem
 }
 
 KernelBuild Build(const ConvPlan& fwd, const PerfConfig& config) {
@@ -274,6 +302,10 @@ KernelBuild Build(const ConvPlan& fwd, const PerfConfig& config) {
   build.source = "conv/hopper_tma_fwd.cu";
   build.entries = {"tuna_hopper_tma_fwd", "tuna_flip_filter"};
   build.options = Space().Defines(config);
+  // TB_K is a solver axis (see Space): the kernel reads 64 unless told.
+  if (const int tb_k = TmaParams::Of(Space(), config).tb_k; tb_k != 64) {
+    build.options.push_back(absl::StrCat("-DTB_K=", tb_k));
+  }
   build.options.push_back(gpu::DTypeOption(fwd.data_type));
   build.options.push_back(Unphased(fwd) ? "-DPHASED=0" : "-DPHASED=1");
   // Whole 16-byte output chunks: the epilogue drops its scalar tail (1.3 % on ResNet-50's forward
@@ -291,7 +323,7 @@ Launch ConvLaunch(const Target& target, const ConvPlan& plan, const PerfConfig& 
   l.entry = "tuna_hopper_tma_fwd";
   l.grid.x = static_cast<uint32_t>(std::min<int64_t>(Tiles(plan, t.tb_m, t.tb_n), std::max(1, target.num_cu)));
   l.block.x = static_cast<uint32_t>(t.Threads());
-  l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.Consumers(), t.stages);
+  l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.tb_k, t.Consumers(), t.stages);
   // One im2col map per phase; phases without taps (and the unused slots) repeat a real one.
   const Phase* any = &plan.phases[0];
   for (const Phase& q : plan.phases) {
@@ -299,9 +331,9 @@ Launch ConvLaunch(const Target& target, const ConvPlan& plan, const PerfConfig& 
   }
   for (int i = 0; i < (Unphased(plan) ? 1 : kMaxPhases); ++i) {
     const bool own = i < static_cast<int>(plan.phases.size()) && plan.phases[i].taps_h > 0;
-    l.args.push_back(KernelArg::TensorMap(x, XMap(plan, own ? plan.phases[i] : *any, t.tb_m)));
+    l.args.push_back(KernelArg::TensorMap(x, XMap(plan, own ? plan.phases[i] : *any, t.tb_m, t.tb_k)));
   }
-  l.args.push_back(KernelArg::TensorMap(w, WMap(plan, t.tb_n), w_offset));
+  l.args.push_back(KernelArg::TensorMap(w, WMap(plan, t.tb_n, t.tb_k), w_offset));
   l.args.push_back(KernelArg::Words(PhaseWords(plan, t.tb_m, t.tb_n)));
   l.args.push_back(KernelArg::Buffer(y));
   for (int64_t v : {plan.n, plan.c / plan.groups, plan.k, plan.hy, plan.wy, plan.r, plan.s, plan.groups,

@@ -17,8 +17,10 @@ namespace tuna::solver::hopper_tma {
 // The axes by name (the one place a config is decoded); Space() lists them in params order.
 // WG_M consumer warpgroups split a tile's rows (cooperative); PINGPONG 1 (with WG_M 1) runs two
 // consumer warpgroups on alternate tiles instead, so one's epilogue overlaps the other's wgmmas.
+// TB_K: channels of a k-tile (one filter tap), 64 (128-byte swizzle rows) or 32 (64-byte rows,
+// for C/G % 64 in 1..32, where a 64-channel tile would be mostly zeros).
 struct TmaParams {
-  int tb_m, tb_n, wg_m, stages, pingpong = 0;
+  int tb_m, tb_n, wg_m, stages, pingpong = 0, tb_k = 64;
   static TmaParams Of(const SearchSpace& s, const PerfConfig& c);
   PerfConfig Config(const SearchSpace& s) const;
   int Consumers() const { return wg_m + pingpong; }
@@ -27,9 +29,10 @@ struct TmaParams {
 
 SearchSpace Space();
 
-// Dynamic shared memory of a config: 1 KiB of alignment, the ring, the `consumers` warpgroups'
-// epilogue slabs (16 x 72 halves per warp) and two mbarriers per stage.
-uint64_t SharedBytes(int tb_m, int tb_n, int consumers, int stages);
+// Dynamic shared memory of a config: 1 KiB of alignment, the ring ((tb_m + tb_n) x tb_k halves per
+// stage), the `consumers` warpgroups' epilogue slabs (16 x (min(tb_n, 64) + 8) halves per warp) and
+// two mbarriers per stage.
+uint64_t SharedBytes(int tb_m, int tb_n, int tb_k, int consumers, int stages);
 
 // One output phase, field for field the kernel's TunaPhase (see hopper_tma_fwd.cu); `upper_h/w`
 // close the im2col bounding box (offsets from x's last row / column).
@@ -60,8 +63,9 @@ ConvPlan ForwardPlan(const Problem& p);
 ConvPlan BackwardDataPlan(const Problem& p);
 
 // The im2col map of x for one phase: dims (C, W, H, N), the phase's bounding box of bases and
-// element strides; boxes of 64 channels x `pixels` output pixels, 128-byte swizzle.
-backend::TensorMapSpec XMap(const ConvPlan& p, const Phase& q, int pixels);
+// element strides; boxes of `channels` (64 or 32) channels x `pixels` output pixels, in the
+// swizzle of that row width (128 or 64 bytes).
+backend::TensorMapSpec XMap(const ConvPlan& p, const Phase& q, int pixels, int channels = 64);
 
 // The target and the original problem `p` (of any direction: type, layout, density), then the
 // plan (C/G % 64, phases, the copy engine's bounding boxes, sizes).
