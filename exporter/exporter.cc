@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "absl/time/clock.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "exporter/format_registry.h"
@@ -308,6 +309,7 @@ const std::vector<FormatExporter>& FormatExporters() {
 }  // namespace internal
 
 absl::StatusOr<ExportReport> ExportSession(schema::Database& db, const ExportOptions& o) {
+  const absl::Time start = absl::Now();
   const std::vector<const FormatExporter*> chosen = ChosenFormats(o);
   if (auto st = CheckOptions(o, chosen); !st.ok()) return st;
   ExportReport report;
@@ -324,10 +326,12 @@ absl::StatusOr<ExportReport> ExportSession(schema::Database& db, const ExportOpt
   auto lock = PrepareOutputDir(o, in);
   if (!lock.ok()) return lock.status();
   if (auto st = ReadInputs(chosen, &in, &report); !st.ok()) return st;
+  const absl::Time read = absl::Now();
   if (auto st = WriteFiles(chosen, in, &report); !st.ok()) return st;
-  spdlog::info("export {} {}: {} ({} perf rows, {} find keys, {} kernels)",
+  spdlog::info("export {} {}: {} ({} perf rows, {} find keys, {} kernels; read in {:.2f} s, written in {:.2f} s)",
                o.golden_v ? "golden version" : "session", o.golden_v.value_or(o.session_id),
-               report.basename, report.perf.entries, report.find.keys, report.kernel.entries);
+               report.basename, report.perf.entries, report.find.keys, report.kernel.entries,
+               absl::ToDoubleSeconds(read - start), absl::ToDoubleSeconds(absl::Now() - read));
   return report;
 }
 

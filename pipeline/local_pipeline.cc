@@ -419,6 +419,7 @@ void PipelineRun::StopLocal() {
 }
 
 absl::Status PipelineRun::Finish() {
+  spdlog::info("session {}: workers stopped; counting jobs and exporting", report_.session_id);
   auto counted = Patiently(patience_, "summary", [&] { return CountJobs(db_, report_.session_id); });
   if (!counted.ok()) return Stage("summary", counted.status());
   report_.jobs = counted->total;
