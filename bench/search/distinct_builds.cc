@@ -16,9 +16,8 @@
 
 #include "CLI/CLI.hpp"
 #include "fmt/format.h"
-#include "tuner_core/backend/kernel_identity.h"
+#include "bench/search/space_count.h"
 #include "tuner_core/problem/driver_line.h"
-#include "tuner_core/solver/invoker.h"
 #include "tuner_core/solver/registry.h"
 
 namespace tuna::search {
@@ -30,34 +29,12 @@ struct SolverCount {
   std::set<std::string> builds;
 };
 
-// The valid configs of `s` for `p`: every one, in odometer order (the default for a
-// non-tunable solver).
-std::vector<solver::PerfConfig> Candidates(const solver::Solver& s, const solver::Target& t,
-                                           const Problem& p) {
-  if (!s.IsTunable() || s.Space(t, p).empty()) return {s.DefaultConfig(t, p)};
-  const solver::SearchSpace space = s.Space(t, p);
-  std::vector<solver::PerfConfig> out;
-  for (uint64_t i = 0; i < space.Size(); ++i) {
-    solver::PerfConfig c = space.At(i);
-    if (s.IsValid(t, p, c).ok()) out.push_back(std::move(c));
-  }
-  return out;
-}
-
-void Count(const solver::Solver& s, const solver::Target& t, const Problem& p,
-           const std::string& compiler_version, uint64_t budget, SolverCount& out) {
-  std::vector<solver::PerfConfig> configs = Candidates(s, t, p);
+void Count(const solver::Solver& s, const solver::Target& t, const Problem& p, uint64_t budget, SolverCount& out) {
+  std::vector<solver::PerfConfig> configs = ValidConfigs(s, t, p);
   if (budget > 0 && configs.size() > budget) configs.resize(budget);
   ++out.problems;
-  for (const solver::PerfConfig& c : configs) {
-    absl::StatusOr<solver::Solution> sol = s.GetSolution(t, p, c);
-    if (!sol.ok()) continue;
-    ++out.candidates;
-    for (const solver::KernelBuild& k : sol->kernels) {
-      absl::StatusOr<backend::CompileRequest> req = solver::CompileRequestFor(k, t.arch);
-      if (req.ok()) out.builds.insert(backend::KernelIdentity(t.backend, compiler_version, *req));
-    }
-  }
+  const std::set<std::string> keys = BuildKeys(s, t, p, configs, &out.candidates);
+  out.builds.insert(keys.begin(), keys.end());
 }
 
 int Main(int argc, char** argv) {
@@ -74,8 +51,6 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", (!target.ok() ? target.status() : parsed.status()).ToString().c_str());
     return 2;
   }
-  // The compiler version is part of the key; the count does not depend on its value.
-  const std::string version = "any";
   const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
   std::map<std::string, SolverCount> counts;
   uint64_t problems = 0;
@@ -85,7 +60,7 @@ int Main(int argc, char** argv) {
       for (const solver::RegisteredSolver& r : registry.Applicable(*target, p)) {
         const auto dirs = r.solver->Directions();
         if (std::find(dirs.begin(), dirs.end(), p.direction) == dirs.end()) continue;
-        Count(*r.solver, *target, p, version, budget, counts[std::string(r.solver->Name())]);
+        Count(*r.solver, *target, p, budget, counts[std::string(r.solver->Name())]);
       }
     }
   }
