@@ -90,7 +90,7 @@ absl::StatusOr<TableFigures> Figures(const Table& t, const Args& a, const std::v
     if (seed == 1) f.exact = *d;
     f.default_mean += FractionUntilReached(t, d->result) / a.seeds;
   }
-  f.default_pick = f.exact.result.best_ms / t.best;
+  f.default_pick = f.exact.result.best_ms > 0 ? f.exact.result.best_ms / t.best : 0;  // 0: nothing passed
   for (const Contender& c : contenders) {
     double mean = 0;
     for (int seed = 1; seed <= a.seeds; ++seed) {
@@ -145,7 +145,7 @@ int Replay(const std::vector<Table>& tables, const Args& a) {
       if (is_large) large[i].push_back(fractions[i]);
     }
     reached += r.reached_at > 0;
-    picked += f->default_pick <= 1 + a.within;
+    picked += f->default_pick > 0 && f->default_pick <= 1 + a.within;
     fmt::print("{:<18} {:<50} {:>5} {:>4} {:>21} {:>6.3f} {:>7.1f}", t.solver.substr(0, 18),
                ShortDriver(t.driver).substr(0, 50), t.points.size(), f->exact.budget,
                fmt::format("{}/{}/{}", r.reached_at > 0 ? std::to_string(r.reached_at) : "-", r.tried,
