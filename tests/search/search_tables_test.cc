@@ -1,5 +1,6 @@
-// bench/search's table replay without a device: ReplaySearch drives a strategy as the Tuner does
-// (budget, patience, speculation), and every committed tables file (bench/search/tables/*.json,
+// bench/search's table replay: ReplaySearch drives a strategy as the Tuner does (budget, patience,
+// speculation; checked against a real model-guided search on the cpu backend: same proposals,
+// same stop), and every committed tables file (bench/search/tables/*.json,
 // measured on a device by bench/gpu/search_acceptance.sh STEPS=tables, or on the CPU backend)
 // replays with tune's default search: each table is exhaustive (as many points as the solver's
 // space has valid points on that arch), the default stays within its budget, reaches what it
@@ -11,6 +12,7 @@
 #include "bench/search/table_replay.h"
 #include "bench/search/tables.h"
 #include "catch2/catch.hpp"
+#include "tests/search/cpu_fixture.h"
 #include "tuner_core/problem/driver_line.h"
 #include "tuner_core/search/replay.h"
 #include "tuner_core/search/strategy/strategy.h"
@@ -97,6 +99,63 @@ TEST_CASE("replay: stop_at_target ends at the batch that reaches it") {
   CHECK(r.tried == 56);  // the batch of points 52-55 ends there
   CHECK(r.stopped_by == "target");
   CHECK(r.best_ms == 45.0);
+}
+
+// A real search of TunaCpuGemmConv on the cpu backend with compile ahead on, then ReplaySearch
+// answered with its own timings: it must ask for the same configs in the same order and stop
+// the same way.
+void ReplayRealSearch(uint64_t budget, uint64_t patience, const testing::CpuFixture& f) {
+  const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
+  const Problem p = testing::ParseOne("conv -n 1 -c 4 -H 4 -W 4 -k 4 -y 3 -x 3 -p 1 -q 1 -F 4");  // 123 valid
+  TuneOptions o;
+  o.strategy = StrategyKind::kModel;
+  o.budget = budget;
+  o.patience = patience;
+  o.batch = 4;
+  o.compile_ahead = TuneOptions::CompileAhead::kOn;  // speculate as on a GPU
+  o.solvers = {"TunaCpuGemmConv"};
+  o.evaluator.repetitions = 3;
+  o.evaluator.early_drop_ratio = 1e9;
+  o.retime_top = 0;
+  Tuner tuner(registry, *f.backend, f.device.get(), f.target, o);
+  auto tuned = tuner.Tune(p);
+  REQUIRE(tuned.ok());
+  REQUIRE(tuned->solvers.size() == 1);
+  const SolverTuneResult& s = tuned->solvers.front();
+  std::map<std::vector<int64_t>, ReplayPoint> timed;
+  for (const auto& [c, m] : s.history) timed[c.values] = {m.disposition == Disposition::kPassed, m.time_ms};
+
+  const solver::Solver& solver = *registry.ByName("TunaCpuGemmConv")->solver;
+  StrategyInput in;
+  in.space = solver.Space(f.target, p);
+  in.is_valid = [&](const solver::PerfConfig& c) { return solver.IsValid(f.target, p, c).ok(); };
+  in.budget = SearchBudget(o, registry, f.target, p, solver);
+  in.seed = o.seed;
+  in.prior = {solver.DefaultConfig(f.target, p)};
+  ReplayOptions ro;
+  ro.tune = o;
+  ro.batch = o.batch;
+  std::vector<solver::PerfConfig> asked;
+  const auto lookup = [&](const solver::PerfConfig& c) -> std::optional<ReplayPoint> {
+    asked.push_back(c);
+    auto it = timed.find(c.values);
+    return it == timed.end() ? std::nullopt : std::optional<ReplayPoint>(it->second);
+  };
+  auto strategy = MakeStrategy(o.strategy);
+  const ReplayResult r = ReplaySearch(*strategy, in, ro, lookup);
+  REQUIRE(asked.size() == s.history.size());
+  for (size_t i = 0; i < asked.size(); ++i) CHECK(asked[i] == s.history[i].first);
+  CHECK(r.tried == s.tried);
+  CHECK(r.stopped_by == s.stopped_by);
+  CHECK(r.best == s.best_config);
+}
+
+TEST_CASE("replay: a real model-guided search's timings replayed give its proposals and its stop") {
+  testing::CpuFixture f;
+  if (!f.ok) return;
+  SECTION("patience ends it within the first random sample") { ReplayRealSearch(24, 6, f); }
+  // 14 observations before the first fit (6 axes): the model's proposals, made one batch ahead.
+  SECTION("the budget ends it well after the model took over") { ReplayRealSearch(36, 12, f); }
 }
 
 std::vector<std::string> CommittedTables() {
