@@ -8,7 +8,7 @@
 #   TARGET=cpu-avx512 FILES=tiny.txt runs every step on the CPU backend, to test the script),
 #   LIMIT=540 (the call's seconds: the quality and tables steps stop starting work in time),
 #   LAYERS=12, TABLES_PAIRS=bench/gpu/search_tables.txt, MAX_POINTS=0 (no cap; a cap leaves
-#   larger spaces out and says which).
+#   larger spaces out and says which), SEEDS=10 (seeds of the replay that follows the tables).
 # 1. tune: `tuna tune -f` of the ResNet-50 FP32 file (69 configs, all directions), then the FP16
 #    NHWC forward file, with no flags beyond -f and -o (default search: model-guided, budget 48,
 #    patience 16), nvidia-smi sampling every 100 ms: wall time of each, GPU busy (busy.py); each
@@ -103,11 +103,12 @@ fi
 [[ ",$steps," == *,tables,* ]] || exit 0
 start=$(date +%s.%N)
 # Measuring stops starting problems 90 s before the call's end (one table of TunaIgemmBwd takes
-# ~40 s); the replay of what was measured follows (and can be run again anywhere:
-# search_bench --tables OUT/tables.json).
+# ~40 s); the replay of what was measured follows (host only: ~3 s for these 25 tables with 3
+# seeds on build-2c, `search_bench --synthetic`), and runs again anywhere from OUT/tables.json.
 timeout "$(left 10)" "$bench" --backend "$backend" --target "$target" \
   --pairs "${TABLES_PAIRS:-$here/search_tables.txt}" --max-points "${MAX_POINTS:-0}" \
   --deadline-s "$(left 90)" --save-tables "$out/tables.json" --json "$out/replay.json" \
-  >"$out/search_bench.txt" 2>"$out/search_bench.err"
+  --seeds "${SEEDS:-10}" >"$out/search_bench.txt" 2>"$out/search_bench.err"
 echo "search tables: rc=$? in $(secs "$start") s"
 grep -E '^(estimate|measured|skipped|  |default)' "$out/search_bench.txt"
+echo "replay again anywhere: search_bench --tables $out/tables.json --json replay.json"

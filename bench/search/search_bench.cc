@@ -8,7 +8,8 @@
 //             Tuner: compile, verify, time; no early drop, no re-timing) and the table of every
 //             valid point is written with --save-tables (after each solver). Spaces above
 //             --max-points are left out, each with a line; the plan and its time estimate are
-//             printed first (--estimate-only: only that, no device, for --target).
+//             printed first (--estimate-only: only that, no device, for --target; --synthetic:
+//             synthetic times instead of a device, to check the replay's host cost).
 //   replay    table_replay.h, over the tables just measured or --tables FILE: tune's default
 //             search (model-guided, budget 48, patience 16, batches of 16, compile ahead; seed
 //             1 as `tuna tune` runs it, and the mean over --seeds seeds) run to its own end, and
@@ -51,6 +52,7 @@ struct Args {
   double within = 0.03, deadline_s = 0;
   uint64_t max_points = 4096;
   bool estimate_only = false;
+  bool synthetic = false;
   EstimateOptions estimate;
 };
 
@@ -252,6 +254,7 @@ absl::StatusOr<std::vector<Table>> Measure(const Args& a) {
   fmt::print("{}", PlanText(plan));
   std::fflush(stdout);
   if (a.estimate_only) return std::vector<Table>{};
+  if (a.synthetic) return SyntheticTables(plan, *target, solver::SolverRegistry::Builtin());
   SessionOptions s = Session(a);
   const auto start = std::chrono::steady_clock::now();
   if (a.deadline_s > 0) {
@@ -316,6 +319,8 @@ void AddOptions(CLI::App& app, Args& a) {
   app.add_option("--max-points", a.max_points, "leave out spaces with more valid points, saying so (0: no cap)");
   app.add_option("--deadline-s", a.deadline_s, "start no problem after this many seconds of measuring");
   app.add_flag("--estimate-only", a.estimate_only, "print the plan and its time estimate; no device");
+  app.add_flag("--synthetic", a.synthetic, "fill the plan with synthetic times (tables.h), no device: "
+               "the replay's host cost");
   app.add_option("--threads", a.threads, "compile threads of the host (estimate; the default's batch)");
   app.add_option("--build-cpu-s", a.estimate.build_cpu_s, "estimate: CPU seconds per kernel build");
   app.add_option("--save-tables", a.tables_out, "write the measured tables here");

@@ -1,5 +1,6 @@
 #include "bench/search/tables.h"
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -110,6 +111,27 @@ std::string PlanText(const TablePlan& plan) {
   out += fmt::format("estimate: {} tables, {} points, {} distinct builds: compile {:.0f} s + device {:.0f} s "
                      "= {:.0f} s at most (compiles overlap timing on a GPU)\n",
                      plan.tables.size(), points, builds, plan.compile_s, plan.device_s, plan.compile_s + plan.device_s);
+  return out;
+}
+
+std::vector<Table> SyntheticTables(const TablePlan& plan, const solver::Target& target,
+                                   const solver::SolverRegistry& registry) {
+  std::vector<Table> out;
+  for (const PlannedTable& pt : plan.tables) {
+    const solver::Solver& s = *registry.ByName(pt.job.solver)->solver;
+    Table t{pt.job.solver, ToDriverLine(pt.job.problem), target.arch,
+            s.DefaultConfig(target, pt.job.problem).values, {}, 0};
+    for (const solver::PerfConfig& c : ValidConfigs(s, target, pt.job.problem)) {
+      double ms = 1, hash = 0.5;
+      for (size_t i = 0; i < c.values.size(); ++i) {
+        const double x = std::log2(1.0 + std::abs(static_cast<double>(c.values[i]))) - 2.0 - 0.3 * i;
+        ms *= 1 + 0.05 * x * x;
+        hash = std::fmod(hash * 7.31 + 0.618 * static_cast<double>(c.values[i] + 3 * i), 1.0);
+      }
+      AddPoint(t, c.values, true, ms * (1 + 0.3 * hash));
+    }
+    out.push_back(std::move(t));
+  }
   return out;
 }
 

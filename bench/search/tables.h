@@ -97,6 +97,12 @@ absl::StatusOr<std::vector<Table>> MeasureTables(const TablePlan& plan, SessionO
                                                  const solver::SolverRegistry& registry,
                                                  const std::function<void(const std::vector<Table>&)>& done);
 
+// The plan's tables filled with a synthetic landscape instead of measured times (no device): a
+// smooth bowl in log2 of the values plus a deterministic per-point ripple of up to 30 %. For
+// checking the replay's host cost and the steps end to end on spaces of GPU solvers.
+std::vector<Table> SyntheticTables(const TablePlan& plan, const solver::Target& target,
+                                   const solver::SolverRegistry& registry);
+
 // The exhaustive pass's options for one solver (MeasureTables; the quality check's too).
 SessionOptions ExhaustiveSession(SessionOptions session, const std::string& solver);
 
