@@ -42,18 +42,13 @@ absl::StatusOr<Prepared> Prepare(const coordinator::LeasedJob& job,
   return p;
 }
 
-// On a GPU the naive device solver (checked against the CPU reference at batch 1 first) makes
-// the reference of every problem above this size: milliseconds instead of the CPU reference's
-// tenths of a second, while the GPU waits.
-constexpr double kGpuCpuReferenceMaxFlops = 1e9;
-
 search::TuneOptions TuneOptionsFor(const JobTuning& t, const coordinator::LeasedJob& job, bool dry_run,
                                    bool gpu = false, search::CompilePool* pool = nullptr) {
   search::TuneOptions o;
   o.warm_params = job.warm_params;
   o.prior_params = job.prior_params;
   o.predictor = t.predictor;
-  if (gpu) o.evaluator.cpu_reference_max_flops = kGpuCpuReferenceMaxFlops;
+  if (gpu) o.evaluator.cpu_reference_max_flops = search::kGpuCpuReferenceMaxFlops;
   o.strategy = t.strategy;
   o.budget = t.budget;
   o.seed = t.seed;

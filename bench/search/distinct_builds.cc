@@ -21,11 +21,10 @@
 
 #include "CLI/CLI.hpp"
 #include "fmt/format.h"
-#include "tuner_core/backend/kernel_identity.h"
+#include "bench/search/space_count.h"
+#include "tuner_core/problem/driver_line.h"
 #include "tuner_core/search/strategy/strategy.h"
 #include "tuner_core/search/tuner.h"
-#include "tuner_core/problem/driver_line.h"
-#include "tuner_core/solver/invoker.h"
 #include "tuner_core/solver/registry.h"
 
 namespace tuna::search {
@@ -37,31 +36,17 @@ struct SolverCount {
   std::set<std::string> builds;
 };
 
-// The valid configs of `s` for `p`: every one, in odometer order (the default for a
-// non-tunable solver).
-std::vector<solver::PerfConfig> Candidates(const solver::Solver& s, const solver::Target& t,
-                                           const Problem& p) {
-  if (!s.IsTunable() || s.Space(t, p).empty()) return {s.DefaultConfig(t, p)};
-  const solver::SearchSpace space = s.Space(t, p);
-  std::vector<solver::PerfConfig> out;
-  for (uint64_t i = 0; i < space.Size(); ++i) {
-    solver::PerfConfig c = space.At(i);
-    if (s.IsValid(t, p, c).ok()) out.push_back(std::move(c));
-  }
-  return out;
-}
-
 // What a default compile step builds for a perf job of `s` on `p`: the default config, then the
 // model-guided strategy's proposals before its cost model can follow timings.
 std::vector<solver::PerfConfig> BlindProposals(const solver::Solver& s, const solver::Target& t,
-                                               const Problem& p, bool specialised_applies,
-                                               int threads) {
+                                               const Problem& p, int threads) {
   if (!s.IsTunable() || s.Space(t, p).empty()) return {s.DefaultConfig(t, p)};
   search::StrategyInput in;
   in.space = s.Space(t, p);
   in.is_valid = [&](const solver::PerfConfig& c) { return s.IsValid(t, p, c).ok(); };
-  in.budget = search::DefaultBudget(search::StrategyKind::kModel);
-  if (s.IsGeneric(t) && specialised_applies) in.budget = std::min(in.budget, search::kGenericBudget);
+  search::TuneOptions o;
+  o.budget = search::DefaultBudget(search::StrategyKind::kModel);
+  in.budget = search::SearchBudget(o, solver::SolverRegistry::Builtin(), t, p, s);
   in.prior = {s.DefaultConfig(t, p)};
   const size_t batch = search::DefaultBatch(threads);
   uint64_t left = search::ModelBlindProposals(in.space.axes().size(), batch, t.IsGpu(), in.budget);
@@ -78,19 +63,13 @@ std::vector<solver::PerfConfig> BlindProposals(const solver::Solver& s, const so
 }
 
 void Count(std::vector<solver::PerfConfig> configs, const solver::Solver& s, const solver::Target& t,
-           const Problem& p, const std::string& compiler_version, uint64_t budget, SolverCount& out) {
+           const Problem& p, uint64_t budget, SolverCount& out) {
   if (budget > 0 && configs.size() > budget) configs.resize(budget);
   ++out.problems;
-  for (const solver::PerfConfig& c : configs) {
-    absl::StatusOr<solver::Solution> sol = s.GetSolution(t, p, c);
-    if (!sol.ok()) continue;
-    ++out.candidates;
-    for (const solver::KernelBuild& k : sol->kernels) {
-      absl::StatusOr<backend::CompileRequest> req = solver::CompileRequestFor(k, t.arch);
-      if (req.ok()) out.builds.insert(backend::KernelIdentity(t.backend, compiler_version, *req));
-    }
-  }
+  const std::set<std::string> keys = BuildKeys(s, t, p, configs, &out.candidates);
+  out.builds.insert(keys.begin(), keys.end());
 }
+
 
 int Main(int argc, char** argv) {
   CLI::App app{"distinct kernel builds of a driver file"};
@@ -110,8 +89,6 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", (!target.ok() ? target.status() : parsed.status()).ToString().c_str());
     return 2;
   }
-  // The compiler version is part of the key; the count does not depend on its value.
-  const std::string version = "any";
   const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
   std::map<std::string, SolverCount> counts;
   uint64_t problems = 0;
@@ -123,12 +100,9 @@ int Main(int argc, char** argv) {
         const auto dirs = r.solver->Directions();
         if (std::find(dirs.begin(), dirs.end(), p.direction) != dirs.end()) serving.push_back(r.solver);
       }
-      const bool specialised = std::any_of(serving.begin(), serving.end(), [&](const solver::Solver* s) {
-        return s->IsTunable() && !s->IsGeneric(*target);
-      });
       for (const solver::Solver* s : serving) {
-        Count(model ? BlindProposals(*s, *target, p, specialised, threads) : Candidates(*s, *target, p), *s,
-              *target, p, version, budget, counts[std::string(s->Name())]);
+        Count(model ? BlindProposals(*s, *target, p, threads) : ValidConfigs(*s, *target, p), *s,
+              *target, p, budget, counts[std::string(s->Name())]);
       }
     }
   }

@@ -1,45 +1,59 @@
-// Search-efficiency benchmark (issue #19 part 4): for many problems and solvers, how much of the
-// space each strategy times before one candidate comes within --within (3 %) of the exhaustive
-// best.
+// Search-efficiency benchmark (issue #19 part 4) and the quality check of its acceptance: for many
+// problems and solvers, how much of the space each strategy times before one candidate comes
+// within --within (3 %) of the exhaustive best.
 //
-// Two steps, so the device is needed once:
-//   measure  every problem x tunable solver is tuned exhaustively on the backend (the real Tuner:
-//            compile, verify, time; no re-timing, no early drop, so all times come from the same
-//            procedure) and the table of every valid point is written with --save-tables.
-//   replay   each strategy is replayed against the tables (from this run or --tables FILE):
-//            every proposal is answered with the time measured for that config, failures stay
-//            failures, --seeds seeds each, batches of --batch (the Tuner's 2 x compile threads).
-// Replay keeps the comparison free of timing noise between runs and costs no device time; the
-// committed tables under bench/search/tables/ replay anywhere.
+// Modes (the device is needed only by the first and the last):
+//   measure   tables.h: every listed problem x tunable solver (--pairs FILE of "SOLVER DRIVER"
+//             lines, or -f/--driver x --solver) is tuned exhaustively on the backend (the real
+//             Tuner: compile, verify, time; no early drop, no re-timing) and the table of every
+//             valid point is written with --save-tables (after each solver). Spaces above
+//             --max-points are left out, each with a line; the plan and its time estimate are
+//             printed first (--estimate-only: only that, no device, for --target; --synthetic:
+//             synthetic times instead of a device, to check the replay's host cost).
+//   replay    table_replay.h, over the tables just measured or --tables FILE: tune's default
+//             search (model-guided, budget 48, patience 16, batches of 16, compile ahead; seed
+//             1 as `tuna tune` runs it, and the mean over --seeds seeds) run to its own end, and
+//             random / model-gbt / model-ridge with no budget until within. Printed per table and
+//             as medians of the fraction of the space timed until within (never reached: the
+//             whole space); also over the tables whose space is larger than the default's budget.
+//   quality   quality.h: --picks REPORT.json[=LABEL] (repeatable; `tuna report --json` of the
+//             tune run's sessions): --layers configs, their winners' spaces measured
+//             exhaustively and the chosen params re-timed against the best.
 //
-//   bazel run //bench/search:search_bench -- --backend cuda -f FILE --solver TunaIgemmFwd \
-//       --solver TunaDirectTiledFwd --save-tables /tmp/tables.json
-//   bazel run //bench/search:search_bench -- --tables $PWD/bench/search/tables/cpu.json
+//   bazel run //bench/search:search_bench -- --backend cuda --pairs $PWD/bench/gpu/search_tables.txt \
+//       --save-tables /tmp/tables.json
+//   bazel run //bench/search:search_bench -- --tables $PWD/bench/search/tables/h100.json
 #include <algorithm>
-#include <cmath>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <map>
+#include <sstream>
+#include <thread>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "bench/search/quality.h"
+#include "bench/search/table_replay.h"
+#include "bench/search/tables.h"
 #include "fmt/format.h"
 #include "tuner_core/json/json_text.h"
 #include "tuner_core/problem/driver_line.h"
-#include "tuner_core/search/session.h"
 #include "tuner_core/search/strategy/strategy.h"
-#include "tuner_core/solver/registry.h"
 
 namespace tuna::search {
 namespace {
 
-// One problem x solver, measured exhaustively.
-struct Table {
-  std::string solver;
-  std::string driver;
-  std::string arch;
-  std::vector<int64_t> default_values;
-  std::map<std::vector<int64_t>, std::pair<bool, double>> points;  // values -> (ok, ms)
-  double best = 0;
+struct Args {
+  std::string backend = "cpu", target, pairs, file, tables_in, tables_out, json;
+  std::vector<std::string> solvers = {"TunaCpuGemmConv"}, drivers, picks;
+  int device = 0, seeds = 10, repetitions = 10, num_cu = 0, threads = 16, layers = 12;
+  size_t batch = 16;
+  double within = 0.03, deadline_s = 0;
+  uint64_t max_points = 4096;
+  bool estimate_only = false;
+  bool synthetic = false;
+  EstimateOptions estimate;
 };
 
 struct Contender {
@@ -55,188 +69,280 @@ std::vector<Contender> Contenders() {
           {"model-ridge", [ridge] { return NewModelStrategy(ridge); }}};
 }
 
-// Candidates timed until one within `within` of the best (the whole table when never).
-uint64_t Replay(SearchStrategy& s, uint64_t seed, size_t batch, const solver::SearchSpace& space,
-                const Table& t, double within) {
-  StrategyInput in;
-  in.space = space;
-  in.is_valid = [&t](const solver::PerfConfig& c) { return t.points.count(c.values) > 0; };
-  in.seed = seed;
-  in.prior = {solver::PerfConfig{t.default_values}};
-  if (!s.Start(in).ok()) return t.points.size();
-  uint64_t n = 0;
-  for (;;) {
-    auto proposals = s.Next(batch);
-    if (proposals.empty()) return std::max<uint64_t>(n, t.points.size());
-    std::vector<Observation> obs;
-    for (const auto& c : proposals) {
-      ++n;
-      const auto& [ok, ms] = t.points.at(c.values);
-      if (ok && ms <= t.best * (1 + within)) return n;
-      obs.push_back({c, ok, ms});
-    }
-    s.Observe(obs);
-  }
-}
-
-Json TableJson(const Table& t) {
-  Json points = Json::array();
-  for (const auto& [values, r] : t.points) {
-    points.push_back({{"p", values}, {"ok", r.first}, {"ms", r.first ? JsonMeasure(r.second) : Json()}});
-  }
-  return {{"solver", t.solver}, {"driver", t.driver}, {"arch", t.arch},
-          {"default", t.default_values}, {"points", points}};
-}
-
-absl::StatusOr<std::vector<Table>> ReadTables(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError("cannot read " + path);
-  Json doc = Json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.contains("tables")) return absl::DataLossError(path + ": not a tables file");
-  std::vector<Table> out;
-  for (const Json& j : doc["tables"]) {
-    Table t{j.value("solver", ""), j.value("driver", ""), j.value("arch", ""),
-            j.value("default", std::vector<int64_t>{}), {}, 0};
-    for (const Json& p : j["points"]) {
-      const bool ok = p.value("ok", false) && p["ms"].is_number();
-      const double ms = ok ? p["ms"].get<double>() : 0;
-      t.points[p["p"].get<std::vector<int64_t>>()] = {ok, ms};
-      if (ok && (t.best == 0 || ms < t.best)) t.best = ms;
-    }
-    if (t.best > 0) out.push_back(std::move(t));
-  }
-  return out;
-}
-
-// Exhaustive tables of every problem x solver (skipping spaces above max_points valid points).
-std::vector<Table> Measure(const std::vector<Problem>& problems, const std::vector<std::string>& solvers,
-                           const std::string& backend, int device, int repetitions, uint64_t max_points) {
-  const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
-  std::vector<Table> out;
-  for (const std::string& name : solvers) {
-    SessionOptions s;
-    s.backend = backend;
-    s.device = device;
-    s.tune.strategy = StrategyKind::kExhaustive;
-    s.tune.solvers = {name};
-    s.tune.retime_top = 0;  // one timing procedure for every point of the table
-    s.tune.evaluator.repetitions = repetitions;
-    s.tune.evaluator.early_drop_ratio = 1e9;  // full timing of every point: the table is the truth
-    s.tune.budget = max_points;
-    for (const Problem& p : problems) {
-      std::fprintf(stderr, "exhaustive pass: %s %s\n", name.c_str(), ToDriverLine(p).c_str());
-      auto results = TuneProblems({p}, s, registry);
-      if (!results.ok() || results->front().solvers.empty()) continue;
-      const SolverTuneResult& sr = results->front().solvers[0];
-      if (sr.disposition != Disposition::kPassed || sr.tried >= max_points) continue;
-      Table t{name, ToDriverLine(p), results->front().arch, sr.history.front().first.values, {}, 0};
-      for (const auto& [config, m] : sr.history) {
-        const bool ok = m.disposition == Disposition::kPassed;
-        t.points[config.values] = {ok, m.time_ms};
-        if (ok && (t.best == 0 || m.time_ms < t.best)) t.best = m.time_ms;
-      }
-      out.push_back(std::move(t));
-    }
-  }
-  return out;
-}
-
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-int Main(int argc, char** argv) {
-  CLI::App app("search-efficiency benchmark of the tuner's strategies");
-  std::string backend = "cpu", file, tables_in, tables_out, json;
-  std::vector<std::string> solvers = {"TunaCpuGemmConv"}, drivers;
-  int device = 0, seeds = 10, repetitions = 5;
-  size_t batch = 16;
-  double within = 0.03;
-  uint64_t max_points = 4096;
-  app.add_option("--backend", backend, "cpu | cuda | hip (measure)");
-  app.add_option("--device", device, "device index (measure)");
-  app.add_option("--solver", solvers, "tunable solvers to measure (repeatable)");
-  app.add_option("-f,--file", file, "file of MIOpenDriver lines (measure)");
-  app.add_option("--driver", drivers, "MIOpenDriver line (repeatable; measure)");
-  app.add_option("--repetitions", repetitions, "timed runs per candidate (measure)");
-  app.add_option("--max-points", max_points, "skip spaces with more valid points (measure)");
-  app.add_option("--save-tables", tables_out, "write the measured tables here");
-  app.add_option("--tables", tables_in, "replay these tables instead of measuring");
-  app.add_option("--seeds", seeds, "seeds per strategy");
-  app.add_option("--batch", batch, "proposals per batch");
-  app.add_option("--within", within, "target: within this fraction of the exhaustive best");
-  app.add_option("--json", json, "write the replay results as JSON here");
-  CLI11_PARSE(app, argc, argv);
+// The replay figures of one table.
+struct TableFigures {
+  DefaultRun exact;          // seed 1: what `tuna tune` runs
+  double default_mean = 0;   // fraction until within, mean over seeds
+  double default_pick = 0;   // seed 1's pick / the table's best
+  std::vector<double> others;  // per contender: candidates until within, mean over seeds
+};
 
-  std::vector<Table> tables;
-  if (!tables_in.empty()) {
-    auto t = ReadTables(tables_in);
-    if (!t.ok()) return std::fprintf(stderr, "%s\n", t.status().ToString().c_str()), 2;
-    tables = *std::move(t);
-  } else {
-    std::vector<Problem> problems;
-    for (const std::string& d : drivers) {
-      auto p = ParseDriverLine(d);
-      if (!p.ok()) return std::fprintf(stderr, "%s\n", p.status().ToString().c_str()), 2;
-      problems.insert(problems.end(), p->begin(), p->end());
-    }
-    if (!file.empty()) {
-      auto f = ParseDriverFile(file);
-      if (!f.ok() || !f->errors.empty()) return std::fprintf(stderr, "cannot parse %s\n", file.c_str()), 2;
-      for (const auto& l : f->lines) problems.insert(problems.end(), l.problems.begin(), l.problems.end());
-    }
-    tables = Measure(problems, solvers, backend, device, repetitions, max_points);
-    if (!tables_out.empty()) {
-      std::ofstream out(tables_out);
-      out << JsonText({{"backend", backend}, {"tables", JsonList(tables, TableJson)}}, true) << "\n";
-    }
+absl::StatusOr<TableFigures> Figures(const Table& t, const Args& a, const std::vector<Contender>& contenders,
+                                     const solver::SolverRegistry& registry) {
+  TableFigures f;
+  for (int seed = 1; seed <= a.seeds; ++seed) {
+    absl::StatusOr<DefaultRun> d = ReplayDefault(t, seed, a.threads, a.within, registry);
+    if (!d.ok()) return d.status();
+    if (seed == 1) f.exact = *d;
+    f.default_mean += FractionUntilReached(t, d->result) / a.seeds;
   }
+  f.default_pick = f.exact.result.best_ms > 0 ? f.exact.result.best_ms / t.best : 0;  // 0: nothing passed
+  for (const Contender& c : contenders) {
+    double mean = 0;
+    for (int seed = 1; seed <= a.seeds; ++seed) {
+      std::unique_ptr<SearchStrategy> s = c.make();
+      absl::StatusOr<ReplayResult> r = ReplayUntilWithin(t, *s, seed, a.batch, a.within, registry);
+      if (!r.ok()) return r.status();
+      mean += static_cast<double>(r->reached_at > 0 ? r->reached_at : t.points.size()) / a.seeds;
+    }
+    f.others.push_back(mean);
+  }
+  return f;
+}
 
+// A driver line without the program name and the flags every line has.
+std::string ShortDriver(std::string d) {
+  for (const std::string cut : {"./bin/MIOpenDriver ", "-l 1 -j 1 -m conv -g 1 "}) {
+    if (size_t at = d.find(cut); at != std::string::npos) d.erase(at, cut.size());
+  }
+  return d;
+}
+
+void PrintSummaryLine(const std::string& name, const std::vector<double>& all, const std::vector<double>& large) {
+  fmt::print("  {:<26} median {:5.1f}% over {} tables; {:5.1f}% over the {} larger than the budget\n", name,
+             100 * Median(all), all.size(), 100 * Median(large), large.size());
+}
+
+int Replay(const std::vector<Table>& tables, const Args& a) {
   const std::vector<Contender> contenders = Contenders();
   const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
-  std::vector<std::vector<double>> fractions(contenders.size());
+  std::vector<std::vector<double>> all(contenders.size() + 2), large(contenders.size() + 2);
+  int reached = 0, picked = 0;
   Json rows = Json::array();
-  fmt::print("{:<18} {:<58} {:>6}", "solver", "problem", "valid");
-  for (const Contender& c : contenders) fmt::print(" {:>12}", c.name);
+  // default: seed 1 (where it came within, candidates tried, why it ended), its pick / the best,
+  // and the fraction until within over the seeds; the others: candidates until within.
+  fmt::print("{:<18} {:<50} {:>5} {:>4} {:>21} {:>6} {:>7}", "solver", "problem", "valid", "bdgt",
+             "default: at/tried/by", "pick", "dflt %");
+  for (const Contender& c : contenders) fmt::print(" {:>11}", c.name);
   fmt::print("\n");
   for (const Table& t : tables) {
-    const solver::RegisteredSolver* rs = registry.ByName(t.solver);
-    auto problem = ParseDriverLine(t.driver);
-    auto target = solver::TargetForArch(t.arch);
-    if (rs == nullptr || !problem.ok() || !target.ok()) continue;
-    const solver::SearchSpace space = rs->solver->Space(*target, problem->front());
-    const double valid = static_cast<double>(t.points.size());
-    fmt::print("{:<18} {:<58} {:>6}", t.solver.substr(0, 18), problem->front().Canonical().substr(0, 58), t.points.size());
-    Json row = {{"solver", t.solver}, {"driver", t.driver}, {"valid", t.points.size()}};
-    for (size_t i = 0; i < contenders.size(); ++i) {
-      double mean = 0;
-      for (int seed = 1; seed <= seeds; ++seed) {
-        auto s = contenders[i].make();
-        mean += static_cast<double>(Replay(*s, seed, batch, space, t, within)) / seeds;
-      }
-      fractions[i].push_back(mean / valid);
-      row[contenders[i].name] = JsonRounded(mean, 1);
-      fmt::print(" {:>12.1f}", mean);
+    absl::StatusOr<TableFigures> f = Figures(t, a, contenders, registry);
+    if (!f.ok()) {
+      fmt::print("{}: {}\n", t.solver, f.status().ToString());
+      continue;
     }
+    const ReplayResult& r = f->exact.result;
+    const double valid = static_cast<double>(t.points.size());
+    const bool is_large = t.points.size() > f->exact.budget;
+    std::vector<double> fractions = {FractionUntilReached(t, r), f->default_mean};
+    for (double n : f->others) fractions.push_back(n / valid);
+    for (size_t i = 0; i < fractions.size(); ++i) {
+      all[i].push_back(fractions[i]);
+      if (is_large) large[i].push_back(fractions[i]);
+    }
+    reached += r.reached_at > 0;
+    picked += f->default_pick > 0 && f->default_pick <= 1 + a.within;
+    fmt::print("{:<18} {:<50} {:>5} {:>4} {:>21} {:>6.3f} {:>7.1f}", t.solver.substr(0, 18),
+               ShortDriver(t.driver).substr(0, 50), t.points.size(), f->exact.budget,
+               fmt::format("{}/{}/{}", r.reached_at > 0 ? std::to_string(r.reached_at) : "-", r.tried,
+                           r.stopped_by.empty() ? "end" : r.stopped_by),
+               f->default_pick, 100 * f->default_mean);
+    for (double n : f->others) fmt::print(" {:>11.1f}", n);
     fmt::print("\n");
+    Json row = {{"solver", t.solver}, {"driver", t.driver}, {"valid", t.points.size()},
+                {"default_budget", f->exact.budget}, {"default_reached_at", r.reached_at},
+                {"default_tried", r.tried}, {"default_stopped_by", r.stopped_by},
+                {"default_pick_ratio", JsonRounded(f->default_pick, 4)},
+                {"default_mean_fraction", JsonRounded(f->default_mean, 4)}};
+    for (size_t i = 0; i < contenders.size(); ++i) row[contenders[i].name] = JsonRounded(f->others[i], 1);
     rows.push_back(row);
   }
-  fmt::print("\n{} tables; fraction of the space timed until within {:.0f}% of the best "
-             "(mean over {} seeds, batch {}):\n", tables.size(), within * 100, seeds, batch);
+  const size_t n = all[0].size();
+  fmt::print("\n{} tables; fraction of the space timed until within {:.0f}% of the best (never: 100 %), "
+             "median (bar for the default: <= 10 %):\n", n, a.within * 100);
+  std::vector<std::string> names = {"default (tune's, seed 1)", fmt::format("default (mean of {} seeds)", a.seeds)};
+  for (const Contender& c : contenders) names.push_back(c.name + fmt::format(" (mean of {})", a.seeds));
   Json summary = Json::object();
-  for (size_t i = 0; i < contenders.size(); ++i) {
-    const double med = Median(fractions[i]);
-    fmt::print("  {:<12} median {:5.1f}%\n", contenders[i].name, 100 * med);
-    summary[contenders[i].name] = JsonRounded(100 * med, 2);
+  for (size_t i = 0; i < names.size(); ++i) {
+    PrintSummaryLine(names[i], all[i], large[i]);
+    summary[names[i]] = {{"all", JsonRounded(100 * Median(all[i]), 2)}, {"larger_than_budget", JsonRounded(100 * Median(large[i]), 2)}};
   }
-  if (!json.empty()) {
-    std::ofstream out(json);
-    out << JsonText({{"within", within}, {"seeds", seeds}, {"batch", batch},
+  fmt::print("default (seed 1): reached within {:.0f}% in {} of {} tables; its pick within {:.0f}% in {} of {}\n",
+             a.within * 100, reached, n, a.within * 100, picked, n);
+  if (!a.json.empty()) {
+    std::ofstream out(a.json);
+    out << JsonText({{"within", a.within}, {"seeds", a.seeds}, {"batch", a.batch}, {"threads", a.threads},
+                     {"default_reached", reached}, {"default_pick_within", picked},
                      {"median_percent_of_space", summary}, {"rows", rows}}, true) << "\n";
   }
-  return tables.empty() ? 1 : 0;
+  return n == 0 ? 1 : 0;
+}
+
+// The measure mode's jobs: --pairs lines "SOLVER DRIVER LINE" ('#' comments), else every
+// problem of -f / --driver with every --solver.
+absl::StatusOr<std::vector<TableJob>> Jobs(const Args& a) {
+  std::vector<TableJob> jobs;
+  if (!a.pairs.empty()) {
+    std::ifstream in(a.pairs);
+    if (!in) return absl::NotFoundError("cannot read " + a.pairs);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream words(line);
+      std::string solver, rest;
+      if (!(words >> solver) || solver[0] == '#') continue;
+      std::getline(words, rest);
+      auto p = ParseDriverLine(rest);
+      if (!p.ok()) return absl::InvalidArgumentError(absl::StrCat(a.pairs, ": ", p.status().message()));
+      for (const Problem& q : *p) jobs.push_back({solver, q});
+    }
+    return jobs;
+  }
+  std::vector<Problem> problems;
+  for (const std::string& d : a.drivers) {
+    auto p = ParseDriverLine(d);
+    if (!p.ok()) return p.status();
+    problems.insert(problems.end(), p->begin(), p->end());
+  }
+  if (!a.file.empty()) {
+    auto f = ParseDriverFile(a.file);
+    if (!f.ok() || !f->errors.empty()) return absl::InvalidArgumentError("cannot parse " + a.file);
+    for (const auto& l : f->lines) problems.insert(problems.end(), l.problems.begin(), l.problems.end());
+  }
+  for (const std::string& s : a.solvers)
+    for (const Problem& p : problems) jobs.push_back({s, p});
+  return jobs;
+}
+
+SessionOptions Session(const Args& a) {
+  SessionOptions s;
+  s.backend = a.backend;
+  s.device = a.device;
+  s.tune.evaluator.repetitions = a.repetitions;
+  return s;
+}
+
+absl::StatusOr<solver::Target> PlanningTarget(const Args& a) {
+  if (!a.target.empty()) return solver::TargetForArch(a.target, a.num_cu);
+  return absl::InvalidArgumentError("--target ARCH (the device's: sm_90, gfx90a, cpu-avx2) is needed to plan");
+}
+
+void SaveTables(const std::vector<Table>& tables, const Args& a) {
+  if (a.tables_out.empty()) return;
+  std::ofstream out(a.tables_out + ".tmp");
+  out << JsonText(TablesJson(tables, {{"backend", a.backend}, {"repetitions", a.repetitions},
+                                      {"exhaustive", true}}), true) << "\n";
+  out.close();
+  std::rename((a.tables_out + ".tmp").c_str(), a.tables_out.c_str());
+}
+
+// The measure mode: plan (printed), then the tables, saved after each solver.
+absl::StatusOr<std::vector<Table>> Measure(const Args& a) {
+  absl::StatusOr<solver::Target> target = PlanningTarget(a);
+  if (!target.ok()) return target.status();
+  absl::StatusOr<std::vector<TableJob>> jobs = Jobs(a);
+  if (!jobs.ok()) return jobs.status();
+  EstimateOptions e = a.estimate;
+  e.threads = a.threads;
+  e.repetitions = a.repetitions;
+  const TablePlan plan = PlanTables(*jobs, *target, a.max_points, e, solver::SolverRegistry::Builtin());
+  fmt::print("{}", PlanText(plan));
+  std::fflush(stdout);
+  if (a.estimate_only) return std::vector<Table>{};
+  if (a.synthetic) return SyntheticTables(plan, *target, solver::SolverRegistry::Builtin());
+  SessionOptions s = Session(a);
+  const auto start = std::chrono::steady_clock::now();
+  if (a.deadline_s > 0) {
+    s.stop = [start, limit = a.deadline_s] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > limit;
+    };
+  }
+  auto tables = MeasureTables(plan, s, solver::SolverRegistry::Builtin(),
+                              [&a](const std::vector<Table>& t) { SaveTables(t, a); });
+  if (tables.ok()) {
+    fmt::print("measured {} of {} tables in {:.0f} s\n\n", tables->size(), plan.tables.size(),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return tables;
+}
+
+// The quality mode: --picks files, the rule of quality.h, the check.
+int Quality(const Args& a) {
+  absl::StatusOr<solver::Target> target = PlanningTarget(a);
+  if (!target.ok()) return std::fprintf(stderr, "%s\n", target.status().ToString().c_str()), 2;
+  const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
+  std::vector<Pick> picks;
+  std::vector<std::string> notes;
+  for (const std::string& arg : a.picks) {
+    const size_t eq = arg.find('=');
+    const std::string path = arg.substr(0, eq);
+    auto p = ReadPicks(path, eq == std::string::npos ? path : arg.substr(eq + 1), *target, registry, notes);
+    if (!p.ok()) return std::fprintf(stderr, "%s\n", p.status().ToString().c_str()), 2;
+    picks.insert(picks.end(), p->begin(), p->end());
+  }
+  const size_t candidates = picks.size();
+  picks = ChoosePicks(std::move(picks), a.layers, a.max_points, notes);
+  for (const std::string& n : notes) fmt::print("left out: {}\n", n);
+  fmt::print("quality: {} layers of {} with a tunable winner (3 largest spaces per file and direction)\n",
+             picks.size(), candidates);
+  std::vector<TableJob> jobs;
+  for (const Pick& p : picks) jobs.push_back({p.solver, p.problem});
+  EstimateOptions e = a.estimate;
+  e.threads = a.threads;
+  e.repetitions = a.repetitions;
+  fmt::print("{}", PlanText(PlanTables(jobs, *target, 0, e, registry)));
+  std::fflush(stdout);
+  if (a.estimate_only || picks.empty()) return picks.empty() ? 1 : 0;
+  QualityOptions o;
+  o.within = a.within;
+  absl::StatusOr<Json> out = RunQuality(picks, Session(a), o, registry);
+  if (!out.ok()) return std::fprintf(stderr, "%s\n", out.status().ToString().c_str()), 1;
+  if (!a.json.empty()) std::ofstream(a.json) << JsonText(*out, true) << "\n";
+  return (*out)["measured"].get<int>() == static_cast<int>(picks.size()) ? 0 : 1;
+}
+
+void AddOptions(CLI::App& app, Args& a) {
+  app.add_option("--backend", a.backend, "cpu | cuda | hip (measure, quality)");
+  app.add_option("--device", a.device, "device index (measure, quality)");
+  app.add_option("--target", a.target, "the device's arch, to plan (measure, quality): sm_90, cpu-avx2");
+  app.add_option("--num-cu", a.num_cu, "its SMs / CUs (0: the arch's usual)");
+  app.add_option("--pairs", a.pairs, "file of 'SOLVER DRIVER LINE' lines to measure");
+  app.add_option("--solver", a.solvers, "tunable solvers to measure with -f / --driver (repeatable)");
+  app.add_option("-f,--file", a.file, "file of MIOpenDriver lines (measure)");
+  app.add_option("--driver", a.drivers, "MIOpenDriver line (repeatable; measure)");
+  app.add_option("--repetitions", a.repetitions, "timed runs per candidate (tune's default: 10)");
+  app.add_option("--max-points", a.max_points, "leave out spaces with more valid points, saying so (0: no cap)");
+  app.add_option("--deadline-s", a.deadline_s, "start no problem after this many seconds of measuring");
+  app.add_flag("--estimate-only", a.estimate_only, "print the plan and its time estimate; no device");
+  app.add_flag("--synthetic", a.synthetic, "fill the plan with synthetic times (tables.h), no device: "
+               "the replay's host cost");
+  app.add_option("--threads", a.threads, "compile threads of the host (estimate; the default's batch)");
+  app.add_option("--build-cpu-s", a.estimate.build_cpu_s, "estimate: CPU seconds per kernel build");
+  app.add_option("--save-tables", a.tables_out, "write the measured tables here");
+  app.add_option("--tables", a.tables_in, "replay these tables instead of measuring");
+  app.add_option("--picks", a.picks, "quality: `tuna report --json` file[=label] (repeatable)");
+  app.add_option("--layers", a.layers, "quality: how many layers");
+  app.add_option("--seeds", a.seeds, "seeds per strategy (replay)");
+  app.add_option("--batch", a.batch, "proposals per batch of the unbounded strategies (replay)");
+  app.add_option("--within", a.within, "target: within this fraction of the exhaustive best");
+  app.add_option("--json", a.json, "write the replay (or quality) results as JSON here");
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app("search-efficiency benchmark of the tuner's strategies, and the quality check");
+  Args a;
+  AddOptions(app, a);
+  CLI11_PARSE(app, argc, argv);
+  if (!a.picks.empty()) return Quality(a);
+  absl::StatusOr<std::vector<Table>> tables = a.tables_in.empty() ? Measure(a) : ReadTables(a.tables_in);
+  if (!tables.ok()) return std::fprintf(stderr, "%s\n", tables.status().ToString().c_str()), 2;
+  if (a.estimate_only) return 0;
+  return Replay(*tables, a);
 }
 
 }  // namespace

@@ -45,7 +45,8 @@ absl::StatusOr<std::vector<TuneResult>> TuneProblems(const std::vector<Problem>&
   {
     Tuner tuner(registry, **be, device.get(), target, options.tune);
     for (size_t i = 0; i < problems.size(); ++i) {
-      absl::StatusOr<TuneResult> r = tuner.Tune(problems[i]);
+      absl::StatusOr<TuneResult> r =
+          options.stop && options.stop() ? absl::CancelledError("not tuned: stopped") : tuner.Tune(problems[i]);
       TuneResult result;
       if (r.ok()) {
         result = *std::move(r);

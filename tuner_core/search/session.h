@@ -19,6 +19,9 @@ struct SessionOptions {
   int device = 0;
   std::string target_arch;      // dry runs: "gfx90a", "sm_90", "cpu-avx2"
   TuneOptions tune;             // tune.dry_run selects the compile-only path
+  // Asked before each problem (null = never): true leaves that problem and the rest untuned
+  // (their results' error says so), e.g. a benchmark's deadline.
+  std::function<bool()> stop;
 };
 
 // Called after each problem, in order (index into `problems`).

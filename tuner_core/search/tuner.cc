@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
+#include "tuner_core/search/stop_rule.h"
 
 namespace tuna::search {
 namespace {
@@ -68,7 +69,9 @@ void RetimeTop(Evaluator& evaluator, const solver::PerfConfig& default_config, i
   std::vector<Measurement> again = evaluator.Retime(cands, repetitions);
   double retimed_best = 0;
   for (size_t i = 0; i < again.size(); ++i) {
-    if (again[i].disposition != Disposition::kPassed) continue;
+    const bool passed = again[i].disposition == Disposition::kPassed;
+    out.retimed.emplace_back(st.top[i].second.config, passed ? again[i].time_ms : 0.0);
+    if (!passed) continue;
     if (st.top[i].second.config == default_config) out.default_ms = again[i].time_ms;
     if (retimed_best == 0 || again[i].time_ms < retimed_best) {
       retimed_best = again[i].time_ms;
@@ -164,63 +167,6 @@ class BatchCompiler {
   std::future<std::vector<CompiledCandidate>> future_;
 };
 
-// When a tunable search stops before its strategy is done: `patience` candidates in a row
-// without a gain of more than `min_gain` over the best (counted once something has passed), the
-// time limit, or outclassed by another search of the problem (TuneOptions::rival_ms). Non-tunable
-// solvers never stop early.
-class StopRule {
- public:
-  StopRule(const TuneOptions& options, bool tunable)
-      : patience_(tunable ? options.patience : 0),
-        min_gain_(options.min_gain),
-        limit_s_(tunable ? options.time_limit_s : 0),
-        rival_ms_(tunable && options.outclassed_factor > 0 ? options.rival_ms : nullptr),
-        outclassed_factor_(options.outclassed_factor),
-        outclassed_after_(options.outclassed_after),
-        start_(std::chrono::steady_clock::now()) {}
-
-  // One candidate processed; `timed_ok` when it passed with a full timing.
-  void Note(bool timed_ok, double ms) {
-    ++noted_;
-    if (timed_ok && (best_ == 0 || ms < best_ * (1.0 - min_gain_))) {
-      best_ = best_ == 0 ? ms : std::min(best_, ms);
-      since_gain_ = 0;
-      return;
-    }
-    if (timed_ok) best_ = std::min(best_, ms);
-    if (best_ > 0) ++since_gain_;
-  }
-
-  // Whether the search stops for patience unless one of the next `n` candidates gains: a batch
-  // proposed now would then be compiled for nothing whenever the current one does not gain.
-  bool MayStopWithin(uint64_t n) const { return patience_ > 0 && best_ > 0 && since_gain_ + n >= patience_; }
-
-  // "patience", "time limit", "outclassed", or "" to go on.
-  std::string Reason() const {
-    if (patience_ > 0 && since_gain_ >= patience_) return "patience";
-    if (limit_s_ > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() >= limit_s_) {
-      return "time limit";
-    }
-    if (rival_ms_ && best_ > 0 && noted_ >= outclassed_after_) {
-      const double rival = rival_ms_();
-      if (rival > 0 && best_ > outclassed_factor_ * rival) return "outclassed";
-    }
-    return "";
-  }
-
- private:
-  const uint64_t patience_;
-  const double min_gain_;
-  const double limit_s_;
-  const std::function<double()> rival_ms_;
-  const double outclassed_factor_;
-  const uint64_t outclassed_after_;
-  const std::chrono::steady_clock::time_point start_;
-  double best_ = 0;
-  uint64_t since_gain_ = 0;
-  uint64_t noted_ = 0;
-};
-
 // What measuring a batch of one solver's search updates.
 struct BatchContext {
   Evaluator* evaluator;  // null in a dry run: the compile outcome is the result
@@ -254,6 +200,17 @@ std::vector<Observation> MeasureBatch(std::vector<CompiledCandidate>& compiled, 
     observations.push_back({c.config, ok, time_ms});
   }
   return observations;
+}
+
+// The registry's solvers applicable to `problem` that serve its direction, in id order.
+std::vector<solver::RegisteredSolver> Serving(const solver::SolverRegistry& registry, const solver::Target& target,
+                                              const Problem& problem) {
+  std::vector<solver::RegisteredSolver> solvers;
+  for (const solver::RegisteredSolver& r : registry.Applicable(target, problem)) {
+    const auto dirs = r.solver->Directions();
+    if (std::find(dirs.begin(), dirs.end(), problem.direction) != dirs.end()) solvers.push_back(r);
+  }
+  return solvers;
 }
 
 }  // namespace
@@ -327,25 +284,19 @@ void Tuner::PlanAhead(const Problem& problem) {
   ahead_ = std::move(a);
 }
 
-std::vector<solver::RegisteredSolver> Tuner::Serving(const Problem& problem) const {
-  std::vector<solver::RegisteredSolver> solvers;
-  for (const solver::RegisteredSolver& r : registry_.Applicable(target_, problem)) {
-    const auto dirs = r.solver->Directions();
-    if (std::find(dirs.begin(), dirs.end(), problem.direction) != dirs.end()) solvers.push_back(r);
-  }
-  return solvers;
-}
-
-bool Tuner::SpecialisedApplies(const Problem& problem) const {
-  const std::vector<solver::RegisteredSolver> serving = Serving(problem);
-  return std::any_of(serving.begin(), serving.end(), [this](const solver::RegisteredSolver& r) {
-    return r.solver->IsTunable() && !r.solver->IsGeneric(target_);
+uint64_t SearchBudget(const TuneOptions& options, const solver::SolverRegistry& registry,
+                      const solver::Target& target, const Problem& problem, const solver::Solver& s) {
+  if (!s.IsGeneric(target) || options.generic_budget == 0 || options.budget <= options.generic_budget) return options.budget;
+  const std::vector<solver::RegisteredSolver> serving = Serving(registry, target, problem);
+  const bool specialised = std::any_of(serving.begin(), serving.end(), [&](const solver::RegisteredSolver& r) {
+    return r.solver->IsTunable() && !r.solver->IsGeneric(target);
   });
+  return specialised ? options.generic_budget : options.budget;
 }
 
 std::vector<solver::RegisteredSolver> Tuner::SolversFor(const Problem& problem) const {
   std::vector<solver::RegisteredSolver> solvers;
-  for (const solver::RegisteredSolver& r : Serving(problem)) {
+  for (const solver::RegisteredSolver& r : Serving(registry_, target_, problem)) {
     if (!options_.solvers.empty() &&
         std::find(options_.solvers.begin(), options_.solvers.end(), std::string(r.solver->Name())) ==
             options_.solvers.end()) {
@@ -379,10 +330,7 @@ Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& 
   in.is_valid = [target = target_, solver = &s, problem](const solver::PerfConfig& c) {
     return solver->IsValid(target, problem, c).ok();
   };
-  in.budget = options_.budget;
-  if (s.IsGeneric(target_) && in.budget > options_.generic_budget && options_.generic_budget > 0 && SpecialisedApplies(problem)) {
-    in.budget = options_.generic_budget;
-  }
+  in.budget = SearchBudget(options_, registry_, target_, problem, s);
   in.seed = options_.seed;
   in.prior = {plan.default_config};
   for (const std::string& params : options_.warm_params) {

@@ -161,6 +161,9 @@ struct SolverTuneResult {
   std::map<Disposition, uint64_t> by_disposition;
   // Order in which candidates were tried and their times (ms; 0 for failures): for benchmarks.
   std::vector<std::pair<solver::PerfConfig, Measurement>> history;
+  // The re-timing of the best few (TuneOptions::retime_top), each candidate's time (ms; 0 when
+  // it did not pass again): for benchmarks.
+  std::vector<std::pair<solver::PerfConfig, double>> retimed;
 };
 
 struct TuneResult {
@@ -183,6 +186,13 @@ struct TuneResult {
   uint64_t discarded = 0;  // candidates of such batches (built for nothing, or cancelled)
   std::string error;  // set by TuneProblems when the problem could not be tuned at all
 };
+
+// The budget of `s`'s search on `problem` (s tunable): options.budget, or options.generic_budget
+// where `s` is generic and a specialised tunable solver of `registry` serves the problem too (any
+// solver, not only options.solvers: a worker's job names one solver). options.prior_params
+// aside (Tuner: budget 1). bench/search's replay of the default search asks the same.
+uint64_t SearchBudget(const TuneOptions& options, const solver::SolverRegistry& registry,
+                      const solver::Target& target, const Problem& problem, const solver::Solver& s);
 
 class Tuner {
  public:
@@ -219,11 +229,6 @@ class Tuner {
   std::vector<SolverPlan> PlanAll(const std::vector<solver::RegisteredSolver>& solvers,
                                   const Problem& problem) const;
   SolverPlan Plan(const solver::RegisteredSolver& r, const Problem& problem) const;
-  // The registry's solvers applicable to `problem` that serve its direction, in id order.
-  std::vector<solver::RegisteredSolver> Serving(const Problem& problem) const;
-  // Whether a tunable solver that is not generic serves `problem` (any, not only options'
-  // solvers: a worker's job names one solver).
-  bool SpecialisedApplies(const Problem& problem) const;
   SolverTuneResult TuneSolver(SolverPlan& plan, const Problem& problem, Evaluator* evaluator,
                               TuneProgress& progress, TuneResult& times);
 

@@ -82,6 +82,12 @@ class SharedDeviceBuffer {
   backend::DeviceBuffer buffer_;  // guarded by mu_
 };
 
+// EvaluatorOptions::cpu_reference_max_flops for a GPU (the worker's, bench/search's): the naive
+// device solver (checked against the CPU reference at batch 1 first) makes the reference of
+// every problem above this size: milliseconds instead of the CPU reference's tenths of a
+// second, while the GPU waits.
+inline constexpr double kGpuCpuReferenceMaxFlops = 1e9;
+
 struct EvaluatorOptions {
   uint64_t seed = 1;  // input data seed
   int repetitions = 10;

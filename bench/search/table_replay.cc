@@ -1,0 +1,74 @@
+#include "bench/search/table_replay.h"
+
+#include "absl/strings/str_cat.h"
+#include "tuner_core/problem/driver_line.h"
+
+namespace tuna::search {
+namespace {
+
+struct Setting {
+  const solver::Solver* solver = nullptr;
+  solver::Target target;
+  Problem problem;
+};
+
+absl::StatusOr<Setting> SettingOf(const Table& t, const solver::SolverRegistry& registry) {
+  const solver::RegisteredSolver* rs = registry.ByName(t.solver);
+  absl::StatusOr<std::vector<Problem>> problems = ParseDriverLine(t.driver);
+  absl::StatusOr<solver::Target> target = solver::TargetForArch(t.arch);
+  if (rs == nullptr || !problems.ok() || problems->size() != 1 || !target.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("table ", t.solver, " / ", t.driver, " / ", t.arch,
+                                                   ": unknown solver, driver line or arch"));
+  }
+  return Setting{rs->solver, *target, problems->front()};
+}
+
+StrategyInput InputOf(const Table& t, const Setting& s, uint64_t seed) {
+  StrategyInput in;
+  in.space = s.solver->Space(s.target, s.problem);
+  in.is_valid = [&t](const solver::PerfConfig& c) { return t.points.count(c.values) > 0; };
+  in.seed = seed;
+  in.prior = {solver::PerfConfig{t.default_values}};
+  return in;
+}
+
+ReplayLookup LookupOf(const Table& t) {
+  return [&t](const solver::PerfConfig& c) -> std::optional<ReplayPoint> {
+    auto it = t.points.find(c.values);
+    if (it == t.points.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+}  // namespace
+
+absl::StatusOr<DefaultRun> ReplayDefault(const Table& t, uint64_t seed, int compile_threads, double within,
+                                         const solver::SolverRegistry& registry) {
+  absl::StatusOr<Setting> s = SettingOf(t, registry);
+  if (!s.ok()) return s.status();
+  ReplayOptions o = DefaultSearchReplay(compile_threads);
+  o.target_ms = t.best * (1 + within);
+  StrategyInput in = InputOf(t, *s, seed);
+  in.budget = SearchBudget(o.tune, registry, s->target, s->problem, *s->solver);
+  std::unique_ptr<SearchStrategy> strategy = MakeStrategy(o.tune.strategy);
+  return DefaultRun{ReplaySearch(*strategy, in, o, LookupOf(t)), in.budget};
+}
+
+absl::StatusOr<ReplayResult> ReplayUntilWithin(const Table& t, SearchStrategy& strategy, uint64_t seed, size_t batch,
+                                               double within, const solver::SolverRegistry& registry) {
+  absl::StatusOr<Setting> s = SettingOf(t, registry);
+  if (!s.ok()) return s.status();
+  ReplayOptions o;
+  o.batch = batch;
+  o.ahead = true;
+  o.target_ms = t.best * (1 + within);
+  o.stop_at_target = true;
+  return ReplaySearch(strategy, InputOf(t, *s, seed), o, LookupOf(t));
+}
+
+double FractionUntilReached(const Table& t, const ReplayResult& r) {
+  if (t.points.empty()) return 1;
+  return r.reached_at > 0 ? static_cast<double>(r.reached_at) / t.points.size() : 1.0;
+}
+
+}  // namespace tuna::search

@@ -1,0 +1,44 @@
+// When a tunable search stops before its strategy is done (the Tuner's driver loop, and the
+// table replay of bench/search that must stop where the Tuner would): `patience` candidates in a
+// row without a gain of more than `min_gain` over the best (counted once something has passed),
+// the time limit, or outclassed by another search of the problem (TuneOptions::rival_ms).
+// Non-tunable solvers never stop early. Threads: one thread at a time.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "tuner_core/search/tuner.h"
+
+namespace tuna::search {
+
+class StopRule {
+ public:
+  StopRule(const TuneOptions& options, bool tunable);
+
+  // One candidate processed; `timed_ok` when it passed with a full timing.
+  void Note(bool timed_ok, double ms);
+
+  // Whether the search stops for patience unless one of the next `n` candidates gains: a batch
+  // proposed now would then be compiled for nothing whenever the current one does not gain.
+  bool MayStopWithin(uint64_t n) const { return patience_ > 0 && best_ > 0 && since_gain_ + n >= patience_; }
+
+  // "patience", "time limit", "outclassed", or "" to go on.
+  std::string Reason() const;
+
+ private:
+  const uint64_t patience_;
+  const double min_gain_;
+  const double limit_s_;
+  const std::function<double()> rival_ms_;
+  const double outclassed_factor_;
+  const uint64_t outclassed_after_;
+  const std::chrono::steady_clock::time_point start_;
+  double best_ = 0;
+  uint64_t since_gain_ = 0;
+  uint64_t noted_ = 0;
+};
+
+}  // namespace tuna::search
