@@ -8,7 +8,9 @@
 #   TARGET=cpu-avx512 FILES=tiny.txt runs every step on the CPU backend, to test the script),
 #   LIMIT=540 (the call's seconds: the quality and tables steps stop starting work in time),
 #   LAYERS=12, TABLES_PAIRS=bench/gpu/search_tables.txt, MAX_POINTS=0 (no cap; a cap leaves
-#   larger spaces out and says which), SEEDS=10 (seeds of the replay that follows the tables).
+#   larger spaces out and says which), SEEDS=10 (seeds of the replay that follows the tables),
+#   QUALITY_MAX_POINTS=256 (the quality step's cap, part of its rule: the 754-point table of the
+#   FP32 stem's TunaSmallCFwd, sizes compiled in and ~10 s per build, did not end in 388 s).
 # 1. tune: `tuna tune -f` of the ResNet-50 FP32 file (69 configs, all directions), then the FP16
 #    NHWC forward file, with no flags beyond -f and -o (default search: model-guided, budget 48,
 #    patience 16), nvidia-smi sampling every 100 ms: wall time of each, GPU busy (busy.py); each
@@ -94,7 +96,7 @@ num_cu=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(s[0]
   "$out/sessions.json" 2>/dev/null || echo 0)
 start=$(date +%s.%N)
 timeout "$(left 10)" "$bench" --backend "$backend" --target "$target" --num-cu "$num_cu" "${picks[@]}" \
-  --layers "${LAYERS:-12}" --max-points "${MAX_POINTS:-0}" --json "$out/quality.json" \
+  --layers "${LAYERS:-12}" --max-points "${QUALITY_MAX_POINTS:-256}" --json "$out/quality.json" \
   >"$out/quality.txt" 2>"$out/quality.err"
 echo "quality: rc=$? in $(secs "$start") s ($(( ${#picks[@]} / 2 )) report files)"
 grep -E '^(quality|estimate|left out)' "$out/quality.txt"

@@ -220,12 +220,6 @@ absl::Status DiskKernelCache::Put(const std::string& key, const CodeObject& code
   const int fd = ::mkstemp(tmp.data());  // mode 0600, a name no other writer has
   if (fd < 0) return absl::InternalError(absl::StrCat("kernel cache: cannot create a file in ", sub, ": ", std::strerror(errno)));
   absl::Status st = WriteAll(fd, Serialize(key, code), tmp);
-#if defined(__linux__)
-  // Start the write-back now, without waiting for it: a tune writes hundreds of entries, and
-  // left dirty they were all flushed at once by the export's first fsync (ext4 orders a
-  // journal commit after the data of every file in it), stalling the run's end by seconds.
-  if (st.ok()) (void)::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-#endif
   if (::close(fd) != 0 && st.ok()) {
     st = absl::InternalError(absl::StrCat("kernel cache: close ", tmp, ": ", std::strerror(errno)));
   }
