@@ -57,7 +57,7 @@ struct TuneArgs {
   std::string tag;
   int eval_timeout_s = 1800;
   int max_minutes = 0;
-  int db_wait_s = 300;
+  int db_wait_s = 600;  // pipeline::LocalPipelineOptions::db_wait
   bool new_session = false;
   bool retune = false;
   std::string kernel_cache;  // -f: empty = <data dir>/kernel-cache

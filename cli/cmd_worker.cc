@@ -179,8 +179,7 @@ int RunWorker(const GlobalOptions& global, const WorkerFlags& f) {
   // stops) and after the signal mask (its threads must not take SIGTERM).
   std::unique_ptr<worker::HealthServer> health;
   if (!f.health.empty()) {
-    // "tuna.v1.Worker": the protocol the worker speaks, for probes that name a service.
-    auto h = worker::HealthServer::Start(f.health, {"tuna.v1.Worker"});
+    auto h = worker::HealthServer::Start(f.health);
     if (!h.ok()) {
       std::cerr << "tuna worker: --health: " << h.status().message() << "\n";
       return 1;

@@ -148,7 +148,8 @@ struct Report {
 
 // What a worker calls (member names shadow the types, hence `coordinator::` inside). Every method
 // may block on the network (or the coordinator's batches); Lease blocks up to its wait and then
-// returns an empty vector (not an error).
+// returns an empty vector (not an error), or Unavailable when the coordinator's database is
+// unreachable.
 class WorkerApi {
  public:
   virtual ~WorkerApi() = default;

@@ -30,6 +30,13 @@ constexpr size_t kMaxDevices = 64;
 
 bool IsBackend(const std::string& b) { return b == "cpu" || b == "cuda" || b == "hip"; }
 
+// A lease poll that ended while the database was unreachable: not an empty answer (a worker
+// would read that as a coordinator that serves).
+absl::Status NoDatabase() {
+  return absl::UnavailableError(
+      "the coordinator's database is unreachable: no job can be leased until it is back");
+}
+
 bool PrintableAscii(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
 }
@@ -311,6 +318,9 @@ absl::StatusOr<std::vector<LeasedJob>> Coordinator::LeaseJobs(const LeaseRequest
   mu_.AwaitWithDeadline(absl::Condition(&w->done), w->deadline);
   if (!w->done && !w->taken) {
     waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
+    // An empty poll while the database is away is no answer: the worker would read it as a
+    // coordinator that serves (SERVING between its failed renewals, twice a line per cycle).
+    if (!DatabaseReachable()) return NoDatabase();
     return std::vector<LeasedJob>{};
   }
   mu_.Await(absl::Condition(&w->done));
@@ -447,8 +457,9 @@ void Coordinator::HandOut(const std::vector<std::shared_ptr<Waiter>>& batch,
       w->done = true;
       waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
     } else if (absl::Now() >= w->deadline || shutdown_) {
-      w->done = true;  // empty answer: the long-poll ended
+      w->done = true;  // the long-poll ended: empty, or why nothing could be claimed
       if (shutdown_) w->status = absl::UnavailableError("coordinator shutting down");
+      else if (absl::IsUnavailable(status)) w->status = NoDatabase();
       waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
     } else {
       w->taken = false;  // wait on

@@ -98,7 +98,8 @@ class Coordinator {
   ~Coordinator();  // Shutdown()
 
   absl::StatusOr<Registered> Register(const WorkerRegistration& w);
-  // Blocks until jobs are leased or the wait ends (then an empty vector: not an error).
+  // Blocks until jobs are leased or the wait ends (then an empty vector: not an error; but
+  // Unavailable while the database is unreachable, so workers do not read it as served).
   // FailedPrecondition for an eval lease of a benched host (see the file comment).
   absl::StatusOr<std::vector<LeasedJob>> LeaseJobs(const LeaseRequest& req);
   // The leases still held (a lease missing from the answer is lost: stop working on it).

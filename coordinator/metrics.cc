@@ -291,9 +291,16 @@ void QueueSampler::Stop() {
 }
 
 void QueueSampler::Loop() {
+  int failed = 0;  // in a row: logged when it begins and when it ends, not every sample
   while (true) {
     absl::Status st = SampleOnce();
-    if (!st.ok()) spdlog::warn("metrics: queue sample failed: {}", st.ToString());
+    if (!st.ok() && failed++ == 0) {
+      spdlog::warn("metrics: queue sample failed: {} (retried every {} s; said once)",
+                   st.ToString(), absl::ToDoubleSeconds(options_.interval));
+    } else if (st.ok() && failed > 0) {
+      spdlog::info("metrics: queue samples work again after {} failed", failed);
+      failed = 0;
+    }
     absl::MutexLock l(&mu_);
     auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_; };
     if (mu_.AwaitWithTimeout(absl::Condition(&stop), options_.interval)) return;

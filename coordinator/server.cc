@@ -10,7 +10,7 @@
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/codegen/service_type.h>
-#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/ext/health_check_service_server_builder_option.h>
 #include <grpcpp/impl/server_builder_option.h>
 #include <grpcpp/impl/server_builder_plugin.h>
 
@@ -102,11 +102,14 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   s->credentials_ = *std::move(credentials);
   // Long-polls hold a thread each: allow well over one per worker, and keep a fleet's worth.
   s->pool_ = std::make_unique<HandlerPool>(/*max_threads=*/1024, /*keep_idle=*/256);
-  s->service_ = MakeWorkerService(coordinator, *s->credentials_, *s->pool_);
-  grpc::EnableDefaultHealthCheckService(true);
+  s->health_ = std::make_unique<HealthService>();
+  s->service_ = MakeWorkerService(coordinator, *s->credentials_, *s->pool_, *s->health_);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   if (!options.reflection) builder.SetOption(std::make_unique<WithoutReflection>());
+  // Health is answered by the generic service (health_service.h: unread); gRPC's own service
+  // (which reads every request whole) stays off even where the process-wide switch is on.
+  builder.SetOption(std::make_unique<grpc::HealthCheckServiceServerBuilderOption>(nullptr));
   std::shared_ptr<grpc::ServerCredentials> creds;
   if (!options.tls_cert_pem.empty()) {
     grpc::SslServerCredentialsOptions ssl;
@@ -134,7 +137,7 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   const size_t colon = options.listen.rfind(':');
   s->host_ = colon == std::string::npos ? options.listen : options.listen.substr(0, colon);
   if (s->host_ == "0.0.0.0" || s->host_ == "[::]") s->host_ = "127.0.0.1";
-  s->server_->GetHealthCheckService()->SetServingStatus(true);
+  s->health_->SetServing(true);
   spdlog::info("coordinator: listening on {} (port {}, {}, {}{})", options.listen, s->port_,
                s->credentials_->Required() ? "token required" : "no token",
                options.tls_cert_pem.empty() ? "plaintext" : "TLS",
@@ -187,7 +190,7 @@ void CoordinatorServer::Shutdown() {
   }
   if (reloader_.joinable()) reloader_.join();
   if (!server_) return;
-  server_->GetHealthCheckService()->SetServingStatus(false);
+  health_->Shutdown();  // NOT_SERVING; open Watch calls are told and ended
   // Blocked long-polls live in the Coordinator: wake them, or Shutdown would wait for them.
   std::thread stopper([this] { server_->Shutdown(std::chrono::system_clock::now() +
                                                  std::chrono::seconds(2)); });

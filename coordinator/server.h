@@ -9,8 +9,9 @@
 // read, so a large unauthenticated request is refused unread (unread_refusal.h); then every
 // method but Report and PutKernels takes at most 1 MiB, and no request may exceed
 // max_message_bytes (RESOURCE_EXHAUSTED; such requests of a token holder are read, then
-// refused). gRPC's health service answers without a token (its requests are read by gRPC, up
-// to max_message_bytes). Token files are re-read every token_reload: a rotated token refuses
+// refused). gRPC's health protocol (grpc.health.v1) is answered without a token and without
+// reading its requests (health_service.h): SERVING while the server runs, NOT_SERVING once it
+// shuts down. Token files are re-read every token_reload: a rotated token refuses
 // the old one's holders from then on, and the leases they held are kept and, when they expire,
 // requeued without a retry charged (a grace period begins, as after a restart). Server
 // reflection only when asked for. Secrets are never logged.
@@ -24,6 +25,7 @@
 #include "coordinator/coordinator.h"
 #include "coordinator/credentials.h"
 #include "coordinator/handler_pool.h"
+#include "coordinator/health_service.h"
 
 namespace grpc {
 class CallbackGenericService;
@@ -70,10 +72,11 @@ class CoordinatorServer {
   // Waits `d`; true (at once) when the server is stopping.
   bool SleepUnlessStopping(absl::Duration d);
   void ReloadLoop(absl::Duration every);
-  // Destroyed in reverse: the server (calls end), the service, the pool (its tasks end), the
-  // credentials the tasks use.
+  // Destroyed in reverse: the server (calls end), the service, the health state, the pool (its
+  // tasks end), the credentials the tasks use.
   std::unique_ptr<Credentials> credentials_;
   std::unique_ptr<HandlerPool> pool_;
+  std::unique_ptr<HealthService> health_;
   std::unique_ptr<grpc::CallbackGenericService> service_;
   std::unique_ptr<grpc::Server> server_;
   Coordinator* coordinator_ = nullptr;

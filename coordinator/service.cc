@@ -213,7 +213,8 @@ RawHandler OnPool(HandlerPool& pool, std::shared_ptr<WorkerService> w,
 
 std::unique_ptr<grpc::CallbackGenericService> MakeWorkerService(Coordinator& coordinator,
                                                                 const Credentials& credentials,
-                                                                HandlerPool& pool) {
+                                                                HandlerPool& pool,
+                                                                HealthService& health) {
   auto w = std::make_shared<WorkerService>(coordinator, credentials);
   const std::string p = kMethodPrefix;
   std::map<std::string, RawMethod> m;
@@ -232,7 +233,8 @@ std::unique_ptr<grpc::CallbackGenericService> MakeWorkerService(Coordinator& coo
       [w](const grpc::ServerContextBase& ctx, const std::string& method) {
         return w->Authorize(ctx, method);
       },
-      std::move(m));
+      std::move(m),
+      [&health](grpc::GenericCallbackServerContext* ctx) { return health.CreateReactor(ctx); });
 }
 
 }  // namespace tuna::coordinator

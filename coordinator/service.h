@@ -6,6 +6,7 @@
 #include "coordinator/coordinator.h"
 #include "coordinator/credentials.h"
 #include "coordinator/handler_pool.h"
+#include "coordinator/health_service.h"
 
 namespace grpc {
 class CallbackGenericService;
@@ -17,11 +18,13 @@ namespace tuna::coordinator {
 // every call needs a token of `credentials` (none configured: no authentication), checked
 // before its request is read; PutKernels and compile leases need the compile role. Requests
 // of every method but Report and PutKernels are limited to 1 MiB (RESOURCE_EXHAUSTED), those two
-// to the server's max receive size. Handlers that block run on `pool`. The pool must outlive
-// the server's calls (shut the server down first); the Coordinator and Credentials must outlive
-// the pool's tasks (destroy the pool, which joins them, first).
+// to the server's max receive size. Handlers that block run on `pool`. The same generic service
+// answers gRPC's health protocol from `health`, without a token and unread. The pool and
+// `health` must outlive the server's calls (shut the server down first); the Coordinator and
+// Credentials must outlive the pool's tasks (destroy the pool, which joins them, first).
 std::unique_ptr<grpc::CallbackGenericService> MakeWorkerService(Coordinator& coordinator,
                                                                 const Credentials& credentials,
-                                                                HandlerPool& pool);
+                                                                HandlerPool& pool,
+                                                                HealthService& health);
 
 }  // namespace tuna::coordinator

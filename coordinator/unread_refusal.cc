@@ -58,23 +58,27 @@ class Call final : public grpc::ServerGenericBidiReactor {
 
 class Service final : public grpc::CallbackGenericService {
  public:
-  Service(Authorize authorize, std::map<std::string, RawMethod> methods)
-      : authorize_(std::move(authorize)), methods_(std::move(methods)) {}
+  Service(Authorize authorize, std::map<std::string, RawMethod> methods, OpenMethods open)
+      : authorize_(std::move(authorize)), methods_(std::move(methods)), open_(std::move(open)) {}
 
   grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override {
+    if (!methods_.contains(ctx->method()) && open_) {
+      if (grpc::ServerGenericBidiReactor* r = open_(ctx)) return r;
+    }
     return new Call(ctx, authorize_, methods_);
   }
 
  private:
   Authorize authorize_;
   std::map<std::string, RawMethod> methods_;
+  OpenMethods open_;
 };
 
 }  // namespace
 
 std::unique_ptr<grpc::CallbackGenericService> MakeUnreadRefusalService(
-    Authorize authorize, std::map<std::string, RawMethod> methods) {
-  return std::make_unique<Service>(std::move(authorize), std::move(methods));
+    Authorize authorize, std::map<std::string, RawMethod> methods, OpenMethods open) {
+  return std::make_unique<Service>(std::move(authorize), std::move(methods), std::move(open));
 }
 
 }  // namespace tuna::coordinator

@@ -49,10 +49,15 @@ struct RawMethod {
   RawHandler handle;
 };
 
-// `methods` by full method path ("/tuna.v1.Worker/Report"); other paths are UNIMPLEMENTED
-// (unread). Register as the server's generic service; no service of the server may register
-// these methods itself. The functions must outlive the service.
+// Methods served to anyone, unread and unauthorised (the gRPC health service,
+// health_service.h): the reactor of a call, or nullptr when its method is not one of them.
+using OpenMethods =
+    std::function<grpc::ServerGenericBidiReactor*(grpc::GenericCallbackServerContext* ctx)>;
+
+// `methods` by full method path ("/tuna.v1.Worker/Report"), then `open`'s; other paths are
+// UNIMPLEMENTED (unread). Register as the server's generic service; no service of the server may
+// register these methods itself. The functions must outlive the service.
 std::unique_ptr<grpc::CallbackGenericService> MakeUnreadRefusalService(
-    Authorize authorize, std::map<std::string, RawMethod> methods);
+    Authorize authorize, std::map<std::string, RawMethod> methods, OpenMethods open);
 
 }  // namespace tuna::coordinator

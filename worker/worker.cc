@@ -100,6 +100,10 @@ void Worker::NoteCall(const absl::Status& st) {
     return;
   }
   if (Unreachable(st)) {
+    {
+      std::lock_guard<std::mutex> l(health_mu_);
+      last_unreachable_ = st.ToString().substr(0, 240);
+    }
     ++failed_calls_;
   } else {
     failed_calls_ = 0;  // any answer, an error included, means the coordinator is there
@@ -132,8 +136,9 @@ void Worker::UpdateHealth() {
     const std::string why =
         faulty_lanes_ > 0 ? absl::StrCat(faulty_lanes_.load(), " eval lane(s) faulty (backing off)")
         : benched_        ? std::string("benched by the coordinator (no eval leases)")
-                          : absl::StrCat("coordinator unreachable for ", failed_calls_.load(),
-                                         " calls in a row");
+                          : absl::StrCat("coordinator unreachable or unable to serve for ",
+                                         failed_calls_.load(), " calls in a row (last: ",
+                                         last_unreachable_, ")");
     spdlog::warn("worker {}: unhealthy: {} (NOT_SERVING)", worker_id(), why);
   }
   was_healthy_ = was_healthy_ || healthy;

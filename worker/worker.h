@@ -244,6 +244,7 @@ class Worker {
   std::mutex health_mu_;         // orders on_health_change calls
   bool health_told_ = false;     // guarded by health_mu_: the last value passed on
   bool was_healthy_ = false;     // guarded by health_mu_
+  std::string last_unreachable_;  // guarded by health_mu_: the latest Unavailable / deadline
 
   mutable std::mutex mu_;
   std::map<int64_t, Held> held_;  // guarded by mu_

@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -76,6 +78,13 @@ std::unique_ptr<schema::Database> OpenDb(const TuneEnv& e) {
   return std::move(*db);
 }
 
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 int ExitCode(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -100 - WTERMSIG(status); }
 
 TEST_CASE("tune -f rides out a MariaDB kill -9 and restart and exports everything",
@@ -118,6 +127,13 @@ TEST_CASE("tune -f rides out a MariaDB kill -9 and restart and exports everythin
   testing::CheckNothingLost(v, v.jobs);
   CHECK(waits >= 1);
   CHECK(backs >= 1);
+  // By default it waits well past a 5-minute restart: the wait is counted from when the run
+  // notices the outage, and a 300 s outage came back 300.0 s after that (at the former 300 s
+  // default a slower restart stopped the run).
+  std::smatch wait_for;
+  const std::string text = ReadText(log);
+  REQUIRE(std::regex_search(text, wait_for, std::regex(R"(waiting for database .*; up to (\d+) s)")));
+  CHECK(std::stoi(wait_for[1].str()) >= 600);
   CHECK(testing::CountLines(log, "files written:") == 1);
   CHECK(testing::CountLines(log, "(none)") == 0);
 }

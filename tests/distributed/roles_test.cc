@@ -6,6 +6,9 @@
 //    (UNAUTHENTICATED) before it is read: a proxy counts the bytes that reach the server; with
 //    the eval token a 64 MiB PutKernels is PERMISSION_DENIED the same way; with a token, small
 //    methods refuse requests over 1 MiB (RESOURCE_EXHAUSTED) and every method those over 32 MiB;
+//  * gRPC's health protocol needs no token and never reads its request: a 64 MiB Check is
+//    answered SERVING with only what HTTP/2 lets a new stream send reaching the server, and a
+//    normal one answers SERVING while the server runs;
 //  * TLS with a certificate made by openssl here: calls go through with the CA, and the
 //    64 MiB unauthenticated request is refused the same way;
 //  * a non-loopback listener needs TLS unless insecure_plaintext; reflection is off by default
@@ -23,6 +26,7 @@
 
 #include "catch2/catch.hpp"
 #include "tests/distributed/byte_counting_proxy.h"
+#include "tests/distributed/health_client.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/server.h"
 #include "tests/distributed/seed.h"
@@ -283,6 +287,40 @@ TEST_CASE_METHOD(testing::MariadbTest, "every method refuses a 64 MiB request wi
               upload.status().ToString().substr(0, 80).c_str(),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   CHECK(absl::IsNotFound(upload.status()));
+}
+
+// The health protocol has no token (probes carry none), so it is the one thing anyone may send
+// to the port: its requests are never read (coordinator/health_service.h). gRPC's own health
+// service read a 64 MiB Check whole (67 MB reached the server), then refused it.
+TEST_CASE_METHOD(testing::MariadbTest, "a 64 MiB health Check is answered unread, without a token",
+                 "[mariadb][distributed]") {
+  Running r = Start(db(), TwoRoles());
+  auto proxy = testing::ByteCountingProxy::Start(r.server->port());
+  REQUIRE(proxy.ok());
+  const std::string addr = "127.0.0.1:" + std::to_string((*proxy)->port());
+  for (const size_t bytes : {size_t(64u << 20), size_t(64u << 20), size_t(0)}) {
+    const int64_t before = (*proxy)->client_to_server_bytes();
+    auto st = testing::CheckHealth(addr, std::string(bytes, 'x'), absl::Seconds(60));
+    const int64_t reached = (*proxy)->client_to_server_bytes() - before;
+    std::printf("health Check of a %zu-byte service name, no token: %s; %lld bytes reached the "
+                "server\n",
+                bytes, st.ok() ? st->c_str() : st.status().ToString().substr(0, 100).c_str(),
+                static_cast<long long>(reached));
+    INFO(st.status().ToString());
+    REQUIRE(st.ok());
+    CHECK(*st == "SERVING");
+    CHECK(reached < (1 << 20));  // a stream's first 64 KiB at most; read, it would be 64 MiB
+  }
+  // The Worker methods still need the token on the same port.
+  grpc::GenericStub stub(grpc::CreateChannel(addr, grpc::InsecureChannelCredentials()));
+  CHECK(RawCall(stub, "Ping", "", 0).error_code() == grpc::StatusCode::UNAUTHENTICATED);
+  CHECK(RawCall(stub, "Ping", "eval-token", 0).ok());
+  // A Watch gets SERVING, then NOT_SERVING when the server shuts down, then its end.
+  testing::HealthWatch watch(r.server->address(), "");
+  CHECK(watch.Next().value_or("") == "SERVING");
+  r.server->Shutdown();
+  CHECK(watch.Next().value_or("") == "NOT_SERVING");
+  CHECK(absl::IsOutOfRange(watch.Next().status()));
 }
 
 std::string Slurp(const std::string& path) {
