@@ -229,6 +229,18 @@ absl::Status ReadRequest(int fd, v1::LeasedJob& job, v1::FetchKernelsReply& kern
   return st;
 }
 
+// The supervisor closed its end: every job this process took is reported, nothing is left to
+// keep. Exits now rather than unwinding: the destructors would wait for compiles still running
+// for dropped or planned searches (NVRTC cannot be interrupted), and the supervisor waits for
+// this process (up to 5 s, then SIGKILL) before a run can export: 7-8 s between a tune's last job
+// and its export on the H100. Disk cache entries are written to a temporary name and renamed, so
+// none is left half-written.
+[[noreturn]] void ExitStopped() {
+  spdlog::info("executor pid {}: the supervisor closed its end; exiting", getpid());
+  spdlog::default_logger()->flush();
+  std::_Exit(0);
+}
+
 std::string Outcome(const coordinator::Report& report) {
   return report.succeeded ? (report.has_result ? "result" : "no passing candidate") : report.error;
 }
@@ -267,17 +279,7 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
     v1::FetchKernelsReply wire_kernels;
     v1::LeaseReply wire_next;  // the jobs after this one, as far as the supervisor has them
     if (absl::Status st = ReadRequest(fd, wire_job, wire_kernels, wire_next); !st.ok()) {
-      if (absl::IsAborted(st)) {
-        // The supervisor closed its end: every job this process took is reported, nothing is
-        // left to keep. Exit now rather than unwind: the destructors would wait for compiles
-        // still running for dropped or planned searches (NVRTC cannot be interrupted), and the
-        // supervisor waits for this process (up to 5 s, then SIGKILL) before a run can export:
-        // 7-8 s between a tune's last job and its export on the H100. Disk cache entries are
-        // written to a temporary name and renamed, so none is left half-written.
-        spdlog::info("executor pid {}: the supervisor closed its end; exiting", getpid());
-        spdlog::default_logger()->flush();
-        std::_Exit(0);
-      }
+      if (absl::IsAborted(st)) ExitStopped();  // the supervisor closed its end
       spdlog::error("executor: {}", st.ToString());
       return 1;
     }
