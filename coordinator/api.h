@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "jobs/job_state.h"
+#include "tuner_core/search/transfer.h"
 
 namespace tuna::coordinator {
 
@@ -74,6 +75,7 @@ struct LeasedJob {
   std::string tuned_params;  // find jobs: the perf result's params ("" = none: default params)
   std::vector<std::string> warm_params;  // perf jobs: tried after the default (ClaimedJob)
   std::string prior_params;  // perf jobs: an earlier session's result for this config (ClaimedJob)
+  std::vector<search::TransferPoint> transfer;  // perf jobs: other configs' timings (ClaimedJob)
   absl::Time lease_expires;
 };
 

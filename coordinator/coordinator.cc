@@ -449,6 +449,7 @@ void Coordinator::HandOut(const std::vector<std::shared_ptr<Waiter>>& batch,
       j.tuned_params = c.tuned_params;
       j.warm_params = c.warm_params;
       j.prior_params = c.prior_params;
+      j.transfer = c.transfer;
       j.lease_expires = absl::Now() + absl::Seconds(options_.lease_seconds);
       w->jobs.push_back(std::move(j));
     }

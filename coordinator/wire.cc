@@ -68,6 +68,12 @@ void ToWire(const LeasedJob& j, v1::LeasedJob* out) {
   out->set_tuned_params(j.tuned_params);
   for (const std::string& p : j.warm_params) out->add_warm_params(p);
   out->set_prior_params(j.prior_params);
+  for (const search::TransferPoint& p : j.transfer) {
+    v1::TransferPoint* t = out->add_transfer();
+    t->set_params(p.params);
+    t->set_slowdown(p.slowdown);
+    t->set_problems(p.problems);
+  }
   out->set_lease_expires_unix_ms(absl::ToUnixMillis(j.lease_expires));
 }
 
@@ -90,6 +96,7 @@ absl::StatusOr<LeasedJob> FromWire(const v1::LeasedJob& j) {
   out.tuned_params = j.tuned_params();
   out.warm_params.assign(j.warm_params().begin(), j.warm_params().end());
   out.prior_params = j.prior_params();
+  for (const v1::TransferPoint& t : j.transfer()) out.transfer.push_back({t.params(), t.slowdown(), t.problems()});
   out.lease_expires = absl::FromUnixMillis(j.lease_expires_unix_ms());
   return out;
 }

@@ -46,6 +46,7 @@ search::TuneOptions TuneOptionsFor(const JobTuning& t, const coordinator::Leased
                                    bool gpu = false, search::CompilePool* pool = nullptr) {
   search::TuneOptions o;
   o.warm_params = job.warm_params;
+  o.transfer = job.transfer;
   o.prior_params = job.prior_params;
   o.predictor = t.predictor;
   if (gpu) o.evaluator.cpu_reference_max_flops = search::kGpuCpuReferenceMaxFlops;

@@ -77,22 +77,50 @@ double Median(std::vector<double> v) {
 
 // The replay figures of one table.
 struct TableFigures {
-  DefaultRun exact;          // seed 1: what `tuna tune` runs
+  DefaultRun exact;          // seed 1: what `tuna tune` runs, cold
   double default_mean = 0;   // fraction until within, mean over seeds
   double default_pick = 0;   // seed 1's pick / the table's best
+  DefaultRun transfer;       // seed 1, warm-started from the other tables' cold runs (TransferFrom)
+  double transfer_mean = 0;  // fraction until within, mean over seeds (each from that seed's cold runs)
+  double transfer_pick = 0;
   std::vector<double> others;  // per contender: candidates until within, mean over seeds
 };
 
-absl::StatusOr<TableFigures> Figures(const Table& t, const Args& a, const std::vector<Contender>& contenders,
-                                     const solver::SolverRegistry& registry) {
+// Tune's default replayed cold on every table: cold[seed - 1][table].
+absl::StatusOr<std::vector<std::vector<ReplayResult>>> ColdRuns(const std::vector<Table>& tables, const Args& a,
+                                                               const solver::SolverRegistry& registry) {
+  std::vector<std::vector<ReplayResult>> cold(a.seeds);
+  for (int seed = 1; seed <= a.seeds; ++seed) {
+    for (const Table& t : tables) {
+      absl::StatusOr<DefaultRun> d = ReplayDefault(t, seed, a.threads, a.within, registry);
+      if (!d.ok()) return d.status();
+      cold[seed - 1].push_back(d->result);
+    }
+  }
+  return cold;
+}
+
+double PickRatio(const Table& t, const DefaultRun& d) {
+  return d.result.best_ms > 0 ? d.result.best_ms / t.best : 0;  // 0: nothing passed
+}
+
+absl::StatusOr<TableFigures> Figures(const std::vector<Table>& tables, size_t i,
+                                     const std::vector<std::vector<ReplayResult>>& cold, const Args& a,
+                                     const std::vector<Contender>& contenders, const solver::SolverRegistry& registry) {
+  const Table& t = tables[i];
   TableFigures f;
   for (int seed = 1; seed <= a.seeds; ++seed) {
     absl::StatusOr<DefaultRun> d = ReplayDefault(t, seed, a.threads, a.within, registry);
+    absl::StatusOr<DefaultRun> warm =
+        ReplayDefault(t, seed, a.threads, a.within, registry, TransferFrom(tables, cold[seed - 1], i));
     if (!d.ok()) return d.status();
-    if (seed == 1) f.exact = *d;
+    if (!warm.ok()) return warm.status();
+    if (seed == 1) f.exact = *d, f.transfer = *warm;
     f.default_mean += FractionUntilReached(t, d->result) / a.seeds;
+    f.transfer_mean += FractionUntilReached(t, warm->result) / a.seeds;
   }
-  f.default_pick = f.exact.result.best_ms > 0 ? f.exact.result.best_ms / t.best : 0;  // 0: nothing passed
+  f.default_pick = PickRatio(t, f.exact);
+  f.transfer_pick = PickRatio(t, f.transfer);
   for (const Contender& c : contenders) {
     double mean = 0;
     for (int seed = 1; seed <= a.seeds; ++seed) {
@@ -119,66 +147,94 @@ void PrintSummaryLine(const std::string& name, const std::vector<double>& all, c
              100 * Median(all), all.size(), 100 * Median(large), large.size());
 }
 
+std::string RunCell(const ReplayResult& r) {
+  return fmt::format("{}/{}/{}", r.reached_at > 0 ? std::to_string(r.reached_at) : "-", r.tried,
+                     r.stopped_by.empty() ? "end" : r.stopped_by);
+}
+
+// One table's line and JSON row.
+Json PrintFigures(const Table& t, const TableFigures& f, const std::vector<Contender>& contenders) {
+  fmt::print("{:<18} {:<50} {:>5} {:>4} {:>18} {:>6.3f} {:>6.1f} {:>18} {:>6.3f} {:>6.1f}", t.solver.substr(0, 18),
+             ShortDriver(t.driver).substr(0, 50), t.points.size(), f.exact.budget, RunCell(f.exact.result),
+             f.default_pick, 100 * f.default_mean, RunCell(f.transfer.result), f.transfer_pick,
+             100 * f.transfer_mean);
+  for (double n : f.others) fmt::print(" {:>11.1f}", n);
+  fmt::print("\n");
+  const ReplayResult& r = f.exact.result;
+  Json row = {{"solver", t.solver}, {"driver", t.driver}, {"valid", t.points.size()},
+              {"default_budget", f.exact.budget}, {"default_reached_at", r.reached_at},
+              {"default_tried", r.tried}, {"default_stopped_by", r.stopped_by},
+              {"default_pick_ratio", JsonRounded(f.default_pick, 4)},
+              {"default_mean_fraction", JsonRounded(f.default_mean, 4)},
+              {"transfer_reached_at", f.transfer.result.reached_at}, {"transfer_tried", f.transfer.result.tried},
+              {"transfer_stopped_by", f.transfer.result.stopped_by},
+              {"transfer_pick_ratio", JsonRounded(f.transfer_pick, 4)},
+              {"transfer_mean_fraction", JsonRounded(f.transfer_mean, 4)}};
+  for (size_t i = 0; i < contenders.size(); ++i) row[contenders[i].name] = JsonRounded(f.others[i], 1);
+  return row;
+}
+
 int Replay(const std::vector<Table>& tables, const Args& a) {
   const std::vector<Contender> contenders = Contenders();
   const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
-  std::vector<std::vector<double>> all(contenders.size() + 2), large(contenders.size() + 2);
-  int reached = 0, picked = 0;
+  absl::StatusOr<std::vector<std::vector<ReplayResult>>> cold = ColdRuns(tables, a, registry);
+  if (!cold.ok()) {
+    fmt::print("replay: {}\n", cold.status().ToString());
+    return 1;
+  }
+  std::vector<std::vector<double>> all(contenders.size() + 4), large(contenders.size() + 4);
+  int reached[2] = {0, 0}, picked[2] = {0, 0};
   Json rows = Json::array();
-  // default: seed 1 (where it came within, candidates tried, why it ended), its pick / the best,
-  // and the fraction until within over the seeds; the others: candidates until within.
-  fmt::print("{:<18} {:<50} {:>5} {:>4} {:>21} {:>6} {:>7}", "solver", "problem", "valid", "bdgt",
-             "default: at/tried/by", "pick", "dflt %");
+  // default (cold) and warm-started: seed 1 (where it came within, candidates tried, why it
+  // ended), its pick / the best, and the fraction until within over the seeds; the others:
+  // candidates until within.
+  fmt::print("{:<18} {:<50} {:>5} {:>4} {:>18} {:>6} {:>6} {:>18} {:>6} {:>6}", "solver", "problem", "valid", "bdgt",
+             "default: at/tried", "pick", "dflt%", "transfer: at/tried", "pick", "xfer%");
   for (const Contender& c : contenders) fmt::print(" {:>11}", c.name);
   fmt::print("\n");
-  for (const Table& t : tables) {
-    absl::StatusOr<TableFigures> f = Figures(t, a, contenders, registry);
+  for (size_t i = 0; i < tables.size(); ++i) {
+    const Table& t = tables[i];
+    absl::StatusOr<TableFigures> f = Figures(tables, i, *cold, a, contenders, registry);
     if (!f.ok()) {
       fmt::print("{}: {}\n", t.solver, f.status().ToString());
-      continue;
+      return 1;
     }
-    const ReplayResult& r = f->exact.result;
     const double valid = static_cast<double>(t.points.size());
     const bool is_large = t.points.size() > f->exact.budget;
-    std::vector<double> fractions = {FractionUntilReached(t, r), f->default_mean};
+    std::vector<double> fractions = {FractionUntilReached(t, f->exact.result), f->default_mean,
+                                     FractionUntilReached(t, f->transfer.result), f->transfer_mean};
     for (double n : f->others) fractions.push_back(n / valid);
-    for (size_t i = 0; i < fractions.size(); ++i) {
-      all[i].push_back(fractions[i]);
-      if (is_large) large[i].push_back(fractions[i]);
+    for (size_t k = 0; k < fractions.size(); ++k) {
+      all[k].push_back(fractions[k]);
+      if (is_large) large[k].push_back(fractions[k]);
     }
-    reached += r.reached_at > 0;
-    picked += f->default_pick > 0 && f->default_pick <= 1 + a.within;
-    fmt::print("{:<18} {:<50} {:>5} {:>4} {:>21} {:>6.3f} {:>7.1f}", t.solver.substr(0, 18),
-               ShortDriver(t.driver).substr(0, 50), t.points.size(), f->exact.budget,
-               fmt::format("{}/{}/{}", r.reached_at > 0 ? std::to_string(r.reached_at) : "-", r.tried,
-                           r.stopped_by.empty() ? "end" : r.stopped_by),
-               f->default_pick, 100 * f->default_mean);
-    for (double n : f->others) fmt::print(" {:>11.1f}", n);
-    fmt::print("\n");
-    Json row = {{"solver", t.solver}, {"driver", t.driver}, {"valid", t.points.size()},
-                {"default_budget", f->exact.budget}, {"default_reached_at", r.reached_at},
-                {"default_tried", r.tried}, {"default_stopped_by", r.stopped_by},
-                {"default_pick_ratio", JsonRounded(f->default_pick, 4)},
-                {"default_mean_fraction", JsonRounded(f->default_mean, 4)}};
-    for (size_t i = 0; i < contenders.size(); ++i) row[contenders[i].name] = JsonRounded(f->others[i], 1);
-    rows.push_back(row);
+    reached[0] += f->exact.result.reached_at > 0;
+    reached[1] += f->transfer.result.reached_at > 0;
+    picked[0] += f->default_pick > 0 && f->default_pick <= 1 + a.within;
+    picked[1] += f->transfer_pick > 0 && f->transfer_pick <= 1 + a.within;
+    rows.push_back(PrintFigures(t, *f, contenders));
   }
   const size_t n = all[0].size();
   fmt::print("\n{} tables; fraction of the space timed until within {:.0f}% of the best (never: 100 %), "
              "median (bar for the default: <= 10 %):\n", n, a.within * 100);
-  std::vector<std::string> names = {"default (tune's, seed 1)", fmt::format("default (mean of {} seeds)", a.seeds)};
+  std::vector<std::string> names = {"default cold (seed 1)", fmt::format("default cold (mean of {})", a.seeds),
+                                    "default warm (seed 1)", fmt::format("default warm (mean of {})", a.seeds)};
   for (const Contender& c : contenders) names.push_back(c.name + fmt::format(" (mean of {})", a.seeds));
   Json summary = Json::object();
-  for (size_t i = 0; i < names.size(); ++i) {
-    PrintSummaryLine(names[i], all[i], large[i]);
-    summary[names[i]] = {{"all", JsonRounded(100 * Median(all[i]), 2)}, {"larger_than_budget", JsonRounded(100 * Median(large[i]), 2)}};
+  for (size_t k = 0; k < names.size(); ++k) {
+    PrintSummaryLine(names[k], all[k], large[k]);
+    summary[names[k]] = {{"all", JsonRounded(100 * Median(all[k]), 2)}, {"larger_than_budget", JsonRounded(100 * Median(large[k]), 2)}};
   }
-  fmt::print("default (seed 1): reached within {:.0f}% in {} of {} tables; its pick within {:.0f}% in {} of {}\n",
-             a.within * 100, reached, n, a.within * 100, picked, n);
+  const char* label[2] = {"default cold", "default warm (transfer from the other tables' cold runs)"};
+  for (int k = 0; k < 2; ++k) {
+    fmt::print("{} (seed 1): reached within {:.0f}% in {} of {} tables; its pick within {:.0f}% in {} of {}\n",
+               label[k], a.within * 100, reached[k], n, a.within * 100, picked[k], n);
+  }
   if (!a.json.empty()) {
     std::ofstream out(a.json);
     out << JsonText({{"within", a.within}, {"seeds", a.seeds}, {"batch", a.batch}, {"threads", a.threads},
-                     {"default_reached", reached}, {"default_pick_within", picked},
+                     {"default_reached", reached[0]}, {"default_pick_within", picked[0]},
+                     {"transfer_reached", reached[1]}, {"transfer_pick_within", picked[1]},
                      {"median_percent_of_space", summary}, {"rows", rows}}, true) << "\n";
   }
   return n == 0 ? 1 : 0;

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tuner_core/problem/driver_line.h"
+#include "tuner_core/search/transfer_score.h"
 
 namespace tuna::search {
 namespace {
@@ -23,12 +24,23 @@ absl::StatusOr<Setting> SettingOf(const Table& t, const solver::SolverRegistry& 
   return Setting{rs->solver, *target, problems->front()};
 }
 
-StrategyInput InputOf(const Table& t, const Setting& s, uint64_t seed) {
+// The Tuner's input (tuner.cc PlanSolver): the default first, then the warm params that parse,
+// then the transfer score's best configs.
+StrategyInput InputOf(const Table& t, const Setting& s, uint64_t seed, const WarmStart& warm) {
   StrategyInput in;
   in.space = s.solver->Space(s.target, s.problem);
   in.is_valid = [&t](const solver::PerfConfig& c) { return t.points.count(c.values) > 0; };
   in.seed = seed;
   in.prior = {solver::PerfConfig{t.default_values}};
+  for (const std::string& params : warm.params) {
+    if (absl::StatusOr<solver::PerfConfig> c = in.space.Parse(params); c.ok()) in.prior.push_back(*c);
+  }
+  if (!warm.transfer.empty()) {
+    if (absl::StatusOr<ScoreFn> score = TransferScore(in.space, warm.transfer); score.ok()) {
+      in.score = *std::move(score);
+      in.scored_first = kTransferSeeds;
+    }
+  }
   return in;
 }
 
@@ -43,12 +55,12 @@ ReplayLookup LookupOf(const Table& t) {
 }  // namespace
 
 absl::StatusOr<DefaultRun> ReplayDefault(const Table& t, uint64_t seed, int compile_threads, double within,
-                                         const solver::SolverRegistry& registry) {
+                                         const solver::SolverRegistry& registry, const WarmStart& warm) {
   absl::StatusOr<Setting> s = SettingOf(t, registry);
   if (!s.ok()) return s.status();
   ReplayOptions o = DefaultSearchReplay(compile_threads);
   o.target_ms = t.best * (1 + within);
-  StrategyInput in = InputOf(t, *s, seed);
+  StrategyInput in = InputOf(t, *s, seed, warm);
   in.budget = SearchBudget(o.tune, registry, s->target, s->problem, *s->solver);
   std::unique_ptr<SearchStrategy> strategy = MakeStrategy(o.tune.strategy);
   return DefaultRun{ReplaySearch(*strategy, in, o, LookupOf(t)), in.budget};
@@ -63,7 +75,21 @@ absl::StatusOr<ReplayResult> ReplayUntilWithin(const Table& t, SearchStrategy& s
   o.ahead = true;
   o.target_ms = t.best * (1 + within);
   o.stop_at_target = true;
-  return ReplaySearch(strategy, InputOf(t, *s, seed), o, LookupOf(t));
+  return ReplaySearch(strategy, InputOf(t, *s, seed, {}), o, LookupOf(t));
+}
+
+WarmStart TransferFrom(const std::vector<Table>& tables, const std::vector<ReplayResult>& runs, size_t i) {
+  std::vector<TransferSample> samples;
+  for (size_t j = 0; j < tables.size() && j < runs.size(); ++j) {
+    if (j == i || tables[j].solver != tables[i].solver || tables[j].arch != tables[i].arch) continue;
+    for (const Observation& o : runs[j].observed) {
+      if (o.ok) samples.push_back({static_cast<int64_t>(j), o.config.ToString(), o.time_ms});
+    }
+  }
+  WarmStart w;
+  w.transfer = AggregateTransfer(samples, kTransferPoints);
+  for (size_t k = 0; k < w.transfer.size() && k < kWarmParams; ++k) w.params.push_back(w.transfer[k].params);
+  return w;
 }
 
 double FractionUntilReached(const Table& t, const ReplayResult& r) {

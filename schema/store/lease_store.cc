@@ -14,6 +14,7 @@
 #include "schema/store/result_store.h"
 #include "tuner_core/hash/sha256.h"
 #include "schema/store/sql_batch.h"
+#include "tuner_core/search/transfer.h"
 
 namespace tuna::schema {
 namespace {
@@ -38,6 +39,18 @@ std::string WarmResults(const char* solver, const char* session) {
                       solver, " AND pr.verified = TRUE AND s.arch = (SELECT arch FROM session WHERE id = ",
                       session, ")");
 }
+
+// What the warm start ranks (search/transfer.h): the fastest passing time of each params string in
+// each of the solver's newest kTransferJobs evaluated perf jobs on the arch of session `?` (any
+// session, so other configs of this one and other sessions' results both count). The job rows
+// come from idx_job_solver newest first, so the read is bounded however large the database grows.
+constexpr char kTransferSamples[] =
+    "SELECT t.config_id, e.params, MIN(e.time) AS ms FROM (SELECT j.id, j.config_id FROM job j "
+    "JOIN session s ON s.id = j.session_id WHERE j.solver_id = ? AND j.kind = 'perf' AND "
+    "j.state = 'evaluated' AND s.arch = (SELECT arch FROM session WHERE id = ?) "
+    "ORDER BY j.id DESC LIMIT ?) t JOIN eval_sample e ON e.job_id = t.id "
+    "WHERE e.status = 'Passed' AND e.time > 0 GROUP BY t.config_id, e.params";
+constexpr int64_t kTransferJobs = 256;
 
 std::string Truncated(std::string s, size_t n = 4000) {
   if (s.size() > n) s.resize(n);
@@ -269,35 +282,36 @@ absl::Status LeaseStore::FillWarmParams(std::vector<ClaimedJob>& jobs,
                                         const std::set<std::pair<int64_t, int64_t>>& none) {
   const auto now = std::chrono::steady_clock::now();
   const auto ttl = std::chrono::duration<double>(options_.warm_params_ttl_s);
-  std::map<std::pair<int64_t, int64_t>, std::vector<std::string>> by_session_solver;
+  std::map<std::pair<int64_t, int64_t>, std::vector<search::TransferPoint>> by_session_solver;
   for (ClaimedJob& j : jobs) {
     if (j.kind != "perf") continue;
     const std::pair<int64_t, int64_t> key{j.session_id, j.solver_id};
     auto [it, fresh] = by_session_solver.try_emplace(key);
     if (fresh) {
-      {
-        std::lock_guard<std::mutex> lock(warm_mu_);
-        auto cached = warm_cache_.find(key);
-        if (cached != warm_cache_.end() && now - cached->second.read_at < ttl) {
-          it->second = cached->second.params;
-          j.warm_params = it->second;
-          continue;
-        }
-      }
-      if (!none.count(key)) {  // else the read would find nothing
-        auto rows = db_.Query(
-            absl::StrCat("SELECT pr.params, COUNT(*) AS wins ", WarmResults("?", "?"),
-                         " GROUP BY pr.params ORDER BY wins DESC, MAX(pr.id) DESC LIMIT ?"),
-            {j.solver_id, j.session_id, static_cast<int64_t>(kWarmParams)});
-        if (!rows.ok()) return rows.status();
-        for (const Row& r : *rows) it->second.push_back(r.String("params"));
-      }
-      if (options_.warm_params_ttl_s > 0) {
-        std::lock_guard<std::mutex> lock(warm_mu_);
-        warm_cache_[key] = {it->second, now};
+      std::lock_guard<std::mutex> lock(warm_mu_);
+      auto cached = warm_cache_.find(key);
+      if (cached != warm_cache_.end() && now - cached->second.read_at < ttl) {
+        it->second = cached->second.points;
+        fresh = false;
       }
     }
-    j.warm_params = it->second;
+    if (fresh && !none.count(key)) {  // else the read would find nothing
+      auto rows = db_.Query(kTransferSamples, {j.solver_id, j.session_id, kTransferJobs});
+      if (!rows.ok()) return rows.status();
+      std::vector<search::TransferSample> samples;
+      samples.reserve(rows->size());
+      for (const Row& r : *rows) samples.push_back({r.Int(0), r.String(1), r.Double(2)});
+      it->second = search::AggregateTransfer(samples, search::kTransferPoints);
+    }
+    if (fresh && options_.warm_params_ttl_s > 0) {
+      std::lock_guard<std::mutex> lock(warm_mu_);
+      warm_cache_[key] = {it->second, now};
+    }
+    j.transfer = it->second;
+    j.warm_params.clear();
+    for (size_t k = 0; k < j.transfer.size() && k < search::kWarmParams; ++k) {
+      j.warm_params.push_back(j.transfer[k].params);
+    }
   }
   return absl::OkStatus();
 }

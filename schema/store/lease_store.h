@@ -40,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "jobs/job_state.h"
 #include "schema/store/database.h"
+#include "tuner_core/search/transfer.h"
 
 namespace tuna::schema {
 
@@ -50,9 +51,9 @@ struct LeaseStoreOptions {
   int max_retries = 3;        // failures / expiries before a job is 'failed'
   int quarantine_kills = 3;   // executor kills of one (session, config, solver) before quarantine
   // Claims reuse a (session, solver)'s warm params read less than this long ago (0, the default:
-  // read every claim). The read groups every verified result of the solver on the arch, a cost
-  // that grows with the database. Reuse changes which params a session's later jobs try (they
-  // miss its newest winners), so a rerun then builds kernels the first run never built.
+  // read every claim). The read groups the samples of the solver's newest evaluated perf jobs on
+  // the arch (at most a few hundred jobs). Reuse changes which params a session's later jobs try
+  // (they miss its newest results), so a rerun then builds kernels the first run never built.
   double warm_params_ttl_s = 0;
   // Perf jobs of a config and solver that an earlier session on the same arch and CU count tuned
   // (a verified result) get that result's params as prior_params, and workers time only those
@@ -78,17 +79,20 @@ struct ClaimedJob {
   std::string driver;       // conv_config.driver (canonical MIOpenDriver line)
   std::string solver_name;  // solver.name
   std::string tuned_params;  // perf_result.params of the same session, config and solver, or ""
-  // Perf jobs: the params this solver won with most often on other configs, verified, in any
-  // session of the same arch (most wins first, at most kWarmParams): the search tries them right
-  // after the default (transfer of tuning results across configs and sessions).
+  // Perf jobs: the params the search tries right after the default (transfer of tuning results
+  // across configs and sessions): this solver's params that ran closest to the fastest on the
+  // other configs it was tuned on, in any session of the same arch (search/transfer.h, at most
+  // search::kTransferParams).
   std::vector<std::string> warm_params;
+  // Perf jobs: what this solver's searches timed on the other configs (same reads as warm_params:
+  // one point per params, best first, at most search::kTransferPoints); warm_params are the first
+  // search::kWarmParams of them.
+  std::vector<search::TransferPoint> transfer;
   // Perf jobs: the params of the newest verified result of this config and solver in another
   // session of the same arch and CU count ("" when none or LeaseStoreOptions::reuse_prior_results
   // is off): the job reuses it instead of searching.
   std::string prior_params;
 };
-
-inline constexpr int kWarmParams = 8;
 
 // The job as the coordinator needs it to validate a report (solver, problem, session).
 struct JobInfo {
@@ -241,7 +245,7 @@ class LeaseStore {
   const LeaseStoreOptions& options() const { return options_; }
 
  private:
-  // Sets warm_params of the perf jobs (one read per session and solver, reused for
+  // Sets warm_params and transfer of the perf jobs (one read per session and solver, reused for
   // options_.warm_params_ttl_s); none for the (session, solver) pairs in `none`, which the claim
   // found without any result to read.
   absl::Status FillWarmParams(std::vector<ClaimedJob>& jobs,
@@ -274,7 +278,7 @@ class LeaseStore {
   std::mutex unsettled_mu_;
   std::vector<int64_t> unsettled_;  // tokens of failed claims; guarded by unsettled_mu_
   struct WarmEntry {
-    std::vector<std::string> params;
+    std::vector<search::TransferPoint> points;
     std::chrono::steady_clock::time_point read_at;
   };
   // Per session: whether another session on its target has verified results at all, and when

@@ -3,6 +3,7 @@
 #include "schema/store/lease_store.h"
 
 #include <atomic>
+#include <cmath>
 #include <map>
 #include <set>
 #include <thread>
@@ -220,7 +221,7 @@ TEST_CASE_METHOD(testing::MariadbTest,
 }
 
 TEST_CASE_METHOD(testing::MariadbTest,
-                 "perf claims carry the params the solver won with on other configs (warm start)",
+                 "perf claims carry the params that ran closest to the best on other configs (warm start)",
                  "[mariadb]") {
   auto seeded = testing::SeedQueue(db(), 2, 1, "perf");
   REQUIRE(seeded.ok());
@@ -246,6 +247,10 @@ TEST_CASE_METHOD(testing::MariadbTest,
   eval.params = "4";
   eval.kernel_time_ms = 0.5;
   eval.verified = true;
+  // What the search timed: ranked by time against the config's fastest; a failed candidate and
+  // a time that is not > 0 are no evidence.
+  eval.samples = {{"2", 0.8, "Passed", ""}, {"4", 0.5, "Passed", ""}, {"8", 0.6, "Passed", ""},
+                  {"1", 0.1, "Incorrect", "mismatch"}, {"16", 0.0, "Passed", ""}};
   REQUIRE(store.Report({eval}).ok());
   // A store with a TTL reuses its read of "nothing yet" within it.
   auto stale = cached.Claim(JobStep::kCompile, {seeded->session_id}, {{"p", 1}});
@@ -258,7 +263,11 @@ TEST_CASE_METHOD(testing::MariadbTest,
   REQUIRE(second.ok());
   REQUIRE(second->size() == 1);
   CHECK(second->front().config_id != first->front().config_id);
-  CHECK(second->front().warm_params == std::vector<std::string>{"4"});
+  CHECK(second->front().warm_params == std::vector<std::string>{"4", "8", "2"});
+  REQUIRE(second->front().transfer.size() == 3);
+  CHECK(second->front().transfer[0] == search::TransferPoint{"4", 0.0, 1});
+  CHECK(second->front().transfer[2].params == "2");
+  CHECK(second->front().transfer[2].slowdown == Approx(std::log2(0.8 / 0.5)));
   // An unverified result is no evidence.
   REQUIRE(db().Execute("UPDATE perf_result SET verified = FALSE").ok());
   REQUIRE(store.Report({Success(second->front(), JobStep::kCompile)}).ok());

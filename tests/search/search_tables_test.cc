@@ -5,6 +5,7 @@
 // replays with tune's default search: each table is exhaustive (as many points as the solver's
 // space has valid points on that arch), the default stays within its budget, reaches what it
 // says it reaches, and gives the same answer twice.
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -205,6 +206,47 @@ TEST_CASE("committed tables: exhaustive, and tune's default replays on them with
       CHECK((f > 0 && f <= 1));
     }
   }
+}
+
+
+TEST_CASE("committed tables: the warm start reads only other tables; its params come right after the default") {
+  const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
+  auto tables = ReadTables("bench/search/tables/h100.json");
+  REQUIRE(tables.ok());
+  std::vector<ReplayResult> cold;
+  for (const Table& t : *tables) {
+    auto d = ReplayDefault(t, 1, 16, 0.03, registry);
+    REQUIRE(d.ok());
+    cold.push_back(d->result);
+  }
+  int warmed = 0;
+  for (size_t i = 0; i < tables->size(); ++i) {
+    const Table& t = (*tables)[i];
+    INFO(t.solver << " " << t.driver);
+    const WarmStart warm = TransferFrom(*tables, cold, i);
+    CHECK(warm.params.size() <= kWarmParams);
+    CHECK(warm.transfer.size() <= kTransferPoints);
+    for (size_t k = 0; k < warm.params.size(); ++k) CHECK(warm.params[k] == warm.transfer[k].params);
+    // The table's own run is never read.
+    std::vector<ReplayResult> blind = cold;
+    blind[i] = ReplayResult{};
+    CHECK(TransferFrom(*tables, blind, i).transfer == warm.transfer);
+    if (warm.params.empty()) continue;
+    ++warmed;
+    auto w = ReplayDefault(t, 1, 16, 0.03, registry, warm);
+    REQUIRE(w.ok());
+    // The default, then each warm param valid here, in order (the Tuner's prior).
+    std::vector<std::string> expected = {solver::PerfConfig{t.default_values}.ToString()};
+    for (const std::string& p : warm.params) {
+      const bool valid = std::any_of(t.points.begin(), t.points.end(),
+                                     [&](const auto& kv) { return solver::PerfConfig{kv.first}.ToString() == p; });
+      if (valid && p != expected.front()) expected.push_back(p);
+    }
+    REQUIRE(w->result.observed.size() >= expected.size());
+    for (size_t k = 0; k < expected.size(); ++k) CHECK(w->result.observed[k].config.ToString() == expected[k]);
+    CHECK(w->result.tried <= std::min<uint64_t>(w->budget, t.points.size()));
+  }
+  CHECK(warmed >= 20);  // every table but the three whose solver has no other table
 }
 
 }  // namespace

@@ -318,6 +318,56 @@ TEST_CASE("a predictor's best configs are tried after the warm params; one that 
   CHECK(s.history[1].first == solver::PerfConfig{{testing::kGarbage}});
 }
 
+TEST_CASE("transfer points give the search a learned score whose best config comes after the default") {
+  CpuFixture f;
+  if (!f.ok) return;
+  const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
+  const solver::RegisteredSolver* rs = registry.ByName("TunaCpuGemmConv");
+  REQUIRE(rs != nullptr);
+  const Problem p = ParseOne("conv -n 2 -c 8 -H 6 -W 6 -k 8 -y 3 -x 3 -p 1 -q 1 -F 1");
+  const solver::SearchSpace space = rs->solver->Space(f.target, p);
+  const solver::PerfConfig dflt = rs->solver->DefaultConfig(f.target, p);
+  std::vector<solver::PerfConfig> valid;
+  for (uint64_t i = 0; i < space.Size() && valid.size() < 40; ++i) {
+    const solver::PerfConfig c = space.At(i);
+    if (!(c == dflt) && rs->solver->IsValid(f.target, p, c).ok()) valid.push_back(c);
+  }
+  REQUIRE(valid.size() >= 12);
+  // Other problems ran valid[5] at their fastest and everything else 8x slower.
+  std::vector<TransferPoint> points;
+  for (size_t i = 0; i < valid.size(); ++i) points.push_back({valid[i].ToString(), i == 5 ? 0.0 : 3.0, 2});
+  TuneOptions o = Fast();
+  o.dry_run = true;
+  o.strategy = StrategyKind::kModel;
+  o.budget = 2;
+  o.solvers = {"TunaCpuGemmConv"};
+  o.transfer = points;
+  o.transfer_seeds = 1;
+  {
+    Tuner tuner(registry, *f.backend, nullptr, f.target, o);
+    auto r = tuner.Tune(p);
+    REQUIRE(r.ok());
+    const SolverTuneResult& s = r->solvers.front();
+    REQUIRE(s.history.size() == 2);
+    CHECK(s.history[0].first == dflt);
+    CHECK(s.history[1].first == valid[5]);
+  }
+  // A learned predictor, when one serves the solver, is used instead.
+  o.predicted_seeds = 1;
+  o.predictor = [&](const Problem&, const solver::Target&, const solver::Solver&) -> absl::StatusOr<ScoreFn> {
+    return ScoreFn([&](const std::vector<solver::PerfConfig>& configs) -> absl::StatusOr<std::vector<float>> {
+      std::vector<float> out;
+      for (const solver::PerfConfig& c : configs) out.push_back(c == valid[7] ? 0.0f : 1.0f);
+      return out;
+    });
+  };
+  Tuner tuner(registry, *f.backend, nullptr, f.target, o);
+  auto r = tuner.Tune(p);
+  REQUIRE(r.ok());
+  REQUIRE(r->solvers.front().history.size() == 2);
+  CHECK(r->solvers.front().history[1].first == valid[7]);
+}
+
 TEST_CASE("patience stops a search that stopped improving; a time limit stops it too") {
   CpuFixture f;
   if (!f.ok) return;

@@ -32,6 +32,7 @@ ReplayResult ReplaySearch(SearchStrategy& strategy, const StrategyInput& input, 
       observations.push_back({c, ok, ms});
     }
     strategy.Observe(observations);
+    r.observed.insert(r.observed.end(), observations.begin(), observations.end());
     if (options.stop_at_target && r.reached_at > 0) {
       r.stopped_by = "target";
       break;

@@ -13,6 +13,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tuner_core/search/strategy/strategy.h"
 #include "tuner_core/search/tuner.h"
@@ -42,6 +43,7 @@ struct ReplayResult {
   solver::PerfConfig best;
   std::string stopped_by;   // "patience", "target"; "" when the strategy ran out (budget, space)
   std::string error;        // the strategy did not start
+  std::vector<Observation> observed;  // every candidate processed, in order
 };
 
 ReplayResult ReplaySearch(SearchStrategy& strategy, const StrategyInput& input, const ReplayOptions& options,

@@ -353,6 +353,13 @@ Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& 
       plan.predictor_note = std::string(score.status().message());
     }
   }
+  if (!plan.reused && !in.score && !options_.transfer.empty() && options_.transfer_seeds > 0) {
+    absl::StatusOr<ScoreFn> score = TransferScore(space, options_.transfer);
+    if (score.ok()) {
+      in.score = *std::move(score);
+      in.scored_first = options_.transfer_seeds;
+    }
+  }
   if (absl::Status st = plan.strategy->Start(in); !st.ok()) {
     plan.error = st.ToString();
     plan.strategy.reset();

@@ -4,7 +4,8 @@
 //   for each applicable solver (registry order, optionally filtered by name):
 //     non-tunable: its single solution           → compile → evaluate
 //     tunable:     strategy.Start(space, IsValid, budget, seed, prior = {DefaultConfig, warm
-//                  params}, score = the predictor's, when one is given and knows the solver)
+//                  params}, score = the predictor's, when one is given and knows the solver,
+//                  else the one learned from the transfer points, when given)
 //                  loop: Next(batch) → Compiler → Evaluator → Observe
 //                        (on a GPU, batch k+1 is proposed and compiled on another thread while
 //                        batch k is timed: the device never waits for a compiler it need not)
@@ -47,6 +48,8 @@
 #include "tuner_core/search/measure/disposition.h"
 #include "tuner_core/search/measure/evaluator.h"
 #include "tuner_core/search/strategy/strategy.h"
+#include "tuner_core/search/transfer.h"
+#include "tuner_core/search/transfer_score.h"
 #include "tuner_core/solver/registry.h"
 #include "tuner_core/solver/target.h"
 
@@ -105,6 +108,13 @@ struct TuneOptions {
   // model-guided strategy's cost model also takes its score as a feature.
   PredictorFn predictor;
   uint64_t predicted_seeds = kDefaultPredictedSeeds;
+  // Transfer from other problems' searches of the solver (a perf job's, from the database:
+  // transfer.h): where no predictor gives a score, the score learned from these points
+  // (transfer_score.h) is the model-guided search's, and its `transfer_seeds` best valid configs
+  // are tried after the warm params. Parsed against a tunable solver's space: meant for a search
+  // of one solver (a job's); points that do not parse are skipped.
+  std::vector<TransferPoint> transfer;
+  uint64_t transfer_seeds = kTransferSeeds;
     size_t batch = 0;                  // configs per strategy batch; 0 = compile threads * 2, 2..16
   CompilerOptions compiler;
   EvaluatorOptions evaluator;
