@@ -32,9 +32,10 @@ std::string JobContext(const coordinator::LeasedJob& j) {
                       j.solver_name, ", attempt ", j.attempt, ")");
 }
 
-// "0.41 ms [TB_M=128,...], 1.52x vs default (0.62 ms), 40 candidates": the default config is a
-// search's first candidate, so its sample is the first one.
-std::string EvalSummary(const coordinator::Report& r) {
+// "0.41 ms [TB_M=128,...], 1.52x vs default (0.62 ms), 40 candidates, warm start from 212 points":
+// the default config is a search's first candidate, so its sample is the first one; the points
+// are what the solver's searches timed on other configs (LeasedJob::transfer).
+std::string EvalSummary(const coordinator::LeasedJob& job, const coordinator::Report& r) {
   if (!r.has_result) return "no candidate passed";
   std::string out = absl::StrCat(r.kernel_time_ms, " ms [", r.params, "]");
   if (r.samples.size() > 1 && r.samples.front().status == "Passed" &&
@@ -43,6 +44,7 @@ std::string EvalSummary(const coordinator::Report& r) {
     absl::StrAppend(&out, ", ", absl::StrFormat("%.2fx vs default (%g ms)", d / r.kernel_time_ms, d));
   }
   absl::StrAppend(&out, ", ", r.samples.size(), " candidates");
+  if (!job.transfer.empty()) absl::StrAppend(&out, ", warm start from ", job.transfer.size(), " points");
   return out;
 }
 
@@ -646,7 +648,7 @@ void Worker::LogEvalOutcome(const coordinator::LeasedJob& job, const coordinator
                             double seconds) {
   if (report.succeeded) {
     spdlog::info("worker {}: evaluated {} in {:.1f} s: {}", worker_id_, JobContext(job), seconds,
-                 EvalSummary(report));
+                 EvalSummary(job, report));
   } else {
     spdlog::warn("worker {}: {} failed after {:.1f} s: {}", worker_id_, JobContext(job), seconds,
                  report.error);
