@@ -25,9 +25,11 @@ absl::StatusOr<Setting> SettingOf(const Table& t, const solver::SolverRegistry& 
 }
 
 // The Tuner's input (tuner.cc PlanSolver): the default first, then the warm params that parse,
-// then the transfer score's best configs.
-StrategyInput InputOf(const Table& t, const Setting& s, uint64_t seed, const WarmStart& warm) {
+// then the transfer score's best configs (TransferSeeds for `tune`'s options and this budget).
+StrategyInput InputOf(const Table& t, const Setting& s, uint64_t seed, const WarmStart& warm,
+                      const TuneOptions& tune = {}, uint64_t budget = 0) {
   StrategyInput in;
+  in.budget = budget;
   in.space = s.solver->Space(s.target, s.problem);
   in.is_valid = [&t](const solver::PerfConfig& c) { return t.points.count(c.values) > 0; };
   in.seed = seed;
@@ -38,7 +40,7 @@ StrategyInput InputOf(const Table& t, const Setting& s, uint64_t seed, const War
   if (!warm.transfer.empty()) {
     if (absl::StatusOr<ScoreFn> score = TransferScore(in.space, warm.transfer); score.ok()) {
       in.score = *std::move(score);
-      in.scored_first = kTransferSeeds;
+      in.scored_first = TransferSeeds(tune, budget);
     }
   }
   return in;
@@ -60,8 +62,7 @@ absl::StatusOr<DefaultRun> ReplayDefault(const Table& t, uint64_t seed, int comp
   if (!s.ok()) return s.status();
   ReplayOptions o = DefaultSearchReplay(compile_threads);
   o.target_ms = t.best * (1 + within);
-  StrategyInput in = InputOf(t, *s, seed, warm);
-  in.budget = SearchBudget(o.tune, registry, s->target, s->problem, *s->solver);
+  StrategyInput in = InputOf(t, *s, seed, warm, o.tune, SearchBudget(o.tune, registry, s->target, s->problem, *s->solver));
   std::unique_ptr<SearchStrategy> strategy = MakeStrategy(o.tune.strategy);
   return DefaultRun{ReplaySearch(*strategy, in, o, LookupOf(t)), in.budget};
 }

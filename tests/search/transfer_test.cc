@@ -8,6 +8,7 @@
 
 #include "catch2/catch.hpp"
 #include "tuner_core/search/transfer_score.h"
+#include "tuner_core/search/tuner.h"
 
 namespace tuna::search {
 namespace {
@@ -87,6 +88,15 @@ TEST_CASE("transfer score: too few points that fit the space give none") {
   std::vector<TransferPoint> points = {{"64,32", 0, 1}, {"not,params", 0, 1}, {"64,32,8", 0, 1}, {"48,32", 0, 1}};
   absl::StatusOr<ScoreFn> score = TransferScore(Space(), points);
   CHECK(score.status().code() == absl::StatusCode::kNotFound);
+}
+
+TEST_CASE("transfer seeds: none for a generic search capped where a specialised solver serves") {
+  TuneOptions o;
+  o.budget = 48;
+  CHECK(TransferSeeds(o, 48) == kTransferSeeds);
+  CHECK(TransferSeeds(o, o.generic_budget) == 0);  // SearchBudget capped it
+  o.transfer_seeds = 4;
+  CHECK(TransferSeeds(o, 48) == 4);
 }
 
 }  // namespace

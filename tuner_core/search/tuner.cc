@@ -294,6 +294,10 @@ uint64_t SearchBudget(const TuneOptions& options, const solver::SolverRegistry& 
   return specialised ? options.generic_budget : options.budget;
 }
 
+uint64_t TransferSeeds(const TuneOptions& options, uint64_t budget) {
+  return budget == options.budget ? options.transfer_seeds : 0;
+}
+
 std::vector<solver::RegisteredSolver> Tuner::SolversFor(const Problem& problem) const {
   std::vector<solver::RegisteredSolver> solvers;
   for (const solver::RegisteredSolver& r : Serving(registry_, target_, problem)) {
@@ -353,11 +357,11 @@ Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& 
       plan.predictor_note = std::string(score.status().message());
     }
   }
-  if (!plan.reused && !in.score && !options_.transfer.empty() && options_.transfer_seeds > 0) {
+  if (!plan.reused && !in.score && !options_.transfer.empty()) {
     absl::StatusOr<ScoreFn> score = TransferScore(space, options_.transfer);
     if (score.ok()) {
       in.score = *std::move(score);
-      in.scored_first = options_.transfer_seeds;
+      in.scored_first = TransferSeeds(options_, in.budget);
     }
   }
   if (absl::Status st = plan.strategy->Start(in); !st.ok()) {

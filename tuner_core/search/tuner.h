@@ -147,6 +147,15 @@ struct TuneOptions {
   std::function<void(const TuneProgress&)> progress;  // called after every candidate
 };
 
+// Configs a search tries from the transfer score (TuneOptions::transfer), given its budget
+// (SearchBudget): options.transfer_seeds, but none for a generic search capped because a
+// specialised solver serves the problem. That search only needs a reasonable time, and in its
+// large space the best-scored configs are ones nobody built: the compile step cannot know them
+// (it plans before most configs are timed), so the search would build them while the device
+// waits (H200, 2026-12-01: 72 s of in-search compiles in TunaIgemm* jobs over a default tune of
+// both ResNet-50 files, against 0.3 s without seeds).
+uint64_t TransferSeeds(const TuneOptions& options, uint64_t budget);
+
 struct SolverTuneResult {
   uint64_t id = 0;
   std::string name;
