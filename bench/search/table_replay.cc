@@ -79,10 +79,21 @@ absl::StatusOr<ReplayResult> ReplayUntilWithin(const Table& t, SearchStrategy& s
   return ReplaySearch(strategy, InputOf(t, *s, seed, {}), o, LookupOf(t));
 }
 
+// The store's config class (lease_store.cc): data type, direction and input layout.
+bool SameClass(const Table& a, const Table& b) {
+  absl::StatusOr<std::vector<Problem>> p = ParseDriverLine(a.driver), q = ParseDriverLine(b.driver);
+  if (!p.ok() || !q.ok() || p->empty() || q->empty()) return false;
+  return p->front().data_type == q->front().data_type && p->front().direction == q->front().direction &&
+         p->front().in_layout == q->front().in_layout;
+}
+
 WarmStart TransferFrom(const std::vector<Table>& tables, const std::vector<ReplayResult>& runs, size_t i) {
   std::vector<TransferSample> samples;
   for (size_t j = 0; j < tables.size() && j < runs.size(); ++j) {
-    if (j == i || tables[j].solver != tables[i].solver || tables[j].arch != tables[i].arch) continue;
+    if (j == i || tables[j].solver != tables[i].solver || tables[j].arch != tables[i].arch ||
+        !SameClass(tables[j], tables[i])) {
+      continue;
+    }
     for (const Observation& o : runs[j].observed) {
       if (o.ok) samples.push_back({static_cast<int64_t>(j), o.config.ToString(), o.time_ms});
     }

@@ -44,8 +44,8 @@ absl::StatusOr<DefaultRun> ReplayDefault(const Table& t, uint64_t seed, int comp
                                          const solver::SolverRegistry& registry, const WarmStart& warm = {});
 
 // The warm start the store gives a perf job of table `i` from a database holding what `runs` (one
-// per table, in order) timed on the other tables of the same solver and arch: other configs, as
-// when they were tuned before it. The table's own run is never read.
+// per table, in order) timed on the other tables of the same solver, arch, data type, direction
+// and layout: other configs, as when they were tuned before it. The table's own run is never read.
 WarmStart TransferFrom(const std::vector<Table>& tables, const std::vector<ReplayResult>& runs, size_t i);
 absl::StatusOr<ReplayResult> ReplayUntilWithin(const Table& t, SearchStrategy& strategy, uint64_t seed, size_t batch,
                                                double within, const solver::SolverRegistry& registry);

@@ -40,14 +40,20 @@ std::string WarmResults(const char* solver, const char* session) {
                       session, ")");
 }
 
+// A config's class for the warm start (of conv_config c): configs of one data type, direction and
+// layout share tiles; FP16 times say little about FP32 ones.
+#define TUNA_CONFIG_CLASS "CONCAT_WS('/', c.data_type, c.direction, c.in_layout)"
+
 // What the warm start ranks (search/transfer.h): the fastest passing time of each params string in
-// each of the solver's newest kTransferJobs evaluated perf jobs on the arch of session `?` (any
-// session, so other configs of this one and other sessions' results both count). The job rows
-// come from idx_job_solver newest first, so the read is bounded however large the database grows.
+// each of the solver's newest kTransferJobs evaluated perf jobs on configs of one class on the arch
+// of session `?` (any session, so other configs of this one and other sessions' results both
+// count). The job rows come from idx_job_solver newest first, so the read is bounded however large
+// the database grows.
 constexpr char kTransferSamples[] =
     "SELECT t.config_id, e.params, MIN(e.time) AS ms FROM (SELECT j.id, j.config_id FROM job j "
-    "JOIN session s ON s.id = j.session_id WHERE j.solver_id = ? AND j.kind = 'perf' AND "
-    "j.state = 'evaluated' AND s.arch = (SELECT arch FROM session WHERE id = ?) "
+    "JOIN session s ON s.id = j.session_id JOIN conv_config c ON c.id = j.config_id "
+    "WHERE j.solver_id = ? AND j.kind = 'perf' AND j.state = 'evaluated' AND "
+    "s.arch = (SELECT arch FROM session WHERE id = ?) AND " TUNA_CONFIG_CLASS " = ? "
     "ORDER BY j.id DESC LIMIT ?) t JOIN eval_sample e ON e.job_id = t.id "
     "WHERE e.status = 'Passed' AND e.time > 0 GROUP BY t.config_id, e.params";
 constexpr int64_t kTransferJobs = 256;
@@ -150,6 +156,7 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
           "SELECT j.id, j.session_id, j.config_id, j.solver_id, j.kind, j.attempt, j.retries, "
           "(SELECT c.driver FROM conv_config c WHERE c.id = j.config_id) AS driver, "
           "(SELECT s.name FROM solver s WHERE s.id = j.solver_id) AS solver_name, "
+          "(SELECT " TUNA_CONFIG_CLASS " FROM conv_config c WHERE c.id = j.config_id) AS config_class, "
           "(SELECT pr.params FROM perf_result pr WHERE pr.session_id = j.session_id AND "
           "pr.config_id = j.config_id AND pr.solver_id = j.solver_id) AS tuned_params, "
           // Whether the warm-start read can find anything (FillWarmParams): on a target without
@@ -177,6 +184,7 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
         j.retries = r.Int("retries");
         j.driver = r.String("driver");
         j.solver_name = r.String("solver_name");
+        j.config_class = r.String("config_class");
         j.tuned_params = r.String("tuned_params");  // NULL (no perf result) reads as ""
         if (r.Int("warm_any") == 0) no_warm.insert({j.session_id, j.solver_id});
         out.push_back(std::move(j));
@@ -282,10 +290,10 @@ absl::Status LeaseStore::FillWarmParams(std::vector<ClaimedJob>& jobs,
                                         const std::set<std::pair<int64_t, int64_t>>& none) {
   const auto now = std::chrono::steady_clock::now();
   const auto ttl = std::chrono::duration<double>(options_.warm_params_ttl_s);
-  std::map<std::pair<int64_t, int64_t>, std::vector<search::TransferPoint>> by_session_solver;
+  std::map<WarmKey, std::vector<search::TransferPoint>> by_session_solver;
   for (ClaimedJob& j : jobs) {
     if (j.kind != "perf") continue;
-    const std::pair<int64_t, int64_t> key{j.session_id, j.solver_id};
+    const WarmKey key{j.session_id, j.solver_id, j.config_class};
     auto [it, fresh] = by_session_solver.try_emplace(key);
     if (fresh) {
       std::lock_guard<std::mutex> lock(warm_mu_);
@@ -295,8 +303,8 @@ absl::Status LeaseStore::FillWarmParams(std::vector<ClaimedJob>& jobs,
         fresh = false;
       }
     }
-    if (fresh && !none.count(key)) {  // else the read would find nothing
-      auto rows = db_.Query(kTransferSamples, {j.solver_id, j.session_id, kTransferJobs});
+    if (fresh && !none.count({j.session_id, j.solver_id})) {  // else the read would find nothing
+      auto rows = db_.Query(kTransferSamples, {j.solver_id, j.session_id, j.config_class, kTransferJobs});
       if (!rows.ok()) return rows.status();
       std::vector<search::TransferSample> samples;
       samples.reserve(rows->size());

@@ -35,6 +35,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -78,11 +79,12 @@ struct ClaimedJob {
   int64_t retries = 0;
   std::string driver;       // conv_config.driver (canonical MIOpenDriver line)
   std::string solver_name;  // solver.name
+  std::string config_class;  // "FP16/F/NHWC": data type, direction, layout (the warm start's class)
   std::string tuned_params;  // perf_result.params of the same session, config and solver, or ""
   // Perf jobs: the params the search tries right after the default (transfer of tuning results
   // across configs and sessions): this solver's params that ran closest to the fastest on the
-  // other configs it was tuned on, in any session of the same arch (search/transfer.h, at most
-  // search::kTransferParams).
+  // other configs of the same data type, direction and layout it was tuned on, in any session of
+  // the same arch (search/transfer.h, at most search::kWarmParams).
   std::vector<std::string> warm_params;
   // Perf jobs: what this solver's searches timed on the other configs (same reads as warm_params:
   // one point per params, best first, at most search::kTransferPoints); warm_params are the first
@@ -291,7 +293,9 @@ class LeaseStore {
   std::map<int64_t, PriorKnown> prior_known_;
   static constexpr std::chrono::seconds kPriorRecheck{30};
   std::mutex warm_mu_;
-  std::map<std::pair<int64_t, int64_t>, WarmEntry> warm_cache_;  // (session, solver); guarded by warm_mu_
+  // (session, solver, config class): a warm start serves the configs of one class.
+  using WarmKey = std::tuple<int64_t, int64_t, std::string>;
+  std::map<WarmKey, WarmEntry> warm_cache_;  // guarded by warm_mu_
 };
 
 }  // namespace tuna::schema

@@ -259,6 +259,17 @@ TEST_CASE_METHOD(testing::MariadbTest,
   CHECK(stale->front().warm_params.empty());
   REQUIRE(db().Execute("UPDATE job SET state = 'new', lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = 'p'").ok());
 
+  // A config of another data type (or direction, or layout) learns nothing from it.
+  REQUIRE(db().Execute("UPDATE conv_config SET data_type = 'FP16' WHERE id <> ?", {first->front().config_id}).ok());
+  auto other = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"o", 1}});
+  REQUIRE(other.ok());
+  REQUIRE(other->size() == 1);
+  CHECK(other->front().config_class == "FP16/F/NCHW");
+  CHECK(other->front().warm_params.empty());
+  CHECK(other->front().transfer.empty());
+  REQUIRE(db().Execute("UPDATE conv_config SET data_type = 'FP32'").ok());
+  REQUIRE(db().Execute("UPDATE job SET state = 'new', lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = 'o'").ok());
+
   auto second = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"b", 1}});
   REQUIRE(second.ok());
   REQUIRE(second->size() == 1);

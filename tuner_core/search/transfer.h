@@ -1,6 +1,7 @@
 // Transfer of tuning results across problems (issue #19: the default search warm-started from
 // results already in the database for the same solver on other configs and other sessions of the
-// same arch). What the same solver's searches timed on other problems is reduced to one point per
+// same arch; the store also keeps to configs of the job's data type, direction and layout). What
+// the same solver's searches timed on other problems is reduced to one point per
 // params string: how far from each problem's fastest it ran there, averaged over the problems it
 // was timed on (mean log2 slowdown). The store (schema/store/lease_store.cc) reduces the database's
 // samples so and ships the points with a perf job; the search learns a score over the whole space
