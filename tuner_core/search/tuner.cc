@@ -362,6 +362,7 @@ Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& 
     if (score.ok()) {
       in.score = *std::move(score);
       in.scored_first = TransferSeeds(options_, in.budget);
+      if (!plan.predictor_note.empty()) plan.predictor_note += "; the transfer score seeds instead";
     }
   }
   if (absl::Status st = plan.strategy->Start(in); !st.ok()) {
