@@ -2,7 +2,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "tuner_core/problem/driver_line.h"
-#include "tuner_core/search/transfer_score.h"
 
 namespace tuna::search {
 namespace {
@@ -24,8 +23,8 @@ absl::StatusOr<Setting> SettingOf(const Table& t, const solver::SolverRegistry& 
   return Setting{rs->solver, *target, problems->front()};
 }
 
-// The Tuner's input (tuner.cc PlanSolver): the default first, then the warm params that parse,
-// then the transfer score's best configs (TransferSeeds for `tune`'s options and this budget).
+// The Tuner's input (tuner.cc Plan): the default first, then the warm start (AddWarmStart, with
+// `tune`'s options and this budget).
 StrategyInput InputOf(const Table& t, const Setting& s, uint64_t seed, const WarmStart& warm,
                       const TuneOptions& tune = {}, uint64_t budget = 0) {
   StrategyInput in;
@@ -34,15 +33,10 @@ StrategyInput InputOf(const Table& t, const Setting& s, uint64_t seed, const War
   in.is_valid = [&t](const solver::PerfConfig& c) { return t.points.count(c.values) > 0; };
   in.seed = seed;
   in.prior = {solver::PerfConfig{t.default_values}};
-  for (const std::string& params : warm.params) {
-    if (absl::StatusOr<solver::PerfConfig> c = in.space.Parse(params); c.ok()) in.prior.push_back(*c);
-  }
-  if (!warm.transfer.empty()) {
-    if (absl::StatusOr<ScoreFn> score = TransferScore(in.space, warm.transfer); score.ok()) {
-      in.score = *std::move(score);
-      in.scored_first = TransferSeeds(tune, budget);
-    }
-  }
+  TuneOptions o = tune;
+  o.warm_params = warm.params;
+  o.transfer = warm.transfer;
+  AddWarmStart(o, in);
   return in;
 }
 

@@ -298,6 +298,18 @@ uint64_t TransferSeeds(const TuneOptions& options, uint64_t budget) {
   return budget == options.budget ? options.transfer_seeds : 0;
 }
 
+bool AddWarmStart(const TuneOptions& options, StrategyInput& in) {
+  for (const std::string& params : options.warm_params) {
+    if (absl::StatusOr<solver::PerfConfig> c = in.space.Parse(params); c.ok()) in.prior.push_back(*c);
+  }
+  if (in.score || options.transfer.empty()) return false;
+  absl::StatusOr<ScoreFn> score = TransferScore(in.space, options.transfer);
+  if (!score.ok()) return false;
+  in.score = *std::move(score);
+  in.scored_first = TransferSeeds(options, in.budget);
+  return true;
+}
+
 std::vector<solver::RegisteredSolver> Tuner::SolversFor(const Problem& problem) const {
   std::vector<solver::RegisteredSolver> solvers;
   for (const solver::RegisteredSolver& r : Serving(registry_, target_, problem)) {
@@ -337,9 +349,6 @@ Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& 
   in.budget = SearchBudget(options_, registry_, target_, problem, s);
   in.seed = options_.seed;
   in.prior = {plan.default_config};
-  for (const std::string& params : options_.warm_params) {
-    if (absl::StatusOr<solver::PerfConfig> c = space.Parse(params); c.ok()) in.prior.push_back(*c);
-  }
   if (!options_.prior_params.empty()) {
     absl::StatusOr<solver::PerfConfig> c = space.Parse(options_.prior_params);
     if (c.ok() && s.IsValid(target_, problem, *c).ok()) {
@@ -357,13 +366,8 @@ Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& 
       plan.predictor_note = std::string(score.status().message());
     }
   }
-  if (!plan.reused && !in.score && !options_.transfer.empty()) {
-    absl::StatusOr<ScoreFn> score = TransferScore(space, options_.transfer);
-    if (score.ok()) {
-      in.score = *std::move(score);
-      in.scored_first = TransferSeeds(options_, in.budget);
-      if (!plan.predictor_note.empty()) plan.predictor_note += "; the transfer score seeds instead";
-    }
+  if (!plan.reused && AddWarmStart(options_, in) && !plan.predictor_note.empty()) {
+    plan.predictor_note += "; the transfer score seeds instead";
   }
   if (absl::Status st = plan.strategy->Start(in); !st.ok()) {
     plan.error = st.ToString();

@@ -156,6 +156,13 @@ struct TuneOptions {
 // both ResNet-50 files, against 0.3 s without seeds).
 uint64_t TransferSeeds(const TuneOptions& options, uint64_t budget);
 
+// The warm start of one solver's search from `options` (the Tuner's, and bench/search's replay
+// of it): the warm params that parse against in.space are appended to in.prior; when in.score is
+// still empty, the score learned from options.transfer becomes it, with TransferSeeds(options,
+// in.budget) seeds (set in.space, in.prior and in.budget first). True when the transfer score
+// was taken.
+bool AddWarmStart(const TuneOptions& options, StrategyInput& in);
+
 struct SolverTuneResult {
   uint64_t id = 0;
   std::string name;
