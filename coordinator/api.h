@@ -73,9 +73,8 @@ struct LeasedJob {
   int64_t solver_id = 0;
   std::string solver_name;
   std::string tuned_params;  // find jobs: the perf result's params ("" = none: default params)
-  std::vector<std::string> warm_params;  // perf jobs: tried after the default (ClaimedJob)
   std::string prior_params;  // perf jobs: an earlier session's result for this config (ClaimedJob)
-  std::vector<search::TransferPoint> transfer;  // perf jobs: other configs' timings (ClaimedJob)
+  std::vector<search::TransferRun> transfer;  // perf jobs: other configs' timings (ClaimedJob)
   absl::Time lease_expires;
 };
 

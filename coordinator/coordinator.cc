@@ -447,7 +447,6 @@ void Coordinator::HandOut(const std::vector<std::shared_ptr<Waiter>>& batch,
       j.solver_id = c.solver_id;
       j.solver_name = c.solver_name;
       j.tuned_params = c.tuned_params;
-      j.warm_params = c.warm_params;
       j.prior_params = c.prior_params;
       j.transfer = c.transfer;
       j.lease_expires = absl::Now() + absl::Seconds(options_.lease_seconds);

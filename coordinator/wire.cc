@@ -66,13 +66,15 @@ void ToWire(const LeasedJob& j, v1::LeasedJob* out) {
   out->set_solver_id(j.solver_id);
   out->set_solver_name(j.solver_name);
   out->set_tuned_params(j.tuned_params);
-  for (const std::string& p : j.warm_params) out->add_warm_params(p);
   out->set_prior_params(j.prior_params);
-  for (const search::TransferPoint& p : j.transfer) {
-    v1::TransferPoint* t = out->add_transfer();
-    t->set_params(p.params);
-    t->set_slowdown(p.slowdown);
-    t->set_problems(p.problems);
+  for (const search::TransferRun& r : j.transfer) {
+    v1::TransferRun* run = out->add_transfer();
+    run->set_driver(r.driver);
+    for (const search::TransferTime& t : r.times) {
+      v1::TransferTime* time = run->add_times();
+      time->set_params(t.params);
+      time->set_ms(t.ms);
+    }
   }
   out->set_lease_expires_unix_ms(absl::ToUnixMillis(j.lease_expires));
 }
@@ -94,9 +96,12 @@ absl::StatusOr<LeasedJob> FromWire(const v1::LeasedJob& j) {
   out.solver_id = j.solver_id();
   out.solver_name = j.solver_name();
   out.tuned_params = j.tuned_params();
-  out.warm_params.assign(j.warm_params().begin(), j.warm_params().end());
   out.prior_params = j.prior_params();
-  for (const v1::TransferPoint& t : j.transfer()) out.transfer.push_back({t.params(), t.slowdown(), t.problems()});
+  for (const v1::TransferRun& r : j.transfer()) {
+    search::TransferRun& run = out.transfer.emplace_back();
+    run.driver = r.driver();
+    for (const v1::TransferTime& t : r.times()) run.times.push_back({t.params(), t.ms()});
+  }
   out.lease_expires = absl::FromUnixMillis(j.lease_expires_unix_ms());
   return out;
 }

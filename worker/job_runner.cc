@@ -45,7 +45,6 @@ absl::StatusOr<Prepared> Prepare(const coordinator::LeasedJob& job,
 search::TuneOptions TuneOptionsFor(const JobTuning& t, const coordinator::LeasedJob& job, bool dry_run,
                                    bool gpu = false, search::CompilePool* pool = nullptr) {
   search::TuneOptions o;
-  o.warm_params = job.warm_params;
   o.transfer = job.transfer;
   o.prior_params = job.prior_params;
   o.predictor = t.predictor;

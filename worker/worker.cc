@@ -44,7 +44,7 @@ std::string EvalSummary(const coordinator::LeasedJob& job, const coordinator::Re
     absl::StrAppend(&out, ", ", absl::StrFormat("%.2fx vs default (%g ms)", d / r.kernel_time_ms, d));
   }
   absl::StrAppend(&out, ", ", r.samples.size(), " candidates");
-  if (!job.transfer.empty()) absl::StrAppend(&out, ", warm start from ", job.transfer.size(), " points");
+  if (!job.transfer.empty()) absl::StrAppend(&out, ", warm start from ", job.transfer.size(), " configs");
   return out;
 }
 

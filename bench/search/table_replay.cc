@@ -25,7 +25,7 @@ absl::StatusOr<Setting> SettingOf(const Table& t, const solver::SolverRegistry& 
 
 // The Tuner's input (tuner.cc Plan): the default first, then the warm start (AddWarmStart, with
 // `tune`'s options and this budget).
-StrategyInput InputOf(const Table& t, const Setting& s, uint64_t seed, const WarmStart& warm,
+StrategyInput InputOf(const Table& t, const Setting& s, uint64_t seed, const std::vector<TransferRun>& transfer,
                       const TuneOptions& tune = {}, uint64_t budget = 0) {
   StrategyInput in;
   in.budget = budget;
@@ -34,9 +34,8 @@ StrategyInput InputOf(const Table& t, const Setting& s, uint64_t seed, const War
   in.seed = seed;
   in.prior = {solver::PerfConfig{t.default_values}};
   TuneOptions o = tune;
-  o.warm_params = warm.params;
-  o.transfer = warm.transfer;
-  AddWarmStart(o, in);
+  o.transfer = transfer;
+  AddWarmStart(o, {s.solver, s.target, s.problem}, in);
   return in;
 }
 
@@ -51,12 +50,13 @@ ReplayLookup LookupOf(const Table& t) {
 }  // namespace
 
 absl::StatusOr<DefaultRun> ReplayDefault(const Table& t, uint64_t seed, int compile_threads, double within,
-                                         const solver::SolverRegistry& registry, const WarmStart& warm) {
+                                         const solver::SolverRegistry& registry,
+                                         const std::vector<TransferRun>& transfer) {
   absl::StatusOr<Setting> s = SettingOf(t, registry);
   if (!s.ok()) return s.status();
   ReplayOptions o = DefaultSearchReplay(compile_threads);
   o.target_ms = t.best * (1 + within);
-  StrategyInput in = InputOf(t, *s, seed, warm, o.tune, SearchBudget(o.tune, registry, s->target, s->problem, *s->solver));
+  StrategyInput in = InputOf(t, *s, seed, transfer, o.tune, SearchBudget(o.tune, registry, s->target, s->problem, *s->solver));
   std::unique_ptr<SearchStrategy> strategy = MakeStrategy(o.tune.strategy);
   return DefaultRun{ReplaySearch(*strategy, in, o, LookupOf(t)), in.budget};
 }
@@ -81,21 +81,21 @@ bool SameClass(const Table& a, const Table& b) {
          p->front().in_layout == q->front().in_layout;
 }
 
-WarmStart TransferFrom(const std::vector<Table>& tables, const std::vector<ReplayResult>& runs, size_t i) {
-  std::vector<TransferSample> samples;
+std::vector<TransferRun> TransferFrom(const std::vector<Table>& tables, const std::vector<ReplayResult>& runs,
+                                      size_t i) {
+  std::vector<TransferRun> transfer;
   for (size_t j = 0; j < tables.size() && j < runs.size(); ++j) {
     if (j == i || tables[j].solver != tables[i].solver || tables[j].arch != tables[i].arch ||
         !SameClass(tables[j], tables[i])) {
       continue;
     }
+    TransferRun run{tables[j].driver, {}};
     for (const Observation& o : runs[j].observed) {
-      if (o.ok) samples.push_back({static_cast<int64_t>(j), o.config.ToString(), o.time_ms});
+      if (o.ok) run.times.push_back({o.config.ToString(), o.time_ms});
     }
+    transfer.push_back(std::move(run));
   }
-  WarmStart w;
-  w.transfer = AggregateTransfer(samples, kTransferPoints);
-  for (size_t k = 0; k < w.transfer.size() && k < kWarmParams; ++k) w.params.push_back(w.transfer[k].params);
-  return w;
+  return transfer;
 }
 
 double FractionUntilReached(const Table& t, const ReplayResult& r) {

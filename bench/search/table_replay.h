@@ -6,7 +6,7 @@
 //                       SearchBudget), patience 16, batches of DefaultBatch(threads), compile
 //                       ahead as on a GPU; it runs to its own end, so its pick is known too.
 //                       Cold, or with the warm start a `tune -f` job gets from configs tuned
-//                       before it (TransferFrom: the store's transfer over other tables' runs).
+//                       before it (TransferFrom: the store's transfer runs of other tables).
 //   ReplayUntilWithin   a strategy with no budget or patience, until one point is within.
 // "Reached" = a passing point within `within` (0.03) of the table's best.
 #pragma once
@@ -30,23 +30,19 @@ struct DefaultRun {
   uint64_t budget = 0;  // the default's budget for this table's solver and problem
 };
 
-// What a `tune -f` perf job brings to its search from other configs' results (the store's warm
-// start: TuneOptions::warm_params and transfer).
-struct WarmStart {
-  std::vector<std::string> params;
-  std::vector<TransferPoint> transfer;
-};
-
-// InvalidArgument when the table's solver, driver line or arch is unknown. With a warm start the
-// search is given it as the Tuner is (warm params after the default, the score learned from the
-// transfer points and its best configs after them).
+// InvalidArgument when the table's solver, driver line or arch is unknown. With transfer runs (what
+// a `tune -f` perf job brings from other configs' results: TuneOptions::transfer) the search is
+// warm-started as the Tuner does it (search::AddWarmStart).
 absl::StatusOr<DefaultRun> ReplayDefault(const Table& t, uint64_t seed, int compile_threads, double within,
-                                         const solver::SolverRegistry& registry, const WarmStart& warm = {});
+                                         const solver::SolverRegistry& registry,
+                                         const std::vector<TransferRun>& transfer = {});
 
-// The warm start the store gives a perf job of table `i` from a database holding what `runs` (one
-// per table, in order) timed on the other tables of the same solver, arch, data type, direction
-// and layout: other configs, as when they were tuned before it. The table's own run is never read.
-WarmStart TransferFrom(const std::vector<Table>& tables, const std::vector<ReplayResult>& runs, size_t i);
+// The transfer runs the store gives a perf job of table `i` from a database holding what `runs`
+// (one per table, in order) timed on the other tables of the same solver, arch, data type,
+// direction and layout: other configs, as when they were tuned before it. The table's own run is
+// never read.
+std::vector<TransferRun> TransferFrom(const std::vector<Table>& tables, const std::vector<ReplayResult>& runs,
+                                      size_t i);
 absl::StatusOr<ReplayResult> ReplayUntilWithin(const Table& t, SearchStrategy& strategy, uint64_t seed, size_t batch,
                                                double within, const solver::SolverRegistry& registry);
 

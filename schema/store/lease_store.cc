@@ -44,19 +44,22 @@ std::string WarmResults(const char* solver, const char* session) {
 // layout share tiles; FP16 times say little about FP32 ones.
 #define TUNA_CONFIG_CLASS "CONCAT_WS('/', c.data_type, c.direction, c.in_layout)"
 
-// What the warm start ranks (search/transfer.h): the fastest passing time of each params string in
-// each of the solver's newest kTransferJobs evaluated perf jobs on configs of one class on the arch
-// of session `?` (any session, so other configs of this one and other sessions' results both
-// count). The job rows come from idx_job_solver newest first, so the read is bounded however large
-// the database grows.
+// What the warm start learns from (search/transfer.h): the fastest passing time of each params
+// string in each of the solver's newest kTransferJobs evaluated perf jobs on configs of one class
+// on the arch of session `?` (any session, so other configs of this one and other sessions'
+// results both count), with each config's driver line; one run per config, newest config first.
+// The job rows come from idx_job_solver newest first, so the read is bounded however large the
+// database grows.
 constexpr char kTransferSamples[] =
-    "SELECT t.config_id, e.params, MIN(e.time) AS ms FROM (SELECT j.id, j.config_id FROM job j "
-    "JOIN session s ON s.id = j.session_id JOIN conv_config c ON c.id = j.config_id "
+    "SELECT t.config_id, t.driver, e.params, MIN(e.time) AS ms FROM (SELECT j.id, j.config_id, c.driver "
+    "FROM job j JOIN session s ON s.id = j.session_id JOIN conv_config c ON c.id = j.config_id "
     "WHERE j.solver_id = ? AND j.kind = 'perf' AND j.state = 'evaluated' AND "
     "s.arch = (SELECT arch FROM session WHERE id = ?) AND " TUNA_CONFIG_CLASS " = ? "
     "ORDER BY j.id DESC LIMIT ?) t JOIN eval_sample e ON e.job_id = t.id "
-    "WHERE e.status = 'Passed' AND e.time > 0 GROUP BY t.config_id, e.params";
-constexpr int64_t kTransferJobs = 256;
+    "WHERE e.status = 'Passed' AND e.time > 0 GROUP BY t.config_id, t.driver, e.params "
+    "ORDER BY t.config_id DESC, e.params";
+// ~50 times per config from a default search: ~3,000 rows, ~100 kB on the wire, ~0.1 s to learn.
+constexpr int64_t kTransferJobs = 64;
 
 std::string Truncated(std::string s, size_t n = 4000) {
   if (s.size() > n) s.resize(n);
@@ -290,7 +293,7 @@ absl::Status LeaseStore::FillWarmParams(std::vector<ClaimedJob>& jobs,
                                         const std::set<std::pair<int64_t, int64_t>>& none) {
   const auto now = std::chrono::steady_clock::now();
   const auto ttl = std::chrono::duration<double>(options_.warm_params_ttl_s);
-  std::map<WarmKey, std::vector<search::TransferPoint>> by_session_solver;
+  std::map<WarmKey, std::vector<search::TransferRun>> by_session_solver;
   for (ClaimedJob& j : jobs) {
     if (j.kind != "perf") continue;
     const WarmKey key{j.session_id, j.solver_id, j.config_class};
@@ -299,27 +302,27 @@ absl::Status LeaseStore::FillWarmParams(std::vector<ClaimedJob>& jobs,
       std::lock_guard<std::mutex> lock(warm_mu_);
       auto cached = warm_cache_.find(key);
       if (cached != warm_cache_.end() && now - cached->second.read_at < ttl) {
-        it->second = cached->second.points;
+        it->second = cached->second.runs;
         fresh = false;
       }
     }
     if (fresh && !none.count({j.session_id, j.solver_id})) {  // else the read would find nothing
       auto rows = db_.Query(kTransferSamples, {j.solver_id, j.session_id, j.config_class, kTransferJobs});
       if (!rows.ok()) return rows.status();
-      std::vector<search::TransferSample> samples;
-      samples.reserve(rows->size());
-      for (const Row& r : *rows) samples.push_back({r.Int(0), r.String(1), r.Double(2)});
-      it->second = search::AggregateTransfer(samples, search::kTransferPoints);
+      int64_t config = -1;
+      for (const Row& r : *rows) {
+        if (r.Int(0) != config) {
+          config = r.Int(0);
+          it->second.push_back({r.String(1), {}});
+        }
+        it->second.back().times.push_back({r.String(2), r.Double(3)});
+      }
     }
     if (fresh && options_.warm_params_ttl_s > 0) {
       std::lock_guard<std::mutex> lock(warm_mu_);
       warm_cache_[key] = {it->second, now};
     }
     j.transfer = it->second;
-    j.warm_params.clear();
-    for (size_t k = 0; k < j.transfer.size() && k < search::kWarmParams; ++k) {
-      j.warm_params.push_back(j.transfer[k].params);
-    }
   }
   return absl::OkStatus();
 }

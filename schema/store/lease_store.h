@@ -81,15 +81,11 @@ struct ClaimedJob {
   std::string solver_name;  // solver.name
   std::string config_class;  // "FP16/F/NHWC": data type, direction, layout (the warm start's class)
   std::string tuned_params;  // perf_result.params of the same session, config and solver, or ""
-  // Perf jobs: the params the search tries right after the default (transfer of tuning results
-  // across configs and sessions): this solver's params that ran closest to the fastest on the
-  // other configs of the same data type, direction and layout it was tuned on, in any session of
-  // the same arch (search/transfer.h, at most search::kWarmParams).
-  std::vector<std::string> warm_params;
-  // Perf jobs: what this solver's searches timed on the other configs (same reads as warm_params:
-  // one point per params, best first, at most search::kTransferPoints); warm_params are the first
-  // search::kWarmParams of them.
-  std::vector<search::TransferPoint> transfer;
+  // Perf jobs: the warm start (transfer of tuning results across configs and sessions): what this
+  // solver's searches timed on the other configs of the same data type, direction and layout, in
+  // any session of the same arch, one run per config, newest first (search/transfer.h; the
+  // fastest time of each params, at most kTransferJobs configs).
+  std::vector<search::TransferRun> transfer;
   // Perf jobs: the params of the newest verified result of this config and solver in another
   // session of the same arch and CU count ("" when none or LeaseStoreOptions::reuse_prior_results
   // is off): the job reuses it instead of searching.
@@ -247,7 +243,7 @@ class LeaseStore {
   const LeaseStoreOptions& options() const { return options_; }
 
  private:
-  // Sets warm_params and transfer of the perf jobs (one read per session and solver, reused for
+  // Sets transfer of the perf jobs (one read per session and solver, reused for
   // options_.warm_params_ttl_s); none for the (session, solver) pairs in `none`, which the claim
   // found without any result to read.
   absl::Status FillWarmParams(std::vector<ClaimedJob>& jobs,
@@ -280,7 +276,7 @@ class LeaseStore {
   std::mutex unsettled_mu_;
   std::vector<int64_t> unsettled_;  // tokens of failed claims; guarded by unsettled_mu_
   struct WarmEntry {
-    std::vector<search::TransferPoint> points;
+    std::vector<search::TransferRun> runs;
     std::chrono::steady_clock::time_point read_at;
   };
   // Per session: whether another session on its target has verified results at all, and when

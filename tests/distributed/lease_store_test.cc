@@ -232,11 +232,11 @@ TEST_CASE_METHOD(testing::MariadbTest,
   auto first = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"a", 1}});
   REQUIRE(first.ok());
   REQUIRE(first->size() == 1);
-  CHECK(first->front().warm_params.empty());  // nothing tuned yet
+  CHECK(first->front().transfer.empty());  // nothing tuned yet
   auto probe = cached.Claim(JobStep::kCompile, {seeded->session_id}, {{"p", 1}});  // caches "none"
   REQUIRE(probe.ok());
   REQUIRE(probe->size() == 1);
-  CHECK(probe->front().warm_params.empty());
+  CHECK(probe->front().transfer.empty());
   REQUIRE(db().Execute("UPDATE job SET state = 'new', lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = 'p'").ok());
   REQUIRE(store.Report({Success(first->front(), JobStep::kCompile)}).ok());
   auto e = store.Claim(JobStep::kEval, {seeded->session_id}, {{"a", 1}});
@@ -256,7 +256,7 @@ TEST_CASE_METHOD(testing::MariadbTest,
   auto stale = cached.Claim(JobStep::kCompile, {seeded->session_id}, {{"p", 1}});
   REQUIRE(stale.ok());
   REQUIRE(stale->size() == 1);
-  CHECK(stale->front().warm_params.empty());
+  CHECK(stale->front().transfer.empty());
   REQUIRE(db().Execute("UPDATE job SET state = 'new', lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = 'p'").ok());
 
   // A config of another data type (or direction, or layout) learns nothing from it.
@@ -265,7 +265,6 @@ TEST_CASE_METHOD(testing::MariadbTest,
   REQUIRE(other.ok());
   REQUIRE(other->size() == 1);
   CHECK(other->front().config_class == "FP16/F/NCHW");
-  CHECK(other->front().warm_params.empty());
   CHECK(other->front().transfer.empty());
   REQUIRE(db().Execute("UPDATE conv_config SET data_type = 'FP32'").ok());
   REQUIRE(db().Execute("UPDATE job SET state = 'new', lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = 'o'").ok());
@@ -274,18 +273,18 @@ TEST_CASE_METHOD(testing::MariadbTest,
   REQUIRE(second.ok());
   REQUIRE(second->size() == 1);
   CHECK(second->front().config_id != first->front().config_id);
-  CHECK(second->front().warm_params == std::vector<std::string>{"4", "8", "2"});
-  REQUIRE(second->front().transfer.size() == 3);
-  CHECK(second->front().transfer[0] == search::TransferPoint{"4", 0.0, 1});
-  CHECK(second->front().transfer[2].params == "2");
-  CHECK(second->front().transfer[2].slowdown == Approx(std::log2(0.8 / 0.5)));
+  // One run: the first config's driver line and the fastest passing time of each params.
+  REQUIRE(second->front().transfer.size() == 1);
+  CHECK(second->front().transfer[0].driver == first->front().driver);
+  CHECK(second->front().transfer[0].times ==
+        std::vector<search::TransferTime>{{"2", 0.8}, {"4", 0.5}, {"8", 0.6}});
   // An unverified result is no evidence.
   REQUIRE(db().Execute("UPDATE perf_result SET verified = FALSE").ok());
   REQUIRE(store.Report({Success(second->front(), JobStep::kCompile)}).ok());
   auto e2 = store.Claim(JobStep::kEval, {seeded->session_id}, {{"b", 1}});
   REQUIRE(e2.ok());
   REQUIRE(e2->size() == 1);
-  CHECK(e2->front().warm_params.empty());
+  CHECK(e2->front().transfer.empty());
 }
 
 TEST_CASE_METHOD(testing::MariadbTest, "a re-compile (after jobs reset) replaces the earlier compile's kernel links",

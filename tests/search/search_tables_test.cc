@@ -209,7 +209,7 @@ TEST_CASE("committed tables: exhaustive, and tune's default replays on them with
 }
 
 
-TEST_CASE("committed tables: the warm start reads only other tables; its params come right after the default") {
+TEST_CASE("committed tables: the warm start reads only other tables; params timed there come right after the default") {
   const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
   auto tables = ReadTables("bench/search/tables/h100.json");
   REQUIRE(tables.ok());
@@ -223,27 +223,31 @@ TEST_CASE("committed tables: the warm start reads only other tables; its params 
   for (size_t i = 0; i < tables->size(); ++i) {
     const Table& t = (*tables)[i];
     INFO(t.solver << " " << t.driver);
-    const WarmStart warm = TransferFrom(*tables, cold, i);
-    CHECK(warm.params.size() <= kWarmParams);
-    CHECK(warm.transfer.size() <= kTransferPoints);
-    for (size_t k = 0; k < warm.params.size(); ++k) CHECK(warm.params[k] == warm.transfer[k].params);
+    const std::vector<TransferRun> transfer = TransferFrom(*tables, cold, i);
     // The table's own run is never read.
     std::vector<ReplayResult> blind = cold;
     blind[i] = ReplayResult{};
-    CHECK(TransferFrom(*tables, blind, i).transfer == warm.transfer);
-    if (warm.params.empty()) continue;
+    CHECK(TransferFrom(*tables, blind, i) == transfer);
+    for (const TransferRun& r : transfer) CHECK(r.driver != t.driver);
+    if (transfer.empty()) continue;
     ++warmed;
-    auto w = ReplayDefault(t, 1, 16, 0.03, registry, warm);
-    REQUIRE(w.ok());
-    // The default, then each warm param valid here, in order (the Tuner's prior).
-    std::vector<std::string> expected = {solver::PerfConfig{t.default_values}.ToString()};
-    for (const std::string& p : warm.params) {
-      const bool valid = std::any_of(t.points.begin(), t.points.end(),
-                                     [&](const auto& kv) { return solver::PerfConfig{kv.first}.ToString() == p; });
-      if (valid && p != expected.front()) expected.push_back(p);
+    // Params timed on the other tables and valid here (the warm params are chosen among them).
+    std::set<std::string> timed;
+    for (const TransferRun& r : transfer) {
+      for (const TransferTime& x : r.times) {
+        const bool valid = std::any_of(t.points.begin(), t.points.end(),
+                                       [&](const auto& kv) { return solver::PerfConfig{kv.first}.ToString() == x.params; });
+        if (valid) timed.insert(x.params);
+      }
     }
-    REQUIRE(w->result.observed.size() >= expected.size());
-    for (size_t k = 0; k < expected.size(); ++k) CHECK(w->result.observed[k].config.ToString() == expected[k]);
+    timed.erase(solver::PerfConfig{t.default_values}.ToString());
+    auto w = ReplayDefault(t, 1, 16, 0.03, registry, transfer);
+    REQUIRE(w.ok());
+    // The default, then min(kWarmParams, timed) of those params (the Tuner's prior).
+    const size_t warm = std::min(kWarmParams, timed.size());
+    REQUIRE(w->result.observed.size() >= 1 + warm);
+    CHECK(w->result.observed[0].config.ToString() == solver::PerfConfig{t.default_values}.ToString());
+    for (size_t k = 1; k <= warm; ++k) CHECK(timed.count(w->result.observed[k].config.ToString()) == 1);
     CHECK(w->result.tried <= std::min<uint64_t>(w->budget, t.points.size()));
   }
   CHECK(warmed >= 20);  // every table but the three whose solver has no other table

@@ -318,7 +318,7 @@ TEST_CASE("a predictor's best configs are tried after the warm params; one that 
   CHECK(s.history[1].first == solver::PerfConfig{{testing::kGarbage}});
 }
 
-TEST_CASE("transfer points give the search a learned score whose best config comes after the default") {
+TEST_CASE("transfer runs: the params timed elsewhere that the learned score ranks best come after the default") {
   CpuFixture f;
   if (!f.ok) return;
   const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
@@ -333,15 +333,17 @@ TEST_CASE("transfer points give the search a learned score whose best config com
     if (!(c == dflt) && rs->solver->IsValid(f.target, p, c).ok()) valid.push_back(c);
   }
   REQUIRE(valid.size() >= 12);
-  // Other problems ran valid[5] at their fastest and everything else 8x slower.
-  std::vector<TransferPoint> points;
-  for (size_t i = 0; i < valid.size(); ++i) points.push_back({valid[i].ToString(), i == 5 ? 0.0 : 3.0, 2});
+  // Two other problems ran valid[5] at their fastest and everything else 8x slower.
+  std::vector<TransferRun> runs = {{"conv -n 4 -c 8 -H 6 -W 6 -k 8 -y 3 -x 3 -p 1 -q 1 -F 1", {}},
+                                   {"conv -n 2 -c 8 -H 12 -W 12 -k 8 -y 3 -x 3 -p 1 -q 1 -F 1", {}}};
+  for (TransferRun& run : runs)
+    for (size_t i = 0; i < valid.size(); ++i) run.times.push_back({valid[i].ToString(), i == 5 ? 1.0 : 8.0});
   TuneOptions o = Fast();
   o.dry_run = true;
   o.strategy = StrategyKind::kModel;
   o.budget = 2;
   o.solvers = {"TunaCpuGemmConv"};
-  o.transfer = points;
+  o.transfer = runs;
   o.transfer_seeds = 1;
   {
     Tuner tuner(registry, *f.backend, nullptr, f.target, o);
@@ -352,7 +354,8 @@ TEST_CASE("transfer points give the search a learned score whose best config com
     CHECK(s.history[0].first == dflt);
     CHECK(s.history[1].first == valid[5]);
   }
-  // A learned predictor, when one serves the solver, is used instead.
+  // A learned predictor, when one serves the solver, is used instead: it ranks the params timed
+  // elsewhere too.
   o.predicted_seeds = 1;
   o.predictor = [&](const Problem&, const solver::Target&, const solver::Solver&) -> absl::StatusOr<ScoreFn> {
     return ScoreFn([&](const std::vector<solver::PerfConfig>& configs) -> absl::StatusOr<std::vector<float>> {

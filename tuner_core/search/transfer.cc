@@ -7,16 +7,18 @@
 
 namespace tuna::search {
 
-std::vector<TransferPoint> AggregateTransfer(const std::vector<TransferSample>& samples, size_t limit) {
+std::vector<TransferPoint> AggregateTransfer(const std::vector<TransferRun>& runs, size_t limit) {
   // The fastest time of each (problem, params), then of each problem.
-  std::map<std::pair<int64_t, std::string>, double> fastest;
-  std::map<int64_t, double> problem_best;
-  for (const TransferSample& s : samples) {
-    if (!std::isfinite(s.ms) || s.ms <= 0) continue;
-    auto [it, fresh] = fastest.try_emplace({s.problem, s.params}, s.ms);
-    if (!fresh) it->second = std::min(it->second, s.ms);
-    auto [best, first] = problem_best.try_emplace(s.problem, s.ms);
-    if (!first) best->second = std::min(best->second, s.ms);
+  std::map<std::pair<size_t, std::string>, double> fastest;
+  std::map<size_t, double> problem_best;
+  for (size_t problem = 0; problem < runs.size(); ++problem) {
+    for (const TransferTime& s : runs[problem].times) {
+      if (!std::isfinite(s.ms) || s.ms <= 0) continue;
+      auto [it, fresh] = fastest.try_emplace({problem, s.params}, s.ms);
+      if (!fresh) it->second = std::min(it->second, s.ms);
+      auto [best, first] = problem_best.try_emplace(problem, s.ms);
+      if (!first) best->second = std::min(best->second, s.ms);
+    }
   }
   std::map<std::string, TransferPoint> by_params;
   for (const auto& [key, ms] : fastest) {

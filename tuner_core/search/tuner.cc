@@ -5,6 +5,7 @@
 #include <future>
 #include <utility>
 #include <limits>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
@@ -298,12 +299,30 @@ uint64_t TransferSeeds(const TuneOptions& options, uint64_t budget) {
   return budget == options.budget ? options.transfer_seeds : 0;
 }
 
-bool AddWarmStart(const TuneOptions& options, StrategyInput& in) {
+bool AddWarmStart(const TuneOptions& options, const ScoreContext& ctx, StrategyInput& in) {
   for (const std::string& params : options.warm_params) {
     if (absl::StatusOr<solver::PerfConfig> c = in.space.Parse(params); c.ok()) in.prior.push_back(*c);
   }
-  if (in.score || options.transfer.empty()) return false;
-  absl::StatusOr<ScoreFn> score = TransferScore(in.space, options.transfer);
+  if (options.transfer.empty()) return false;
+  // The params timed elsewhere, valid here and not in the prior yet, best by mean slowdown first.
+  std::vector<solver::PerfConfig> timed;
+  for (const TransferPoint& p : AggregateTransfer(options.transfer, kTransferPoints)) {
+    absl::StatusOr<solver::PerfConfig> c = in.space.Parse(p.params);
+    if (c.ok() && (!in.is_valid || in.is_valid(*c)) && std::find(in.prior.begin(), in.prior.end(), *c) == in.prior.end()) {
+      timed.push_back(*std::move(c));
+    }
+  }
+  // Ranked by the search's score: a predictor's, else the transfer score.
+  absl::StatusOr<ScoreFn> score = absl::FailedPreconditionError("a predictor scores");
+  if (!in.score) score = TransferScore(ctx, in.space, options.transfer);
+  const ScoreFn& rank = in.score ? in.score : (score.ok() ? *score : ScoreFn());
+  absl::StatusOr<std::vector<float>> ranks = rank ? rank(timed) : absl::NotFoundError("no score");
+  std::vector<size_t> order(timed.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (ranks.ok() && ranks->size() == timed.size()) {
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return (*ranks)[a] < (*ranks)[b]; });
+  }
+  for (size_t k = 0; k < order.size() && k < kWarmParams; ++k) in.prior.push_back(timed[order[k]]);
   if (!score.ok()) return false;
   in.score = *std::move(score);
   in.scored_first = TransferSeeds(options, in.budget);
@@ -366,7 +385,7 @@ Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& 
       plan.predictor_note = std::string(score.status().message());
     }
   }
-  if (!plan.reused && AddWarmStart(options_, in) && !plan.predictor_note.empty()) {
+  if (!plan.reused && AddWarmStart(options_, {&s, target_, problem}, in) && !plan.predictor_note.empty()) {
     plan.predictor_note += "; the transfer score seeds instead";
   }
   if (absl::Status st = plan.strategy->Start(in); !st.ok()) {

@@ -109,11 +109,10 @@ struct TuneOptions {
   PredictorFn predictor;
   uint64_t predicted_seeds = kDefaultPredictedSeeds;
   // Transfer from other problems' searches of the solver (a perf job's, from the database:
-  // transfer.h): where no predictor gives a score, the score learned from these points
-  // (transfer_score.h) is the model-guided search's, and its `transfer_seeds` best valid configs
-  // are tried after the warm params. Parsed against a tunable solver's space: meant for a search
-  // of one solver (a job's); points that do not parse are skipped.
-  std::vector<TransferPoint> transfer;
+  // transfer.h; AddWarmStart says what the search does with them). Parsed against a tunable
+  // solver's space: meant for a search of one solver (a job's); params that do not parse are
+  // skipped.
+  std::vector<TransferRun> transfer;
   uint64_t transfer_seeds = kTransferSeeds;
     size_t batch = 0;                  // configs per strategy batch; 0 = compile threads * 2, 2..16
   CompilerOptions compiler;
@@ -156,12 +155,16 @@ struct TuneOptions {
 // both ResNet-50 files, against 0.3 s without seeds).
 uint64_t TransferSeeds(const TuneOptions& options, uint64_t budget);
 
-// The warm start of one solver's search from `options` (the Tuner's, and bench/search's replay
-// of it): the warm params that parse against in.space are appended to in.prior; when in.score is
-// still empty, the score learned from options.transfer becomes it, with TransferSeeds(options,
-// in.budget) seeds (set in.space, in.prior and in.budget first). True when the transfer score
-// was taken.
-bool AddWarmStart(const TuneOptions& options, StrategyInput& in);
+// The warm start of one solver's search of ctx.problem from `options` (the Tuner's, and
+// bench/search's replay of it; set in.space, in.is_valid, in.prior and in.budget first):
+//   1. options.warm_params that parse against in.space are appended to in.prior;
+//   2. then kWarmParams params timed on other problems (options.transfer), valid and not in the
+//      prior yet: the ones the search's score ranks best for this problem. That score is in.score
+//      when set (a predictor's); else the transfer score (transfer_score.h) when it can be
+//      learned, which becomes in.score with TransferSeeds(options, in.budget) seeds; else none,
+//      and they go by mean slowdown (AggregateTransfer).
+// True when the transfer score was taken.
+bool AddWarmStart(const TuneOptions& options, const ScoreContext& ctx, StrategyInput& in);
 
 struct SolverTuneResult {
   uint64_t id = 0;

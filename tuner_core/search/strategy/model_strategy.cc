@@ -20,10 +20,6 @@
 namespace tuna::search {
 namespace {
 
-double AxisFeature(int64_t v) {
-  return v > 0 ? std::log2(static_cast<double>(v)) : -std::log2(1.0 + static_cast<double>(-v));
-}
-
 // The ridge model's features of a config, and the score's (`extra`, NaN = none) last.
 std::vector<double> Features(const solver::PerfConfig& config, double extra) {
   const size_t d = config.values.size();

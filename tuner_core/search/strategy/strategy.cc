@@ -1,8 +1,13 @@
 #include "tuner_core/search/strategy/strategy.h"
 
+#include <cmath>
 #include <string>
 
 namespace tuna::search {
+
+double AxisFeature(int64_t value) {
+  return value > 0 ? std::log2(static_cast<double>(value)) : -std::log2(1.0 + static_cast<double>(-value));
+}
 
 absl::StatusOr<StrategyKind> ParseStrategyKind(std::string_view name) {
   if (name == "exhaustive") return StrategyKind::kExhaustive;

@@ -87,6 +87,10 @@ class SearchStrategy {
   virtual ScoreUse score_use() const { return {}; }
 };
 
+// An axis value as a cost-model feature (the model-guided search's, the transfer score's): log2
+// of a positive value (tile-size effects are roughly multiplicative), -log2(1 - v) otherwise.
+double AxisFeature(int64_t value);
+
 enum class StrategyKind { kExhaustive, kRandom, kModel };
 
 // "exhaustive" | "random" | "model"; InvalidArgument otherwise.
