@@ -104,8 +104,6 @@ TEST_CASE("a search planned ahead tries what a search planned in place tries") {
   auto registry = testing::FaultRegistry({0, 1, 3, 5});
   TuneOptions o = FastRandom(3);
   o.seed = 7;
-  // With compiles ahead (GPU targets), PlanAhead also starts each search's first batch compiling.
-  o.compile_ahead = GENERATE(TuneOptions::CompileAhead::kOff, TuneOptions::CompileAhead::kOn);
   const Problem p = ParseOne("conv -n 1 -c 4 -H 5 -W 5 -k 4 -y 3 -x 3 -F 1");
   const Problem other = ParseOne("conv -n 1 -c 4 -H 6 -W 6 -k 4 -y 3 -x 3 -F 1");
   Tuner in_place(*registry, *f.backend, f.device.get(), f.target, o);

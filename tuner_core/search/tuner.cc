@@ -106,57 +106,8 @@ auto Timed(double& acc, F&& f) {
   return f();
 }
 
-// What measuring a batch of one solver's search updates.
-struct BatchContext {
-  Evaluator* evaluator;  // null in a dry run: the compile outcome is the result
-  const solver::PerfConfig& default_config;
-  const TuneOptions& options;
-  SolverTuneResult& out;
-  SearchState& st;
-  TuneProgress& progress;
-  StopRule& stop;
-};
-
-// Every candidate of a compiled batch verified and timed (a dry run records its compile outcome)
-// into the solver's result; returns the observations for the strategy.
-std::vector<Observation> MeasureBatch(std::vector<CompiledCandidate>& compiled, const BatchContext& x) {
-  const bool dry_run = x.evaluator == nullptr;
-  std::vector<Observation> observations;
-  for (CompiledCandidate& c : compiled) {
-    if (c.disposition == Disposition::kPassed) ++x.out.compiled;
-    if (c.disposition == Disposition::kCompileFailed) ++x.out.compile_failed;
-    Measurement m;
-    if (dry_run) {
-      m.disposition = c.disposition;
-      m.error = c.error;
-    } else {
-      m = x.evaluator->Evaluate(c, x.st.best);
-    }
-    const double time_ms = m.time_ms;
-    const bool timed = !m.dropped_early;
-    const bool ok = RecordCandidate(c, std::move(m), dry_run, x.default_config, x.options, x.out, x.st, x.progress);
-    x.stop.Note(ok && timed, time_ms);
-    observations.push_back({c.config, ok, time_ms});
-  }
-  return observations;
-}
-
-// The registry's solvers applicable to `problem` that serve its direction, in id order.
-std::vector<solver::RegisteredSolver> Serving(const solver::SolverRegistry& registry, const solver::Target& target,
-                                              const Problem& problem) {
-  std::vector<solver::RegisteredSolver> solvers;
-  for (const solver::RegisteredSolver& r : registry.Applicable(target, problem)) {
-    const auto dirs = r.solver->Directions();
-    if (std::find(dirs.begin(), dirs.end(), problem.direction) != dirs.end()) solvers.push_back(r);
-  }
-  return solvers;
-}
-
-}  // namespace
-
 // The next batch of candidates, compiled: on another thread while the current batch is timed
-// (`ahead`; the first batch of a search planned ahead while the job before it runs), or on Take's
-// thread. A batch the search no longer needs is cancelled and handed to
+// (`ahead`), or on Take's thread. A batch the search no longer needs is cancelled and handed to
 // `abandoned` (Discard; the compile owns what it uses: the Compiler, shared, and a copy of the
 // problem), or waited for without one. Destruction waits for a compile still held.
 class BatchCompiler {
@@ -216,6 +167,54 @@ class BatchCompiler {
   std::shared_ptr<CompileControl> control_;
   std::future<std::vector<CompiledCandidate>> future_;
 };
+
+// What measuring a batch of one solver's search updates.
+struct BatchContext {
+  Evaluator* evaluator;  // null in a dry run: the compile outcome is the result
+  const solver::PerfConfig& default_config;
+  const TuneOptions& options;
+  SolverTuneResult& out;
+  SearchState& st;
+  TuneProgress& progress;
+  StopRule& stop;
+};
+
+// Every candidate of a compiled batch verified and timed (a dry run records its compile outcome)
+// into the solver's result; returns the observations for the strategy.
+std::vector<Observation> MeasureBatch(std::vector<CompiledCandidate>& compiled, const BatchContext& x) {
+  const bool dry_run = x.evaluator == nullptr;
+  std::vector<Observation> observations;
+  for (CompiledCandidate& c : compiled) {
+    if (c.disposition == Disposition::kPassed) ++x.out.compiled;
+    if (c.disposition == Disposition::kCompileFailed) ++x.out.compile_failed;
+    Measurement m;
+    if (dry_run) {
+      m.disposition = c.disposition;
+      m.error = c.error;
+    } else {
+      m = x.evaluator->Evaluate(c, x.st.best);
+    }
+    const double time_ms = m.time_ms;
+    const bool timed = !m.dropped_early;
+    const bool ok = RecordCandidate(c, std::move(m), dry_run, x.default_config, x.options, x.out, x.st, x.progress);
+    x.stop.Note(ok && timed, time_ms);
+    observations.push_back({c.config, ok, time_ms});
+  }
+  return observations;
+}
+
+// The registry's solvers applicable to `problem` that serve its direction, in id order.
+std::vector<solver::RegisteredSolver> Serving(const solver::SolverRegistry& registry, const solver::Target& target,
+                                              const Problem& problem) {
+  std::vector<solver::RegisteredSolver> solvers;
+  for (const solver::RegisteredSolver& r : registry.Applicable(target, problem)) {
+    const auto dirs = r.solver->Directions();
+    if (std::find(dirs.begin(), dirs.end(), problem.direction) != dirs.end()) solvers.push_back(r);
+  }
+  return solvers;
+}
+
+}  // namespace
 
 size_t DefaultBatch(int compile_threads) { return static_cast<size_t>(std::clamp(2 * compile_threads, 2, 16)); }
 
@@ -280,26 +279,9 @@ absl::StatusOr<TuneResult> Tuner::Tune(const Problem& problem, Evaluator* shared
   return result;
 }
 
-Tuner::~Tuner() = default;
-
-bool Tuner::CompilesAhead() const {
-  using Ahead = TuneOptions::CompileAhead;
-  return !options_.dry_run && (options_.compile_ahead == Ahead::kOn ||
-                               (options_.compile_ahead == Ahead::kAuto && target_.IsGpu()));
-}
-
-size_t Tuner::BatchSize() const { return options_.batch > 0 ? options_.batch : DefaultBatch(compiler_->threads()); }
-
 void Tuner::PlanAhead(const Problem& problem) {
   Ahead a{problem, SolversFor(problem), {}};
   a.plans = PlanAll(a.solvers, problem);
-  // Each search's first batch starts compiling now: what the compile step could not know (the
-  // transfer seeds of data that came after it) builds while the device runs the job before.
-  for (SolverPlan& plan : a.plans) {
-    if (!CompilesAhead() || !plan.tunable || plan.strategy == nullptr) continue;
-    plan.first = std::make_unique<BatchCompiler>(compiler_, *plan.registered.solver, problem, true);
-    plan.first->Submit(plan.strategy->Next(BatchSize()));
-  }
   ahead_ = std::move(a);
 }
 
@@ -440,21 +422,21 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
   progress.solver = out.name;
   progress.solver_best_ms = progress.default_ms = 0;
 
-  const size_t batch = BatchSize();
+  const size_t batch = options_.batch > 0 ? options_.batch : DefaultBatch(compiler_->threads());
   const bool dry_run = evaluator == nullptr;  // the compile outcome is the result
   auto next_batch = [&, first = true]() mutable -> std::vector<solver::PerfConfig> {
     const bool was_first = std::exchange(first, false);
     if (out.tunable) return Timed(times.strategy_ms, [&] { return strategy->Next(batch); });
     return was_first ? std::vector<solver::PerfConfig>{default_config} : std::vector<solver::PerfConfig>{};
   };
-  // The first batch may be compiling since PlanAhead.
-  std::unique_ptr<BatchCompiler> planned = std::move(plan.first);
-  if (planned == nullptr) planned = std::make_unique<BatchCompiler>(compiler_, s, problem, !dry_run && CompilesAhead());
-  BatchCompiler& source = *planned;
+  using Ahead = TuneOptions::CompileAhead;
+  const bool ahead = !dry_run && (options_.compile_ahead == Ahead::kOn ||
+                                  (options_.compile_ahead == Ahead::kAuto && target_.IsGpu()));
+  BatchCompiler source(compiler_, s, problem, ahead);
   StopRule stop(options_, out.tunable);
   SearchState st;
   const BatchContext context{evaluator, default_config, options_, out, st, progress, stop};
-  if (!source.submitted()) source.Submit(next_batch());
+  source.Submit(next_batch());
   for (;;) {
     std::vector<CompiledCandidate> compiled = source.Take(times.compile_ms);
     if (compiled.empty()) break;

@@ -223,14 +223,11 @@ struct TuneResult {
 uint64_t SearchBudget(const TuneOptions& options, const solver::SolverRegistry& registry,
                       const solver::Target& target, const Problem& problem, const solver::Solver& s);
 
-class BatchCompiler;  // tuner.cc: a batch of candidates compiled on another thread
-
 class Tuner {
  public:
   // device may be null only when options.dry_run is true.
   Tuner(const solver::SolverRegistry& registry, const backend::Backend& backend,
         backend::Device* device, solver::Target target, TuneOptions options);
-  ~Tuner();  // waits for the compiles of a plan made ahead and not used
 
   // `evaluator`, when given, is used instead of a new one: it must have been created for this
   // problem on this tuner's device (a worker keeps one across the jobs of a config, so the
@@ -240,8 +237,6 @@ class Tuner {
   // Plans the searches of `problem` now (the strategies over the spaces: for a random search,
   // the whole valid space), for the next Tune of the same problem, which then starts searching
   // at once (its plan_ms is 0). A worker plans the next job while the device runs this one.
-  // Where batches are compiled ahead (a GPU target), each search's first batch starts compiling
-  // here, on the compile pool.
   // Needs no device; may run on another thread than Tune, but not at the same time.
   void PlanAhead(const Problem& problem);
 
@@ -258,14 +253,11 @@ class Tuner {
     uint64_t predicted_seeded = 0;
     std::string predictor_note;
     bool reused = false;  // TuneOptions::prior_params alone
-    std::unique_ptr<BatchCompiler> first;  // PlanAhead: the first batch, submitted
   };
   std::vector<solver::RegisteredSolver> SolversFor(const Problem& problem) const;
   std::vector<SolverPlan> PlanAll(const std::vector<solver::RegisteredSolver>& solvers,
                                   const Problem& problem) const;
   SolverPlan Plan(const solver::RegisteredSolver& r, const Problem& problem) const;
-  bool CompilesAhead() const;  // batch k+1 compiles while batch k is timed (GPU targets)
-  size_t BatchSize() const;
   SolverTuneResult TuneSolver(SolverPlan& plan, const Problem& problem, Evaluator* evaluator,
                               TuneProgress& progress, TuneResult& times);
 
