@@ -47,15 +47,16 @@ std::string WarmResults(const char* solver, const char* session) {
 // What the warm start learns from (search/transfer.h): the fastest passing time of each params
 // string in each of the solver's newest kTransferJobs evaluated perf jobs on configs of one class
 // on the arch of session `?` (any session, so other configs of this one and other sessions'
-// results both count), with each config's driver line; one run per config, newest config first.
+// results both count) that finished by the job's transfer horizon, with each config's driver
+// line; one run per config, newest config first.
 // The job rows come from idx_job_solver newest first, so the read is bounded however large the
 // database grows.
 constexpr char kTransferSamples[] =
     "SELECT t.config_id, t.driver, e.params, MIN(e.time) AS ms FROM (SELECT j.id, j.config_id, c.driver "
     "FROM job j JOIN session s ON s.id = j.session_id JOIN conv_config c ON c.id = j.config_id "
     "WHERE j.solver_id = ? AND j.kind = 'perf' AND j.state = 'evaluated' AND "
-    "s.arch = (SELECT arch FROM session WHERE id = ?) AND " TUNA_CONFIG_CLASS " = ? "
-    "ORDER BY j.id DESC LIMIT ?) t JOIN eval_sample e ON e.job_id = t.id "
+    "s.arch = (SELECT arch FROM session WHERE id = ?) AND " TUNA_CONFIG_CLASS " = ? AND "
+    "j.finished_at <= ? ORDER BY j.id DESC LIMIT ?) t JOIN eval_sample e ON e.job_id = t.id "
     "WHERE e.status = 'Passed' AND e.time > 0 GROUP BY t.config_id, t.driver, e.params "
     "ORDER BY t.config_id DESC, e.params";
 // ~50 times per config from a default search: ~3,000 rows, ~100 kB on the wire, ~0.1 s to learn.
@@ -160,6 +161,7 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
           "(SELECT c.driver FROM conv_config c WHERE c.id = j.config_id) AS driver, "
           "(SELECT s.name FROM solver s WHERE s.id = j.solver_id) AS solver_name, "
           "(SELECT " TUNA_CONFIG_CLASS " FROM conv_config c WHERE c.id = j.config_id) AS config_class, "
+          "j.transfer_horizon, "
           "(SELECT pr.params FROM perf_result pr WHERE pr.session_id = j.session_id AND "
           "pr.config_id = j.config_id AND pr.solver_id = j.solver_id) AS tuned_params, "
           // Whether the warm-start read can find anything (FillWarmParams): on a target without
@@ -189,11 +191,21 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
         j.solver_name = r.String("solver_name");
         j.config_class = r.String("config_class");
         j.tuned_params = r.String("tuned_params");  // NULL (no perf result) reads as ""
+        j.transfer_horizon = r.String("transfer_horizon");
         if (r.Int("warm_any") == 0) no_warm.insert({j.session_id, j.solver_id});
         out.push_back(std::move(j));
       }
     }
     if (out.empty()) return absl::OkStatus();
+    // A compile step fixes the transfer horizon of its jobs (its warm-start read and the eval
+    // step's see the same results: FillWarmParams).
+    std::string horizon;
+    if (step == JobStep::kCompile) {
+      auto now = c.Query("SELECT CAST(NOW(6) AS CHAR)");
+      if (!now.ok()) return now.status();
+      horizon = (*now)[0].String(0);
+      for (ClaimedJob& j : out) j.transfer_horizon = horizon;
+    }
     // Hand out in order: wants[0] gets the first count jobs, and so on.
     size_t next = 0;
     for (const ClaimWant& w : wants) {
@@ -210,6 +222,7 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
     p.push_back(std::string(jobs::ToString(jobs::LeasedState(step))));
     p.push_back(static_cast<int64_t>(options_.lease_seconds));
     p.push_back(token);
+    p.push_back(horizon);
     for (const ClaimedJob& j : out) p.push_back(j.job_id);
     PadRows(p, out.size(), 1);
     p.push_back(std::string(jobs::ToString(jobs::ReadyState(step))));
@@ -217,6 +230,7 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
         absl::StrCat("UPDATE job SET lease_owner = CASE id", cases,
                      " END, state = ?, attempt = attempt + 1, "
                      "lease_expires_at = NOW(6) + INTERVAL ? SECOND, lease_claim = ?, "
+                     "transfer_horizon = COALESCE(NULLIF(?, ''), transfer_horizon), "
                      "started_at = COALESCE(started_at, NOW(6)) WHERE id IN (",
                      ListPlaceholders(padded), ") AND state = ?"),
         p);
@@ -296,7 +310,7 @@ absl::Status LeaseStore::FillWarmParams(std::vector<ClaimedJob>& jobs,
   std::map<WarmKey, std::vector<search::TransferRun>> by_session_solver;
   for (ClaimedJob& j : jobs) {
     if (j.kind != "perf") continue;
-    const WarmKey key{j.session_id, j.solver_id, j.config_class};
+    const WarmKey key{j.session_id, j.solver_id, j.config_class, j.transfer_horizon};
     auto [it, fresh] = by_session_solver.try_emplace(key);
     if (fresh) {
       std::lock_guard<std::mutex> lock(warm_mu_);
@@ -307,7 +321,9 @@ absl::Status LeaseStore::FillWarmParams(std::vector<ClaimedJob>& jobs,
       }
     }
     if (fresh && !none.count({j.session_id, j.solver_id})) {  // else the read would find nothing
-      auto rows = db_.Query(kTransferSamples, {j.solver_id, j.session_id, j.config_class, kTransferJobs});
+      // No horizon (compiled before it was recorded): every result so far.
+      const std::string horizon = j.transfer_horizon.empty() ? "9999-12-31 23:59:59" : j.transfer_horizon;
+      auto rows = db_.Query(kTransferSamples, {j.solver_id, j.session_id, j.config_class, horizon, kTransferJobs});
       if (!rows.ok()) return rows.status();
       int64_t config = -1;
       for (const Row& r : *rows) {

@@ -51,10 +51,11 @@ struct LeaseStoreOptions {
   int lease_seconds = 60;     // lease length set by claims and renewals
   int max_retries = 3;        // failures / expiries before a job is 'failed'
   int quarantine_kills = 3;   // executor kills of one (session, config, solver) before quarantine
-  // Claims reuse a (session, solver)'s warm params read less than this long ago (0, the default:
-  // read every claim). The read groups the samples of the solver's newest evaluated perf jobs on
-  // the arch (at most a few hundred jobs). Reuse changes which params a session's later jobs try
-  // (they miss its newest results), so a rerun then builds kernels the first run never built.
+  // Claims reuse a warm-start read of the same (session, solver, config class, transfer horizon)
+  // made less than this long ago (0, the default: read every claim). The read groups the samples
+  // of the solver's newest evaluated perf jobs on the arch (at most kTransferJobs jobs). Every
+  // compile claim fixes a new horizon, so it reads; the eval claims of the jobs one compile claim
+  // took share its horizon, and reuse its read.
   double warm_params_ttl_s = 0;
   // Perf jobs of a config and solver that an earlier session on the same arch and CU count tuned
   // (a verified result) get that result's params as prior_params, and workers time only those
@@ -80,6 +81,10 @@ struct ClaimedJob {
   std::string driver;       // conv_config.driver (canonical MIOpenDriver line)
   std::string solver_name;  // solver.name
   std::string config_class;  // "FP16/F/NHWC": data type, direction, layout (the warm start's class)
+  // Perf jobs: results that finished after this time are not in `transfer` ("" = no bound). Set
+  // by the compile step's claim and kept for the eval step's, so that both learn the same
+  // score and the eval step tries the configs the compile step built.
+  std::string transfer_horizon;
   std::string tuned_params;  // perf_result.params of the same session, config and solver, or ""
   // Perf jobs: the warm start (transfer of tuning results across configs and sessions): what this
   // solver's searches timed on the other configs of the same data type, direction and layout, in
@@ -290,7 +295,7 @@ class LeaseStore {
   static constexpr std::chrono::seconds kPriorRecheck{30};
   std::mutex warm_mu_;
   // (session, solver, config class): a warm start serves the configs of one class.
-  using WarmKey = std::tuple<int64_t, int64_t, std::string>;
+  using WarmKey = std::tuple<int64_t, int64_t, std::string, std::string>;  // + class, horizon
   std::map<WarmKey, WarmEntry> warm_cache_;  // guarded by warm_mu_
 };
 

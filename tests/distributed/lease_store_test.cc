@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "catch2/catch.hpp"
 #include "tests/distributed/seed.h"
 #include "tests/fixtures/mariadb_fixture.h"
@@ -252,11 +253,11 @@ TEST_CASE_METHOD(testing::MariadbTest,
   eval.samples = {{"2", 0.8, "Passed", ""}, {"4", 0.5, "Passed", ""}, {"8", 0.6, "Passed", ""},
                   {"1", 0.1, "Incorrect", "mismatch"}, {"16", 0.0, "Passed", ""}};
   REQUIRE(store.Report({eval}).ok());
-  // A store with a TTL reuses its read of "nothing yet" within it.
+  // A compile claim fixes a new horizon, so even a store with a TTL reads again.
   auto stale = cached.Claim(JobStep::kCompile, {seeded->session_id}, {{"p", 1}});
   REQUIRE(stale.ok());
   REQUIRE(stale->size() == 1);
-  CHECK(stale->front().transfer.empty());
+  CHECK(stale->front().transfer.size() == 1);
   REQUIRE(db().Execute("UPDATE job SET state = 'new', lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = 'p'").ok());
 
   // A config of another data type (or direction, or layout) learns nothing from it.
@@ -285,6 +286,26 @@ TEST_CASE_METHOD(testing::MariadbTest,
   REQUIRE(e2.ok());
   REQUIRE(e2->size() == 1);
   CHECK(e2->front().transfer.empty());
+
+  // The compile step's claim fixed the job's transfer horizon; the eval step reads the results
+  // finished by then, as the compile step did (so both learn the same score): one finished
+  // later is not read, and a job without a horizon reads every result.
+  CHECK(!second->front().transfer_horizon.empty());
+  CHECK(e2->front().transfer_horizon == second->front().transfer_horizon);
+  REQUIRE(db().Execute("UPDATE perf_result SET verified = TRUE").ok());
+  auto again = [&](const char* horizon) {
+    REQUIRE(db().Execute(absl::StrCat("UPDATE job SET state = 'compiled', lease_owner = NULL, "
+                                      "lease_expires_at = NULL, transfer_horizon = ", horizon, " WHERE id = ?"),
+                         {second->front().job_id}).ok());
+    auto e = store.Claim(JobStep::kEval, {seeded->session_id}, {{"b", 1}});
+    REQUIRE(e.ok());
+    REQUIRE(e->size() == 1);
+    return e->front();
+  };
+  CHECK(again("'2000-01-01'").transfer.empty());
+  const schema::ClaimedJob unbounded = again("NULL");
+  CHECK(unbounded.transfer_horizon.empty());
+  CHECK(unbounded.transfer.size() == 1);
 }
 
 TEST_CASE_METHOD(testing::MariadbTest, "a re-compile (after jobs reset) replaces the earlier compile's kernel links",
