@@ -36,15 +36,17 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/server.h"
+#include "schema/store/job_store.h"
+#include "schema/store/server_profile.h"
 #include "spdlog/spdlog.h"
 #include "tests/distributed/seed.h"
 #include "tests/fixtures/mariadb_fixture.h"
@@ -61,14 +63,8 @@ constexpr const char* kCounters[] = {"Com_stmt_execute", "Com_stmt_prepare", "Co
                                      "Com_insert",       "Innodb_row_lock_waits"};
 
 std::map<std::string, double> ServerCounters(tuna::schema::Database& db) {
-  std::map<std::string, double> out;
-  for (const char* name : kCounters) {
-    auto rows = db.Query(
-        "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = ?",
-        {absl::AsciiStrToUpper(name)});
-    if (rows.ok() && !rows->empty()) out[name] = std::atof((*rows)[0].String(0).c_str());
-  }
-  return out;
+  auto counters = tuna::schema::GlobalStatus(db, std::vector<std::string>(std::begin(kCounters), std::end(kCounters)));
+  return counters.ok() ? *counters : std::map<std::string, double>{};
 }
 
 // CPU seconds (user + system) of a process from /proc; 0 when unreadable.
@@ -98,25 +94,17 @@ double SelfCpuSeconds() {
   return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-absl::Status Unprepared(tuna::schema::Database& db, const char* sql) {
-  return db.WithConnection([&](tuna::schema::Connection& c) { return c.ExecuteUnprepared(sql); });
-}
-
 // The slow log's top statement shapes (TUNA_QUEUE_PROFILE): `leases` divides the counts.
 void PrintProfile(tuna::schema::Database& db, double leases) {
-  auto rows = db.Query(
-      "SELECT LEFT(REGEXP_REPLACE(CONVERT(sql_text USING utf8mb4), '[0-9]+', 'N'), 110) AS q, COUNT(*), "
-      "SUM(TIME_TO_SEC(query_time)), SUM(rows_examined) FROM mysql.slow_log GROUP BY q "
-      "ORDER BY SUM(TIME_TO_SEC(query_time)) DESC LIMIT 15");
+  auto rows = tuna::schema::SlowLogTop(db, 15);
   if (!rows.ok()) {
     std::printf("profile: %s\n", rows.status().ToString().c_str());
     return;
   }
   std::printf("profile (slow log over the window; per lease: count, server us, rows examined):\n");
   for (const auto& r : *rows) {
-    std::printf("  %6.2f %8.1f %8.1f  %s\n", std::atof(r.String(1).c_str()) / leases,
-                1e6 * std::atof(r.String(2).c_str()) / leases, std::atof(r.String(3).c_str()) / leases,
-                r.String(0).c_str());
+    std::printf("  %6.2f %8.1f %8.1f  %s\n", r.count / leases, 1e6 * r.seconds / leases, r.rows_examined / leases,
+                r.text.c_str());
   }
 }
 
@@ -142,10 +130,7 @@ int main(int argc, char** argv) {
   schema::Database& db = *tdb->db;
   const bool profile = std::getenv("TUNA_QUEUE_PROFILE") != nullptr;
   if (profile) {  // long_query_time is read when a connection opens: set it before the coordinator's
-    for (const char* sql : {"SET GLOBAL log_output = 'TABLE'", "SET GLOBAL long_query_time = 0",
-                            "TRUNCATE TABLE mysql.slow_log"}) {
-      if (auto st = Unprepared(db, sql); !st.ok()) std::fprintf(stderr, "profile: %s\n", st.ToString().c_str());
-    }
+    if (auto st = schema::StartSlowLog(db); !st.ok()) std::fprintf(stderr, "profile: %s\n", st.ToString().c_str());
   }
   int server_pid = 0;
   if (auto server = testing::SharedMariadb(); server.ok()) {
@@ -268,7 +253,7 @@ int main(int argc, char** argv) {
   const auto counters0 = ServerCounters(db);
   const double self_cpu0 = SelfCpuSeconds();
   const double server_cpu0 = server_pid > 0 ? ProcessCpuSeconds(server_pid) : 0;
-  if (profile) (void)Unprepared(db, "SET GLOBAL slow_query_log = 1");
+  if (profile) (void)schema::SetSlowLog(db, true);
   start = Clock::now();
   go = true;
   std::this_thread::sleep_for(std::chrono::seconds(seconds));
@@ -278,7 +263,7 @@ int main(int argc, char** argv) {
   const double self_cpu = SelfCpuSeconds() - self_cpu0;
   const double server_cpu = server_pid > 0 ? ProcessCpuSeconds(server_pid) - server_cpu0 : 0;
   const auto counters1 = ServerCounters(db);
-  if (profile) (void)Unprepared(db, "SET GLOBAL slow_query_log = 0");
+  if (profile) (void)schema::SetSlowLog(db, false);
   for (auto& t : threads) t.join();
 
   int64_t doubles = 0;
@@ -287,7 +272,11 @@ int main(int argc, char** argv) {
   std::sort(report_ms.begin(), report_ms.end());
   std::sort(lag_ms.begin(), lag_ms.end());
   const double n = static_cast<double>(lease_ms.size());
-  auto compiled = db.Query("SELECT COUNT(*) FROM job WHERE state = 'compiled'");
+  long long compiled = -1;
+  if (auto counts = schema::JobStore(db).CountByState(std::nullopt); counts.ok()) {
+    compiled = 0;
+    for (const schema::StateCount& c : *counts) compiled += c.state == "compiled" ? c.jobs : 0;
+  }
   std::printf("leases: %zu in %.1f s = %.0f leases/s (each leased, reported, committed)\n",
               lease_ms.size(), elapsed, n / elapsed);
   std::printf("lease latency: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", Percentile(lease_ms, 0.5),
@@ -321,7 +310,7 @@ int main(int argc, char** argv) {
       static_cast<long long>(doubles), static_cast<long long>(errors.load()),
       static_cast<long long>(empty_replies.load()),
       static_cast<long long>(leased_after_window),
-      compiled.ok() ? static_cast<long long>((*compiled)[0].Int(0)) : -1LL, leased.size());
+      compiled, leased.size());
   (*server)->Shutdown();
   testing::DropTestDatabase(tdb->name);
   return doubles == 0 ? 0 : 2;

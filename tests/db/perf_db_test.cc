@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include "catch2/catch.hpp"
+#include "tuner_core/db/miopen_sql.h"
 #include "tests/db/test_util.h"
 
 namespace tuna::db {
@@ -126,12 +127,12 @@ TEST_CASE("perf db write -> read gives the same rows; lookup uses MIOpen's SQL")
   auto none = r->Lookup(other);
   REQUIRE(none.ok());
   CHECK(none->empty());
-  CHECK(PerfDbLookupSql().rfind(
+  CHECK(sql::PerfDbLookup().rfind(
             "SELECT solver, params FROM perf_db INNER JOIN config ON perf_db.config = config.id "
             "WHERE ( (layout = ? ) AND (data_type = ? ) AND (direction = ? ) AND (spatial_dim = ? "
             ") AND (in_channels = ? )",
             0) == 0);
-  CHECK(PerfDbLookupSql().ends_with("AND (bias = ? ) AND (group_count = ? ) );"));
+  CHECK(sql::PerfDbLookup().ends_with("AND (bias = ? ) AND (group_count = ? ) );"));
 }
 
 TEST_CASE("ForEachByConfig streams ReadAll's rows grouped by config row") {

@@ -7,7 +7,7 @@
 #include "tests/db/test_util.h"
 #include "tuner_core/db/kernel_db.h"
 #include "tuner_core/db/perf_db.h"
-#include "tuner_core/db/schema.h"
+#include "tuner_core/db/miopen_sql.h"
 
 namespace tuna::db {
 namespace {

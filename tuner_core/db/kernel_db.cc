@@ -3,7 +3,7 @@
 #include "tuner_core/db/str_util.h"
 #include "absl/strings/str_cat.h"
 #include "tuner_core/db/codec.h"
-#include "tuner_core/db/schema.h"
+#include "tuner_core/db/miopen_sql.h"
 
 namespace tuna::db {
 namespace {
@@ -74,9 +74,7 @@ absl::Status KernelDbWriter::Write(const std::string& path) const {
   }
   return internal::CreateDbFile(path, [this](sqlite3* db) -> absl::Status {
     if (absl::Status s = internal::Exec(db, kCreateKernDbSql); !s.ok()) return s;
-    auto st = Prepare(db,
-                      "INSERT OR REPLACE INTO kern_db(id, kernel_name, kernel_args, kernel_blob, "
-                      "kernel_hash, uncompressed_size) VALUES(?, ?, ?, ?, ?, ?);");
+    auto st = Prepare(db, sql::kInsertKernDb);
     if (!st.ok()) return st.status();
     int64_t id = 0;
     for (const auto& [key, blob] : entries_) {
@@ -110,9 +108,7 @@ absl::StatusOr<KernelDbReader> KernelDbReader::Open(const std::string& path) {
 }
 
 absl::StatusOr<std::vector<KernelDbEntry>> KernelDbReader::ReadAll() const {
-  auto st = Prepare(db_.get(),
-                    "SELECT kernel_name, kernel_args, kernel_blob, kernel_hash, uncompressed_size "
-                    "FROM kern_db ORDER BY id;");
+  auto st = Prepare(db_.get(), sql::kKernDbRows);
   if (!st.ok()) return st.status();
   std::vector<KernelDbEntry> out;
   int rc;
@@ -131,10 +127,7 @@ absl::StatusOr<std::vector<KernelDbEntry>> KernelDbReader::ReadAll() const {
 
 absl::StatusOr<std::string> KernelDbReader::Find(std::string_view kernel_name,
                                                  std::string_view kernel_args) const {
-  // Bound rather than embedded as literals (MIOpen's form), so quotes in args are safe.
-  auto st = Prepare(db_.get(),
-                    "SELECT kernel_blob, kernel_hash, uncompressed_size FROM kern_db WHERE "
-                    "(kernel_name = ?) AND (kernel_args = ?);");
+  auto st = Prepare(db_.get(), sql::kKernDbFind);
   if (!st.ok()) return st.status();
   BindText(st->get(), 1, kernel_name);
   BindText(st->get(), 2, kernel_args);

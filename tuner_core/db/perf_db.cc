@@ -5,7 +5,7 @@
 #include "tuner_core/db/str_util.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "tuner_core/db/schema.h"
+#include "tuner_core/db/miopen_sql.h"
 
 namespace tuna::db {
 namespace {
@@ -22,7 +22,7 @@ auto Tie(const PerfDbConfig& c) {
                   c.dilation_w, c.dilation_d, c.bias, c.group_count);
 }
 
-// The 21 integer columns in table order (schema.h kConfigColumns[3..]).
+// The 21 integer columns in table order (miopen_sql.h kConfigColumns[3..]).
 std::vector<int64_t> IntColumns(const PerfDbConfig& c) {
   return {c.spatial_dim, c.in_channels,   c.in_h,          c.in_w,          c.in_d,
           c.fil_h,       c.fil_w,         c.fil_d,         c.out_channels,  c.batchsize,
@@ -75,24 +75,10 @@ absl::StatusOr<PerfDbConfig> ReadConfig(sqlite3_stmt* s, int first, int64_t conf
   return c;
 }
 
-std::string ConfigColumnList() { return absl::StrJoin(kConfigColumns, ","); }
-
-std::string WhereClause() {
-  std::vector<std::string> parts;
-  for (const char* c : kConfigColumns) parts.push_back(internal::Cat("(", c, " = ? )"));
-  return internal::Cat("( ", absl::StrJoin(parts, " AND "), " )");
-}
-
 }  // namespace
 
 bool PerfDbConfigLess::operator()(const PerfDbConfig& a, const PerfDbConfig& b) const {
   return Tie(a) < Tie(b);
-}
-
-std::string PerfDbLookupSql() {
-  return internal::Cat(
-      "SELECT solver, params FROM perf_db INNER JOIN config ON perf_db.config = config.id WHERE ",
-      WhereClause(), ";");
 }
 
 void PerfDbWriter::Add(const PerfDbConfig& config, const std::string& solver,
@@ -116,13 +102,9 @@ absl::Status PerfDbWriter::Write(const std::string& path) const {
     if (absl::Status s = internal::Exec(db, kCreateConfigSql); !s.ok()) return s;
     if (absl::Status s = internal::Exec(db, kCreatePerfDbSql); !s.ok()) return s;
     // Explicit ids: the row order defines them and they do not depend on SQLite's rowid choice.
-    std::string placeholders = "?";
-    for (int i = 0; i < 24; ++i) placeholders += ",?";
-    auto cfg = Prepare(db, internal::Cat("INSERT INTO config(id,", ConfigColumnList(),
-                                        ") VALUES(", placeholders, ");"));
+    auto cfg = Prepare(db, sql::InsertConfig());
     if (!cfg.ok()) return cfg.status();
-    auto perf = Prepare(
-        db, "INSERT OR REPLACE INTO perf_db(id, config, solver, params) VALUES(?, ?, ?, ?);");
+    auto perf = Prepare(db, sql::kInsertPerfDb);
     if (!perf.ok()) return perf.status();
     int64_t config_id = 0, row_id = 0;
     for (const auto& [c, solvers] : rows_) {
@@ -197,10 +179,7 @@ absl::Status PerfDbReader::Failed(std::string_view what) const {
 }
 
 absl::StatusOr<std::vector<PerfDbRow>> PerfDbReader::ReadAll() const {
-  auto st = Prepare(db_.get(), internal::Cat("SELECT perf_db.solver, perf_db.params, config.id, ",
-                                            ConfigColumnList(),
-                                            " FROM perf_db INNER JOIN config ON perf_db.config = "
-                                            "config.id ORDER BY perf_db.id;"));
+  auto st = Prepare(db_.get(), sql::PerfDbRows("perf_db.id"));
   if (!st.ok()) return st.status();
   std::vector<PerfDbRow> rows;
   int rc;
@@ -219,10 +198,7 @@ absl::StatusOr<std::vector<PerfDbRow>> PerfDbReader::ReadAll() const {
 
 absl::Status PerfDbReader::ForEachByConfig(
     const std::function<absl::Status(int64_t config_id, PerfDbRow&& row)>& fn) const {
-  auto st = Prepare(db_.get(), internal::Cat("SELECT perf_db.solver, perf_db.params, config.id, ",
-                                            ConfigColumnList(),
-                                            " FROM perf_db INNER JOIN config ON perf_db.config = "
-                                            "config.id ORDER BY perf_db.config, perf_db.id;"));
+  auto st = Prepare(db_.get(), sql::PerfDbRows("perf_db.config, perf_db.id"));
   if (!st.ok()) return st.status();
   int rc;
   while ((rc = sqlite3_step(st->get())) == SQLITE_ROW) {
@@ -240,7 +216,7 @@ absl::Status PerfDbReader::ForEachByConfig(
 }
 
 absl::StatusOr<std::vector<SolverParams>> PerfDbReader::Lookup(const PerfDbConfig& c) const {
-  auto st = Prepare(db_.get(), PerfDbLookupSql());
+  auto st = Prepare(db_.get(), sql::PerfDbLookup());
   if (!st.ok()) return st.status();
   sqlite3_stmt* s = st->get();
   BindText(s, 1, c.layout);
@@ -265,10 +241,10 @@ absl::StatusOr<int64_t> PerfDbReader::Count(const char* sql) const {
 }
 
 absl::StatusOr<int64_t> PerfDbReader::CountConfigs() const {
-  return Count("SELECT count(*) FROM config;");
+  return Count(sql::kCountConfigs);
 }
 absl::StatusOr<int64_t> PerfDbReader::CountRows() const {
-  return Count("SELECT count(*) FROM perf_db;");
+  return Count(sql::kCountPerfDb);
 }
 
 }  // namespace tuna::db

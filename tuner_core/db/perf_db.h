@@ -107,7 +107,5 @@ class PerfDbReader {
   internal::SqliteHandle db_;
 };
 
-// The SQL text MIOpen uses for a lookup (exposed for tests and for documentation).
-std::string PerfDbLookupSql();
 
 }  // namespace tuna::db

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <set>
 
+#include "tuner_core/db/miopen_sql.h"
 #include "tuner_core/db/str_util.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -45,7 +46,7 @@ absl::StatusOr<SqliteHandle> OpenReadOnly(const std::string& path) {
   SqliteHandle db(raw);
   if (rc != SQLITE_OK) return SqlError(raw, internal::Cat("open ", path));
   // Touch the schema so a non-SQLite file fails here and not on first use.
-  if (absl::Status s = Exec(db.get(), "SELECT count(*) FROM sqlite_master;"); !s.ok()) {
+  if (absl::Status s = Exec(db.get(), sql::kProbe); !s.ok()) {
     return absl::InvalidArgumentError(internal::Cat(path, " is not a SQLite db: ", s.message()));
   }
   return db;
@@ -53,7 +54,7 @@ absl::StatusOr<SqliteHandle> OpenReadOnly(const std::string& path) {
 
 absl::Status CheckColumns(sqlite3* db, std::string_view table,
                           std::span<const char* const> columns) {
-  absl::StatusOr<Stmt> st = Prepare(db, internal::Cat("PRAGMA table_info(", table, ");"));
+  absl::StatusOr<Stmt> st = Prepare(db, sql::TableInfo(table));
   if (!st.ok()) return st.status();
   std::set<std::string> have;
   int rc;
@@ -82,7 +83,7 @@ absl::Status CreateDbFile(const std::string& path,
     SqliteHandle db(raw);
     if (rc != SQLITE_OK) return SqlError(raw, internal::Cat("create ", tmp));
     // Must precede the first write: page size is fixed when page 1 is written.
-    if (absl::Status s = Exec(db.get(), "PRAGMA page_size=4096; PRAGMA journal_mode=DELETE;");
+    if (absl::Status s = Exec(db.get(), sql::kNewFilePragmas);
         !s.ok()) {
       return s;
     }

@@ -1,4 +1,7 @@
-// The exact CREATE statements of MIOpen's SQLite databases: the one place they live.
+// The SQL of MIOpen's SQLite database files (perf db, kernel db): the exact CREATE statements
+// and every statement tuner_core/db reads and writes them with, in one place. This is the file
+// format's SQL; the MariaDB store's lives in schema/store, which the tuner core never sees (nor
+// the worker, which reaches this module through the runtime: tests/layering).
 //
 // We use MIOpen's own variant (the strings SQLiteSerializable::CreateQuery / KernelConfig::CreateQuery
 // in MIOpen src/include/miopen/sqlite_db.hpp and kern_db.hpp pass to sqlite3_exec), not MITuna's
@@ -8,6 +11,9 @@
 // including the two spaces after `CREATE TABLE` in the perf_db statement and ", " before
 // spatial_dim in idx_config.
 #pragma once
+
+#include <string>
+#include <string_view>
 
 namespace tuna::db {
 
@@ -45,5 +51,57 @@ inline constexpr const char* kConfigColumns[] = {
     "group_count"};
 inline constexpr const char* kPerfDbColumns[] = {"solver", "config", "params"};
 inline constexpr const char* kKernDbColumns[] = {"kernel_name", "kernel_args", "kernel_blob"};
+
+// Reading and writing (`?`: bound parameters).
+namespace sql {
+
+// kConfigColumns joined by ",".
+inline std::string ConfigColumnList() {
+  std::string out;
+  for (const char* c : kConfigColumns) out += std::string(out.empty() ? "" : ",") + c;
+  return out;
+}
+
+// A config row by all of kConfigColumns, in order (MIOpen's lookup form).
+inline std::string PerfDbLookup() {
+  std::string where;
+  for (const char* c : kConfigColumns) where += std::string(where.empty() ? "" : " AND ") + "(" + c + " = ? )";
+  return "SELECT solver, params FROM perf_db INNER JOIN config ON perf_db.config = config.id WHERE ( " + where +
+         " );";
+}
+
+// Every perf_db row with its config's id and columns, ordered by `order` ("perf_db.id", ...).
+inline std::string PerfDbRows(std::string_view order) {
+  return "SELECT perf_db.solver, perf_db.params, config.id, " + ConfigColumnList() +
+         " FROM perf_db INNER JOIN config ON perf_db.config = config.id ORDER BY " + std::string(order) + ";";
+}
+
+// A config row with an explicit id, then kConfigColumns.
+inline std::string InsertConfig() {
+  std::string placeholders = "?";
+  for (size_t i = 0; i < std::size(kConfigColumns); ++i) placeholders += ",?";
+  return "INSERT INTO config(id," + ConfigColumnList() + ") VALUES(" + placeholders + ");";
+}
+
+inline constexpr const char kInsertPerfDb[] =
+    "INSERT OR REPLACE INTO perf_db(id, config, solver, params) VALUES(?, ?, ?, ?);";
+inline constexpr const char kCountConfigs[] = "SELECT count(*) FROM config;";
+inline constexpr const char kCountPerfDb[] = "SELECT count(*) FROM perf_db;";
+
+inline constexpr const char kInsertKernDb[] =
+    "INSERT OR REPLACE INTO kern_db(id, kernel_name, kernel_args, kernel_blob, kernel_hash, uncompressed_size) "
+    "VALUES(?, ?, ?, ?, ?, ?);";
+inline constexpr const char kKernDbRows[] =
+    "SELECT kernel_name, kernel_args, kernel_blob, kernel_hash, uncompressed_size FROM kern_db ORDER BY id;";
+// Bound rather than embedded as literals (MIOpen's form), so quotes in args are safe.
+inline constexpr const char kKernDbFind[] =
+    "SELECT kernel_blob, kernel_hash, uncompressed_size FROM kern_db WHERE (kernel_name = ?) AND (kernel_args = ?);";
+
+// Any file that is not SQLite fails this.
+inline constexpr const char kProbe[] = "SELECT count(*) FROM sqlite_master;";
+inline std::string TableInfo(std::string_view table) { return "PRAGMA table_info(" + std::string(table) + ");"; }
+inline constexpr const char kNewFilePragmas[] = "PRAGMA page_size=4096; PRAGMA journal_mode=DELETE;";
+
+}  // namespace sql
 
 }  // namespace tuna::db
