@@ -61,6 +61,17 @@ class Solver {
                                                const PerfConfig& config) const = 0;
 };
 
+// The planning verbs a tunable solver overrides (the contract above), declared in its class body:
+//   class MySolver : public Solver { public: ... TUNA_TUNABLE_SOLVER_VERBS ... };
+#define TUNA_TUNABLE_SOLVER_VERBS                                                                    \
+  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;           \
+  SearchSpace Space(const Target& target, const Problem& problem) const override;                   \
+  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;            \
+  absl::Status IsValid(const Target& target, const Problem& problem, const PerfConfig& config)      \
+      const override;                                                                               \
+  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,                \
+                                       const PerfConfig& config) const override;
+
 // "miopenConvolutionFwdAlgoImplicitGEMM" etc. (MIOpen src/conv_algo_name.cpp).
 std::string_view FindDbAlgorithmName(Algorithm algo, Direction direction);
 

@@ -60,13 +60,7 @@ class CpuGemmConvSolver : public Solver {
     return {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights};
   }
 
-  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
-  SearchSpace Space(const Target& target, const Problem& problem) const override;
-  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
-  absl::Status IsValid(const Target& target, const Problem& problem,
-                       const PerfConfig& config) const override;
-  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
-                                       const PerfConfig& config) const override;
+  TUNA_TUNABLE_SOLVER_VERBS
 };
 
 }  // namespace tuna::solver

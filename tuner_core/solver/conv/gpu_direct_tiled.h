@@ -31,13 +31,7 @@ class DirectTiledFwdSolver : public Solver {
   bool IsDynamic() const override { return true; }
   std::vector<Direction> Directions() const override { return {Direction::kForward}; }
 
-  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
-  SearchSpace Space(const Target& target, const Problem& problem) const override;
-  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
-  absl::Status IsValid(const Target& target, const Problem& problem,
-                       const PerfConfig& config) const override;
-  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
-                                       const PerfConfig& config) const override;
+  TUNA_TUNABLE_SOLVER_VERBS
 
   // Dynamic shared memory of a config (bytes).
   // tb_h..tb_c are TB_OH, TB_OW, TB_OC, TB_IC.

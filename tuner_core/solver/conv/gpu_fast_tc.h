@@ -32,13 +32,7 @@ class FastTcFwdSolver : public Solver {
   bool IsGeneric(const Target& target) const override { return target.SmVersion() >= 90; }
   std::vector<Direction> Directions() const override { return {Direction::kForward}; }
 
-  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
-  SearchSpace Space(const Target& target, const Problem& problem) const override;
-  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
-  absl::Status IsValid(const Target& target, const Problem& problem,
-                       const PerfConfig& config) const override;
-  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
-                                       const PerfConfig& config) const override;
+  TUNA_TUNABLE_SOLVER_VERBS
 
   // Dynamic shared memory of a config (STAGES * (TB_M + TB_N) rows of 40 halves).
   static uint64_t SharedBytes(int tb_m, int tb_n, int stages);

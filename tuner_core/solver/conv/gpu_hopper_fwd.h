@@ -38,13 +38,7 @@ class HopperFwdSolver : public Solver {
   bool IsDynamic() const override { return true; }
   std::vector<Direction> Directions() const override { return {Direction::kForward}; }
 
-  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
-  SearchSpace Space(const Target& target, const Problem& problem) const override;
-  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
-  absl::Status IsValid(const Target& target, const Problem& problem,
-                       const PerfConfig& config) const override;
-  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
-                                       const PerfConfig& config) const override;
+  TUNA_TUNABLE_SOLVER_VERBS
 
   // Dynamic shared memory of a config: the ring (or the staged output tile, FP32 when split, if
   // larger) plus 1 KiB to align the ring to the swizzle's 1024-byte period.

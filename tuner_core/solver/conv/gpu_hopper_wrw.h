@@ -45,13 +45,7 @@ class HopperWrwSolver : public Solver {
   bool IsDynamic() const override { return true; }
   std::vector<Direction> Directions() const override { return {Direction::kBackwardWeights}; }
 
-  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
-  SearchSpace Space(const Target& target, const Problem& problem) const override;
-  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
-  absl::Status IsValid(const Target& target, const Problem& problem,
-                       const PerfConfig& config) const override;
-  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
-                                       const PerfConfig& config) const override;
+  TUNA_TUNABLE_SOLVER_VERBS
 
   // Dynamic shared memory of a config: the ring plus 1 KiB to align it to the swizzle's period.
   static uint64_t SharedBytes(int tb_m, int tb_n, int stages);

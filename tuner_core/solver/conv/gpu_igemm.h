@@ -56,13 +56,7 @@ class IgemmSolver : public Solver {
   bool IsDynamic() const override { return true; }  // sizes are kernel arguments
   std::vector<Direction> Directions() const override { return {direction_}; }
 
-  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
-  SearchSpace Space(const Target& target, const Problem& problem) const override;
-  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
-  absl::Status IsValid(const Target& target, const Problem& problem,
-                       const PerfConfig& config) const override;
-  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
-                                       const PerfConfig& config) const override;
+  TUNA_TUNABLE_SOLVER_VERBS
 
   // The plan of a config that lies in Space() (no other validity checks).
   IgemmPlan Plan(const Target& target, const Problem& problem, const PerfConfig& config) const;

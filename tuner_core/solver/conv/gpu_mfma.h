@@ -37,13 +37,7 @@ class MfmaFwdSolver : public Solver {
   bool IsDynamic() const override { return true; }
   std::vector<Direction> Directions() const override { return {Direction::kForward}; }
 
-  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
-  SearchSpace Space(const Target& target, const Problem& problem) const override;
-  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
-  absl::Status IsValid(const Target& target, const Problem& problem,
-                       const PerfConfig& config) const override;
-  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
-                                       const PerfConfig& config) const override;
+  TUNA_TUNABLE_SOLVER_VERBS
 
   // True for the MFMA targets the kernel builds for ("gfx908", "gfx90a", with or without
   // ":feature" suffixes).

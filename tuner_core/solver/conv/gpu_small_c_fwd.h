@@ -46,13 +46,7 @@ class SmallCFwdSolver : public Solver {
   bool IsTunable() const override { return true; }
   std::vector<Direction> Directions() const override { return {Direction::kForward}; }
 
-  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
-  SearchSpace Space(const Target& target, const Problem& problem) const override;
-  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
-  absl::Status IsValid(const Target& target, const Problem& problem,
-                       const PerfConfig& config) const override;
-  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
-                                       const PerfConfig& config) const override;
+  TUNA_TUNABLE_SOLVER_VERBS
 
  private:
   SmallCTargets targets_;

@@ -55,13 +55,7 @@ class WinogradSolver : public Solver {
   bool IsTunable() const override { return true; }
   std::vector<Direction> Directions() const override { return {Direction::kForward, Direction::kBackwardData}; }
 
-  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
-  SearchSpace Space(const Target& target, const Problem& problem) const override;
-  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
-  absl::Status IsValid(const Target& target, const Problem& problem,
-                       const PerfConfig& config) const override;
-  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
-                                       const PerfConfig& config) const override;
+  TUNA_TUNABLE_SOLVER_VERBS
 
  protected:
   // m: outputs per tile side; source: the kernel file with tuna_wino_{filter,input,output}.
