@@ -312,11 +312,11 @@ bool AddWarmStart(const TuneOptions& options, const ScoreContext& ctx, StrategyI
       timed.push_back(*std::move(c));
     }
   }
-  // Ranked by the search's score: a predictor's, else the transfer score.
+  // Ranked by the search's score: a predictor's, else the transfer score (taken below).
   absl::StatusOr<ScoreFn> score = absl::FailedPreconditionError("a predictor scores");
   if (!in.score) score = TransferScore(ctx, in.space, options.transfer);
-  const ScoreFn& rank = in.score ? in.score : (score.ok() ? *score : ScoreFn());
-  absl::StatusOr<std::vector<float>> ranks = rank ? rank(timed) : absl::NotFoundError("no score");
+  const ScoreFn* rank = in.score ? &in.score : (score.ok() ? &*score : nullptr);
+  absl::StatusOr<std::vector<float>> ranks = rank != nullptr ? (*rank)(timed) : score.status();
   std::vector<size_t> order(timed.size());
   std::iota(order.begin(), order.end(), size_t{0});
   if (ranks.ok() && ranks->size() == timed.size()) {
