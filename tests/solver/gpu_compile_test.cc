@@ -130,10 +130,10 @@ void CompileAllHip(const std::string& arch, int random_configs, int random_every
 }
 
 // gfx90a gets the random configs; gfx908 (same kernel dialect) the defaults and a few.
-TEST_CASE("GPU solver kernels compile with hiprtc for gfx90a") { CompileAllHip("gfx90a", 1, 6); }
-TEST_CASE("GPU solver kernels compile with hiprtc for gfx908") { CompileAllHip("gfx908", 1, 1000); }
+TEST_CASE("GPU solver kernels compile with hiprtc for gfx90a", "[gfx90a]") { CompileAllHip("gfx90a", 1, 6); }
+TEST_CASE("GPU solver kernels compile with hiprtc for gfx908", "[gfx908]") { CompileAllHip("gfx908", 1, 1000); }
 
-TEST_CASE("GPU solver kernels compile with NVRTC for sm_90") {
+TEST_CASE("GPU solver kernels compile with NVRTC for sm_90", "[sm_90]") {
   std::unique_ptr<backend::Backend> cuda = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
   if (absl::Status st = cuda->CompilerStatus(); !st.ok()) {
     WARN("skipping: NVRTC unavailable: " << st.message());
