@@ -48,7 +48,7 @@ std::string WarmResults(const char* solver, const char* session) {
 // string in each of the solver's newest kTransferJobs evaluated perf jobs on configs of one class
 // on the arch of session `?` (any session, so other configs of this one and other sessions'
 // results both count) that finished by the job's transfer horizon, with each config's driver
-// line; one run per config, newest config first.
+// line; one run per config, in descending config id.
 // The job rows come from idx_job_solver newest first, so the read is bounded however large the
 // database grows.
 constexpr char kTransferSamples[] =
@@ -197,10 +197,11 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
       }
     }
     if (out.empty()) return absl::OkStatus();
-    // A compile step fixes the transfer horizon of its jobs (its warm-start read and the eval
-    // step's see the same results: FillWarmParams).
+    // A compile step fixes the transfer horizon of its perf jobs (its warm-start read and the
+    // eval step's see the same results: FillWarmParams); claims of find jobs alone need none.
     std::string horizon;
-    if (step == JobStep::kCompile) {
+    const bool any_perf = std::any_of(out.begin(), out.end(), [](const ClaimedJob& j) { return j.kind == "perf"; });
+    if (step == JobStep::kCompile && any_perf) {
       auto now = c.Query("SELECT CAST(NOW(6) AS CHAR)");
       if (!now.ok()) return now.status();
       horizon = (*now)[0].String(0);
