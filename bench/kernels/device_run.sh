@@ -27,9 +27,9 @@
 #                          direction (CONFIGS each, default 64; SOLVERS=a,b overrides; mobilenet_dw* files: the
 #                          depthwise solver) + cuDNN best, torch, cross-check
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
-#   fixsizes[:SECS]        FP16 NHWC forward file on TunaHopperTmaFwd (CONFIGS, 16) with --fixed-sizes (VARIANT=-D..: a third build): each
-#                          winner also rebuilt with its sizes as compile-time constants, both timed (issue #17's
-#                          "run-time sizes cost < 3 %")
+#   fixsizes[:SECS]        FP16 NHWC forward file on TunaHopperTmaFwd (CONFIGS, 16) (VARIANT=-D..: a third build): each
+#                          winner also rebuilt with its sizes compiled in (the finishing step every step runs), both
+#                          timed, the geomean cost of run-time sizes printed (issue #17's "< 3 %")
 #   fromdb[:SECS]          --from-db data/fromdb (a perf db placed there), tuna rows + cuDNN best, torch on the rows' lines, cross-check
 # DATA=FILE (a driver file in the bundle) replaces the file of the fwd32, bwd32 and wrw32 steps;
 # CONFIGS=N their configs per fast solver (36/36/48); SOLVERS=a,b their solvers. The Winograd
@@ -103,7 +103,7 @@ for step in "$@"; do
       if [ -n "$lib" ]; then export TUNA_CUDNN_PATH=$(dirname "$lib"); fi ;;
     fixsizes)
       f=data/resnet50_n32_fwd_fp16_nhwc.txt
-      timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperTmaFwd --configs ${CONFIGS:-16} --other-configs 0 --cpu-check-max 1 --cudnn-heuristics-only --no-legacy --fixed-sizes ${VARIANT:+--variant-option "$VARIANT"} --json "$out/$name.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
+      timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperTmaFwd --configs ${CONFIGS:-16} --other-configs 0 --cpu-check-max 1 --cudnn-heuristics-only --no-legacy ${VARIANT:+--variant-option "$VARIANT"} --json "$out/$name.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       grep -E "arguments cost|geomean|^variant" "$out/$name.log" | tail -4 ;;
     fromdb)
       timeout "$secs" ./run.sh --from-db data/fromdb --no-legacy --cudnn-heuristics-only --json "$out/fromdb.raw.json" > "$out/fromdb.log" 2>&1 || echo "bench fromdb: exit $?"

@@ -76,8 +76,8 @@ struct Options {
   bool no_tuna = false;
   bool no_legacy = false;
   bool heuristics_only = false;  // cuDNN best from heuristics A, B, FALLBACK only (no all-engines sweep)
-  bool fixed_sizes = false;      // also time the winner rebuilt with its sizes as constants (issue #17)
-  std::string variant_option;    // with fixed_sizes: a third build, the run-time one plus this option
+  bool no_specialize = false;    // skip the finishing step (the winner with its sizes compiled in)
+  std::string variant_option;    // with the finishing step: a third build, the run-time one plus this option
   double cpu_check_gflop = 4;
   int cpu_check_max = 2;
   uint64_t seed = 7;
@@ -112,8 +112,8 @@ struct Row {
   int cudnn_legacy_algo = -1, cudnn_legacy_math = 0;
   bool cudnn_legacy_verified = false;
   std::string note;
-  // --fixed-sizes: the winner with run-time size arguments and rebuilt with the same sizes as
-  // compile-time constants, timed back to back (0: not priced, the kernel cannot be specialised).
+  // The finishing step: the winner with run-time size arguments and rebuilt with the same sizes
+  // compiled in, timed interleaved (0: not priced, its solver offers no Specialize).
   double sizes_runtime_ms = 0, sizes_fixed_ms = 0;
   double variant_ms = 0;  // --variant-option: the run-time-size build plus that option
   bool verified() const {
@@ -440,55 +440,43 @@ class Bench {
     if (!ok.ok()) return ok.status();
     row.tuna_verified = *ok;
     if (!*ok) AppendNote(&row.note, "tuna winner failed verification after timing");
-    if (opt_.fixed_sizes && *ok) {
+    if (*ok && job.fixed_solver == nullptr && !opt_.no_specialize) {
       solver::ConvBuffers bufs{&x, &w, &y, ready[best].ws.valid() ? &ready[best].ws : nullptr};
-      return PriceRuntimeSizes(ready[best].cand->sol, bufs, [&] { return launch(best); }, row, check);
+      return Specialize(p, *ready[best].cand->s, ready[best].cand->c, ready[best].cand->sol, bufs,
+                        [&] { return launch(best); }, row, check);
     }
     return absl::OkStatus();
   }
 
-  // --fixed-sizes: the price of one build serving every problem. The winner is rebuilt with its
-  // problem's sizes (and its one output phase) as compile-time constants, -DTUNA_FIX_* (so far
-  // hopper_tma_fwd.cu unphased: TunaHopperTmaFwd, stride-1 TunaHopperTmaBwd), verified, and both
-  // builds timed with the same method, interleaved (run-time, constants, run-time, constants) so
-  // that neither side gains from going second. --variant-option adds a third build: the run-time
-  // one plus that option, timed in the same rounds.
-  absl::Status PriceRuntimeSizes(const Solution& won, const solver::ConvBuffers& bufs,
-                                 const std::function<absl::Status()>& run_won, Row& row, const CheckFn& check) {
-    const solver::Launch* conv = nullptr;
-    for (const solver::Launch& l : won.launches) {
-      if (l.entry == "tuna_hopper_tma_fwd") conv = &l;
-    }
-    if (conv == nullptr) return absl::OkStatus();
-    const std::vector<std::string>& won_opts = won.kernels[conv->kernel].options;
-    if (std::find(won_opts.begin(), won_opts.end(), "-DPHASED=0") == won_opts.end()) return absl::OkStatus();
-    std::vector<int64_t> sizes;
-    std::string phase;
-    for (const solver::KernelArg& a : conv->args) {
-      if (a.kind == solver::KernelArg::Kind::kI32) sizes.push_back(a.i);
-      if (a.kind == solver::KernelArg::Kind::kWords) {
-        for (size_t i = 0; i + 1 < a.words.size(); ++i) phase += (i ? "," : "") + std::to_string(a.words[i]);
-      }
-    }
-    const char* names[] = {"N", "CG", "K", "HY", "WY", "R", "S", "G", "KG"};  // the kernel's size arguments
-    constexpr size_t kSizes = sizeof(names) / sizeof(names[0]);
-    if (sizes.size() != kSizes || phase.empty()) return absl::OkStatus();
-    std::vector<std::string> values = {"-DTUNA_FIX_PHASE=" + phase};
-    for (size_t i = 0; i < kSizes; ++i) values.push_back(fmt::format("-DTUNA_FIX_{}={}", names[i], sizes[i]));
-    std::vector<std::string> fix = values;
-    fix.push_back("-DTUNA_FIX_SIZES=1");
-    absl::StatusOr<std::unique_ptr<solver::Invoker>> fixed = BuildVariant(won, conv->kernel, fix, "fixed-sizes", row, check, bufs);
+  // The tuner's finishing step (Solver::Specialize; issue #17), so the tuna column is what a
+  // tuned user gets: the winner rebuilt for this problem alone (its sizes compiled in), verified,
+  // and both builds timed with the same method, interleaved (run-time, constants, run-time,
+  // constants) so that neither side gains from going second; the faster is the row's tuna time.
+  // A --from-db row times the exported params as they are. --variant-option adds a third build:
+  // the run-time one plus that option, with the problem's -DTUNA_FIX_* values (without
+  // -DFIX_SIZES they are read only where the variant's option says so: a partial constants
+  // experiment).
+  absl::Status Specialize(const Problem& p, const Solver& s, const PerfConfig& won_config, const Solution& won,
+                          const solver::ConvBuffers& bufs, const std::function<absl::Status()>& run_won, Row& row,
+                          const CheckFn& check) {
+    const std::optional<PerfConfig> spec = s.Specialize(target_, p, won_config);
+    if (!spec) return absl::OkStatus();
+    absl::StatusOr<Solution> spec_sol = s.GetSolution(target_, p, *spec);
+    if (!spec_sol.ok()) return spec_sol.status();
+    absl::StatusOr<std::unique_ptr<solver::Invoker>> fixed = BuildVerified(*spec_sol, "sizes compiled in", row, check, bufs);
     if (!fixed.ok() || *fixed == nullptr) return fixed.status();
     std::unique_ptr<solver::Invoker> variant;
     if (!opt_.variant_option.empty()) {
-      // The variant sees the problem's -DTUNA_FIX_* values too (without TUNA_FIX_SIZES they are
-      // read only where the variant's own option says so: a partial constants experiment).
-      std::vector<std::string> extra = values;
-      extra.push_back(opt_.variant_option);
-      absl::StatusOr<std::unique_ptr<solver::Invoker>> v =
-          BuildVariant(won, conv->kernel, extra, "variant", row, check, bufs);
-      if (!v.ok()) return v.status();
-      variant = *std::move(v);
+      Solution v = won;
+      for (size_t k = 0; k < v.kernels.size() && k < spec_sol->kernels.size(); ++k) {
+        for (const std::string& o : spec_sol->kernels[k].options) {
+          if (o.rfind("-DTUNA_FIX_", 0) == 0) v.kernels[k].options.push_back(o);
+        }
+        if (k == 0) v.kernels[k].options.push_back(opt_.variant_option);
+      }
+      absl::StatusOr<std::unique_ptr<solver::Invoker>> built = BuildVerified(v, "variant", row, check, bufs);
+      if (!built.ok()) return built.status();
+      variant = *std::move(built);
     }
     auto run_fixed = [&] { return (*fixed)->Run(bufs); };
     auto run_variant = [&] { return variant->Run(bufs); };
@@ -506,21 +494,17 @@ class Bench {
       }
     }
     row.sizes_runtime_ms = rt, row.sizes_fixed_ms = fx, row.variant_ms = va;
-    std::printf("    sizes as arguments %.4f ms, as constants %.4f ms: constants %.1f %% faster", rt, fx,
-                100.0 * (rt - fx) / rt);
+    if (fx < rt) row.tuna_ms = fx, row.params = spec->ToString();
+    std::printf("    sizes as arguments %.4f ms, compiled in %.4f ms (%.1f %% faster): %s", rt, fx, 100.0 * (rt - fx) / rt,
+                fx < rt ? "kept" : "not kept");
     if (variant) std::printf("; %s %.4f ms (%.1f %% faster)", opt_.variant_option.c_str(), va, 100.0 * (rt - va) / rt);
     std::printf("\n");
     return absl::OkStatus();
   }
 
-  // The winner's kernel `kernel` rebuilt with `extra` options, verified (nullptr, with a note,
-  // when it does not build or verify).
-  absl::StatusOr<std::unique_ptr<solver::Invoker>> BuildVariant(const Solution& won, int kernel,
-                                                                const std::vector<std::string>& extra,
-                                                                const std::string& what, Row& row, const CheckFn& check,
-                                                                const solver::ConvBuffers& bufs) {
-    Solution sol = won;
-    for (const std::string& o : extra) sol.kernels[kernel].options.push_back(o);
+  // `sol` built and verified (nullptr, with a note, when it does not build or verify).
+  absl::StatusOr<std::unique_ptr<solver::Invoker>> BuildVerified(const Solution& sol, const std::string& what, Row& row,
+                                                                 const CheckFn& check, const solver::ConvBuffers& bufs) {
     CompileAll({sol});
     auto it = code_.find(BuildKey(sol));
     if (it == code_.end()) {
@@ -698,10 +682,10 @@ int Main(int argc, char** argv) {
   app.add_flag("--no-tuna", opt.no_tuna, "time cuDNN only");
   app.add_flag("--no-legacy", opt.no_legacy, "skip the legacy-find cuDNN column");
   app.add_option("--variant-option", opt.variant_option,
-                 "with --fixed-sizes: also time the run-time-size build plus this -D option (a kernel experiment)");
-  app.add_flag("--fixed-sizes", opt.fixed_sizes,
-               "also rebuild each winner with its sizes as compile-time constants (-DTUNA_FIX_*, "
-               "TunaHopperTmaFwd/Bwd unphased) and time both back to back: the price of run-time sizes");
+                 "also time the run-time-size build plus this -D option, beside the finishing step (a kernel experiment)");
+  app.add_flag("--no-specialize", opt.no_specialize,
+               "skip the tuner's finishing step (the winner rebuilt with its sizes compiled in where its solver "
+               "offers it, timed beside the run-time build, the faster kept): run-time sizes only");
   app.add_flag("--cudnn-heuristics-only", opt.heuristics_only,
                "cuDNN best from heuristics A, B and FALLBACK only (default: also every engine with default knobs)");
   app.add_option("--cpu-check-gflop", opt.cpu_check_gflop, "cross-check the naive GPU output against the CPU reference up to this size");

@@ -395,7 +395,7 @@ int Main(int argc, char** argv) {
   AddOptions(app, a);
   CLI11_PARSE(app, argc, argv);
   if (!a.picks.empty()) return Quality(a);
-  absl::StatusOr<std::vector<Table>> tables = a.tables_in.empty() ? Measure(a) : ReadTables(a.tables_in);
+  absl::StatusOr<std::vector<Table>> tables = a.tables_in.empty() ? Measure(a) : ReadTables(a.tables_in, solver::SolverRegistry::Builtin());
   if (!tables.ok()) return std::fprintf(stderr, "%s\n", tables.status().ToString().c_str()), 2;
   if (a.estimate_only) return 0;
   return Replay(*tables, a);

@@ -34,9 +34,28 @@ double PointDeviceSeconds(const Problem& p, const EstimateOptions& e) {
   return ((e.repetitions + 1) * launch_ms + e.point_ms) / 1000;
 }
 
+// The space of table `t`'s solver on its problem and arch.
+absl::StatusOr<solver::SearchSpace> TableSpace(const Table& t, const solver::SolverRegistry& registry) {
+  const solver::RegisteredSolver* r = registry.ByName(t.solver);
+  absl::StatusOr<solver::Target> target = solver::TargetForArch(t.arch);
+  absl::StatusOr<std::vector<Problem>> problems = ParseDriverLine(t.driver);
+  if (r == nullptr || !target.ok() || !problems.ok() || problems->size() != 1) {
+    return absl::DataLossError(absl::StrCat("table ", t.solver, " ", t.driver, " (", t.arch, "): unknown solver, arch or problem"));
+  }
+  return r->solver->Space(*target, problems->front());
+}
+
+// `values` as written by an older space, read as params by `space` (appended axes: absent).
+absl::StatusOr<std::vector<int64_t>> ReadValues(const solver::SearchSpace& space, const Json& values) {
+  if (!values.is_array()) return absl::DataLossError("a point that is not a list of values");
+  absl::StatusOr<solver::PerfConfig> c = space.Parse(solver::PerfConfig{values.get<std::vector<int64_t>>()}.ToString());
+  if (!c.ok()) return c.status();
+  return c->values;
+}
+
 }  // namespace
 
-absl::StatusOr<std::vector<Table>> ReadTables(const std::string& path) {
+absl::StatusOr<std::vector<Table>> ReadTables(const std::string& path, const solver::SolverRegistry& registry) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError("cannot read " + path);
   Json doc = Json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -48,11 +67,22 @@ absl::StatusOr<std::vector<Table>> ReadTables(const std::string& path) {
     if (!j.is_object() || !j.contains("points") || !j["points"].is_array()) {
       return absl::DataLossError(path + ": a table without points");
     }
-    Table t{j.value("solver", ""), j.value("driver", ""), j.value("arch", ""),
-            j.value("default", std::vector<int64_t>{}), {}, 0};
+    Table t{j.value("solver", ""), j.value("driver", ""), j.value("arch", ""), {}, {}, 0};
+    absl::StatusOr<solver::SearchSpace> space = TableSpace(t, registry);
+    if (!space.ok()) return absl::DataLossError(absl::StrCat(path, ": ", space.status().message()));
+    auto read = [&](const Json& values) -> absl::StatusOr<std::vector<int64_t>> {
+      absl::StatusOr<std::vector<int64_t>> v = ReadValues(*space, values);
+      if (!v.ok()) return absl::DataLossError(absl::StrCat(path, ": ", t.solver, " ", t.driver, ": ", v.status().message()));
+      return v;
+    };
+    absl::StatusOr<std::vector<int64_t>> def = read(j.value("default", Json::array()));
+    if (!def.ok()) return def.status();
+    t.default_values = *std::move(def);
     for (const Json& p : j["points"]) {
       const bool ok = p.value("ok", false) && p.contains("ms") && p["ms"].is_number();
-      AddPoint(t, p["p"].get<std::vector<int64_t>>(), ok, ok ? p["ms"].get<double>() : 0);
+      absl::StatusOr<std::vector<int64_t>> values = read(p.contains("p") ? p["p"] : Json());
+      if (!values.ok()) return values.status();
+      AddPoint(t, *std::move(values), ok, ok ? p["ms"].get<double>() : 0);
     }
     if (t.best > 0) out.push_back(std::move(t));
   }

@@ -34,8 +34,10 @@ struct Table {
 };
 
 // Tables without a passing point are left out (they cannot be replayed); DataLoss for a file
-// that is not a tables file, NotFound when it cannot be read.
-absl::StatusOr<std::vector<Table>> ReadTables(const std::string& path);
+// that is not a tables file or a table whose solver, arch, driver line or points `registry`'s
+// spaces cannot read, NotFound when it cannot be read. Points and defaults are read as params
+// by the solver's space, so tables written before an axis was appended read as they would now.
+absl::StatusOr<std::vector<Table>> ReadTables(const std::string& path, const solver::SolverRegistry& registry);
 Json TablesJson(const std::vector<Table>& tables, const Json& meta);
 
 // One table to measure.

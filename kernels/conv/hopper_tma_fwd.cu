@@ -34,9 +34,10 @@
 //          2 bf16), PHASED (0: one output phase whose y pixel is the GEMM row — forward, stride-1
 //          backward data — with no phase table lookups; 1: up to four sub-pixel phases), VEC_OUT
 //          (1: K and K/G are multiples of 8, the epilogue stores whole 16-byte chunks only).
-//          Measurement only: TUNA_FIX_SIZES with TUNA_FIX_{N,CG,K,HY,WY,R,S,G,KG} and TUNA_FIX_PHASE (the
-//          28 words of the one phase), PHASED 0: the sizes as constants instead of the arguments
-//          (kernels_bench --fixed-sizes prices one build serving every problem). No divide
+//          FIX_SIZES (0; 1 with PHASED 0 and TUNA_FIX_{N,CG,K,HY,WY,R,S,G,KG} and TUNA_FIX_PHASE, the
+//          28 words of the one phase): the sizes as constants instead of the arguments, a build
+//          for one problem (the tuner's finishing step keeps it where it is faster; kernels_bench
+//          --fixed-sizes prices one build serving every problem). No divide
 //          instruction decodes a tile: the phase table carries the divisors' magic numbers.
 // Arguments: the two tensor maps (see tuna_hopper_tma_fwd), the phase table, y, then the sizes as
 // int32: N, C/G, K, Hy, Wy, R, S, G, K/G.
@@ -55,6 +56,9 @@
 
 #ifndef PHASED
 #define PHASED 1
+#endif
+#ifndef FIX_SIZES
+#define FIX_SIZES 0
 #endif
 #ifndef PINGPONG
 #define PINGPONG 0
@@ -394,9 +398,9 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
     tuna_hopper_tma_fwd(TUNA_X_MAPS, const __grid_constant__ TunaTensorMap tmap_w,
                         const __grid_constant__ TunaPhases ph_arg, tuna_u16* TUNA_RESTRICT y, int n_img, int Cg, int K,
                         int Hy, int Wy, int R, int S, int groups, int Kg) {
-#if defined(TUNA_FIX_SIZES) && !PHASED
-  // Measurement only (kernels_bench --fixed-sizes, issue #17): the same problem's sizes and phase
-  // as compile-time constants, to price the run-time size arguments; the arguments are ignored.
+#if FIX_SIZES && !PHASED
+  // A build for one problem (the solvers' FIX_SIZES, issue #17): its sizes and phase as
+  // compile-time constants; the arguments are ignored.
   n_img = TUNA_FIX_N, Cg = TUNA_FIX_CG, K = TUNA_FIX_K, Hy = TUNA_FIX_HY, Wy = TUNA_FIX_WY, R = TUNA_FIX_R,
   S = TUNA_FIX_S, groups = TUNA_FIX_G, Kg = TUNA_FIX_KG;
   constexpr TunaPhases kFixedPhases = {{{TUNA_FIX_PHASE}}, 1};

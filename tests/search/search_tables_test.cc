@@ -185,7 +185,7 @@ TEST_CASE("committed tables: exhaustive, and tune's default replays on them with
   REQUIRE(!files.empty());
   for (const std::string& file : files) {
     INFO(file);
-    auto tables = ReadTables(file);
+    auto tables = ReadTables(file, registry);
     REQUIRE(tables.ok());
     REQUIRE(!tables->empty());
     for (const Table& t : *tables) {
@@ -211,7 +211,7 @@ TEST_CASE("committed tables: exhaustive, and tune's default replays on them with
 
 TEST_CASE("committed tables: the warm start reads only other tables; params timed there come right after the default") {
   const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
-  auto tables = ReadTables("bench/search/tables/h100.json");
+  auto tables = ReadTables("bench/search/tables/h100.json", registry);
   REQUIRE(tables.ok());
   std::vector<ReplayResult> cold;
   for (const Table& t : *tables) {

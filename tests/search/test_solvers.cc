@@ -21,8 +21,9 @@ BufferRole OutRole(Direction d) {
 
 class FaultSolver : public solver::Solver {
  public:
-  FaultSolver(std::vector<int64_t> faults, float spin_ms, bool generic = false)
-      : faults_(std::move(faults)), spin_ms_(spin_ms), generic_(generic) {}
+  FaultSolver(std::vector<int64_t> faults, float spin_ms, bool generic = false,
+              std::optional<int64_t> specialized = std::nullopt)
+      : faults_(std::move(faults)), spin_ms_(spin_ms), generic_(generic), specialized_(specialized) {}
   std::string_view Name() const override { return generic_ ? "TestGenericSolver" : "TestFaultSolver"; }
   bool IsGeneric(const solver::Target&) const override { return generic_; }
   solver::Algorithm Algo() const override { return solver::Algorithm::kDirect; }
@@ -35,15 +36,22 @@ class FaultSolver : public solver::Solver {
     return solver::NaiveConvSolver(problem.direction).IsApplicable(target, problem);
   }
   solver::SearchSpace Space(const solver::Target&, const Problem&) const override {
-    return solver::SearchSpace({{"fault", faults_}});
+    if (!specialized_) return solver::SearchSpace({{"fault", faults_}});
+    return solver::SearchSpace({{"fault", faults_}, {"SPECIAL", {0, 1}, solver::AxisUse::kSolver, 0, false}});
   }
   solver::PerfConfig DefaultConfig(const solver::Target&, const Problem&) const override {
-    return solver::PerfConfig{{faults_.front()}};
+    if (!specialized_) return solver::PerfConfig{{faults_.front()}};
+    return solver::PerfConfig{{faults_.front(), 0}};
+  }
+  std::optional<solver::PerfConfig> Specialize(const solver::Target&, const Problem&,
+                                               const solver::PerfConfig& config) const override {
+    if (!specialized_ || config.values.size() != 2 || config.values[1] == 1) return std::nullopt;
+    return solver::PerfConfig{{config.values[0], 1}};
   }
   absl::StatusOr<solver::Solution> GetSolution(const solver::Target& target, const Problem& problem,
                                                const solver::PerfConfig& config) const override {
     if (absl::Status st = IsValid(target, problem, config); !st.ok()) return st;
-    const int64_t fault = config.values[0];
+    const int64_t fault = config.values.size() == 2 && config.values[1] == 1 ? *specialized_ : config.values[0];
     const solver::NaiveConvSolver naive(problem.direction);
     if (fault == kClobbersInputs) {
       absl::StatusOr<solver::Solution> s = naive.GetSolution(target, problem, solver::PerfConfig{});
@@ -97,6 +105,7 @@ class FaultSolver : public solver::Solver {
   std::vector<int64_t> faults_;
   float spin_ms_;
   bool generic_ = false;
+  std::optional<int64_t> specialized_;
 };
 
 }  // namespace
@@ -111,6 +120,13 @@ std::unique_ptr<solver::SolverRegistry> FaultRegistry(std::vector<int64_t> fault
   list.emplace_back(86, std::make_unique<solver::NaiveConvSolver>(Direction::kBackwardData));
   list.emplace_back(87, std::make_unique<solver::NaiveConvSolver>(Direction::kBackwardWeights));
   list.emplace_back(9001, NewFaultSolver(std::move(faults), spin_ms));
+  return std::make_unique<solver::SolverRegistry>(std::move(list));
+}
+
+std::unique_ptr<solver::SolverRegistry> SpecializingRegistry(std::vector<int64_t> faults, int64_t specialized) {
+  solver::SolverList list;
+  list.emplace_back(85, std::make_unique<solver::NaiveConvSolver>(Direction::kForward));
+  list.emplace_back(9001, std::make_unique<FaultSolver>(std::move(faults), 2000, false, specialized));
   return std::make_unique<solver::SolverRegistry>(std::move(list));
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "tuner_core/solver/registry.h"
 #include "tuner_core/solver/solver.h"
@@ -27,6 +28,10 @@ std::unique_ptr<solver::Solver> NewFaultSolver(std::vector<int64_t> faults, floa
 
 // A registry with the FaultSolver (id 9001, name "TestFaultSolver") and the three naive solvers.
 std::unique_ptr<solver::SolverRegistry> FaultRegistry(std::vector<int64_t> faults, float spin_ms = 2000);
+
+// The forward naive solver and the FaultSolver with a second axis, "SPECIAL" (not searched, 0),
+// that its Specialize sets to 1: that build runs the fault `specialized` whatever "fault" says.
+std::unique_ptr<solver::SolverRegistry> SpecializingRegistry(std::vector<int64_t> faults, int64_t specialized);
 
 // The forward naive solver, "TestGenericSolver" (id 9002: the FaultSolver marked generic) and,
 // with `with_specialised`, the FaultSolver itself (not generic).

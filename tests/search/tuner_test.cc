@@ -169,6 +169,62 @@ TEST_CASE("compiling the next batch while one is timed changes no outcome") {
   CHECK(ahead.stopped_by.empty());
 }
 
+TEST_CASE("the finishing step keeps the winner built for the problem alone only when it verifies and is faster") {
+  CpuFixture f;
+  if (!f.ok) return;
+  const Problem p = ParseOne("conv -n 2 -c 4 -H 7 -W 7 -k 6 -y 3 -x 3 -p 1 -q 1 -F 1");
+  auto run = [&](int64_t specialized, std::string prior = "") {
+    // One searched point, the slow one (three launches); its specialisation runs `specialized`.
+    auto registry = testing::SpecializingRegistry({testing::kSlow}, specialized);
+    TuneOptions o = Fast();
+    o.solvers = {"TestFaultSolver"};
+    o.prior_params = prior;
+    Tuner tuner(*registry, *f.backend, f.device.get(), f.target, o);
+    absl::StatusOr<TuneResult> r = tuner.Tune(p);
+    REQUIRE(r.ok());
+    REQUIRE(r->solvers.size() == 1);
+    return *std::move(r);
+  };
+  const TuneResult faster_run = run(testing::kCorrect);
+  const SolverTuneResult& faster = faster_run.solvers.front();
+  CHECK(faster.planned == 1);  // the axis held still is not searched
+  CHECK(faster.tried == 1);
+  REQUIRE(faster.specialized.has_value());
+  CHECK(faster.specialized->disposition == Disposition::kPassed);
+  CHECK(faster.specialized->fixed_ms > 0);
+  CHECK(faster.specialized->fixed_ms < faster.specialized->runtime_ms);
+  CHECK(faster.specialized->kept);
+  CHECK(faster.best_params == "5,1");
+  CHECK(faster.best_ms == faster.specialized->fixed_ms);
+  CHECK(FormatTuneResult(faster_run).find("sizes-compiled-in") != std::string::npos);
+  CHECK(TuneResultsJson({faster_run}).find("\"kept\": true") != std::string::npos);
+
+  const SolverTuneResult wrong = run(testing::kGarbage).solvers.front();
+  REQUIRE(wrong.specialized.has_value());
+  CHECK(wrong.specialized->disposition == Disposition::kIncorrect);
+  CHECK_FALSE(wrong.specialized->kept);
+  CHECK(wrong.disposition == Disposition::kPassed);
+  CHECK(wrong.best_params == "5,0");
+
+  const SolverTuneResult broken = run(testing::kBrokenBuild).solvers.front();
+  REQUIRE(broken.specialized.has_value());
+  CHECK(broken.specialized->disposition == Disposition::kCompileFailed);
+  CHECK(broken.best_params == "5,0");
+
+  const SolverTuneResult slower = run(testing::kSlow).solvers.front();  // the same kernel: kept only if faster
+  REQUIRE(slower.specialized.has_value());
+  CHECK(slower.specialized->disposition == Disposition::kPassed);
+  CHECK(slower.best_params == (slower.specialized->kept ? "5,1" : "5,0"));
+  CHECK(slower.best_ms == std::min(slower.specialized->fixed_ms, slower.specialized->runtime_ms));
+
+  // Params an earlier search chose are timed as they are: it decided there.
+  const SolverTuneResult reused = run(testing::kCorrect, "5,0").solvers.front();
+  CHECK(reused.reused);
+  CHECK_FALSE(reused.specialized.has_value());
+  CHECK(reused.best_params == "5,0");
+  CHECK(run(testing::kCorrect, "5,1").solvers.front().best_params == "5,1");
+}
+
 TEST_CASE("warm-start params are tried right after the default; bad ones are skipped") {
   CpuFixture f;
   if (!f.ok) return;

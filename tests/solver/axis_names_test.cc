@@ -79,6 +79,25 @@ TEST_CASE("SearchSpace: values by name, configs by name, -D per kernel axis") {
   CHECK(c.ToString() == "128,32,4");
 }
 
+TEST_CASE("SearchSpace: an axis the search holds still is skipped by Size, At and Index, read by Parse") {
+  const SearchSpace space({{"TB_M", {64, 128}},
+                           {"FIX", {0, 1}, AxisUse::kSolver, 0, /*searched=*/false},
+                           {"STAGES", {2, 3, 4}}});
+  CHECK(space.Size() == 6);
+  CHECK(space.At(0) == PerfConfig{{64, 0, 2}});
+  CHECK(space.At(5) == PerfConfig{{128, 0, 4}});
+  for (uint64_t i = 0; i < space.Size(); ++i) CHECK(space.Index(space.At(i)) == i);
+  CHECK(space.Index(PerfConfig{{128, 1, 3}}) == space.Index(PerfConfig{{128, 0, 3}}));  // the point a search times
+  CHECK_FALSE(space.Index(PerfConfig{{128, 2, 3}}).has_value());
+  CHECK_FALSE(space.Index(PerfConfig{{128, 0}}).has_value());
+  CHECK(space.Searched(PerfConfig{{128, 1, 3}}) == PerfConfig{{128, 0, 3}});
+  CHECK(*space.Parse("128,1,3") == PerfConfig{{128, 1, 3}});
+  CHECK(space.Contains(PerfConfig{{128, 1, 3}}));
+  CHECK(space.Make({{"TB_M", 64}, {"STAGES", 3}}) == PerfConfig{{64, 0, 3}});  // may be left out
+  CHECK(space.Make({{"TB_M", 64}, {"STAGES", 3}, {"FIX", 1}}) == PerfConfig{{64, 1, 3}});
+  CHECK_FALSE(space.TryMake({{"TB_M", 64}}).ok());  // a searched axis may not
+}
+
 // Params strings as the code before the rename wrote them (most from bench/kernels/results/*.log,
 // others in the old axis order), with the values the new names must give.
 struct OldParams {
@@ -122,15 +141,22 @@ TEST_CASE("params written with the old axis names read back by the new names") {
       // PINGPONG appended later: params stored without it read as 0 (cooperative warpgroups);
       // TB_K after it: params stored without it read as 64 (one 128-byte swizzle row per k-tile)
       {"TunaHopperTmaFwd", "128,256,2,4",
-       {{"TB_M", 128}, {"TB_N", 256}, {"WG_M", 2}, {"STAGES", 4}, {"PINGPONG", 0}, {"TB_K", 64}}, "128,256,2,4,0,64"},
+       {{"TB_M", 128}, {"TB_N", 256}, {"WG_M", 2}, {"STAGES", 4}, {"PINGPONG", 0}, {"TB_K", 64}, {"FIX_SIZES", 0}},
+       "128,256,2,4,0,64,0"},
       {"TunaHopperTmaBwd", "256,64,2,5",
-       {{"TB_M", 256}, {"TB_N", 64}, {"WG_M", 2}, {"STAGES", 5}, {"PINGPONG", 0}, {"TB_K", 64}}, "256,64,2,5,0,64"},
+       {{"TB_M", 256}, {"TB_N", 64}, {"WG_M", 2}, {"STAGES", 5}, {"PINGPONG", 0}, {"TB_K", 64}, {"FIX_SIZES", 0}},
+       "256,64,2,5,0,64,0"},
       // with PINGPONG (inception_v3_fp16_fwd.log 03F), without TB_K
       {"TunaHopperTmaFwd", "256,64,1,4,1",
-       {{"TB_M", 256}, {"TB_N", 64}, {"WG_M", 1}, {"STAGES", 4}, {"PINGPONG", 1}, {"TB_K", 64}}, "256,64,1,4,1,64"},
-      // TB_K 32 and TB_N 32 (new: the thin Inception-v3 layers)
+       {{"TB_M", 256}, {"TB_N", 64}, {"WG_M", 1}, {"STAGES", 4}, {"PINGPONG", 1}, {"TB_K", 64}, {"FIX_SIZES", 0}},
+       "256,64,1,4,1,64,0"},
+      // TB_K 32 and TB_N 32 (new: the thin Inception-v3 layers), without FIX_SIZES
       {"TunaHopperTmaFwd", "128,32,1,8,0,32",
-       {{"TB_M", 128}, {"TB_N", 32}, {"WG_M", 1}, {"STAGES", 8}, {"PINGPONG", 0}, {"TB_K", 32}}},
+       {{"TB_M", 128}, {"TB_N", 32}, {"WG_M", 1}, {"STAGES", 8}, {"PINGPONG", 0}, {"TB_K", 32}, {"FIX_SIZES", 0}},
+       "128,32,1,8,0,32,0"},
+      // FIX_SIZES 1 (new: the finishing step's build for one problem)
+      {"TunaHopperTmaFwd", "128,128,1,6,0,64,1",
+       {{"TB_M", 128}, {"TB_N", 128}, {"WG_M", 1}, {"STAGES", 6}, {"PINGPONG", 0}, {"TB_K", 64}, {"FIX_SIZES", 1}}},
       // THREAD_H, THREAD_W, THREAD_C, STEPS_H, TB_THREADS / THREAD_H, THREAD_W, THREAD_C, TB_CV, TB_THREADS, SPLIT (new)
       {"TunaDepthwiseFwd", "2,2,8,4,128",
        {{"THREAD_H", 2}, {"THREAD_W", 2}, {"THREAD_C", 8}, {"STEPS_H", 4}, {"TB_THREADS", 128}}},
@@ -200,17 +226,27 @@ TEST_CASE("every -D a tunable solver emits is read by its kernel; every kernel a
         absl::StatusOr<solver::Solution> sol = s->GetSolution(target, p, config);
         REQUIRE(sol.ok());
         const solver::KernelBuild& build = sol->kernels.at(0);
-        const char* source = kernels::FindSource(build.source);
-        REQUIRE(source != nullptr);
-        for (const std::string& option : build.options) {
-          if (option.rfind("-D", 0) != 0) continue;
-          const std::string name = option.substr(2, option.find('=') - 2);
-          INFO(option);
-          bool read = ReadsMacro(source, name);
-          for (const kernels::KernelSourceFile& f : kernels::AllSources()) {  // or an included header
-            if (f.path != nullptr && std::string_view(f.path).ends_with(".h")) read = read || ReadsMacro(f.text, name);
+        // The default's build and, where the solver offers one, the finishing step's.
+        std::vector<solver::KernelBuild> builds = {build};
+        if (const std::optional<PerfConfig> spec = s->Specialize(target, p, config)) {
+          absl::StatusOr<solver::Solution> special = s->GetSolution(target, p, *spec);
+          REQUIRE(special.ok());
+          builds.push_back(special->kernels.at(0));
+          CHECK(builds.back().options != build.options);
+        }
+        for (const solver::KernelBuild& b : builds) {
+          const char* source = kernels::FindSource(b.source);
+          REQUIRE(source != nullptr);
+          for (const std::string& option : b.options) {
+            if (option.rfind("-D", 0) != 0) continue;
+            const std::string name = option.substr(2, option.find('=') - 2);
+            INFO(option);
+            bool read = ReadsMacro(source, name);
+            for (const kernels::KernelSourceFile& f : kernels::AllSources()) {  // or an included header
+              if (f.path != nullptr && std::string_view(f.path).ends_with(".h")) read = read || ReadsMacro(f.text, name);
+            }
+            CHECK(read);
           }
-          CHECK(read);
         }
         for (const solver::ParamAxis& axis : space.axes()) {
           INFO(axis.name);

@@ -133,25 +133,25 @@ TEST_CASE("hopper tma fwd: applicability, defaults, pruning and tensor maps", "[
   CHECK_FALSE(s.IsApplicable(*sm90, NhwcForward(1, 64, 64, 300, 300, 3, 3, 130, 130, 1, 1, 1)).ok());  // pad 130
   // Analytic pruning: accumulators, warpgroup rows, shared memory, shallow rings.
   const Problem big = NhwcForward(32, 256, 1024, 28, 28, 3, 3, 1, 1, 1, 1, 1);
-  CHECK(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 4, 0, 64}}).ok());
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4, 0, 64}}).ok());  // 256 accumulators
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 128, 2, 4, 0, 64}}).ok());   // 32-row warpgroups
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 5, 0, 64}}).ok());  // 241 KiB > 227 KiB
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 64, 1, 3, 0, 64}}).ok());    // 8 stages fit
+  CHECK(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 4, 0, 64, 0}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4, 0, 64, 0}}).ok());  // 256 accumulators
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 128, 2, 4, 0, 64, 0}}).ok());   // 32-row warpgroups
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 5, 0, 64, 0}}).ok());  // 241 KiB > 227 KiB
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 64, 1, 3, 0, 64, 0}}).ok());    // 8 stages fit
   // Ping-pong: two consumers on alternate whole tiles (WG_M 1 only; each holds TB_M x TB_N).
-  CHECK(s.IsValid(*sm90, big, PerfConfig{{128, 128, 1, 5, 1, 64}}).ok());
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 128, 2, 6, 1, 64}}).ok());  // WG_M 2
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4, 1, 64}}).ok());  // 256 accumulators
+  CHECK(s.IsValid(*sm90, big, PerfConfig{{128, 128, 1, 5, 1, 64, 0}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 128, 2, 6, 1, 64, 0}}).ok());  // WG_M 2
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4, 1, 64, 0}}).ok());  // 256 accumulators
   CHECK(solver::hopper_tma::SharedBytes(128, 256, 64, 2, 4) == 1024u + 4 * 384 * 128 + 8 * 16 * 72 * 2 + 64);
   {
-    absl::StatusOr<solver::Solution> pp = s.GetSolution(*sm90, big, PerfConfig{{128, 128, 1, 5, 1, 64}});
+    absl::StatusOr<solver::Solution> pp = s.GetSolution(*sm90, big, PerfConfig{{128, 128, 1, 5, 1, 64, 0}});
     REQUIRE(pp.ok());
     CHECK(pp->launches[0].block.x == 384);  // producer + two consumers
     CHECK(std::find(pp->kernels[0].options.begin(), pp->kernels[0].options.end(), "-DPINGPONG=1") !=
           pp->kernels[0].options.end());
   }
   // The launch: persistent grid, one producer warpgroup, the two tensor maps of the problem.
-  absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, big, PerfConfig{{128, 256, 2, 4, 0, 64}});
+  absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, big, PerfConfig{{128, 256, 2, 4, 0, 64, 0}});
   REQUIRE(sol.ok());
   CHECK(sol->kernels[0].options[0] == "-DTB_M=128");
   CHECK(sol->kernels[0].options[3] == "-DSTAGES=4");
@@ -214,19 +214,19 @@ TEST_CASE("hopper tma fwd: 32-channel k-tiles and 32-wide N tiles only where the
     CHECK(thin_tiles >= 8);
     CHECK(valid.size() <= 160);
     // What ran before the axes stays valid: old params, TB_K 64.
-    CHECK(s.IsValid(*sm90, p, PerfConfig{{256, 64, 1, 4, 1, 64}}).ok());
+    CHECK(s.IsValid(*sm90, p, PerfConfig{{256, 64, 1, 4, 1, 64, 0}}).ok());
   }
   // Where they do not pay: C/G % 64 == 0 or > 32 (TB_K 32); K/G > 32 (TB_N 32).
   const Problem wide = NhwcForward(32, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1);
-  CHECK(s.IsValid(*sm90, wide, PerfConfig{{128, 64, 2, 8, 0, 64}}).ok());
-  CHECK_FALSE(s.IsValid(*sm90, wide, PerfConfig{{128, 64, 2, 8, 0, 32}}).ok());
-  CHECK_FALSE(s.IsValid(*sm90, wide, PerfConfig{{128, 32, 2, 8, 0, 64}}).ok());
-  CHECK_FALSE(s.IsValid(*sm90, NhwcForward(2, 48, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1), PerfConfig{{128, 64, 2, 8, 0, 32}}).ok());
-  CHECK(s.IsValid(*sm90, NhwcForward(2, 288, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1), PerfConfig{{128, 64, 2, 8, 0, 32}}).ok());
-  CHECK(s.IsValid(*sm90, NhwcForward(2, 512, 96, 10, 10, 3, 3, 1, 1, 1, 1, 4), PerfConfig{{128, 32, 2, 8, 0, 64}}).ok());
+  CHECK(s.IsValid(*sm90, wide, PerfConfig{{128, 64, 2, 8, 0, 64, 0}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, wide, PerfConfig{{128, 64, 2, 8, 0, 32, 0}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, wide, PerfConfig{{128, 32, 2, 8, 0, 64, 0}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, NhwcForward(2, 48, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1), PerfConfig{{128, 64, 2, 8, 0, 32, 0}}).ok());
+  CHECK(s.IsValid(*sm90, NhwcForward(2, 288, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1), PerfConfig{{128, 64, 2, 8, 0, 32, 0}}).ok());
+  CHECK(s.IsValid(*sm90, NhwcForward(2, 512, 96, 10, 10, 3, 3, 1, 1, 1, 1, 4), PerfConfig{{128, 32, 2, 8, 0, 64, 0}}).ok());
   CHECK(space.Value(s.DefaultConfig(*sm90, wide), "TB_K") == 64);
   // The launch of a thin config: 64-byte rows in the 64-byte swizzle, -DTB_K=32 passed.
-  const PerfConfig c{{128, 32, 1, 8, 0, 32}};
+  const PerfConfig c{{128, 32, 1, 8, 0, 32, 0}};
   absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, thin, c);
   REQUIRE(sol.ok());
   const std::vector<std::string>& opts = sol->kernels[0].options;
@@ -245,7 +245,7 @@ TEST_CASE("hopper tma fwd: 32-channel k-tiles and 32-wide N tiles only where the
   CHECK(wm.box[2] == 32);
   CHECK(wm.swizzle == backend::TensorMapSpec::Swizzle::k64B);
   // TB_K 64 builds keep the options they had before the axis: no -DTB_K.
-  absl::StatusOr<solver::Solution> old = s.GetSolution(*sm90, thin, PerfConfig{{256, 64, 1, 4, 1, 64}});
+  absl::StatusOr<solver::Solution> old = s.GetSolution(*sm90, thin, PerfConfig{{256, 64, 1, 4, 1, 64, 0}});
   REQUIRE(old.ok());
   for (const std::string& o : old->kernels[0].options) CHECK(o.rfind("-DTB_K", 0) != 0);
   CHECK(old->launches[0].args[0].tensor_map.channels_per_pixel == 64);
@@ -310,6 +310,57 @@ TEST_CASE("hopper tma bwd: backward data as a forward convolution over dy", "[so
   CHECK_FALSE(s.IsApplicable(*sm90, s3).ok());  // stride 3: 9 phases
 }
 
+// The finishing step's build (Specialize: FIX_SIZES 1): offered where the plan has one output
+// phase, with the sizes and the phase as -D constants; the search never proposes it.
+TEST_CASE("hopper tma fwd and bwd: the winner built for its problem alone", "[solver]") {
+  absl::StatusOr<Target> sm90 = solver::TargetForArch("sm_90");
+  REQUIRE(sm90.ok());
+  solver::HopperTmaFwdSolver fwd;
+  solver::HopperTmaBwdSolver bwd;
+  const Problem p = NhwcForward(32, 256, 512, 14, 14, 3, 3, 1, 1, 1, 1, 2);  // groups 2
+  const PerfConfig def = fwd.DefaultConfig(*sm90, p);
+  const solver::SearchSpace space = fwd.Space(*sm90, p);
+  CHECK(space.Value(def, "FIX_SIZES") == 0);
+  for (uint64_t i = 0; i < space.Size(); ++i) CHECK(space.Value(space.At(i), "FIX_SIZES") == 0);
+  const std::optional<PerfConfig> spec = fwd.Specialize(*sm90, p, def);
+  REQUIRE(spec.has_value());
+  CHECK(space.Value(*spec, "FIX_SIZES") == 1);
+  CHECK(space.Searched(*spec) == def);
+  CHECK(fwd.IsValid(*sm90, p, *spec).ok());
+  CHECK_FALSE(fwd.Specialize(*sm90, p, *spec).has_value());  // already one
+  absl::StatusOr<solver::Solution> a = fwd.GetSolution(*sm90, p, def);
+  absl::StatusOr<solver::Solution> b = fwd.GetSolution(*sm90, p, *spec);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  const std::vector<std::string>& opts = b->kernels[0].options;
+  auto has = [&](const std::string& o) { return std::find(opts.begin(), opts.end(), o) != opts.end(); };
+  CHECK(has("-DFIX_SIZES=1"));
+  for (const char* o : {"-DTUNA_FIX_N=32", "-DTUNA_FIX_CG=128", "-DTUNA_FIX_K=512", "-DTUNA_FIX_HY=14",
+                        "-DTUNA_FIX_WY=14", "-DTUNA_FIX_R=3", "-DTUNA_FIX_S=3", "-DTUNA_FIX_G=2", "-DTUNA_FIX_KG=256"}) {
+    CHECK(has(o));
+  }
+  // The phase: the 28 words of the launch's phase table, without its count.
+  std::string words;
+  for (const solver::KernelArg& arg : a->launches[0].args) {
+    if (arg.kind != solver::KernelArg::Kind::kWords) continue;
+    REQUIRE(arg.words.size() == 29);
+    for (size_t i = 0; i + 1 < arg.words.size(); ++i) words += (i ? "," : "") + std::to_string(arg.words[i]);
+  }
+  CHECK(has("-DTUNA_FIX_PHASE=" + words));
+  for (const std::string& o : a->kernels[0].options) CHECK(has(o));  // the run-time build's options, plus these
+  CHECK(a->launches[0].args.size() == b->launches[0].args.size());    // the same launch
+  // Backward data: stride 1 has one phase; stride 2 has four, and no build for one problem.
+  const Problem b1 = testing::With(p, Direction::kBackwardData, DataType::kFp16, Layout::kNHWC);
+  REQUIRE(bwd.IsApplicable(*sm90, b1).ok());
+  CHECK(bwd.Specialize(*sm90, b1, bwd.DefaultConfig(*sm90, b1)).has_value());
+  const Problem b2 = StridedBwdProblems()[0];
+  const PerfConfig d2 = bwd.DefaultConfig(*sm90, b2);
+  CHECK_FALSE(bwd.Specialize(*sm90, b2, d2).has_value());
+  PerfConfig forced = d2;
+  forced.values[space.IndexOf("FIX_SIZES")] = 1;
+  CHECK_THAT(std::string(bwd.IsValid(*sm90, b2, forced).message()), Catch::Contains("FIX_SIZES needs one output phase"));
+}
+
 TEST_CASE("hopper tma fwd: every valid FP16 config and the BF16 default build for sm_90a", "[solver][nvrtc]") {
   std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
   if (absl::Status st = be->CompilerStatus(); !st.ok()) {
@@ -330,6 +381,12 @@ TEST_CASE("hopper tma fwd: every valid FP16 config and the BF16 default build fo
   for (const PerfConfig& c : ThinConfigs(s, *target, thin)) build(thin, c);
   const Problem thin_bf = NhwcForward(32, 32, 32, 149, 149, 3, 3, 0, 0, 1, 1, 1, DataType::kBf16);
   build(thin_bf, s.DefaultConfig(*target, thin_bf));
+  // The finishing step's builds (sizes compiled in) of the wide layer and the thin one.
+  for (const Problem& p : {wide, thin}) {
+    const std::optional<PerfConfig> spec = s.Specialize(*target, p, s.DefaultConfig(*target, p));
+    REQUIRE(spec.has_value());
+    build(p, *spec);
+  }
   std::printf("%zu distinct sm_90a builds\n", builds.distinct());
   CHECK(builds.distinct() >= 8);
 }
@@ -384,7 +441,21 @@ TEST_CASE("hopper tma fwd and bwd match the CPU reference on an sm_90 device", "
   };
   pingpong(s, problems);
   pingpong(bwd, bwd_problems);
-  std::printf("%d runs, %d failures\n", tally.runs, tally.failures);
+  // The finishing step's build (sizes compiled in) of each problem's default, where offered.
+  int specialized = 0;
+  auto fixed = [&](const solver::Solver& sv, const std::vector<Problem>& ps) {
+    for (const Problem& p : ps) {
+      INFO(p.Canonical() << " sizes compiled in");
+      const std::optional<PerfConfig> spec = sv.Specialize(target, p, sv.DefaultConfig(target, p));
+      if (!spec) continue;
+      tally.failures += checker.CheckAll(sv, p, {*spec});
+      ++tally.runs, ++specialized;
+    }
+  };
+  fixed(s, problems);
+  fixed(bwd, bwd_problems);
+  std::printf("%d runs (%d with sizes compiled in), %d failures\n", tally.runs, specialized, tally.failures);
+  CHECK(specialized >= 40);
   CHECK(tally.runs >= 200);
   CHECK(tally.failures == 0);
 }

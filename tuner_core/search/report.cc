@@ -45,6 +45,12 @@ std::string FormatTuneResult(const TuneResult& r) {
     if (s.predicted_seeded > 0) line += fmt::format(" predicted-seeds {}", s.predicted_seeded);
     if (!s.predictor_note.empty()) line += fmt::format(" (predictor not used: {})", s.predictor_note);
     if (s.reused) line += " reused";
+    if (const auto& f = s.specialized; f && f->disposition == Disposition::kPassed) {
+      line += fmt::format(" sizes-compiled-in {:.4f} ms vs {:.4f} ms ({})", f->fixed_ms, f->runtime_ms,
+                          f->kept ? "kept" : "not kept");
+    } else if (f) {
+      line += fmt::format(" sizes-compiled-in {}", DispositionName(f->disposition));
+    }
     if (s.disposition != Disposition::kPassed && !s.error.empty()) line += "\n      " + s.error.substr(0, 300);
     out += line + "\n";
   }
@@ -52,6 +58,16 @@ std::string FormatTuneResult(const TuneResult& r) {
 }
 
 namespace {
+
+Json SpecializedJson(const std::optional<SolverTuneResult::Specialized>& f) {
+  if (!f) return Json();
+  return {{"params", f->config.ToString()},
+          {"status", std::string(DispositionName(f->disposition))},
+          {"runtime_ms", JsonMeasure(f->runtime_ms)},
+          {"fixed_ms", JsonMeasure(f->fixed_ms)},
+          {"kept", f->kept},
+          {"error", f->error}};
+}
 
 Json SolverJson(const SolverTuneResult& s) {
   Json dispositions = Json::object();
@@ -75,6 +91,7 @@ Json SolverJson(const SolverTuneResult& s) {
           {"compiled", s.compiled},
           {"compile_failed", s.compile_failed},
           {"dispositions", dispositions},
+          {"specialized", SpecializedJson(s.specialized)},
           {"error", s.error}};
 }
 

@@ -88,7 +88,7 @@ absl::StatusOr<ScoreFn> TransferScore(const ScoreContext& ctx, const solver::Sea
     for (const TransferTime& s : run.times) {
       absl::StatusOr<solver::PerfConfig> c = space.Parse(s.params);
       if (!c.ok() || !std::isfinite(s.ms) || s.ms <= 0) continue;
-      if (absl::Status st = data.features.AddRow(Features(ctx, problem->front(), *c)); !st.ok()) return st;
+      if (absl::Status st = data.features.AddRow(Features(ctx, problem->front(), space.Searched(*c))); !st.ok()) return st;
       data.labels.push_back(static_cast<float>(std::log2(s.ms / best)));
     }
   }

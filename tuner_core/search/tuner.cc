@@ -203,6 +203,94 @@ std::vector<Observation> MeasureBatch(std::vector<CompiledCandidate>& compiled, 
   return observations;
 }
 
+// The finishing step's build (Solver::Specialize) of the best so far. On a GPU it starts
+// building when a batch is taken for timing (Ahead), so that the step rarely waits for a
+// compiler: a search mostly finds its winner before its last batch. A build for a best that a
+// later batch beat is dropped like a batch compiled ahead (left to `abandoned`, or waited for).
+// Destruction waits for a build still held.
+class SpecialBuild {
+ public:
+  SpecialBuild(std::shared_ptr<Compiler> compiler, const solver::Solver& solver, const solver::Target& target,
+               const Problem& problem, bool ahead)
+      : compiler_(std::move(compiler)), solver_(solver), target_(target), problem_(problem), ahead_(ahead) {}
+
+  // Starts building the specialisation of `best` (empty: none yet) unless it is already.
+  void Ahead(const solver::PerfConfig& best, AbandonedCompiles* abandoned, double& discard_ms) {
+    if (!ahead_ || best.values.empty()) return;
+    std::optional<solver::PerfConfig> spec = solver_.Specialize(target_, problem_, best);
+    if (!spec || (future_.valid() && *spec == config_)) return;
+    Drop(abandoned, discard_ms);
+    config_ = *spec;
+    future_ = std::async(std::launch::async, [compiler = compiler_, solver = &solver_, problem = problem_,
+                                              spec = *spec] { return compiler->Compile(*solver, problem, {spec}); });
+  }
+
+  // The build of `spec`: the one started ahead when it is that one, else built now (the time
+  // waited is added to wait_ms).
+  CompiledCandidate Take(const solver::PerfConfig& spec, AbandonedCompiles* abandoned, double& wait_ms,
+                         double& discard_ms) {
+    if (future_.valid() && config_ == spec) return Timed(wait_ms, [&] { return future_.get(); }).front();
+    Drop(abandoned, discard_ms);
+    return Timed(wait_ms, [&] { return compiler_->Compile(solver_, problem_, {spec}); }).front();
+  }
+
+  void Drop(AbandonedCompiles* abandoned, double& discard_ms) {
+    if (!future_.valid()) return;
+    if (abandoned != nullptr) {
+      discard_ms += abandoned->Add(std::move(future_));
+    } else {
+      Timed(discard_ms, [&] { future_.wait(); });
+    }
+    future_ = {};
+  }
+
+ private:
+  std::shared_ptr<Compiler> compiler_;
+  const solver::Solver& solver_;
+  const solver::Target& target_;
+  const Problem problem_;
+  const bool ahead_;
+  solver::PerfConfig config_;
+  std::future<std::vector<CompiledCandidate>> future_;
+};
+
+// The finishing step (Solver::Specialize): the winner built for this problem alone, verified,
+// then timed against the winner, interleaved; the faster becomes the solver's best. The winner's
+// build is a hit in the Compiler's cache. Waiting for the builds counts as compile time.
+void Specialize(const solver::Solver& s, const solver::Target& target, const Problem& problem, Compiler& compiler,
+                SpecialBuild& special, Evaluator& evaluator, const TuneOptions& options, SolverTuneResult& out,
+                SearchState& st, TuneResult& times) {
+  std::optional<solver::PerfConfig> spec = s.Specialize(target, problem, out.best_config);
+  if (!spec) return;
+  SolverTuneResult::Specialized& f = out.specialized.emplace();
+  f.config = *spec;
+  const CompiledCandidate built = special.Take(*spec, options.abandoned, times.compile_ms, times.discard_ms);
+  const CompiledCandidate won = Timed(times.compile_ms, [&] { return compiler.CompileOne(s, problem, out.best_config); });
+  f.disposition = built.disposition;
+  f.error = built.error;
+  if (won.disposition != Disposition::kPassed || built.disposition != Disposition::kPassed) return;
+  std::vector<Measurement> again;
+  Timed(times.retime_ms, [&] {
+    const Measurement m = evaluator.Evaluate(built, 0);  // verified before it is timed again
+    f.disposition = m.disposition;
+    f.error = m.error;
+    if (m.disposition == Disposition::kPassed) {
+      again = evaluator.Retime({&won, &built}, std::max(options.retime_repetitions, 1));
+    }
+  });
+  if (again.size() != 2 || again[0].disposition != Disposition::kPassed || again[1].disposition != Disposition::kPassed) {
+    if (f.disposition == Disposition::kPassed) f.error = "not passed again when re-timed";
+    return;
+  }
+  f.runtime_ms = again[0].time_ms;
+  f.fixed_ms = again[1].time_ms;
+  f.kept = f.fixed_ms < f.runtime_ms;
+  if (f.kept) out.best_config = f.config;
+  st.best = std::min(f.runtime_ms, f.fixed_ms);
+  spdlog::debug("{} [{}]: {} for this problem alone {:.4f} ms, one build for all {:.4f} ms: {}", out.name,
+                problem.Canonical(), f.config.ToString(), f.fixed_ms, f.runtime_ms, f.kept ? "kept" : "not kept");
+}
+
 // The registry's solvers applicable to `problem` that serve its direction, in id order.
 std::vector<solver::RegisteredSolver> Serving(const solver::SolverRegistry& registry, const solver::Target& target,
                                               const Problem& problem) {
@@ -301,13 +389,14 @@ uint64_t TransferSeeds(const TuneOptions& options, uint64_t budget) {
 
 bool AddWarmStart(const TuneOptions& options, const ScoreContext& ctx, StrategyInput& in) {
   for (const std::string& params : options.warm_params) {
-    if (absl::StatusOr<solver::PerfConfig> c = in.space.Parse(params); c.ok()) in.prior.push_back(*c);
+    if (absl::StatusOr<solver::PerfConfig> c = in.space.Parse(params); c.ok()) in.prior.push_back(in.space.Searched(*c));
   }
   if (options.transfer.empty()) return false;
   // The params timed elsewhere, valid here and not in the prior yet, best by mean slowdown first.
   std::vector<solver::PerfConfig> timed;
   for (const TransferPoint& p : AggregateTransfer(options.transfer, kTransferPoints)) {
     absl::StatusOr<solver::PerfConfig> c = in.space.Parse(p.params);
+    if (c.ok()) *c = in.space.Searched(*c);
     if (c.ok() && (!in.is_valid || in.is_valid(*c)) && std::find(in.prior.begin(), in.prior.end(), *c) == in.prior.end()) {
       timed.push_back(*std::move(c));
     }
@@ -433,6 +522,7 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
   const bool ahead = !dry_run && (options_.compile_ahead == Ahead::kOn ||
                                   (options_.compile_ahead == Ahead::kAuto && target_.IsGpu()));
   BatchCompiler source(compiler_, s, problem, ahead);
+  SpecialBuild special(compiler_, s, target_, problem, ahead && !plan.reused);
   StopRule stop(options_, out.tunable);
   SearchState st;
   const BatchContext context{evaluator, default_config, options_, out, st, progress, stop};
@@ -446,6 +536,7 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
     // stopped searches dropped (ResNet-50 FP32 + FP16 files): host CPU 82 % busy, GPU 61 %. The
     // device need not idle meanwhile: a second executor on it times its own job.
     if (source.ahead() && !stop.MayStopWithin(compiled.size())) source.Submit(next_batch());
+    special.Ahead(out.best_config, options_.abandoned, times.discard_ms);
     const std::vector<Observation> observations =
         Timed(times.evaluate_ms, [&] { return MeasureBatch(compiled, context); });
     if (strategy != nullptr) Timed(times.strategy_ms, [&] { strategy->Observe(observations); });
@@ -467,6 +558,11 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
   if (!dry_run && st.top.size() > 1 && options_.retime_repetitions > 0 && evaluator->healthy()) {
     Timed(times.retime_ms, [&] { RetimeTop(*evaluator, default_config, options_.retime_repetitions, out, st); });
   }
+  // The finishing step; not for params an earlier search chose (reused): it decided there.
+  if (!dry_run && !plan.reused && st.best > 0 && evaluator->healthy()) {
+    Specialize(s, target_, problem, *compiler_, special, *evaluator, options_, out, st, times);
+  }
+  special.Drop(options_.abandoned, times.discard_ms);
   Conclude(dry_run, st.best, out);
   return out;
 }

@@ -13,6 +13,10 @@
 //                        ahead is then not needed: its compile is cancelled and, with
 //                        options.abandoned, left to end there instead of being waited for)
 //                  re-time the best few, interleaved
+//                  finish: where the solver offers it (Solver::Specialize), the winner built
+//                  for this problem alone (sizes compiled in; on a GPU built while the search's
+//                  later batches are timed), verified, timed against the winner, interleaved:
+//                  the faster is the solver's best. Not for reused prior_params.
 //   overall best = fastest passing solver
 //
 // The default config is always the first candidate of a tunable solver, so its time is known
@@ -193,6 +197,16 @@ struct SolverTuneResult {
   // The re-timing of the best few (TuneOptions::retime_top), each candidate's time (ms; 0 when
   // it did not pass again): for benchmarks.
   std::vector<std::pair<solver::PerfConfig, double>> retimed;
+  // The finishing step (Solver::Specialize), when the solver offered one for the winner.
+  struct Specialized {
+    solver::PerfConfig config;    // the winner built for this problem alone
+    Disposition disposition = Disposition::kSkipped;  // its build's, then its verification's
+    std::string error;
+    double runtime_ms = 0;        // the search's winner and the specialised build, timed
+    double fixed_ms = 0;          // interleaved (kPassed only)
+    bool kept = false;            // the specialised build is the solver's best
+  };
+  std::optional<Specialized> specialized;
 };
 
 struct TuneResult {

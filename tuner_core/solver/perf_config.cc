@@ -19,6 +19,7 @@ uint64_t SearchSpace::Size() const {
   uint64_t n = 1;
   for (const ParamAxis& a : axes_) {
     if (a.values.empty()) return 0;
+    if (!a.searched) continue;
     if (n > std::numeric_limits<uint64_t>::max() / a.values.size()) {
       return std::numeric_limits<uint64_t>::max();
     }
@@ -32,8 +33,32 @@ PerfConfig SearchSpace::At(uint64_t index) const {
   config.values.resize(axes_.size());
   for (size_t i = axes_.size(); i-- > 0;) {
     const auto& domain = axes_[i].values;
+    if (!axes_[i].searched) {
+      config.values[i] = domain.front();
+      continue;
+    }
     config.values[i] = domain[index % domain.size()];
     index /= domain.size();
+  }
+  return config;
+}
+
+std::optional<uint64_t> SearchSpace::Index(const PerfConfig& config) const {
+  if (config.values.size() != axes_.size()) return std::nullopt;
+  uint64_t index = 0;
+  for (size_t a = 0; a < axes_.size(); ++a) {
+    const auto& values = axes_[a].values;
+    auto it = std::find(values.begin(), values.end(), config.values[a]);
+    if (it == values.end()) return std::nullopt;
+    if (!axes_[a].searched) continue;
+    index = index * values.size() + static_cast<uint64_t>(it - values.begin());
+  }
+  return index;
+}
+
+PerfConfig SearchSpace::Searched(PerfConfig config) const {
+  for (size_t i = 0; i < axes_.size() && i < config.values.size(); ++i) {
+    if (!axes_[i].searched) config.values[i] = axes_[i].values.front();
   }
   return config;
 }
@@ -129,7 +154,12 @@ absl::StatusOr<PerfConfig> SearchSpace::TryMake(const NamedValues& named) const 
     config.values[i] = value;
   }
   for (size_t i = 0; i < axes_.size(); ++i) {
-    if (!seen[i]) return absl::InvalidArgumentError(absl::StrCat("axis ", axes_[i].name, " not given"));
+    if (seen[i]) continue;
+    if (!axes_[i].searched) {
+      config.values[i] = axes_[i].values.front();
+      continue;
+    }
+    return absl::InvalidArgumentError(absl::StrCat("axis ", axes_[i].name, " not given"));
   }
   return config;
 }

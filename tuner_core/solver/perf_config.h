@@ -38,6 +38,11 @@ struct ParamAxis {
   // For an axis appended to an existing solver's space: the value that params strings written
   // before it existed (one field short per such trailing axis) stand for. Unset: required.
   std::optional<int64_t> absent;
+  // False for an axis the search does not vary: a search holds it at values.front(), and only
+  // the finishing step after the search sets another value (Solver::Specialize). Size, At and
+  // the strategies' indices skip it; Parse, Contains and TryMake take every value of its domain
+  // (TryMake: values.front() when not given).
+  bool searched = true;
 };
 
 // A config written by name: {{"TB_M", 128}, {"TB_N", 64}, ...}, any order.
@@ -57,10 +62,18 @@ class SearchSpace {
 
   const std::vector<ParamAxis>& axes() const { return axes_; }
   bool empty() const { return axes_.empty(); }
-  // Number of points of the full cartesian product (before validity filtering), saturating.
+  // Number of points of the cartesian product of the searched axes (before validity filtering),
+  // saturating.
   uint64_t Size() const;
-  // The index-th point in odometer order (last axis fastest); index < Size().
+  // The index-th point in odometer order over the searched axes (last axis fastest), the others
+  // at their first value; index < Size().
   PerfConfig At(uint64_t index) const;
+  // The index of `config`'s searched values (At(*Index(c)) is c with the axes not searched at
+  // their first value); nullopt when a value lies outside its domain or the size is wrong.
+  std::optional<uint64_t> Index(const PerfConfig& config) const;
+  // `config` with the axes not searched at their first value: the point a search times for it
+  // (a winner that the finishing step specialised, read back as a warm start elsewhere).
+  PerfConfig Searched(PerfConfig config) const;
   // True when the config has one value per axis and each value is in its axis's domain.
   bool Contains(const PerfConfig& config) const;
   // Parses a params string; InvalidArgument naming the field when a value is missing,
@@ -75,8 +88,9 @@ class SearchSpace {
   // The value of `axis` in `config`, for a solver reading its own axes from a config of its own
   // space: an unknown axis or a short config is a programming error and aborts, naming the axis.
   int64_t Value(const PerfConfig& config, std::string_view axis) const;
-  // The config with the given named values: every axis named exactly once, each value in its
-  // domain; else InvalidArgument naming the axis (unknown, repeated, missing or out of domain).
+  // The config with the given named values: every searched axis named exactly once (an axis not
+  // searched may be left out: its first value), each value in its domain; else InvalidArgument
+  // naming the axis (unknown, repeated, missing or out of domain).
   absl::StatusOr<PerfConfig> TryMake(const NamedValues& named) const;
   // TryMake for a solver's own constants (defaults, probes): a mismatch aborts with its message.
   PerfConfig Make(const NamedValues& named) const;

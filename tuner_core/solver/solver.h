@@ -11,6 +11,7 @@
 // Threads: all methods are const and safe to call concurrently.
 #pragma once
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -59,6 +60,16 @@ class Solver {
                                const PerfConfig& config) const;
   virtual absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
                                                const PerfConfig& config) const = 0;
+  // The finishing step of a search (search::Tuner): `config`, the search's winner for `problem`,
+  // as a build for this problem alone (its sizes compiled in), given as a config of Space() that
+  // sets an axis the search holds still (ParamAxis::searched false). nullopt where the solver
+  // has none for this problem or `config` already is one. The tuner verifies it and times it
+  // against `config`, interleaved, and keeps the faster. Offered only where it measurably pays.
+  virtual std::optional<PerfConfig> Specialize(const Target& target, const Problem& problem,
+                                               const PerfConfig& config) const {
+    (void)target, (void)problem, (void)config;
+    return std::nullopt;
+  }
 };
 
 // The planning verbs a tunable solver overrides (the contract above), declared in its class body:

@@ -198,7 +198,7 @@ class ModelStrategy final : public internal::StrategyBase {
 
   void Observe(const std::vector<Observation>& observations) override {
     for (const Observation& o : observations) {
-      std::optional<uint64_t> index = internal::IndexOf(input().space, o.config);
+      std::optional<uint64_t> index = input().space.Index(o.config);
       if (!index) continue;
       observed_[*index] = o.ok && o.time_ms > 0 && std::isfinite(o.time_ms)
                               ? std::log(o.time_ms)

@@ -21,19 +21,6 @@ void SortBySharedHash(const solver::SearchSpace& space, uint64_t seed, std::vect
   for (size_t i = 0; i < keyed.size(); ++i) indices[i] = keyed[i].second;
 }
 
-std::optional<uint64_t> IndexOf(const solver::SearchSpace& space, const solver::PerfConfig& config) {
-  const auto& axes = space.axes();
-  if (config.values.size() != axes.size()) return std::nullopt;
-  uint64_t index = 0;
-  for (size_t a = 0; a < axes.size(); ++a) {
-    const auto& values = axes[a].values;
-    auto it = std::find(values.begin(), values.end(), config.values[a]);
-    if (it == values.end()) return std::nullopt;
-    index = index * values.size() + static_cast<uint64_t>(it - values.begin());
-  }
-  return index;
-}
-
 bool StrategyBase::Valid(uint64_t index) const {
   if (!input_.is_valid) return true;
   return input_.is_valid(input_.space.At(index));
@@ -64,7 +51,7 @@ absl::Status StrategyBase::Start(const StrategyInput& input) {
   }
   std::unordered_set<uint64_t> in_prior;
   for (const auto& config : input_.prior) {
-    std::optional<uint64_t> index = IndexOf(input_.space, config);
+    std::optional<uint64_t> index = input_.space.Index(config);
     if (!index || !in_prior.insert(*index).second) continue;
     if (!input_.is_valid || input_.is_valid(config)) prior_.push_back(*index);
   }

@@ -41,10 +41,6 @@ void Shuffle(std::vector<T>& v, Rng& rng) {
 // in the same order and share kernel builds wherever the same configs are valid for both.
 void SortBySharedHash(const solver::SearchSpace& space, uint64_t seed, std::vector<uint64_t>& indices);
 
-// The odometer index of a config of the space (SearchSpace::At's inverse); nullopt when the
-// config is not in the space.
-std::optional<uint64_t> IndexOf(const solver::SearchSpace& space, const solver::PerfConfig& config);
-
 // Spaces up to this many points are enumerated (and filtered) once at Start.
 inline constexpr uint64_t kEnumerateLimit = uint64_t{1} << 21;
 // At most this many valid points are scored to choose the score's seeds (a seeded sample of the

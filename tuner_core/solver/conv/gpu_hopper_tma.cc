@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "tuner_core/solver/conv/gpu_common.h"
 #include "tuner_core/solver/conv/gpu_fast_common.h"
 
@@ -178,12 +179,13 @@ ConvPlan BackwardDataPlan(const Problem& p) {
 TmaParams TmaParams::Of(const SearchSpace& s, const PerfConfig& c) {
   return {static_cast<int>(s.Value(c, "TB_M")),   static_cast<int>(s.Value(c, "TB_N")),
           static_cast<int>(s.Value(c, "WG_M")),   static_cast<int>(s.Value(c, "STAGES")),
-          static_cast<int>(s.Value(c, "PINGPONG")), static_cast<int>(s.Value(c, "TB_K"))};
+          static_cast<int>(s.Value(c, "PINGPONG")), static_cast<int>(s.Value(c, "TB_K")),
+          static_cast<int>(s.Value(c, "FIX_SIZES"))};
 }
 
 PerfConfig TmaParams::Config(const SearchSpace& s) const {
   return s.Make({{"TB_M", tb_m}, {"TB_N", tb_n}, {"WG_M", wg_m}, {"STAGES", stages}, {"PINGPONG", pingpong},
-                 {"TB_K", tb_k}});
+                 {"TB_K", tb_k}, {"FIX_SIZES", fix_sizes}});
 }
 
 SearchSpace Space() {
@@ -196,7 +198,10 @@ SearchSpace Space() {
                       // appended later: params without it read as 64. A solver axis: Build passes
                       // -DTB_K=32 for 32 only, so TB_K 64 builds keep the options (and kernel-db
                       // keys) they had before the axis; the kernel's TB_K defaults to 64.
-                      {"TB_K", {32, 64}, AxisUse::kSolver, 64}});
+                      {"TB_K", {32, 64}, AxisUse::kSolver, 64},
+                      // Not searched (Specialize sets it after the search); a solver axis: Build
+                      // passes -DFIX_SIZES=1 and the sizes for 1 only. Older params read as 0.
+                      {"FIX_SIZES", {0, 1}, AxisUse::kSolver, 0, /*searched=*/false}});
 }
 
 uint64_t SharedBytes(int tb_m, int tb_n, int tb_k, int consumers, int stages) {
@@ -249,6 +254,7 @@ absl::Status CheckValid(std::string_view solver, const Target& target, const Con
   const TmaParams t = TmaParams::Of(Space(), config);
   auto invalid = [&](std::string_view why) { return InvalidConfig(solver, config, why); };
   if (t.pingpong == 1 && t.wg_m != 1) return invalid("PINGPONG needs WG_M 1 (each consumer owns whole tiles)");
+  if (t.fix_sizes == 1 && !Unphased(fwd)) return invalid("FIX_SIZES needs one output phase");
   if (t.tb_k == 32 && !HalfKTilePays(fwd)) return invalid("TB_K 32 only where C/G % 64 is 1..32");
   if (t.tb_n == 32 && !NarrowNTilePays(fwd)) return invalid("TB_N 32 only where K/G <= 32");
   const int wg_rows = t.tb_m / t.wg_m;
@@ -311,8 +317,25 @@ KernelBuild Build(const ConvPlan& fwd, const PerfConfig& config) {
   // Whole 16-byte output chunks: the epilogue drops its scalar tail (1.3 % on ResNet-50's forward
   // file, H100, 2026-11-25). Every real network's channel counts qualify, so the build is shared.
   if (fwd.k % 8 == 0 && (fwd.k / fwd.groups) % 8 == 0) build.options.push_back("-DVEC_OUT=1");
+  if (const TmaParams t = TmaParams::Of(Space(), config); t.fix_sizes == 1) {
+    build.options.push_back("-DFIX_SIZES=1");
+    const std::vector<int32_t> words = PhaseWords(fwd, t.tb_m, t.tb_n);  // one phase, then the count
+    build.options.push_back(absl::StrCat("-DTUNA_FIX_PHASE=", absl::StrJoin(words.begin(), words.end() - 1, ",")));
+    const std::pair<const char*, int64_t> sizes[] = {
+        {"N", fwd.n}, {"CG", fwd.c / fwd.groups}, {"K", fwd.k}, {"HY", fwd.hy}, {"WY", fwd.wy},
+        {"R", fwd.r}, {"S", fwd.s}, {"G", fwd.groups}, {"KG", fwd.k / fwd.groups}};
+    for (const auto& [name, v] : sizes) build.options.push_back(absl::StrCat("-DTUNA_FIX_", name, "=", v));
+  }
   build.arch_specific = true;  // wgmma, setmaxnreg: sm_90a
   return build;
+}
+
+std::optional<PerfConfig> Specialize(const ConvPlan& plan, const PerfConfig& config) {
+  const SearchSpace space = Space();
+  TmaParams t = TmaParams::Of(space, config);
+  if (t.fix_sizes == 1 || !Unphased(plan)) return std::nullopt;
+  t.fix_sizes = 1;
+  return t.Config(space);
 }
 
 Launch ConvLaunch(const Target& target, const ConvPlan& plan, const PerfConfig& config, BufferRole x, BufferRole w,

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -18,9 +19,10 @@ namespace tuna::solver::hopper_tma {
 // WG_M consumer warpgroups split a tile's rows (cooperative); PINGPONG 1 (with WG_M 1) runs two
 // consumer warpgroups on alternate tiles instead, so one's epilogue overlaps the other's wgmmas.
 // TB_K: channels of a k-tile (one filter tap), 64 (128-byte swizzle rows) or 32 (64-byte rows,
-// for C/G % 64 in 1..32, where a 64-channel tile would be mostly zeros).
+// for C/G % 64 in 1..32, where a 64-channel tile would be mostly zeros). FIX_SIZES 1: the
+// problem's sizes and its one output phase compiled in (not searched: Specialize sets it).
 struct TmaParams {
-  int tb_m, tb_n, wg_m, stages, pingpong = 0, tb_k = 64;
+  int tb_m, tb_n, wg_m, stages, pingpong = 0, tb_k = 64, fix_sizes = 0;
   static TmaParams Of(const SearchSpace& s, const PerfConfig& c);
   PerfConfig Config(const SearchSpace& s) const;
   int Consumers() const { return wg_m + pingpong; }
@@ -77,8 +79,16 @@ absl::Status CheckValid(std::string_view solver, const Target& target, const Con
 // The largest tile that still gives most SMs a block, with the deepest ring that fits.
 PerfConfig Default(const Target& target, const ConvPlan& plan);
 
-// The kernel build of `config` (sm_90a; entries: the convolution, then tuna_flip_filter).
+// The kernel build of `config` (sm_90a; entries: the convolution, then tuna_flip_filter). With
+// FIX_SIZES 1, the plan's sizes and phase as -DTUNA_FIX_* constants: a build for this problem
+// alone.
 KernelBuild Build(const ConvPlan& plan, const PerfConfig& config);
+
+// `config` with FIX_SIZES 1 where the plan has one output phase (forward, stride-1 backward
+// data) and `config` has 0; else nullopt. Sizes as run-time arguments cost 5.8-5.9 % on
+// ResNet-50's FP16 forward layers (H200, 2026-12-02; #17's bar for one build serving every
+// problem is < 3 %), so the tuner's finishing step rebuilds the winner with them compiled in.
+std::optional<PerfConfig> Specialize(const ConvPlan& plan, const PerfConfig& config);
 
 // The persistent launch of kernel 0: x from role `x`, w from role `w` (`w_offset` bytes in),
 // y into role `y`.

@@ -53,4 +53,10 @@ absl::StatusOr<Solution> HopperTmaBwdSolver::GetSolution(const Target& target, c
   return sol;
 }
 
+std::optional<PerfConfig> HopperTmaBwdSolver::Specialize(const Target& target, const Problem& p,
+                                                          const PerfConfig& config) const {
+  if (!IsValid(target, p, config).ok()) return std::nullopt;
+  return hopper_tma::Specialize(hopper_tma::BackwardDataPlan(p), config);
+}
+
 }  // namespace tuna::solver

@@ -15,6 +15,7 @@
 // (w'). Thread-safe and stateless.
 #pragma once
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -31,6 +32,9 @@ class HopperTmaBwdSolver : public Solver {
   std::vector<Direction> Directions() const override { return {Direction::kBackwardData}; }
 
   TUNA_TUNABLE_SOLVER_VERBS
+  // The winner with its sizes compiled in (hopper_tma::Specialize).
+  std::optional<PerfConfig> Specialize(const Target& target, const Problem& problem,
+                                       const PerfConfig& config) const override;
 };
 
 }  // namespace tuna::solver

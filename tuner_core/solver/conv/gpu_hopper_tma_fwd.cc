@@ -32,4 +32,10 @@ absl::StatusOr<Solution> HopperTmaFwdSolver::GetSolution(const Target& target, c
   return sol;
 }
 
+std::optional<PerfConfig> HopperTmaFwdSolver::Specialize(const Target& target, const Problem& p,
+                                                          const PerfConfig& config) const {
+  if (!IsValid(target, p, config).ok()) return std::nullopt;
+  return hopper_tma::Specialize(hopper_tma::ForwardPlan(p), config);
+}
+
 }  // namespace tuna::solver

@@ -23,11 +23,15 @@
 //           only where C/G % 64 is 1..32, e.g. Inception-v3's C = 32 layers); absent in old
 //           params: 64. A solver axis: -DTB_K=32 is passed for 32 only, so TB_K 64 builds keep
 //           their options.
+//   FIX_SIZES 1: the problem's sizes compiled in (a build for this problem alone). Not searched:
+//           the tuner's finishing step (Specialize) times the winner so and keeps the faster
+//           (run-time sizes cost ~6 % here). A solver axis; absent in old params: 0.
 // Validity is analytic: shared memory, at most 128 FP32 accumulators per thread, no tile twice
 // the GEMM extent, rings no shallower than two below the deepest that fits, TB_K 32 and TB_N 32
 // only where they move fewer bytes. Thread-safe and stateless.
 #pragma once
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -44,6 +48,9 @@ class HopperTmaFwdSolver : public Solver {
   std::vector<Direction> Directions() const override { return {Direction::kForward}; }
 
   TUNA_TUNABLE_SOLVER_VERBS
+  // The winner with its sizes compiled in (hopper_tma::Specialize).
+  std::optional<PerfConfig> Specialize(const Target& target, const Problem& problem,
+                                       const PerfConfig& config) const override;
 };
 
 }  // namespace tuna::solver
