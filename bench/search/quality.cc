@@ -66,14 +66,17 @@ void PrintRow(const Row& r, double within) {
              p.label.substr(0, 26), DirectionName(p.problem.direction), p.solver.substr(0, 18), p.valid, p.tune_ms,
              r.chosen_ms, r.best_ms, Ratio(r.chosen_ms, r.best_ms), r.chosen_again, r.best_again, again,
              !r.error.empty() ? "error: " + r.error : again > 0 && again <= 1 + within ? "within" : "NOT within");
-  fmt::print("    {}  chosen [{}]  table best [{}]\n", p.problem.Canonical(), p.params, r.best_params);
+  fmt::print("    {}  chosen [{}]{}  table best [{}]\n", p.problem.Canonical(), p.params,
+             p.specialized ? fmt::format(" (shipped with sizes compiled in; searched as [{}])", p.chosen.ToString()) : "",
+             r.best_params);
   std::fflush(stdout);
 }
 
 Json RowJson(const Row& r) {
   const Pick& p = *r.pick;
   return {{"file", p.label}, {"driver", ToDriverLine(p.problem)}, {"solver", p.solver}, {"valid", p.valid},
-          {"chosen_params", p.params}, {"tune_ms", JsonMeasure(p.tune_ms)},
+          {"chosen_params", p.params}, {"searched_params", p.chosen.ToString()}, {"specialized", p.specialized},
+          {"tune_ms", JsonMeasure(p.tune_ms)},
           {"table_chosen_ms", JsonMeasure(r.chosen_ms)}, {"table_best_ms", JsonMeasure(r.best_ms)},
           {"table_best_params", r.best_params}, {"retimed_chosen_ms", JsonMeasure(r.chosen_again)},
           {"retimed_best_ms", JsonMeasure(r.best_again)},
@@ -139,7 +142,8 @@ absl::StatusOr<std::vector<Pick>> ReadPicks(const std::string& path, const std::
       notes.push_back(absl::StrCat(label, " ", key, " ", name, ": params '", pick.params, "' not in its space on ", target.arch));
       continue;
     }
-    pick.chosen = *chosen;
+    pick.chosen = space.Searched(*chosen);
+    pick.specialized = !(pick.chosen == *chosen);
     pick.valid = ValidConfigs(*r->solver, target, *p).size();
     out.push_back(std::move(pick));
   }

@@ -38,7 +38,12 @@ struct Pick {
   Problem problem;
   std::string solver;
   std::string params;  // the perf job's choice, as the perf db holds it
-  solver::PerfConfig chosen;  // params parsed against the solver's space
+  // params parsed against the solver's space, at the point the search timed: a winner the
+  // finishing step shipped for its problem alone (Solver::Specialize, kept only when verified
+  // and faster than this point, interleaved) is measured as the point its search chose, so the
+  // row measures the search against the exhaustive table of the same space.
+  solver::PerfConfig chosen;
+  bool specialized = false;  // params differ from `chosen`: shipped with sizes compiled in
   double tune_ms = 0;  // the tune run's time of it (its find job)
   uint64_t valid = 0;  // valid points of the solver's space for the problem
 };

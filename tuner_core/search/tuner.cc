@@ -463,6 +463,7 @@ Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& 
       in.prior = {*c};
       in.budget = 1;
       plan.reused = true;
+      plan.prior = *c;
     }
   }
   if (!plan.reused && options_.predictor && options_.predicted_seeds > 0) {
@@ -515,6 +516,7 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
   const bool dry_run = evaluator == nullptr;  // the compile outcome is the result
   auto next_batch = [&, first = true]() mutable -> std::vector<solver::PerfConfig> {
     const bool was_first = std::exchange(first, false);
+    if (plan.reused) return was_first ? std::vector<solver::PerfConfig>{plan.prior} : std::vector<solver::PerfConfig>{};
     if (out.tunable) return Timed(times.strategy_ms, [&] { return strategy->Next(batch); });
     return was_first ? std::vector<solver::PerfConfig>{default_config} : std::vector<solver::PerfConfig>{};
   };
@@ -557,6 +559,19 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
 
   if (!dry_run && st.top.size() > 1 && options_.retime_repetitions > 0 && evaluator->healthy()) {
     Timed(times.retime_ms, [&] { RetimeTop(*evaluator, default_config, options_.retime_repetitions, out, st); });
+  }
+  if (dry_run && !plan.reused) {
+    // The finishing step's builds of the first candidates, for the eval step (kSpecializeAhead).
+    std::vector<solver::PerfConfig> specs;
+    for (const auto& [config, m] : out.history) {
+      if (specs.size() >= kSpecializeAhead) break;
+      if (std::optional<solver::PerfConfig> spec = s.Specialize(target_, problem, config)) specs.push_back(*spec);
+    }
+    if (!specs.empty()) {
+      for (const CompiledCandidate& c : Timed(times.compile_ms, [&] { return compiler_->Compile(s, problem, specs); })) {
+        out.specialized_ahead += c.disposition == Disposition::kPassed;
+      }
+    }
   }
   // The finishing step; not for params an earlier search chose (reused): it decided there.
   if (!dry_run && !plan.reused && st.best > 0 && evaluator->healthy()) {
