@@ -217,21 +217,6 @@ TEST_CASE("the finishing step keeps the winner built for the problem alone only 
   CHECK(slower.best_params == (slower.specialized->kept ? "5,1" : "5,0"));
   CHECK(slower.best_ms == std::min(slower.specialized->fixed_ms, slower.specialized->runtime_ms));
 
-  // A compile-only search (a worker's compile step) also builds the finishing step's builds of
-  // its first candidates, so the eval step finds them at hand.
-  for (const auto& [special, built] : {std::pair{testing::kCorrect, 2}, std::pair{testing::kBrokenBuild, 0}}) {
-    auto registry = testing::SpecializingRegistry({testing::kSlow, testing::kGarbage}, special);
-    SessionOptions so;
-    so.target_arch = f.target.arch;
-    so.tune.dry_run = true;
-    so.tune.solvers = {"TestFaultSolver"};
-    auto dry = TuneProblems({p}, so, *registry);
-    REQUIRE(dry.ok());
-    REQUIRE(dry->front().solvers.size() == 1);
-    CHECK(dry->front().solvers[0].compiled == 2);
-    CHECK(dry->front().solvers[0].specialized_ahead == static_cast<uint64_t>(built));
-  }
-
   // Params an earlier search chose are timed as they are: it decided there.
   const SolverTuneResult reused = run(testing::kCorrect, "5,0").solvers.front();
   CHECK(reused.reused);

@@ -560,19 +560,6 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
   if (!dry_run && st.top.size() > 1 && options_.retime_repetitions > 0 && evaluator->healthy()) {
     Timed(times.retime_ms, [&] { RetimeTop(*evaluator, default_config, options_.retime_repetitions, out, st); });
   }
-  if (dry_run && !plan.reused) {
-    // The finishing step's builds of the first candidates, for the eval step (kSpecializeAhead).
-    std::vector<solver::PerfConfig> specs;
-    for (const auto& [config, m] : out.history) {
-      if (specs.size() >= kSpecializeAhead) break;
-      if (std::optional<solver::PerfConfig> spec = s.Specialize(target_, problem, config)) specs.push_back(*spec);
-    }
-    if (!specs.empty()) {
-      for (const CompiledCandidate& c : Timed(times.compile_ms, [&] { return compiler_->Compile(s, problem, specs); })) {
-        out.specialized_ahead += c.disposition == Disposition::kPassed;
-      }
-    }
-  }
   // The finishing step; not for params an earlier search chose (reused): it decided there.
   if (!dry_run && !plan.reused && st.best > 0 && evaluator->healthy()) {
     Specialize(s, target_, problem, *compiler_, special, *evaluator, options_, out, st, times);

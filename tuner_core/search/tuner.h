@@ -84,13 +84,6 @@ using PredictorFn = std::function<absl::StatusOr<ScoreFn>(const Problem&, const 
 // find-db entries only need a reasonable time, not the best one.
 inline constexpr uint64_t kGenericBudget = 16;
 
-// A compile-only search (dry run: a worker's compile step) also builds the finishing step's
-// builds (Solver::Specialize) of this many of its first candidates (the default, then the warm
-// params ranked best for the problem), so that the eval step finds the winner's build at hand
-// when the winner is one of them instead of waiting for a compiler (H200, 2026-12-02: the
-// finishing step built in the eval step cost 0.5 s of each TunaHopperTmaFwd job's wall).
-inline constexpr size_t kSpecializeAhead = 3;
-
 // Best-predicted configs a search tries right after the default and the warm params.
 inline constexpr uint64_t kDefaultPredictedSeeds = 8;
 
@@ -197,7 +190,6 @@ struct SolverTuneResult {
   std::string predictor_note;     // with a predictor: why it was not used ("" when it was)
   bool reused = false;            // only TuneOptions::prior_params was timed (no search)
   uint64_t compiled = 0;        // candidates whose kernels built (the dry run's count)
-  uint64_t specialized_ahead = 0;  // dry run: finishing-step builds made for the eval step (kSpecializeAhead)
   uint64_t compile_failed = 0;
   std::map<Disposition, uint64_t> by_disposition;
   // Order in which candidates were tried and their times (ms; 0 for failures): for benchmarks.
