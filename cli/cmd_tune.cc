@@ -189,6 +189,7 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   o.tuning.patience = chosen->patience;
   o.tuning.time_limit_s = chosen->time_limit_s;
   o.tuning.outclassed = chosen->outclassed;
+  o.tuning.specialize = chosen->specialize;
   o.tuning.seed = chosen->seed;
   o.tuning.heuristics_model = chosen->heuristics_model;
   o.tuning.predictor = chosen->predictor;
@@ -286,6 +287,7 @@ int RunTune(const GlobalOptions& global, const TuneArgs& a) {
   s.tune.budget = chosen->budget;
   s.tune.patience = chosen->patience;
   s.tune.time_limit_s = chosen->time_limit_s;
+  s.tune.specialize = chosen->specialize;
   s.tune.seed = chosen->seed;
   s.tune.predictor = chosen->predictor;
   s.tune.solvers = a.solvers;

@@ -70,6 +70,7 @@ absl::StatusOr<worker::JobTuning> Tuning(const WorkerFlags& f) {
   t.patience = chosen->patience;
   t.time_limit_s = chosen->time_limit_s;
   t.outclassed = chosen->outclassed;
+  t.specialize = chosen->specialize;
   t.seed = chosen->seed;
   t.heuristics_model = chosen->heuristics_model;
   t.predictor = chosen->predictor;

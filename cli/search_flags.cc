@@ -31,6 +31,10 @@ void AddSearchFlags(CLI::App* cmd, SearchFlags* f, const std::string& unit,
                   "picked; 0 = never)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_flag("--no-specialize", f->no_specialize,
+               "keep each " + unit + "'s winner as the build that serves every problem: skip the "
+               "finishing step that rebuilds it for its problem alone (sizes compiled in, where its "
+               "solver offers that), times both and keeps the faster");
   cmd->add_option("--heuristics-model", f->heuristics_model,
                   "warm-start each " + unit + "'s search from the perf-config predictors in DIR "
                   "(`tuna heuristics train -o DIR`, `tuna export --heuristics`): their best "
@@ -49,6 +53,7 @@ absl::StatusOr<ResolvedSearch> ResolveSearch(const SearchFlags& f) {
   r.time_limit_s = std::max(0.0, f.time_limit_s);
   r.seed = f.seed;
   r.outclassed = f.outclassed;
+  r.specialize = !f.no_specialize;
   if (!f.heuristics_model.empty()) {
     absl::StatusOr<heuristics::SearchPredictor> p = heuristics::LoadSearchPredictor(f.heuristics_model);
     if (!p.ok()) return absl::Status(p.status().code(), absl::StrCat("--heuristics-model: ", p.status().message()));

@@ -1,5 +1,5 @@
 // The search flags `tuna tune` and `tuna worker` share (--strategy, --budget, --patience,
-// --time-limit-per-job, --seed, --heuristics-model) and how an unset budget or patience follows
+// --time-limit-per-job, --seed, --outclassed, --no-specialize, --heuristics-model) and how an unset budget or patience follows
 // from the strategy (search::DefaultBudget / DefaultPatience).
 #pragma once
 
@@ -20,6 +20,7 @@ struct SearchFlags {
   double time_limit_s = 0;
   uint64_t seed = 1;
   double outclassed = 2.0;
+  bool no_specialize = false;
   std::string heuristics_model;  // a directory of learned models; empty = none
   // Set by AddSearchFlags: whether --budget / --patience were given (read after parsing).
   const CLI::Option* budget_option = nullptr;
@@ -38,6 +39,7 @@ struct ResolvedSearch {
   double time_limit_s = 0;
   uint64_t seed = 1;
   double outclassed = 2.0;  // search::TuneOptions::outclassed_factor (0 = off)
+  bool specialize = true;   // search::TuneOptions::specialize
   // --heuristics-model: the directory (for child processes to load again) and its perf-config
   // predictors, loaded once here (tuner_core/heuristics/search_predictor.h); null without it.
   std::string heuristics_model;

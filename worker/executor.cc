@@ -137,6 +137,7 @@ absl::StatusOr<ExecutorArgs> ParseExecutorArgs(const std::vector<std::string>& a
       else if (a == "--patience") out.tuning.patience = std::stoull(v);
       else if (a == "--time-limit-per-job") out.tuning.time_limit_s = std::stod(v);
       else if (a == "--outclassed") out.tuning.outclassed = std::stod(v);
+      else if (a == "--specialize") out.tuning.specialize = v != "0";
       else if (a == "--heuristics-model") {
         auto p = heuristics::LoadSearchPredictor(v);
         if (!p.ok()) return p.status();

@@ -66,6 +66,7 @@ search::TuneOptions TuneOptionsFor(const JobTuning& t, const coordinator::Leased
   if (!dry_run) {
     o.patience = t.patience;
     o.time_limit_s = t.time_limit_s;
+    o.specialize = t.specialize;
     if (t.outclassed > 0 && t.rival_ms) {
       o.outclassed_factor = t.outclassed;
       o.rival_ms = [rival = t.rival_ms, config = job.config_id] { return rival(config); };
@@ -158,7 +159,8 @@ std::vector<std::string> JobTuningArgs(const JobTuning& t) {
                                    "--launch-timeout", std::to_string(absl::ToInt64Seconds(t.launch_timeout)),
                                    "--patience", std::to_string(t.patience),
                                    "--time-limit-per-job", absl::StrCat(t.time_limit_s),
-                                   "--outclassed", absl::StrCat(t.outclassed)};
+                                   "--outclassed", absl::StrCat(t.outclassed),
+                                   "--specialize", t.specialize ? "1" : "0"};
   if (!t.heuristics_model.empty()) {
     args.push_back("--heuristics-model");
     args.push_back(t.heuristics_model);

@@ -52,6 +52,7 @@ struct JobTuning {
   // solver), 0 when none; null = none known (the executor sets it).
   double outclassed = 0;
   std::function<double(int64_t config_id)> rival_ms;
+  bool specialize = true;  // search::TuneOptions::specialize (eval only)
   // --heuristics-model: the directory (the executor child loads it again) and its predictor
   // (search::TuneOptions::predictor; tuner_core/heuristics/search_predictor.h), null = none.
   // Compile and eval workers must agree on it as on the strategy: the seeds are compiled ahead.

@@ -29,7 +29,7 @@ coordinator::LeasedJob Job(int64_t id, const std::string& kind, const std::strin
   return j;
 }
 
-TEST_CASE("the executor's arguments carry --heuristics-model; a directory without models is refused") {
+TEST_CASE("the executor's arguments carry --no-specialize and --heuristics-model; a directory without models is refused") {
   JobTuning t;
   t.strategy = search::StrategyKind::kModel;
   t.budget = 12;
@@ -40,6 +40,14 @@ TEST_CASE("the executor's arguments carry --heuristics-model; a directory withou
   REQUIRE(parsed.ok());
   CHECK(parsed->tuning.budget == 12);
   CHECK(parsed->tuning.predictor == nullptr);
+  CHECK(parsed->tuning.specialize);
+  t.specialize = false;  // --no-specialize reaches the child
+  args = JobTuningArgs(t);
+  args.insert(args.begin(), {"--executor-fd", "3"});
+  parsed = ParseExecutorArgs(args);
+  REQUIRE(parsed.ok());
+  CHECK_FALSE(parsed->tuning.specialize);
+  t.specialize = true;
 
   t.heuristics_model = "/nonexistent/tuna-models";
   args = JobTuningArgs(t);

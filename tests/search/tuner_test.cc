@@ -173,12 +173,13 @@ TEST_CASE("the finishing step keeps the winner built for the problem alone only 
   CpuFixture f;
   if (!f.ok) return;
   const Problem p = ParseOne("conv -n 2 -c 4 -H 7 -W 7 -k 6 -y 3 -x 3 -p 1 -q 1 -F 1");
-  auto run = [&](int64_t specialized, std::string prior = "") {
+  auto run = [&](int64_t specialized, std::string prior = "", bool specialize = true) {
     // One searched point, the slow one (three launches); its specialisation runs `specialized`.
     auto registry = testing::SpecializingRegistry({testing::kSlow}, specialized);
     TuneOptions o = Fast();
     o.solvers = {"TestFaultSolver"};
     o.prior_params = prior;
+    o.specialize = specialize;
     Tuner tuner(*registry, *f.backend, f.device.get(), f.target, o);
     absl::StatusOr<TuneResult> r = tuner.Tune(p);
     REQUIRE(r.ok());
@@ -216,6 +217,11 @@ TEST_CASE("the finishing step keeps the winner built for the problem alone only 
   CHECK(slower.specialized->disposition == Disposition::kPassed);
   CHECK(slower.best_params == (slower.specialized->kept ? "5,1" : "5,0"));
   CHECK(slower.best_ms == std::min(slower.specialized->fixed_ms, slower.specialized->runtime_ms));
+
+  // Off (--no-specialize): the winner is the build that serves every problem.
+  const SolverTuneResult off = run(testing::kCorrect, "", false).solvers.front();
+  CHECK_FALSE(off.specialized.has_value());
+  CHECK(off.best_params == "5,0");
 
   // Params an earlier search chose are timed as they are: it decided there.
   const SolverTuneResult reused = run(testing::kCorrect, "5,0").solvers.front();

@@ -524,7 +524,7 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
   const bool ahead = !dry_run && (options_.compile_ahead == Ahead::kOn ||
                                   (options_.compile_ahead == Ahead::kAuto && target_.IsGpu()));
   BatchCompiler source(compiler_, s, problem, ahead);
-  SpecialBuild special(compiler_, s, target_, problem, ahead && !plan.reused);
+  SpecialBuild special(compiler_, s, target_, problem, ahead && options_.specialize && !plan.reused);
   StopRule stop(options_, out.tunable);
   SearchState st;
   const BatchContext context{evaluator, default_config, options_, out, st, progress, stop};
@@ -561,7 +561,7 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
     Timed(times.retime_ms, [&] { RetimeTop(*evaluator, default_config, options_.retime_repetitions, out, st); });
   }
   // The finishing step; not for params an earlier search chose (reused): it decided there.
-  if (!dry_run && !plan.reused && st.best > 0 && evaluator->healthy()) {
+  if (!dry_run && options_.specialize && !plan.reused && st.best > 0 && evaluator->healthy()) {
     Specialize(s, target_, problem, *compiler_, special, *evaluator, options_, out, st, times);
   }
   special.Drop(options_.abandoned, times.discard_ms);

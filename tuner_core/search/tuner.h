@@ -122,6 +122,9 @@ struct TuneOptions {
   CompilerOptions compiler;
   EvaluatorOptions evaluator;
   int retime_top = 3;          // re-time this many best candidates per solver (0 = none)
+  // The finishing step (Solver::Specialize) after each search: false keeps every winner a build
+  // that serves every problem (a smaller kernel db, no build per problem).
+  bool specialize = true;
   int retime_repetitions = 10;
   // Adaptive stop of a tunable solver's search (MIOpen's MIOPEN_TUNING_PATIENCE): stop after this
   // many timed candidates in a row that do not beat the best by more than `min_gain` (a fraction).
