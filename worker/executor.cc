@@ -119,6 +119,10 @@ absl::StatusOr<ExecutorArgs> ParseExecutorArgs(const std::vector<std::string>& a
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "worker" || a == "--executor") continue;
+    if (a == "--no-specialize") {
+      out.tuning.specialize = false;
+      continue;
+    }
     if (i + 1 >= args.size()) return absl::InvalidArgumentError(absl::StrCat("missing value of ", a));
     const std::string& v = args[++i];
     try {
@@ -137,7 +141,6 @@ absl::StatusOr<ExecutorArgs> ParseExecutorArgs(const std::vector<std::string>& a
       else if (a == "--patience") out.tuning.patience = std::stoull(v);
       else if (a == "--time-limit-per-job") out.tuning.time_limit_s = std::stod(v);
       else if (a == "--outclassed") out.tuning.outclassed = std::stod(v);
-      else if (a == "--specialize") out.tuning.specialize = v != "0";
       else if (a == "--heuristics-model") {
         auto p = heuristics::LoadSearchPredictor(v);
         if (!p.ok()) return p.status();

@@ -159,8 +159,8 @@ std::vector<std::string> JobTuningArgs(const JobTuning& t) {
                                    "--launch-timeout", std::to_string(absl::ToInt64Seconds(t.launch_timeout)),
                                    "--patience", std::to_string(t.patience),
                                    "--time-limit-per-job", absl::StrCat(t.time_limit_s),
-                                   "--outclassed", absl::StrCat(t.outclassed),
-                                   "--specialize", t.specialize ? "1" : "0"};
+                                   "--outclassed", absl::StrCat(t.outclassed)};
+  if (!t.specialize) args.push_back("--no-specialize");  // a flag of `tuna worker` (cli/search_flags.h)
   if (!t.heuristics_model.empty()) {
     args.push_back("--heuristics-model");
     args.push_back(t.heuristics_model);

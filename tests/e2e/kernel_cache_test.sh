@@ -4,7 +4,8 @@
 # 1. the first run builds its kernels and leaves them in DATA_DIR/kernel-cache (mode 700);
 # 2. a second run of the same file (--new-session) builds nothing: every kernel of the compile
 #    steps comes from the disk cache, and the executor makes no local build;
-# 3. with --no-kernel-cache the same run builds again (so 2 is the disk cache's doing);
+# 3. with --no-kernel-cache the same run builds again (so 2 is the disk cache's doing), and its
+#    executors take --no-specialize;
 # 4. a cache directory that group or others can write is refused, naming it.
 # The random strategy with a fixed seed proposes the same candidates in every run.
 set -euo pipefail
@@ -58,12 +59,15 @@ echo "second run: $built2 built, $disk2 from the disk cache; executor local buil
 grep -q "resumed\|from the earlier run" "$work/out2.txt" && fail "--new-session resumed a session"
 [ "$(find "$cache" -type f | wc -l)" -eq "$files" ] || fail "the second run stored new kernels"
 
-tune "$work/out3" --new-session --no-kernel-cache
+# (--no-specialize rides along: the executor children must accept what the supervisor passes.)
+tune "$work/out3" --new-session --no-kernel-cache --no-specialize
 read -r built3 disk3 <<<"$(compile_counts "$work/out3/tune.log")"
 echo "without the cache: $built3 built, $disk3 from the disk cache"
 [ "$built3" -gt 0 ] || fail "--no-kernel-cache still found cached kernels"
 [ "$disk3" = 0 ] || fail "--no-kernel-cache read the disk cache"
 grep -q "disk kernel cache" "$work/out3/tune.log" && fail "--no-kernel-cache gave the executor a cache"
+grep -q "executor crashed" "$work/out3/tune.log" && fail "an executor child refused its arguments (--no-specialize)"
+grep -q "evaluated job" "$work/out3/tune.log" || fail "no job was evaluated with --no-specialize"
 # A cache directory others can write is refused before anything runs, naming it.
 shared="$work/shared-cache"
 mkdir -p "$shared" && chmod 777 "$shared"
