@@ -366,4 +366,24 @@ Launch ConvLaunch(const Target& target, const ConvPlan& plan, const PerfConfig& 
   return l;
 }
 
+absl::Status TmaSolver::IsApplicable(const Target& target, const Problem& p) const {
+  if (absl::Status st = Admits(p); !st.ok()) return st;
+  return CheckApplicable(Name(), target, p, PlanOf(p));
+}
+
+SearchSpace TmaSolver::Space(const Target&, const Problem&) const { return hopper_tma::Space(); }
+
+PerfConfig TmaSolver::DefaultConfig(const Target& target, const Problem& p) const { return Default(target, PlanOf(p)); }
+
+absl::Status TmaSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
+  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
+  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
+  return CheckValid(Name(), target, PlanOf(p), config);
+}
+
+std::optional<PerfConfig> TmaSolver::Specialize(const Target& target, const Problem& p, const PerfConfig& config) const {
+  if (!IsValid(target, p, config).ok()) return std::nullopt;
+  return hopper_tma::Specialize(PlanOf(p), config);
+}
+
 }  // namespace tuna::solver::hopper_tma

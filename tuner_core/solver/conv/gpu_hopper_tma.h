@@ -95,4 +95,26 @@ std::optional<PerfConfig> Specialize(const ConvPlan& plan, const PerfConfig& con
 Launch ConvLaunch(const Target& target, const ConvPlan& plan, const PerfConfig& config, BufferRole x, BufferRole w,
                   int64_t w_offset, BufferRole y);
 
+// What TunaHopperTmaFwd and TunaHopperTmaBwd share: the verbs above on the plan of their
+// direction (PlanOf), after their own conditions (Admits). Each adds its name, direction and
+// solution. Thread-safe and stateless.
+class TmaSolver : public Solver {
+ public:
+  Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
+  bool IsTunable() const override { return true; }
+  bool IsDynamic() const override { return true; }
+  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
+  SearchSpace Space(const Target& target, const Problem& problem) const override;
+  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
+  absl::Status IsValid(const Target& target, const Problem& problem, const PerfConfig& config) const override;
+  // The winner with its sizes compiled in (Specialize above).
+  std::optional<PerfConfig> Specialize(const Target& target, const Problem& problem,
+                                       const PerfConfig& config) const override;
+
+ protected:
+  virtual ConvPlan PlanOf(const Problem& problem) const = 0;
+  // OK, or NotApplicable's status: the direction's own conditions, checked before the plan's.
+  virtual absl::Status Admits(const Problem& problem) const = 0;
+};
+
 }  // namespace tuna::solver::hopper_tma

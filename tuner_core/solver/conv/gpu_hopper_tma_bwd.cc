@@ -1,29 +1,18 @@
 #include "tuner_core/solver/conv/gpu_hopper_tma_bwd.h"
 
 #include "tuner_core/solver/conv/gpu_common.h"
-#include "tuner_core/solver/conv/gpu_hopper_tma.h"
 
 namespace tuna::solver {
 
-absl::Status HopperTmaBwdSolver::IsApplicable(const Target& target, const Problem& p) const {
+hopper_tma::ConvPlan HopperTmaBwdSolver::PlanOf(const Problem& p) const { return hopper_tma::BackwardDataPlan(p); }
+
+absl::Status HopperTmaBwdSolver::Admits(const Problem& p) const {
   if (p.direction != Direction::kBackwardData) return NotApplicable(Name(), "backward data only");
   if ((p.stride[1] > 1 || p.stride[2] > 1) && (p.dilation[1] > 1 || p.dilation[2] > 1)) {
     return NotApplicable(Name(), "strided and dilated together (the sub-pixel phases assume dilation 1)");
   }
   if (p.groups * p.fil[1] * p.fil[2] > gpu::kMaxGridYZ) return NotApplicable(Name(), "too many groups x taps for grid.z");
-  return hopper_tma::CheckApplicable(Name(), target, p, hopper_tma::BackwardDataPlan(p));
-}
-
-SearchSpace HopperTmaBwdSolver::Space(const Target&, const Problem&) const { return hopper_tma::Space(); }
-
-absl::Status HopperTmaBwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
-  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
-  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
-  return hopper_tma::CheckValid(Name(), target, hopper_tma::BackwardDataPlan(p), config);
-}
-
-PerfConfig HopperTmaBwdSolver::DefaultConfig(const Target& target, const Problem& p) const {
-  return hopper_tma::Default(target, hopper_tma::BackwardDataPlan(p));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Solution> HopperTmaBwdSolver::GetSolution(const Target& target, const Problem& p,
@@ -51,12 +40,6 @@ absl::StatusOr<Solution> HopperTmaBwdSolver::GetSolution(const Target& target, c
   sol.launches.push_back(
       hopper_tma::ConvLaunch(target, plan, config, BufferRole::kY, BufferRole::kWorkspace, 0, BufferRole::kX));
   return sol;
-}
-
-std::optional<PerfConfig> HopperTmaBwdSolver::Specialize(const Target& target, const Problem& p,
-                                                          const PerfConfig& config) const {
-  if (!IsValid(target, p, config).ok()) return std::nullopt;
-  return hopper_tma::Specialize(hopper_tma::BackwardDataPlan(p), config);
 }
 
 }  // namespace tuna::solver

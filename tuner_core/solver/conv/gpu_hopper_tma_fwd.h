@@ -31,26 +31,23 @@
 // only where they move fewer bytes. Thread-safe and stateless.
 #pragma once
 
-#include <optional>
 #include <string_view>
 #include <vector>
 
-#include "tuner_core/solver/solver.h"
+#include "tuner_core/solver/conv/gpu_hopper_tma.h"
 
 namespace tuna::solver {
 
-class HopperTmaFwdSolver : public Solver {
+class HopperTmaFwdSolver : public hopper_tma::TmaSolver {
  public:
   std::string_view Name() const override { return "TunaHopperTmaFwd"; }
-  Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
-  bool IsTunable() const override { return true; }
-  bool IsDynamic() const override { return true; }
   std::vector<Direction> Directions() const override { return {Direction::kForward}; }
-
-  TUNA_TUNABLE_SOLVER_VERBS
-  // The winner with its sizes compiled in (hopper_tma::Specialize).
-  std::optional<PerfConfig> Specialize(const Target& target, const Problem& problem,
+  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
                                        const PerfConfig& config) const override;
+
+ protected:
+  hopper_tma::ConvPlan PlanOf(const Problem& problem) const override;
+  absl::Status Admits(const Problem& problem) const override;
 };
 
 }  // namespace tuna::solver
