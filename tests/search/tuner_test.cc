@@ -192,13 +192,16 @@ TEST_CASE("the finishing step keeps the winner built for the problem alone only 
   CHECK(faster.tried == 1);
   REQUIRE(faster.specialized.has_value());
   CHECK(faster.specialized->disposition == Disposition::kPassed);
+  // Which build is faster is timing (1 launch against 3, but a loaded CI host can invert that):
+  // the result must follow the interleaved times, whichever way they fall.
   CHECK(faster.specialized->fixed_ms > 0);
-  CHECK(faster.specialized->fixed_ms < faster.specialized->runtime_ms);
-  CHECK(faster.specialized->kept);
-  CHECK(faster.best_params == "5,1");
-  CHECK(faster.best_ms == faster.specialized->fixed_ms);
+  CHECK(faster.specialized->runtime_ms > 0);
+  CHECK(faster.specialized->kept == (faster.specialized->fixed_ms < faster.specialized->runtime_ms));
+  CHECK(faster.best_params == (faster.specialized->kept ? "5,1" : "5,0"));
+  CHECK(faster.best_ms == std::min(faster.specialized->fixed_ms, faster.specialized->runtime_ms));
   CHECK(FormatTuneResult(faster_run).find("sizes-compiled-in") != std::string::npos);
-  CHECK(TuneResultsJson({faster_run}).find("\"kept\": true") != std::string::npos);
+  CHECK(TuneResultsJson({faster_run}).find(faster.specialized->kept ? "\"kept\": true" : "\"kept\": false") !=
+        std::string::npos);
 
   const SolverTuneResult wrong = run(testing::kGarbage).solvers.front();
   REQUIRE(wrong.specialized.has_value());
