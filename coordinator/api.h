@@ -75,6 +75,7 @@ struct LeasedJob {
   std::string tuned_params;  // find jobs: the perf result's params ("" = none: default params)
   std::string prior_params;  // perf jobs: an earlier session's result for this config (ClaimedJob)
   std::vector<search::TransferRun> transfer;  // perf jobs: other configs' timings (ClaimedJob)
+  bool find_follows = false;  // perf jobs: the find job runs the finishing step (ClaimedJob)
   absl::Time lease_expires;
 };
 
@@ -143,6 +144,7 @@ struct Report {
   int64_t workspace_bytes = 0;
   int64_t candidates_tried = 0;
   bool verified = false;
+  bool finished = false;  // find: the perf result takes params and time (schema::StepReport)
   std::vector<Sample> samples;
   StepTimings timings;
 };

@@ -448,6 +448,7 @@ void Coordinator::HandOut(const std::vector<std::shared_ptr<Waiter>>& batch,
       j.solver_name = c.solver_name;
       j.tuned_params = c.tuned_params;
       j.prior_params = c.prior_params;
+      j.find_follows = c.find_follows;
       j.transfer = c.transfer;
       j.lease_expires = absl::Now() + absl::Seconds(options_.lease_seconds);
       w->jobs.push_back(std::move(j));
@@ -670,6 +671,7 @@ void Coordinator::SubmitReportAsync(const Report& r, std::function<void(absl::St
   s.workspace_bytes = r.workspace_bytes;
   s.candidates_tried = r.candidates_tried;
   s.verified = r.verified;
+  s.finished = r.finished;
   for (const Sample& x : r.samples) s.samples.push_back({x.params, x.time_ms, x.status, x.error});
   p->timings = r.timings;
   p->done = std::move(done);

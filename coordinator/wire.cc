@@ -67,6 +67,7 @@ void ToWire(const LeasedJob& j, v1::LeasedJob* out) {
   out->set_solver_name(j.solver_name);
   out->set_tuned_params(j.tuned_params);
   out->set_prior_params(j.prior_params);
+  out->set_find_follows(j.find_follows);
   for (const search::TransferRun& r : j.transfer) {
     v1::TransferRun* run = out->add_transfer();
     run->set_driver(r.driver);
@@ -97,6 +98,7 @@ absl::StatusOr<LeasedJob> FromWire(const v1::LeasedJob& j) {
   out.solver_name = j.solver_name();
   out.tuned_params = j.tuned_params();
   out.prior_params = j.prior_params();
+  out.find_follows = j.find_follows();
   for (const v1::TransferRun& r : j.transfer()) {
     search::TransferRun& run = out.transfer.emplace_back();
     run.driver = r.driver();
@@ -129,6 +131,7 @@ void ToWire(const Report& r, v1::ReportRequest* out) {
   out->set_workspace_bytes(r.workspace_bytes);
   out->set_candidates_tried(r.candidates_tried);
   out->set_verified(r.verified);
+  out->set_finished(r.finished);
   for (const auto& s : r.samples) {
     auto* w = out->add_samples();
     w->set_params(s.params);
@@ -168,6 +171,7 @@ absl::StatusOr<Report> FromWire(const v1::ReportRequest& r) {
   out.workspace_bytes = r.workspace_bytes();
   out.candidates_tried = r.candidates_tried();
   out.verified = r.verified();
+  out.finished = r.finished();
   for (const auto& s : r.samples()) {
     Sample x;
     x.params = s.params();

@@ -66,7 +66,8 @@ search::TuneOptions TuneOptionsFor(const JobTuning& t, const coordinator::Leased
   if (!dry_run) {
     o.patience = t.patience;
     o.time_limit_s = t.time_limit_s;
-    o.specialize = t.specialize;
+    // The find job that follows runs the finishing step (FinishingConfig), off the device's path.
+    o.specialize = t.specialize && !job.find_follows;
     if (t.outclassed > 0 && t.rival_ms) {
       o.outclassed_factor = t.outclassed;
       o.rival_ms = [rival = t.rival_ms, config = job.config_id] { return rival(config); };
@@ -148,6 +149,17 @@ solver::PerfConfig FindConfig(const coordinator::LeasedJob& job, const solver::S
   return s.DefaultConfig(target, problem);
 }
 
+// The finishing step of a find job (search/finishing.h): its tuned params built for this problem
+// alone, when the solver offers that build and it is another one; else none.
+std::optional<solver::PerfConfig> FinishingConfig(const coordinator::LeasedJob& job, const JobTuning& t,
+                                                  const solver::Solver& s, const solver::Target& target,
+                                                  const Problem& problem, const solver::PerfConfig& tuned) {
+  if (!t.specialize || job.kind != "find" || job.tuned_params.empty() || !s.IsTunable()) return std::nullopt;
+  std::optional<solver::PerfConfig> spec = s.Specialize(target, problem, tuned);
+  if (!spec || *spec == tuned) return std::nullopt;
+  return spec;
+}
+
 }  // namespace
 
 std::vector<std::string> JobTuningArgs(const JobTuning& t) {
@@ -184,12 +196,14 @@ absl::StatusOr<CompileOutcome> CompileJob(const coordinator::LeasedJob& job,
   const solver::Solver& s = *prepared->solver->solver;
   if (job.kind == "find" || !s.IsTunable()) {
     search::Compiler compiler(backend, *target, {tuning.compile_threads, pool});
-    const search::CompiledCandidate c =
-        compiler.Compile(s, prepared->problem, {FindConfig(job, s, *target, prepared->problem)}).front();
-    out.candidates = 1;
-    out.compiled = c.disposition == search::Disposition::kPassed;
-    out.failed = c.disposition == search::Disposition::kCompileFailed;
-    if (c.disposition != search::Disposition::kPassed) out.first_error = c.error;
+    std::vector<solver::PerfConfig> configs = {FindConfig(job, s, *target, prepared->problem)};
+    if (auto spec = FinishingConfig(job, tuning, s, *target, prepared->problem, configs[0])) configs.push_back(*spec);
+    for (const search::CompiledCandidate& c : compiler.Compile(s, prepared->problem, configs)) {
+      ++out.candidates;
+      out.compiled += c.disposition == search::Disposition::kPassed;
+      out.failed += c.disposition == search::Disposition::kCompileFailed;
+      if (c.disposition != search::Disposition::kPassed && out.first_error.empty()) out.first_error = c.error;
+    }
   } else {
     // The dry run proposes the same candidates as the eval search (exhaustive and random
     // strategies do not depend on observations), so it compiles what eval will load.
@@ -364,6 +378,64 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// A find job, or a perf job of a solver with nothing to tune: the one config timed
+// (FindConfig), and for a find job the finishing step on it (FinishingConfig: the build for this
+// problem alone, verified and timed against it, kept when faster: the report is then `finished`).
+coordinator::Report EvalOne(const coordinator::LeasedJob& job, const solver::Solver& s, const Problem& problem,
+                            const solver::Target& target, const backend::Backend& backend, const JobTuning& tuning,
+                            int retime_repetitions, search::Evaluator& ev, JobSplit& split) {
+  coordinator::Report rep = EvalReport(job);
+  search::Compiler compiler(backend, target, {tuning.compile_threads});
+  const solver::PerfConfig config = FindConfig(job, s, target, problem);
+  const std::optional<solver::PerfConfig> spec = FinishingConfig(job, tuning, s, target, problem, config);
+  const auto code_start = std::chrono::steady_clock::now();
+  const search::CompiledCandidate c = compiler.CompileOne(s, problem, config);
+  split.code = 1e3 * SecondsSince(code_start);
+  const auto eval_start = std::chrono::steady_clock::now();
+  const search::Measurement m = ev.Evaluate(c, 0);
+  split.candidates = 1e3 * SecondsSince(eval_start);
+  rep.samples.push_back(ToSample(config, m));
+  rep.candidates_tried = 1;
+  if (m.disposition == search::Disposition::kTimeout) {
+    return Failure(job, absl::StrCat("launch timeout: ", m.error), true);
+  }
+  if (m.disposition != search::Disposition::kPassed || m.time_ms <= 0) return rep;
+  rep.has_result = true;
+  rep.params = config.ToString();
+  rep.kernel_time_ms = m.time_ms;
+  rep.workspace_bytes = static_cast<int64_t>(c.solution.workspace_bytes);
+  rep.verified = true;  // kPassed means the output matched the reference
+  if (!spec || !ev.healthy()) return rep;
+  const auto spec_code = std::chrono::steady_clock::now();
+  const search::CompiledCandidate built = compiler.CompileOne(s, problem, *spec);  // the compile step's
+  split.code += 1e3 * SecondsSince(spec_code);
+  const auto retime_start = std::chrono::steady_clock::now();
+  const search::Specialized f = search::Finish(ev, c, *spec, built, retime_repetitions);
+  split.retime = 1e3 * SecondsSince(retime_start);
+  ++rep.candidates_tried;
+  search::Measurement fm;
+  fm.disposition = f.disposition;
+  fm.error = f.error;
+  fm.time_ms = f.fixed_ms;
+  rep.samples.push_back(ToSample(f.config, fm));
+  spdlog::info("job {} ({}, config {}, {}): finishing step: [{}] for this problem alone {}", job.job_id, job.kind,
+               job.config_id, job.solver_name, f.config.ToString(),
+               f.runtime_ms > 0 ? absl::StrCat(f.fixed_ms, " ms against ", f.runtime_ms, " ms: ",
+                                               f.kept ? "kept" : "not kept")
+                                : absl::StrCat(std::string(search::DispositionName(f.disposition)), ": ", f.error));
+  if (f.disposition == search::Disposition::kTimeout) {
+    return Failure(job, absl::StrCat("launch timeout: ", f.error), true);
+  }
+  if (!f.kept) return rep;
+  rep.params = f.config.ToString();
+  rep.kernel_time_ms = f.fixed_ms;
+  rep.finished = true;
+  if (auto sol = s.GetSolution(target, problem, f.config); sol.ok()) {
+    rep.workspace_bytes = static_cast<int64_t>(sol->workspace_bytes);
+  }
+  return rep;
+}
+
 // The job's solver in its tune result (null when it was not searched). With a predictor, logs
 // how many predicted configs its search was seeded with, or why none.
 const search::SolverTuneResult* JobSolver(const coordinator::LeasedJob& job, const search::TuneResult& r,
@@ -453,27 +525,9 @@ coordinator::Report EvalJob(const coordinator::LeasedJob& job, const backend::Ba
   const search::EvalTimings before = reused ? (*ev)->timings() : search::EvalTimings{};
 
   if (job.kind == "find" || !s.IsTunable()) {
-    search::Compiler compiler(backend, target, {tuning.compile_threads});
-    const solver::PerfConfig config = FindConfig(job, s, target, problem);
-    const auto code_start = std::chrono::steady_clock::now();
-    search::CompiledCandidate c = compiler.CompileOne(s, problem, config);
-    split.code = 1e3 * SecondsSince(code_start);
-    const auto eval_start = std::chrono::steady_clock::now();
-    search::Measurement m = (*ev)->Evaluate(c, 0);
-    split.candidates = 1e3 * SecondsSince(eval_start);
+    rep = EvalOne(job, s, problem, target, backend, tuning, options.retime_repetitions, **ev, split);
     *device_wedged = !(*ev)->healthy();
     Account(job, (*ev)->timings() - before, SecondsSince(start), split, reused, rep);
-    rep.samples.push_back(ToSample(config, m));
-    rep.candidates_tried = 1;
-    if (m.disposition == search::Disposition::kPassed && m.time_ms > 0) {
-      rep.has_result = true;
-      rep.params = config.ToString();
-      rep.kernel_time_ms = m.time_ms;
-      rep.workspace_bytes = static_cast<int64_t>(c.solution.workspace_bytes);
-      rep.verified = true;  // kPassed means the output matched the reference
-    } else if (m.disposition == search::Disposition::kTimeout) {
-      return Failure(job, absl::StrCat("launch timeout: ", m.error), true);
-    }
     return rep;
   }
 

@@ -167,7 +167,10 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
           // Whether the warm-start read can find anything (FillWarmParams): on a target without
           // verified results of the solver it is skipped (MariaDB's subquery cache evaluates this
           // once per solver and session of the claim).
-          "EXISTS (SELECT 1 " + WarmResults("j.solver_id", "j.session_id") + ") AS warm_any "
+          "EXISTS (SELECT 1 " + WarmResults("j.solver_id", "j.session_id") + ") AS warm_any, "
+          // Whether a find job follows this perf job (it then runs the finishing step).
+          "(j.kind = 'perf' AND EXISTS (SELECT 1 FROM job f WHERE f.session_id = j.session_id AND "
+          "f.config_id = j.config_id AND f.solver_id = j.solver_id AND f.kind = 'find')) AS find_follows "
           "FROM job j WHERE j.state = ? AND j.session_id = ? " + exclude +
           // A find job waits for the perf job of its config and solver to end, so that it
           // times the tuned params (MITuna runs find after perf the same way).
@@ -192,6 +195,7 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
         j.config_class = r.String("config_class");
         j.tuned_params = r.String("tuned_params");  // NULL (no perf result) reads as ""
         j.transfer_horizon = r.String("transfer_horizon");
+        j.find_follows = r.Int("find_follows") != 0;
         if (r.Int("warm_any") == 0) no_warm.insert({j.session_id, j.solver_id});
         out.push_back(std::move(j));
       }
@@ -472,6 +476,8 @@ struct SuccessWrites {
   size_t link_rows = 0, sample_rows = 0;
   std::vector<NewPerfResult> perf;
   std::vector<NewFindResult> find;
+  Params finished;  // (params, time, session, config, solver) of finished find results
+  size_t finished_rows = 0;
 
   // One applied report of `job`.
   void Add(const JobInfo& job, const StepReport& r) {
@@ -492,6 +498,10 @@ struct SuccessWrites {
     } else if (r.has_result) {
       find.push_back({job.session_id, job.config_id, job.solver_id, r.job_id, r.kernel_time_ms,
                       r.workspace_bytes, r.params, r.verified});
+      if (r.finished && r.verified) {
+        finished.insert(finished.end(), {r.params, r.kernel_time_ms, job.session_id, job.config_id, job.solver_id});
+        ++finished_rows;
+      }
     }
     for (const EvalSampleRow& x : r.samples) {
       samples.insert(samples.end(),
@@ -585,6 +595,15 @@ absl::Status WriteSuccesses(Connection& c, const SuccessWrites& w) {
   }
   if (absl::Status st = InsertPerfResults(c, w.perf); !st.ok()) return st;
   if (absl::Status st = InsertFindResults(c, w.find); !st.ok()) return st;
+  // The finishing step of a find job: the perf result (the perf db's entry) takes the params
+  // built for this problem alone and their time.
+  for (size_t i = 0; i < w.finished_rows; ++i) {
+    Params p(w.finished.begin() + static_cast<ptrdiff_t>(5 * i), w.finished.begin() + static_cast<ptrdiff_t>(5 * i + 5));
+    auto n = c.Execute("UPDATE perf_result SET params = ?, kernel_time = ? WHERE session_id = ? AND "
+                       "config_id = ? AND solver_id = ? AND verified = TRUE",
+                       p);
+    if (!n.ok()) return n.status();
+  }
   return InsertRows(c,
                     "INSERT IGNORE INTO eval_sample (job_id, attempt, params, time, status, error) "
                     "VALUES ",

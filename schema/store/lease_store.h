@@ -95,6 +95,9 @@ struct ClaimedJob {
   // session of the same arch and CU count ("" when none or LeaseStoreOptions::reuse_prior_results
   // is off): the job reuses it instead of searching.
   std::string prior_params;
+  // Perf jobs: a find job of the same session, config and solver exists; it runs the finishing
+  // step (tuner_core/search/finishing.h) after this job, so this job's search does not.
+  bool find_follows = false;
 };
 
 // The job as the coordinator needs it to validate a report (solver, problem, session).
@@ -144,6 +147,9 @@ struct StepReport {
   int64_t workspace_bytes = 0;
   int64_t candidates_tried = 0;
   bool verified = false;
+  // Find success: `params` are the session's perf result's, built for this problem alone (the
+  // finishing step), verified and faster: the perf result takes these params and this time.
+  bool finished = false;
   std::vector<EvalSampleRow> samples;
 };
 

@@ -195,5 +195,72 @@ TEST_CASE("the jobs of one config share one evaluator; reports carry timings") {
   CHECK(one.reuses() == 0);
 }
 
+TEST_CASE("the finishing step runs in the find job that follows a perf job, not in the perf job") {
+  search::testing::CpuFixture f;
+  if (!f.ok) return;
+  const std::string line = "conv -n 2 -c 4 -H 7 -W 7 -k 6 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -F 1";
+  JobTuning tuning;
+  tuning.strategy = search::StrategyKind::kExhaustive;
+  tuning.repetitions = 3;
+  bool wedged = true;
+  EvaluatorCache evaluators;
+  // "5,0": the slow kernel; its specialisation "5,1" runs `specialized`.
+  auto run = [&](const coordinator::LeasedJob& job, int64_t specialized, const JobTuning& t) {
+    auto registry = search::testing::SpecializingRegistry({search::testing::kSlow}, specialized);
+    coordinator::Report r = EvalJob(job, *f.backend, *f.device, *registry, t, evaluators, &wedged);
+    REQUIRE(r.succeeded);
+    CHECK_FALSE(wedged);
+    return r;
+  };
+
+  coordinator::LeasedJob perf = Job(1, "perf", line, "TestFaultSolver", f.target);
+  perf.find_follows = true;
+  coordinator::Report searched = run(perf, search::testing::kCorrect, tuning);
+  CHECK(searched.params == "5,0");  // the perf job left the finishing step to the find job
+  CHECK(searched.samples.size() == 1);
+  perf.find_follows = false;  // no find job follows: the perf job finishes itself
+  searched = run(perf, search::testing::kCorrect, tuning);
+  REQUIRE(searched.samples.size() == 1);  // the finishing step's build is not a sample of the search
+  CHECK((searched.params == "5,0" || searched.params == "5,1"));
+
+  coordinator::LeasedJob find = Job(2, "find", line, "TestFaultSolver", f.target);
+  find.tuned_params = "5,0";
+  const coordinator::Report faster = run(find, search::testing::kCorrect, tuning);
+  REQUIRE(faster.samples.size() == 2);
+  CHECK(faster.samples[0].params == "5,0");
+  CHECK(faster.samples[1].params == "5,1");
+  CHECK(faster.samples[1].status == "Passed");
+  CHECK(faster.candidates_tried == 2);
+  REQUIRE(faster.has_result);
+  // Which build is faster is timing (1 launch against 3): the report must follow it.
+  CHECK(faster.finished == (faster.params == "5,1"));
+  CHECK(faster.kernel_time_ms > 0);
+
+  const coordinator::Report wrong = run(find, search::testing::kGarbage, tuning);
+  REQUIRE(wrong.samples.size() == 2);
+  CHECK(wrong.samples[1].status == "Incorrect");
+  CHECK_FALSE(wrong.finished);
+  CHECK(wrong.params == "5,0");
+
+  const coordinator::Report broken = run(find, search::testing::kBrokenBuild, tuning);
+  REQUIRE(broken.samples.size() == 2);
+  CHECK(broken.samples[1].status == "CompileFailed");
+  CHECK_FALSE(broken.finished);
+  CHECK(broken.params == "5,0");
+
+  JobTuning off = tuning;
+  off.specialize = false;  // --no-specialize
+  const coordinator::Report kept = run(find, search::testing::kCorrect, off);
+  CHECK(kept.samples.size() == 1);
+  CHECK_FALSE(kept.finished);
+  find.tuned_params = "5,1";  // already the build for this problem (an earlier session's): timed alone
+  const coordinator::Report again = run(find, search::testing::kCorrect, tuning);
+  CHECK(again.samples.size() == 1);
+  CHECK(again.params == "5,1");
+  CHECK_FALSE(again.finished);
+  find.tuned_params = "";  // no perf result: the default, not finished
+  CHECK(run(find, search::testing::kCorrect, tuning).samples.size() == 1);
+}
+
 }  // namespace
 }  // namespace tuna::worker

@@ -186,6 +186,7 @@ TEST_CASE_METHOD(testing::MariadbTest,
   for (const auto& j : *c) {
     CHECK(j.kind == "perf");
     CHECK(j.tuned_params.empty());
+    CHECK(j.find_follows);  // the find job runs the finishing step
   }
   auto o = store.Report({Success((*c)[0], JobStep::kCompile), Success((*c)[1], JobStep::kCompile)});
   REQUIRE(o.ok());
@@ -219,6 +220,45 @@ TEST_CASE_METHOD(testing::MariadbTest,
   }
   CHECK(params_by_config[(*e)[0].config_id] == "2");
   CHECK(params_by_config[(*e)[1].config_id].empty());
+  for (const auto& j : *f) CHECK_FALSE(j.find_follows);
+
+  // A find job that kept the tuned params' build for its problem alone (the finishing step)
+  // gives the perf result those params and their time; one that did not leaves it as it was.
+  o = store.Report({Success((*f)[0], JobStep::kCompile), Success((*f)[1], JobStep::kCompile)});
+  REQUIRE(o.ok());
+  auto fe = store.Claim(JobStep::kEval, {seeded->session_id}, {{"b", 10}});
+  REQUIRE(fe.ok());
+  REQUIRE(fe->size() == 2);
+  std::vector<StepReport> found;
+  for (const auto& j : *fe) {
+    StepReport r = Success(j, JobStep::kEval);
+    r.has_result = true;
+    r.verified = true;
+    r.params = j.tuned_params.empty() ? "1" : "2,1";
+    r.kernel_time_ms = 0.25;
+    r.finished = true;  // for the config without a perf result: nothing to update
+    found.push_back(r);
+  }
+  o = store.Report(found);
+  REQUIRE(o.ok());
+  auto pr = db().Query("SELECT config_id, params, kernel_time FROM perf_result WHERE session_id = ?",
+                       {seeded->session_id});
+  REQUIRE(pr.ok());
+  REQUIRE(pr->size() == 1);
+  CHECK((*pr)[0].Int("config_id") == (*e)[0].config_id);
+  CHECK((*pr)[0].String("params") == "2,1");
+  CHECK((*pr)[0].Double("kernel_time") == Approx(0.25));
+  CHECK(Count(db(), "SELECT COUNT(*) FROM find_result WHERE session_id = ?", {seeded->session_id}) == 2);
+}
+
+TEST_CASE_METHOD(testing::MariadbTest, "a perf job without a find job finishes its own search", "[mariadb]") {
+  auto seeded = testing::SeedQueue(db(), 1, 1, "perf");
+  REQUIRE(seeded.ok());
+  LeaseStore store(db(), {});
+  auto c = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"a", 10}});
+  REQUIRE(c.ok());
+  REQUIRE(c->size() == 1);
+  CHECK_FALSE((*c)[0].find_follows);
 }
 
 TEST_CASE_METHOD(testing::MariadbTest,

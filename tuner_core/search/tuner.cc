@@ -262,29 +262,11 @@ void Specialize(const solver::Solver& s, const solver::Target& target, const Pro
                 SearchState& st, TuneResult& times) {
   std::optional<solver::PerfConfig> spec = s.Specialize(target, problem, out.best_config);
   if (!spec) return;
-  SolverTuneResult::Specialized& f = out.specialized.emplace();
-  f.config = *spec;
   const CompiledCandidate built = special.Take(*spec, options.abandoned, times.compile_ms, times.discard_ms);
   const CompiledCandidate won = Timed(times.compile_ms, [&] { return compiler.CompileOne(s, problem, out.best_config); });
-  f.disposition = built.disposition;
-  f.error = built.error;
-  if (won.disposition != Disposition::kPassed || built.disposition != Disposition::kPassed) return;
-  std::vector<Measurement> again;
-  Timed(times.retime_ms, [&] {
-    const Measurement m = evaluator.Evaluate(built, 0);  // verified before it is timed again
-    f.disposition = m.disposition;
-    f.error = m.error;
-    if (m.disposition == Disposition::kPassed) {
-      again = evaluator.Retime({&won, &built}, std::max(options.retime_repetitions, 1));
-    }
-  });
-  if (again.size() != 2 || again[0].disposition != Disposition::kPassed || again[1].disposition != Disposition::kPassed) {
-    if (f.disposition == Disposition::kPassed) f.error = "not passed again when re-timed";
-    return;
-  }
-  f.runtime_ms = again[0].time_ms;
-  f.fixed_ms = again[1].time_ms;
-  f.kept = f.fixed_ms < f.runtime_ms;
+  const Specialized& f = out.specialized.emplace(
+      Timed(times.retime_ms, [&] { return Finish(evaluator, won, *spec, built, options.retime_repetitions); }));
+  if (f.runtime_ms <= 0) return;
   if (f.kept) out.best_config = f.config;
   st.best = std::min(f.runtime_ms, f.fixed_ms);
   spdlog::debug("{} [{}]: {} for this problem alone {:.4f} ms, one build for all {:.4f} ms: {}", out.name,

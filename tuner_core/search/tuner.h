@@ -47,6 +47,7 @@
 #include "absl/status/statusor.h"
 #include "tuner_core/backend/backend.h"
 #include "tuner_core/problem/problem.h"
+#include "tuner_core/search/finishing.h"
 #include "tuner_core/search/measure/abandoned_compiles.h"
 #include "tuner_core/search/measure/compiler.h"
 #include "tuner_core/search/measure/disposition.h"
@@ -200,15 +201,9 @@ struct SolverTuneResult {
   // The re-timing of the best few (TuneOptions::retime_top), each candidate's time (ms; 0 when
   // it did not pass again): for benchmarks.
   std::vector<std::pair<solver::PerfConfig, double>> retimed;
-  // The finishing step (Solver::Specialize), when the solver offered one for the winner.
-  struct Specialized {
-    solver::PerfConfig config;    // the winner built for this problem alone
-    Disposition disposition = Disposition::kSkipped;  // its build's, then its verification's
-    std::string error;
-    double runtime_ms = 0;        // the search's winner and the specialised build, timed
-    double fixed_ms = 0;          // interleaved (kPassed only)
-    bool kept = false;            // the specialised build is the solver's best
-  };
+  // The finishing step (Solver::Specialize, finishing.h), when the solver offered one for the
+  // winner and TuneOptions::specialize is on.
+  using Specialized = search::Specialized;
   std::optional<Specialized> specialized;
 };
 
