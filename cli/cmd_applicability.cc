@@ -32,23 +32,21 @@ int Update(const GlobalOptions& global, const Flags& f) {
   auto r = admin::UpdateApplicability(**db, solver::SolverRegistry::Builtin(), o);
   if (!r.ok()) return progress.Fail(r.status());
   progress.Finish();
-  if (f.json) {
-    std::cout << JsonText({{"session_id", f.session_id},
-                           {"configs", r->configs},
-                           {"solvers", r->solvers},
-                           {"applicable", r->applicable},
-                           {"not_applicable", r->not_applicable},
-                           {"seconds", JsonSeconds(progress.Seconds())}})
-              << "\n";
-  } else {
-    std::cout << "session " << f.session_id << ": " << r->configs << " configs x " << r->solvers
-              << " solvers\n"
-              << "applicable:     " << r->applicable << "\n"
-              << "not applicable: " << r->not_applicable << "\n"
-              << "time:           " << FormatDuration(progress.Seconds()) << " ("
-              << FormatDuration(r->compute_seconds) << " checking, "
-              << FormatDuration(r->store_seconds) << " storing)\n";
-  }
+  PrintReport(f.json,
+              {{"session_id", f.session_id},
+               {"configs", r->configs},
+               {"solvers", r->solvers},
+               {"applicable", r->applicable},
+               {"not_applicable", r->not_applicable}},
+              progress.Seconds(), [&] {
+                std::cout << "session " << f.session_id << ": " << r->configs << " configs x " << r->solvers
+                          << " solvers\n"
+                          << "applicable:     " << r->applicable << "\n"
+                          << "not applicable: " << r->not_applicable << "\n"
+                          << "time:           " << FormatDuration(progress.Seconds()) << " ("
+                          << FormatDuration(r->compute_seconds) << " checking, "
+                          << FormatDuration(r->store_seconds) << " storing)\n";
+              });
   return 0;
 }
 

@@ -44,23 +44,21 @@ int RunImport(const GlobalOptions& global, const ImportFlags& f) {
   auto r = admin::ImportDriverFile(**db, f.file, o);
   if (!r.ok()) return progress.Fail(r.status());
   progress.Finish();
-  if (f.json) {
-    std::cout << JsonText({{"tag", f.tag},
-                           {"lines", r->lines},
-                           {"problems", r->problems},
-                           {"configs_new", r->configs_new},
-                           {"configs_known", r->configs_known},
-                           {"tags_added", r->tags_added},
-                           {"seconds", JsonSeconds(progress.Seconds())}})
-              << "\n";
-  } else {
-    std::cout << "lines read:     " << r->lines << " (" << r->problems << " problems, "
-              << r->unique_configs << " distinct)\n"
-              << "configs new:    " << r->configs_new << "\n"
-              << "configs known:  " << r->configs_known << "\n"
-              << "tags added:     " << r->tags_added << " (tag " << f.tag << ")\n"
-              << "time:           " << FormatDuration(progress.Seconds()) << "\n";
-  }
+  PrintReport(f.json,
+              {{"tag", f.tag},
+               {"lines", r->lines},
+               {"problems", r->problems},
+               {"configs_new", r->configs_new},
+               {"configs_known", r->configs_known},
+               {"tags_added", r->tags_added}},
+              progress.Seconds(), [&] {
+                std::cout << "lines read:     " << r->lines << " (" << r->problems << " problems, "
+                          << r->unique_configs << " distinct)\n"
+                          << "configs new:    " << r->configs_new << "\n"
+                          << "configs known:  " << r->configs_known << "\n"
+                          << "tags added:     " << r->tags_added << " (tag " << f.tag << ")\n"
+                          << "time:           " << FormatDuration(progress.Seconds()) << "\n";
+              });
   return 0;
 }
 
@@ -78,32 +76,30 @@ int RunImportDb(const GlobalOptions& global, const ImportDbFlags& f) {
   auto r = admin::ImportMiopenDb(**db, solver::SolverRegistry::Builtin(), o);
   if (!r.ok()) return progress.Fail(r.status());
   progress.Finish();
-  if (f.json) {
-    std::cout << JsonText({{"format", r->format},
-                           {"keys", r->keys},
-                           {"entries", r->entries},
-                           {"skipped", r->skipped},
-                           {"configs_new", r->configs_new},
-                           {"configs_known", r->configs_known},
-                           {"solvers_added", r->solvers_added},
-                           {"results_added", r->results_added},
-                           {"results_existing", r->results_existing},
-                           {"unknown_solvers", r->unknown_solvers},
-                           {"seconds", JsonSeconds(progress.Seconds())}})
-              << "\n";
-  } else {
-    std::cout << (r->format == "find" ? "find db" : "perf db") << " " << f.file << "\n"
-              << "keys:             " << r->keys << (r->skipped ? " (" : "")
-              << (r->skipped ? std::to_string(r->skipped) + " invalid skipped)" : "") << "\n"
-              << "entries:          " << r->entries << "\n"
-              << "configs new:      " << r->configs_new << "\n"
-              << "configs known:    " << r->configs_known << "\n"
-              << "results new:      " << r->results_added << "\n"
-              << "results existing: " << r->results_existing << "\n"
-              << "solvers added:    " << r->solvers_added << " (" << r->unknown_solvers.size()
-              << " not in the registry, stored with valid=0)\n"
-              << "time:             " << FormatDuration(progress.Seconds()) << "\n";
-  }
+  PrintReport(f.json,
+              {{"format", r->format},
+               {"keys", r->keys},
+               {"entries", r->entries},
+               {"skipped", r->skipped},
+               {"configs_new", r->configs_new},
+               {"configs_known", r->configs_known},
+               {"solvers_added", r->solvers_added},
+               {"results_added", r->results_added},
+               {"results_existing", r->results_existing},
+               {"unknown_solvers", r->unknown_solvers}},
+              progress.Seconds(), [&] {
+                std::cout << (r->format == "find" ? "find db" : "perf db") << " " << f.file << "\n"
+                          << "keys:             " << r->keys << (r->skipped ? " (" : "")
+                          << (r->skipped ? std::to_string(r->skipped) + " invalid skipped)" : "") << "\n"
+                          << "entries:          " << r->entries << "\n"
+                          << "configs new:      " << r->configs_new << "\n"
+                          << "configs known:    " << r->configs_known << "\n"
+                          << "results new:      " << r->results_added << "\n"
+                          << "results existing: " << r->results_existing << "\n"
+                          << "solvers added:    " << r->solvers_added << " (" << r->unknown_solvers.size()
+                          << " not in the registry, stored with valid=0)\n"
+                          << "time:             " << FormatDuration(progress.Seconds()) << "\n";
+              });
   return 0;
 }
 

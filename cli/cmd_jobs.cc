@@ -53,26 +53,24 @@ int Load(const GlobalOptions& global, const LoadFlags& f) {
   auto r = admin::LoadJobs(**db, solver::SolverRegistry::Builtin(), o);
   if (!r.ok()) return progress.Fail(r.status());
   progress.Finish();
-  if (f.json) {
-    std::cout << JsonText({{"session_id", f.session_id},
-                           {"configs", r->configs},
-                           {"solvers", r->solvers},
-                           {"new", r->added},
-                           {"existing", r->existing},
-                           {"skipped_not_tunable", r->skipped_not_tunable},
-                           {"seconds", JsonSeconds(progress.Seconds())}})
-              << "\n";
-  } else {
-    std::cout << "session " << f.session_id << ", " << r->configs << " configs x " << r->solvers
-              << " solvers, kinds " << absl::StrJoin(r->kinds, ",") << "\n"
-              << "jobs new:      " << r->added << "\n"
-              << "jobs existing: " << r->existing << "\n";
-    if (r->skipped_not_tunable > 0) {
-      std::cout << "no perf job for " << r->skipped_not_tunable
-                << " (config, non-tunable solver) pairs\n";
-    }
-    std::cout << "time:          " << FormatDuration(progress.Seconds()) << "\n";
-  }
+  PrintReport(f.json,
+              {{"session_id", f.session_id},
+               {"configs", r->configs},
+               {"solvers", r->solvers},
+               {"new", r->added},
+               {"existing", r->existing},
+               {"skipped_not_tunable", r->skipped_not_tunable}},
+              progress.Seconds(), [&] {
+                std::cout << "session " << f.session_id << ", " << r->configs << " configs x " << r->solvers
+                          << " solvers, kinds " << absl::StrJoin(r->kinds, ",") << "\n"
+                          << "jobs new:      " << r->added << "\n"
+                          << "jobs existing: " << r->existing << "\n";
+                if (r->skipped_not_tunable > 0) {
+                  std::cout << "no perf job for " << r->skipped_not_tunable
+                            << " (config, non-tunable solver) pairs\n";
+                }
+                std::cout << "time:          " << FormatDuration(progress.Seconds()) << "\n";
+              });
   return 0;
 }
 

@@ -64,10 +64,7 @@ Json SessionJson(const schema::SessionRecord& s) {
 }
 
 int List(const GlobalOptions& global, bool json) {
-  auto db = OpenCommandDatabase(global);
-  if (!db.ok()) return Fail("list", db.status());
-  schema::SessionStore store(**db);
-  auto rows = store.List();
+  auto rows = ListRows<schema::SessionStore>(global);
   if (!rows.ok()) return Fail("list", rows.status());
   PrintRows(*rows, json, SessionJson, {"id", "arch", "num_cu", "backend", "created", "label"},
             {6, 12, 8, 9, 28}, [](const schema::SessionRecord& s) {

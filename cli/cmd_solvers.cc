@@ -48,10 +48,7 @@ Json SolverJson(const schema::SolverRecord& s) {
 }
 
 int List(const GlobalOptions& global, bool json) {
-  auto db = OpenCommandDatabase(global);
-  if (!db.ok()) return Fail("list", db.status());
-  schema::SolverStore store(**db);
-  auto rows = store.List();
+  auto rows = ListRows<schema::SolverStore>(global);
   if (!rows.ok()) return Fail("list", rows.status());
   auto yes_no = [](bool b) { return std::string(b ? "yes" : "no"); };
   PrintRows(*rows, json, SolverJson, {"id", "name", "tunable", "dirs", "dynamic", "valid"},

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "cli/command.h"
@@ -27,6 +28,16 @@ absl::StatusOr<std::unique_ptr<schema::Database>> OpenCommandDatabase(const Glob
 inline absl::StatusOr<std::unique_ptr<schema::Database>> OpenCommandDatabase(
     const GlobalOptions& global, int pool_size = 4) {
   return OpenCommandDatabase(global, DbAccessOptions{pool_size, true});
+}
+
+// The rows `Store::List()` reads from the command's database (a list subcommand's input): the
+// errors of OpenCommandDatabase, then the store's.
+template <typename Store>
+auto ListRows(const GlobalOptions& global) -> decltype(std::declval<Store&>().List()) {
+  auto db = OpenCommandDatabase(global);
+  if (!db.ok()) return db.status();
+  Store store(**db);
+  return store.List();
 }
 
 }  // namespace tuna::cli

@@ -25,4 +25,17 @@ void PrintRows(const Rows& rows, bool json, ToJson to_json, const std::vector<st
   for (const auto& row : rows) std::cout << TableLine(to_cells(row), widths) << "\n";
 }
 
+// A long subcommand's report on stdout once its work is done: with `json`, `fields` and then
+// "seconds" (JsonSeconds of `seconds`) as one JSON object on a line; else `text()` writes the
+// human-readable lines.
+template <typename Text>
+void PrintReport(bool json, Json fields, double seconds, Text text) {
+  if (!json) {
+    text();
+    return;
+  }
+  fields["seconds"] = JsonSeconds(seconds);
+  std::cout << JsonText(fields) << "\n";
+}
+
 }  // namespace tuna::cli

@@ -1,5 +1,6 @@
 #include "tuner_core/backend/backend.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 #include "absl/strings/cord.h"
@@ -23,7 +24,10 @@ absl::Status CheckBufferRange(const DeviceBuffer& buffer, size_t offset, size_t 
 }
 
 absl::StatusOr<std::vector<DeviceInfo>> QueryEachDevice(
-    int count, const std::function<absl::StatusOr<DeviceInfo>(int)>& query) {
+    const std::function<absl::Status(int*)>& count_devices,
+    const std::function<absl::StatusOr<DeviceInfo>(int)>& query) {
+  int count = 0;
+  if (absl::Status st = count_devices(&count); !st.ok()) return st;
   std::vector<DeviceInfo> out;
   for (int i = 0; i < count; ++i) {
     absl::StatusOr<DeviceInfo> info = query(i);
@@ -31,6 +35,17 @@ absl::StatusOr<std::vector<DeviceInfo>> QueryEachDevice(
     out.push_back(*std::move(info));
   }
   return out;
+}
+
+absl::Status CheckEntriesDefined(const std::string& compiler, const std::string& source_name,
+                                 const std::string& code, const std::vector<std::string>& entries) {
+  std::string missing;
+  for (const std::string& e : entries) {
+    if (!absl::StrContains(code, e)) absl::StrAppend(&missing, " ", e);
+  }
+  if (missing.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat(compiler, " compile of ", source_name, ": entries not defined (TUNA_GLOBAL):", missing));
 }
 
 const char* BackendKindName(BackendKind kind) {

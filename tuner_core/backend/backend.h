@@ -260,10 +260,19 @@ class Device {
 // the range otherwise (the devices' copy and fill checks).
 absl::Status CheckBufferRange(const DeviceBuffer& buffer, size_t offset, size_t bytes);
 
-// The DeviceInfo of each index 0..count-1 from `query` (a GPU backend's ListDevices); the
-// first error stops and is returned.
+// A GPU backend's ListDevices: the device count from `count_devices` (its error returned as it
+// is), then the DeviceInfo of each index 0..count-1 from `query`; the first error stops and is
+// returned.
 absl::StatusOr<std::vector<DeviceInfo>> QueryEachDevice(
-    int count, const std::function<absl::StatusOr<DeviceInfo>(int)>& query);
+    const std::function<absl::Status(int*)>& count_devices,
+    const std::function<absl::StatusOr<DeviceInfo>(int)>& query);
+
+// A GPU backend's Compile: OK when each of `entries` occurs by name in the compiled `code`
+// (extern "C" entries stand by name in the ELF symbol table / the PTX .entry lines); else
+// FailedPrecondition "<compiler> compile of <source_name>: entries not defined (TUNA_GLOBAL): ..."
+// listing the missing ones.
+absl::Status CheckEntriesDefined(const std::string& compiler, const std::string& source_name,
+                                 const std::string& code, const std::vector<std::string>& entries);
 
 class Backend {
  public:

@@ -12,6 +12,8 @@
 #include <bit>
 #include <cstdint>
 
+#include "tuner_core/numeric/storage16.h"
+
 namespace tuna {
 
 inline uint16_t FloatToBf16Bits(float value) {
@@ -27,23 +29,8 @@ inline float Bf16BitsToFloat(uint16_t b) {
   return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
 }
 
-struct Bf16 {
-  uint16_t bits = 0;
-
-  Bf16() = default;
-  explicit Bf16(float v) : bits(FloatToBf16Bits(v)) {}
-  static constexpr Bf16 FromBits(uint16_t b) {
-    Bf16 h;
-    h.bits = b;
-    return h;
-  }
-  float ToFloat() const { return Bf16BitsToFloat(bits); }
-  explicit operator float() const { return ToFloat(); }
-
-  bool IsNan() const { return (bits & 0x7f80u) == 0x7f80u && (bits & 0x7fu) != 0; }
-  bool IsInf() const { return (bits & 0x7fffu) == 0x7f80u; }
-  bool operator==(const Bf16&) const = default;  // bitwise
-};
+// The storage type: bits only (storage16.h).
+using Bf16 = Float16Storage<FloatToBf16Bits, Bf16BitsToFloat, 0x7f80, 0x7f>;
 
 static_assert(sizeof(Bf16) == 2);
 

@@ -15,6 +15,8 @@
 #include <bit>
 #include <cstdint>
 
+#include "tuner_core/numeric/storage16.h"
+
 namespace tuna {
 
 inline uint16_t FloatToFp16Bits(float value) {
@@ -63,25 +65,8 @@ inline float Fp16BitsToFloat(uint16_t h) {
   return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
 }
 
-struct Fp16 {
-  uint16_t bits = 0;
-
-  Fp16() = default;
-  explicit Fp16(float v) : bits(FloatToFp16Bits(v)) {}
-  static constexpr Fp16 FromBits(uint16_t b) {
-    Fp16 h;
-    h.bits = b;
-    return h;
-  }
-  float ToFloat() const { return Fp16BitsToFloat(bits); }
-  explicit operator float() const { return ToFloat(); }
-
-  bool IsNan() const { return (bits & 0x7c00u) == 0x7c00u && (bits & 0x3ffu) != 0; }
-  bool IsInf() const { return (bits & 0x7fffu) == 0x7c00u; }
-  // Bitwise equality (so +0 != -0 and NaN == NaN with the same payload): what storage
-  // comparisons want.
-  bool operator==(const Fp16&) const = default;
-};
+// The storage type: bits only (storage16.h).
+using Fp16 = Float16Storage<FloatToFp16Bits, Fp16BitsToFloat, 0x7c00, 0x3ff>;
 
 static_assert(sizeof(Fp16) == 2);
 

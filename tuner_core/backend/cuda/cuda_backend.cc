@@ -11,6 +11,7 @@
 #include "spdlog/spdlog.h"
 #include "tuner_core/backend/cuda/cuda_api.h"
 #include "tuner_core/backend/dynamic_library.h"
+#include "tuner_core/backend/event_timing.h"
 #include "tuner_core/backend/kernel_headers.h"
 
 namespace tuna::backend {
@@ -268,31 +269,15 @@ class CudaDevice : public Device {
                                                int repetitions,
                                                const std::function<absl::Status()>& before_each) override {
     if (absl::Status st = Enter(); !st.ok()) return st;
-    // A start and a stop event per run: before_each runs between the runs, untimed.
-    std::vector<CUevent> events;
-    absl::Status st;
-    for (int i = 0; i < 2 * repetitions && st.ok(); ++i) {
-      CUevent e = nullptr;
-      st = Check(api_->cuEventCreate(&e, kCU_EVENT_DEFAULT), "cuEventCreate");
-      if (st.ok()) events.push_back(e);
-    }
-    for (int i = 0; i < repetitions && st.ok(); ++i) {
-      if (before_each) st = before_each();
-      if (st.ok()) st = Check(api_->cuEventRecord(events[2 * i], nullptr), "cuEventRecord");
-      if (st.ok()) st = launch();
-      if (st.ok()) st = Check(api_->cuEventRecord(events[2 * i + 1], nullptr), "cuEventRecord");
-    }
-    if (st.ok()) st = Check(api_->cuEventSynchronize(events.back()), "cuEventSynchronize");
-    std::vector<double> ms;
-    for (int i = 0; i < repetitions && st.ok(); ++i) {
-      float t = 0;
-      st = Check(api_->cuEventElapsedTime_v2(&t, events[2 * i], events[2 * i + 1]),
-                 "cuEventElapsedTime");
-      ms.push_back(t);
-    }
-    for (CUevent e : events) api_->cuEventDestroy_v2(e);
-    if (!st.ok()) return st;
-    return ms;
+    EventCalls<CUevent> calls;
+    calls.create = [this](CUevent* e) { return Check(api_->cuEventCreate(e, kCU_EVENT_DEFAULT), "cuEventCreate"); };
+    calls.record = [this](CUevent e) { return Check(api_->cuEventRecord(e, nullptr), "cuEventRecord"); };
+    calls.synchronize = [this](CUevent e) { return Check(api_->cuEventSynchronize(e), "cuEventSynchronize"); };
+    calls.elapsed_ms = [this](float* t, CUevent start, CUevent stop) {
+      return Check(api_->cuEventElapsedTime_v2(t, start, stop), "cuEventElapsedTime");
+    };
+    calls.destroy = [this](CUevent e) { api_->cuEventDestroy_v2(e); };
+    return TimeWithEvents(calls, launch, repetitions, before_each);
   }
 
   absl::StatusOr<uint64_t> AllocRaw(size_t bytes) override {
@@ -432,26 +417,17 @@ class CudaBackend : public Backend {
       return absl::InternalError(absl::StrCat("nvrtc: no ", target->ptx ? "PTX" : "cubin", " for ",
                                               request.arch, ": ", nvrtc_.nvrtcGetErrorString(r)));
     }
-    // extern "C" entries appear by name in the ELF symbol table / the PTX .entry lines.
-    std::string missing;
-    for (const std::string& e : request.entries) {
-      if (!absl::StrContains(code.bytes, e)) absl::StrAppend(&missing, " ", e);
-    }
-    if (!missing.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "nvrtc compile of ", request.source_name, ": entries not defined (TUNA_GLOBAL):", missing));
+    if (absl::Status st = CheckEntriesDefined("nvrtc", request.source_name, code.bytes, request.entries); !st.ok()) {
+      return st;
     }
     return code;
   }
 
   absl::StatusOr<std::vector<DeviceInfo>> ListDevices() const override {
     if (!driver_status_.ok()) return driver_status_;
-    int count = 0;
-    if (absl::Status st = DriverStatusOf(driver_, driver_.cuDeviceGetCount(&count), "cuDeviceGetCount");
-        !st.ok()) {
-      return st;
-    }
-    return QueryEachDevice(count, [this](int i) { return QueryDevice(i); });
+    return QueryEachDevice(
+        [this](int* count) { return DriverStatusOf(driver_, driver_.cuDeviceGetCount(count), "cuDeviceGetCount"); },
+        [this](int i) { return QueryDevice(i); });
   }
 
   absl::StatusOr<std::unique_ptr<Device>> OpenDevice(int index) const override {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "spdlog/spdlog.h"
 #include "tuner_core/backend/dynamic_library.h"
+#include "tuner_core/backend/event_timing.h"
 #include "tuner_core/backend/hip/hip_api.h"
 #include "tuner_core/backend/kernel_headers.h"
 #include "tuner_core/backend/subprocess.h"
@@ -209,31 +210,15 @@ class HipDevice : public Device {
                                                int repetitions,
                                                const std::function<absl::Status()>& before_each) override {
     if (absl::Status st = Enter(); !st.ok()) return st;
-    // A start and a stop event per run: before_each runs between the runs, untimed.
-    std::vector<hipEvent_t> events;
-    absl::Status st;
-    for (int i = 0; i < 2 * repetitions && st.ok(); ++i) {
-      hipEvent_t e = nullptr;
-      st = Check(api_->hipEventCreate(&e), "hipEventCreate");
-      if (st.ok()) events.push_back(e);
-    }
-    for (int i = 0; i < repetitions && st.ok(); ++i) {
-      if (before_each) st = before_each();
-      if (st.ok()) st = Check(api_->hipEventRecord(events[2 * i], nullptr), "hipEventRecord");
-      if (st.ok()) st = launch();
-      if (st.ok()) st = Check(api_->hipEventRecord(events[2 * i + 1], nullptr), "hipEventRecord");
-    }
-    if (st.ok()) st = Check(api_->hipEventSynchronize(events.back()), "hipEventSynchronize");
-    std::vector<double> ms;
-    for (int i = 0; i < repetitions && st.ok(); ++i) {
-      float t = 0;
-      st = Check(api_->hipEventElapsedTime(&t, events[2 * i], events[2 * i + 1]),
-                 "hipEventElapsedTime");
-      ms.push_back(t);
-    }
-    for (hipEvent_t e : events) (void)api_->hipEventDestroy(e);
-    if (!st.ok()) return st;
-    return ms;
+    EventCalls<hipEvent_t> calls;
+    calls.create = [this](hipEvent_t* e) { return Check(api_->hipEventCreate(e), "hipEventCreate"); };
+    calls.record = [this](hipEvent_t e) { return Check(api_->hipEventRecord(e, nullptr), "hipEventRecord"); };
+    calls.synchronize = [this](hipEvent_t e) { return Check(api_->hipEventSynchronize(e), "hipEventSynchronize"); };
+    calls.elapsed_ms = [this](float* t, hipEvent_t start, hipEvent_t stop) {
+      return Check(api_->hipEventElapsedTime(t, start, stop), "hipEventElapsedTime");
+    };
+    calls.destroy = [this](hipEvent_t e) { (void)api_->hipEventDestroy(e); };
+    return TimeWithEvents(calls, launch, repetitions, before_each);
   }
 
   absl::StatusOr<uint64_t> AllocRaw(size_t bytes) override {
@@ -328,13 +313,8 @@ class HipBackend : public Backend {
       return absl::InternalError(absl::StrCat("hiprtc (", request.arch, "): ",
                                               rtc_.hiprtcGetErrorString(r.result), "\n", r.log));
     }
-    std::string missing;
-    for (const std::string& e : request.entries) {
-      if (!absl::StrContains(r.code, e)) absl::StrAppend(&missing, " ", e);
-    }
-    if (!missing.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "hiprtc compile of ", request.source_name, ": entries not defined (TUNA_GLOBAL):", missing));
+    if (absl::Status st = CheckEntriesDefined("hiprtc", request.source_name, r.code, request.entries); !st.ok()) {
+      return st;
     }
     CodeObject code;
     code.kind = BackendKind::kHip;
@@ -348,12 +328,9 @@ class HipBackend : public Backend {
 
   absl::StatusOr<std::vector<DeviceInfo>> ListDevices() const override {
     if (!driver_status_.ok()) return driver_status_;
-    int count = 0;
-    if (absl::Status st = HipStatusOf(runtime_, runtime_.hipGetDeviceCount(&count), "hipGetDeviceCount");
-        !st.ok()) {
-      return st;
-    }
-    return QueryEachDevice(count, [this](int i) { return QueryDevice(i); });
+    return QueryEachDevice(
+        [this](int* count) { return HipStatusOf(runtime_, runtime_.hipGetDeviceCount(count), "hipGetDeviceCount"); },
+        [this](int i) { return QueryDevice(i); });
   }
 
   absl::StatusOr<std::unique_ptr<Device>> OpenDevice(int index) const override {

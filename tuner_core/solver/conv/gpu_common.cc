@@ -1,6 +1,7 @@
 #include "tuner_core/solver/conv/gpu_common.h"
 
 #include <bit>
+#include <utility>
 
 #include "tuner_core/solver/solver.h"
 
@@ -45,6 +46,16 @@ std::string DTypeOption(DataType type) {
     case DataType::kBf16: return "-DTUNA_DTYPE=2";
     default: return "-DTUNA_DTYPE=0";
   }
+}
+
+KernelBuild TunedBuild(std::string source, std::vector<std::string> entries, const SearchSpace& space,
+                       const PerfConfig& config, DataType type) {
+  KernelBuild build;
+  build.source = std::move(source);
+  build.entries = std::move(entries);
+  build.options = space.Defines(config);
+  build.options.push_back(DTypeOption(type));
+  return build;
 }
 
 void AppendStrides(std::vector<KernelArg>& args, const TensorDesc& desc) {

@@ -27,6 +27,12 @@ absl::Status CheckConvShape(std::string_view solver, const Problem& problem, Dir
 // "-DTUNA_DTYPE=0|1|2" for FP32/FP16/BF16.
 std::string DTypeOption(DataType type);
 
+// The build a tunable GPU solver starts from: `source` exporting `entries`, compiled with the
+// config's axes as -D options (SearchSpace::Defines) and then DTypeOption(type). Callers append
+// their own options.
+KernelBuild TunedBuild(std::string source, std::vector<std::string> entries, const SearchSpace& space,
+                       const PerfConfig& config, DataType type);
+
 // Appends the five element strides of `desc` as I64 arguments.
 void AppendStrides(std::vector<KernelArg>& args, const TensorDesc& desc);
 // Appends the element strides of a 2D problem's tensor (dims 0, 1, 3, 4: n/k, c, h/r, w/s; the

@@ -116,11 +116,8 @@ absl::StatusOr<Solution> DirectTiledFwdSolver::GetSolution(const Target& target,
   const int64_t in_tw = (t.tb_w - 1) * p.stride[2] + (p.fil[2] - 1) * p.dilation[2] + 1;
   const int64_t tiles_w = CeilDiv(o[2], t.tb_w);
 
-  KernelBuild build;
-  build.source = "conv/tuna_direct_tiled.cu";
-  build.entries = {"tuna_direct_tiled_fwd"};
-  build.options = space.Defines(config);
-  build.options.push_back(gpu::DTypeOption(p.data_type));
+  KernelBuild build = gpu::TunedBuild("conv/tuna_direct_tiled.cu",
+                                      {"tuna_direct_tiled_fwd"}, space, config, p.data_type);
 
   Launch l;
   l.entry = "tuna_direct_tiled_fwd";

@@ -198,4 +198,16 @@ void AppendConv(const Plan& plan, const PerfConfig& config, BufferRole x, Buffer
   }
 }
 
+SearchSpace SimtSolver::Space(const Target&, const Problem&) const { return fast_simt::Space(); }
+
+PerfConfig SimtSolver::DefaultConfig(const Target& target, const Problem& p) const {
+  return Default(target, PlanOf(p));
+}
+
+absl::Status SimtSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
+  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
+  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
+  return CheckValid(Name(), target, PlanOf(p), config);
+}
+
 }  // namespace tuna::solver::fast_simt

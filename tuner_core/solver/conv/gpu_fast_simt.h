@@ -81,4 +81,20 @@ struct Batch {
 void AppendConv(const Plan& plan, const PerfConfig& config, BufferRole x, BufferRole w, BufferRole y,
                 Solution& sol, const Batch& batch = {});
 
+// What TunaFastSimtFwd and TunaFastSimtBwd share: the axes, validity and default above on the
+// plan of their direction (PlanOf); IsValid accepts a config only for a problem IsApplicable
+// admits (GetSolution agrees). Each adds its name, direction, applicability and solution.
+// Thread-safe and stateless.
+class SimtSolver : public Solver {
+ public:
+  Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
+  bool IsTunable() const override { return true; }
+  SearchSpace Space(const Target& target, const Problem& problem) const override;
+  PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
+  absl::Status IsValid(const Target& target, const Problem& problem, const PerfConfig& config) const override;
+
+ protected:
+  virtual Plan PlanOf(const Problem& problem) const = 0;
+};
+
 }  // namespace tuna::solver::fast_simt

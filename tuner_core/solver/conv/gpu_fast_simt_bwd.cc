@@ -31,17 +31,7 @@ absl::Status FastSimtBwdSolver::IsApplicable(const Target& target, const Problem
   return absl::OkStatus();
 }
 
-SearchSpace FastSimtBwdSolver::Space(const Target&, const Problem&) const { return fast_simt::Space(); }
-
-absl::Status FastSimtBwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
-  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
-  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
-  return fast_simt::CheckValid(Name(), target, fast_simt::BackwardDataPlan(p), config);
-}
-
-PerfConfig FastSimtBwdSolver::DefaultConfig(const Target& target, const Problem& p) const {
-  return fast_simt::Default(target, fast_simt::BackwardDataPlan(p));
-}
+fast_simt::Plan FastSimtBwdSolver::PlanOf(const Problem& p) const { return fast_simt::BackwardDataPlan(p); }
 
 absl::StatusOr<Solution> FastSimtBwdSolver::GetSolution(const Target& target, const Problem& p,
                                                         const PerfConfig& config) const {
@@ -50,8 +40,7 @@ absl::StatusOr<Solution> FastSimtBwdSolver::GetSolution(const Target& target, co
   Solution sol;
   sol.workspace_bytes = static_cast<uint64_t>(filter) * 4;
   // dy is the kernel's x (role y), w' its w (the workspace), dx its y (role x).
-  fast_simt::AppendConv(fast_simt::BackwardDataPlan(p), config, BufferRole::kY, BufferRole::kWorkspace,
-                        BufferRole::kX, sol);
+  fast_simt::AppendConv(PlanOf(p), config, BufferRole::kY, BufferRole::kWorkspace, BufferRole::kX, sol);
   Launch flip;
   flip.kernel = 0;
   flip.entry = "tuna_simt_bwd_filter";

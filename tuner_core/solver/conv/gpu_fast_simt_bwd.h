@@ -14,18 +14,20 @@
 #include <string_view>
 #include <vector>
 
-#include "tuner_core/solver/solver.h"
+#include "tuner_core/solver/conv/gpu_fast_simt.h"
 
 namespace tuna::solver {
 
-class FastSimtBwdSolver : public Solver {
+class FastSimtBwdSolver : public fast_simt::SimtSolver {
  public:
   std::string_view Name() const override { return "TunaFastSimtBwd"; }
-  Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
-  bool IsTunable() const override { return true; }
   std::vector<Direction> Directions() const override { return {Direction::kBackwardData}; }
+  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
+  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
+                                       const PerfConfig& config) const override;
 
-  TUNA_TUNABLE_SOLVER_VERBS
+ protected:
+  fast_simt::Plan PlanOf(const Problem& problem) const override;
 };
 
 }  // namespace tuna::solver

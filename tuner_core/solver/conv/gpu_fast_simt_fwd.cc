@@ -16,24 +16,13 @@ absl::Status FastSimtFwdSolver::IsApplicable(const Target& target, const Problem
   return absl::OkStatus();
 }
 
-SearchSpace FastSimtFwdSolver::Space(const Target&, const Problem&) const { return fast_simt::Space(); }
-
-absl::Status FastSimtFwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
-  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
-  // A config is valid only for a problem the solver handles (GetSolution agrees).
-  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
-  return fast_simt::CheckValid(Name(), target, fast_simt::ForwardPlan(p), config);
-}
-
-PerfConfig FastSimtFwdSolver::DefaultConfig(const Target& target, const Problem& p) const {
-  return fast_simt::Default(target, fast_simt::ForwardPlan(p));
-}
+fast_simt::Plan FastSimtFwdSolver::PlanOf(const Problem& p) const { return fast_simt::ForwardPlan(p); }
 
 absl::StatusOr<Solution> FastSimtFwdSolver::GetSolution(const Target& target, const Problem& p,
                                                         const PerfConfig& config) const {
   if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
   Solution sol;
-  fast_simt::AppendConv(fast_simt::ForwardPlan(p), config, BufferRole::kX, BufferRole::kW, BufferRole::kY, sol);
+  fast_simt::AppendConv(PlanOf(p), config, BufferRole::kX, BufferRole::kW, BufferRole::kY, sol);
   return sol;
 }
 

@@ -80,11 +80,7 @@ absl::StatusOr<Solution> FastTcFwdSolver::GetSolution(const Target& target, cons
   const SearchSpace space = Space(target, p);
   const TcParams t = TcParams::Of(space, config);
   const int threads = (t.tb_m / t.warp_m) * (t.tb_n / t.warp_n) * 32;
-  KernelBuild build;
-  build.source = "conv/fast_tc_fwd.cu";
-  build.entries = {"tuna_fast_tc_fwd"};
-  build.options = space.Defines(config);
-  build.options.push_back(gpu::DTypeOption(p.data_type));
+  KernelBuild build = gpu::TunedBuild("conv/fast_tc_fwd.cu", {"tuna_fast_tc_fwd"}, space, config, p.data_type);
   build.options.push_back(absl::StrCat("-DTUNA_VEC8=", p.c % 8 == 0 ? 1 : 0));
   const Dhw o = p.Out();
   const int64_t gm = gpu::OutputPixels(p);

@@ -143,11 +143,8 @@ absl::StatusOr<Solution> HopperTmaWrwSolver::GetSolution(const Target& target, c
   const hopper_tma::ConvPlan plan = hopper_tma::ForwardPlan(p);
   const hopper_tma::Phase& q = plan.phases[0];
   const int cluster = ClusterN(space, config);
-  KernelBuild build;
-  build.source = "conv/hopper_tma_wrw.cu";
-  build.entries = {"tuna_hopper_tma_wrw", "tuna_hopper_wrw_reduce"};
-  build.options = space.Defines(config);
-  build.options.push_back(gpu::DTypeOption(p.data_type));
+  KernelBuild build = gpu::TunedBuild("conv/hopper_tma_wrw.cu",
+                                      {"tuna_hopper_tma_wrw", "tuna_hopper_wrw_reduce"}, space, config, p.data_type);
   build.arch_specific = true;  // wgmma, setmaxnreg: sm_90a
   const bool partials = t.split_k > 1;
   Solution sol;

@@ -122,11 +122,9 @@ absl::StatusOr<Solution> HopperWrwSolver::GetSolution(const Target& target, cons
   if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
   const SearchSpace space = Space(target, p);
   const HopperTile t = HopperTile::Of(space, config);
-  KernelBuild build;
-  build.source = "conv/hopper_wrw.cu";
-  build.entries = {"tuna_hopper_wrw", "tuna_hopper_wrw_reduce", "tuna_pad_channels"};
-  build.options = space.Defines(config);
-  build.options.push_back(gpu::DTypeOption(p.data_type));
+  KernelBuild build = gpu::TunedBuild("conv/hopper_wrw.cu",
+                                      {"tuna_hopper_wrw", "tuna_hopper_wrw_reduce", "tuna_pad_channels"},
+                                      space, config, p.data_type);
   const int64_t cp = ChunkChannels(p);
   build.options.push_back(absl::StrCat("-DCHUNK=", cp % 8 == 0 ? 16 : 8));
   build.arch_specific = true;  // wgmma: sm_90a

@@ -155,11 +155,7 @@ absl::StatusOr<Solution> MfmaFwdSolver::GetSolution(const Target& target, const 
   if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
   const SearchSpace space = Space(target, p);
   const MfmaParams t = MfmaParams::Of(space, config);
-  KernelBuild build;
-  build.source = "conv/mfma_fwd.cu";
-  build.entries = {"tuna_mfma_fwd"};
-  build.options = space.Defines(config);
-  build.options.push_back(gpu::DTypeOption(p.data_type));
+  KernelBuild build = gpu::TunedBuild("conv/mfma_fwd.cu", {"tuna_mfma_fwd"}, space, config, p.data_type);
   build.options.push_back(absl::StrCat("-DTUNA_VEC8=", (p.c / p.groups) % 8 == 0 ? 1 : 0));
   const Dhw o = p.Out();
   const int64_t gm = gpu::OutputPixels(p);

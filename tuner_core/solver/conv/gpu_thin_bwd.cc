@@ -112,11 +112,7 @@ absl::StatusOr<Solution> ThinBwdSolver::GetSolution(const Target& target, const 
   if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
   const SearchSpace space = Space(target, p);
   const Tile t = Tile::Of(space, config);
-  KernelBuild build;
-  build.source = "conv/thin_bwd.cu";
-  build.entries = {"tuna_thin_bwd"};
-  build.options = space.Defines(config);
-  build.options.push_back(gpu::DTypeOption(p.data_type));
+  KernelBuild build = gpu::TunedBuild("conv/thin_bwd.cu", {"tuna_thin_bwd"}, space, config, p.data_type);
   for (auto [name, v] : {std::pair{"CG", p.c / p.groups}, {"FR", p.fil[1]}, {"FS", p.fil[2]}, {"SH", p.stride[1]},
                          {"SW", p.stride[2]}, {"DH", p.dilation[1]}, {"DW", p.dilation[2]}, {"PH", p.pad[1]},
                          {"PW", p.pad[2]}}) {
