@@ -11,6 +11,7 @@
 #include "schema/store/job_store.h"
 #include "schema/store/session_store.h"
 #include "spdlog/spdlog.h"
+#include "tuner_core/solver/target.h"
 
 namespace tuna::admin {
 
@@ -43,7 +44,12 @@ absl::StatusOr<LoadJobsReport> LoadJobs(schema::Database& db,
   if (!kinds.ok()) return kinds.status();
   report.kinds = *kinds;
   schema::SessionStore sessions(db);
-  if (auto s = sessions.Get(options.session_id); !s.ok()) return s.status();
+  auto session = sessions.Get(options.session_id);
+  if (!session.ok()) return session.status();
+  // Generic solvers' jobs go after the others (JobSpec::priority): a generic search then meets
+  // the config's faster results and stops when it is outclassed. An arch this build does not
+  // know leaves every job at one priority.
+  auto target = solver::TargetForArch(session->arch, static_cast<int>(session->num_cu));
 
   auto all_solvers = ValidRegistrySolvers(db, registry);
   if (!all_solvers.ok()) return all_solvers.status();
@@ -110,7 +116,8 @@ absl::StatusOr<LoadJobsReport> LoadJobs(schema::Database& db,
         ++report.skipped_not_tunable;
         continue;
       }
-      jobs.push_back({config_id, solver_id, kind});
+      const bool generic = target.ok() && solvers.at(solver_id)->IsGeneric(*target);
+      jobs.push_back({config_id, solver_id, kind, generic ? 0 : 1});
     }
   }
   schema::JobStore job_store(db);

@@ -76,6 +76,7 @@ struct LeasedJob {
   std::string prior_params;  // perf jobs: an earlier session's result for this config (ClaimedJob)
   std::vector<search::TransferRun> transfer;  // perf jobs: other configs' timings (ClaimedJob)
   bool find_follows = false;  // perf jobs: the find job runs the finishing step (ClaimedJob)
+  double rival_ms = 0;        // perf jobs: the config's fastest verified time so far (ClaimedJob)
   absl::Time lease_expires;
 };
 

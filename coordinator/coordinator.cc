@@ -449,6 +449,7 @@ void Coordinator::HandOut(const std::vector<std::shared_ptr<Waiter>>& batch,
       j.tuned_params = c.tuned_params;
       j.prior_params = c.prior_params;
       j.find_follows = c.find_follows;
+      j.rival_ms = c.rival_ms;
       j.transfer = c.transfer;
       j.lease_expires = absl::Now() + absl::Seconds(options_.lease_seconds);
       w->jobs.push_back(std::move(j));

@@ -68,6 +68,7 @@ void ToWire(const LeasedJob& j, v1::LeasedJob* out) {
   out->set_tuned_params(j.tuned_params);
   out->set_prior_params(j.prior_params);
   out->set_find_follows(j.find_follows);
+  out->set_rival_ms(j.rival_ms);
   for (const search::TransferRun& r : j.transfer) {
     v1::TransferRun* run = out->add_transfer();
     run->set_driver(r.driver);
@@ -99,6 +100,7 @@ absl::StatusOr<LeasedJob> FromWire(const v1::LeasedJob& j) {
   out.tuned_params = j.tuned_params();
   out.prior_params = j.prior_params();
   out.find_follows = j.find_follows();
+  out.rival_ms = j.rival_ms();
   for (const v1::TransferRun& r : j.transfer()) {
     search::TransferRun& run = out.transfer.emplace_back();
     run.driver = r.driver();

@@ -170,7 +170,12 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
           "EXISTS (SELECT 1 " + WarmResults("j.solver_id", "j.session_id") + ") AS warm_any, "
           // Whether a find job follows this perf job (it then runs the finishing step).
           "(j.kind = 'perf' AND EXISTS (SELECT 1 FROM job f WHERE f.session_id = j.session_id AND "
-          "f.config_id = j.config_id AND f.solver_id = j.solver_id AND f.kind = 'find')) AS find_follows "
+          "f.config_id = j.config_id AND f.solver_id = j.solver_id AND f.kind = 'find')) AS find_follows, "
+          // The fastest verified time of the config in this session so far (perf jobs: the
+          // search's outclassed stop), NULL when none.
+          "(CASE WHEN j.kind = 'perf' THEN (SELECT MIN(r.kernel_time) FROM perf_result r WHERE "
+          "r.session_id = j.session_id AND r.config_id = j.config_id AND r.verified = TRUE AND "
+          "r.kernel_time > 0) END) AS rival_ms "
           "FROM job j WHERE j.state = ? AND j.session_id = ? " + exclude +
           // A find job waits for the perf job of its config and solver to end, so that it
           // times the tuned params (MITuna runs find after perf the same way).
@@ -196,6 +201,7 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
         j.tuned_params = r.String("tuned_params");  // NULL (no perf result) reads as ""
         j.transfer_horizon = r.String("transfer_horizon");
         j.find_follows = r.Int("find_follows") != 0;
+        j.rival_ms = r.Double("rival_ms");  // NULL (no result yet) reads as 0
         if (r.Int("warm_any") == 0) no_warm.insert({j.session_id, j.solver_id});
         out.push_back(std::move(j));
       }

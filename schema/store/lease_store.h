@@ -98,6 +98,10 @@ struct ClaimedJob {
   // Perf jobs: a find job of the same session, config and solver exists; it runs the finishing
   // step (tuner_core/search/finishing.h) after this job, so this job's search does not.
   bool find_follows = false;
+  // Perf jobs: the fastest verified time of this config among the session's perf results when
+  // the job was claimed (0 = none): the search's outclassed stop (search::TuneOptions::rival_ms).
+  // Generic solvers' jobs are claimed after the others (JobSpec::priority), so they mostly see one.
+  double rival_ms = 0;
 };
 
 // The job as the coordinator needs it to validate a report (solver, problem, session).

@@ -131,6 +131,9 @@ TEST_CASE_METHOD(MariadbTest, "Import, solvers, session, applicability, jobs, st
   CHECK(load->skipped_not_tunable == 69);
   CHECK(Scalar(db(), "SELECT COUNT(*) FROM job WHERE label = 'test-label' AND kind = 'perf'") ==
         expect_perf);
+  // The generic solver's jobs are claimed after the others.
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM job WHERE priority = 0") == 23);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM job WHERE priority = 1") == one_by_one);
 
   auto reload = admin::LoadJobs(db(), *registry,
                                 Load(*session, "miopen_perf_compile,miopen_perf_eval", true));

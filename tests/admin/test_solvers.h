@@ -16,9 +16,10 @@ namespace tuna::testing {
 class RuleSolver : public solver::Solver {
  public:
   using Rule = std::function<bool(const Problem&)>;
-  RuleSolver(std::string name, bool tunable, std::vector<Direction> dirs, Rule rule)
-      : name_(std::move(name)), tunable_(tunable), dirs_(std::move(dirs)), rule_(std::move(rule)) {}
+  RuleSolver(std::string name, bool tunable, std::vector<Direction> dirs, Rule rule, bool generic = false)
+      : name_(std::move(name)), tunable_(tunable), dirs_(std::move(dirs)), rule_(std::move(rule)), generic_(generic) {}
   std::string_view Name() const override { return name_; }
+  bool IsGeneric(const solver::Target&) const override { return generic_; }
   solver::Algorithm Algo() const override { return solver::Algorithm::kDirect; }
   bool IsTunable() const override { return tunable_; }
   std::vector<Direction> Directions() const override { return dirs_; }
@@ -35,6 +36,7 @@ class RuleSolver : public solver::Solver {
   bool tunable_;
   std::vector<Direction> dirs_;
   Rule rule_;
+  bool generic_;
 };
 
 inline const std::vector<Direction> kAllDirections = {
@@ -42,7 +44,7 @@ inline const std::vector<Direction> kAllDirections = {
 
 inline bool IsOneByOne(const Problem& p) { return p.fil[1] == 1 && p.fil[2] == 1; }
 
-// TestTunedFwd (id 1001): tunable, F only, always applicable.
+// TestTunedFwd (id 1001): tunable, F only, always applicable, generic (its jobs go last).
 // TestNaive (id 1002): not tunable, F/B/W, always applicable.
 // TestOneByOne (id 1003): tunable, F/B/W, only 1x1 filters.
 // GemmBwd1x1_stride1 (id 1004): tunable, B only, never applicable; named like a MIOpen solver so
@@ -51,7 +53,7 @@ inline std::unique_ptr<solver::SolverRegistry> MakeTestRegistry(bool with_one_by
   std::vector<std::pair<uint64_t, std::unique_ptr<solver::Solver>>> s;
   s.emplace_back(1001, std::make_unique<RuleSolver>(
                            "TestTunedFwd", true, std::vector<Direction>{Direction::kForward},
-                           [](const Problem&) { return true; }));
+                           [](const Problem&) { return true; }, true));
   s.emplace_back(1002, std::make_unique<RuleSolver>("TestNaive", false, kAllDirections,
                                                     [](const Problem&) { return true; }));
   if (with_one_by_one) {

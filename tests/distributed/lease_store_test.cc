@@ -251,14 +251,33 @@ TEST_CASE_METHOD(testing::MariadbTest,
   CHECK(Count(db(), "SELECT COUNT(*) FROM find_result WHERE session_id = ?", {seeded->session_id}) == 2);
 }
 
-TEST_CASE_METHOD(testing::MariadbTest, "a perf job without a find job finishes its own search", "[mariadb]") {
-  auto seeded = testing::SeedQueue(db(), 1, 1, "perf");
+TEST_CASE_METHOD(testing::MariadbTest,
+                 "a perf job without a find job finishes its own search; perf jobs get the config's fastest time",
+                 "[mariadb]") {
+  auto seeded = testing::SeedQueue(db(), 1, 2, "perf");
   REQUIRE(seeded.ok());
   LeaseStore store(db(), {});
   auto c = store.Claim(JobStep::kCompile, {seeded->session_id}, {{"a", 10}});
   REQUIRE(c.ok());
-  REQUIRE(c->size() == 1);
-  CHECK_FALSE((*c)[0].find_follows);
+  REQUIRE(c->size() == 2);
+  for (const auto& j : *c) {
+    CHECK_FALSE(j.find_follows);
+    CHECK(j.rival_ms == 0);  // no result yet
+  }
+  REQUIRE(store.Report({Success((*c)[0], JobStep::kCompile), Success((*c)[1], JobStep::kCompile)}).ok());
+  auto first = store.Claim(JobStep::kEval, {seeded->session_id}, {{"b", 1}});
+  REQUIRE(first.ok());
+  REQUIRE(first->size() == 1);
+  StepReport r = Success((*first)[0], JobStep::kEval);
+  r.has_result = true;
+  r.verified = true;
+  r.params = "1";
+  r.kernel_time_ms = 0.75;
+  REQUIRE(store.Report({r}).ok());
+  auto second = store.Claim(JobStep::kEval, {seeded->session_id}, {{"b", 1}});
+  REQUIRE(second.ok());
+  REQUIRE(second->size() == 1);
+  CHECK((*second)[0].rival_ms == Approx(0.75));  // the other solver's result on this config
 }
 
 TEST_CASE_METHOD(testing::MariadbTest,
