@@ -9,6 +9,7 @@
 #   LIMIT=540 (the call's seconds: the quality and tables steps stop starting work in time),
 #   LAYERS=12, TABLES_PAIRS=bench/gpu/search_tables.txt, MAX_POINTS=0 (no cap; a cap leaves
 #   larger spaces out and says which), SEEDS=10 (seeds of the replay that follows the tables),
+#   COLD=1 (NVIDIA's cross-process compile cache removed before the first tune; see below),
 #   QUALITY_MAX_POINTS=256 (the quality step's cap, part of its rule: the 754-point table of the
 #   FP32 stem's TunaSmallCFwd, sizes compiled in and ~10 s per build, did not end in 388 s).
 # 1. tune: `tuna tune -f` of the ResNet-50 FP32 file (69 configs, all directions), then the FP16
@@ -42,6 +43,17 @@ file_of() { if [[ "$1" == */* || "$1" == *.txt ]]; then echo "$1"; else echo "ex
 label_of() { basename "$1" .txt; }
 
 if [[ ",$steps," == *,tune,* ]]; then
+
+# COLD=1 (default): the first run of a fresh host, even after another run in the same call. The
+# NVIDIA toolchain on the H200 hosts keeps a compile cache across processes (24 NVRTC builds: 14.4 s
+# of CPU the first time, 0.4 s after, also with the page cache dropped; removing these folders made
+# the next run cold again: bench/gpu/results/nvrtc_cross_process_cache_h200.txt), so a run after a
+# run would otherwise compile almost for free and overstate the GPU busy figure. COLD=0 keeps it.
+if [[ "${COLD:-1}" == 1 ]]; then
+  for d in "$HOME/.nv" "$HOME/.cache/nvidia"; do
+    [[ -e "$d" ]] && echo "cold run: removing $d ($(du -sh "$d" 2>/dev/null | cut -f1))" && rm -rf "$d"
+  done
+fi
 
 nvidia-smi --query-gpu=index,timestamp,utilization.gpu --format=csv,noheader,nounits -lms 100 \
   >"$out/gpu_util.csv" 2>/dev/null &
