@@ -3,6 +3,7 @@
 #include <functional>
 #include <iostream>
 
+#include "absl/synchronization/mutex.h"
 #include "cli/command.h"
 #include "cli/logging.h"
 #include "cli/version.h"
@@ -31,6 +32,10 @@ void ResolveDatabase(tuna::cli::GlobalOptions& global) {
 
 int main(int argc, char** argv) {
   using namespace tuna::cli;
+  // Debian's Abseil is built with absl::Mutex's lock-order (deadlock) detection on: a graph
+  // update on every lock, ~7 % of the coordinator's CPU per lease in bench/queue (2026-12-02:
+  // 3,732-3,835 -> 3,965-4,041 leases/s). Tests keep it (they do not run this main).
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   CLI::App app{"tuna: distributed convolution kernel tuning with MIOpen-compatible databases"};
   app.require_subcommand(0, 1);
   // Global flags are accepted after the subcommand too (`tuna status --session_id 1 --db URL`):

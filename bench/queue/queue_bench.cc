@@ -43,6 +43,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/server.h"
 #include "schema/store/job_store.h"
@@ -117,6 +118,8 @@ double Percentile(const std::vector<double>& sorted, double p) {
 
 int main(int argc, char** argv) {
   using namespace tuna;
+  // As `tuna` runs the coordinator (cli/main.cc): Abseil's mutex deadlock detection off.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   const int workers = argc > 1 ? std::atoi(argv[1]) : 64;
   const int64_t jobs = argc > 2 ? std::atoll(argv[2]) : 200000;
   const int seconds = argc > 3 ? std::atoi(argv[3]) : 15;

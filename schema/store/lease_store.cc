@@ -135,11 +135,13 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
   const int64_t token = next_claim_token_.fetch_add(1);
   int attempts = 0;
   std::set<std::pair<int64_t, int64_t>> no_warm;  // (session, solver) without warm-start params
+  std::string db_now;  // the database's NOW(6) at the latest claim statement
   // The locking SELECT returns everything the claimants need, so a claim of one session is four
   // round trips whatever its size (START TRANSACTION, SELECT, UPDATE, COMMIT).
   absl::Status st = db_.Transaction([&](Connection& c) -> absl::Status {
     out.clear();
     no_warm.clear();
+    db_now.clear();
     ++attempts;
     for (int64_t sid : session_ids) {
       const int64_t remaining = total - static_cast<int64_t>(out.size());
@@ -175,7 +177,9 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
           // search's outclassed stop), NULL when none.
           "(CASE WHEN j.kind = 'perf' THEN (SELECT MIN(r.kernel_time) FROM perf_result r WHERE "
           "r.session_id = j.session_id AND r.config_id = j.config_id AND r.verified = TRUE AND "
-          "r.kernel_time > 0) END) AS rival_ms "
+          "r.kernel_time > 0) END) AS rival_ms, "
+          // The database's clock, for the transfer horizon below (no statement of its own).
+          "CAST(NOW(6) AS CHAR) AS db_now "
           "FROM job j WHERE j.state = ? AND j.session_id = ? " + exclude +
           // A find job waits for the perf job of its config and solver to end, so that it
           // times the tuned params (MITuna runs find after perf the same way).
@@ -203,6 +207,7 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
         j.find_follows = r.Int("find_follows") != 0;
         j.rival_ms = r.Double("rival_ms");  // NULL (no result yet) reads as 0
         if (r.Int("warm_any") == 0) no_warm.insert({j.session_id, j.solver_id});
+        db_now = std::max(db_now, r.String("db_now"));
         out.push_back(std::move(j));
       }
     }
@@ -212,9 +217,7 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
     std::string horizon;
     const bool any_perf = std::any_of(out.begin(), out.end(), [](const ClaimedJob& j) { return j.kind == "perf"; });
     if (step == JobStep::kCompile && any_perf) {
-      auto now = c.Query("SELECT CAST(NOW(6) AS CHAR)");
-      if (!now.ok()) return now.status();
-      horizon = (*now)[0].String(0);
+      horizon = db_now;  // the latest claim statement's NOW(6) (same format: text order is time order)
       for (ClaimedJob& j : out) j.transfer_horizon = horizon;
     }
     // Hand out in order: wants[0] gets the first count jobs, and so on.
