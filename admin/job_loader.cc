@@ -36,6 +36,32 @@ absl::StatusOr<std::vector<std::string>> KindsForFinSteps(const std::vector<std:
   return kinds;
 }
 
+namespace {
+
+// `pairs` grouped by config in the order configs first appear, each config's generic solvers
+// (Solver::IsGeneric) after its others, otherwise in the order given.
+std::vector<std::pair<int64_t, int64_t>> GenericLast(const std::vector<std::pair<int64_t, int64_t>>& pairs,
+                                                     const std::map<int64_t, const solver::Solver*>& solvers,
+                                                     const solver::Target& target) {
+  std::vector<int64_t> order;
+  std::map<int64_t, std::pair<std::vector<int64_t>, std::vector<int64_t>>> by_config;  // (others, generic)
+  for (const auto& [config_id, solver_id] : pairs) {
+    auto [it, fresh] = by_config.try_emplace(config_id);
+    if (fresh) order.push_back(config_id);
+    (solvers.at(solver_id)->IsGeneric(target) ? it->second.second : it->second.first).push_back(solver_id);
+  }
+  std::vector<std::pair<int64_t, int64_t>> out;
+  out.reserve(pairs.size());
+  for (int64_t config_id : order) {
+    for (const auto* list : {&by_config[config_id].first, &by_config[config_id].second}) {
+      for (int64_t solver_id : *list) out.emplace_back(config_id, solver_id);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<LoadJobsReport> LoadJobs(schema::Database& db,
                                         const solver::SolverRegistry& registry,
                                         const LoadJobsOptions& options) {
@@ -46,9 +72,9 @@ absl::StatusOr<LoadJobsReport> LoadJobs(schema::Database& db,
   schema::SessionStore sessions(db);
   auto session = sessions.Get(options.session_id);
   if (!session.ok()) return session.status();
-  // Generic solvers' jobs go after the others (JobSpec::priority): a generic search then meets
-  // the config's faster results and stops when it is outclassed. An arch this build does not
-  // know leaves every job at one priority.
+  // Within a config, generic solvers' jobs come after the others' (job ids, the claim order):
+  // a generic search then more often meets the config's faster results and stops when it is
+  // outclassed. An arch this build does not know keeps the solvers' order.
   auto target = solver::TargetForArch(session->arch, static_cast<int>(session->num_cu));
 
   auto all_solvers = ValidRegistrySolvers(db, registry);
@@ -109,6 +135,7 @@ absl::StatusOr<LoadJobsReport> LoadJobs(schema::Database& db,
     }
   }
 
+  if (target.ok()) pairs = GenericLast(pairs, solvers, *target);
   std::vector<schema::JobSpec> jobs;
   for (const auto& [config_id, solver_id] : pairs) {
     for (const std::string& kind : report.kinds) {
@@ -116,8 +143,7 @@ absl::StatusOr<LoadJobsReport> LoadJobs(schema::Database& db,
         ++report.skipped_not_tunable;
         continue;
       }
-      const bool generic = target.ok() && solvers.at(solver_id)->IsGeneric(*target);
-      jobs.push_back({config_id, solver_id, kind, generic ? 0 : 1});
+      jobs.push_back({config_id, solver_id, kind});
     }
   }
   schema::JobStore job_store(db);

@@ -20,7 +20,6 @@ struct JobSpec {
   int64_t config_id = 0;
   int64_t solver_id = 0;
   std::string kind;  // "perf" or "find"
-  int priority = 0;  // job.priority: claims take higher ones first (lease_store.h)
 };
 
 struct JobLoadCounts {

@@ -131,9 +131,13 @@ TEST_CASE_METHOD(MariadbTest, "Import, solvers, session, applicability, jobs, st
   CHECK(load->skipped_not_tunable == 69);
   CHECK(Scalar(db(), "SELECT COUNT(*) FROM job WHERE label = 'test-label' AND kind = 'perf'") ==
         expect_perf);
-  // The generic solver's jobs are claimed after the others.
-  CHECK(Scalar(db(), "SELECT COUNT(*) FROM job WHERE priority = 0") == 23);
-  CHECK(Scalar(db(), "SELECT COUNT(*) FROM job WHERE priority = 1") == one_by_one);
+  // Within a config, the generic solver's job comes after the others (TestTunedFwd has the
+  // lower solver id).
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM job g JOIN job o ON o.config_id = g.config_id AND "
+                     "o.session_id = g.session_id AND o.kind = g.kind WHERE g.solver_id = 1001 AND o.solver_id = 1003 AND "
+                     "o.id > g.id") == 0);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM job g JOIN job o ON o.config_id = g.config_id AND "
+                     "o.session_id = g.session_id AND o.kind = g.kind WHERE g.solver_id = 1001 AND o.solver_id = 1003") > 0);
 
   auto reload = admin::LoadJobs(db(), *registry,
                                 Load(*session, "miopen_perf_compile,miopen_perf_eval", true));

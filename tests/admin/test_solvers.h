@@ -44,7 +44,7 @@ inline const std::vector<Direction> kAllDirections = {
 
 inline bool IsOneByOne(const Problem& p) { return p.fil[1] == 1 && p.fil[2] == 1; }
 
-// TestTunedFwd (id 1001): tunable, F only, always applicable, generic (its jobs go last).
+// TestTunedFwd (id 1001): tunable, F only, always applicable, generic (a config's last jobs).
 // TestNaive (id 1002): not tunable, F/B/W, always applicable.
 // TestOneByOne (id 1003): tunable, F/B/W, only 1x1 filters.
 // GemmBwd1x1_stride1 (id 1004): tunable, B only, never applicable; named like a MIOpen solver so

@@ -260,9 +260,9 @@ TEST_CASE("a search far slower than another solver's time on the problem stops a
   auto registry = testing::FaultRegistry({testing::kSlow, testing::kCorrect, testing::kGarbage,
                                           testing::kBrokenBuild, testing::kWritesNothing});
   const Problem p = ParseOne("conv -n 2 -c 4 -H 7 -W 7 -k 6 -y 3 -x 3 -p 1 -q 1 -F 1");
-  auto run = [&](double rival, double factor) {
+  auto run = [&](double rival, double factor, size_t batch = 1) {
     TuneOptions o = Fast();
-    o.batch = 1;
+    o.batch = batch;
     o.solvers = {"TestFaultSolver"};
     o.outclassed_factor = factor;
     o.outclassed_after = 2;
@@ -282,6 +282,12 @@ TEST_CASE("a search far slower than another solver's time on the problem stops a
   CHECK(fast_rival.tried == 2);
   CHECK(fast_rival.disposition == Disposition::kPassed);  // what it found stays its result
   CHECK(asked >= 1);
+  // In one batch of all five candidates (a capped generic search is one batch): the rest of the
+  // batch is not timed once it is outclassed.
+  auto [one_batch, asked_in_batch] = run(1e-9, 2.0, 8);
+  CHECK(one_batch.stopped_by == "outclassed");
+  CHECK(one_batch.tried == 2);
+  CHECK(asked_in_batch >= 1);
   // A slower rival, no rival yet (0), or the rule off: the search runs to its end.
   for (auto [rival, factor] : {std::pair{1e9, 2.0}, std::pair{0.0, 2.0}, std::pair{1e-9, 0.0}}) {
     INFO(rival << " " << factor);

@@ -30,6 +30,7 @@ ReplayResult ReplaySearch(SearchStrategy& strategy, const StrategyInput& input, 
       if (ok && r.reached_at == 0 && ms <= options.target_ms) r.reached_at = r.tried;
       stop.Note(ok, ms);
       observations.push_back({c, ok, ms});
+      if (stop.Outclassed()) break;  // as the Tuner: mid-batch
     }
     strategy.Observe(observations);
     r.observed.insert(r.observed.end(), observations.begin(), observations.end());

@@ -29,11 +29,14 @@ std::string StopRule::Reason() const {
   if (limit_s_ > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() >= limit_s_) {
     return "time limit";
   }
-  if (rival_ms_ && best_ > 0 && noted_ >= outclassed_after_) {
-    const double rival = rival_ms_();
-    if (rival > 0 && best_ > outclassed_factor_ * rival) return "outclassed";
-  }
+  if (Outclassed()) return "outclassed";
   return "";
+}
+
+bool StopRule::Outclassed() const {
+  if (!rival_ms_ || best_ <= 0 || noted_ < outclassed_after_) return false;
+  const double rival = rival_ms_();
+  return rival > 0 && best_ > outclassed_factor_ * rival;
 }
 
 }  // namespace tuna::search

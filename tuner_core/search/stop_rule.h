@@ -25,8 +25,14 @@ class StopRule {
   // proposed now would then be compiled for nothing whenever the current one does not gain.
   bool MayStopWithin(uint64_t n) const { return patience_ > 0 && best_ > 0 && since_gain_ + n >= patience_; }
 
-  // "patience", "time limit", "outclassed", or "" to go on.
+  // "patience", "time limit", "outclassed", or "" to go on. Patience and the time limit are
+  // asked after each batch (the batch in flight finishes).
   std::string Reason() const;
+
+  // The outclassed clause alone, asked after every candidate: a search already far slower than
+  // another solver's time on the problem stops mid-batch (the rest of the batch is not timed:
+  // the device time goes to searches that can win; a capped generic search is one batch).
+  bool Outclassed() const;
 
  private:
   const uint64_t patience_;

@@ -199,6 +199,7 @@ std::vector<Observation> MeasureBatch(std::vector<CompiledCandidate>& compiled, 
     const bool ok = RecordCandidate(c, std::move(m), dry_run, x.default_config, x.options, x.out, x.st, x.progress);
     x.stop.Note(ok && timed, time_ms);
     observations.push_back({c.config, ok, time_ms});
+    if (!dry_run && x.stop.Outclassed()) break;  // the rest of the batch is not timed
   }
   return observations;
 }
