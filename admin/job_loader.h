@@ -5,6 +5,8 @@
 // config's direction. Kinds come from the fin steps: miopen_perf_* -> perf, miopen_find_* ->
 // find. A non-tunable solver gets no perf job (nothing to tune; MITuna does the same). Loading
 // again adds nothing (unique (session, config, solver, kind)).
+// Within a config, generic solvers' (Solver::IsGeneric) jobs get the config's last ids, the claim
+// order: their searches then more often meet the config's faster results (the outclassed stop).
 #pragma once
 
 #include <cstdint>

@@ -433,9 +433,7 @@ coordinator::Report EvalOne(const coordinator::LeasedJob& job, const solver::Sol
   rep.params = f.config.ToString();
   rep.kernel_time_ms = f.fixed_ms;
   rep.finished = true;
-  if (auto sol = s.GetSolution(target, problem, f.config); sol.ok()) {
-    rep.workspace_bytes = static_cast<int64_t>(sol->workspace_bytes);
-  }
+  rep.workspace_bytes = static_cast<int64_t>(built.solution.workspace_bytes);
   return rep;
 }
 

@@ -485,8 +485,7 @@ struct SuccessWrites {
   size_t link_rows = 0, sample_rows = 0;
   std::vector<NewPerfResult> perf;
   std::vector<NewFindResult> find;
-  Params finished;  // (params, time, session, config, solver) of finished find results
-  size_t finished_rows = 0;
+  std::vector<Params> finished;  // (params, time, session, config, solver) of finished find results
 
   // One applied report of `job`.
   void Add(const JobInfo& job, const StepReport& r) {
@@ -508,8 +507,7 @@ struct SuccessWrites {
       find.push_back({job.session_id, job.config_id, job.solver_id, r.job_id, r.kernel_time_ms,
                       r.workspace_bytes, r.params, r.verified});
       if (r.finished && r.verified) {
-        finished.insert(finished.end(), {r.params, r.kernel_time_ms, job.session_id, job.config_id, job.solver_id});
-        ++finished_rows;
+        finished.push_back({r.params, r.kernel_time_ms, job.session_id, job.config_id, job.solver_id});
       }
     }
     for (const EvalSampleRow& x : r.samples) {
@@ -606,8 +604,7 @@ absl::Status WriteSuccesses(Connection& c, const SuccessWrites& w) {
   if (absl::Status st = InsertFindResults(c, w.find); !st.ok()) return st;
   // The finishing step of a find job: the perf result (the perf db's entry) takes the params
   // built for this problem alone and their time.
-  for (size_t i = 0; i < w.finished_rows; ++i) {
-    Params p(w.finished.begin() + static_cast<ptrdiff_t>(5 * i), w.finished.begin() + static_cast<ptrdiff_t>(5 * i + 5));
+  for (const Params& p : w.finished) {
     auto n = c.Execute("UPDATE perf_result SET params = ?, kernel_time = ? WHERE session_id = ? AND "
                        "config_id = ? AND solver_id = ? AND verified = TRUE",
                        p);

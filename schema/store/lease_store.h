@@ -100,7 +100,8 @@ struct ClaimedJob {
   bool find_follows = false;
   // Perf jobs: the fastest verified time of this config among the session's perf results when
   // the job was claimed (0 = none): the search's outclassed stop (search::TuneOptions::rival_ms).
-  // Generic solvers' jobs are claimed after the others (JobSpec::priority), so they mostly see one.
+  // A config's generic solvers' jobs have its last ids (admin/job_loader.h), so they more often
+  // see one.
   double rival_ms = 0;
 };
 
