@@ -12,16 +12,28 @@
 // the default config; the generic solvers' budget cut where a specialised solver applies), taken
 // from the strategy itself, so a change of the first sample's order shows in the count.
 //
+// With --compile it also compiles every distinct build once with this host's compiler for the
+// target (NVRTC for sm_*, hiprtc for gfx*, the C++ compiler for cpu-*) on --threads threads, and
+// prints each solver's compile seconds (the sum of its builds' walls), its slowest build and the
+// --slowest N slowest builds with their options: the compile cost of a cold run, measured
+// without a GPU.
+//
 //   bazel run //bench/search:distinct_builds -- --target sm_90 \
-//       -f $PWD/bench/kernels/data/resnet50_n32_fp16_nhwc.txt [--model [--threads 16]]
+//       -f $PWD/bench/kernels/data/resnet50_n32_fp16_nhwc.txt [--model [--threads 16]] [--compile 16]
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <map>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_join.h"
 #include "fmt/format.h"
 #include "bench/search/space_count.h"
+#include "tuner_core/backend/registry.h"
 #include "tuner_core/problem/driver_line.h"
 #include "tuner_core/search/strategy/strategy.h"
 #include "tuner_core/search/tuner.h"
@@ -33,7 +45,9 @@ namespace {
 struct SolverCount {
   uint64_t problems = 0;
   uint64_t candidates = 0;
-  std::set<std::string> builds;
+  std::map<std::string, backend::CompileRequest> builds;
+  double compile_s = 0, slowest_s = 0;  // --compile: the sum of the builds' walls, the longest
+  uint64_t failed = 0;
 };
 
 // What a default compile step builds for a perf job of `s` on `p`: the default config, then the
@@ -66,8 +80,56 @@ void Count(std::vector<solver::PerfConfig> configs, const solver::Solver& s, con
            const Problem& p, uint64_t budget, SolverCount& out) {
   if (budget > 0 && configs.size() > budget) configs.resize(budget);
   ++out.problems;
-  const std::set<std::string> keys = BuildKeys(s, t, p, configs, &out.candidates);
-  out.builds.insert(keys.begin(), keys.end());
+  out.builds.merge(BuildRequests(s, t, p, configs, &out.candidates));
+}
+
+struct TimedBuild {
+  double seconds;
+  std::string solver, options;
+};
+
+// Compiles every solver's builds once (a build two solvers share, once) on `threads` threads and
+// fills compile_s / slowest_s / failed and `timed`; returns the wall of the whole, or the
+// backend's error.
+absl::StatusOr<double> CompileAll(const solver::Target& t, int threads, std::map<std::string, SolverCount>& counts,
+                                  std::vector<TimedBuild>& timed) {
+  absl::StatusOr<std::unique_ptr<backend::Backend>> be =
+      backend::OpenBackend(t.backend, backend::DetectOptions::FromEnv());
+  if (!be.ok()) return be.status();
+  if (absl::Status st = (*be)->CompilerStatus(); !st.ok()) return st;
+  struct Item {
+    const backend::CompileRequest* req;
+    SolverCount* count;
+    const std::string* solver;
+  };
+  std::vector<Item> items;
+  std::set<std::string> seen;
+  for (auto& [name, c] : counts) {
+    for (const auto& [key, req] : c.builds) {
+      if (seen.insert(key).second) items.push_back({&req, &c, &name});
+    }
+  }
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
+  auto work = [&] {
+    for (size_t i = next++; i < items.size(); i = next++) {
+      const Clock::time_point t0 = Clock::now();
+      const bool ok = (*be)->Compile(*items[i].req).ok();
+      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      std::lock_guard<std::mutex> lock(mu);
+      items[i].count->compile_s += s;
+      items[i].count->slowest_s = std::max(items[i].count->slowest_s, s);
+      if (!ok) ++items[i].count->failed;
+      timed.push_back({s, *items[i].solver,
+                       items[i].req->source_name + " " + absl::StrJoin(items[i].req->options, " ")});
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int i = 0; i < std::max(1, threads); ++i) pool.emplace_back(work);
+  for (std::thread& th : pool) th.join();
+  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 
@@ -76,9 +138,12 @@ int Main(int argc, char** argv) {
   std::string file, arch = "sm_90";
   uint64_t budget = 0;
   bool model = false;
-  int threads = 16;
+  int threads = 16, compile_threads = 0, slowest = 0;
   app.add_flag("--model", model, "count a default tune's compile steps (model-guided blind proposals)");
   app.add_option("--threads", threads, "--model: the worker's compile threads (batch size)")->capture_default_str();
+  app.add_option("--compile", compile_threads,
+                 "compile every distinct build once on this many threads and print the compile seconds");
+  app.add_option("--slowest", slowest, "--compile: list the N slowest builds with their options");
   app.add_option("-f,--file", file, "MIOpenDriver lines")->required();
   app.add_option("--target", arch, "arch (sm_90, gfx90a, cpu-avx2)")->capture_default_str();
   app.add_option("--budget", budget, "candidates per solver and problem (0 = every valid one)");
@@ -106,21 +171,46 @@ int Main(int argc, char** argv) {
       }
     }
   }
+  const bool compile = compile_threads > 0;
+  double wall = 0;
+  std::vector<TimedBuild> timed;
+  if (compile) {
+    absl::StatusOr<double> w = CompileAll(*target, compile_threads, counts, timed);
+    if (!w.ok()) {
+      std::fprintf(stderr, "--compile: %s\n", w.status().ToString().c_str());
+      return 1;
+    }
+    wall = *w;
+  }
   std::set<std::string> all;
-  uint64_t candidates = 0;
+  uint64_t candidates = 0, failed = 0;
+  double compile_s = 0;
   fmt::print("{} problems, target {}, {}\n", problems, arch,
              model ? fmt::format("a default tune's compile steps ({} compile threads)", threads)
                    : fmt::format("budget {}", budget == 0 ? "all" : std::to_string(budget)));
-  fmt::print("{:<28} {:>8} {:>11} {:>9} {:>10}\n", "solver", "problems", "candidates", "builds", "cand/build");
+  fmt::print("{:<28} {:>8} {:>11} {:>9} {:>10}{}\n", "solver", "problems", "candidates", "builds", "cand/build",
+             compile ? fmt::format(" {:>10} {:>9}", "compile s", "slowest") : "");
   for (const auto& [name, c] : counts) {
-    all.insert(c.builds.begin(), c.builds.end());
+    for (const auto& [key, req] : c.builds) all.insert(key);
     candidates += c.candidates;
-    fmt::print("{:<28} {:>8} {:>11} {:>9} {:>10.1f}\n", name, c.problems, c.candidates, c.builds.size(),
-               c.builds.empty() ? 0.0 : static_cast<double>(c.candidates) / c.builds.size());
+    compile_s += c.compile_s;
+    failed += c.failed;
+    fmt::print("{:<28} {:>8} {:>11} {:>9} {:>10.1f}{}\n", name, c.problems, c.candidates, c.builds.size(),
+               c.builds.empty() ? 0.0 : static_cast<double>(c.candidates) / c.builds.size(),
+               compile ? fmt::format(" {:>10.1f} {:>9.2f}", c.compile_s, c.slowest_s) : "");
   }
-  fmt::print("{:<28} {:>8} {:>11} {:>9} {:>10.1f}\n", "total", problems, candidates, all.size(),
-             all.empty() ? 0.0 : static_cast<double>(candidates) / all.size());
-  return 0;
+  fmt::print("{:<28} {:>8} {:>11} {:>9} {:>10.1f}{}\n", "total", problems, candidates, all.size(),
+             all.empty() ? 0.0 : static_cast<double>(candidates) / all.size(),
+             compile ? fmt::format(" {:>10.1f}", compile_s) : "");
+  if (compile) {
+    fmt::print("compiled {} builds on {} threads in {:.1f} s wall; {} failed\n", all.size(), compile_threads, wall,
+               failed);
+    std::sort(timed.begin(), timed.end(), [](const TimedBuild& a, const TimedBuild& b) { return a.seconds > b.seconds; });
+    for (size_t i = 0; i < timed.size() && i < static_cast<size_t>(slowest); ++i) {
+      fmt::print("{:6.2f} s  {:<20} {}\n", timed[i].seconds, timed[i].solver, timed[i].options);
+    }
+  }
+  return failed == 0 ? 0 : 1;
 }
 
 }  // namespace

@@ -16,18 +16,27 @@ std::vector<solver::PerfConfig> ValidConfigs(const solver::Solver& s, const solv
   return out;
 }
 
-std::set<std::string> BuildKeys(const solver::Solver& s, const solver::Target& t, const Problem& p,
-                                const std::vector<solver::PerfConfig>& configs, uint64_t* solved) {
-  std::set<std::string> keys;
+std::map<std::string, backend::CompileRequest> BuildRequests(const solver::Solver& s, const solver::Target& t,
+                                                              const Problem& p,
+                                                              const std::vector<solver::PerfConfig>& configs,
+                                                              uint64_t* solved) {
+  std::map<std::string, backend::CompileRequest> out;
   for (const solver::PerfConfig& c : configs) {
     absl::StatusOr<solver::Solution> sol = s.GetSolution(t, p, c);
     if (!sol.ok()) continue;
     if (solved != nullptr) ++*solved;
     for (const solver::KernelBuild& k : sol->kernels) {
       absl::StatusOr<backend::CompileRequest> req = solver::CompileRequestFor(k, t.arch);
-      if (req.ok()) keys.insert(backend::KernelIdentity(t.backend, "any", *req));
+      if (req.ok()) out.try_emplace(backend::KernelIdentity(t.backend, "any", *req), *std::move(req));
     }
   }
+  return out;
+}
+
+std::set<std::string> BuildKeys(const solver::Solver& s, const solver::Target& t, const Problem& p,
+                                const std::vector<solver::PerfConfig>& configs, uint64_t* solved) {
+  std::set<std::string> keys;
+  for (auto& [key, req] : BuildRequests(s, t, p, configs, solved)) keys.insert(key);
   return keys;
 }
 

@@ -4,6 +4,7 @@
 // search_bench sizes its exhaustive tables with it before measuring.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -22,5 +23,11 @@ std::vector<solver::PerfConfig> ValidConfigs(const solver::Solver& s, const solv
 // gets the number of configs whose solution succeeded.
 std::set<std::string> BuildKeys(const solver::Solver& s, const solver::Target& t, const Problem& p,
                                 const std::vector<solver::PerfConfig>& configs, uint64_t* solved = nullptr);
+
+// The same builds with their compile requests, by key.
+std::map<std::string, backend::CompileRequest> BuildRequests(const solver::Solver& s, const solver::Target& t,
+                                                              const Problem& p,
+                                                              const std::vector<solver::PerfConfig>& configs,
+                                                              uint64_t* solved = nullptr);
 
 }  // namespace tuna::search

@@ -22,13 +22,14 @@
 // dx rows no tap reaches are zeroed before the launches.
 //
 // Options: the solver's axes TB_M, TB_N, TB_K, STAGES (named as its perf config); TUNA_FR,
-// TUNA_FS (filter size: compile-time so the tap decomposition is multiply-shift), TUNA_VEC4_B,
-// TUNA_PHASED (0: y is dense Ho x Wo and takes 16-byte stores when H*W % 4 == 0).
+// TUNA_FS (the filter's taps, 1 for 1x1 filters; 0: taps as run-time arguments, filter_taps.h),
+// TUNA_VEC4_B, TUNA_PHASED (0: y is dense Ho x Wo and takes 16-byte stores when H*W % 4 == 0).
 // Arguments: x, w, y, w's offset in floats, then the sizes as int32, then the output placement,
-// then x's and y's offsets and the x / w / y strides between the convolutions of a batch (grid.z;
-// in floats, int64).
+// then the taps (R*S, S and their magic numbers, read only when TUNA_FR is 0), then x's and y's
+// offsets and the x / w / y strides between the convolutions of a batch (grid.z; in floats, int64).
 #include "common/portability.h"
 #include "conv/async_copy.h"
+#include "conv/filter_taps.h"
 #include "conv/simt_mainloop.h"
 
 #if !defined(TUNA_BACKEND_CUDA)
@@ -39,9 +40,6 @@ constexpr int kTbM = TB_M;  // pixels per block (GEMM M)
 constexpr int kTbN = TB_N;  // output channels per block (GEMM N)
 constexpr int kTbK = TB_K;
 constexpr int kStages = STAGES;
-constexpr int kR = TUNA_FR;
-constexpr int kS = TUNA_FS;
-constexpr int kRS = kR * kS;
 constexpr int kTX = kTbM / 8;
 constexpr int kTY = kTbN / 8;
 constexpr int kThreads = kTX * kTY;
@@ -72,8 +70,9 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
     tuna_fast_simt_fwd(const float* TUNA_RESTRICT x, const float* TUNA_RESTRICT w, float* TUNA_RESTRICT y,
                        int w_off, int n_img, int C, int H, int W, int K, int Ho, int Wo, int pad_h, int pad_w,
                        int stride_h, int stride_w, int dil_h, int dil_w, int out_h, int out_w, int out_a,
-                       int out_b, int out_sh, int out_sw, long long x_off, long long y_off, long long zx,
-                       long long zw, long long zy) {
+                       int out_b, int out_sh, int out_sw, int taps_rs, int taps_s, unsigned rs_mul,
+                       unsigned rs_shr, unsigned s_mul, unsigned s_shr, long long x_off, long long y_off,
+                       long long zx, long long zw, long long zy) {
   TUNA_DYNAMIC_SHARED(float, smem);
   // grid.z > 1: a batch of independent convolutions (Winograd's 16 GEMMs), z-th at these strides.
   x += x_off + TUNA_BID_Z * zx;
@@ -84,7 +83,8 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
   const int ty = tid / kTX;
   const int HWo = Ho * Wo;
   const int P = n_img * HWo;
-  const int Kg = C * kRS;
+  const TunaTaps taps = {taps_rs, taps_s, rs_mul, rs_shr, s_mul, s_shr};
+  const int Kg = C * tuna_taps_rs(taps);
   const int HW = H * W;
   const int m0 = TUNA_BID_Y * kTbN;  // output channels
   const int p0 = TUNA_BID_X * kTbM;  // pixels
@@ -154,10 +154,8 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
     for (int i = 0; i < kBRows; ++i) {
       const int kr = b_row0 + i * kBRowStep;
       const int k = k0 + kr;
-      const int c = k / kRS;
-      const int rs = k - c * kRS;
-      const int r = rs / kS;
-      const int s = rs - r * kS;
+      int c, r, s;
+      tuna_split_taps(taps, k, c, r, s);
 #pragma unroll
       for (int j = 0; j < kBCols; ++j) {
         const int hi = b_h0[j] + r * dil_h;

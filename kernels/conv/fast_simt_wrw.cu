@@ -14,15 +14,16 @@
 // split_k > 1: block z writes its partial tile into the workspace slice z; tuna_simt_wrw_reduce
 // then sums the slices in slice order into dw, so re-runs give identical bits (no atomics).
 //
-// Options: the solver's axes TB_M, TB_N, TB_K, STAGES; TUNA_FR, TUNA_FS (filter size,
-// compile-time so column decomposition is multiply-shift). The solver's SPLIT_K axis is a
+// Options: the solver's axes TB_M, TB_N, TB_K, STAGES; TUNA_FR, TUNA_FS (the filter's taps, 1
+// for 1x1 filters; 0: taps as run-time arguments, filter_taps.h). The solver's SPLIT_K axis is a
 // run-time argument: it only sets each block's share of the pixel steps (a few integer
 // operations per block), so one build serves every split.
 // Arguments: x, dy, out (dw, or the workspace when split_k > 1), then the sizes as int32, then
-// the offsets and strides of a batch (floats, int64), its size and split_k (grid.z = batch *
+// the taps (R*S, S and their magic numbers, read only when TUNA_FR is 0), then the offsets and strides of a batch (floats, int64), its size and split_k (grid.z = batch *
 // split_k).
 #include "common/portability.h"
 #include "conv/async_copy.h"
+#include "conv/filter_taps.h"
 #include "conv/simt_mainloop.h"
 
 #if !defined(TUNA_BACKEND_CUDA)
@@ -33,9 +34,6 @@ constexpr int kTbM = TB_M;  // output channels per block
 constexpr int kTbN = TB_N;  // filter columns (c, r, s) per block
 constexpr int kTbK = TB_K;  // pixels per step
 constexpr int kStages = STAGES;
-constexpr int kR = TUNA_FR;
-constexpr int kS = TUNA_FS;
-constexpr int kRS = kR * kS;
 constexpr int kTX = kTbN / 8;
 constexpr int kTY = kTbM / 8;
 constexpr int kThreads = kTX * kTY;
@@ -52,8 +50,9 @@ static_assert(kStages >= 2, "at least two stages");
 TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
     tuna_fast_simt_wrw(const float* TUNA_RESTRICT x, const float* TUNA_RESTRICT dy, float* TUNA_RESTRICT out,
                        int n_img, int C, int H, int W, int K, int Ho, int Wo, int pad_h, int pad_w, int stride_h,
-                       int stride_w, int dil_h, int dil_w, long long x_off, long long dy_off, long long out_off,
-                       long long zx, long long zdy, int batch, int split_k) {
+                       int stride_w, int dil_h, int dil_w, int taps_rs, int taps_s, unsigned rs_mul,
+                       unsigned rs_shr, unsigned s_mul, unsigned s_shr, long long x_off, long long dy_off,
+                       long long out_off, long long zx, long long zdy, int batch, int split_k) {
   TUNA_DYNAMIC_SHARED(float, smem);
   // grid.z = batch * split_k: convolution b of a batch (Winograd's 16 GEMMs) reads x and dy at
   // these strides; its split s writes slice s * batch + b.
@@ -67,7 +66,8 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
   const int HWo = Ho * Wo;
   const int HW = H * W;
   const int P = n_img * HWo;
-  const int CRS = C * kRS;
+  const TunaTaps taps = {taps_rs, taps_s, rs_mul, rs_shr, s_mul, s_shr};
+  const int CRS = C * tuna_taps_rs(taps);
   const int n0 = TUNA_BID_X * kTbN;  // filter columns
   const int m0 = TUNA_BID_Y * kTbM;  // output channels
   const unsigned smem_base = tuna_smem_u32(smem);
@@ -85,10 +85,8 @@ TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)
 #pragma unroll
   for (int i = 0; i < kBIters; ++i) {
     const int n = n0 + row0 + i * kRowStep;
-    const int c = n / kRS;
-    const int rs = n - c * kRS;
-    const int r = rs / kS;
-    const int s = rs - r * kS;
+    int c, r, s;
+    tuna_split_taps(taps, n, c, r, s);
     const bool in = n < CRS;
     col_h[i] = in ? r * dil_h : -(1 << 30);  // out of range: never inside the image
     col_w[i] = s * dil_w;

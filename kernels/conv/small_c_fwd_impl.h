@@ -13,7 +13,9 @@
 // K_PER_THREAD channel groups of a pixel are adjacent threads (one pixel's channels are contiguous
 // stores), else the pixel threads are.
 //
-// Options: axes TB_H, TB_W, TB_K, K_PER_THREAD, PIX; derived TUNA_DTYPE, TUNA_CG (C/G), TUNA_FR,
+// Options: axes TB_H, TB_W, TB_K, K_PER_THREAD, PIX, UNROLL_R (1: the filter rows unrolled too;
+// 0, the search's builds: a loop over them, ~10x shorter to compile, the rest unrolled as
+// before); derived TUNA_DTYPE, TUNA_CG (C/G), TUNA_FR,
 // TUNA_FS, TUNA_SH, TUNA_SW, TUNA_DH, TUNA_DW, TUNA_PH, TUNA_PW, TUNA_NHWC (x channels-last: the
 // staging order), TUNA_Y_NHWC (y channels-last: the thread order) and TUNA_YVEC (y channels-last and
 // K/G a multiple of K_PER_THREAD: vector stores).
@@ -22,10 +24,19 @@
 #ifndef TUNA_SC_VECTOR_IO
 #define TUNA_SC_VECTOR_IO 1
 #endif
+#ifndef UNROLL_R
+#define UNROLL_R 1
+#endif
 #if defined(__CUDACC__) || defined(__HIPCC__) || defined(__HIP__)
 #define TUNA_SC_UNROLL _Pragma("unroll")
+#if UNROLL_R
+#define TUNA_SC_UNROLL_R _Pragma("unroll")
+#else
+#define TUNA_SC_UNROLL_R _Pragma("unroll 1")
+#endif
 #else
 #define TUNA_SC_UNROLL
+#define TUNA_SC_UNROLL_R
 #endif
 
 constexpr int kScR = TUNA_FR, kScS = TUNA_FS, kScCg = TUNA_CG;
@@ -188,7 +199,7 @@ TUNA_DEVICE void sc_compute(const ScArgs& a, const ScBlock& b, int tid, const fl
     TUNA_SC_UNROLL
     for (int j = 0; j < kScKpt; ++j) acc[i][j] = 0.f;
   }
-  TUNA_SC_UNROLL
+  TUNA_SC_UNROLL_R
   for (int r = 0; r < kScR; ++r)
     TUNA_SC_UNROLL
     for (int s = 0; s < kScS; ++s)

@@ -124,8 +124,13 @@ TEST_CASE("params written with the old axis names read back by the new names") {
       {"TunaFastTcFwd", "128,128,64,32,3", {{"TB_M", 128}, {"TB_N", 128}, {"WARP_M", 64}, {"WARP_N", 32}, {"STAGES", 3}}},
       // old: tb_m (output channels), tb_n (pixels), tb_k, stages (fp32_all.log 01F): the GEMM is
       // now named like the other forward solvers, so channels are TB_N and pixels TB_M.
-      {"TunaFastSimtFwd", "64,128,8,3", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}}},
-      {"TunaFastSimtBwd", "64,128,8,3", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}}},  // its axes
+      // FIX_TAPS appended later: params stored without it read as 0 (the same tile, taps at run
+      // time); 1 is the finishing step's build (the taps compiled in)
+      {"TunaFastSimtFwd", "64,128,8,3", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}, {"FIX_TAPS", 0}},
+       "64,128,8,3,0"},
+      {"TunaFastSimtBwd", "64,128,8,3", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}, {"FIX_TAPS", 0}},
+       "64,128,8,3,0"},  // its axes
+      {"TunaFastSimtBwd", "64,128,8,3,1", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}, {"FIX_TAPS", 1}}},
       {"TunaWinogradF2x3", "64,128,8,3", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}}},  // its GEMM's
       {"TunaWinogradF4x3", "64,128,8,3", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}}},  // new; its GEMM's
       {"TunaWinogradWrw", "128,64,8,3,4", {{"TB_M", 128}, {"TB_N", 64}, {"TB_K", 8}, {"STAGES", 3}, {"SPLIT_K", 4}}},
@@ -166,7 +171,12 @@ TEST_CASE("params written with the old axis names read back by the new names") {
        {{"THREAD_H", 2}, {"THREAD_W", 2}, {"THREAD_C", 8}, {"TB_CV", 16}, {"TB_THREADS", 256}, {"SPLIT", 4}}},
       {"TunaThinBwd", "4,4,32,128", {{"THREAD_H", 4}, {"THREAD_W", 4}, {"K_CHUNK", 32}, {"TB_THREADS", 128}}},
       // TB_H, TB_W, TB_K, K_PER_THREAD, PIX (new; the Inception-v3 stem's default)
-      {"TunaSmallCFwd", "8,16,32,8,4", {{"TB_H", 8}, {"TB_W", 16}, {"TB_K", 32}, {"K_PER_THREAD", 8}, {"PIX", 4}}},
+      // UNROLL_R appended later: params stored without it read as 0 (the same tile, the filter
+      // rows a loop); 1 is the finishing step's build (the rows unrolled)
+      {"TunaSmallCFwd", "8,16,32,8,4",
+       {{"TB_H", 8}, {"TB_W", 16}, {"TB_K", 32}, {"K_PER_THREAD", 8}, {"PIX", 4}, {"UNROLL_R", 0}}, "8,16,32,8,4,0"},
+      {"TunaSmallCFwd", "8,16,32,8,4,1",
+       {{"TB_H", 8}, {"TB_W", 16}, {"TB_K", 32}, {"K_PER_THREAD", 8}, {"PIX", 4}, {"UNROLL_R", 1}}},
       // TB_M, TB_N, TB_K, WARP_M, WARP_N, STAGES (new with these names; MFMA, gfx908/gfx90a)
       {"TunaMfmaFwd", "128,128,32,64,64,2",
        {{"TB_M", 128}, {"TB_N", 128}, {"TB_K", 32}, {"WARP_M", 64}, {"WARP_N", 64}, {"STAGES", 2}}},

@@ -144,6 +144,65 @@ TEST_CASE("fast SIMT backward data: sub-pixel phases partition the taps and the 
   }
 }
 
+TEST_CASE("fast SIMT: the search's builds take the taps at run time, the finishing step compiles them in",
+          "[solver]") {
+  absl::StatusOr<Target> sm90 = solver::TargetForArch("sm_90");
+  REQUIRE(sm90.ok());
+  std::vector<Problem> layers = testing::ResNet50Layers();
+  solver::FastSimtFwdSolver simt;
+  solver::FastSimtBwdSolver simt_bwd;
+  solver::FastSimtWrwSolver simt_wrw;
+  auto options = [&](const solver::Solver& s, const Problem& p, const PerfConfig& c) {
+    absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, p, c);
+    REQUIRE(sol.ok());
+    std::vector<std::vector<std::string>> out;
+    for (const auto& k : sol->kernels) out.push_back(k.options);
+    return out;
+  };
+  auto has = [](const std::vector<std::string>& o, const char* opt) { return std::count(o.begin(), o.end(), opt) == 1; };
+  const Problem stem = testing::With(layers[0], Direction::kForward, DataType::kFp32, Layout::kNCHW);
+  const Problem l3x3 = testing::With(layers[2], Direction::kForward, DataType::kFp32, Layout::kNCHW);
+  const Problem l1x1 = testing::With(layers[1], Direction::kForward, DataType::kFp32, Layout::kNCHW);
+  // One build serves the 7x7 and the 3x3 filter with the same tile; 1x1 stays compiled in.
+  const PerfConfig c = simt.Space(*sm90, l3x3).Make({{"TB_N", 64}, {"TB_M", 64}, {"TB_K", 8}, {"STAGES", 3}});
+  REQUIRE(simt.IsValid(*sm90, stem, c).ok());
+  REQUIRE(simt.IsValid(*sm90, l3x3, c).ok());
+  CHECK(options(simt, stem, c) == options(simt, l3x3, c));
+  CHECK(has(options(simt, l3x3, c).at(0), "-DTUNA_FR=0"));
+  CHECK(has(options(simt, l1x1, c).at(0), "-DTUNA_FR=1"));
+  CHECK_FALSE(simt.Specialize(*sm90, l1x1, c).has_value());
+  // The finishing step: FIX_TAPS 1, this filter compiled in, once.
+  const std::optional<PerfConfig> fixed = simt.Specialize(*sm90, l3x3, c);
+  REQUIRE(fixed.has_value());
+  CHECK(fixed->ToString() == "64,64,8,3,1");
+  CHECK(has(options(simt, l3x3, *fixed).at(0), "-DTUNA_FR=3"));
+  CHECK_FALSE(simt.Specialize(*sm90, l3x3, *fixed).has_value());
+  // Backward data, 3x3 stride 2: phases of 2x2, 2x1, 1x2 and 1x1 taps take two builds (run-time
+  // taps and 1x1) in the search and four with the taps compiled in.
+  const Problem bwd = testing::With(layers[6], Direction::kBackwardData, DataType::kFp32, Layout::kNCHW);
+  const PerfConfig d = simt_bwd.DefaultConfig(*sm90, bwd);
+  CHECK(options(simt_bwd, bwd, d).size() == 2u);
+  const std::optional<PerfConfig> fixed_bwd = simt_bwd.Specialize(*sm90, bwd, d);
+  REQUIRE(fixed_bwd.has_value());
+  CHECK(options(simt_bwd, bwd, *fixed_bwd).size() == 4u);
+  absl::StatusOr<solver::Solution> sol = simt_bwd.GetSolution(*sm90, bwd, d);
+  REQUIRE(sol.ok());
+  for (const solver::Launch& l : sol->launches) {
+    if (l.entry != "tuna_fast_simt_fwd") continue;
+    // The taps after the 19 sizes: R*S, S and their magic numbers (mul 0 for a divisor of 1).
+    const int64_t rs = l.args[4 + 19].i, taps_s = l.args[4 + 20].i;
+    CHECK(rs >= 1);
+    CHECK(taps_s >= 1);
+    CHECK((l.args[4 + 21].i == 0) == (rs == 1));
+    CHECK((l.args[4 + 23].i == 0) == (taps_s == 1));
+  }
+  // Backward weights: the taps split once per thread, always at run time beyond 1x1 (no
+  // finishing build).
+  const Problem wrw = testing::With(layers[0], Direction::kBackwardWeights, DataType::kFp32, Layout::kNCHW);
+  CHECK(has(options(simt_wrw, wrw, simt_wrw.DefaultConfig(*sm90, wrw)).at(0), "-DTUNA_FR=0"));
+  CHECK_FALSE(simt_wrw.Specialize(*sm90, wrw, simt_wrw.DefaultConfig(*sm90, wrw)).has_value());
+}
+
 TEST_CASE("fast solvers: every valid config compiles with NVRTC for sm_90", "[solver][nvrtc]") {
   std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
   if (absl::Status st = be->CompilerStatus(); !st.ok()) {
@@ -165,6 +224,8 @@ TEST_CASE("fast solvers: every valid config compiles with NVRTC for sm_90", "[so
   auto compile_all = [&](const solver::Solver& s, const Problem& p, bool every_config) {
     std::vector<PerfConfig> configs = every_config ? AllValid(s, *target, p) : std::vector<PerfConfig>{
                                                                                    s.DefaultConfig(*target, p)};
+    // The finishing step's build of the default (FastSimt: the filter's taps compiled in).
+    if (std::optional<PerfConfig> spec = s.Specialize(*target, p, s.DefaultConfig(*target, p))) configs.push_back(*spec);
     for (const PerfConfig& c : configs) {
       absl::StatusOr<solver::Solution> sol = s.GetSolution(*target, p, c);
       INFO(s.Name() << " " << p.Canonical() << " params " << c.ToString());

@@ -1,7 +1,8 @@
 // The fast CUDA solvers (TunaFastTcFwd 1010 in FP16 and BF16 NHWC, TunaFastSimtFwd 1011 and
 // TunaFastSimtBwd 1015, TunaFastSimtWrw 1016, TunaWinogradF2x3 1017, TunaWinogradWrw 1018,
 // TunaWinogradF4x3 1027 in FP32 NCHW) on all 23 ResNet-50 layers at batch 1: the default config
-// plus 1 random valid config per layer (2 on the stem's gather path), each checked against the CPU
+// plus 1 random valid config per layer (2 on the stem's gather path) and the finishing step's
+// build of the default where the solver offers one, each checked against the CPU
 // reference on poisoned outputs, plus edge problems (odd sizes, C % 8 != 0, K odd, dilation,
 // strides 2 and 3 with rows no tap reaches, asymmetric strides and filters, padding beyond the
 // filter). Tagged "gpu": skips with a message where the CUDA driver, NVRTC or a device is missing.
@@ -139,6 +140,8 @@ TEST_CASE("fast solvers match the CPU reference on the CUDA device", "[gpu]") {
         configs.push_back(r);
       }
     }
+    // The finishing step's build of the default (FastSimt: the taps compiled in) where offered.
+    if (std::optional<PerfConfig> spec = c.s->Specialize(target, p, configs.front())) configs.push_back(*spec);
     failures += checker.CheckAll(*c.s, p, configs);
     runs += static_cast<int>(configs.size());
   }

@@ -112,7 +112,18 @@ TEST_CASE("small C forward: applicability, defaults and pruning", "[solver]") {
   // The stem's default (the config the lead builds; bench/kernels/data/inception_v3_fp16_fwd.txt).
   const Problem stem = Fwd(32, 3, 32, 299, 299, 3, 3, 0, 0, 2, 1, 1);
   REQUIRE(s.IsApplicable(sm90, stem).ok());
-  CHECK(s.DefaultConfig(sm90, stem).ToString() == "8,16,32,8,4");
+  CHECK(s.DefaultConfig(sm90, stem).ToString() == "8,16,32,8,4,0");
+  // The finishing step unrolls the filter rows of the winner (UNROLL_R 1), once.
+  const std::optional<PerfConfig> unrolled = s.Specialize(sm90, stem, s.DefaultConfig(sm90, stem));
+  REQUIRE(unrolled.has_value());
+  CHECK(unrolled->ToString() == "8,16,32,8,4,1");
+  CHECK_FALSE(s.Specialize(sm90, stem, *unrolled).has_value());
+  absl::StatusOr<solver::Solution> unrolled_sol = s.GetSolution(sm90, stem, *unrolled);
+  REQUIRE(unrolled_sol.ok());
+  const std::vector<std::string>& opts = unrolled_sol->kernels.at(0).options;
+  CHECK(std::count(opts.begin(), opts.end(), "-DUNROLL_R=1") == 1);
+  const Problem one_row = Fwd(2, 3, 16, 9, 9, 1, 3, 0, 1, 1, 1, 1);
+  if (s.IsApplicable(sm90, one_row).ok()) CHECK_FALSE(s.Specialize(sm90, one_row, s.DefaultConfig(sm90, one_row)).has_value());
   // Refused: C/G above 8, the other directions, CPU targets for the registered instance.
   CHECK_FALSE(s.IsApplicable(sm90, Fwd(2, 9, 16, 9, 9, 3, 3, 1, 1, 1, 1, 1)).ok());
   CHECK_FALSE(s.IsApplicable(sm90, Fwd(2, 64, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1)).ok());

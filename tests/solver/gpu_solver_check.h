@@ -33,12 +33,15 @@ inline std::vector<solver::PerfConfig> AllValid(const solver::Solver& s, const s
   return out;
 }
 
-// The configs a device check runs on `p`: the default, `random` valid ones drawn with `rng`, and
+// The configs a device check runs on `p`: the default, its finishing-step build (Specialize) where
+// the solver offers one, `random` valid ones drawn with `rng`, and
 // the first valid config whose value on axis index `split_axis` is above 1 (a split one; -1: none).
 inline std::vector<solver::PerfConfig> DeviceCheckConfigs(const solver::Solver& s, const solver::Target& t,
                                                           const Problem& p, std::mt19937_64& rng, int random,
                                                           int split_axis) {
   std::vector<solver::PerfConfig> configs = {s.DefaultConfig(t, p)};
+  // The finishing step's build of the default, where the solver offers one.
+  if (std::optional<solver::PerfConfig> spec = s.Specialize(t, p, configs.front())) configs.push_back(*spec);
   const std::vector<solver::PerfConfig> valid = AllValid(s, t, p);
   for (int k = 0; k < random && !valid.empty(); ++k) configs.push_back(valid[rng() % valid.size()]);
   for (const solver::PerfConfig& v : valid) {

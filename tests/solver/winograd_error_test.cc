@@ -49,12 +49,13 @@ struct WrongF4x3 : WinoF4x3 {
 // mainloop accumulates.
 void HostGemm(const solver::Launch& l, const float* x, const float* w, float* y) {
   const std::vector<solver::KernelArg>& a = l.args;
-  REQUIRE(a.size() == 28);
+  REQUIRE(a.size() == 34);
   REQUIRE(a[3].i == 0);                                          // w_offset
   REQUIRE((a[4].i == 1 && a[6].i == 1 && a[9].i == 1));         // n, h, rows: one image row
   const int64_t depth = a[5].i, cols = a[7].i, rows = a[8].i;    // c, w, k
   REQUIRE(a[10].i == cols);
-  const int64_t x_off = a[23].i, y_off = a[24].i, zx = a[25].i, zw = a[26].i, zy = a[27].i;
+  REQUIRE((a[23].i == 1 && a[24].i == 1));                       // taps: 1x1
+  const int64_t x_off = a[29].i, y_off = a[30].i, zx = a[31].i, zw = a[32].i, zy = a[33].i;
   for (int64_t z = 0; z < l.grid.z; ++z) {
     const float* xz = x + x_off + z * zx;
     const float* wz = w + z * zw;

@@ -24,6 +24,29 @@ SearchSpace Space() {
                       {"STAGES", LinearRange(2, 4)}});
 }
 
+SearchSpace ConvSpace() {
+  std::vector<ParamAxis> axes = Space().axes();
+  axes.push_back({"FIX_TAPS", {0, 1}, AxisUse::kSolver, /*absent=*/0, /*searched=*/false});
+  return SearchSpace(std::move(axes));
+}
+
+bool FixTaps(const PerfConfig& config) {
+  absl::StatusOr<int64_t> v = ConvSpace().Find(config, "FIX_TAPS");
+  return v.ok() && *v == 1;
+}
+
+std::vector<std::string> TapsOptions(int64_t taps_h, int64_t taps_w, bool fixed) {
+  const bool compiled_in = fixed || (taps_h == 1 && taps_w == 1);
+  return {absl::StrCat("-DTUNA_FR=", compiled_in ? taps_h : 0), absl::StrCat("-DTUNA_FS=", compiled_in ? taps_w : 0)};
+}
+
+void AppendTapsArgs(int64_t taps_h, int64_t taps_w, std::vector<KernelArg>& args) {
+  const gpu::FastDiv rs = gpu::MakeFastDiv(taps_h * taps_w), s = gpu::MakeFastDiv(taps_w);
+  for (int64_t v : {taps_h * taps_w, taps_w, int64_t{rs.mul}, int64_t{rs.shr}, int64_t{s.mul}, int64_t{s.shr}}) {
+    args.push_back(KernelArg::I32(v));
+  }
+}
+
 uint64_t SharedBytes(int tb_m, int tb_n, int tb_k, int stages) {
   // The w tile's rows (TB_N output channels) are padded by 4 floats.
   return static_cast<uint64_t>(stages) * tb_k * (tb_m + tb_n + 4) * 4;
@@ -155,20 +178,20 @@ void AppendConv(const Plan& plan, const PerfConfig& config, BufferRole x, Buffer
                 Solution& sol, const Batch& batch) {
   const SearchSpace space = Space();
   const auto [tb_m, tb_n, tb_k, stages] = SimtParams::Of(space, config);
-  std::map<std::tuple<int64_t, int64_t, bool>, size_t> kernel_of;  // (taps_h, taps_w, vector B) -> kernel
+  const bool fix_taps = FixTaps(config);
+  std::map<std::pair<std::vector<std::string>, bool>, size_t> kernel_of;  // (taps options, vector B) -> kernel
   auto kernel_for = [&](const Phase& ph) {
     const bool vec = VectorB(plan, ph, tb_m, tb_n);
-    auto [it, fresh] = kernel_of.try_emplace({ph.taps_h, ph.taps_w, vec}, sol.kernels.size());
+    std::vector<std::string> taps = TapsOptions(ph.taps_h, ph.taps_w, fix_taps);
+    auto [it, fresh] = kernel_of.try_emplace({taps, vec}, sol.kernels.size());
     if (fresh) {
       KernelBuild build;
       build.source = "conv/fast_simt_fwd.cu";
       build.entries = {"tuna_fast_simt_fwd", "tuna_simt_bwd_filter"};
       build.options = space.Defines(config);
-      for (std::string o : {absl::StrCat("-DTUNA_FR=", ph.taps_h), absl::StrCat("-DTUNA_FS=", ph.taps_w),
-                            absl::StrCat("-DTUNA_VEC4_B=", vec ? 1 : 0),
-                            absl::StrCat("-DTUNA_PHASED=", plan.Phased() ? 1 : 0)}) {
-        build.options.push_back(std::move(o));
-      }
+      build.options.insert(build.options.end(), taps.begin(), taps.end());
+      build.options.push_back(absl::StrCat("-DTUNA_VEC4_B=", vec ? 1 : 0));
+      build.options.push_back(absl::StrCat("-DTUNA_PHASED=", plan.Phased() ? 1 : 0));
       sol.kernels.push_back(std::move(build));
     }
     return it->second;
@@ -193,15 +216,34 @@ void AppendConv(const Plan& plan, const PerfConfig& config, BufferRole x, Buffer
                       plan.out_sw}) {
       l.args.push_back(KernelArg::I32(v));
     }
+    AppendTapsArgs(ph->taps_h, ph->taps_w, l.args);
     for (int64_t v : {batch.x_off, batch.y_off, batch.zx, batch.zw, batch.zy}) l.args.push_back(KernelArg::I64(v));
     sol.launches.push_back(std::move(l));
   }
 }
 
-SearchSpace SimtSolver::Space(const Target&, const Problem&) const { return fast_simt::Space(); }
+SearchSpace SimtSolver::Space(const Target&, const Problem&) const { return ConvSpace(); }
 
 PerfConfig SimtSolver::DefaultConfig(const Target& target, const Problem& p) const {
-  return Default(target, PlanOf(p));
+  PerfConfig c = Default(target, PlanOf(p));  // the GEMM axes; run-time taps
+  c.values.push_back(0);
+  return c;
+}
+
+std::optional<PerfConfig> SimtSolver::Specialize(const Target&, const Problem& p, const PerfConfig& config) const {
+  if (FixTaps(config)) return std::nullopt;
+  const Plan plan = PlanOf(p);
+  if (std::none_of(plan.phases.begin(), plan.phases.end(), [](const Phase& ph) { return ph.taps_h * ph.taps_w > 1; })) {
+    return std::nullopt;  // 1x1 taps are compiled in already
+  }
+  const SearchSpace space = ConvSpace();
+  absl::StatusOr<PerfConfig> fixed = space.TryMake({{"TB_N", space.Value(config, "TB_N")},
+                                                    {"TB_M", space.Value(config, "TB_M")},
+                                                    {"TB_K", space.Value(config, "TB_K")},
+                                                    {"STAGES", space.Value(config, "STAGES")},
+                                                    {"FIX_TAPS", 1}});
+  if (!fixed.ok()) return std::nullopt;
+  return *fixed;
 }
 
 absl::Status SimtSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -26,8 +27,18 @@ struct SimtParams {
 
 // TB_N, TB_M, TB_K, STAGES (params order of the old tb_m = channels, tb_n = pixels naming);
 // TB_M 32 only where 64-pixel tiles leave SMs idle (7x7 and 14x14 layers); the thin tile TB_N 8 x
-// TB_M 256 (one warp) only for outputs of at most 8 channels (the stem's backward data).
+// TB_M 256 (one warp) only for outputs of at most 8 channels (the stem's backward data). The
+// GEMM axes: TunaWinograd* search them too.
 SearchSpace Space();
+
+// TunaFastSimtFwd / TunaFastSimtBwd: Space() plus FIX_TAPS, which the search holds at 0 (the
+// filter's taps as run-time arguments: one build per tile config for every filter and phase)
+// and the finishing step sets to 1 (Specialize: every phase's taps compiled in, a build for this
+// filter alone). Params written before the axis existed read as 0: the same tile, which the
+// search's exhaustive tables (bench/search/tables) measured as such.
+SearchSpace ConvSpace();
+// FIX_TAPS of a ConvSpace() config (false for a Space() config: Winograd's GEMMs are 1x1).
+bool FixTaps(const PerfConfig& config);
 
 // Dynamic shared memory of a config: STAGES * TB_K * (TB_M + (TB_N + 4)) floats.
 uint64_t SharedBytes(int tb_m, int tb_n, int tb_k, int stages);
@@ -58,8 +69,16 @@ Plan ForwardPlan(const Problem& p);
 Plan GemmPlan(int64_t rows, int64_t depth, int64_t cols);
 Plan BackwardDataPlan(const Problem& p);  // strided dimensions need dilation 1 there
 
-// Filter sizes up to this are compiled in; larger ones are not worth a build.
+// Filters up to this size are served (larger ones are not worth the SIMT kernels).
 inline constexpr int64_t kMaxFilter = 11;
+
+// A filter's (or a backward-data phase's) taps as kernels/conv/filter_taps.h takes them: a 1x1
+// filter, or any filter when `fixed`, compiled in (-DTUNA_FR/FS: constant divisors; nothing at
+// all for 1x1), any other as run-time arguments (-DTUNA_FR=0, R*S and S with their magic
+// numbers), so one build per tile config serves every filter size and phase (issue #19). The
+// arguments go after the sizes in every launch.
+std::vector<std::string> TapsOptions(int64_t taps_h, int64_t taps_w, bool fixed = false);
+void AppendTapsArgs(int64_t taps_h, int64_t taps_w, std::vector<KernelArg>& args);
 
 // Validity of `config` for `plan` (applicability checked by the caller).
 absl::Status CheckValid(std::string_view solver, const Target& target, const Plan& plan, const PerfConfig& config);
@@ -75,9 +94,9 @@ struct Batch {
   int64_t zx = 0, zw = 0, zy = 0;
 };
 
-// Appends the kernel builds (one per distinct phase filter shape) and one launch per phase:
-// x from role `x`, w from role `w`, y into role `y`. The solution's kernel 0 also exports
-// tuna_simt_bwd_filter.
+// Appends the kernel builds (one per distinct taps option set and vector flag: one for run-time
+// taps, one per phase filter shape with FIX_TAPS 1) and one launch per phase: x from role `x`, w
+// from role `w`, y into role `y`. The solution's kernel 0 also exports tuna_simt_bwd_filter.
 void AppendConv(const Plan& plan, const PerfConfig& config, BufferRole x, BufferRole w, BufferRole y,
                 Solution& sol, const Batch& batch = {});
 
@@ -92,6 +111,9 @@ class SimtSolver : public Solver {
   SearchSpace Space(const Target& target, const Problem& problem) const override;
   PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
   absl::Status IsValid(const Target& target, const Problem& problem, const PerfConfig& config) const override;
+  // FIX_TAPS 1 where a phase has more than one tap (ConvSpace above).
+  std::optional<PerfConfig> Specialize(const Target& target, const Problem& problem,
+                                       const PerfConfig& config) const override;
 
  protected:
   virtual Plan PlanOf(const Problem& problem) const = 0;

@@ -5,7 +5,8 @@
 // pixels per 16-byte copy (a plain GEMM over the channels).
 //
 // Covers: conv mode, FP32, 2D, groups 1, any padding / stride / dilation, x, w, y dense NCHW.
-// Not applicable on HIP targets (inline PTX). The filter size is compiled in (-DTUNA_FR/FS).
+// Not applicable on HIP targets (inline PTX). A 1x1 filter is compiled in (-DTUNA_FR/FS=1); any
+// other size is a run-time argument, so one build per tile config serves every filter.
 //
 // GEMM (forward only), as in every tuna forward solver: M = N*Ho*Wo (output pixels),
 // N = K (output channels), K = C*R*S.

@@ -107,6 +107,7 @@ Launch FastSimtWrwSolver::GemmLaunch(const Problem& p, const PerfConfig& config,
                     p.dilation[1], p.dilation[2]}) {
     l.args.push_back(KernelArg::I32(v));
   }
+  fast_simt::AppendTapsArgs(p.fil[1], p.fil[2], l.args);
   for (int64_t v : {batch.x_off, batch.dy_off, batch.out_off, batch.zx, batch.zdy}) l.args.push_back(KernelArg::I64(v));
   l.args.push_back(KernelArg::I32(batch.count));
   l.args.push_back(KernelArg::I32(split_k));
@@ -119,8 +120,7 @@ KernelBuild FastSimtWrwSolver::Build(const Problem& p, const PerfConfig& config)
   build.source = "conv/fast_simt_wrw.cu";
   build.entries = {"tuna_fast_simt_wrw", "tuna_simt_wrw_reduce"};
   build.options = space.Defines(config);
-  build.options.push_back(absl::StrCat("-DTUNA_FR=", p.fil[1]));
-  build.options.push_back(absl::StrCat("-DTUNA_FS=", p.fil[2]));
+  for (std::string& o : fast_simt::TapsOptions(p.fil[1], p.fil[2])) build.options.push_back(std::move(o));
   return build;
 }
 

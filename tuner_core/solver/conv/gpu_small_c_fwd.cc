@@ -106,7 +106,11 @@ SearchSpace SmallCFwdSolver::Space(const Target& target, const Problem& problem)
                       {"TB_W", Pow2Range(8, 64)},
                       {"TB_K", Pow2Range(4, 64)},
                       {"K_PER_THREAD", Pow2Range(1, 8)},
-                      {"PIX", Pow2Range(1, 8)}});
+                      {"PIX", Pow2Range(1, 8)},
+                      // Not searched: the search's builds loop over the filter rows (each ~10x
+                      // shorter to compile than unrolled); Specialize unrolls the winner's. Older
+                      // params read as 0, the same tile.
+                      {"UNROLL_R", {0, 1}, AxisUse::kDefine, /*absent=*/0, /*searched=*/false}});
 }
 
 absl::Status SmallCFwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
@@ -148,6 +152,15 @@ PerfConfig SmallCFwdSolver::DefaultConfig(const Target& target, const Problem& p
     }
   }
   return ConfigOf(space, valid.empty() ? Tile{} : valid.front());
+}
+
+std::optional<PerfConfig> SmallCFwdSolver::Specialize(const Target& target, const Problem& p,
+                                                      const PerfConfig& config) const {
+  const SearchSpace space = Space(target, p);
+  if (space.Value(config, "UNROLL_R") == 1 || p.fil[1] == 1) return std::nullopt;
+  const Tile t = TileOf(space, config);
+  return space.Make(
+      {{"TB_H", t.tb_h}, {"TB_W", t.tb_w}, {"TB_K", t.tb_k}, {"K_PER_THREAD", t.kpt}, {"PIX", t.pix}, {"UNROLL_R", 1}});
 }
 
 absl::StatusOr<Solution> SmallCFwdSolver::GetSolution(const Target& target, const Problem& p,

@@ -25,9 +25,12 @@
 //   TB_K           output channels of a block (within one group)
 //   K_PER_THREAD   output channels per thread (contiguous: one vector store in NHWC)
 //   PIX            output pixels per thread (strided by the block's pixel threads)
+//   UNROLL_R       1: the filter rows unrolled as well (Specialize, the finishing step, sets it;
+//                  the search holds 0, whose builds compile ~10x faster)
 // A block has (TB_K / K_PER_THREAD) * (TB_H * TB_W / PIX) threads, 32 to 512.
 #pragma once
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -47,6 +50,9 @@ class SmallCFwdSolver : public Solver {
   std::vector<Direction> Directions() const override { return {Direction::kForward}; }
 
   TUNA_TUNABLE_SOLVER_VERBS
+  // UNROLL_R 1 for filters of more than one row.
+  std::optional<PerfConfig> Specialize(const Target& target, const Problem& problem,
+                                       const PerfConfig& config) const override;
 
  private:
   SmallCTargets targets_;
