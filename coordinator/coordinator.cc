@@ -114,11 +114,12 @@ struct Coordinator::Waiter {
   LeaseRequest req;
   std::string key;
   std::map<int64_t, std::set<int64_t>> excluded;  // per session: solvers it reported unsupported
+  absl::Time started;
   absl::Time deadline;
-  bool taken = false;
-  bool done = false;
+  bool taken = false;  // by a dispatcher, for its claim
   absl::Status status;
   std::vector<LeasedJob> jobs;
+  LeaseDone done;  // called once, never under mu_ (Answer)
 };
 
 struct Coordinator::PendingReport {
@@ -155,6 +156,7 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(schema::Databas
   for (int i = 0; i < options.dispatcher_threads; ++i) {
     c->threads_.emplace_back([p = c.get()] { p->DispatchLoop(); });
   }
+  c->threads_.emplace_back([p = c.get()] { p->ExpireLoop(); });
   c->threads_.emplace_back([p = c.get()] { p->ReportLoop(); });
   if (options.reap_interval > absl::ZeroDuration()) {
     c->threads_.emplace_back([p = c.get()] { p->ReapLoop(); });
@@ -165,17 +167,22 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(schema::Databas
 Coordinator::~Coordinator() { Shutdown(); }
 
 void Coordinator::Shutdown() {
+  std::vector<std::shared_ptr<Waiter>> ended;  // a dispatcher answers those it holds
   {
     absl::MutexLock l(&mu_);
     if (shutdown_ && threads_.empty()) return;
     shutdown_ = true;
-    for (auto& w : waiters_) {
-      if (!w->taken) {
-        w->done = true;
-        w->status = absl::UnavailableError("coordinator shutting down");
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+      if ((*it)->taken) {
+        ++it;
+        continue;
       }
+      (*it)->status = absl::UnavailableError("coordinator shutting down");
+      ended.push_back(*it);
+      it = waiters_.erase(it);
     }
   }
+  for (auto& w : ended) Answer(*w);
   // The reporter commits what is queued before it ends (SubmitReport refuses new ones now).
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
@@ -269,6 +276,61 @@ absl::StatusOr<Registered> Coordinator::Register(const WorkerRegistration& w) {
 }
 
 absl::StatusOr<std::vector<LeasedJob>> Coordinator::LeaseJobs(const LeaseRequest& req) {
+  absl::Notification answered;
+  absl::StatusOr<std::vector<LeasedJob>> out;
+  LeaseJobsAsync(req, [&](absl::StatusOr<std::vector<LeasedJob>> jobs) {
+    out = std::move(jobs);
+    answered.Notify();
+  });
+  answered.WaitForNotification();
+  return out;
+}
+
+// Checks the request and queues it for the dispatchers; past its deadline the expiry thread
+// ends it unless a dispatcher holds it (its claim is short, and the jobs it gets must not be
+// lost: HandOut answers it then).
+void Coordinator::LeaseJobsAsync(const LeaseRequest& req, LeaseDone done) {
+  if (absl::Status st = ValidateLease(req); !st.ok()) {
+    done(st);
+    return;
+  }
+  Metrics* const m = options_.metrics;
+  Seen(m, req.worker_id);
+  Count(m, "tuna_lease_requests_total", {{"step", jobs::ToString(req.step)}});
+  if (req.step == JobStep::kEval) {
+    if (absl::Status st = host_faults_.CheckEvalLease(req.worker_id, absl::Now()); !st.ok()) {
+      done(st);
+      return;
+    }
+  }
+  auto w = std::make_shared<Waiter>();
+  w->started = absl::Now();
+  w->req = req;
+  w->excluded = host_faults_.Unsupported(req.worker_id);
+  w->key = FilterKey(req);
+  // Waiters of one claim share their exclusions: a worker that excludes some gets its own batch.
+  for (const auto& [session, solvers] : w->excluded) {
+    absl::StrAppend(&w->key, "|x", session, ":", absl::StrJoin(solvers, ","));
+  }
+  w->deadline = absl::Now() + std::min(req.wait, options_.max_wait);
+  w->done = std::move(done);
+  {
+    absl::MutexLock l(&mu_);
+    if (!shutdown_) {
+      waiters_.push_back(w);
+      if (w->deadline < next_expiry_) {
+        next_expiry_ = w->deadline;
+        expiry_moved_ = true;
+      }
+      if (m != nullptr) m->Set("tuna_lease_waiters", {}, static_cast<double>(waiters_.size()));
+      return;
+    }
+  }
+  w->status = absl::UnavailableError("coordinator shutting down");
+  Answer(*w);
+}
+
+absl::Status Coordinator::ValidateLease(const LeaseRequest& req) {
   if (auto st = CheckText("worker_id", req.worker_id, kMaxIdLength); !st.ok()) return st;
   if (req.max_jobs < 1 || req.max_jobs > options_.max_jobs_per_lease) {
     return absl::InvalidArgumentError(
@@ -282,55 +344,64 @@ absl::StatusOr<std::vector<LeasedJob>> Coordinator::LeaseJobs(const LeaseRequest
     for (const auto& b : req.compile_backends) {
       if (!IsBackend(b)) return absl::InvalidArgumentError(absl::StrCat("unknown backend '", b, "'"));
     }
-  } else {
-    if (!req.device) return absl::InvalidArgumentError("eval lease needs a device");
-    if (!IsBackend(req.device->backend)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown backend '", req.device->backend, "'"));
-    }
-    if (auto st = CheckText("device arch", req.device->arch, 64); !st.ok()) return st;
+    return absl::OkStatus();
   }
+  if (!req.device) return absl::InvalidArgumentError("eval lease needs a device");
+  if (!IsBackend(req.device->backend)) {
+    return absl::InvalidArgumentError(absl::StrCat("unknown backend '", req.device->backend, "'"));
+  }
+  return CheckText("device arch", req.device->arch, 64);
+}
+
+void Coordinator::Answer(Waiter& w) {
   Metrics* const m = options_.metrics;
-  const Labels step_label{{"step", jobs::ToString(req.step)}};
-  Seen(m, req.worker_id);
-  Count(m, "tuna_lease_requests_total", step_label);
-  if (req.step == JobStep::kEval) {
-    if (absl::Status st = host_faults_.CheckEvalLease(req.worker_id, absl::Now()); !st.ok()) {
-      return st;
+  if (!w.status.ok()) {
+    w.done(w.status);
+    return;
+  }
+  if (m != nullptr && !w.jobs.empty()) {
+    const Labels step_label{{"step", jobs::ToString(w.req.step)}};
+    m->Add("tuna_leases_total", step_label, static_cast<double>(w.jobs.size()));
+    m->Observe("tuna_lease_latency_seconds", step_label,
+               absl::ToDoubleSeconds(absl::Now() - w.started));
+  }
+  w.done(std::move(w.jobs));
+}
+
+void Coordinator::ExpireLoop() {
+  for (;;) {
+    std::vector<std::shared_ptr<Waiter>> ended;
+    {
+      absl::MutexLock l(&mu_);
+      auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return shutdown_ || expiry_moved_;
+      };
+      mu_.AwaitWithDeadline(absl::Condition(&woken), next_expiry_);
+      if (shutdown_) return;  // Shutdown answers the waiters left
+      expiry_moved_ = false;
+      const absl::Time now = absl::Now();
+      next_expiry_ = absl::InfiniteFuture();
+      for (auto it = waiters_.begin(); it != waiters_.end();) {
+        const Waiter& w = **it;
+        if (w.deadline <= now && !w.taken) {
+          ended.push_back(*it);
+          it = waiters_.erase(it);
+          continue;
+        }
+        // A held waiter past its deadline is answered by its dispatcher (HandOut).
+        if (w.deadline > now) next_expiry_ = std::min(next_expiry_, w.deadline);
+        ++it;
+      }
     }
-  }
-  const absl::Time started = absl::Now();
-  auto w = std::make_shared<Waiter>();
-  w->req = req;
-  w->excluded = host_faults_.Unsupported(req.worker_id);
-  w->key = FilterKey(req);
-  // Waiters of one claim share their exclusions: a worker that excludes some gets its own batch.
-  for (const auto& [session, solvers] : w->excluded) {
-    absl::StrAppend(&w->key, "|x", session, ":", absl::StrJoin(solvers, ","));
-  }
-  w->deadline = absl::Now() + std::min(req.wait, options_.max_wait);
-  absl::MutexLock l(&mu_);
-  if (shutdown_) return absl::UnavailableError("coordinator shutting down");
-  waiters_.push_back(w);
-  if (m != nullptr) m->Set("tuna_lease_waiters", {}, static_cast<double>(waiters_.size()));
-  // Wake up on our answer; past the deadline give up unless a dispatcher holds us (its claim
-  // is short, and the jobs it gets must not be lost).
-  mu_.AwaitWithDeadline(absl::Condition(&w->done), w->deadline);
-  if (!w->done && !w->taken) {
-    waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
+    if (ended.empty()) continue;
     // An empty poll while the database is away is no answer: the worker would read it as a
     // coordinator that serves (SERVING between its failed renewals, twice a line per cycle).
-    if (!DatabaseReachable()) return NoDatabase();
-    return std::vector<LeasedJob>{};
+    const bool reachable = DatabaseReachable();
+    for (auto& w : ended) {
+      if (!reachable) w->status = NoDatabase();
+      Answer(*w);
+    }
   }
-  mu_.Await(absl::Condition(&w->done));
-  if (!w->status.ok()) return w->status;
-  if (m != nullptr && !w->jobs.empty()) {
-    m->Add("tuna_leases_total", step_label, static_cast<double>(w->jobs.size()));
-    m->Observe("tuna_lease_latency_seconds", step_label,
-               absl::ToDoubleSeconds(absl::Now() - started));
-  }
-  return std::move(w->jobs);
 }
 
 void Coordinator::DispatchLoop() {
@@ -422,7 +493,8 @@ void Coordinator::HandOut(const std::vector<std::shared_ptr<Waiter>>& batch,
     absl::MutexLock l(&sessions_mu_);
     sessions_by_id = session_by_id_;
   }
-  absl::MutexLock l(&mu_);
+  std::vector<std::shared_ptr<Waiter>> ended;  // answered once mu_ is released
+  absl::ReleasableMutexLock l(&mu_);
   // Jobs come back in the order of `wants`: hand them out by position.
   size_t next = 0;
   int got_total = 0, wanted_total = 0;
@@ -456,10 +528,10 @@ void Coordinator::HandOut(const std::vector<std::shared_ptr<Waiter>>& batch,
     }
     got_total += static_cast<int>(w->jobs.size());
     if (!w->jobs.empty()) {
-      w->done = true;
+      ended.push_back(w);
       waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
     } else if (absl::Now() >= w->deadline || shutdown_) {
-      w->done = true;  // the long-poll ended: empty, or why nothing could be claimed
+      ended.push_back(w);  // the long-poll ended: empty, or why nothing could be claimed
       if (shutdown_) w->status = absl::UnavailableError("coordinator shutting down");
       else if (absl::IsUnavailable(status)) w->status = NoDatabase();
       waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
@@ -473,6 +545,8 @@ void Coordinator::HandOut(const std::vector<std::shared_ptr<Waiter>>& batch,
   if (options_.metrics != nullptr) {
     options_.metrics->Set("tuna_lease_waiters", {}, static_cast<double>(waiters_.size()));
   }
+  l.Release();
+  for (auto& w : ended) Answer(*w);
 }
 
 absl::Status Coordinator::CheckHolder(const std::string& worker_id, int64_t job_id,

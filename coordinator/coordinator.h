@@ -7,10 +7,12 @@
 // jobs leased through this coordinator) and the waiting requests.
 //
 // Batching (the measured reason is in DESIGN §3): Lease calls do not touch the database
-// themselves. They queue and block; `dispatcher_threads` threads take all waiting requests with
-// the same (step, sessions) filter, claim for all of them in one transaction of up to
-// `max_claim_batch` jobs, and hand the jobs out. When the queue is dry a filter is not polled
-// again for `empty_poll_interval` (long-poll without hammering the database). Reports likewise
+// themselves. They queue (LeaseJobs blocks, LeaseJobsAsync returns); `dispatcher_threads`
+// threads take all waiting requests with the same (step, sessions) filter, claim for all of them
+// in one transaction of up to `max_claim_batch` jobs, and hand the jobs out, answering each
+// request; one expiry thread ends the requests whose wait is over unserved. When the queue is dry
+// a filter is not polled again for `empty_poll_interval` (long-poll without hammering the
+// database). Reports likewise
 // queue; one reporter thread commits up to `max_report_batch` of them per transaction (group
 // commit) and falls back to one transaction per report when a batch fails, so one bad report
 // never fails the others.
@@ -33,8 +35,10 @@
 // `host_bench`; a job a worker reported unsupported is not claimed for that worker again.
 //
 // Threads: every method is thread-safe. Lease blocks up to its wait; everything else blocks for
-// one batch commit at most (SubmitReportAsync not at all). Shutdown wakes all waiters (they get Unavailable) and commits the
-// reports already queued before it returns; reports submitted after it began get Unavailable.
+// one batch commit at most (LeaseJobsAsync and SubmitReportAsync not at all: no thread waits for
+// their answer, which the dispatcher, expiry or reporter thread gives). Shutdown answers all
+// waiting leases (Unavailable) and commits the reports already queued before it returns; reports
+// submitted after it began get Unavailable.
 #pragma once
 
 #include <cstdint>
@@ -92,7 +96,7 @@ struct CoordinatorOptions {
 
 class Coordinator {
  public:
-  // Starts the dispatcher, reporter and reaper threads. The Database must outlive it.
+  // Starts the dispatcher, expiry, reporter and reaper threads. The Database must outlive it.
   static absl::StatusOr<std::unique_ptr<Coordinator>> Create(schema::Database& db,
                                                              CoordinatorOptions options);
   ~Coordinator();  // Shutdown()
@@ -102,6 +106,14 @@ class Coordinator {
   // Unavailable while the database is unreachable, so workers do not read it as served).
   // FailedPrecondition for an eval lease of a benched host (see the file comment).
   absl::StatusOr<std::vector<LeasedJob>> LeaseJobs(const LeaseRequest& req);
+  // What LeaseJobs returns, handed to the caller of LeaseJobsAsync.
+  using LeaseDone = std::function<void(absl::StatusOr<std::vector<LeasedJob>>)>;
+  // LeaseJobs without blocking: `done` gets what LeaseJobs would return, exactly once: on the
+  // dispatcher thread that hands the jobs out (or ends a poll its claim left empty), on the
+  // expiry thread when the wait ends unserved, on the thread of Shutdown, or on the calling
+  // thread when the request is refused before it queues. `done` must not block or call into this
+  // Coordinator (it runs between two claims).
+  void LeaseJobsAsync(const LeaseRequest& req, LeaseDone done);
   // The leases still held (a lease missing from the answer is lost: stop working on it).
   absl::StatusOr<std::vector<Lease>> Renew(const std::string& worker_id,
                                            const std::vector<Lease>& leases);
@@ -152,6 +164,10 @@ class Coordinator {
   Coordinator(schema::Database& db, CoordinatorOptions options);
   void DispatchLoop();
   bool TakeBatch(std::vector<std::shared_ptr<Waiter>>* batch);
+  // Ends the long-polls whose wait is over unserved (no thread waits on each).
+  void ExpireLoop();
+  // A waiter's answer (its metrics, then its done), never under mu_.
+  void Answer(Waiter& w);
   absl::Status ClaimFor(const std::vector<std::shared_ptr<Waiter>>& batch,
                         std::vector<schema::ClaimedJob>* claimed);
   void HandOut(const std::vector<std::shared_ptr<Waiter>>& batch,
@@ -160,6 +176,7 @@ class Coordinator {
   void ReapLoop();
   absl::StatusOr<std::vector<int64_t>> MatchingSessions(const LeaseRequest& req);
   absl::Status RefreshSessions(bool force);
+  absl::Status ValidateLease(const LeaseRequest& req);
   absl::Status ValidateReport(const Report& r);
   absl::Status ValidateParams(const Report& r);  // eval success: params against the solver
   absl::Status CheckHolder(const std::string& worker_id, int64_t job_id, int64_t attempt,
@@ -182,6 +199,10 @@ class Coordinator {
   absl::Mutex mu_;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   std::deque<std::shared_ptr<Waiter>> waiters_ ABSL_GUARDED_BY(mu_);
+  // No waiter's deadline is before next_expiry_, when ExpireLoop wakes next; a waiter that
+  // would be moves it earlier and sets expiry_moved_ (which wakes ExpireLoop).
+  absl::Time next_expiry_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  bool expiry_moved_ ABSL_GUARDED_BY(mu_) = false;
   // Filters known to be dry until this time (key: step + session list).
   std::map<std::string, absl::Time> dry_until_ ABSL_GUARDED_BY(mu_);
   std::deque<std::shared_ptr<PendingReport>> reports_ ABSL_GUARDED_BY(mu_);

@@ -1,9 +1,11 @@
-// Threads for the coordinator's gRPC handlers that block (on the database, or a Lease long-poll),
-// off gRPC's callback threads, which must never block. Internal to coordinator/.
+// Threads for the coordinator's gRPC handlers that block (on the database: Register, Renew,
+// Release, the kernel calls, a Lease's hand-back), off gRPC's callback threads, which must never
+// block. Lease and Report do not run here (the coordinator answers them from its own threads).
+// Internal to coordinator/.
 //
 // Elastic: a task starts at once on an idle thread, or on a new one while fewer than
-// `max_threads` run (a Lease long-poll holds its thread up to 30 s, so a fleet needs about one
-// per worker); at the limit, tasks wait in order for a thread. A thread that finds `keep_idle`
+// `max_threads` run (a fleet's workers may all renew at once); at the limit, tasks wait in
+// order for a thread. A thread that finds `keep_idle`
 // others idle when its task ends exits: starting a thread per call costs about a third of the
 // CPU per lease (measured on gRPC's own pool in bench/queue), so a fleet's worth stays.
 //

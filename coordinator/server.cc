@@ -100,7 +100,8 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(
   std::unique_ptr<CoordinatorServer> s(new CoordinatorServer());
   s->coordinator_ = &coordinator;
   s->credentials_ = *std::move(credentials);
-  // Long-polls hold a thread each: allow well over one per worker, and keep a fleet's worth.
+  // Calls that wait for the database hold a thread each (Lease and Report do not: the
+  // coordinator answers them from its own threads): allow a fleet's worth at once, and keep it.
   s->pool_ = std::make_unique<HandlerPool>(/*max_threads=*/1024, /*keep_idle=*/256);
   s->health_ = std::make_unique<HealthService>();
   s->service_ = MakeWorkerService(coordinator, *s->credentials_, *s->pool_, *s->health_);

@@ -1,8 +1,9 @@
 // The gRPC adapter: the only server file that includes tuna.grpc.pb.h. Every method is served
 // through unread_refusal.h, which checks the token (and PutKernels' role) before the request is
 // read and holds each method to its size; each handler converts the request (wire.h), calls the
-// domain and maps absl::Status to grpc::Status. Handlers that block (the database, a Lease
-// long-poll) run on a HandlerPool; Report answers from the coordinator's reporter.
+// domain and maps absl::Status to grpc::Status. Handlers that block (the database) run on a
+// HandlerPool; Lease answers from the coordinator's dispatcher (or its expiry thread) and Report
+// from its reporter, so no thread waits for either.
 #include "coordinator/service.h"
 
 #include <grpcpp/impl/codegen/proto_utils.h>
@@ -35,9 +36,10 @@ constexpr const char* kPutKernels = "/tuna.v1.Worker/PutKernels";
 
 // The Worker service's handlers. Each is called once the caller's token was accepted
 // (Authorize) and its request read and parsed; `ctx` is the call's.
-class WorkerService {
+class WorkerService : public std::enable_shared_from_this<WorkerService> {
  public:
-  WorkerService(Coordinator& c, const Credentials& credentials) : c_(c), credentials_(credentials) {}
+  WorkerService(Coordinator& c, const Credentials& credentials, HandlerPool& pool)
+      : c_(c), credentials_(credentials), pool_(pool) {}
 
   // Before a request is read: a token, and for PutKernels the compile role (eval hosts never
   // hand code to the others).
@@ -72,23 +74,38 @@ class WorkerService {
     return grpc::Status::OK;
   }
 
-  grpc::Status Lease(const grpc::ServerContextBase& ctx, const v1::LeaseRequest& req,
-                     v1::LeaseReply* reply) {
+  // Answers when the coordinator hands jobs out or the wait ends (LeaseJobsAsync): no thread
+  // waits for it.
+  void Lease(const grpc::ServerContextBase& ctx, const v1::LeaseRequest& req,
+             v1::LeaseReply* reply, Done done) {
     auto r = FromWire(req);
-    if (!r.ok()) return ToGrpc(r.status());
+    if (!r.ok()) {
+      done(ToGrpc(r.status()));
+      return;
+    }
     if (r->step == JobStep::kCompile && RoleOf(ctx) != Role::kCompile) {
-      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                          "compile leases need the compile role's token (this is the eval role's)");
+      done(grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        "compile leases need the compile role's token (this is the eval role's)"));
+      return;
     }
     // Never wait past the caller's own deadline: jobs leased for a caller that gave up would
     // sit until their lease expires.
     const auto left = absl::FromChrono(ctx.deadline()) - absl::Now() - absl::Milliseconds(200);
     if (left < r->wait) r->wait = std::max(left, absl::ZeroDuration());
-    auto jobs = c_.LeaseJobs(*r);
-    if (!jobs.ok()) return ToGrpc(jobs.status());
-    if (ctx.IsCancelled() && !jobs->empty()) return HandBack(r->worker_id, *jobs);
-    for (const auto& j : *jobs) ToWire(j, reply->add_jobs());
-    return grpc::Status::OK;
+    c_.LeaseJobsAsync(*r, [self = shared_from_this(), &ctx, reply, worker_id = r->worker_id,
+                           done = std::move(done)](absl::StatusOr<std::vector<LeasedJob>> jobs) {
+      if (!jobs.ok()) {
+        done(ToGrpc(jobs.status()));
+      } else if (ctx.IsCancelled() && !jobs->empty()) {
+        // Handing back writes to the database: not on the coordinator's thread.
+        self->pool_.Run([self, worker_id, jobs = *std::move(jobs), done] {
+          done(self->HandBack(worker_id, jobs));
+        });
+      } else {
+        for (const auto& j : *jobs) ToWire(j, reply->add_jobs());
+        done(grpc::Status::OK);
+      }
+    });
   }
 
   grpc::Status Renew(const grpc::ServerContextBase&, const v1::RenewRequest& req,
@@ -166,6 +183,7 @@ class WorkerService {
 
   Coordinator& c_;
   const Credentials& credentials_;
+  HandlerPool& pool_;
 };
 
 // A handler of `Req` -> `Reply` over serialized messages: `handle` gets the call, the request
@@ -195,7 +213,7 @@ RawHandler Raw(Handle<Req, Reply> handle) {
   };
 }
 
-// A handler that blocks (the database, a long-poll) runs on `pool`, off gRPC's callback threads.
+// A handler that blocks (the database) runs on `pool`, off gRPC's callback threads.
 template <class Req, class Reply>
 RawHandler OnPool(HandlerPool& pool, std::shared_ptr<WorkerService> w,
                   grpc::Status (WorkerService::*method)(const grpc::ServerContextBase&, const Req&,
@@ -215,12 +233,16 @@ std::unique_ptr<grpc::CallbackGenericService> MakeWorkerService(Coordinator& coo
                                                                 const Credentials& credentials,
                                                                 HandlerPool& pool,
                                                                 HealthService& health) {
-  auto w = std::make_shared<WorkerService>(coordinator, credentials);
+  auto w = std::make_shared<WorkerService>(coordinator, credentials, pool);
   const std::string p = kMethodPrefix;
   std::map<std::string, RawMethod> m;
   m[p + "Register"] = {kMaxSmallRequest, OnPool(pool, w, &WorkerService::Register)};
   m[p + "Ping"] = {kMaxSmallRequest, OnPool(pool, w, &WorkerService::Ping)};
-  m[p + "Lease"] = {kMaxSmallRequest, OnPool(pool, w, &WorkerService::Lease)};
+  m[p + "Lease"] = {kMaxSmallRequest,
+                    Raw<v1::LeaseRequest, v1::LeaseReply>(
+                        [w](const grpc::ServerContextBase& ctx,
+                            std::shared_ptr<const v1::LeaseRequest> q, v1::LeaseReply* reply,
+                            Done done) { w->Lease(ctx, *q, reply, std::move(done)); })};
   m[p + "Renew"] = {kMaxSmallRequest, OnPool(pool, w, &WorkerService::Renew)};
   m[p + "Release"] = {kMaxSmallRequest, OnPool(pool, w, &WorkerService::Release)};
   m[p + "FetchKernels"] = {kMaxSmallRequest, OnPool(pool, w, &WorkerService::FetchKernels)};
