@@ -1,11 +1,12 @@
 // The split of an implicit-GEMM index over a filter's taps, k = (c * R + r) * S + s (s fastest),
 // shared by fast_simt_fwd.cu (its reduction index) and fast_simt_wrw.cu (its dw columns).
 //
-// A build that names the filter (TUNA_FR, TUNA_FS > 0) divides by constants: multiply-shifts the
-// compiler folds, and nothing at all for a 1x1 filter. A build with TUNA_FR = TUNA_FS = 0 takes R
-// and S at run time, with the host's magic numbers of R*S and S (gpu::MakeFastDiv; mul 0 stands
-// for 1), so one build serves every filter size and every sub-pixel phase of a backward-data
-// launch (issue #19: one code object per tile config).
+// A build that names the filter (TUNA_FR, TUNA_FS > 0; the solvers do for 1x1 filters) divides by
+// constants: nothing at all for 1x1. A build with TUNA_FR = TUNA_FS = 0 takes R and S at run
+// time, with the host's magic numbers of R*S and S (gpu::MakeFastDiv; mul 0 stands for 1), so one
+// build serves every filter size and every sub-pixel phase of a backward-data launch (issue #19:
+// one code object per tile config). Constants instead of the magic numbers did not pay (H200,
+// 2026-12-02: run-time taps 1.1 % / 3.1 % faster over 7 winners, forward / backward data).
 #pragma once
 
 #ifndef TUNA_FR

@@ -124,13 +124,8 @@ TEST_CASE("params written with the old axis names read back by the new names") {
       {"TunaFastTcFwd", "128,128,64,32,3", {{"TB_M", 128}, {"TB_N", 128}, {"WARP_M", 64}, {"WARP_N", 32}, {"STAGES", 3}}},
       // old: tb_m (output channels), tb_n (pixels), tb_k, stages (fp32_all.log 01F): the GEMM is
       // now named like the other forward solvers, so channels are TB_N and pixels TB_M.
-      // FIX_TAPS appended later: params stored without it read as 0 (the same tile, taps at run
-      // time); 1 is the finishing step's build (the taps compiled in)
-      {"TunaFastSimtFwd", "64,128,8,3", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}, {"FIX_TAPS", 0}},
-       "64,128,8,3,0"},
-      {"TunaFastSimtBwd", "64,128,8,3", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}, {"FIX_TAPS", 0}},
-       "64,128,8,3,0"},  // its axes
-      {"TunaFastSimtBwd", "64,128,8,3,1", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}, {"FIX_TAPS", 1}}},
+      {"TunaFastSimtFwd", "64,128,8,3", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}}},
+      {"TunaFastSimtBwd", "64,128,8,3", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}}},  // its axes
       {"TunaWinogradF2x3", "64,128,8,3", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}}},  // its GEMM's
       {"TunaWinogradF4x3", "64,128,8,3", {{"TB_N", 64}, {"TB_M", 128}, {"TB_K", 8}, {"STAGES", 3}}},  // new; its GEMM's
       {"TunaWinogradWrw", "128,64,8,3,4", {{"TB_M", 128}, {"TB_N", 64}, {"TB_K", 8}, {"STAGES", 3}, {"SPLIT_K", 4}}},

@@ -144,8 +144,7 @@ TEST_CASE("fast SIMT backward data: sub-pixel phases partition the taps and the 
   }
 }
 
-TEST_CASE("fast SIMT: the search's builds take the taps at run time, the finishing step compiles them in",
-          "[solver]") {
+TEST_CASE("fast SIMT: filter taps beyond 1x1 are run-time arguments, one build for every filter", "[solver]") {
   absl::StatusOr<Target> sm90 = solver::TargetForArch("sm_90");
   REQUIRE(sm90.ok());
   std::vector<Problem> layers = testing::ResNet50Layers();
@@ -170,21 +169,12 @@ TEST_CASE("fast SIMT: the search's builds take the taps at run time, the finishi
   CHECK(options(simt, stem, c) == options(simt, l3x3, c));
   CHECK(has(options(simt, l3x3, c).at(0), "-DTUNA_FR=0"));
   CHECK(has(options(simt, l1x1, c).at(0), "-DTUNA_FR=1"));
-  CHECK_FALSE(simt.Specialize(*sm90, l1x1, c).has_value());
-  // The finishing step: FIX_TAPS 1, this filter compiled in, once.
-  const std::optional<PerfConfig> fixed = simt.Specialize(*sm90, l3x3, c);
-  REQUIRE(fixed.has_value());
-  CHECK(fixed->ToString() == "64,64,8,3,1");
-  CHECK(has(options(simt, l3x3, *fixed).at(0), "-DTUNA_FR=3"));
-  CHECK_FALSE(simt.Specialize(*sm90, l3x3, *fixed).has_value());
+  CHECK_FALSE(simt.Specialize(*sm90, l3x3, c).has_value());  // compiling the taps in did not pay
   // Backward data, 3x3 stride 2: phases of 2x2, 2x1, 1x2 and 1x1 taps take two builds (run-time
-  // taps and 1x1) in the search and four with the taps compiled in.
+  // taps and 1x1), where one per phase filter was compiled before.
   const Problem bwd = testing::With(layers[6], Direction::kBackwardData, DataType::kFp32, Layout::kNCHW);
   const PerfConfig d = simt_bwd.DefaultConfig(*sm90, bwd);
   CHECK(options(simt_bwd, bwd, d).size() == 2u);
-  const std::optional<PerfConfig> fixed_bwd = simt_bwd.Specialize(*sm90, bwd, d);
-  REQUIRE(fixed_bwd.has_value());
-  CHECK(options(simt_bwd, bwd, *fixed_bwd).size() == 4u);
   absl::StatusOr<solver::Solution> sol = simt_bwd.GetSolution(*sm90, bwd, d);
   REQUIRE(sol.ok());
   for (const solver::Launch& l : sol->launches) {
@@ -196,8 +186,7 @@ TEST_CASE("fast SIMT: the search's builds take the taps at run time, the finishi
     CHECK((l.args[4 + 21].i == 0) == (rs == 1));
     CHECK((l.args[4 + 23].i == 0) == (taps_s == 1));
   }
-  // Backward weights: the taps split once per thread, always at run time beyond 1x1 (no
-  // finishing build).
+  // Backward weights: the taps split once per thread, at run time beyond 1x1.
   const Problem wrw = testing::With(layers[0], Direction::kBackwardWeights, DataType::kFp32, Layout::kNCHW);
   CHECK(has(options(simt_wrw, wrw, simt_wrw.DefaultConfig(*sm90, wrw)).at(0), "-DTUNA_FR=0"));
   CHECK_FALSE(simt_wrw.Specialize(*sm90, wrw, simt_wrw.DefaultConfig(*sm90, wrw)).has_value());
@@ -224,7 +213,7 @@ TEST_CASE("fast solvers: every valid config compiles with NVRTC for sm_90", "[so
   auto compile_all = [&](const solver::Solver& s, const Problem& p, bool every_config) {
     std::vector<PerfConfig> configs = every_config ? AllValid(s, *target, p) : std::vector<PerfConfig>{
                                                                                    s.DefaultConfig(*target, p)};
-    // The finishing step's build of the default (FastSimt: the filter's taps compiled in).
+    // The finishing step's build of the default, where the solver offers one.
     if (std::optional<PerfConfig> spec = s.Specialize(*target, p, s.DefaultConfig(*target, p))) configs.push_back(*spec);
     for (const PerfConfig& c : configs) {
       absl::StatusOr<solver::Solution> sol = s.GetSolution(*target, p, c);

@@ -140,7 +140,7 @@ TEST_CASE("fast solvers match the CPU reference on the CUDA device", "[gpu]") {
         configs.push_back(r);
       }
     }
-    // The finishing step's build of the default (FastSimt: the taps compiled in) where offered.
+    // The finishing step's build of the default, where the solver offers one.
     if (std::optional<PerfConfig> spec = c.s->Specialize(target, p, configs.front())) configs.push_back(*spec);
     failures += checker.CheckAll(*c.s, p, configs);
     runs += static_cast<int>(configs.size());

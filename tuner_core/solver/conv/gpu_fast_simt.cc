@@ -24,20 +24,9 @@ SearchSpace Space() {
                       {"STAGES", LinearRange(2, 4)}});
 }
 
-SearchSpace ConvSpace() {
-  std::vector<ParamAxis> axes = Space().axes();
-  axes.push_back({"FIX_TAPS", {0, 1}, AxisUse::kSolver, /*absent=*/0, /*searched=*/false});
-  return SearchSpace(std::move(axes));
-}
-
-bool FixTaps(const PerfConfig& config) {
-  absl::StatusOr<int64_t> v = ConvSpace().Find(config, "FIX_TAPS");
-  return v.ok() && *v == 1;
-}
-
-std::vector<std::string> TapsOptions(int64_t taps_h, int64_t taps_w, bool fixed) {
-  const bool compiled_in = fixed || (taps_h == 1 && taps_w == 1);
-  return {absl::StrCat("-DTUNA_FR=", compiled_in ? taps_h : 0), absl::StrCat("-DTUNA_FS=", compiled_in ? taps_w : 0)};
+std::vector<std::string> TapsOptions(int64_t taps_h, int64_t taps_w) {
+  const bool one = taps_h == 1 && taps_w == 1;
+  return {one ? "-DTUNA_FR=1" : "-DTUNA_FR=0", one ? "-DTUNA_FS=1" : "-DTUNA_FS=0"};
 }
 
 void AppendTapsArgs(int64_t taps_h, int64_t taps_w, std::vector<KernelArg>& args) {
@@ -178,11 +167,10 @@ void AppendConv(const Plan& plan, const PerfConfig& config, BufferRole x, Buffer
                 Solution& sol, const Batch& batch) {
   const SearchSpace space = Space();
   const auto [tb_m, tb_n, tb_k, stages] = SimtParams::Of(space, config);
-  const bool fix_taps = FixTaps(config);
   std::map<std::pair<std::vector<std::string>, bool>, size_t> kernel_of;  // (taps options, vector B) -> kernel
   auto kernel_for = [&](const Phase& ph) {
     const bool vec = VectorB(plan, ph, tb_m, tb_n);
-    std::vector<std::string> taps = TapsOptions(ph.taps_h, ph.taps_w, fix_taps);
+    std::vector<std::string> taps = TapsOptions(ph.taps_h, ph.taps_w);
     auto [it, fresh] = kernel_of.try_emplace({taps, vec}, sol.kernels.size());
     if (fresh) {
       KernelBuild build;
@@ -222,28 +210,10 @@ void AppendConv(const Plan& plan, const PerfConfig& config, BufferRole x, Buffer
   }
 }
 
-SearchSpace SimtSolver::Space(const Target&, const Problem&) const { return ConvSpace(); }
+SearchSpace SimtSolver::Space(const Target&, const Problem&) const { return fast_simt::Space(); }
 
 PerfConfig SimtSolver::DefaultConfig(const Target& target, const Problem& p) const {
-  PerfConfig c = Default(target, PlanOf(p));  // the GEMM axes; run-time taps
-  c.values.push_back(0);
-  return c;
-}
-
-std::optional<PerfConfig> SimtSolver::Specialize(const Target&, const Problem& p, const PerfConfig& config) const {
-  if (FixTaps(config)) return std::nullopt;
-  const Plan plan = PlanOf(p);
-  if (std::none_of(plan.phases.begin(), plan.phases.end(), [](const Phase& ph) { return ph.taps_h * ph.taps_w > 1; })) {
-    return std::nullopt;  // 1x1 taps are compiled in already
-  }
-  const SearchSpace space = ConvSpace();
-  absl::StatusOr<PerfConfig> fixed = space.TryMake({{"TB_N", space.Value(config, "TB_N")},
-                                                    {"TB_M", space.Value(config, "TB_M")},
-                                                    {"TB_K", space.Value(config, "TB_K")},
-                                                    {"STAGES", space.Value(config, "STAGES")},
-                                                    {"FIX_TAPS", 1}});
-  if (!fixed.ok()) return std::nullopt;
-  return *fixed;
+  return Default(target, PlanOf(p));
 }
 
 absl::Status SimtSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {

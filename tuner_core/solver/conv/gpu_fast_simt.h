@@ -11,7 +11,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -31,14 +30,6 @@ struct SimtParams {
 // GEMM axes: TunaWinograd* search them too.
 SearchSpace Space();
 
-// TunaFastSimtFwd / TunaFastSimtBwd: Space() plus FIX_TAPS, which the search holds at 0 (the
-// filter's taps as run-time arguments: one build per tile config for every filter and phase)
-// and the finishing step sets to 1 (Specialize: every phase's taps compiled in, a build for this
-// filter alone). Params written before the axis existed read as 0: the same tile, which the
-// search's exhaustive tables (bench/search/tables) measured as such.
-SearchSpace ConvSpace();
-// FIX_TAPS of a ConvSpace() config (false for a Space() config: Winograd's GEMMs are 1x1).
-bool FixTaps(const PerfConfig& config);
 
 // Dynamic shared memory of a config: STAGES * TB_K * (TB_M + (TB_N + 4)) floats.
 uint64_t SharedBytes(int tb_m, int tb_n, int tb_k, int stages);
@@ -73,11 +64,12 @@ Plan BackwardDataPlan(const Problem& p);  // strided dimensions need dilation 1 
 inline constexpr int64_t kMaxFilter = 11;
 
 // A filter's (or a backward-data phase's) taps as kernels/conv/filter_taps.h takes them: a 1x1
-// filter, or any filter when `fixed`, compiled in (-DTUNA_FR/FS: constant divisors; nothing at
-// all for 1x1), any other as run-time arguments (-DTUNA_FR=0, R*S and S with their magic
-// numbers), so one build per tile config serves every filter size and phase (issue #19). The
-// arguments go after the sizes in every launch.
-std::vector<std::string> TapsOptions(int64_t taps_h, int64_t taps_w, bool fixed = false);
+// filter compiled in (-DTUNA_FR=1: the index split vanishes), any other as run-time arguments
+// (-DTUNA_FR=0, R*S and S with their magic numbers), so one build per tile config serves every
+// filter size and phase (issue #19). Compiling the taps in as well did not pay (H200,
+// 2026-12-02, the finishing step over 7 winners: run-time taps 1.1 % / 3.1 % faster, geomean;
+// docs/BENCHMARKS.md). The arguments go after the sizes in every launch.
+std::vector<std::string> TapsOptions(int64_t taps_h, int64_t taps_w);
 void AppendTapsArgs(int64_t taps_h, int64_t taps_w, std::vector<KernelArg>& args);
 
 // Validity of `config` for `plan` (applicability checked by the caller).
@@ -94,9 +86,9 @@ struct Batch {
   int64_t zx = 0, zw = 0, zy = 0;
 };
 
-// Appends the kernel builds (one per distinct taps option set and vector flag: one for run-time
-// taps, one per phase filter shape with FIX_TAPS 1) and one launch per phase: x from role `x`, w
-// from role `w`, y into role `y`. The solution's kernel 0 also exports tuna_simt_bwd_filter.
+// Appends the kernel builds (one per distinct taps option set and vector flag: at most run-time
+// taps and 1x1) and one launch per phase: x from role `x`, w from role `w`, y into role `y`. The
+// solution's kernel 0 also exports tuna_simt_bwd_filter.
 void AppendConv(const Plan& plan, const PerfConfig& config, BufferRole x, BufferRole w, BufferRole y,
                 Solution& sol, const Batch& batch = {});
 
@@ -111,9 +103,6 @@ class SimtSolver : public Solver {
   SearchSpace Space(const Target& target, const Problem& problem) const override;
   PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
   absl::Status IsValid(const Target& target, const Problem& problem, const PerfConfig& config) const override;
-  // FIX_TAPS 1 where a phase has more than one tap (ConvSpace above).
-  std::optional<PerfConfig> Specialize(const Target& target, const Problem& problem,
-                                       const PerfConfig& config) const override;
 
  protected:
   virtual Plan PlanOf(const Problem& problem) const = 0;

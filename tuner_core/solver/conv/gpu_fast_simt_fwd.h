@@ -6,7 +6,8 @@
 //
 // Covers: conv mode, FP32, 2D, groups 1, any padding / stride / dilation, x, w, y dense NCHW.
 // Not applicable on HIP targets (inline PTX). A 1x1 filter is compiled in (-DTUNA_FR/FS=1); any
-// other size is a run-time argument, so one build per tile config serves every filter.
+// other size is a run-time argument, so one build per tile config serves every filter
+// (gpu_fast_simt.h: TapsOptions).
 //
 // GEMM (forward only), as in every tuna forward solver: M = N*Ho*Wo (output pixels),
 // N = K (output channels), K = C*R*S.
