@@ -127,12 +127,22 @@ void CheckNothingLost(const Invariants& v, int64_t jobs, int64_t retries) {
   CHECK(v.doubled == 0);
 }
 
+std::string MediumDriverLines(int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) {
+    absl::StrAppend(&out, "./bin/MIOpenDriver conv -n 4 -c 64 -H ", 20 + i,
+                    " -W 28 -k 64 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -l 1 -j 1 -g 1 -F 1 -t 1\n");
+  }
+  return out;
+}
+
 ChaosStage SetUpChaos(schema::Database& db, const schema::ConnectionInfo& connection, int configs,
-                      const std::string& label) {
+                      const std::string& label, const std::string& driver_lines) {
   ChaosStage s;
   s.tuna = Runfile("cli/tuna");
   REQUIRE(!s.tuna.empty());
-  auto session = LoadCpuWorkload(db, solver::SolverRegistry::Builtin(), SmallDriverLines(configs),
+  auto session = LoadCpuWorkload(db, solver::SolverRegistry::Builtin(),
+                                 driver_lines.empty() ? SmallDriverLines(configs) : driver_lines,
                                  label, {"TunaCpuGemmConv"}, {"perf", "find"});
   REQUIRE(session.ok());
   s.jobs = CountRows(db, "SELECT COUNT(*) FROM job");

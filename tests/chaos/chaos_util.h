@@ -47,8 +47,9 @@ Invariants CheckInvariants(schema::Database& db, int64_t session_id = 0);
 void CheckNothingLost(const Invariants& v, int64_t jobs, int64_t retries = 0);
 
 // The stage the scenarios on the shared test MariaDB (tests/fixtures) have in common: a CPU
-// workload of `configs` configs x (perf, find) of TunaCpuGemmConv loaded under `label`, the
-// `tuna` binary, the database's URL, a free loopback address for a coordinator, and the
+// workload of `configs` configs x (perf, find) of TunaCpuGemmConv loaded under `label` (the
+// configs are SmallDriverLines(configs) unless `driver_lines` names `configs` lines of its own),
+// the `tuna` binary, the database's URL, a free loopback address for a coordinator, and the
 // directory for the processes' logs. Each step is REQUIREd.
 struct ChaosStage {
   std::string tuna;    // path of the `tuna` binary (runfile cli/tuna)
@@ -58,7 +59,12 @@ struct ChaosStage {
   int64_t jobs = 0;    // 2 * configs
 };
 ChaosStage SetUpChaos(schema::Database& db, const schema::ConnectionInfo& connection, int configs,
-                      const std::string& label);
+                      const std::string& label, const std::string& driver_lines = "");
+// `n` forward fp32 problems (distinct H) whose eval step takes tens to hundreds of ms on the CPU
+// backend (a fastbuild tuna on two cores, --budget 2 --repetitions 2: find 30-70 ms, perf
+// 0.1-0.5 s), for scenarios that must act while a worker is evaluating: SmallDriverLines' jobs
+// evaluate in a few ms, a window a poll can miss.
+std::string MediumDriverLines(int n);
 
 // Spawns `tuna --db <url> coordinator --listen <addr> <flags>` appending to `log` and REQUIREs its
 // `ready`-th "coordinator ready" line in that log within 60 s (1 for the first start of a log).
