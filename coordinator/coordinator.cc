@@ -166,6 +166,22 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(schema::Databas
 
 Coordinator::~Coordinator() { Shutdown(); }
 
+void Coordinator::EndPolls() {
+  std::vector<std::shared_ptr<Waiter>> ended;  // a dispatcher answers those it holds
+  {
+    absl::MutexLock l(&mu_);
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+      if ((*it)->taken) {
+        ++it;
+        continue;
+      }
+      ended.push_back(*it);
+      it = waiters_.erase(it);
+    }
+  }
+  for (auto& w : ended) Answer(*w);
+}
+
 void Coordinator::Shutdown() {
   std::vector<std::shared_ptr<Waiter>> ended;  // a dispatcher answers those it holds
   {

@@ -409,6 +409,9 @@ absl::Status PipelineRun::Wait() {
 
 void PipelineRun::StopLocal() {
   for (auto& w : workers_) w->RequestStop();
+  // Their threads leave at their next look at the stop flag; a long-poll in progress would hold
+  // them up to lease_wait (1 s here), between the last job and the export.
+  if (coord_) coord_->EndPolls();
   for (auto& t : threads_) t.join();
   threads_.clear();
   workers_.clear();

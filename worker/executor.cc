@@ -332,6 +332,13 @@ ExecutorProcess::~ExecutorProcess() {
   if (pid_ > 0) Reap(false);
 }
 
+void ExecutorProcess::Close() {
+  if (fd_ >= 0) {
+    close(fd_);
+    fd_ = -1;
+  }
+}
+
 absl::Status ExecutorProcess::Start() {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {

@@ -97,6 +97,10 @@ class ExecutorProcess {
   // Starts the child now (it opens its device and warms up while the first compile steps run)
   // rather than at the first Run; a failure here is retried by that Run.
   absl::Status StartEarly() { return pid_ > 0 ? absl::OkStatus() : Start(); }
+  // Closes the socket now (the child exits) without waiting; the destructor reaps it. Not with a
+  // Run in progress: a stopping worker closes all its executors first, so they exit together
+  // rather than one after another.
+  void Close();
   pid_t pid() const { return pid_; }
   int restarts() const { return starts_ > 0 ? starts_ - 1 : 0; }
 

@@ -825,7 +825,10 @@ absl::Status Worker::Run() {
   for (auto& lane : lanes) lane->cv.notify_all();
   for (auto& t : threads) t.join();
   heartbeat.join();
-  lanes.clear();  // closes the executors' sockets; they exit
+  for (auto& lane : lanes) {
+    if (lane->executor) lane->executor->Close();  // all exit at once; clear() reaps them
+  }
+  lanes.clear();
   const WorkerStats s = stats();
   spdlog::info("worker {}: stopped: {} compiled, {} compile failures, {} evaluated, {} eval failures, "
                "{} executor kills, {} released, {} host faults, {} device backoffs, {} unsupported",

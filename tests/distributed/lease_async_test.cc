@@ -1,7 +1,8 @@
 // Coordinator::LeaseJobsAsync (what the gRPC Lease handler calls: no thread waits for the answer):
 // jobs come from a dispatcher; a poll that finds nothing is answered empty when its wait ends,
 // not before, and polls end in the order of their deadlines whatever order they came in; a
-// poll still waiting at Shutdown is answered Unavailable; a refused request is answered at once.
+// poll still waiting at Shutdown is answered Unavailable, at EndPolls empty; a refused request is
+// answered at once.
 #include <chrono>
 #include <future>
 #include <memory>
@@ -84,6 +85,19 @@ TEST_CASE_METHOD(testing::MariadbTest,
   auto bad = Send(c, reg->worker_id, 0, absl::Seconds(1));
   REQUIRE(bad->got.wait_for(std::chrono::seconds(0)) == std::future_status::ready);
   CHECK(absl::IsInvalidArgument(bad->got.get().status()));
+
+  // EndPolls answers the polls waiting now, empty, at once; later ones wait as before.
+  auto ended = Send(c, reg->worker_id, 1, absl::Seconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  c.EndPolls();
+  REQUIRE(ended->got.wait_for(std::chrono::seconds(0)) == std::future_status::ready);
+  Answer en = ended->got.get();
+  REQUIRE(en.ok());
+  CHECK(en->empty());
+  CHECK(WaitedMs(*ended) < 5000);
+  auto next = Send(c, reg->worker_id, 1, absl::Milliseconds(150));
+  REQUIRE(next->got.get().ok());
+  CHECK(WaitedMs(*next) >= 150);
 
   // A poll still waiting when the coordinator shuts down is answered then.
   auto waiting = Send(c, reg->worker_id, 1, absl::Seconds(20));
