@@ -166,39 +166,40 @@ absl::StatusOr<std::unique_ptr<Coordinator>> Coordinator::Create(schema::Databas
 
 Coordinator::~Coordinator() { Shutdown(); }
 
+std::vector<std::shared_ptr<Coordinator::Waiter>> Coordinator::TakeIdleWaiters() {
+  std::vector<std::shared_ptr<Waiter>> idle;  // a dispatcher answers those it holds
+  for (auto it = waiters_.begin(); it != waiters_.end();) {
+    if ((*it)->taken) {
+      ++it;
+      continue;
+    }
+    idle.push_back(*it);
+    it = waiters_.erase(it);
+  }
+  return idle;
+}
+
 void Coordinator::EndPolls() {
-  std::vector<std::shared_ptr<Waiter>> ended;  // a dispatcher answers those it holds
+  std::vector<std::shared_ptr<Waiter>> ended;
   {
     absl::MutexLock l(&mu_);
-    for (auto it = waiters_.begin(); it != waiters_.end();) {
-      if ((*it)->taken) {
-        ++it;
-        continue;
-      }
-      ended.push_back(*it);
-      it = waiters_.erase(it);
-    }
+    ended = TakeIdleWaiters();
   }
   for (auto& w : ended) Answer(*w);
 }
 
 void Coordinator::Shutdown() {
-  std::vector<std::shared_ptr<Waiter>> ended;  // a dispatcher answers those it holds
+  std::vector<std::shared_ptr<Waiter>> ended;
   {
     absl::MutexLock l(&mu_);
     if (shutdown_ && threads_.empty()) return;
     shutdown_ = true;
-    for (auto it = waiters_.begin(); it != waiters_.end();) {
-      if ((*it)->taken) {
-        ++it;
-        continue;
-      }
-      (*it)->status = absl::UnavailableError("coordinator shutting down");
-      ended.push_back(*it);
-      it = waiters_.erase(it);
-    }
+    ended = TakeIdleWaiters();
   }
-  for (auto& w : ended) Answer(*w);
+  for (auto& w : ended) {
+    w->status = absl::UnavailableError("coordinator shutting down");
+    Answer(*w);
+  }
   // The reporter commits what is queued before it ends (SubmitReport refuses new ones now).
   for (auto& t : threads_) {
     if (t.joinable()) t.join();

@@ -171,6 +171,9 @@ class Coordinator {
   bool TakeBatch(std::vector<std::shared_ptr<Waiter>>* batch);
   // Ends the long-polls whose wait is over unserved (no thread waits on each).
   void ExpireLoop();
+  // Removes the waiters no dispatcher holds from the queue and returns them, to be answered
+  // once mu_ is released.
+  std::vector<std::shared_ptr<Waiter>> TakeIdleWaiters() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A waiter's answer (its metrics, then its done), never under mu_.
   void Answer(Waiter& w);
   absl::Status ClaimFor(const std::vector<std::shared_ptr<Waiter>>& batch,
