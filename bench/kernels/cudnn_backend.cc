@@ -53,14 +53,9 @@ constexpr int kMaxKnobs = 64;
 
 }  // namespace
 
-class CudnnBackendLib {
+class CudnnBackendLib : public CudnnCommonLib {
  public:
-  using Status = int;
-  Status (*create)(void**) = nullptr;
-  Status (*destroy)(void*) = nullptr;
-  const char* (*error_string)(Status) = nullptr;
   void (*last_error)(char*, size_t) = nullptr;  // optional (cuDNN >= 9.0)
-  size_t (*get_version)() = nullptr;
   Status (*create_desc)(int, void**) = nullptr;
   Status (*destroy_desc)(void*) = nullptr;
   Status (*finalize)(void*) = nullptr;
@@ -70,10 +65,6 @@ class CudnnBackendLib {
 
   static absl::StatusOr<const CudnnBackendLib*> Get(const std::string& path) {
     return LoadCudnnOnce<CudnnBackendLib>(path, [](CudnnBackendLib& l, CudnnSymbols& s, void* handle) {
-      s.Get(l.create, "cudnnCreate");
-      s.Get(l.destroy, "cudnnDestroy");
-      s.Get(l.error_string, "cudnnGetErrorString");
-      s.Get(l.get_version, "cudnnGetVersion");
       s.Get(l.create_desc, "cudnnBackendCreateDescriptor");
       s.Get(l.destroy_desc, "cudnnBackendDestroyDescriptor");
       s.Get(l.finalize, "cudnnBackendFinalize");

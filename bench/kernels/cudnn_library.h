@@ -36,9 +36,19 @@ class CudnnSymbols {
   absl::Status status_;
 };
 
-// The process's one table `Lib` of cuDNN entry points: built on the first call by
-// `fill(lib, symbols, handle)`, which resolves each entry with symbols.Get; the first call's
-// status (library or a symbol missing) is every later call's answer.
+// The entry points both paths use (a path's table derives from it); LoadCudnnOnce resolves them.
+struct CudnnCommonLib {
+  using Status = int;  // cudnnStatus_t
+  Status (*create)(void**) = nullptr;
+  Status (*destroy)(void*) = nullptr;
+  const char* (*error_string)(Status) = nullptr;
+  size_t (*get_version)() = nullptr;
+};
+
+// The process's one table `Lib` (a CudnnCommonLib) of cuDNN entry points: built on the first
+// call, the common entries first, then `fill(lib, symbols, handle)`, which resolves the path's
+// own with symbols.Get; the first call's status (library or a symbol missing) is every later
+// call's answer.
 template <typename Lib, typename Fill>
 absl::StatusOr<const Lib*> LoadCudnnOnce(const std::string& path, Fill fill) {
   static std::once_flag once;
@@ -52,6 +62,11 @@ absl::StatusOr<const Lib*> LoadCudnnOnce(const std::string& path, Fill fill) {
     }
     auto table = std::make_unique<Lib>();
     CudnnSymbols symbols(*handle);
+    CudnnCommonLib& common = *table;
+    symbols.Get(common.create, "cudnnCreate");
+    symbols.Get(common.destroy, "cudnnDestroy");
+    symbols.Get(common.error_string, "cudnnGetErrorString");
+    symbols.Get(common.get_version, "cudnnGetVersion");
     fill(*table, symbols, *handle);
     *status = symbols.status();
     if (status->ok()) lib = table.release();

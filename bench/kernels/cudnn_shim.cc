@@ -28,13 +28,8 @@ struct AlgoPerf {
 
 }  // namespace
 
-class CudnnLib {
+class CudnnLib : public CudnnCommonLib {
  public:
-  using Status = int;
-  Status (*create)(void**) = nullptr;
-  Status (*destroy)(void*) = nullptr;
-  const char* (*error_string)(Status) = nullptr;
-  size_t (*get_version)() = nullptr;
   Status (*create_tensor)(void**) = nullptr;
   Status (*destroy_tensor)(void*) = nullptr;
   Status (*set_tensor4d)(void*, int, int, int, int, int, int) = nullptr;
@@ -61,10 +56,6 @@ class CudnnLib {
 
   static absl::StatusOr<const CudnnLib*> Get(const std::string& path) {
     return LoadCudnnOnce<CudnnLib>(path, [](CudnnLib& l, CudnnSymbols& s, void* handle) {
-      s.Get(l.create, "cudnnCreate");
-      s.Get(l.destroy, "cudnnDestroy");
-      s.Get(l.error_string, "cudnnGetErrorString");
-      s.Get(l.get_version, "cudnnGetVersion");
       s.Get(l.create_tensor, "cudnnCreateTensorDescriptor");
       s.Get(l.destroy_tensor, "cudnnDestroyTensorDescriptor");
       s.Get(l.set_tensor4d, "cudnnSetTensor4dDescriptor");
