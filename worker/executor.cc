@@ -1,4 +1,5 @@
 #include "worker/executor.h"
+#include "worker/fastest_by_config.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -161,29 +162,6 @@ absl::StatusOr<ExecutorArgs> ParseExecutorArgs(const std::vector<std::string>& a
 
 namespace {
 
-// The fastest verified time this executor has seen per config (any solver): a perf search that
-// stays far slower than it stops early (JobTuning::outclassed). One thread uses it; With's
-// result refers to it and must not outlive it.
-class FastestByConfig {
- public:
-  JobTuning With(const JobTuning& tuning) {
-    JobTuning t = tuning;
-    t.rival_ms = [this](int64_t config_id) {
-      auto it = best_.find(config_id);
-      return it == best_.end() ? 0.0 : it->second;
-    };
-    return t;
-  }
-  void Note(int64_t config_id, const coordinator::Report& r) {
-    if (!r.has_result || !r.verified || r.kernel_time_ms <= 0) return;
-    auto [it, fresh] = best_.try_emplace(config_id, r.kernel_time_ms);
-    if (!fresh) it->second = std::min(it->second, r.kernel_time_ms);
-  }
-
- private:
-  std::map<int64_t, double> best_;
-};
-
 // The disk kernel cache at `dir`; null when none is asked for or it cannot be opened (logged).
 std::unique_ptr<backend::DiskKernelCache> OpenDiskCache(const std::string& dir) {
   if (dir.empty()) return nullptr;
@@ -266,8 +244,9 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
   // Executors sharing the device share its memory too (the default fraction split between them).
   EvaluatorCache evaluators(64, 0.25 / std::max(1, sharing.executors));
   PlannedTuner planned;
-  FastestByConfig fastest;
-  JobTuning job_tuning = fastest.With(tuning);
+  FastestByConfig fastest;  // this executor's own reports
+  JobTuning job_tuning = tuning;
+  job_tuning.rival_ms = [&fastest](int64_t config_id) { return fastest.Get(config_id); };
   job_tuning.abandoned = &abandoned;
   std::unique_ptr<DeviceLock> lock;
   job_tuning.device_guard = OpenDeviceGuard(sharing, lock);

@@ -590,7 +590,7 @@ void Worker::EvalRunLoop(EvalLane* lane) {
       for (const auto& q : lane->queue) upcoming.push_back(q.first);
       lane->cv.notify_all();
     }
-    const coordinator::LeasedJob& job = item.first;
+    coordinator::LeasedJob& job = item.first;
     if (IsLost(job)) {
       Drop(job);
       continue;
@@ -599,6 +599,7 @@ void Worker::EvalRunLoop(EvalLane* lane) {
       ReleaseAll({job});
       continue;
     }
+    if (job.kind == "perf") job.rival_ms = fastest_.Rival(job.config_id, job.rival_ms);
     spdlog::info("worker {}: evaluating {} on {} {}", worker_id_, JobContext(job),
                  lane->device.arch, lane->Name());
     const auto t0 = std::chrono::steady_clock::now();
@@ -637,6 +638,7 @@ void Worker::EvalRunLoop(EvalLane* lane) {
       if (out.ok() && out->killed) ++stats_.executor_kills;
     }
     NoteDeviceOutcome(lane, report, out.ok() && out->killed);
+    fastest_.Note(job.config_id, report);
     LogEvalOutcome(job, report, s);
     std::lock_guard<std::mutex> l(lane->mu);
     lane->reports.emplace_back(std::move(report), job);

@@ -80,6 +80,7 @@
 #include "tuner_core/solver/registry.h"
 #include "worker/coordinator_client.h"
 #include "tuner_core/backend/disk_kernel_cache.h"
+#include "worker/fastest_by_config.h"
 #include "worker/job_runner.h"
 
 namespace tuna::worker {
@@ -249,6 +250,9 @@ class Worker {
   mutable std::mutex mu_;
   std::map<int64_t, Held> held_;  // guarded by mu_
   WorkerStats stats_;             // guarded by mu_
+  // Every lane's verified results: a perf job goes to its executor with the lower of this
+  // rival and its lease's (read at the claim, before the other lanes' reports were committed).
+  FastestByConfig fastest_;
   std::unique_ptr<search::CompilePool> compile_pool_;  // made by Run before its compile threads
   std::unique_ptr<backend::DiskKernelCache> disk_cache_;      // opened by Run; null: none
   int executors_per_device_ = 1;  // resolved by Run before the lanes start
