@@ -1,5 +1,4 @@
 #include "worker/executor.h"
-#include "worker/fastest_by_config.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +22,7 @@
 #include "tuner_core/backend/registry.h"
 #include "tuner_core/heuristics/search_predictor.h"
 #include "worker/device_lock.h"
+#include "worker/fastest_by_config.h"
 #include "worker/kernel_cache.h"
 
 namespace tuna::worker {
@@ -246,7 +246,7 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
   PlannedTuner planned;
   FastestByConfig fastest;  // this executor's own reports
   JobTuning job_tuning = tuning;
-  job_tuning.rival_ms = [&fastest](int64_t config_id) { return fastest.Get(config_id); };
+  job_tuning.fastest = &fastest;
   job_tuning.abandoned = &abandoned;
   std::unique_ptr<DeviceLock> lock;
   job_tuning.device_guard = OpenDeviceGuard(sharing, lock);

@@ -68,12 +68,12 @@ search::TuneOptions TuneOptionsFor(const JobTuning& t, const coordinator::Leased
     o.time_limit_s = t.time_limit_s;
     // The find job that follows runs the finishing step (FinishingConfig), off the device's path.
     o.specialize = t.specialize && !job.find_follows;
-    if (t.outclassed > 0 && (t.rival_ms || job.rival_ms > 0)) {
-      // The faster of what this executor saw and what the session had when the job was leased.
+    if (t.outclassed > 0 && (t.fastest != nullptr || job.rival_ms > 0)) {
+      // The faster of what this executor saw and what the job was handed (the session at the
+      // claim, the worker's other lanes since).
       o.outclassed_factor = t.outclassed;
-      o.rival_ms = [rival = t.rival_ms, config = job.config_id, leased = job.rival_ms] {
-        const double seen = rival ? rival(config) : 0;
-        return seen > 0 && leased > 0 ? std::min(seen, leased) : std::max(seen, leased);
+      o.rival_ms = [fastest = t.fastest, config = job.config_id, leased = job.rival_ms] {
+        return fastest != nullptr ? fastest->Rival(config, leased) : leased;
       };
     }
   }

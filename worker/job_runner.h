@@ -33,6 +33,7 @@
 #include "tuner_core/search/strategy/strategy.h"
 #include "tuner_core/search/tuner.h"
 #include "tuner_core/solver/registry.h"
+#include "worker/fastest_by_config.h"
 
 namespace tuna::worker {
 
@@ -48,10 +49,10 @@ struct JobTuning {
   uint64_t patience = 0;      // search::TuneOptions::patience (eval only: compiles ignore it)
   double time_limit_s = 0;    // search::TuneOptions::time_limit_s per perf job (eval only)
   // search::TuneOptions::outclassed_factor (eval only; 0 = off) and the rival times it compares
-  // with: the fastest verified time this process has seen on a config (its earlier jobs, any
-  // solver), 0 when none; null = none known (the executor sets it).
+  // with besides the lease's: the fastest verified time this process has seen per config (its
+  // earlier jobs, any solver); null = none known (the executor sets it; it must outlive the jobs).
   double outclassed = 0;
-  std::function<double(int64_t config_id)> rival_ms;
+  const FastestByConfig* fastest = nullptr;
   bool specialize = true;  // search::TuneOptions::specialize (eval only)
   // --heuristics-model: the directory (the executor child loads it again) and its predictor
   // (search::TuneOptions::predictor; tuner_core/heuristics/search_predictor.h), null = none.
