@@ -19,7 +19,8 @@
 // run-time argument: it only sets each block's share of the pixel steps (a few integer
 // operations per block), so one build serves every split.
 // Arguments: x, dy, out (dw, or the workspace when split_k > 1), then the sizes as int32, then
-// the taps (R*S, S and their magic numbers, read only when TUNA_FR is 0), then the offsets and strides of a batch (floats, int64), its size and split_k (grid.z = batch *
+// the taps (R*S, S and their magic numbers, read only when TUNA_FR is 0), then the offsets and
+// strides of a batch (floats, int64), its size and split_k (grid.z = batch *
 // split_k).
 #include "common/portability.h"
 #include "conv/async_copy.h"

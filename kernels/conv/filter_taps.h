@@ -9,6 +9,8 @@
 // 2026-12-02: run-time taps 1.1 % / 3.1 % faster over 7 winners, forward / backward data).
 #pragma once
 
+#include "conv/fast_div.h"
+
 #ifndef TUNA_FR
 #error "filter_taps.h needs TUNA_FR and TUNA_FS (0: run-time taps)"
 #endif
@@ -28,9 +30,9 @@ TUNA_DEVICE int tuna_taps_rs(const TunaTaps& t) { return kTunaRuntimeTaps ? t.rs
 // k -> (c, r, s).
 TUNA_DEVICE void tuna_split_taps(const TunaTaps& t, int k, int& c, int& r, int& s) {
   if (kTunaRuntimeTaps) {
-    c = t.rs_mul == 0 ? k : (int)(__umulhi((unsigned)k, t.rs_mul) >> t.rs_shr);
+    c = tuna_fast_div(k, t.rs_mul, t.rs_shr);
     const int rs = k - c * t.rs;
-    r = t.s_mul == 0 ? rs : (int)(__umulhi((unsigned)rs, t.s_mul) >> t.s_shr);
+    r = tuna_fast_div(rs, t.s_mul, t.s_shr);
     s = rs - r * t.s;
   } else {
     constexpr int kS = kTunaRuntimeTaps ? 1 : TUNA_FS, kRS = kTunaRuntimeTaps ? 1 : TUNA_FR * TUNA_FS;

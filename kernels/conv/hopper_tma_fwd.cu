@@ -46,6 +46,7 @@
 // (min(TB_N, 64) + 8) * 2 (epilogue slabs) + 16 * STAGES (mbarriers).
 #include "common/portability.h"
 #include "conv/async_copy.h"  // tuna_smem_u32
+#include "conv/fast_div.h"
 
 #if !defined(TUNA_BACKEND_CUDA)
 #error "hopper_tma_fwd.cu needs CUDA sm_90a (wgmma, TMA, mbarrier, setmaxnreg)"
@@ -140,10 +141,6 @@ struct TunaPhase {
   int out_h0, out_w0, out_step_h, out_step_w;
   int pix_mul, pix_shr, nj_mul, nj_shr, mn_mul, mn_shr, nt_mul, nt_shr;  // as int32 words
 };
-// n / d for 0 <= n < 2^31 by the host's magic numbers of d (mul 0: d == 1).
-TUNA_DEVICE int tuna_fast_div(int n, int mul, int shr) {
-  return mul == 0 ? n : static_cast<int>(__umulhi(static_cast<unsigned>(n), static_cast<unsigned>(mul)) >> shr);
-}
 // The phase table the kernel receives: four slots when PHASED, else one (a smaller parameter
 // block for the common case).
 constexpr int kMaxPhases = PHASED ? 4 : 1;
