@@ -13,7 +13,7 @@
 // from the strategy itself, so a change of the first sample's order shows in the count.
 //
 // With --compile it also compiles every distinct build once with this host's compiler for the
-// target (NVRTC for sm_*, hiprtc for gfx*, the C++ compiler for cpu-*) on --threads threads, and
+// target (NVRTC for sm_*, hiprtc for gfx*, the C++ compiler for cpu-*) on N threads, and
 // prints each solver's compile seconds (the sum of its builds' walls), its slowest build and the
 // --slowest N slowest builds with their options: the compile cost of a cold run, measured
 // without a GPU.
@@ -46,8 +46,6 @@ struct SolverCount {
   uint64_t problems = 0;
   uint64_t candidates = 0;
   std::map<std::string, backend::CompileRequest> builds;
-  double compile_s = 0, slowest_s = 0;  // --compile: the sum of the builds' walls, the longest
-  uint64_t failed = 0;
 };
 
 // What a default compile step builds for a perf job of `s` on `p`: the default config, then the
@@ -83,30 +81,26 @@ void Count(std::vector<solver::PerfConfig> configs, const solver::Solver& s, con
   out.builds.merge(BuildRequests(s, t, p, configs, &out.candidates));
 }
 
+// One compile of --compile: its wall, the solver it is counted under, its options.
 struct TimedBuild {
   double seconds;
   std::string solver, options;
+  bool ok;
 };
 
-// Compiles every solver's builds once (a build two solvers share, once) on `threads` threads and
-// fills compile_s / slowest_s / failed and `timed`; returns the wall of the whole, or the
-// backend's error.
-absl::StatusOr<double> CompileAll(const solver::Target& t, int threads, std::map<std::string, SolverCount>& counts,
-                                  std::vector<TimedBuild>& timed) {
+// Compiles every solver's builds once (a build two solvers share, once, under the first) on
+// `threads` threads into `timed`; returns the wall of the whole, or the backend's error.
+absl::StatusOr<double> CompileAll(const solver::Target& t, int threads,
+                                  const std::map<std::string, SolverCount>& counts, std::vector<TimedBuild>& timed) {
   absl::StatusOr<std::unique_ptr<backend::Backend>> be =
       backend::OpenBackend(t.backend, backend::DetectOptions::FromEnv());
   if (!be.ok()) return be.status();
   if (absl::Status st = (*be)->CompilerStatus(); !st.ok()) return st;
-  struct Item {
-    const backend::CompileRequest* req;
-    SolverCount* count;
-    const std::string* solver;
-  };
-  std::vector<Item> items;
+  std::vector<std::pair<const backend::CompileRequest*, const std::string*>> items;  // (build, solver)
   std::set<std::string> seen;
-  for (auto& [name, c] : counts) {
+  for (const auto& [name, c] : counts) {
     for (const auto& [key, req] : c.builds) {
-      if (seen.insert(key).second) items.push_back({&req, &c, &name});
+      if (seen.insert(key).second) items.emplace_back(&req, &name);
     }
   }
   std::atomic<size_t> next{0};
@@ -115,15 +109,12 @@ absl::StatusOr<double> CompileAll(const solver::Target& t, int threads, std::map
   const Clock::time_point start = Clock::now();
   auto work = [&] {
     for (size_t i = next++; i < items.size(); i = next++) {
+      const auto [req, solver] = items[i];
       const Clock::time_point t0 = Clock::now();
-      const bool ok = (*be)->Compile(*items[i].req).ok();
+      const bool ok = (*be)->Compile(*req).ok();
       const double s = std::chrono::duration<double>(Clock::now() - t0).count();
       std::lock_guard<std::mutex> lock(mu);
-      items[i].count->compile_s += s;
-      items[i].count->slowest_s = std::max(items[i].count->slowest_s, s);
-      if (!ok) ++items[i].count->failed;
-      timed.push_back({s, *items[i].solver,
-                       items[i].req->source_name + " " + absl::StrJoin(items[i].req->options, " ")});
+      timed.push_back({s, *solver, req->source_name + " " + absl::StrJoin(req->options, " "), ok});
     }
   };
   std::vector<std::thread> pool;
@@ -132,6 +123,25 @@ absl::StatusOr<double> CompileAll(const solver::Target& t, int threads, std::map
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+
+// Compile seconds (the sum of walls), the slowest build and the failures of some builds.
+struct Compiled {
+  double seconds = 0, slowest = 0;
+  uint64_t failed = 0;
+};
+
+// The timed builds per solver, and all of them in `total`.
+std::map<std::string, Compiled> BySolver(const std::vector<TimedBuild>& timed, Compiled& total) {
+  std::map<std::string, Compiled> out;
+  for (const TimedBuild& b : timed) {
+    for (Compiled* c : {&out[b.solver], &total}) {
+      c->seconds += b.seconds;
+      c->slowest = std::max(c->slowest, b.seconds);
+      c->failed += b.ok ? 0 : 1;
+    }
+  }
+  return out;
+}
 
 int Main(int argc, char** argv) {
   CLI::App app{"distinct kernel builds of a driver file"};
@@ -183,8 +193,9 @@ int Main(int argc, char** argv) {
     wall = *w;
   }
   std::set<std::string> all;
-  uint64_t candidates = 0, failed = 0;
-  double compile_s = 0;
+  Compiled all_compiled;
+  std::map<std::string, Compiled> compiled = BySolver(timed, all_compiled);
+  uint64_t candidates = 0;
   fmt::print("{} problems, target {}, {}\n", problems, arch,
              model ? fmt::format("a default tune's compile steps ({} compile threads)", threads)
                    : fmt::format("budget {}", budget == 0 ? "all" : std::to_string(budget)));
@@ -193,24 +204,23 @@ int Main(int argc, char** argv) {
   for (const auto& [name, c] : counts) {
     for (const auto& [key, req] : c.builds) all.insert(key);
     candidates += c.candidates;
-    compile_s += c.compile_s;
-    failed += c.failed;
+    const Compiled& k = compiled[name];
     fmt::print("{:<28} {:>8} {:>11} {:>9} {:>10.1f}{}\n", name, c.problems, c.candidates, c.builds.size(),
                c.builds.empty() ? 0.0 : static_cast<double>(c.candidates) / c.builds.size(),
-               compile ? fmt::format(" {:>10.1f} {:>9.2f}", c.compile_s, c.slowest_s) : "");
+               compile ? fmt::format(" {:>10.1f} {:>9.2f}", k.seconds, k.slowest) : "");
   }
   fmt::print("{:<28} {:>8} {:>11} {:>9} {:>10.1f}{}\n", "total", problems, candidates, all.size(),
              all.empty() ? 0.0 : static_cast<double>(candidates) / all.size(),
-             compile ? fmt::format(" {:>10.1f}", compile_s) : "");
+             compile ? fmt::format(" {:>10.1f}", all_compiled.seconds) : "");
   if (compile) {
     fmt::print("compiled {} builds on {} threads in {:.1f} s wall; {} failed\n", all.size(), compile_threads, wall,
-               failed);
+               all_compiled.failed);
     std::sort(timed.begin(), timed.end(), [](const TimedBuild& a, const TimedBuild& b) { return a.seconds > b.seconds; });
     for (size_t i = 0; i < timed.size() && i < static_cast<size_t>(slowest); ++i) {
       fmt::print("{:6.2f} s  {:<20} {}\n", timed[i].seconds, timed[i].solver, timed[i].options);
     }
   }
-  return failed == 0 ? 0 : 1;
+  return all_compiled.failed == 0 ? 0 : 1;
 }
 
 }  // namespace
