@@ -127,14 +127,7 @@ void CheckNothingLost(const Invariants& v, int64_t jobs, int64_t retries) {
   CHECK(v.doubled == 0);
 }
 
-std::string MediumDriverLines(int n) {
-  std::string out;
-  for (int i = 0; i < n; ++i) {
-    absl::StrAppend(&out, "./bin/MIOpenDriver conv -n 4 -c 64 -H ", 20 + i,
-                    " -W 28 -k 64 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -l 1 -j 1 -g 1 -F 1 -t 1\n");
-  }
-  return out;
-}
+std::string MediumDriverLines(int n) { return ConvDriverLines(n, 4, 64, 20, 28); }
 
 ChaosStage SetUpChaos(schema::Database& db, const schema::ConnectionInfo& connection, int configs,
                       const std::string& label, const std::string& driver_lines) {

@@ -55,16 +55,6 @@ std::map<std::string, std::string> LeasesOf(schema::Database& db, const std::str
   return out;
 }
 
-// Polls `done` every 10 ms for up to `seconds` (WaitUntil's 100 ms is coarse for an eval).
-bool PollUntil(int seconds, const std::function<bool()>& done) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < until) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return done();
-}
-
 TEST_CASE_METHOD(testing::MariadbTest, "a worker killed mid-eval loses and doubles nothing",
                  "[mariadb][chaos]") {
   const testing::ChaosStage stage = testing::SetUpChaos(db(), connection(), 20, "workerkill",
@@ -95,12 +85,16 @@ TEST_CASE_METHOD(testing::MariadbTest, "a worker killed mid-eval loses and doubl
     testing::WaitUntil(60, [&] {
       return Evaluated(db()) >= before + 3 || Evaluated(db()) == stage.jobs;
     });
-    const bool evaluating = PollUntil(60, [&] {
-      const std::vector<pid_t> execs = testing::ChildPids(w1, "--executor");
-      if (execs.size() != 1 || testing::ProcessState(execs.front()) != 'R') return false;
-      return CountRows(db(), "SELECT COUNT(*) FROM job WHERE state = 'eval_start' AND "
-                             "lease_owner LIKE 'w1/%'") > 0;
-    });
+    // Every 10 ms: 100 ms is coarse for an eval.
+    const bool evaluating = testing::WaitUntil(
+        60,
+        [&] {
+          const std::vector<pid_t> execs = testing::ChildPids(w1, "--executor");
+          if (execs.size() != 1 || testing::ProcessState(execs.front()) != 'R') return false;
+          return CountRows(db(), "SELECT COUNT(*) FROM job WHERE state = 'eval_start' AND "
+                                 "lease_owner LIKE 'w1/%'") > 0;
+        },
+        std::chrono::milliseconds(10));
     if (!evaluating) break;  // the work ran out first (fails below)
     REQUIRE(kill(w1, SIGKILL) == 0);
     CHECK(WIFSIGNALED(testing::WaitFor(w1, 10)));

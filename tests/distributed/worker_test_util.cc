@@ -104,11 +104,11 @@ std::string TestOutputDir() {
   return t ? t : "/tmp";
 }
 
-bool WaitUntil(int seconds, const std::function<bool()>& done) {
+bool WaitUntil(int seconds, const std::function<bool()>& done, std::chrono::milliseconds every) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   while (std::chrono::steady_clock::now() < until) {
     if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(every);
   }
   return done();
 }
@@ -123,13 +123,15 @@ int WaitFor(pid_t pid, int seconds) {
   return -1;
 }
 
-std::string SmallDriverLines(int n) {
+std::string ConvDriverLines(int n, int batch, int channels, int h0, int w) {
   std::string out;
   for (int i = 0; i < n; ++i) {
-    absl::StrAppend(&out, "./bin/MIOpenDriver conv -n 1 -c 4 -H ", 4 + i,
-                    " -W 6 -k 4 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -l 1 -j 1 -g 1 -F 1 -t 1\n");
+    absl::StrAppend(&out, "./bin/MIOpenDriver conv -n ", batch, " -c ", channels, " -H ", h0 + i, " -W ", w, " -k ",
+                    channels, " -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -l 1 -j 1 -g 1 -F 1 -t 1\n");
   }
   return out;
 }
+
+std::string SmallDriverLines(int n) { return ConvDriverLines(n, 1, 4, 4, 6); }
 
 }  // namespace tuna::testing

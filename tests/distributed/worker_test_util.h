@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -35,10 +36,13 @@ int WaitFor(pid_t pid, int seconds);
 // Where a test keeps files worth reading after it (worker logs): Bazel's undeclared outputs
 // dir, else its temp dir, else /tmp.
 std::string TestOutputDir();
-// Polls `done` every 100 ms for up to `seconds`; its last answer.
-bool WaitUntil(int seconds, const std::function<bool()>& done);
+// Polls `done` every `every` (100 ms unless said) for up to `seconds`; its last answer.
+bool WaitUntil(int seconds, const std::function<bool()>& done,
+               std::chrono::milliseconds every = std::chrono::milliseconds(100));
 
-// `n` small forward fp32 problems (distinct H), cheap to tune on a CPU.
+// `n` forward fp32 3x3 problems, batch `batch`, `channels` in and out, H = h0 + i (distinct), W `w`.
+std::string ConvDriverLines(int n, int batch, int channels, int h0, int w);
+// `n` small forward fp32 problems (distinct H), cheap to tune on a CPU: ConvDriverLines(n, 1, 4, 4, 6).
 std::string SmallDriverLines(int n);
 
 }  // namespace tuna::testing
