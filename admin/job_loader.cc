@@ -62,6 +62,30 @@ std::vector<std::pair<int64_t, int64_t>> GenericLast(const std::vector<std::pair
 
 }  // namespace
 
+std::vector<schema::JobSpec> FindOnlyAhead(const std::vector<schema::JobSpec>& jobs,
+                                           const std::function<bool(const schema::JobSpec&)>& find_only,
+                                           size_t ahead) {
+  std::vector<int64_t> order;  // configs, as they first appear
+  std::map<int64_t, std::pair<std::vector<schema::JobSpec>, std::vector<schema::JobSpec>>> by_config;  // (find-only, rest)
+  for (const schema::JobSpec& j : jobs) {
+    auto [it, fresh] = by_config.try_emplace(j.config_id);
+    if (fresh) order.push_back(j.config_id);
+    (find_only(j) ? it->second.first : it->second.second).push_back(j);
+  }
+  std::vector<schema::JobSpec> out;
+  out.reserve(jobs.size());
+  auto append = [&](const std::vector<schema::JobSpec>& v) { out.insert(out.end(), v.begin(), v.end()); };
+  ahead = std::max<size_t>(ahead, 1);
+  for (size_t i = 0; i < order.size(); ++i) {
+    // Config i's turn: the find-only jobs of the configs that enter the window now.
+    for (size_t k = i == 0 ? 0 : i + ahead - 1; k < std::min(order.size(), i + ahead); ++k) {
+      append(by_config[order[k]].first);
+    }
+    append(by_config[order[i]].second);
+  }
+  return out;
+}
+
 absl::StatusOr<LoadJobsReport> LoadJobs(schema::Database& db,
                                         const solver::SolverRegistry& registry,
                                         const LoadJobsOptions& options) {
@@ -146,6 +170,9 @@ absl::StatusOr<LoadJobsReport> LoadJobs(schema::Database& db,
       jobs.push_back({config_id, solver_id, kind});
     }
   }
+  jobs = FindOnlyAhead(
+      jobs, [&](const schema::JobSpec& j) { return j.kind == "find" && !solvers.at(j.solver_id)->IsTunable(); },
+      kFindOnlyAhead);
   schema::JobStore job_store(db);
   if (options.progress) options.progress("jobs stored", 0, static_cast<int64_t>(jobs.size()));
   auto counts = job_store.Load(options.session_id, jobs, options.label,

@@ -7,9 +7,15 @@
 // again adds nothing (unique (session, config, solver, kind)).
 // Within a config, generic solvers' (Solver::IsGeneric) jobs get the config's last ids, the claim
 // order: their searches then more often meet the config's faster results (the outclassed stop).
+// Find jobs of non-tunable solvers (the naive reference kernels) run kFindOnlyAhead configs
+// ahead of the rest (FindOnlyAhead below): they need one cheap build shared across configs and
+// time slow kernels, so at a session's start they keep the devices busy while the tunable
+// solvers' first builds compile (measured: bench/gpu, issue #19's cold start).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,12 +23,25 @@
 #include "admin/stage_progress.h"
 #include "schema/store/config_store.h"
 #include "schema/store/database.h"
+#include "schema/store/job_store.h"
 #include "tuner_core/solver/registry.h"
 
 namespace tuna::admin {
 
 // {"perf"} / {"find"} / both, in that order. InvalidArgument names an unknown step.
 absl::StatusOr<std::vector<std::string>> KindsForFinSteps(const std::vector<std::string>& steps);
+
+// How many configs ahead of the rest find-only jobs run: their evaluators (inputs, reference)
+// stay cached for the config's later jobs (EvaluatorCache holds 64 per executor).
+inline constexpr size_t kFindOnlyAhead = 32;
+
+// `jobs` (grouped by config, in claim order) reordered so that each config's jobs for which
+// `find_only` holds come `ahead` configs before its other jobs: the first `ahead` configs' ones
+// first, then per config i its other jobs after config (i + ahead)'s find-only ones. Otherwise
+// the order is kept.
+std::vector<schema::JobSpec> FindOnlyAhead(const std::vector<schema::JobSpec>& jobs,
+                                           const std::function<bool(const schema::JobSpec&)>& find_only,
+                                           size_t ahead);
 
 struct LoadJobsOptions {
   int64_t session_id = 0;

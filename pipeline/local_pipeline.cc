@@ -47,6 +47,9 @@ absl::Status Stage(const char* stage, const absl::Status& st) {
   return absl::Status(st.code(), absl::StrCat(stage, ": ", st.message()));
 }
 
+// Unfinished jobs at or below which Wait polls every 100 ms instead of 500 ms.
+constexpr int64_t kNearEndJobs = 16;
+
 struct Counts {
   int64_t total = 0, done = 0, failed = 0, unfinished = 0, leased = 0;
 };
@@ -403,7 +406,11 @@ absl::Status PipelineRun::Wait() {
       Say("time limit reached: stopping the workers and exporting what is done");
       return absl::OkStatus();
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    // Near the end (every unfinished job running, or only a few left) poll faster: each poll's
+    // delay sits between the last job and the export (and, in `tune -f` of several files, idles
+    // the devices: measured 0.4-0.5 s a file at 500 ms).
+    const bool near_end = c.unfinished <= std::max<int64_t>(c.leased, kNearEndJobs);
+    std::this_thread::sleep_for(std::chrono::milliseconds(near_end ? 100 : 500));
   }
 }
 

@@ -9,6 +9,7 @@
 #   LIMIT=540 (the call's seconds: the quality and tables steps stop starting work in time),
 #   LAYERS=12, TABLES_PAIRS=bench/gpu/search_tables.txt, MAX_POINTS=0 (no cap; a cap leaves
 #   larger spaces out and says which), SEEDS=10 (seeds of the replay that follows the tables),
+#   AGAIN=1 (the second run of step 1; AGAIN=0 skips it, for timelines and A/B calls),
 #   COLD=1 (NVIDIA's cross-process compile cache removed before the first tune; see below),
 #   QUALITY_MAX_POINTS=256 (the quality step's cap, part of its rule: the 754-point table of the
 #   FP32 stem's TunaSmallCFwd, sizes compiled in and ~10 s per build, did not end in 388 s).
@@ -81,6 +82,7 @@ kill "$smi" "$cpustat" 2>/dev/null
 cat "$out"/db_*/tune.log >"$out/tune_all.log" 2>/dev/null
 python3 "$here/busy.py" "$out/gpu_util.csv" "$out/tune_all.log" "$out/cpu_stat.txt" | tee "$out/gpu_busy.txt"
 
+if [[ "${AGAIN:-1}" == 1 ]]; then
 start=$(date +%s.%N)
 files=(${FILES:-resnet50_n32 resnet50_n32_fwd_fp16_nhwc})
 "$tuna" --data-dir "$work/db" tune -f "$(file_of "${files[0]}")" -o "$out/db_again" --new-session \
@@ -95,6 +97,7 @@ sed -nE 's/.*\[pid ([0-9]+)\] executor: job .*kernel cache: ([0-9]+) hits, ([0-9
 sed -nE 's/.*compiled job .* kernels \(([0-9]+) built, ([0-9]+) from the disk cache\).*/\1 \2/p' \
   "$out/db_again/tune.log" 2>/dev/null |
   awk '{b += $1; d += $2} END {print "second run compile steps: " b " built, " d " from the disk cache"}'
+fi
 "$tuna" --data-dir "$work/db" db stop >/dev/null 2>&1
 fi
 

@@ -108,3 +108,28 @@ TEST_CASE("Solver records carry the registry's metadata", "[admin]") {
   CHECK(records[3].directions == "B");
   CHECK(records[3].id == 1004);
 }
+
+TEST_CASE("Find-only jobs run configs ahead of the rest", "[admin]") {
+  // Configs 10..14, each: a find-only job (solver 2) after a perf and a find job (solver 1).
+  std::vector<schema::JobSpec> jobs;
+  for (int64_t c = 10; c < 15; ++c) {
+    jobs.push_back({c, 1, "perf"});
+    jobs.push_back({c, 1, "find"});
+    jobs.push_back({c, 2, "find"});
+  }
+  auto find_only = [](const schema::JobSpec& j) { return j.solver_id == 2; };
+  auto names = [](const std::vector<schema::JobSpec>& v) {
+    std::vector<std::string> out;
+    for (const auto& j : v) out.push_back(std::to_string(j.config_id) + (j.solver_id == 2 ? "n" : j.kind.substr(0, 1)));
+    return out;
+  };
+  CHECK(names(admin::FindOnlyAhead(jobs, find_only, 2)) ==
+        std::vector<std::string>{"10n", "11n", "10p", "10f", "12n", "11p", "11f", "13n", "12p", "12f",
+                                 "14n", "13p", "13f", "14p", "14f"});
+  // A window past the last config: every find-only job first.
+  CHECK(names(admin::FindOnlyAhead(jobs, find_only, 32)) ==
+        std::vector<std::string>{"10n", "11n", "12n", "13n", "14n", "10p", "10f", "11p", "11f", "12p",
+                                 "12f", "13p", "13f", "14p", "14f"});
+  // No find-only job: the order is kept.
+  CHECK(names(admin::FindOnlyAhead(jobs, [](const schema::JobSpec&) { return false; }, 2)) == names(jobs));
+}

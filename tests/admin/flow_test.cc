@@ -165,6 +165,13 @@ TEST_CASE_METHOD(MariadbTest, "Import, solvers, session, applicability, jobs, st
   CHECK(both->added == expect_applicable);
   CHECK(both->existing == expect_perf);
   const int64_t total = expect_perf + expect_applicable;
+  // Find-only jobs (TestNaive: not tunable) come before the other find jobs of their config
+  // (admin::FindOnlyAhead), and the first configs' ones before every other job of the load.
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM job n JOIN job o ON o.session_id = n.session_id AND "
+                     "o.config_id = n.config_id AND o.kind = 'find' AND o.solver_id <> 1002 "
+                     "WHERE n.solver_id = 1002 AND n.kind = 'find' AND o.id < n.id") == 0);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM (SELECT solver_id FROM job WHERE kind = 'find' ORDER BY id "
+                     "LIMIT 32) f WHERE f.solver_id <> 1002") == 0);
 
   // Some jobs finish or fail; status groups failures by reason.
   REQUIRE(db().Execute("UPDATE job SET state = 'failed', error = 'kernel timed out' WHERE id % 5 "
