@@ -10,6 +10,10 @@
 #include "admin/report_render.h"
 
 namespace tuna::admin {
+
+// admin/report.css, embedded at build time (admin/BUILD: report_css_embedded).
+extern const char kReportCss[];
+
 namespace {
 
 constexpr char kGood[] = "#2e9e5b";
@@ -193,31 +197,6 @@ std::string Table(const Report& r) {
   return out + "</tbody></table>";
 }
 
-constexpr char kStyle[] = R"(<style>
-body{font-family:"DejaVu Sans",Helvetica,Arial,sans-serif;margin:0;background:#f4f6f9;color:#1f2933}
-header{background:#1f2a44;color:#fff;padding:20px 32px}
-header h1{margin:0;font-size:24px;font-weight:600}
-header .sub{margin-top:6px;color:#c3cad8;font-size:14px}
-main{padding:20px 32px;max-width:1100px}
-.cards{display:flex;flex-wrap:wrap;gap:12px;margin-bottom:20px}
-.card{background:#fff;border-radius:8px;padding:14px 16px;min-width:120px;flex:1;
- box-shadow:0 1px 3px rgba(0,0,0,.08)}
-.cv2{font-size:28px;font-weight:700}.cl2{font-size:13px;color:#52606d;margin-top:4px}
-.cs{font-size:12px;color:#8892a0;margin-top:2px}
-section{background:#fff;border-radius:8px;padding:16px 18px;margin-bottom:20px;
- box-shadow:0 1px 3px rgba(0,0,0,.08)}
-.chart{display:block;max-width:100%;height:auto}
-.ct{font-size:15px;font-weight:600;fill:#1f2933}.cn{font-size:12px;fill:#8892a0}
-.cl{font-size:11.5px;fill:#3e4c59;font-family:"DejaVu Sans Mono",monospace}
-.cv{font-size:11.5px;fill:#3e4c59}.zebra{fill:#f7f9fb}.axis{stroke:#52606d;stroke-width:1}
-table{border-collapse:collapse;width:100%;font-size:12px}
-th{text-align:left;color:#52606d;font-weight:600;border-bottom:2px solid #d9e2ec;padding:6px}
-td{border-bottom:1px solid #e4e7eb;padding:5px 6px;vertical-align:top}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
-.mono{font-family:"DejaVu Sans Mono",monospace;font-size:11.5px;white-space:nowrap}
-.params{font-size:11px;color:#8892a0;font-family:"DejaVu Sans Mono",monospace}
-h2{font-size:16px;margin:0 0 10px 0}
-</style>)";
 
 }  // namespace
 
@@ -226,7 +205,7 @@ std::string ReportHtml(const Report& r, const std::string& generated) {
       r.other_label.empty() ? r.label : absl::StrCat(r.label, " vs ", r.other_label);
   std::string out = absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>tuna report: ",
-      Escape(title), "</title>", kStyle, "</head><body><header><h1>tuna report &mdash; ",
+      Escape(title), "</title><style>\n", kReportCss, "</style></head><body><header><h1>tuna report &mdash; ",
       Escape(title), "</h1><div class=\"sub\">", Escape(r.session.arch), ", ", r.session.num_cu,
       " CUs, ", Escape(r.session.backend), " &middot; generated ", Escape(generated),
       "</div></header><main>");

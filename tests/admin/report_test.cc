@@ -143,6 +143,9 @@ TEST_CASE_METHOD(MariadbTest, "report against another session", "[mariadb][repor
   const std::string html = ReportHtml(*report, "now");
   CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
   CHECK(html.find("<svg") != std::string::npos);
+  // The style sheet (admin/report.css) is embedded, not linked.
+  CHECK(html.find("<style>") != std::string::npos);
+  CHECK(html.find("header h1{margin:0;") != std::string::npos);
   CHECK(html.find("compile failed: &lt;oops&gt;") != std::string::npos);
   for (const char* external : {"<script", "http://", "https://", "<link", "@import", "url("}) {
     INFO(external);
