@@ -662,34 +662,48 @@ double Geomean(const std::vector<double>& v) {
   return std::exp(s / v.size());
 }
 
+void AddOptions(CLI::App& app, Options& opt) {
+  CLI::Option_group* what = app.add_option_group("Problems", "what is timed");
+  what->add_option("--driver", opt.driver, "MIOpenDriver problem file");
+  what->add_option("--from-db", opt.from_db,
+                   "time the (solver, params) rows of the perf db <arch><cu>.db in this folder (a tune -f export) "
+                   "instead of tuning problems of --driver");
+  what->add_option("--dirs", opt.dirs, "directions to run (subset of FBW) for each forward problem; default: the file's");
+  what->add_option("--solvers", opt.only_solvers, "comma-separated solver names to tune (default: all applicable)");
+  what->add_option("--max-problems", opt.max_problems, "stop after this many problems (0: all)");
+  what->add_flag("--no-tuna", opt.no_tuna, "time cuDNN only");
+
+  CLI::Option_group* search = app.add_option_group("Search", "how tuna's side is tuned");
+  search->add_option("--configs", opt.configs, "configs tried per fast solver (1010+) and problem");
+  search->add_option("--other-configs", opt.other_configs, "configs tried per older solver and problem");
+  search->add_flag("--no-specialize", opt.no_specialize,
+                   "skip the tuner's finishing step (the winner rebuilt with its sizes compiled in where its solver "
+                   "offers it, timed beside the run-time build, the faster kept): run-time sizes only");
+  search->add_option("--variant-option", opt.variant_option,
+                     "also time the run-time-size build plus this -D option, beside the finishing step (a kernel experiment)");
+
+  CLI::Option_group* timing = app.add_option_group("Timing", "both sides timed alike, an L2 flush before each launch");
+  timing->add_option("--reps", opt.reps, "timed launches per final timing, each after an L2 flush (median; >= 20)");
+  timing->add_option("--screen-reps", opt.screen_reps, "timed launches per candidate when screening (tuna and cuDNN)");
+  timing->add_option("--finalists", opt.finalists, "fastest screened candidates re-timed with --reps (tuna and cuDNN)");
+
+  CLI::Option_group* cudnn = app.add_option_group("cuDNN", "the baseline");
+  cudnn->add_option("--cudnn", opt.cudnn, "libcudnn.so.9 or its directory (default $TUNA_CUDNN_PATH, then the loader)");
+  cudnn->add_flag("--cudnn-heuristics-only", opt.heuristics_only,
+                  "cuDNN best from heuristics A, B and FALLBACK only (default: also every engine with default knobs)");
+  cudnn->add_flag("--no-legacy", opt.no_legacy, "skip the legacy-find cuDNN column");
+
+  CLI::Option_group* out = app.add_option_group("Checks and output");
+  out->add_option("--cpu-check-gflop", opt.cpu_check_gflop,
+                  "cross-check the naive GPU output against the CPU reference up to this size");
+  out->add_option("--cpu-check-max", opt.cpu_check_max, "at most this many CPU cross-checks");
+  out->add_option("--json", opt.json, "write the results as JSON here");
+}
+
 int Main(int argc, char** argv) {
   Options opt;
   CLI::App app{"tuna kernels bench: tuned GPU solvers vs cuDNN at its best"};
-  app.add_option("--driver", opt.driver, "MIOpenDriver problem file");
-  app.add_option("--from-db", opt.from_db,
-                 "time the (solver, params) rows of the perf db <arch><cu>.db in this folder (a tune -f export) "
-                 "instead of tuning problems of --driver");
-  app.add_option("--dirs", opt.dirs, "directions to run (subset of FBW) for each forward problem; default: the file's");
-  app.add_option("--cudnn", opt.cudnn, "libcudnn.so.9 or its directory (default $TUNA_CUDNN_PATH, then the loader)");
-  app.add_option("--json", opt.json, "write the results as JSON here");
-  app.add_option("--solvers", opt.only_solvers, "comma-separated solver names to tune (default: all applicable)");
-  app.add_option("--configs", opt.configs, "configs tried per fast solver (1010+) and problem");
-  app.add_option("--other-configs", opt.other_configs, "configs tried per older solver and problem");
-  app.add_option("--reps", opt.reps, "timed launches per final timing, each after an L2 flush (median; >= 20)");
-  app.add_option("--screen-reps", opt.screen_reps, "timed launches per candidate when screening (tuna and cuDNN)");
-  app.add_option("--finalists", opt.finalists, "fastest screened candidates re-timed with --reps (tuna and cuDNN)");
-  app.add_option("--max-problems", opt.max_problems, "stop after this many problems (0: all)");
-  app.add_flag("--no-tuna", opt.no_tuna, "time cuDNN only");
-  app.add_flag("--no-legacy", opt.no_legacy, "skip the legacy-find cuDNN column");
-  app.add_option("--variant-option", opt.variant_option,
-                 "also time the run-time-size build plus this -D option, beside the finishing step (a kernel experiment)");
-  app.add_flag("--no-specialize", opt.no_specialize,
-               "skip the tuner's finishing step (the winner rebuilt with its sizes compiled in where its solver "
-               "offers it, timed beside the run-time build, the faster kept): run-time sizes only");
-  app.add_flag("--cudnn-heuristics-only", opt.heuristics_only,
-               "cuDNN best from heuristics A, B and FALLBACK only (default: also every engine with default knobs)");
-  app.add_option("--cpu-check-gflop", opt.cpu_check_gflop, "cross-check the naive GPU output against the CPU reference up to this size");
-  app.add_option("--cpu-check-max", opt.cpu_check_max, "at most this many CPU cross-checks");
+  AddOptions(app, opt);
   CLI11_PARSE(app, argc, argv);
   if (opt.reps < 20) std::fprintf(stderr, "warning: --reps %d < 20: not a reportable figure\n", opt.reps);
 
