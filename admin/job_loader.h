@@ -7,10 +7,11 @@
 // again adds nothing (unique (session, config, solver, kind)).
 // Within a config, generic solvers' (Solver::IsGeneric) jobs get the config's last ids, the claim
 // order: their searches then more often meet the config's faster results (the outclassed stop).
-// Find jobs of non-tunable solvers (the naive reference kernels) run kFindOnlyAhead configs
-// ahead of the rest (FindOnlyAhead below): they need one cheap build shared across configs and
-// time slow kernels, so at a session's start they keep the devices busy while the tunable
-// solvers' first builds compile (measured: bench/gpu, issue #19's cold start).
+// On GPU targets, find jobs of non-tunable solvers (the naive reference kernels) run
+// kFindOnlyAhead configs ahead of the rest (FindOnlyAhead below): they need one cheap build
+// shared across configs and time slow kernels, so at a session's start they keep the devices
+// busy while the tunable solvers' first builds compile (measured: bench/gpu, issue #19's cold
+// start). On the CPU backend the device is the compiler's cores: the order stays.
 #pragma once
 
 #include <cstddef>

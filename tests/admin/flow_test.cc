@@ -2,6 +2,7 @@
 // import -> solvers update -> session init -> applicability -> jobs load -> status -> reset.
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "admin/applicability.h"
 #include "admin/import_configs.h"
 #include "admin/job_loader.h"
@@ -246,4 +247,16 @@ TEST_CASE_METHOD(MariadbTest, "Import, solvers, session, applicability, jobs, st
   auto sessions_listed = sessions.List();
   REQUIRE(sessions_listed.ok());
   CHECK(sessions_listed->size() == 2);
+
+  // On a CPU target the find-only jobs keep their place (the device is the compiler's cores):
+  // each config's other find jobs follow its naive one, so the first 32 are not all naive.
+  rec.arch = "cpu-avx2";
+  rec.backend = "CPU";
+  rec.label = "cpu";
+  auto session3 = sessions.Create(rec);
+  REQUIRE(session3.ok());
+  auto cpu_finds = admin::LoadJobs(db(), *registry, Load(*session3, "miopen_find_eval", false));
+  REQUIRE(cpu_finds.ok());
+  CHECK(Scalar(db(), absl::StrCat("SELECT COUNT(*) FROM (SELECT solver_id FROM job WHERE session_id = ",
+                                  *session3, " ORDER BY id LIMIT 32) f WHERE f.solver_id <> 1002")) > 0);
 }
