@@ -38,24 +38,39 @@ absl::StatusOr<std::vector<std::string>> KindsForFinSteps(const std::vector<std:
 
 namespace {
 
+// `items` split per config, in the order configs first appear: each config's items for which
+// `pick` holds, then its others, each part in the order given.
+template <typename T, typename ConfigOf, typename Pick>
+std::vector<std::pair<std::vector<T>, std::vector<T>>> SplitByConfig(const std::vector<T>& items,
+                                                                     ConfigOf config_of, Pick pick) {
+  std::vector<std::pair<std::vector<T>, std::vector<T>>> groups;
+  std::map<int64_t, size_t> index;  // config -> its group
+  for (const T& item : items) {
+    auto [it, fresh] = index.try_emplace(config_of(item), groups.size());
+    if (fresh) groups.emplace_back();
+    (pick(item) ? groups[it->second].first : groups[it->second].second).push_back(item);
+  }
+  return groups;
+}
+
+template <typename T>
+void Append(const std::vector<T>& from, std::vector<T>& to) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+
 // `pairs` grouped by config in the order configs first appear, each config's generic solvers
 // (Solver::IsGeneric) after its others, otherwise in the order given.
 std::vector<std::pair<int64_t, int64_t>> GenericLast(const std::vector<std::pair<int64_t, int64_t>>& pairs,
                                                      const std::map<int64_t, const solver::Solver*>& solvers,
                                                      const solver::Target& target) {
-  std::vector<int64_t> order;
-  std::map<int64_t, std::pair<std::vector<int64_t>, std::vector<int64_t>>> by_config;  // (others, generic)
-  for (const auto& [config_id, solver_id] : pairs) {
-    auto [it, fresh] = by_config.try_emplace(config_id);
-    if (fresh) order.push_back(config_id);
-    (solvers.at(solver_id)->IsGeneric(target) ? it->second.second : it->second.first).push_back(solver_id);
-  }
   std::vector<std::pair<int64_t, int64_t>> out;
   out.reserve(pairs.size());
-  for (int64_t config_id : order) {
-    for (const auto* list : {&by_config[config_id].first, &by_config[config_id].second}) {
-      for (int64_t solver_id : *list) out.emplace_back(config_id, solver_id);
-    }
+  const auto groups = SplitByConfig(
+      pairs, [](const auto& p) { return p.first; },
+      [&](const auto& p) { return solvers.at(p.second)->IsGeneric(target); });
+  for (const auto& [generic, others] : groups) {
+    Append(others, out);
+    Append(generic, out);
   }
   return out;
 }
@@ -65,23 +80,16 @@ std::vector<std::pair<int64_t, int64_t>> GenericLast(const std::vector<std::pair
 std::vector<schema::JobSpec> FindOnlyAhead(const std::vector<schema::JobSpec>& jobs,
                                            const std::function<bool(const schema::JobSpec&)>& find_only,
                                            size_t ahead) {
-  std::vector<int64_t> order;  // configs, as they first appear
-  std::map<int64_t, std::pair<std::vector<schema::JobSpec>, std::vector<schema::JobSpec>>> by_config;  // (find-only, rest)
-  for (const schema::JobSpec& j : jobs) {
-    auto [it, fresh] = by_config.try_emplace(j.config_id);
-    if (fresh) order.push_back(j.config_id);
-    (find_only(j) ? it->second.first : it->second.second).push_back(j);
-  }
+  const auto groups = SplitByConfig(jobs, [](const schema::JobSpec& j) { return j.config_id; }, find_only);
   std::vector<schema::JobSpec> out;
   out.reserve(jobs.size());
-  auto append = [&](const std::vector<schema::JobSpec>& v) { out.insert(out.end(), v.begin(), v.end()); };
   ahead = std::max<size_t>(ahead, 1);
-  for (size_t i = 0; i < order.size(); ++i) {
+  for (size_t i = 0; i < groups.size(); ++i) {
     // Config i's turn: the find-only jobs of the configs that enter the window now.
-    for (size_t k = i == 0 ? 0 : i + ahead - 1; k < std::min(order.size(), i + ahead); ++k) {
-      append(by_config[order[k]].first);
+    for (size_t k = i == 0 ? 0 : i + ahead - 1; k < std::min(groups.size(), i + ahead); ++k) {
+      Append(groups[k].first, out);
     }
-    append(by_config[order[i]].second);
+    Append(groups[i].second, out);
   }
   return out;
 }
@@ -172,7 +180,7 @@ absl::StatusOr<LoadJobsReport> LoadJobs(schema::Database& db,
   }
   // On a GPU the find-only jobs fill the device while the first builds compile; on the CPU
   // backend the device is the compiler's cores, so the order stays (the quickstart's tune step
-  // took ~1 s longer with them ahead).
+  // gained nothing with them ahead: docs/BENCHMARKS.md, CI rows of 2026-12-02).
   if (target.ok() && target->IsGpu()) {
     jobs = FindOnlyAhead(
         jobs, [&](const schema::JobSpec& j) { return j.kind == "find" && !solvers.at(j.solver_id)->IsTunable(); },

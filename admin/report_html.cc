@@ -197,7 +197,6 @@ std::string Table(const Report& r) {
   return out + "</tbody></table>";
 }
 
-
 }  // namespace
 
 std::string ReportHtml(const Report& r, const std::string& generated) {
