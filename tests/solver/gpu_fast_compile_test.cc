@@ -11,8 +11,6 @@
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
 #include "tuner_core/solver/conv/gpu_fast_simt.h"
-#include "tuner_core/solver/conv/gpu_fast_simt_bwd.h"
-#include "tuner_core/solver/conv/gpu_fast_simt_fwd.h"
 #include "tuner_core/solver/conv/gpu_fast_simt_wrw.h"
 #include "tuner_core/solver/conv/gpu_winograd.h"
 #include "tuner_core/solver/conv/gpu_winograd_wrw.h"

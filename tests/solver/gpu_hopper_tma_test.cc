@@ -19,8 +19,6 @@
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
 #include "tuner_core/solver/conv/gpu_common.h"
-#include "tuner_core/solver/conv/gpu_hopper_tma_bwd.h"
-#include "tuner_core/solver/conv/gpu_hopper_tma_fwd.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma.h"
 
 namespace tuna {

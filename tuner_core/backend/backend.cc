@@ -118,6 +118,24 @@ bool IsContextLost(const absl::Status& status) {
   return status.GetPayload(kContextLostPayload).has_value();
 }
 
+absl::Status GpuDevice::Enter() {
+  if (lost_) return ContextLostError(absl::StrCat(Info().name, " (earlier failure)"));
+  return MakeCurrent();
+}
+
+absl::Status GpuDevice::Enter(const DeviceBuffer& buffer, size_t offset, size_t bytes) {
+  if (absl::Status st = CheckBufferRange(buffer, offset, bytes); !st.ok()) return st;
+  return Enter();
+}
+
+absl::Status GpuDevice::Latch(absl::Status status) {
+  if (IsContextLost(status)) {
+    lost_ = true;
+    spdlog::error("{} device {} ({}): {}", backend_, Info().index, Info().name, std::string(status.message()));
+  }
+  return status;
+}
+
 absl::StatusOr<TensorMapBytes> Device::EncodeTensorMap(const TensorMapSpec&, const DeviceBuffer&, size_t) {
   return absl::UnimplementedError(absl::StrCat(Info().name, ": no tensor copy engine (tensor maps are NVIDIA sm_90+)"));
 }

@@ -34,6 +34,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -259,6 +260,31 @@ class Device {
 // OK when `buffer` is valid and [offset, offset + bytes) lies inside it; InvalidArgument naming
 // the range otherwise (the devices' copy and fill checks).
 absl::Status CheckBufferRange(const DeviceBuffer& buffer, size_t offset, size_t bytes);
+
+// What the GPU devices (CUDA, HIP) share around their driver calls: every call first enters the
+// device (Enter: MakeCurrent, the vendor's make-current call), and each driver status goes
+// through Latch. A status that reports the context lost (IsContextLost) sticks: Latch logs it as
+// an error naming the device ("<backend> device <index> (<name>): <message>"), and from then on
+// lost() is true and every Enter fails with ContextLostError("<name> (earlier failure)") without
+// a driver call.
+class GpuDevice : public Device {
+ protected:
+  explicit GpuDevice(std::string_view backend) : backend_(backend) {}  // "cuda", "hip" (a literal)
+
+  absl::Status Enter();
+  // CheckBufferRange(buffer, offset, bytes), then Enter().
+  absl::Status Enter(const DeviceBuffer& buffer, size_t offset, size_t bytes);
+  // `status` as it is; a lost context is latched and logged.
+  absl::Status Latch(absl::Status status);
+  // True once a driver status reported the context lost (its memory went with it).
+  bool lost() const { return lost_; }
+  // Makes this device's context current for the calling thread; its status through Latch.
+  virtual absl::Status MakeCurrent() = 0;
+
+ private:
+  std::string_view backend_;
+  bool lost_ = false;
+};
 
 // A GPU backend's ListDevices: the device count from `count_devices` (its error returned as it
 // is), then the DeviceInfo of each index 0..count-1 from `query`; the first error stops and is

@@ -14,6 +14,13 @@ absl::Status Solver::IsValid(const Target& target, const Problem& problem,
   return absl::OkStatus();
 }
 
+absl::Status Solver::IsValidWhereApplicable(const Target& target, const Problem& problem,
+                                            const PerfConfig& config) const {
+  if (absl::Status st = Solver::IsValid(target, problem, config); !st.ok()) return st;
+  if (absl::Status st = IsApplicable(target, problem); !st.ok()) return absl::InvalidArgumentError(st.message());
+  return absl::OkStatus();
+}
+
 std::string_view FindDbAlgorithmName(Algorithm algo, Direction direction) {
   // MIOpen src/conv_algo_name.cpp. Backward weights has no FFT algorithm.
   switch (direction) {

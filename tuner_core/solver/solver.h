@@ -70,6 +70,13 @@ class Solver {
     (void)target, (void)problem, (void)config;
     return std::nullopt;
   }
+
+ protected:
+  // How IsValid starts in a solver whose configs are valid only for the problems it handles
+  // (GetSolution agrees): Solver::IsValid (the config lies in Space()), then IsApplicable's
+  // refusal as InvalidArgument with its message. The solver's own constraints follow.
+  absl::Status IsValidWhereApplicable(const Target& target, const Problem& problem,
+                                      const PerfConfig& config) const;
 };
 
 // The planning verbs a tunable solver overrides (the contract above), declared in its class body:

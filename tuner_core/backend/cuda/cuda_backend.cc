@@ -8,7 +8,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "spdlog/spdlog.h"
 #include "tuner_core/backend/cuda/cuda_api.h"
 #include "tuner_core/backend/dynamic_library.h"
 #include "tuner_core/backend/event_timing.h"
@@ -132,10 +131,10 @@ class CudaModule : public Module {
   CUmodule module_;
 };
 
-class CudaDevice : public Device {
+class CudaDevice : public GpuDevice {
  public:
   CudaDevice(const DriverApi* api, CUdevice dev, CUcontext ctx, DeviceInfo info)
-      : api_(api), dev_(dev), ctx_(ctx), info_(std::move(info)) {}
+      : GpuDevice("cuda"), api_(api), dev_(dev), ctx_(ctx), info_(std::move(info)) {}
   ~CudaDevice() override { api_->cuDevicePrimaryCtxRelease_v2(dev_); }
 
   const DeviceInfo& Info() const override { return info_; }
@@ -290,36 +289,21 @@ class CudaDevice : public Device {
     return static_cast<uint64_t>(p);
   }
   absl::Status FreeRaw(uint64_t address) override {
-    if (lost_) return absl::OkStatus();  // the context's memory is gone with it
+    if (lost()) return absl::OkStatus();  // the context's memory is gone with it
     if (absl::Status st = Enter(); !st.ok()) return st;
     return Check(api_->cuMemFree_v2(address), "cuMemFree");
   }
 
  private:
-  // Every call makes the context current: the device may be used from another thread than the
-  // one that opened it (one at a time).
-  absl::Status Enter() {
-    if (lost_) return ContextLostError(absl::StrCat(info_.name, " (earlier failure)"));
-    return Check(api_->cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
-  }
-  absl::Status Enter(const DeviceBuffer& buffer, size_t offset, size_t bytes) {
-    if (absl::Status st = CheckBufferRange(buffer, offset, bytes); !st.ok()) return st;
-    return Enter();
-  }
-  absl::Status Check(CUresult r, const std::string& what) {
-    absl::Status st = DriverStatusOf(*api_, r, what);
-    if (IsContextLost(st)) {
-      lost_ = true;
-      spdlog::error("cuda device {} ({}): {}", info_.index, info_.name, std::string(st.message()));
-    }
-    return st;
-  }
+  // Every call makes the context current (Enter): the device may be used from another thread
+  // than the one that opened it (one at a time).
+  absl::Status MakeCurrent() override { return Check(api_->cuCtxSetCurrent(ctx_), "cuCtxSetCurrent"); }
+  absl::Status Check(CUresult r, const std::string& what) { return Latch(DriverStatusOf(*api_, r, what)); }
 
   const DriverApi* api_;
   CUdevice dev_;
   CUcontext ctx_;
   DeviceInfo info_;
-  bool lost_ = false;
 };
 
 class CudaBackend : public Backend {

@@ -140,9 +140,9 @@ class HipModule : public Module {
   hipModule_t module_;
 };
 
-class HipDevice : public Device {
+class HipDevice : public GpuDevice {
  public:
-  HipDevice(const RuntimeApi* api, DeviceInfo info) : api_(api), info_(std::move(info)) {}
+  HipDevice(const RuntimeApi* api, DeviceInfo info) : GpuDevice("hip"), api_(api), info_(std::move(info)) {}
 
   const DeviceInfo& Info() const override { return info_; }
 
@@ -231,7 +231,7 @@ class HipDevice : public Device {
     return reinterpret_cast<uint64_t>(p);
   }
   absl::Status FreeRaw(uint64_t address) override {
-    if (lost_) return absl::OkStatus();
+    if (lost()) return absl::OkStatus();  // the device's memory is gone with its context
     if (absl::Status st = Enter(); !st.ok()) return st;
     return Check(api_->hipFree(Ptr(address)), "hipFree");
   }
@@ -239,26 +239,11 @@ class HipDevice : public Device {
  private:
   static void* Ptr(uint64_t address) { return reinterpret_cast<void*>(address); }
 
-  absl::Status Enter() {
-    if (lost_) return ContextLostError(absl::StrCat(info_.name, " (earlier failure)"));
-    return Check(api_->hipSetDevice(info_.index), "hipSetDevice");
-  }
-  absl::Status Enter(const DeviceBuffer& buffer, size_t offset, size_t bytes) {
-    if (absl::Status st = CheckBufferRange(buffer, offset, bytes); !st.ok()) return st;
-    return Enter();
-  }
-  absl::Status Check(hipError_t e, const std::string& what) {
-    absl::Status st = HipStatusOf(*api_, e, what);
-    if (IsContextLost(st)) {
-      lost_ = true;
-      spdlog::error("hip device {} ({}): {}", info_.index, info_.name, std::string(st.message()));
-    }
-    return st;
-  }
+  absl::Status MakeCurrent() override { return Check(api_->hipSetDevice(info_.index), "hipSetDevice"); }
+  absl::Status Check(hipError_t e, const std::string& what) { return Latch(HipStatusOf(*api_, e, what)); }
 
   const RuntimeApi* api_;
   DeviceInfo info_;
-  bool lost_ = false;
 };
 
 class HipBackend : public Backend {

@@ -1,16 +1,40 @@
-// Helpers of tuna's fast CUDA solvers (gpu_fast_tc.cc, gpu_fast_simt*.cc, gpu_hopper_{fwd,wrw}.cc): the
-// checks they share (CUDA sm_80+, dense 2D tensors, 32-bit indices). Pure functions, thread-safe.
+// Helpers of tuna's fast CUDA solvers (gpu_fast_tc.cc, gpu_fast_simt*.cc, gpu_hopper*.cc): the
+// checks they share (CUDA sm_80+, dense 2D tensors, 32-bit indices) and their class shape
+// (FastSolver). Pure functions and stateless classes, thread-safe.
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "tuner_core/problem/problem.h"
 #include "tuner_core/solver/perf_config.h"
 #include "tuner_core/solver/solution.h"
+#include "tuner_core/solver/solver.h"
 #include "tuner_core/solver/target.h"
 
 namespace tuna::solver::gpu {
+
+// What every fast CUDA solver is: a tunable implicit GEMM of one direction. Its name and
+// direction are data, and `dynamic` (Solver::IsDynamic) where one build serves every problem
+// size; each solver adds the planning verbs. Stateless; `name` is a string literal.
+class FastSolver : public Solver {
+ public:
+  std::string_view Name() const override { return name_; }
+  Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
+  bool IsTunable() const override { return true; }
+  bool IsDynamic() const override { return dynamic_; }
+  std::vector<Direction> Directions() const override { return {direction_}; }
+
+ protected:
+  FastSolver(std::string_view name, Direction direction, bool dynamic)
+      : name_(name), direction_(direction), dynamic_(dynamic) {}
+
+ private:
+  std::string_view name_;
+  Direction direction_;
+  bool dynamic_;
+};
 
 // OK for a 2D, ungrouped (unless rules.groups), undilated-or-dilated convolution of `type` in
 // rules.direction whose x, w and y are all `layout` (NCHW or NHWC) with dense strides, on a CUDA

@@ -217,8 +217,7 @@ PerfConfig SimtSolver::DefaultConfig(const Target& target, const Problem& p) con
 }
 
 absl::Status SimtSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
-  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
-  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
+  if (absl::Status st = IsValidWhereApplicable(target, p, config); !st.ok()) return st;
   return CheckValid(Name(), target, PlanOf(p), config);
 }
 

@@ -7,13 +7,14 @@
 // the stride receive only the taps r = a + pad (mod stride), so each phase is a dense stride-1
 // convolution over dy with its own sub-filter, written to every stride-th dx row from row a, and
 // no zero is multiplied. Rows of a phase that no tap reaches are zeroed (Solution::zero_first).
-// Stateless; internal to the conv solvers.
+// Stateless; internal to the conv solvers. The two solvers follow (one per direction).
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
+#include "tuner_core/solver/conv/gpu_fast_common.h"
 #include "tuner_core/solver/solver.h"
 
 namespace tuna::solver::fast_simt {
@@ -93,19 +94,71 @@ void AppendConv(const Plan& plan, const PerfConfig& config, BufferRole x, Buffer
                 Solution& sol, const Batch& batch = {});
 
 // What TunaFastSimtFwd and TunaFastSimtBwd share: the axes, validity and default above on the
-// plan of their direction (PlanOf); IsValid accepts a config only for a problem IsApplicable
-// admits (GetSolution agrees). Each adds its name, direction, applicability and solution.
-// Thread-safe and stateless.
-class SimtSolver : public Solver {
+// plan of their direction (`plan`: ForwardPlan, BackwardDataPlan); IsValid accepts a config only
+// for a problem IsApplicable admits (GetSolution agrees). Each adds its applicability and
+// solution. Thread-safe and stateless.
+class SimtSolver : public gpu::FastSolver {
  public:
-  Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
-  bool IsTunable() const override { return true; }
   SearchSpace Space(const Target& target, const Problem& problem) const override;
   PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
   absl::Status IsValid(const Target& target, const Problem& problem, const PerfConfig& config) const override;
 
  protected:
-  virtual Plan PlanOf(const Problem& problem) const = 0;
+  SimtSolver(std::string_view name, Direction direction, Plan (*plan)(const Problem&))
+      : FastSolver(name, direction, /*dynamic=*/false), plan_(plan) {}
+  Plan PlanOf(const Problem& problem) const { return plan_(problem); }
+
+ private:
+  Plan (*plan_)(const Problem&);
 };
 
 }  // namespace tuna::solver::fast_simt
+
+namespace tuna::solver {
+
+// TunaFastSimtFwd (id 1011): FP32 NCHW forward convolution as a register-blocked SIMT implicit
+// GEMM on NVIDIA sm_80+ (kernels/conv/fast_simt_fwd.cu), computed transposed so NCHW needs no
+// transform (the kernel's rows are output channels); 8x8 micro-tiles, 128-bit shared reads,
+// cp.async multi-stage pipeline; 1x1 / stride 1 / pad 0 layers with H*W % 4 == 0 load four
+// pixels per 16-byte copy (a plain GEMM over the channels).
+//
+// Covers: conv mode, FP32, 2D, groups 1, any padding / stride / dilation, x, w, y dense NCHW.
+// Not applicable on HIP targets (inline PTX). A 1x1 filter is compiled in (-DTUNA_FR/FS=1); any
+// other size is a run-time argument, so one build per tile config serves every filter
+// (TapsOptions above).
+//
+// GEMM (forward only), as in every tuna forward solver: M = N*Ho*Wo (output pixels),
+// N = K (output channels), K = C*R*S.
+// Axes (perf-db params in this order), each the kernel's -D name (SimtParams above):
+//   TB_N    output channels per block (GEMM N; was tb_m, which is why it comes first)
+//   TB_M    output pixels per block (GEMM M; was tb_n)
+//   TB_K    reduction step
+//   STAGES  cp.async ring depth.
+class FastSimtFwdSolver : public fast_simt::SimtSolver {
+ public:
+  FastSimtFwdSolver() : SimtSolver("TunaFastSimtFwd", Direction::kForward, fast_simt::ForwardPlan) {}
+  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
+  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
+                                       const PerfConfig& config) const override;
+};
+
+// TunaFastSimtBwd (id 1015): FP32 NCHW backward data on TunaFastSimtFwd's kernel
+// (kernels/conv/fast_simt_fwd.cu) as dx = dy (*) w': tuna_simt_bwd_filter writes w' (taps rotated,
+// K and C swapped; per sub-pixel phase of a strided dimension, only that phase's taps) into the
+// workspace, part of every run; then one launch per phase (Plan above): stride 1 is a single
+// convolution over dy, stride s splits dx into s x s residues that each take their own taps, so
+// no multiply by an inserted zero is done. Each dx element is written once (deterministic).
+//
+// Covers: FP32, 2D, groups 1, x, w, y dense NCHW, any padding, dilation in unstrided dimensions,
+// strides up to 4 (dilation 1 in a strided dimension), filters up to 11x11, tails. CUDA sm_80+.
+// Axes, validity and defaults: TunaFastSimtFwd's (TB_M over dx pixels, TB_N over C).
+// Workspace: K * C * R * S floats (w'). Thread-safe and stateless.
+class FastSimtBwdSolver : public fast_simt::SimtSolver {
+ public:
+  FastSimtBwdSolver() : SimtSolver("TunaFastSimtBwd", Direction::kBackwardData, fast_simt::BackwardDataPlan) {}
+  absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
+  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
+                                       const PerfConfig& config) const override;
+};
+
+}  // namespace tuna::solver

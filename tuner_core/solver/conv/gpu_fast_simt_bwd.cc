@@ -1,8 +1,7 @@
-#include "tuner_core/solver/conv/gpu_fast_simt_bwd.h"
+#include "tuner_core/solver/conv/gpu_fast_simt.h"
 
 #include "tuner_core/solver/conv/gpu_common.h"
 #include "tuner_core/solver/conv/gpu_fast_common.h"
-#include "tuner_core/solver/conv/gpu_fast_simt.h"
 
 namespace tuna::solver {
 namespace {
@@ -30,8 +29,6 @@ absl::Status FastSimtBwdSolver::IsApplicable(const Target& target, const Problem
   if (p.k * p.c * p.fil[1] * p.fil[2] > gpu::kMaxIndex) return NotApplicable(Name(), "filter exceeds 32-bit indices");
   return absl::OkStatus();
 }
-
-fast_simt::Plan FastSimtBwdSolver::PlanOf(const Problem& p) const { return fast_simt::BackwardDataPlan(p); }
 
 absl::StatusOr<Solution> FastSimtBwdSolver::GetSolution(const Target& target, const Problem& p,
                                                         const PerfConfig& config) const {

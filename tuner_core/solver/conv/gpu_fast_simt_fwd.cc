@@ -1,7 +1,6 @@
-#include "tuner_core/solver/conv/gpu_fast_simt_fwd.h"
+#include "tuner_core/solver/conv/gpu_fast_simt.h"
 
 #include "tuner_core/solver/conv/gpu_fast_common.h"
-#include "tuner_core/solver/conv/gpu_fast_simt.h"
 
 namespace tuna::solver {
 
@@ -15,8 +14,6 @@ absl::Status FastSimtFwdSolver::IsApplicable(const Target& target, const Problem
   }
   return absl::OkStatus();
 }
-
-fast_simt::Plan FastSimtFwdSolver::PlanOf(const Problem& p) const { return fast_simt::ForwardPlan(p); }
 
 absl::StatusOr<Solution> FastSimtFwdSolver::GetSolution(const Target& target, const Problem& p,
                                                         const PerfConfig& config) const {

@@ -55,8 +55,7 @@ SearchSpace FastSimtWrwSolver::Axes() {
 }
 
 absl::Status FastSimtWrwSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
-  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
-  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
+  if (absl::Status st = IsValidWhereApplicable(target, p, config); !st.ok()) return st;
   const auto [tb_m, tb_n, tb_k, stages, split_k] = WrwParams::Of(Space(target, p), config);
   auto invalid = [&](std::string_view why) { return InvalidConfig(Name(), config, why); };
   const uint64_t smem = SharedBytes(tb_m, tb_n, tb_k, stages);

@@ -17,19 +17,16 @@
 // Thread-safe and stateless.
 #pragma once
 
-#include <string_view>
-#include <vector>
+#include <cstdint>
 
+#include "tuner_core/solver/conv/gpu_fast_common.h"
 #include "tuner_core/solver/solver.h"
 
 namespace tuna::solver {
 
-class FastSimtWrwSolver : public Solver {
+class FastSimtWrwSolver : public gpu::FastSolver {
  public:
-  std::string_view Name() const override { return "TunaFastSimtWrw"; }
-  Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
-  bool IsTunable() const override { return true; }
-  std::vector<Direction> Directions() const override { return {Direction::kBackwardWeights}; }
+  FastSimtWrwSolver() : FastSolver("TunaFastSimtWrw", Direction::kBackwardWeights, /*dynamic=*/false) {}
 
   absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
   SearchSpace Space(const Target&, const Problem&) const override { return Axes(); }

@@ -9,13 +9,21 @@ namespace {
 
 using gpu::CeilDiv;
 
-// The axes by name (the one place a config is decoded).
+// The axes by name (the one place a config is decoded); Space() lists them in params order, the
+// same for every problem.
 struct TcParams {
   int tb_m, tb_n, warp_m, warp_n, stages;
   static TcParams Of(const SearchSpace& s, const PerfConfig& c) {
     return {static_cast<int>(s.Value(c, "TB_M")), static_cast<int>(s.Value(c, "TB_N")),
             static_cast<int>(s.Value(c, "WARP_M")), static_cast<int>(s.Value(c, "WARP_N")),
             static_cast<int>(s.Value(c, "STAGES"))};
+  }
+  static SearchSpace Space() {
+    return SearchSpace({{"TB_M", Pow2Range(64, 256)},
+                        {"TB_N", Pow2Range(64, 256)},
+                        {"WARP_M", Pow2Range(32, 64)},
+                        {"WARP_N", Pow2Range(32, 64)},
+                        {"STAGES", LinearRange(2, 4)}});
   }
 };
 
@@ -29,19 +37,10 @@ absl::Status FastTcFwdSolver::IsApplicable(const Target& target, const Problem& 
   return gpu::CheckFastConv(Name(), target, p, DataType::kFp16, DataType::kBf16, Layout::kNHWC);
 }
 
-SearchSpace FastTcFwdSolver::Space(const Target& target, const Problem& problem) const {
-  (void)target, (void)problem;
-  return SearchSpace({{"TB_M", Pow2Range(64, 256)},
-                      {"TB_N", Pow2Range(64, 256)},
-                      {"WARP_M", Pow2Range(32, 64)},
-                      {"WARP_N", Pow2Range(32, 64)},
-                      {"STAGES", LinearRange(2, 4)}});
-}
+SearchSpace FastTcFwdSolver::Space(const Target&, const Problem&) const { return TcParams::Space(); }
 
 absl::Status FastTcFwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
-  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
-  // A config is valid only for a problem the solver handles (GetSolution agrees).
-  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
+  if (absl::Status st = IsValidWhereApplicable(target, p, config); !st.ok()) return st;
   const TcParams t = TcParams::Of(Space(target, p), config);
   auto invalid = [&](std::string_view why) { return InvalidConfig(Name(), config, why); };
   const int threads = (t.tb_m / t.warp_m) * (t.tb_n / t.warp_n) * 32;

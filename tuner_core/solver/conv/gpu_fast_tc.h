@@ -13,24 +13,21 @@
 //   STAGES           shared-memory ring depth.
 #pragma once
 
-#include <string_view>
-#include <vector>
+#include <cstdint>
 
+#include "tuner_core/solver/conv/gpu_fast_common.h"
 #include "tuner_core/solver/solver.h"
 
 namespace tuna::solver {
 
-class FastTcFwdSolver : public Solver {
+class FastTcFwdSolver : public gpu::FastSolver {
  public:
-  std::string_view Name() const override { return "TunaFastTcFwd"; }
-  Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
-  bool IsTunable() const override { return true; }
-  bool IsDynamic() const override { return true; }
+  FastTcFwdSolver() : FastSolver("TunaFastTcFwd", Direction::kForward, /*dynamic=*/true) {}
+
   // On sm_90 and later its mma.sync tiles issue HMMA only, about half of what the tensor cores
   // do with wgmma: the Hopper family (TunaHopperFwd, TunaHopperTmaFwd) won every FP16 NHWC
   // forward config of ResNet-50 on the H100/H200, so it is searched briefly where they apply.
   bool IsGeneric(const Target& target) const override { return target.SmVersion() >= 90; }
-  std::vector<Direction> Directions() const override { return {Direction::kForward}; }
 
   TUNA_TUNABLE_SOLVER_VERBS
 

@@ -376,8 +376,7 @@ SearchSpace TmaSolver::Space(const Target&, const Problem&) const { return hoppe
 PerfConfig TmaSolver::DefaultConfig(const Target& target, const Problem& p) const { return Default(target, PlanOf(p)); }
 
 absl::Status TmaSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
-  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
-  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
+  if (absl::Status st = IsValidWhereApplicable(target, p, config); !st.ok()) return st;
   return CheckValid(Name(), target, PlanOf(p), config);
 }
 

@@ -3,7 +3,7 @@
 // and w (K, R, S, C/G), all NHWC — in one or more output phases (the kernel's TunaPhase: forward
 // and stride-1 backward data have one; strided backward data a sub-pixel phase per output
 // residue), plus its tile axes, validity, default, shared memory, tensor maps and launch.
-// Stateless; internal to the conv solvers.
+// Stateless; internal to the conv solvers. The two solvers follow (one per direction).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tuner_core/solver/conv/gpu_fast_common.h"
 #include "tuner_core/solver/solver.h"
 
 namespace tuna::solver::hopper_tma {
@@ -96,13 +97,10 @@ Launch ConvLaunch(const Target& target, const ConvPlan& plan, const PerfConfig& 
                   int64_t w_offset, BufferRole y);
 
 // What TunaHopperTmaFwd and TunaHopperTmaBwd share: the verbs above on the plan of their
-// direction (PlanOf), after their own conditions (Admits). Each adds its name, direction and
-// solution. Thread-safe and stateless.
-class TmaSolver : public Solver {
+// direction (`plan`: ForwardPlan, BackwardDataPlan), after their own conditions (Admits). Each
+// adds its solution. Thread-safe and stateless.
+class TmaSolver : public gpu::FastSolver {
  public:
-  Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
-  bool IsTunable() const override { return true; }
-  bool IsDynamic() const override { return true; }
   absl::Status IsApplicable(const Target& target, const Problem& problem) const override;
   SearchSpace Space(const Target& target, const Problem& problem) const override;
   PerfConfig DefaultConfig(const Target& target, const Problem& problem) const override;
@@ -112,9 +110,84 @@ class TmaSolver : public Solver {
                                        const PerfConfig& config) const override;
 
  protected:
-  virtual ConvPlan PlanOf(const Problem& problem) const = 0;
+  TmaSolver(std::string_view name, Direction direction, ConvPlan (*plan)(const Problem&))
+      : FastSolver(name, direction, /*dynamic=*/true), plan_(plan) {}
+  ConvPlan PlanOf(const Problem& problem) const { return plan_(problem); }
   // OK, or NotApplicable's status: the direction's own conditions, checked before the plan's.
   virtual absl::Status Admits(const Problem& problem) const = 0;
+
+ private:
+  ConvPlan (*plan_)(const Problem&);
 };
 
 }  // namespace tuna::solver::hopper_tma
+
+namespace tuna::solver {
+
+// TunaHopperTmaFwd (id 1013): forward convolution on Hopper's warpgroup tensor cores fed by the
+// tensor memory accelerator (kernels/conv/hopper_tma_fwd.cu, built for sm_90a): implicit GEMM,
+// FP16/BF16 in, FP32 accumulate; a persistent, warp-specialised kernel in which one producer
+// thread issues im2col TMA copies of x (padding, strides and dilation done by the copy engine)
+// and tiled TMA copies of w into an mbarrier-synchronised ring, and WG_M consumer warpgroups
+// issue wgmma and write y. Deterministic (no reduction across blocks).
+//
+// Covers: conv mode, 2D, x, w and y dense NHWC, any N, H, W, K (tails masked or zero-filled by
+// the copy engine), groups, asymmetric filters and padding, dilation, with C/G % 8 == 0 (one
+// filter tap per TB_K-channel k-tile; a last partial chunk reads zeros past C/G), strides <= 8, padding and dilation*(filter-1) - padding
+// within the copy engine's -128..127 bounding box, every extent below 2^31 elements. sm_90
+// targets only; other shapes fall to TunaHopperFwd (1012). Problem sizes are kernel arguments
+// and the tensor maps are encoded at launch: one build serves every problem with the same config.
+//
+// Axes (perf-db params in this order), each equal to the kernel's -D name:
+//   TB_M    block tile rows (GEMM M = N*Ho*Wo output pixels, the im2col column): 64, 128, 256
+//   TB_N    block tile columns (GEMM N = K/G output channels), also the wgmma N: 32 (K/G <= 32
+//           only), 64, 128, 256
+//   WG_M    consumer warpgroups splitting TB_M (each owns TB_M/WG_M rows, a multiple of 64)
+//   STAGES  depth of the shared-memory ring (one k-tile per stage): 3..8
+//   PINGPONG 1: two consumer warpgroups on alternate whole tiles (WG_M 1); absent in old params: 0
+//   TB_K    channels of a k-tile (one filter tap): 64 (128-byte swizzle rows) or 32 (64-byte rows,
+//           only where C/G % 64 is 1..32, e.g. Inception-v3's C = 32 layers); absent in old
+//           params: 64. A solver axis: -DTB_K=32 is passed for 32 only, so TB_K 64 builds keep
+//           their options.
+//   FIX_SIZES 1: the problem's sizes compiled in (a build for this problem alone). Not searched:
+//           the tuner's finishing step (Specialize) times the winner so and keeps the faster
+//           (run-time sizes cost ~6 % here). A solver axis; absent in old params: 0.
+// Validity is analytic: shared memory, at most 128 FP32 accumulators per thread, no tile twice
+// the GEMM extent, rings no shallower than two below the deepest that fits, TB_K 32 and TB_N 32
+// only where they move fewer bytes. Thread-safe and stateless.
+class HopperTmaFwdSolver : public hopper_tma::TmaSolver {
+ public:
+  HopperTmaFwdSolver() : TmaSolver("TunaHopperTmaFwd", Direction::kForward, hopper_tma::ForwardPlan) {}
+  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
+                                       const PerfConfig& config) const override;
+
+ protected:
+  absl::Status Admits(const Problem& problem) const override;
+};
+
+// TunaHopperTmaBwd (id 1014): backward data on Hopper's tensor cores, FP16/BF16 NHWC, as
+// convolutions dx = dy (*) w' that TunaHopperTmaFwd's kernel runs (kernels/conv/hopper_tma_fwd.cu):
+// w' is w with its taps rotated by 180 degrees and K and C/G swapped (tuna_flip_filter into the
+// workspace, part of every run). Stride 1 is one forward convolution over dy (padding
+// dilation*(filter-1) - padding). Stride 2 (per dimension) is split into its sub-pixel phases
+// in the same launch: the dx pixels of one residue (a, b) mod the stride receive only the filter
+// taps congruent to a + pad, b + pad, so each phase is a dense convolution over dy with its own
+// taps and im2col box and no zero is multiplied; a phase that no tap reaches is written as zeros.
+// FP32 accumulation; each dx element is written once (deterministic).
+//
+// Covers: strides 1 and 2 (2 with dilation 1), any padding within the copy engine's box,
+// dilation, asymmetric filters, groups with K/G % 8 == 0 and C/G >= 8 when grouped, tails.
+// sm_90 targets only. Axes, validity and defaults: those of TunaHopperTmaFwd (TB_M over dx
+// pixels, TB_N over C/G), on BackwardDataPlan above. Workspace: C * R * S * K/G halves
+// (w'). Thread-safe and stateless.
+class HopperTmaBwdSolver : public hopper_tma::TmaSolver {
+ public:
+  HopperTmaBwdSolver() : TmaSolver("TunaHopperTmaBwd", Direction::kBackwardData, hopper_tma::BackwardDataPlan) {}
+  absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
+                                       const PerfConfig& config) const override;
+
+ protected:
+  absl::Status Admits(const Problem& problem) const override;
+};
+
+}  // namespace tuna::solver

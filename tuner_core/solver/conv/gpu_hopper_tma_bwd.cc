@@ -1,10 +1,8 @@
-#include "tuner_core/solver/conv/gpu_hopper_tma_bwd.h"
+#include "tuner_core/solver/conv/gpu_hopper_tma.h"
 
 #include "tuner_core/solver/conv/gpu_common.h"
 
 namespace tuna::solver {
-
-hopper_tma::ConvPlan HopperTmaBwdSolver::PlanOf(const Problem& p) const { return hopper_tma::BackwardDataPlan(p); }
 
 absl::Status HopperTmaBwdSolver::Admits(const Problem& p) const {
   if (p.direction != Direction::kBackwardData) return NotApplicable(Name(), "backward data only");

@@ -1,8 +1,6 @@
-#include "tuner_core/solver/conv/gpu_hopper_tma_fwd.h"
+#include "tuner_core/solver/conv/gpu_hopper_tma.h"
 
 namespace tuna::solver {
-
-hopper_tma::ConvPlan HopperTmaFwdSolver::PlanOf(const Problem& p) const { return hopper_tma::ForwardPlan(p); }
 
 absl::Status HopperTmaFwdSolver::Admits(const Problem& p) const {
   if (p.direction != Direction::kForward) return NotApplicable(Name(), "forward only");

@@ -81,8 +81,7 @@ SearchSpace HopperTmaWrwSolver::Space(const Target&, const Problem&) const {
 }
 
 absl::Status HopperTmaWrwSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
-  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
-  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
+  if (absl::Status st = IsValidWhereApplicable(target, p, config); !st.ok()) return st;
   const HopperTile t = HopperTile::Of(Space(target, p), config);
   auto invalid = [&](std::string_view why) { return InvalidConfig(Name(), config, why); };
   const int wg_rows = t.tb_m / t.wg_m;

@@ -35,20 +35,15 @@
 #pragma once
 
 #include <cstdint>
-#include <string_view>
-#include <vector>
 
+#include "tuner_core/solver/conv/gpu_fast_common.h"
 #include "tuner_core/solver/solver.h"
 
 namespace tuna::solver {
 
-class HopperTmaWrwSolver : public Solver {
+class HopperTmaWrwSolver : public gpu::FastSolver {
  public:
-  std::string_view Name() const override { return "TunaHopperTmaWrw"; }
-  Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
-  bool IsTunable() const override { return true; }
-  bool IsDynamic() const override { return true; }
-  std::vector<Direction> Directions() const override { return {Direction::kBackwardWeights}; }
+  HopperTmaWrwSolver() : FastSolver("TunaHopperTmaWrw", Direction::kBackwardWeights, /*dynamic=*/true) {}
 
   TUNA_TUNABLE_SOLVER_VERBS
 

@@ -97,9 +97,7 @@ SearchSpace MfmaFwdSolver::Space(const Target& target, const Problem& problem) c
 }
 
 absl::Status MfmaFwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
-  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
-  // A config is valid only for a problem the solver handles (GetSolution agrees).
-  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
+  if (absl::Status st = IsValidWhereApplicable(target, p, config); !st.ok()) return st;
   const MfmaParams t = MfmaParams::Of(Space(target, p), config);
   auto invalid = [&](std::string_view why) { return InvalidConfig(Name(), config, why); };
   if (t.warp_m > t.tb_m || t.warp_n > t.tb_n) return invalid("warp tile larger than the block tile");

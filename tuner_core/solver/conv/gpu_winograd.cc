@@ -67,8 +67,7 @@ absl::Status WinogradSolver::IsApplicable(const Target& target, const Problem& p
 SearchSpace WinogradSolver::Space(const Target&, const Problem&) const { return fast_simt::Space(); }
 
 absl::Status WinogradSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
-  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
-  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
+  if (absl::Status st = IsValidWhereApplicable(target, p, config); !st.ok()) return st;
   return fast_simt::CheckValid(Name(), target, GemmOf(GeomOf(m_, p)), config);
 }
 

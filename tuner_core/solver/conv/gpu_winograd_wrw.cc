@@ -50,8 +50,7 @@ absl::Status WinogradWrwSolver::IsApplicable(const Target& target, const Problem
 SearchSpace WinogradWrwSolver::Space(const Target&, const Problem&) const { return FastSimtWrwSolver::Axes(); }
 
 absl::Status WinogradWrwSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
-  if (absl::Status st = Solver::IsValid(target, p, config); !st.ok()) return st;
-  if (absl::Status st = IsApplicable(target, p); !st.ok()) return absl::InvalidArgumentError(st.message());
+  if (absl::Status st = IsValidWhereApplicable(target, p, config); !st.ok()) return st;
   return FastSimtWrwSolver().IsValid(target, GemmProblem(p), config);
 }
 
