@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "tuner_core/problem/named_values.h"
+
 namespace tuna {
 namespace {
 
@@ -78,43 +80,23 @@ double Problem::Flops() const {
          double(o[0] * o[1] * o[2]);
 }
 
-std::string_view DirectionName(Direction d) {
-  switch (d) {
-    case Direction::kForward: return "F";
-    case Direction::kBackwardData: return "B";
-    case Direction::kBackwardWeights: return "W";
-  }
-  return "?";
-}
+namespace {
 
-std::string_view DataTypeName(DataType t) {
-  switch (t) {
-    case DataType::kFp32: return "FP32";
-    case DataType::kFp16: return "FP16";
-    case DataType::kBf16: return "BF16";
-    case DataType::kInt8: return "INT8";
-  }
-  return "?";
-}
+constexpr NamedValue<Direction> kDirectionNames[] = {
+    {Direction::kForward, "F"}, {Direction::kBackwardData, "B"}, {Direction::kBackwardWeights, "W"}};
+constexpr NamedValue<DataType> kDataTypeNames[] = {
+    {DataType::kFp32, "FP32"}, {DataType::kFp16, "FP16"}, {DataType::kBf16, "BF16"}, {DataType::kInt8, "INT8"}};
+constexpr NamedValue<Layout> kLayoutNames[] = {
+    {Layout::kNCHW, "NCHW"}, {Layout::kNHWC, "NHWC"}, {Layout::kNCDHW, "NCDHW"}, {Layout::kNDHWC, "NDHWC"}};
+constexpr NamedValue<PadMode> kPadModeNames[] = {
+    {PadMode::kDefault, "default"}, {PadMode::kSame, "same"}, {PadMode::kValid, "valid"}};
 
-std::string_view LayoutName(Layout l) {
-  switch (l) {
-    case Layout::kNCHW: return "NCHW";
-    case Layout::kNHWC: return "NHWC";
-    case Layout::kNCDHW: return "NCDHW";
-    case Layout::kNDHWC: return "NDHWC";
-  }
-  return "?";
-}
+}  // namespace
 
-std::string_view PadModeName(PadMode m) {
-  switch (m) {
-    case PadMode::kDefault: return "default";
-    case PadMode::kSame: return "same";
-    case PadMode::kValid: return "valid";
-  }
-  return "?";
-}
+std::string_view DirectionName(Direction d) { return NameIn(kDirectionNames, d); }
+std::string_view DataTypeName(DataType t) { return NameIn(kDataTypeNames, t); }
+std::string_view LayoutName(Layout l) { return NameIn(kLayoutNames, l); }
+std::string_view PadModeName(PadMode m) { return NameIn(kPadModeNames, m); }
 
 PadMode NormalizedPadMode(const Problem& p) {
   if (p.pad_mode == PadMode::kDefault || p.mode != ConvMode::kConv) return PadMode::kDefault;

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "fmt/format.h"
+#include "tuner_core/problem/named_values.h"
 #include "tuner_core/reference/element.h"
 
 namespace tuna::runtime {
@@ -15,23 +16,13 @@ std::string Stream(double v) {
   return s.str();
 }
 
-std::string_view VerifySubject(Direction d) {
-  switch (d) {
-    case Direction::kForward: return "Forward Convolution";
-    case Direction::kBackwardData: return "Backward Convolution Data";
-    case Direction::kBackwardWeights: return "Backward Convolution Weights";
-  }
-  return "Convolution";
-}
-
-std::string_view TimeSubject(Direction d) {
-  switch (d) {
-    case Direction::kForward: return "Forward";
-    case Direction::kBackwardData: return "Backward Data";
-    case Direction::kBackwardWeights: return "Backward Weights";
-  }
-  return "";
-}
+// What MIOpenDriver's verify and timing lines call each direction.
+constexpr NamedValue<Direction> kVerifySubjects[] = {{Direction::kForward, "Forward Convolution"},
+                                                     {Direction::kBackwardData, "Backward Convolution Data"},
+                                                     {Direction::kBackwardWeights, "Backward Convolution Weights"}};
+constexpr NamedValue<Direction> kTimeSubjects[] = {
+    {Direction::kForward, "Forward"}, {Direction::kBackwardData, "Backward Data"},
+    {Direction::kBackwardWeights, "Backward Weights"}};
 
 // The MIOpenDriver tensors: x (N, C, [D,] H, W), w (K, C/G, ...), y (N, K, ...), their lengths
 // and element sizes; the row's counts in MIOpen's size_t arithmetic.
@@ -109,7 +100,7 @@ std::string MiopenTimeLines(const Problem& p, double t) {
       break;
   }
   std::string out = fmt::format("GPU Kernel Time {} Conv. Elapsed: {:f} ms (average)\n",
-                                TimeSubject(p.direction), t);
+                                NameIn(kTimeSubjects, p.direction, ""), t);
   out += header + "flopCnt, bytesRead, bytesWritten, GFLOPs, GB/s, timeMs\n";
   out += fmt::format("stats: {}{}, {}{}, {}, {}, {:.0f}, {:.0f}, {:f}\n", name, shape, values,
                      flop, read, written, static_cast<double>(flop) / t / 1e6,
@@ -119,7 +110,7 @@ std::string MiopenTimeLines(const Problem& p, double t) {
 
 std::string MiopenVerifyLine(const Problem& p, bool ok, double error, double tolerance,
                              int64_t mismatches) {
-  const std::string_view what = VerifySubject(p.direction);
+  const std::string_view what = NameIn(kVerifySubjects, p.direction, "Convolution");
   if (ok) {
     return fmt::format("{} Verifies OK on CPU reference ({} < {})\n", what, Stream(error),
                        Stream(tolerance));

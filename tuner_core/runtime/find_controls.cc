@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "tuner_core/problem/named_values.h"
 
 namespace tuna::runtime {
 namespace {
@@ -27,56 +28,58 @@ absl::StatusOr<bool> ParseBool(const char* var, std::string_view text) {
   return absl::InvalidArgumentError(absl::StrCat(var, "='", std::string(text), "' is not a boolean"));
 }
 
+// The names MIOpen gives each value; a value's number is its enum value (MIOpen's numbers).
+constexpr NamedValue<FindMode> kFindModeNames[] = {
+    {FindMode::kNormal, "NORMAL"}, {FindMode::kFast, "FAST"}, {FindMode::kHybrid, "HYBRID"},
+    {FindMode::kDynamicHybrid, "DYNAMIC_HYBRID"}};
+constexpr NamedValue<FindEnforce> kFindEnforceNames[] = {
+    {FindEnforce::kNone, "NONE"}, {FindEnforce::kDbUpdate, "DB_UPDATE"}, {FindEnforce::kSearch, "SEARCH"},
+    {FindEnforce::kSearchDbUpdate, "SEARCH_DB_UPDATE"}, {FindEnforce::kDbClean, "DB_CLEAN"}};
+
+// The value an upper-cased, trimmed setting names, by its name or its number.
+template <typename E, size_t N>
+std::optional<E> ValueOfSetting(const NamedValue<E> (&table)[N], const std::string& t) {
+  for (const NamedValue<E>& e : table) {
+    if (t == e.name || t == std::to_string(static_cast<int>(e.value))) return e.value;
+  }
+  return std::nullopt;
+}
+
+// "NAME(number), ..." for an error message; the last separator is `last`.
+template <typename E, size_t N>
+std::string Choices(const NamedValue<E> (&table)[N], std::string_view last = ", ") {
+  std::string out;
+  for (size_t i = 0; i < N; ++i) {
+    out.append(i == 0 ? "" : (i + 1 == N ? last : ", ")).append(table[i].name);
+    out.append("(" + std::to_string(static_cast<int>(table[i].value)) + ")");
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<FindMode> ParseFindMode(std::string_view text) {
   const std::string t = Upper(Trim(text));
-  if (t == "NORMAL" || t == "1") return FindMode::kNormal;
-  if (t == "FAST" || t == "2") return FindMode::kFast;
-  if (t == "HYBRID" || t == "3") return FindMode::kHybrid;
-  if (t == "DYNAMIC_HYBRID" || t == "5") return FindMode::kDynamicHybrid;
+  if (std::optional<FindMode> mode = ValueOfSetting(kFindModeNames, t)) return *mode;
   if (t == "4" || t == "DEPRECATEDFASTHYBRID" || t == "FAST_HYBRID") {
-    return absl::InvalidArgumentError(
-        "MIOPEN_FIND_MODE=4 is a reserved value (MIOpen's deprecated FAST_HYBRID) and is not "
-        "supported; use NORMAL(1), FAST(2), HYBRID(3) or DYNAMIC_HYBRID(5)");
+    return absl::InvalidArgumentError(absl::StrCat(
+        "MIOPEN_FIND_MODE=4 is a reserved value (MIOpen's deprecated FAST_HYBRID) and is not supported; use ",
+        Choices(kFindModeNames, " or ")));
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "MIOPEN_FIND_MODE='", std::string(text),
-      "' is not one of NORMAL(1), FAST(2), HYBRID(3), DYNAMIC_HYBRID(5)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("MIOPEN_FIND_MODE='", std::string(text), "' is not one of ", Choices(kFindModeNames)));
 }
 
 absl::StatusOr<FindEnforce> ParseFindEnforce(std::string_view text) {
   const std::string t = Upper(Trim(text));
-  if (t == "NONE" || t == "1") return FindEnforce::kNone;
-  if (t == "DB_UPDATE" || t == "2") return FindEnforce::kDbUpdate;
-  if (t == "SEARCH" || t == "3") return FindEnforce::kSearch;
-  if (t == "SEARCH_DB_UPDATE" || t == "4") return FindEnforce::kSearchDbUpdate;
-  if (t == "DB_CLEAN" || t == "CLEAN" || t == "5") return FindEnforce::kDbClean;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "MIOPEN_FIND_ENFORCE='", std::string(text),
-      "' is not one of NONE(1), DB_UPDATE(2), SEARCH(3), SEARCH_DB_UPDATE(4), DB_CLEAN(5)"));
+  if (std::optional<FindEnforce> value = ValueOfSetting(kFindEnforceNames, t)) return *value;
+  if (t == "CLEAN") return FindEnforce::kDbClean;
+  return absl::InvalidArgumentError(
+      absl::StrCat("MIOPEN_FIND_ENFORCE='", std::string(text), "' is not one of ", Choices(kFindEnforceNames)));
 }
 
-std::string_view FindModeName(FindMode mode) {
-  switch (mode) {
-    case FindMode::kNormal: return "NORMAL";
-    case FindMode::kFast: return "FAST";
-    case FindMode::kHybrid: return "HYBRID";
-    case FindMode::kDynamicHybrid: return "DYNAMIC_HYBRID";
-  }
-  return "?";
-}
-
-std::string_view FindEnforceName(FindEnforce value) {
-  switch (value) {
-    case FindEnforce::kNone: return "NONE";
-    case FindEnforce::kDbUpdate: return "DB_UPDATE";
-    case FindEnforce::kSearch: return "SEARCH";
-    case FindEnforce::kSearchDbUpdate: return "SEARCH_DB_UPDATE";
-    case FindEnforce::kDbClean: return "DB_CLEAN";
-  }
-  return "?";
-}
+std::string_view FindModeName(FindMode mode) { return NameIn(kFindModeNames, mode); }
+std::string_view FindEnforceName(FindEnforce value) { return NameIn(kFindEnforceNames, value); }
 
 FindMode EffectiveFindMode(FindMode mode, FindEnforce enforce) {
   return enforce == FindEnforce::kNone ? mode : FindMode::kNormal;
