@@ -27,6 +27,7 @@ EvaluatorOptions FastOptions() {
   EvaluatorOptions o;
   o.repetitions = 5;
   o.early_repetitions = 2;
+  o.retime_min_kernel_ms = 0;  // Retime runs exactly the rounds asked for (its own test case below)
   return o;
 }
 
@@ -144,6 +145,31 @@ TEST_CASE("a candidate much slower than the best so far is dropped early") {
   REQUIRE(again.size() == 2);
   CHECK(again[0].samples_ms.size() == 3);
   CHECK(again[1].time_ms > 0);
+}
+
+TEST_CASE("re-timing gives short kernels more rounds, up to the cap") {
+  CpuFixture f;
+  if (!f.ok) return;
+  auto registry = testing::FaultRegistry({testing::kCorrect});
+  const solver::Solver& faults = *registry->ByName("TestFaultSolver")->solver;
+  Compiler compiler(*f.backend, f.target);
+  const Problem p = ParseOne(kLines[0]);
+  const auto good = compiler.CompileOne(faults, p, solver::PerfConfig{{testing::kCorrect}});
+  REQUIRE(good.disposition == Disposition::kPassed);
+  const auto rounds = [&](double min_kernel_ms, int cap) {
+    EvaluatorOptions o = FastOptions();
+    o.retime_min_kernel_ms = min_kernel_ms;
+    o.retime_max_repetitions = cap;
+    auto ev = Evaluator::Create(*f.device, p, o);
+    REQUIRE(ev.ok());
+    const auto again = (*ev)->Retime({&good, &good}, 3);
+    REQUIRE(again.size() == 2);
+    CHECK(again[0].samples_ms.size() == again[1].samples_ms.size());
+    return again[0].samples_ms.size();
+  };
+  CHECK(rounds(0, 100) == 3);     // off: exactly the rounds asked for
+  CHECK(rounds(1e9, 12) == 12);   // every kernel is short of a 1e9 ms minimum: the cap
+  CHECK(rounds(1e9, 2) == 3);     // a cap below the rounds asked for does not lower them
 }
 
 TEST_CASE("a candidate that overwrites its inputs does not spoil the next one") {

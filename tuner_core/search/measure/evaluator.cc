@@ -685,6 +685,19 @@ Measurement Evaluator::Evaluate(const CompiledCandidate& candidate, double best_
   return out;
 }
 
+namespace {
+
+// Retime's rounds: `repetitions`, or enough for retime_min_kernel_ms of the first round's
+// fastest candidate (capped at retime_max_repetitions).
+int RetimeRounds(const EvaluatorOptions& o, int repetitions, const std::vector<double>& first_round) {
+  const double fastest = *std::min_element(first_round.begin(), first_round.end());
+  if (o.retime_min_kernel_ms <= 0 || fastest <= 0) return repetitions;
+  const double wanted = std::ceil(o.retime_min_kernel_ms / fastest);
+  return std::max(repetitions, static_cast<int>(std::min<double>(wanted, o.retime_max_repetitions)));
+}
+
+}  // namespace
+
 std::vector<Measurement> Evaluator::Retime(const std::vector<const CompiledCandidate*>& candidates,
                                            int repetitions) {
   Impl& m = *impl_;
@@ -717,10 +730,11 @@ std::vector<Measurement> Evaluator::Retime(const std::vector<const CompiledCandi
     const auto launch = [&] { return invokers[live[next++ % live.size()]]->Run(m.Buffers()); };
     // A first round alone sizes the watchdog's allowance for the rest.
     absl::StatusOr<std::vector<double>> t = m.TimeBatch(launch, static_cast<int>(live.size()), 0);
-    if (t.ok() && repetitions > 1) {
+    const int rounds = t.ok() ? RetimeRounds(m.options, repetitions, *t) : repetitions;
+    if (t.ok() && rounds > 1) {
       const double slowest = *std::max_element(t->begin(), t->end());
       absl::StatusOr<std::vector<double>> rest = m.TimeBatch(
-          launch, static_cast<int>(live.size()) * (repetitions - 1), slowest);
+          launch, static_cast<int>(live.size()) * (rounds - 1), slowest);
       if (rest.ok()) {
         t->insert(t->end(), rest->begin(), rest->end());
       } else {

@@ -96,6 +96,12 @@ struct EvaluatorOptions {
   // Timing stops after this much measured time (at least early_repetitions runs): a 2 s CPU
   // kernel is not run ten times.
   double max_timing_ms = 2000;
+  // Retime gives each candidate at least this much kernel time (ms), up to
+  // retime_max_repetitions runs, where `repetitions` runs would give less: a 15 us kernel's
+  // median of 10 runs moves by 2-3 % (1 ms: 67 runs), as much as the differences re-timing decides between
+  // (the event clock's 0.5 us resolution, launch jitter). 0 = exactly `repetitions` runs.
+  double retime_min_kernel_ms = 1.0;
+  int retime_max_repetitions = 100;
   bool flush_l2 = true;  // GPUs only; the CPU backend is never flushed
   absl::Duration launch_timeout = absl::Seconds(30);
   // Problems above this many flops get the device reference (when one is available).
@@ -199,7 +205,9 @@ class Evaluator {
   Measurement Evaluate(const CompiledCandidate& candidate, double best_so_far_ms);
 
   // Re-times candidates that passed, interleaving their runs (one launch of each per round, so
-  // clock and thermal drift hit them alike). Returns one measurement per candidate, in order.
+  // clock and thermal drift hit them alike): `repetitions` rounds, more for short kernels
+  // (EvaluatorOptions::retime_min_kernel_ms, sized by the first round's fastest).
+  // Returns one measurement per candidate, in order.
   std::vector<Measurement> Retime(const std::vector<const CompiledCandidate*>& candidates,
                                   int repetitions);
 
