@@ -187,6 +187,7 @@ int RunPipeline(const GlobalOptions& global, const TuneArgs& a) {
   o.tuning.strategy = chosen->strategy;
   o.tuning.budget = chosen->budget;
   o.tuning.patience = chosen->patience;
+  o.tuning.whole_space = chosen->whole_space;
   o.tuning.time_limit_s = chosen->time_limit_s;
   o.tuning.outclassed = chosen->outclassed;
   o.tuning.specialize = chosen->specialize;
@@ -286,6 +287,7 @@ int RunTune(const GlobalOptions& global, const TuneArgs& a) {
   s.tune.strategy = chosen->strategy;
   s.tune.budget = chosen->budget;
   s.tune.patience = chosen->patience;
+  s.tune.whole_space = chosen->whole_space;
   s.tune.time_limit_s = chosen->time_limit_s;
   s.tune.specialize = chosen->specialize;
   s.tune.seed = chosen->seed;

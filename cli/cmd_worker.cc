@@ -68,6 +68,7 @@ absl::StatusOr<worker::JobTuning> Tuning(const WorkerFlags& f) {
   t.strategy = chosen->strategy;
   t.budget = chosen->budget;
   t.patience = chosen->patience;
+  t.whole_space = chosen->whole_space;
   t.time_limit_s = chosen->time_limit_s;
   t.outclassed = chosen->outclassed;
   t.specialize = chosen->specialize;

@@ -21,6 +21,11 @@ void AddSearchFlags(CLI::App* cmd, SearchFlags* f, const std::string& unit,
       "--patience", f->patience,
       "stop a " + unit + "'s search after N candidates in a row without a 1 % gain (0 = never; "
       "default 16 for model)");
+  f->whole_space_option = cmd->add_option(
+      "--whole-space", f->whole_space,
+      "time every valid config of a " + unit + " whose space has at most N valid configs (no "
+      "budget, no patience; 0 = never; default " + std::to_string(search::kWholeSpace) +
+      ", 0 when --budget or --patience is given)");
   cmd->add_option("--time-limit-per-job", f->time_limit_s,
                   "seconds a " + unit + "'s search may take; the batch in flight finishes (0 = none)")
       ->check(CLI::NonNegativeNumber);
@@ -46,10 +51,12 @@ absl::StatusOr<ResolvedSearch> ResolveSearch(const SearchFlags& f) {
   if (!kind.ok()) return kind.status();
   const bool budget_set = f.budget_option != nullptr && f.budget_option->count() > 0;
   const bool patience_set = f.patience_option != nullptr && f.patience_option->count() > 0;
+  const bool whole_set = f.whole_space_option != nullptr && f.whole_space_option->count() > 0;
   ResolvedSearch r;
   r.strategy = *kind;
   r.budget = budget_set ? f.budget : search::DefaultBudget(*kind);
   r.patience = patience_set ? f.patience : search::DefaultPatience(*kind);
+  r.whole_space = whole_set ? f.whole_space : (budget_set || patience_set ? 0 : search::kWholeSpace);
   r.time_limit_s = std::max(0.0, f.time_limit_s);
   r.seed = f.seed;
   r.outclassed = f.outclassed;

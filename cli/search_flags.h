@@ -1,6 +1,7 @@
 // The search flags `tuna tune` and `tuna worker` share (--strategy, --budget, --patience,
-// --time-limit-per-job, --seed, --outclassed, --no-specialize, --heuristics-model) and how an unset budget or patience follows
-// from the strategy (search::DefaultBudget / DefaultPatience).
+// --time-limit-per-job, --seed, --outclassed, --no-specialize, --heuristics-model, --whole-space) and how an unset
+// budget or patience follows from the strategy (search::DefaultBudget / DefaultPatience), and an
+// unset --whole-space from them (search::kWholeSpace unless --budget or --patience is given).
 #pragma once
 
 #include <cstdint>
@@ -22,9 +23,12 @@ struct SearchFlags {
   double outclassed = 2.0;
   bool no_specialize = false;
   std::string heuristics_model;  // a directory of learned models; empty = none
-  // Set by AddSearchFlags: whether --budget / --patience were given (read after parsing).
+  uint64_t whole_space = 0;
+  // Set by AddSearchFlags: whether --budget / --patience / --whole-space were given (read after
+  // parsing).
   const CLI::Option* budget_option = nullptr;
   const CLI::Option* patience_option = nullptr;
+  const CLI::Option* whole_space_option = nullptr;
 };
 
 // The flags on `cmd`; `unit` names what one search covers ("tunable solver", "perf job") and
@@ -36,6 +40,7 @@ struct ResolvedSearch {
   search::StrategyKind strategy = search::kDefaultStrategy;
   uint64_t budget = 0;
   uint64_t patience = 0;
+  uint64_t whole_space = 0;  // search::TuneOptions::whole_space
   double time_limit_s = 0;
   uint64_t seed = 1;
   double outclassed = 2.0;  // search::TuneOptions::outclassed_factor (0 = off)

@@ -140,6 +140,7 @@ absl::StatusOr<ExecutorArgs> ParseExecutorArgs(const std::vector<std::string>& a
       else if (a == "--repetitions") out.tuning.repetitions = std::stoi(v);
       else if (a == "--launch-timeout") out.tuning.launch_timeout = absl::Seconds(std::stoi(v));
       else if (a == "--patience") out.tuning.patience = std::stoull(v);
+      else if (a == "--whole-space") out.tuning.whole_space = std::stoull(v);
       else if (a == "--time-limit-per-job") out.tuning.time_limit_s = std::stod(v);
       else if (a == "--outclassed") out.tuning.outclassed = std::stod(v);
       else if (a == "--heuristics-model") {

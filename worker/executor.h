@@ -56,7 +56,7 @@ int RunExecutor(int fd, const std::string& backend_name, int device_index,
 
 // The executor's command line as the supervisor builds it (flags in any order; "worker" and
 // "--executor" are ignored): --executor-fd N --backend B --devices I --strategy S --budget N
-// --seed N --compile-jobs N --repetitions N --launch-timeout SECONDS [--patience N]
+// --seed N --compile-jobs N --repetitions N --launch-timeout SECONDS [--patience N] [--whole-space N]
 // [--time-limit-per-job S] [--heuristics-model DIR] (loaded here) [--kernel-cache DIR]
 // [--device-lock FILE] [--executors-per-device N]. For binaries other than `tuna` that serve as
 // executors (tests with their own solver registry).

@@ -63,6 +63,7 @@ search::TuneOptions TuneOptionsFor(const JobTuning& t, const coordinator::Leased
     o.abandoned = t.abandoned;
   }
   o.dry_run = dry_run;
+  o.whole_space = t.whole_space;  // the compile step then builds a small space whole
   if (!dry_run) {
     o.patience = t.patience;
     o.time_limit_s = t.time_limit_s;
@@ -174,6 +175,7 @@ std::vector<std::string> JobTuningArgs(const JobTuning& t) {
                                    "--repetitions", std::to_string(t.repetitions),
                                    "--launch-timeout", std::to_string(absl::ToInt64Seconds(t.launch_timeout)),
                                    "--patience", std::to_string(t.patience),
+                                   "--whole-space", std::to_string(t.whole_space),
                                    "--time-limit-per-job", absl::StrCat(t.time_limit_s),
                                    "--outclassed", absl::StrCat(t.outclassed)};
   if (!t.specialize) args.push_back("--no-specialize");  // a flag of `tuna worker` (cli/search_flags.h)

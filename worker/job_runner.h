@@ -47,6 +47,7 @@ struct JobTuning {
   int repetitions = 10;
   absl::Duration launch_timeout = absl::Seconds(30);
   uint64_t patience = 0;      // search::TuneOptions::patience (eval only: compiles ignore it)
+  uint64_t whole_space = 0;   // search::TuneOptions::whole_space (compile and eval steps alike)
   double time_limit_s = 0;    // search::TuneOptions::time_limit_s per perf job (eval only)
   // search::TuneOptions::outclassed_factor (eval only; 0 = off) and the rival times it compares
   // with besides the lease's: the fastest verified time this process has seen per config (its

@@ -58,7 +58,9 @@ std::vector<solver::PerfConfig> BlindProposals(const solver::Solver& s, const so
   in.is_valid = [&](const solver::PerfConfig& c) { return s.IsValid(t, p, c).ok(); };
   search::TuneOptions o;
   o.budget = search::DefaultBudget(search::StrategyKind::kModel);
-  in.budget = search::SearchBudget(o, solver::SolverRegistry::Builtin(), t, p, s);
+  o.patience = search::DefaultPatience(search::StrategyKind::kModel);
+  o.whole_space = search::kWholeSpace;
+  in.budget = search::LimitsOf(o, solver::SolverRegistry::Builtin(), t, p, s).budget;
   in.prior = {s.DefaultConfig(t, p)};
   const size_t batch = search::DefaultBatch(threads);
   uint64_t left = search::ModelBlindProposals(in.space.axes().size(), batch, t.IsGpu(), in.budget);

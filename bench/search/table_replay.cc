@@ -56,7 +56,9 @@ absl::StatusOr<DefaultRun> ReplayDefault(const Table& t, uint64_t seed, int comp
   if (!s.ok()) return s.status();
   ReplayOptions o = DefaultSearchReplay(compile_threads);
   o.target_ms = t.best * (1 + within);
-  StrategyInput in = InputOf(t, *s, seed, transfer, o.tune, SearchBudget(o.tune, registry, s->target, s->problem, *s->solver));
+  const SearchLimits limits = LimitsOf(o.tune, registry, s->target, s->problem, *s->solver);
+  StrategyInput in = InputOf(t, *s, seed, transfer, o.tune, limits.budget);
+  o.tune.patience = limits.patience;
   std::unique_ptr<SearchStrategy> strategy = MakeStrategy(o.tune.strategy);
   return DefaultRun{ReplaySearch(*strategy, in, o, LookupOf(t)), in.budget};
 }

@@ -3,7 +3,8 @@
 // the solver's space taken from the registry for the table's arch. No device.
 //   ReplayDefault       what `tuna tune` runs with no flags (replay.h DefaultSearchReplay): budget
 //                       48 (16 for a generic solver where a specialised one serves the problem:
-//                       SearchBudget), patience 16, batches of DefaultBatch(threads), compile
+//                       LimitsOf), patience 16 (a space of at most kWholeSpace valid points:
+//                       whole, no budget or patience), batches of DefaultBatch(threads), compile
 //                       ahead as on a GPU; it runs to its own end, so its pick is known too.
 //                       Cold, or with the warm start a `tune -f` job gets from configs tuned
 //                       before it (TransferFrom: the store's transfer runs of other tables).

@@ -29,16 +29,18 @@ coordinator::LeasedJob Job(int64_t id, const std::string& kind, const std::strin
   return j;
 }
 
-TEST_CASE("the executor's arguments carry --no-specialize and --heuristics-model; a directory without models is refused") {
+TEST_CASE("the executor's arguments carry --whole-space, --no-specialize and --heuristics-model; a directory without models is refused") {
   JobTuning t;
   t.strategy = search::StrategyKind::kModel;
   t.budget = 12;
+  t.whole_space = 40;
   std::vector<std::string> args = JobTuningArgs(t);
   CHECK(std::find(args.begin(), args.end(), "--heuristics-model") == args.end());
   args.insert(args.begin(), {"--executor-fd", "3"});
   absl::StatusOr<ExecutorArgs> parsed = ParseExecutorArgs(args);
   REQUIRE(parsed.ok());
   CHECK(parsed->tuning.budget == 12);
+  CHECK(parsed->tuning.whole_space == 40);
   CHECK(parsed->tuning.predictor == nullptr);
   CHECK(parsed->tuning.specialize);
   t.specialize = false;  // --no-specialize reaches the child

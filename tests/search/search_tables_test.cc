@@ -102,6 +102,35 @@ TEST_CASE("replay: stop_at_target ends at the batch that reaches it") {
   CHECK(r.best_ms == 45.0);
 }
 
+// LimitsOf: a space of at most whole_space valid points is searched whole (no budget, no
+// patience); a larger one, a generic solver's capped budget, or an unbounded search is not.
+TEST_CASE("small spaces are searched whole") {
+  const testing::CpuFixture f;
+  if (!f.ok) return;
+  const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
+  const Problem p = testing::ParseOne("conv -n 1 -c 4 -H 4 -W 4 -k 4 -y 3 -x 3 -p 1 -q 1 -F 4");  // 123 valid
+  const solver::Solver& s = *registry.ByName("TunaCpuGemmConv")->solver;
+  TuneOptions o;
+  o.budget = 48;
+  o.patience = 16;
+  const auto limits = [&] { return LimitsOf(o, registry, f.target, p, s); };
+  CHECK(!limits().whole);  // whole_space 0: never
+  CHECK(limits().budget == 48);
+  CHECK(limits().patience == 16);
+  o.whole_space = 123;
+  CHECK(limits().whole);
+  CHECK(limits().budget == 0);
+  CHECK(limits().patience == 0);
+  o.whole_space = 122;  // one valid point more than it takes
+  CHECK(!limits().whole);
+  CHECK(limits().budget == 48);
+  o.whole_space = 1000;
+  o.budget = o.patience = 0;  // nothing bounds the search: nothing to lift
+  CHECK(!limits().whole);
+  o.patience = 16;  // patience alone bounds it
+  CHECK(limits().whole);
+}
+
 // A real search of TunaCpuGemmConv on the cpu backend with compile ahead on, then ReplaySearch
 // answered with its own timings: it must ask for the same configs in the same order and stop
 // the same way.
@@ -130,7 +159,7 @@ void ReplayRealSearch(uint64_t budget, uint64_t patience, const testing::CpuFixt
   StrategyInput in;
   in.space = solver.Space(f.target, p);
   in.is_valid = [&](const solver::PerfConfig& c) { return solver.IsValid(f.target, p, c).ok(); };
-  in.budget = SearchBudget(o, registry, f.target, p, solver);
+  in.budget = LimitsOf(o, registry, f.target, p, solver).budget;
   in.seed = o.seed;
   in.prior = {solver.DefaultConfig(f.target, p)};
   ReplayOptions ro;
@@ -179,6 +208,9 @@ void CheckExhaustive(const Table& t, const solver::SolverRegistry& registry) {
   for (const solver::PerfConfig& c : valid) CHECK(t.points.count(c.values) == 1);
 }
 
+// The most a search of `budget` (0: no limit) tries in a table of `points`.
+uint64_t Cap(uint64_t budget, uint64_t points) { return budget == 0 ? points : std::min(budget, points); }
+
 TEST_CASE("committed tables: exhaustive, and tune's default replays on them within its budget") {
   const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
   const std::vector<std::string> files = CommittedTables();
@@ -195,8 +227,11 @@ TEST_CASE("committed tables: exhaustive, and tune's default replays on them with
       auto b = ReplayDefault(t, 1, 16, 0.03, registry);
       REQUIRE(a.ok());
       REQUIRE(b.ok());
-      CHECK((a->budget == DefaultBudget(kDefaultStrategy) || a->budget == kGenericBudget));
-      CHECK(a->result.tried <= std::min<uint64_t>(a->budget, t.points.size()));
+      // Budget 48, 16 for a capped generic search, or 0 for a space searched whole (every point).
+      const bool whole = t.points.size() <= kWholeSpace;
+      CHECK((a->budget == DefaultBudget(kDefaultStrategy) || a->budget == kGenericBudget || (whole && a->budget == 0)));
+      CHECK(a->result.tried <= Cap(a->budget, t.points.size()));
+      if (a->budget == 0) CHECK(a->result.tried == t.points.size());
       CHECK(a->result.reached_at <= a->result.tried);
       CHECK(a->result.best_ms >= t.best);
       if (a->result.reached_at > 0) CHECK(a->result.best_ms <= t.best * 1.03);
@@ -248,7 +283,7 @@ TEST_CASE("committed tables: the warm start reads only other tables; params time
     REQUIRE(w->result.observed.size() >= 1 + warm);
     CHECK(w->result.observed[0].config.ToString() == solver::PerfConfig{t.default_values}.ToString());
     for (size_t k = 1; k <= warm; ++k) CHECK(timed.count(w->result.observed[k].config.ToString()) == 1);
-    CHECK(w->result.tried <= std::min<uint64_t>(w->budget, t.points.size()));
+    CHECK(w->result.tried <= Cap(w->budget, t.points.size()));
   }
   CHECK(warmed >= 20);  // every table but the three whose solver has no other table
 }

@@ -175,7 +175,7 @@ TEST_CASE("transfer seeds: none for a generic search capped where a specialised 
   TuneOptions o;
   o.budget = 48;
   CHECK(TransferSeeds(o, 48) == kTransferSeeds);
-  CHECK(TransferSeeds(o, o.generic_budget) == 0);  // SearchBudget capped it
+  CHECK(TransferSeeds(o, o.generic_budget) == 0);  // LimitsOf capped it
   o.transfer_seeds = 4;
   CHECK(TransferSeeds(o, 48) == 4);
 }

@@ -14,7 +14,7 @@ ReplayResult ReplaySearch(SearchStrategy& strategy, const StrategyInput& input, 
     r.error = st.ToString();
     return r;
   }
-  StopRule stop(options.tune, /*tunable=*/true);
+  StopRule stop(options.tune, /*tunable=*/true, options.tune.patience);
   const size_t batch = std::max<size_t>(1, options.batch);
   std::optional<std::vector<solver::PerfConfig>> pending = strategy.Next(batch);
   while (pending && !pending->empty()) {
@@ -50,6 +50,7 @@ ReplayOptions DefaultSearchReplay(int compile_threads) {
   o.tune.strategy = kDefaultStrategy;
   o.tune.budget = DefaultBudget(kDefaultStrategy);
   o.tune.patience = DefaultPatience(kDefaultStrategy);
+  o.tune.whole_space = kWholeSpace;
   o.batch = DefaultBatch(compile_threads);
   o.ahead = true;
   return o;

@@ -52,8 +52,8 @@ ReplayResult ReplaySearch(SearchStrategy& strategy, const StrategyInput& input, 
 // What `tuna tune` searches with no flags, as options of a replay on a host whose compile pool
 // has `compile_threads` threads (the batch follows from them, tuner.h DefaultBatch): the
 // model-guided strategy, DefaultBudget / DefaultPatience / min_gain / generic_budget of
-// TuneOptions, seed 1, compile ahead (GPU). The budget for a given solver and problem is
-// SearchBudget(tune, ...).
+// TuneOptions, kWholeSpace, seed 1, compile ahead (GPU). The budget and patience for a given
+// solver and problem are LimitsOf(tune, ...).
 ReplayOptions DefaultSearchReplay(int compile_threads);
 
 }  // namespace tuna::search

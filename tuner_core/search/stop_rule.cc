@@ -4,8 +4,8 @@
 
 namespace tuna::search {
 
-StopRule::StopRule(const TuneOptions& options, bool tunable)
-    : patience_(tunable ? options.patience : 0),
+StopRule::StopRule(const TuneOptions& options, bool tunable, uint64_t patience)
+    : patience_(tunable ? patience : 0),
       min_gain_(options.min_gain),
       limit_s_(tunable ? options.time_limit_s : 0),
       rival_ms_(tunable && options.outclassed_factor > 0 ? options.rival_ms : nullptr),

@@ -16,7 +16,8 @@ namespace tuna::search {
 
 class StopRule {
  public:
-  StopRule(const TuneOptions& options, bool tunable);
+  // `patience`: the search's (SearchLimits::patience), in place of options.patience.
+  StopRule(const TuneOptions& options, bool tunable, uint64_t patience);
 
   // One candidate processed; `timed_ok` when it passed with a full timing.
   void Note(bool timed_ok, double ms);

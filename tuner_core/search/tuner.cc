@@ -356,8 +356,23 @@ void Tuner::PlanAhead(const Problem& problem) {
   ahead_ = std::move(a);
 }
 
-uint64_t SearchBudget(const TuneOptions& options, const solver::SolverRegistry& registry,
-                      const solver::Target& target, const Problem& problem, const solver::Solver& s) {
+namespace {
+
+// The largest space (points before validity) whose valid points LimitsOf counts: beyond it a
+// space is not searched whole whatever its validity (the count would cost more than it saves).
+constexpr uint64_t kWholeSpaceMaxPoints = 1 << 14;
+
+// `s`'s valid points on `problem`, counted up to cap + 1.
+uint64_t ValidUpTo(const solver::Solver& s, const solver::Target& target, const Problem& problem, uint64_t cap) {
+  const solver::SearchSpace space = s.Space(target, problem);
+  if (space.Size() > kWholeSpaceMaxPoints) return cap + 1;
+  uint64_t n = 0;
+  for (uint64_t i = 0; i < space.Size() && n <= cap; ++i) n += s.IsValid(target, problem, space.At(i)).ok();
+  return n;
+}
+
+uint64_t GenericCapped(const TuneOptions& options, const solver::SolverRegistry& registry,
+                       const solver::Target& target, const Problem& problem, const solver::Solver& s) {
   if (!s.IsGeneric(target) || options.generic_budget == 0 || options.budget <= options.generic_budget) return options.budget;
   const std::vector<solver::RegisteredSolver> serving = Serving(registry, target, problem);
   const bool specialised = std::any_of(serving.begin(), serving.end(), [&](const solver::RegisteredSolver& r) {
@@ -366,8 +381,22 @@ uint64_t SearchBudget(const TuneOptions& options, const solver::SolverRegistry& 
   return specialised ? options.generic_budget : options.budget;
 }
 
+}  // namespace
+
+SearchLimits LimitsOf(const TuneOptions& options, const solver::SolverRegistry& registry, const solver::Target& target,
+                      const Problem& problem, const solver::Solver& s) {
+  SearchLimits l{GenericCapped(options, registry, target, problem, s), options.patience, false};
+  const bool bounded = l.budget > 0 || l.patience > 0;
+  if (options.whole_space > 0 && bounded && l.budget == options.budget &&
+      ValidUpTo(s, target, problem, options.whole_space) <= options.whole_space) {
+    l = {0, 0, true};
+  }
+  return l;
+}
+
 uint64_t TransferSeeds(const TuneOptions& options, uint64_t budget) {
-  return budget == options.budget ? options.transfer_seeds : 0;
+  // Not for a generic solver's capped search (LimitsOf); a whole search (budget 0) has them.
+  return budget == options.budget || budget == 0 ? options.transfer_seeds : 0;
 }
 
 bool AddWarmStart(const TuneOptions& options, const ScoreContext& ctx, StrategyInput& in) {
@@ -437,7 +466,9 @@ Tuner::SolverPlan Tuner::Plan(const solver::RegisteredSolver& r, const Problem& 
   in.is_valid = [target = target_, solver = &s, problem](const solver::PerfConfig& c) {
     return solver->IsValid(target, problem, c).ok();
   };
-  in.budget = SearchBudget(options_, registry_, target_, problem, s);
+  const SearchLimits limits = LimitsOf(options_, registry_, target_, problem, s);
+  in.budget = limits.budget;
+  plan.patience = limits.patience;
   in.seed = options_.seed;
   in.prior = {plan.default_config};
   if (!options_.prior_params.empty()) {
@@ -508,7 +539,7 @@ SolverTuneResult Tuner::TuneSolver(SolverPlan& plan, const Problem& problem, Eva
                                   (options_.compile_ahead == Ahead::kAuto && target_.IsGpu()));
   BatchCompiler source(compiler_, s, problem, ahead);
   SpecialBuild special(compiler_, s, target_, problem, ahead && options_.specialize && !plan.reused);
-  StopRule stop(options_, out.tunable);
+  StopRule stop(options_, out.tunable, plan.patience);
   SearchState st;
   const BatchContext context{evaluator, default_config, options_, out, st, progress, stop};
   source.Submit(next_batch());

@@ -85,6 +85,12 @@ using PredictorFn = std::function<absl::StatusOr<ScoreFn>(const Problem&, const 
 // find-db entries only need a reasonable time, not the best one.
 inline constexpr uint64_t kGenericBudget = 16;
 
+// TuneOptions::whole_space of the default search. On the H200 (2026-12-03) the default search
+// (budget 48, patience 16) stopped at 32 of the 49 points of TunaHopperTmaFwd on a 1x1 FP16
+// layer, twice 3.9-4.0 % slower than the space's best; timing a 64-point space whole costs
+// tens of ms of device time per job, and its builds serve every problem (sizes at run time).
+inline constexpr uint64_t kWholeSpace = 64;
+
 // Best-predicted configs a search tries right after the default and the warm params.
 inline constexpr uint64_t kDefaultPredictedSeeds = 8;
 
@@ -132,6 +138,10 @@ struct TuneOptions {
   // 0 = no patience (the strategy or budget ends the search).
   uint64_t patience = 0;
   double min_gain = 0.01;
+  // A tunable solver's space with at most this many valid points is searched whole: no budget,
+  // no patience (LimitsOf). 0 = never; `tuna tune` / `tuna worker` default to kWholeSpace
+  // unless --budget or --patience is given.
+  uint64_t whole_space = 0;
   // Cross-solver stop: `rival_ms` gives the fastest verified time other searches reached on this
   // problem so far (0 = none known; null = never asked), read after every batch. A tunable search
   // that has processed at least `outclassed_after` candidates and whose best is still above
@@ -155,7 +165,7 @@ struct TuneOptions {
 };
 
 // Configs a search tries from the transfer score (TuneOptions::transfer), given its budget
-// (SearchBudget): options.transfer_seeds, but none for a generic search capped because a
+// (LimitsOf): options.transfer_seeds, but none for a generic search capped because a
 // specialised solver serves the problem. That search only needs a reasonable time, and in its
 // large space the best-scored configs are ones nobody built: the compile step cannot know them
 // (it plans before most configs are timed), so the search would build them while the device
@@ -228,12 +238,23 @@ struct TuneResult {
   std::string error;  // set by TuneProblems when the problem could not be tuned at all
 };
 
-// The budget of `s`'s search on `problem` (s tunable): options.budget, or options.generic_budget
-// where `s` is generic and a specialised tunable solver of `registry` serves the problem too (any
-// solver, not only options.solvers: a worker's job names one solver). options.prior_params
-// aside (Tuner: budget 1). bench/search's replay of the default search asks the same.
-uint64_t SearchBudget(const TuneOptions& options, const solver::SolverRegistry& registry,
-                      const solver::Target& target, const Problem& problem, const solver::Solver& s);
+// How far `s`'s search on `problem` goes (s tunable; the Tuner's plan, and bench/search's replay
+// of the default search, ask the same):
+//   budget    options.budget, or options.generic_budget where `s` is generic and a specialised
+//             tunable solver of `registry` serves the problem too (any solver, not only
+//             options.solvers: a worker's job names one solver); 0 when `whole`.
+//   whole     options.whole_space > 0, the budget is options.budget (not a generic solver's cap)
+//             and the space has at most options.whole_space valid points: every valid point is
+//             timed, in the strategy's order (budget 0, patience 0).
+//   patience  options.patience, 0 when whole.
+// options.prior_params aside (Tuner: budget 1).
+struct SearchLimits {
+  uint64_t budget = 0;
+  uint64_t patience = 0;
+  bool whole = false;
+};
+SearchLimits LimitsOf(const TuneOptions& options, const solver::SolverRegistry& registry, const solver::Target& target,
+                      const Problem& problem, const solver::Solver& s);
 
 class Tuner {
  public:
@@ -261,6 +282,7 @@ class Tuner {
     solver::PerfConfig default_config;
     std::unique_ptr<SearchStrategy> strategy;  // started; null for non-tunable solvers
     uint64_t planned = 0;
+    uint64_t patience = 0;  // SearchLimits::patience
     std::string error;  // the strategy could not start
     uint64_t predicted_seeded = 0;
     std::string predictor_note;
