@@ -1,13 +1,18 @@
 // (a) Every tunable GPU solver's kernels compile: hiprtc for gfx908/gfx90a and NVRTC for sm_90
-// (each skipped with a message where its compiler library is missing), for ResNet-50 layers
-// across F/B/W, FP32/FP16/BF16, NCHW/NHWC, with the default config and random valid configs.
-// Identical builds (same source and options) are compiled once.
+// (each skipped with a message where its compiler library is missing), for ResNet-50 layers and
+// edge problems (groups, depthwise, odd sizes, dilation, strides, 3D) across F/B/W, FP32/FP16/BF16,
+// NCHW/NHWC, with the default config and random valid configs. Identical builds (same source and
+// options) are compiled once. Planning (GetSolution) is cheap and compiling is the cost, so each
+// solver's distinct builds are collected first; CI compiles an evenly spread sample of them
+// (CompileAll), TUNA_FULL_COMPILE_TEST=1 every one.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <map>
 #include <cstdlib>
+#include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "catch2/catch.hpp"
 #include "tests/solver/gpu_test_problems.h"
@@ -22,6 +27,20 @@ namespace {
 using solver::PerfConfig;
 using solver::Target;
 
+// CI compiles at most this many of each solver's distinct builds per arch (see SampleBuilds):
+// 141 of 606 on sm_90, 74 of 325 on gfx908, 74 of 465 on gfx90a (about a minute each on 2 cores);
+// TUNA_FULL_COMPILE_TEST=1 compiles all of them (several minutes per arch).
+constexpr size_t kCiBuildsPerSolver = 8;
+
+bool FullCompileTest() {
+  const char* v = std::getenv("TUNA_FULL_COMPILE_TEST");
+  return v != nullptr && std::string(v) == "1";
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 // Up to `count` random valid configs (rejection sampling over the declared space).
 std::vector<PerfConfig> RandomValid(const solver::Solver& s, const Target& t, const Problem& p, int count,
                                     std::mt19937_64& rng) {
@@ -34,89 +53,175 @@ std::vector<PerfConfig> RandomValid(const solver::Solver& s, const Target& t, co
   return out;
 }
 
-// Compiles every distinct build of the solutions for the chosen problems on `arch`.
-// Default configs for every problem; `random_configs` random valid configs for every
-// `random_every`-th problem (compiles dominate the run time: about 0.1-1 s each).
-// CI runs a sample (every 4th ResNet-50 layer + the edge problems, at most kCiBuildsPerSolver
-// distinct builds per solver and arch: about a minute on 2 cores); TUNA_FULL_COMPILE_TEST=1
-// compiles every problem (about 1,000 builds, 5 minutes).
-constexpr int kCiBuildsPerSolver = 24;
+// The (direction, data type, layout) a build was planned for (2D and 3D layouts count as one).
+using Combo = std::tuple<Direction, DataType, Layout>;
 
-bool FullCompileTest() {
-  const char* v = std::getenv("TUNA_FULL_COMPILE_TEST");
-  return v != nullptr && std::string(v) == "1";
+// One distinct build of a solver: its key (sources and options), what to compile, and where from.
+struct Build {
+  std::string key;
+  Combo combo;
+  solver::Solution sol;
+  std::string origin;  // problem and params, for messages
+};
+
+std::string BuildKey(const solver::Solution& sol) {
+  std::string key;
+  for (const auto& k : sol.kernels) {
+    key += k.source;
+    for (const auto& o : k.options) key += " " + o;
+  }
+  return key;
 }
 
-void CompileAll(const backend::Backend& be, const std::string& arch, int random_configs, int random_every) {
-  const auto start = std::chrono::steady_clock::now();
-  const bool full = FullCompileTest();
-  absl::StatusOr<Target> target = solver::TargetForArch(arch);
-  REQUIRE(target.ok());
-  std::vector<Problem> layers = testing::ResNet50Layers();
-  REQUIRE(layers.size() == 23);
-  std::vector<Problem> base;
-  for (size_t i = 0; i < layers.size(); i += full ? 1 : 4) base.push_back(layers[i]);
-  for (const Problem& p : testing::EdgeProblems()) base.push_back(p);
-
-  const solver::SolverList solvers = solver::GpuTunableSolvers();
-  std::mt19937_64 rng(1234);
-  std::set<std::string> compiled;
-  std::map<std::string, int> per_solver;
-  int failures = 0;
-  for (const auto& [id, s] : solvers) {
-    for (size_t bi = 0; bi < base.size(); ++bi) {
-      const Problem& b = base[bi];
-      const int randoms = bi % random_every == 0 ? random_configs : 0;
-      for (Direction dir : s->Directions()) {
-        for (DataType type : {DataType::kFp32, DataType::kFp16, DataType::kBf16}) {
-          for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
-            const Problem p = testing::With(b, dir, type, layout);
-            if (!s->IsApplicable(*target, p).ok()) continue;
-            std::vector<PerfConfig> configs = {s->DefaultConfig(*target, p)};
-            for (const PerfConfig& c : RandomValid(*s, *target, p, randoms, rng)) configs.push_back(c);
-            for (const PerfConfig& c : configs) {
-              absl::StatusOr<solver::Solution> sol = s->GetSolution(*target, p, c);
-              INFO(s->Name() << " " << p.Canonical() << " params " << c.ToString());
-              REQUIRE(sol.ok());
-              std::string key;
-              for (const auto& k : sol->kernels) {
-                key += k.source;
-                for (const auto& o : k.options) key += " " + o;
-              }
-              if (!full && per_solver[std::string(s->Name())] >= kCiBuildsPerSolver) continue;
-              if (!compiled.insert(key).second) continue;
-              absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(be, *sol, arch);
-              if (!code.ok()) {
-                ++failures;
-                std::printf("COMPILE FAIL %s %s: %s\n%s\n", std::string(s->Name()).c_str(), arch.c_str(),
-                            key.c_str(), std::string(code.status().message()).substr(0, 3000).c_str());
-              }
-              CHECK(code.ok());
-              ++per_solver[std::string(s->Name())];
-            }
+// Every distinct build of `s` on `t` for the `base` problems in every direction, type and layout it
+// applies to, in that order (problem-major): the default config, plus `random_configs` random valid
+// configs for every `random_every`-th problem.
+std::vector<Build> CollectBuilds(const solver::Solver& s, const Target& t, const std::vector<Problem>& base,
+                                 int random_configs, int random_every, std::mt19937_64& rng) {
+  std::vector<Build> out;
+  std::set<std::string> seen;
+  for (size_t bi = 0; bi < base.size(); ++bi) {
+    const int randoms = bi % random_every == 0 ? random_configs : 0;
+    for (Direction dir : s.Directions()) {
+      for (DataType type : {DataType::kFp32, DataType::kFp16, DataType::kBf16}) {
+        for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
+          const Problem p = testing::With(base[bi], dir, type, layout);
+          if (!s.IsApplicable(t, p).ok()) continue;
+          std::vector<PerfConfig> configs = {s.DefaultConfig(t, p)};
+          for (const PerfConfig& c : RandomValid(s, t, p, randoms, rng)) configs.push_back(c);
+          for (const PerfConfig& c : configs) {
+            absl::StatusOr<solver::Solution> sol = s.GetSolution(t, p, c);
+            INFO(s.Name() << " " << p.Canonical() << " params " << c.ToString());
+            REQUIRE(sol.ok());
+            std::string key = BuildKey(*sol);
+            if (!seen.insert(key).second) continue;
+            out.push_back({std::move(key), {dir, type, layout}, *std::move(sol), p.Canonical() + " " + c.ToString()});
           }
         }
       }
     }
   }
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("%s: %zu distinct builds in %.1f s\n", arch.c_str(), compiled.size(), secs);
-  for (const auto& [name, n] : per_solver) std::printf("%s: %s compiled %d distinct builds\n", arch.c_str(), name.c_str(), n);
-  CHECK(failures == 0);
-  // Every solver that applies to any problem on this target compiled something (the fast
-  // solvers are CUDA sm_80+ only and refuse HIP targets).
-  size_t expected = 0;
-  for (const auto& [id, s] : solvers) {
-    bool applies = false;
-    for (const Problem& b : base)
-      for (Direction dir : s->Directions())
-        for (DataType type : {DataType::kFp32, DataType::kFp16, DataType::kBf16})
-          for (Layout layout : {Layout::kNCHW, Layout::kNHWC})
-            applies = applies || s->IsApplicable(*target, testing::With(b, dir, type, layout)).ok();
-    expected += applies;
+  return out;
+}
+
+std::vector<size_t> AllIndices(size_t n) {
+  std::vector<size_t> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = i;
+  return out;
+}
+
+// Indices (ascending) of a deterministic sample of at most `cap` builds: first one build of each
+// distinct combination (evenly spaced combinations when there are more than `cap`; within each,
+// a member at a different relative position, so the picks fall on different problems), then the
+// rest evenly spaced over the whole list (problem-major: ResNet-50 layers, then edge problems),
+// each taking the next unpicked build when its slot is taken.
+std::vector<size_t> SampleBuilds(const std::vector<Build>& builds, size_t cap) {
+  if (builds.size() <= cap) return AllIndices(builds.size());
+  std::vector<Combo> combos;
+  std::map<Combo, std::vector<size_t>> members;
+  for (size_t i = 0; i < builds.size(); ++i) {
+    std::vector<size_t>& m = members[builds[i].combo];
+    if (m.empty()) combos.push_back(builds[i].combo);
+    m.push_back(i);
   }
-  CHECK(expected >= 4);
-  CHECK(per_solver.size() == expected);
+  std::vector<bool> picked(builds.size(), false);
+  const size_t n_combos = std::min(combos.size(), cap);
+  for (size_t j = 0; j < n_combos; ++j) {
+    const size_t pos = combos.size() <= cap ? j : (2 * j + 1) * combos.size() / (2 * cap);
+    const std::vector<size_t>& m = members[combos[pos]];
+    picked[m[(2 * j + 1) * m.size() / (2 * n_combos)]] = true;
+  }
+  const size_t rest = cap - n_combos;
+  for (size_t r = 0; r < rest; ++r) {
+    size_t i = (2 * r + 1) * builds.size() / (2 * rest);
+    while (picked[i]) i = (i + 1) % builds.size();
+    picked[i] = true;
+  }
+  std::vector<size_t> out;
+  for (size_t i = 0; i < builds.size(); ++i)
+    if (picked[i]) out.push_back(i);
+  return out;
+}
+
+std::string Options(const solver::Solution& sol) {
+  std::string out;
+  for (const auto& k : sol.kernels)
+    for (const auto& o : k.options) out += " " + o;
+  return out;
+}
+
+// Compiles builds[i] for each i of `pick` on `arch`, skipping builds identical to one compiled
+// before (`compiled`, shared by the solvers); returns the number that failed.
+int CompileBuilds(const backend::Backend& be, const std::string& arch, const std::string& name,
+                  const std::vector<Build>& builds, const std::vector<size_t>& pick, std::set<std::string>& compiled) {
+  int failures = 0;
+  for (size_t i : pick) {
+    const Build& b = builds[i];
+    std::printf("%s: %s: %s\n", arch.c_str(), name.c_str(), b.origin.c_str());  // what the sample holds
+    if (!compiled.insert(b.key).second) continue;
+    absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(be, b.sol, arch);
+    if (!code.ok()) {
+      ++failures;
+      std::printf("COMPILE FAIL %s %s %s:%s\n%s\n", name.c_str(), arch.c_str(), b.origin.c_str(),
+                  Options(b.sol).c_str(), std::string(code.status().message()).substr(0, 3000).c_str());
+    }
+    INFO(name << " " << arch << " " << b.origin);
+    CHECK(code.ok());
+  }
+  return failures;
+}
+
+// Distinct combinations among builds[i] for i in `pick`.
+size_t CombosOf(const std::vector<Build>& builds, const std::vector<size_t>& pick) {
+  std::set<Combo> out;
+  for (size_t i : pick) out.insert(builds[i].combo);
+  return out.size();
+}
+
+// For every tunable GPU solver that applies on `arch`: collects its distinct builds (CollectBuilds)
+// over all 23 ResNet-50 layers and the edge problems, then compiles them all with
+// TUNA_FULL_COMPILE_TEST=1, else (CI) the sample of SampleBuilds: at most kCiBuildsPerSolver, every
+// (direction, type, layout) combination the solver has among them where the cap allows, the rest
+// spread evenly over the problems, edge problems included (the first 24 builds of each solver in
+// problem order, compiled before, never reached its edge problems).
+void CompileAll(const backend::Backend& be, const std::string& arch, int random_configs, int random_every) {
+  const auto start = std::chrono::steady_clock::now();
+  const bool full = FullCompileTest();
+  absl::StatusOr<Target> target = solver::TargetForArch(arch);
+  REQUIRE(target.ok());
+  std::vector<Problem> base = testing::ResNet50Layers();
+  REQUIRE(base.size() == 23);
+  for (const Problem& p : testing::EdgeProblems()) base.push_back(p);
+
+  std::mt19937_64 rng(1234);
+  std::set<std::string> compiled;
+  int failures = 0;
+  size_t applicable = 0, distinct = 0;
+  double plan_secs = 0;
+  for (const auto& [id, s] : solver::GpuTunableSolvers()) {
+    const std::string name(s->Name());
+    const auto plan_start = std::chrono::steady_clock::now();
+    const std::vector<Build> builds = CollectBuilds(*s, *target, base, random_configs, random_every, rng);
+    plan_secs += SecondsSince(plan_start);
+    if (builds.empty()) continue;  // applies to no problem here (the fast solvers: CUDA sm_80+ only)
+    ++applicable;
+    distinct += builds.size();
+    const std::vector<size_t> pick = SampleBuilds(builds, full ? builds.size() : kCiBuildsPerSolver);
+    const auto compile_start = std::chrono::steady_clock::now();
+    failures += CompileBuilds(be, arch, name, builds, pick, compiled);
+    const size_t combos = CombosOf(builds, AllIndices(builds.size())), picked_combos = CombosOf(builds, pick);
+    std::printf("%s: %s compiled %zu of %zu distinct builds (%zu of %zu direction/type/layout combinations) in %.1f s\n",
+                arch.c_str(), name.c_str(), pick.size(), builds.size(), picked_combos, combos,
+                SecondsSince(compile_start));
+    // Every applicable solver compiled something, and every combination it has where the cap allows.
+    CHECK(pick.size() == std::min(builds.size(), full ? builds.size() : kCiBuildsPerSolver));
+    CHECK(picked_combos == std::min(combos, pick.size()));
+  }
+  std::printf("%s: %zu builds compiled of %zu distinct (%s; planning %.1f s) in %.1f s\n", arch.c_str(),
+              compiled.size(), distinct, full ? "TUNA_FULL_COMPILE_TEST=1: all" : "CI sample", plan_secs,
+              SecondsSince(start));
+  CHECK(failures == 0);
+  CHECK(applicable >= 4);
 }
 
 // One test case per arch: tests/solver/BUILD runs each as its own target (they build in parallel).

@@ -5,8 +5,8 @@
 //
 // COMPILE-ONLY, UNVERIFIED ON HARDWARE: no AMD GPU has run the kernel, so its results are
 // unchecked. Checked without one (tests/solver/gpu_mfma_compile_test.cc): planning; hiprtc builds
-// for gfx908 and gfx90a (defaults of ResNet-50 and edge problems, every valid config of one layer,
-// no scratch); a CPU model of the kernel's index math against a direct convolution. Treat its
+// for gfx908 and gfx90a (defaults of ResNet-50 and edge problems, every valid config of one layer
+// on gfx90a and a fourth of them in BF16 on both, no scratch); a CPU model of the kernel's index math against a direct convolution. Treat its
 // outputs and timings as untested until a device check (reference comparison, as
 // gpu_fast_correctness_test does for CUDA) has passed on an MI100 / MI200.
 //
