@@ -27,33 +27,6 @@ using solver::SmallCTargets;
 using solver::Target;
 using testing::AllValid;
 
-// A 2D forward problem (NHWC FP16 until re-typed): square stride and dilation, padding per dimension.
-Problem Fwd(int64_t n, int64_t c, int64_t k, int64_t h, int64_t w, int64_t fy, int64_t fx, int64_t pad_h,
-            int64_t pad_w, int64_t stride, int64_t dil, int64_t groups) {
-  return testing::NhwcForward(n, c, k, h, w, fy, fx, pad_h, pad_w, stride, dil, groups);
-}
-
-std::vector<Problem> EdgeProblems() {
-  return {
-      Fwd(2, 3, 32, 29, 29, 3, 3, 0, 0, 2, 1, 1),   // the Inception-v3 stem, smaller
-      Fwd(2, 1, 8, 17, 13, 3, 3, 1, 1, 1, 1, 1),    // C = 1
-      Fwd(1, 2, 12, 11, 11, 5, 5, 2, 2, 1, 1, 1),   // C = 2, 5x5, K = 12 (a channel-tile tail)
-      Fwd(2, 4, 16, 20, 20, 7, 7, 3, 3, 2, 1, 1),   // 7x7 stride 2 (ResNet's stem, 4 channels)
-      Fwd(1, 8, 24, 9, 10, 3, 3, 1, 1, 3, 1, 1),    // C = 8, stride 3
-      Fwd(2, 3, 16, 12, 13, 3, 3, 2, 2, 1, 2, 1),   // dilation 2
-      Fwd(1, 4, 8, 10, 17, 1, 7, 0, 3, 1, 1, 1),    // 1x7, padding per dimension
-      Fwd(1, 4, 8, 17, 10, 7, 1, 3, 0, 1, 1, 1),    // 7x1
-      Fwd(2, 8, 16, 9, 9, 3, 3, 1, 1, 1, 1, 2),     // groups 2 (C/G = 4, K/G = 8)
-      Fwd(1, 16, 48, 7, 7, 3, 3, 1, 1, 2, 1, 4),    // groups 4 (C/G = 4, K/G = 12), stride 2
-      Fwd(2, 6, 6, 8, 8, 3, 3, 1, 1, 1, 1, 6),      // depthwise
-      Fwd(1, 4, 12, 9, 7, 3, 3, 1, 1, 1, 1, 4),     // C/G = 1, K/G = 3
-      Fwd(3, 5, 7, 5, 6, 3, 3, 1, 1, 1, 1, 1),      // C = 5, K = 7, a 5x6 image: tails everywhere
-      Fwd(2, 8, 10, 6, 7, 1, 1, 0, 0, 1, 1, 1),     // 1x1
-      Fwd(1, 3, 8, 16, 16, 3, 3, 1, 1, 3, 2, 1),    // stride 3 with dilation 2
-      Fwd(2, 3, 5, 3, 3, 3, 3, 0, 0, 1, 1, 1),      // a 1x1 output
-  };
-}
-
 const std::vector<std::pair<DataType, Layout>> kVariants = {
     {DataType::kFp16, Layout::kNHWC}, {DataType::kFp32, Layout::kNCHW}, {DataType::kBf16, Layout::kNHWC},
     {DataType::kFp16, Layout::kNCHW}, {DataType::kFp32, Layout::kNHWC}, {DataType::kBf16, Layout::kNCHW}};
@@ -62,7 +35,7 @@ const std::vector<std::pair<DataType, Layout>> kVariants = {
 // x NCHW / y NHWC mixes: the problems the cpu backend and the device both run.
 std::vector<Problem> CheckedProblems() {
   std::vector<Problem> out;
-  const std::vector<Problem> edge = EdgeProblems();
+  const std::vector<Problem> edge = testing::ThinInputProblems();
   for (size_t i = 0; i < edge.size(); ++i) {
     for (size_t v = 0; v < kVariants.size(); ++v) {
       if (i == 0 || v == i % kVariants.size() || v == (i + 3) % kVariants.size()) {
@@ -110,7 +83,7 @@ TEST_CASE("small C forward: applicability, defaults and pruning", "[solver]") {
     }
   }
   // The stem's default (the config the lead builds; bench/kernels/data/inception_v3_fp16_fwd.txt).
-  const Problem stem = Fwd(32, 3, 32, 299, 299, 3, 3, 0, 0, 2, 1, 1);
+  const Problem stem = testing::NhwcForward(32, 3, 32, 299, 299, 3, 3, 0, 0, 2, 1, 1);
   REQUIRE(s.IsApplicable(sm90, stem).ok());
   CHECK(s.DefaultConfig(sm90, stem).ToString() == "8,16,32,8,4,0");
   // The finishing step unrolls the filter rows of the winner (UNROLL_R 1), once.
@@ -122,13 +95,13 @@ TEST_CASE("small C forward: applicability, defaults and pruning", "[solver]") {
   REQUIRE(unrolled_sol.ok());
   const std::vector<std::string>& opts = unrolled_sol->kernels.at(0).options;
   CHECK(std::count(opts.begin(), opts.end(), "-DUNROLL_R=1") == 1);
-  const Problem one_row = Fwd(2, 3, 16, 9, 9, 1, 3, 0, 1, 1, 1, 1);
+  const Problem one_row = testing::NhwcForward(2, 3, 16, 9, 9, 1, 3, 0, 1, 1, 1, 1);
   if (s.IsApplicable(sm90, one_row).ok()) CHECK_FALSE(s.Specialize(sm90, one_row, s.DefaultConfig(sm90, one_row)).has_value());
   // Refused: C/G above 8, the other directions, CPU targets for the registered instance.
-  CHECK_FALSE(s.IsApplicable(sm90, Fwd(2, 9, 16, 9, 9, 3, 3, 1, 1, 1, 1, 1)).ok());
-  CHECK_FALSE(s.IsApplicable(sm90, Fwd(2, 64, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1)).ok());
-  CHECK_FALSE(s.IsApplicable(sm90, Fwd(2, 32, 32, 9, 9, 3, 3, 1, 1, 1, 1, 2)).ok());  // C/G = 16
-  CHECK(s.IsApplicable(sm90, Fwd(2, 32, 32, 9, 9, 3, 3, 1, 1, 1, 1, 4)).ok());        // C/G = 8
+  CHECK_FALSE(s.IsApplicable(sm90, testing::NhwcForward(2, 9, 16, 9, 9, 3, 3, 1, 1, 1, 1, 1)).ok());
+  CHECK_FALSE(s.IsApplicable(sm90, testing::NhwcForward(2, 64, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1)).ok());
+  CHECK_FALSE(s.IsApplicable(sm90, testing::NhwcForward(2, 32, 32, 9, 9, 3, 3, 1, 1, 1, 1, 2)).ok());  // C/G = 16
+  CHECK(s.IsApplicable(sm90, testing::NhwcForward(2, 32, 32, 9, 9, 3, 3, 1, 1, 1, 1, 4)).ok());        // C/G = 8
   for (Direction dir : {Direction::kBackwardData, Direction::kBackwardWeights}) {
     CHECK_FALSE(s.IsApplicable(sm90, testing::With(stem, dir, DataType::kFp16, Layout::kNHWC)).ok());
   }
@@ -138,7 +111,7 @@ TEST_CASE("small C forward: applicability, defaults and pruning", "[solver]") {
   CHECK_FALSE(s.IsApplicable(*cpu, stem).ok());
   CHECK(SmallCFwdSolver(SmallCTargets::kGpuAndCpu).IsApplicable(*cpu, stem).ok());
   // A 7x7 filter of 8 channels: 64-channel tiles exceed 48 KiB of shared memory and are refused.
-  const Problem wide = Fwd(1, 8, 64, 30, 30, 7, 7, 3, 3, 1, 1, 1);
+  const Problem wide = testing::NhwcForward(1, 8, 64, 30, 30, 7, 7, 3, 3, 1, 1, 1);
   for (const PerfConfig& c : AllValid(s, sm90, wide)) CHECK(s.Space(sm90, wide).Value(c, "TB_K") < 64);
   // Registered as 1026.
   const solver::RegisteredSolver* registered = solver::SolverRegistry::Builtin().ById(1026);
@@ -151,7 +124,7 @@ TEST_CASE("small C forward: the defaults build with NVRTC (sm_90) and hiprtc (gf
   const SmallCFwdSolver s;
   const std::vector<Problem> problems = CheckedProblems();
   for (size_t i = 0; i < problems.size(); i += 4) builds.Build(s, problems[i]);
-  builds.Build(s, Fwd(32, 3, 32, 299, 299, 3, 3, 0, 0, 2, 1, 1));  // the stem
+  builds.Build(s, testing::NhwcForward(32, 3, 32, 299, 299, 3, 3, 0, 0, 2, 1, 1));  // the stem
   if (builds.has_nvrtc()) CHECK(builds.built() >= 10);
 }
 
@@ -192,7 +165,7 @@ TEST_CASE("small C forward matches the CPU reference on the CUDA device", "[gpu]
   testing::ConvChecker checker(*cuda->backend, *cuda->device, target);
   testing::DeviceTally tally;
   std::vector<Problem> problems = CheckedProblems();
-  problems.push_back(Fwd(2, 3, 32, 299, 299, 3, 3, 0, 0, 2, 1, 1));  // the stem at batch 2
+  problems.push_back(testing::NhwcForward(2, 3, 32, 299, 299, 3, 3, 0, 0, 2, 1, 1));  // the stem at batch 2
   for (const Problem& p : problems) {
     INFO(p.Canonical());
     REQUIRE(s.IsApplicable(target, p).ok());

@@ -60,6 +60,30 @@ inline Problem NhwcForward(int64_t n, int64_t c, int64_t k, int64_t h, int64_t w
   return With(p, Direction::kForward, type, Layout::kNHWC);
 }
 
+// Forward problems with thin inputs (C/G <= 8), NHWC FP16 until re-typed, at the small-C solvers'
+// edges: C = 1..8, strides 1-3, dilation, padding per dimension, 1x7 / 7x1 / 5x5 / 7x7 / 1x1
+// filters, groups and depthwise, K tails, odd sizes, a 1x1 output.
+inline std::vector<Problem> ThinInputProblems() {
+  return {
+      NhwcForward(2, 3, 32, 29, 29, 3, 3, 0, 0, 2, 1, 1),   // the Inception-v3 stem, smaller
+      NhwcForward(2, 1, 8, 17, 13, 3, 3, 1, 1, 1, 1, 1),    // C = 1
+      NhwcForward(1, 2, 12, 11, 11, 5, 5, 2, 2, 1, 1, 1),   // C = 2, 5x5, K = 12 (a channel-tile tail)
+      NhwcForward(2, 4, 16, 20, 20, 7, 7, 3, 3, 2, 1, 1),   // 7x7 stride 2 (ResNet's stem, 4 channels)
+      NhwcForward(1, 8, 24, 9, 10, 3, 3, 1, 1, 3, 1, 1),    // C = 8, stride 3
+      NhwcForward(2, 3, 16, 12, 13, 3, 3, 2, 2, 1, 2, 1),   // dilation 2
+      NhwcForward(1, 4, 8, 10, 17, 1, 7, 0, 3, 1, 1, 1),    // 1x7, padding per dimension
+      NhwcForward(1, 4, 8, 17, 10, 7, 1, 3, 0, 1, 1, 1),    // 7x1
+      NhwcForward(2, 8, 16, 9, 9, 3, 3, 1, 1, 1, 1, 2),     // groups 2 (C/G = 4, K/G = 8)
+      NhwcForward(1, 16, 48, 7, 7, 3, 3, 1, 1, 2, 1, 4),    // groups 4 (C/G = 4, K/G = 12), stride 2
+      NhwcForward(2, 6, 6, 8, 8, 3, 3, 1, 1, 1, 1, 6),      // depthwise
+      NhwcForward(1, 4, 12, 9, 7, 3, 3, 1, 1, 1, 1, 4),     // C/G = 1, K/G = 3
+      NhwcForward(3, 5, 7, 5, 6, 3, 3, 1, 1, 1, 1, 1),      // C = 5, K = 7, a 5x6 image: tails everywhere
+      NhwcForward(2, 8, 10, 6, 7, 1, 1, 0, 0, 1, 1, 1),     // 1x1
+      NhwcForward(1, 3, 8, 16, 16, 3, 3, 1, 1, 3, 2, 1),    // stride 3 with dilation 2
+      NhwcForward(2, 3, 5, 3, 3, 3, 3, 0, 0, 1, 1, 1),      // a 1x1 output
+  };
+}
+
 // Forward problems of the ResNet-50 file (cwd = runfiles root under bazel test); empty when the
 // file cannot be read or parsed (callers REQUIRE non-empty).
 inline std::vector<Problem> ResNet50Layers() {

@@ -5,11 +5,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "tuner_core/solver/conv/gpu_common.h"
+#include "tuner_core/solver/conv/gpu_small_c_common.h"
 
 namespace tuna::solver {
 namespace {
 
 using gpu::CeilDiv;
+using small_c::Cg;
+using small_c::Kg;
+using small_c::NextPow2;
 
 constexpr int64_t kMaxCg = 8;
 constexpr int64_t kMaxSharedBytes = 48 * 1024;  // static shared memory of CUDA and HIP
@@ -29,22 +33,13 @@ PerfConfig ConfigOf(const SearchSpace& s, const Tile& t) {
   return s.Make({{"TB_H", t.tb_h}, {"TB_W", t.tb_w}, {"TB_K", t.tb_k}, {"K_PER_THREAD", t.kpt}, {"PIX", t.pix}});
 }
 
-int64_t NextPow2(int64_t v) {
-  int64_t p = 1;
-  while (p < v) p *= 2;
-  return p;
-}
-
-int64_t Cg(const Problem& p) { return p.c / p.groups; }
-int64_t Kg(const Problem& p) { return p.k / p.groups; }
 int64_t Threads(const Tile& t) { return (t.tb_k / t.kpt) * (t.tb_h * t.tb_w / t.pix); }
 
 // Shared memory of the kernel's two FP32 arrays (small_c_fwd_impl.h: the patch's planes are
 // padded to an odd length).
 int64_t SharedBytes(const Problem& p, const Tile& t) {
-  const int64_t rows = (t.tb_h - 1) * p.stride[1] + (p.fil[1] - 1) * p.dilation[1] + 1;
-  const int64_t cols = (t.tb_w - 1) * p.stride[2] + (p.fil[2] - 1) * p.dilation[2] + 1;
-  return 4 * (Cg(p) * ((rows * cols) | 1) + p.fil[1] * p.fil[2] * Cg(p) * t.tb_k);
+  return 4 * (Cg(p) * ((small_c::PatchRows(p, t.tb_h) * small_c::PatchCols(p, t.tb_w)) | 1) +
+              p.fil[1] * p.fil[2] * Cg(p) * t.tb_k);
 }
 
 int64_t GridX(const Problem& p, const Tile& t) {
@@ -52,32 +47,6 @@ int64_t GridX(const Problem& p, const Tile& t) {
   return p.n * CeilDiv(o[1], t.tb_h) * CeilDiv(o[2], t.tb_w);
 }
 int64_t KTiles(const Problem& p, const Tile& t) { return CeilDiv(Kg(p), t.tb_k); }
-
-bool ChannelsLast(Layout l) { return gpu::IsChannelsLast(l); }
-
-// Vector stores of K_PER_THREAD channels: y channels-last with every pixel's channel run aligned.
-bool VectorStores(const Problem& p, const Tile& t) {
-  const TensorDesc y = p.YDesc();
-  return ChannelsLast(p.out_layout) && y.strides[1] == 1 && Kg(p) % t.kpt == 0 && y.strides[0] % t.kpt == 0 &&
-         y.strides[3] % t.kpt == 0 && y.strides[4] % t.kpt == 0;
-}
-
-std::vector<std::string> DerivedOptions(const Problem& p, const Tile& t) {
-  const bool y_nhwc = ChannelsLast(p.out_layout);
-  return {gpu::DTypeOption(p.data_type),
-          absl::StrCat("-DTUNA_CG=", Cg(p)),
-          absl::StrCat("-DTUNA_FR=", p.fil[1]),
-          absl::StrCat("-DTUNA_FS=", p.fil[2]),
-          absl::StrCat("-DTUNA_SH=", p.stride[1]),
-          absl::StrCat("-DTUNA_SW=", p.stride[2]),
-          absl::StrCat("-DTUNA_DH=", p.dilation[1]),
-          absl::StrCat("-DTUNA_DW=", p.dilation[2]),
-          absl::StrCat("-DTUNA_PH=", p.pad[1]),
-          absl::StrCat("-DTUNA_PW=", p.pad[2]),
-          absl::StrCat("-DTUNA_NHWC=", ChannelsLast(p.in_layout) ? 1 : 0),
-          absl::StrCat("-DTUNA_Y_NHWC=", y_nhwc ? 1 : 0),
-          absl::StrCat("-DTUNA_YVEC=", VectorStores(p, t) ? 1 : 0)};
-}
 
 }  // namespace
 
@@ -172,7 +141,7 @@ absl::StatusOr<Solution> SmallCFwdSolver::GetSolution(const Target& target, cons
   KernelBuild build;
   build.source = target.IsGpu() ? "conv/small_c_fwd.cu" : "cpu_conv/small_c_fwd.cc";
   build.options = space.Defines(config);
-  for (std::string& o : DerivedOptions(p, t)) build.options.push_back(std::move(o));
+  for (std::string& o : small_c::GeometryOptions(p, small_c::VectorStores(p, t.kpt))) build.options.push_back(std::move(o));
   build.entries = {"tuna_small_c_fwd"};
   Launch l;
   l.entry = "tuna_small_c_fwd";

@@ -13,6 +13,7 @@
 #include "tuner_core/solver/conv/gpu_igemm.h"
 #include "tuner_core/solver/conv/gpu_mfma.h"
 #include "tuner_core/solver/conv/gpu_small_c_fwd.h"
+#include "tuner_core/solver/conv/gpu_small_c_tc_fwd.h"
 #include "tuner_core/solver/conv/gpu_thin_bwd.h"
 #include "tuner_core/solver/conv/gpu_winograd.h"
 #include "tuner_core/solver/conv/gpu_winograd_wrw.h"
@@ -44,6 +45,7 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1025, std::make_unique<HopperTmaWrwSolver>());
   list.emplace_back(1026, std::make_unique<SmallCFwdSolver>());
   list.emplace_back(1027, std::make_unique<WinogradF4x3Solver>());
+  list.emplace_back(1028, std::make_unique<SmallCTcFwdSolver>());
   return list;
 }
 

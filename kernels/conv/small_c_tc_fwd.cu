@@ -1,0 +1,264 @@
+// Direct forward convolution for thin inputs (C/G <= 8: RGB stems, thin grouped layers) on the
+// tensor cores, FP16/BF16 with FP32 accumulation (CUDA sm_80+: mma.sync m16n8k16), the kernel of
+// TunaSmallCTcFwd (tuner_core/solver/conv/gpu_small_c_tc_fwd.cc).
+//
+// As a GEMM: M = output pixels, N = output channels, K = R x S x C/G taps ordered (r, s, c), c
+// fastest. An implicit GEMM pads C to a vector width per tap (3 -> 8: 2.7x the work for a 7x7 RGB
+// stem); here only the whole reduction is padded to 16 (147 -> 160). A block stages its input
+// patch once, channels-last in shared memory (row pitch TB_W' x C/G halves, where TB_W' is the
+// patch width), so an output pixel's taps of one filter row are a run of S x C/G halves at a fixed
+// offset from the pixel's corner: A fragments are read straight from the patch (no im2col copy)
+// through a table of per-tap offsets, B fragments from the filter slice stored in fragment order
+// (one 8-byte load per lane), and the accumulators leave through shared memory as 16-byte rows.
+//
+// Persistent: grid.x blocks stride over the N x ceil(Ho/TB_H) x ceil(Wo/TB_W) pixel tiles (columns
+// fastest), grid.y = groups x ceil(K/G / TB_N) channel tiles, so each block stages its filter slice
+// once. A block has (TB_H * TB_W / WARP_M) x (TB_N / WARP_N) warps; a warp owns WARP_M pixels x
+// WARP_N channels as (WARP_M/16) x (WARP_N/8) m16n8k16 accumulators.
+//
+// Options: axes TB_H, TB_W, TB_N, WARP_M, WARP_N; derived TUNA_DTYPE (1 fp16, 2 bf16), TUNA_CG
+// (C/G), TUNA_FR, TUNA_FS, TUNA_SH, TUNA_SW, TUNA_DH, TUNA_DW, TUNA_PH, TUNA_PW, TUNA_NHWC (x
+// channels-last: the staging order), TUNA_Y_NHWC (y channels-last: the store order) and TUNA_YVEC
+// (y channels-last, K/G % 8 == 0 and aligned: 16-byte stores).
+//
+// Entry tuna_small_c_tc_fwd(x, w, y, hi, wi, ho, wo, kg, k_tiles, tiles, xs0, xs1, xs3, xs4, ws0,
+// ws1, ws3, ws4, ys0, ys1, ys3, ys4): strides in elements (n, c, h, w of x; k, c, r, s of w; n, k,
+// h, w of y); one image of x and of y below 2^31 elements (32-bit offsets within an image).
+// Dynamic shared memory: SmallCTcSharedBytes below (the solver computes the same).
+#include "common/portability.h"
+
+#if !defined(TUNA_BACKEND_CUDA)
+#error "small_c_tc_fwd.cu needs CUDA (mma.sync)"
+#endif
+
+typedef unsigned short tuna_b16;  // FP16 or BF16 bits: the kernel moves them, the tensor cores read them
+
+constexpr int kCg = TUNA_CG, kR = TUNA_FR, kS = TUNA_FS;
+constexpr int kSH = TUNA_SH, kSW = TUNA_SW, kDH = TUNA_DH, kDW = TUNA_DW, kPH = TUNA_PH, kPW = TUNA_PW;
+constexpr int kTbH = TB_H, kTbW = TB_W, kTbN = TB_N, kWarpM = WARP_M, kWarpN = WARP_N;
+constexpr int kM = kTbH * kTbW;  // pixels of a tile
+constexpr int kWarpsM = kM / kWarpM, kWarpsN = kTbN / kWarpN;
+constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+constexpr int kMSub = kWarpM / 16, kNSub = kWarpN / 8;
+constexpr int kKdim = kR * kS * kCg;
+constexpr int kKSteps = (kKdim + 15) / 16;
+constexpr int kKPad = 16 * kKSteps;
+constexpr int kInRows = (kTbH - 1) * kSH + (kR - 1) * kDH + 1;
+constexpr int kInCols = (kTbW - 1) * kSW + (kS - 1) * kDW + 1;
+constexpr int kPitch = kInCols * kCg;  // halves per patch row
+constexpr int kPatch = kInRows * kPitch;
+constexpr int kYPitch = kTbN + 8;  // halves per staged output pixel: 8 pixels x 4 lanes on distinct banks
+constexpr int kStageHalves = ((kPatch > kM * kYPitch ? kPatch : kM * kYPitch) + 7) / 8 * 8;
+// Shared memory: the filter slice in fragment order, the tap offsets, then the patch, which the
+// output tile reuses once the MMAs are done.
+constexpr int kWBytes = kKPad * kTbN * 2;
+constexpr int kKoffBytes = kKPad * 4;
+static_assert(kM % kWarpM == 0 && kTbN % kWarpN == 0, "tile not divisible by the warp tile");
+static_assert(kWarpM % 16 == 0 && kWarpN % 8 == 0 && kTbN % 8 == 0, "warp tile of whole m16n8 fragments");
+static_assert(kCg >= 1 && kCg <= 8, "C/G must be 1..8");
+
+// Four FP32 accumulators += A (m16 x k16, row) x B (k16 x n8, col).
+TUNA_DEVICE void sctc_mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+#if TUNA_DTYPE == 2
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+// Two FP32 values rounded to nearest even, lo in the low half.
+TUNA_DEVICE unsigned sctc_pack(float lo, float hi) {
+  unsigned r;
+#if TUNA_DTYPE == 2
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+  return r;
+}
+
+struct SctcArgs {
+  const tuna_b16* x;
+  const tuna_b16* w;
+  tuna_b16* y;
+  int hi, wi, ho, wo, kg, tiles_h, tiles_w;
+  tuna_i64 xs0, ys0;
+  int xs1, xs3, xs4, ys1, ys3, ys4;
+};
+
+// The filter slice of group g, channels k0.. into shared memory in m16n8k16 B-fragment order:
+// u16 index (((ks * TB_N/8 + nt) * 32 + lane) * 2 + reg) * 2 + e holds tap k = 16 ks + 8 reg +
+// 2 (lane % 4) + e of channel 8 nt + lane / 4 (zero past the taps and past K/G).
+TUNA_DEVICE void sctc_stage_w(const SctcArgs& a, tuna_i64 ws0, tuna_i64 ws1, tuna_i64 ws3, tuna_i64 ws4, int g,
+                              int k0, tuna_b16* sw) {
+  for (int i = TUNA_TID_X; i < kKPad * kTbN; i += kThreads) {
+    const int e = i & 1, reg = (i >> 1) & 1, lane = (i >> 2) & 31, nt = (i >> 7) % (kTbN / 8);
+    const int ks = (i >> 7) / (kTbN / 8);
+    const int n = nt * 8 + lane / 4, k = ks * 16 + reg * 8 + (lane % 4) * 2 + e;
+    tuna_b16 v = 0;
+    if (k < kKdim && k0 + n < a.kg) {
+      const int r = k / (kS * kCg), s = (k / kCg) % kS, c = k % kCg;
+      v = a.w[(tuna_i64)(g * a.kg + k0 + n) * ws0 + (tuna_i64)c * ws1 + (tuna_i64)r * ws3 + (tuna_i64)s * ws4];
+    }
+    sw[i] = v;
+  }
+}
+
+// Offset of tap k from a pixel's corner in the patch (halves); -1 for the padding past R*S*C/G.
+TUNA_DEVICE void sctc_stage_koff(int* koff) {
+  for (int k = TUNA_TID_X; k < kKPad; k += kThreads) {
+    const int r = k / (kS * kCg), s = (k / kCg) % kS, c = k % kCg;
+    koff[k] = k < kKdim ? r * kDH * kPitch + s * kDW * kCg + c : -1;
+  }
+}
+
+// The input patch of tile (n, oh0, ow0) of group g, zero outside the image, as [row][col][c].
+TUNA_DEVICE void sctc_stage_x(const SctcArgs& a, int n, int g, int oh0, int ow0, tuna_b16* sx) {
+  const int ih0 = oh0 * kSH - kPH, iw0 = ow0 * kSW - kPW;
+  const tuna_b16* xb = a.x + (tuna_i64)n * a.xs0 + (tuna_i64)(g * kCg) * a.xs1;
+  constexpr int kBatch = 8;  // loads in flight per thread before their stores
+  for (int base = 0; base < kPatch; base += kBatch * kThreads) {
+    tuna_b16 v[kBatch];
+    int dst[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int i = base + j * kThreads + TUNA_TID_X;
+#if TUNA_NHWC
+      const int c = i % kCg, col = (i / kCg) % kInCols, row = i / kPitch;
+#else
+      const int col = i % kInCols, row = (i / kInCols) % kInRows, c = i / (kInCols * kInRows);
+#endif
+      const int ih = ih0 + row, iw = iw0 + col;
+      dst[j] = i < kPatch ? row * kPitch + col * kCg + c : -1;
+      v[j] = 0;
+      if (i < kPatch && (unsigned)ih < (unsigned)a.hi && (unsigned)iw < (unsigned)a.wi) {
+        v[j] = xb[c * a.xs1 + ih * a.xs3 + iw * a.xs4];
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j)
+      if (dst[j] >= 0) sx[dst[j]] = v[j];
+  }
+}
+
+// Two patch halves at pixel corner p, taps o0 and o1, packed (o < 0: the zero padding taps).
+TUNA_DEVICE unsigned sctc_pair(const tuna_b16* sx, int p, int o0, int o1, bool masked) {
+  const unsigned lo = masked && o0 < 0 ? 0u : sx[p + o0];
+  const unsigned hi = masked && o1 < 0 ? 0u : sx[p + o1];
+  return lo | (hi << 16);
+}
+
+// The warp's accumulators over every tap of the staged patch.
+TUNA_DEVICE void sctc_mainloop(const tuna_b16* sx, const unsigned* sw, const int* koff, int wm, int wn, int lane,
+                               float (&acc)[kMSub][kNSub][4]) {
+  int corner[kMSub][2];  // patch offsets of the lane's two pixel rows of each m16 fragment
+#pragma unroll
+  for (int ms = 0; ms < kMSub; ++ms)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int p = wm * kWarpM + ms * 16 + lane / 4 + 8 * h;
+      corner[ms][h] = (p / kTbW) * kSH * kPitch + (p % kTbW) * kSW * kCg;
+#pragma unroll
+      for (int nt = 0; nt < kNSub; ++nt) acc[ms][nt][2 * h] = acc[ms][nt][2 * h + 1] = 0.f;
+    }
+  const int q = lane % 4;
+#pragma unroll 1
+  for (int ks = 0; ks < kKSteps; ++ks) {
+    const bool masked = kKdim % 16 != 0 && ks == kKSteps - 1;
+    const int2 lo = reinterpret_cast<const int2*>(koff)[ks * 8 + q];      // taps 2q, 2q + 1
+    const int2 hi = reinterpret_cast<const int2*>(koff)[ks * 8 + 4 + q];  // taps 2q + 8, 2q + 9
+    const int o0 = lo.x, o1 = lo.y, o8 = hi.x, o9 = hi.y;
+    uint2 b[kNSub];
+#pragma unroll
+    for (int nt = 0; nt < kNSub; ++nt) b[nt] = reinterpret_cast<const uint2*>(sw)[(ks * (kTbN / 8) + wn * kNSub + nt) * 32 + lane];
+#pragma unroll
+    for (int ms = 0; ms < kMSub; ++ms) {
+      unsigned af[4];
+      af[0] = sctc_pair(sx, corner[ms][0], o0, o1, masked);
+      af[1] = sctc_pair(sx, corner[ms][1], o0, o1, masked);
+      af[2] = sctc_pair(sx, corner[ms][0], o8, o9, masked);
+      af[3] = sctc_pair(sx, corner[ms][1], o8, o9, masked);
+#pragma unroll
+      for (int nt = 0; nt < kNSub; ++nt) sctc_mma(acc[ms][nt], af, b[nt].x, b[nt].y);
+    }
+  }
+}
+
+// The accumulators, rounded, into the staged output tile [pixel][channel].
+TUNA_DEVICE void sctc_stage_y(const float (&acc)[kMSub][kNSub][4], int wm, int wn, int lane, unsigned* sy) {
+#pragma unroll
+  for (int ms = 0; ms < kMSub; ++ms)
+#pragma unroll
+    for (int nt = 0; nt < kNSub; ++nt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int p = wm * kWarpM + ms * 16 + lane / 4 + 8 * h;
+        const int n = wn * kWarpN + nt * 8 + (lane % 4) * 2;
+        sy[(p * kYPitch + n) / 2] = sctc_pack(acc[ms][nt][2 * h], acc[ms][nt][2 * h + 1]);
+      }
+}
+
+// The staged output tile to y: 16-byte runs of 8 channels where y allows, else element by
+// element in y's memory order.
+TUNA_DEVICE void sctc_store_y(const SctcArgs& a, int n, int g, int k0, int oh0, int ow0, const tuna_b16* sy) {
+  tuna_b16* yb = a.y + (tuna_i64)n * a.ys0 + (tuna_i64)(g * a.kg) * a.ys1;
+#if TUNA_YVEC
+  constexpr int kChunks = kTbN / 8;
+  for (int i = TUNA_TID_X; i < kM * kChunks; i += kThreads) {
+    const int p = i / kChunks, ch = (i % kChunks) * 8;
+    const int oh = oh0 + p / kTbW, ow = ow0 + p % kTbW, kk = k0 + ch;
+    if (oh < a.ho && ow < a.wo && kk < a.kg) {
+      *reinterpret_cast<uint4*>(yb + kk + oh * a.ys3 + ow * a.ys4) =
+          *reinterpret_cast<const uint4*>(sy + p * kYPitch + ch);
+    }
+  }
+#else
+  for (int i = TUNA_TID_X; i < kM * kTbN; i += kThreads) {
+#if TUNA_Y_NHWC
+    const int p = i / kTbN, nn = i % kTbN;
+#else
+    const int p = i % kM, nn = i / kM;
+#endif
+    const int oh = oh0 + p / kTbW, ow = ow0 + p % kTbW, kk = k0 + nn;
+    if (oh < a.ho && ow < a.wo && kk < a.kg) yb[kk * a.ys1 + oh * a.ys3 + ow * a.ys4] = sy[p * kYPitch + nn];
+  }
+#endif
+}
+
+TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kThreads) void tuna_small_c_tc_fwd(
+    const tuna_b16* x, const tuna_b16* w, tuna_b16* y, int hi, int wi, int ho, int wo, int kg, int k_tiles, int tiles,
+    tuna_i64 xs0, tuna_i64 xs1, tuna_i64 xs3, tuna_i64 xs4, tuna_i64 ws0, tuna_i64 ws1, tuna_i64 ws3, tuna_i64 ws4,
+    tuna_i64 ys0, tuna_i64 ys1, tuna_i64 ys3, tuna_i64 ys4) {
+  TUNA_DYNAMIC_SHARED(unsigned char, smem);
+  tuna_b16* sw = reinterpret_cast<tuna_b16*>(smem);
+  int* koff = reinterpret_cast<int*>(smem + kWBytes);
+  tuna_b16* stage = reinterpret_cast<tuna_b16*>(smem + kWBytes + kKoffBytes);
+  const int tiles_w = (wo + kTbW - 1) / kTbW, tiles_h = (ho + kTbH - 1) / kTbH;
+  const SctcArgs a = {x,   w,   y,         hi,        wi,        ho,        wo,        kg,       tiles_h,
+                      tiles_w, xs0, ys0, (int)xs1, (int)xs3, (int)xs4, (int)ys1, (int)ys3, (int)ys4};
+  const int g = TUNA_BID_Y / k_tiles, k0 = (TUNA_BID_Y % k_tiles) * kTbN;
+  sctc_stage_w(a, ws0, ws1, ws3, ws4, g, k0, sw);
+  sctc_stage_koff(koff);
+  const int warp = TUNA_TID_X / 32, lane = TUNA_TID_X % 32;
+  const int wm = warp % kWarpsM, wn = warp / kWarpsM;
+  for (int t = TUNA_BID_X; t < tiles; t += TUNA_GDIM_X) {
+    const int ow0 = (t % tiles_w) * kTbW, oh0 = ((t / tiles_w) % tiles_h) * kTbH, n = t / (tiles_w * tiles_h);
+    TUNA_SYNC();  // the previous tile's output rows are stored (and the filter slice staged)
+    sctc_stage_x(a, n, g, oh0, ow0, stage);
+    TUNA_SYNC();
+    float acc[kMSub][kNSub][4];
+    sctc_mainloop(stage, reinterpret_cast<const unsigned*>(sw), koff, wm, wn, lane, acc);
+    TUNA_SYNC();  // every warp is done with the patch: the output tile takes its place
+    sctc_stage_y(acc, wm, wn, lane, reinterpret_cast<unsigned*>(stage));
+    TUNA_SYNC();
+    sctc_store_y(a, n, g, k0, oh0, ow0, stage);
+  }
+}
