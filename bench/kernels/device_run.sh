@@ -31,6 +31,7 @@
 #                          winner also rebuilt with its sizes compiled in (the finishing step every step runs), both
 #                          timed, the geomean cost of run-time sizes printed (issue #17's "< 3 %")
 #   fromdb[:SECS]          --from-db data/fromdb (a perf db placed there), tuna rows + cuDNN best, torch on the rows' lines, cross-check
+# BENCH_ARGS="...": more kernels_bench options for the x_* steps (e.g. --print-screened).
 # DATA=FILE (a driver file in the bundle) replaces the file of the fwd32, bwd32 and wrw32 steps;
 # CONFIGS=N their configs per fast solver (36/36/48); SOLVERS=a,b their solvers. The Winograd
 # layers alone: DATA=data/resnet50_n32_3x3s1_{fwd,bwd}_fp32.txt (the four 3x3 stride-1 layers).
@@ -77,7 +78,7 @@ for step in "$@"; do
         *) sv=TunaHopperTmaWrw,TunaHopperWrw,TunaIgemmWrw ;;
       esac
       sv=${SOLVERS:-$sv}
-      timeout "$secs" ./run.sh --driver "$f" --solvers "$sv" --configs ${CONFIGS:-64} --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
+      timeout "$secs" ./run.sh --driver "$f" --solvers "$sv" --configs ${CONFIGS:-64} --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only ${BENCH_ARGS:-} --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
     wrw16|wrwbf16)
       f=data/resnet50_n32_wrw_fp16_nhwc.txt

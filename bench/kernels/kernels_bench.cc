@@ -71,6 +71,7 @@ struct Options {
   int other_configs = 2;
   int reps = 25;
   int screen_reps = 5;
+  bool print_screened = false;  // every tuna candidate's screening time in the log
   int finalists = 3;
   int max_problems = 0;
   bool no_tuna = false;
@@ -188,8 +189,10 @@ class Bench {
 
   // Screens `count` launchers with --screen-reps, re-times the --finalists fastest with the full
   // method and returns (index, ms) sorted by final time. Launchers whose launch fails are dropped.
+  // With --print-screened and `name`, prints every screened candidate, fastest first.
   absl::StatusOr<std::vector<std::pair<size_t, double>>> Rank(size_t count,
-                                                              const std::function<absl::Status(size_t)>& launch) {
+                                                              const std::function<absl::Status(size_t)>& launch,
+                                                              const std::function<std::string(size_t)>& name = {}) {
     std::vector<std::pair<double, size_t>> screened;
     for (size_t i = 0; i < count; ++i) {
       absl::StatusOr<double> t = timer_.MedianMs([&] { return launch(i); }, opt_.screen_reps);
@@ -201,6 +204,9 @@ class Bench {
       screened.push_back({*t, i});
     }
     std::sort(screened.begin(), screened.end());
+    if (opt_.print_screened && name) {
+      for (const auto& [ms, i] : screened) std::printf("    screened %.4f ms %s\n", ms, name(i).c_str());
+    }
     std::vector<std::pair<size_t, double>> final_times;
     for (size_t j = 0; j < screened.size() && static_cast<int>(j) < opt_.finalists; ++j) {
       const size_t i = screened[j].second;
@@ -425,7 +431,9 @@ class Bench {
       solver::ConvBuffers bufs{&x, &w, &y, r.ws.valid() ? &r.ws : nullptr};
       return r.inv->Run(bufs);
     };
-    absl::StatusOr<std::vector<std::pair<size_t, double>>> ranked = Rank(ready.size(), launch);
+    absl::StatusOr<std::vector<std::pair<size_t, double>>> ranked = Rank(ready.size(), launch, [&](size_t i) {
+      return std::string(ready[i].cand->s->Name()) + " " + ready[i].cand->c.ToString();
+    });
     if (!ranked.ok()) return ranked.status();
     if (ranked->empty()) {
       AppendNote(&row.note, "no tuna candidate could be timed");
@@ -685,6 +693,7 @@ void AddOptions(CLI::App& app, Options& opt) {
   CLI::Option_group* timing = app.add_option_group("Timing", "both sides timed alike, an L2 flush before each launch");
   timing->add_option("--reps", opt.reps, "timed launches per final timing, each after an L2 flush (median; >= 20)");
   timing->add_option("--screen-reps", opt.screen_reps, "timed launches per candidate when screening (tuna and cuDNN)");
+  timing->add_flag("--print-screened", opt.print_screened, "print every tuna candidate's screening time");
   timing->add_option("--finalists", opt.finalists, "fastest screened candidates re-timed with --reps (tuna and cuDNN)");
 
   CLI::Option_group* cudnn = app.add_option_group("cuDNN", "the baseline");

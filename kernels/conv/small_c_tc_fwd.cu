@@ -16,7 +16,9 @@
 // once. A block has (TB_H * TB_W / WARP_M) x (TB_N / WARP_N) warps; a warp owns WARP_M pixels x
 // WARP_N channels as (WARP_M/16) x (WARP_N/8) m16n8k16 accumulators.
 //
-// Options: axes TB_H, TB_W, TB_N, WARP_M, WARP_N; derived TUNA_DTYPE (1 fp16, 2 bf16), TUNA_CG
+// Options: axes TB_H, TB_W, TB_N, WARP_M, WARP_N, A_PAIRS (1: the patch staged as 32-bit pairs of
+// neighbouring elements and each filter row's taps padded to even, so an A register is one 4-byte
+// load instead of two 2-byte loads; needs DW = 1 or C/G even); derived TUNA_DTYPE (1 fp16, 2 bf16), TUNA_CG
 // (C/G), TUNA_FR, TUNA_FS, TUNA_SH, TUNA_SW, TUNA_DH, TUNA_DW, TUNA_PH, TUNA_PW, TUNA_NHWC (x
 // channels-last: the staging order), TUNA_Y_NHWC (y channels-last: the store order) and TUNA_YVEC
 // (y channels-last, K/G % 8 == 0 and aligned: 16-byte stores).
@@ -40,7 +42,13 @@ constexpr int kM = kTbH * kTbW;  // pixels of a tile
 constexpr int kWarpsM = kM / kWarpM, kWarpsN = kTbN / kWarpN;
 constexpr int kThreads = 32 * kWarpsM * kWarpsN;
 constexpr int kMSub = kWarpM / 16, kNSub = kWarpN / 8;
-constexpr int kKdim = kR * kS * kCg;
+#if A_PAIRS
+static_assert(kDW == 1 || kCg % 2 == 0, "A_PAIRS needs every even tap's neighbour next to it in the patch");
+constexpr int kRun = (kS * kCg + 1) / 2 * 2;  // taps of a filter row, padded to even: pairs never span rows
+#else
+constexpr int kRun = kS * kCg;
+#endif
+constexpr int kKdim = kR * kRun;  // taps, padding within rows included
 constexpr int kKSteps = (kKdim + 15) / 16;
 constexpr int kKPad = 16 * kKSteps;
 constexpr int kInRows = (kTbH - 1) * kSH + (kR - 1) * kDH + 1;
@@ -48,11 +56,12 @@ constexpr int kInCols = (kTbW - 1) * kSW + (kS - 1) * kDW + 1;
 constexpr int kPitch = kInCols * kCg;  // halves per patch row
 constexpr int kPatch = kInRows * kPitch;
 constexpr int kYPitch = kTbN + 8;  // halves per staged output pixel: 8 pixels x 4 lanes on distinct banks
-constexpr int kStageHalves = ((kPatch > kM * kYPitch ? kPatch : kM * kYPitch) + 7) / 8 * 8;
+constexpr int kPatchHalves = kPatch * (A_PAIRS ? 2 : 1);  // A_PAIRS: a 32-bit pair per element
+constexpr int kStageHalves = ((kPatchHalves > kM * kYPitch ? kPatchHalves : kM * kYPitch) + 7) / 8 * 8;
 // Shared memory: the filter slice in fragment order, the tap offsets, then the patch, which the
 // output tile reuses once the MMAs are done.
 constexpr int kWBytes = kKPad * kTbN * 2;
-constexpr int kKoffBytes = kKPad * 4;
+constexpr int kKoffBytes = kKPad * 4 / (A_PAIRS ? 2 : 1);
 static_assert(kM % kWarpM == 0 && kTbN % kWarpN == 0, "tile not divisible by the warp tile");
 static_assert(kWarpM % 16 == 0 && kWarpN % 8 == 0 && kTbN % 8 == 0, "warp tile of whole m16n8 fragments");
 static_assert(kCg >= 1 && kCg <= 8, "C/G must be 1..8");
@@ -94,6 +103,14 @@ struct SctcArgs {
   int xs1, xs3, xs4, ys1, ys3, ys4;
 };
 
+// Tap k of the reduction as filter row r, column s, channel c; false for the padding taps.
+TUNA_DEVICE bool sctc_tap(int k, int& r, int& s, int& c) {
+  r = k / kRun;
+  const int j = k % kRun;
+  s = j / kCg, c = j % kCg;
+  return r < kR && j < kS * kCg;
+}
+
 // The filter slice of group g, channels k0.. into shared memory in m16n8k16 B-fragment order:
 // u16 index (((ks * TB_N/8 + nt) * 32 + lane) * 2 + reg) * 2 + e holds tap k = 16 ks + 8 reg +
 // 2 (lane % 4) + e of channel 8 nt + lane / 4 (zero past the taps and past K/G).
@@ -104,23 +121,37 @@ TUNA_DEVICE void sctc_stage_w(const SctcArgs& a, tuna_i64 ws0, tuna_i64 ws1, tun
     const int ks = (i >> 7) / (kTbN / 8);
     const int n = nt * 8 + lane / 4, k = ks * 16 + reg * 8 + (lane % 4) * 2 + e;
     tuna_b16 v = 0;
-    if (k < kKdim && k0 + n < a.kg) {
-      const int r = k / (kS * kCg), s = (k / kCg) % kS, c = k % kCg;
+    int r, s, c;
+    if (sctc_tap(k, r, s, c) && k0 + n < a.kg) {
       v = a.w[(tuna_i64)(g * a.kg + k0 + n) * ws0 + (tuna_i64)c * ws1 + (tuna_i64)r * ws3 + (tuna_i64)s * ws4];
     }
     sw[i] = v;
   }
 }
 
-// Offset of tap k from a pixel's corner in the patch (halves); -1 for the padding past R*S*C/G.
+// Offsets of the taps from a pixel's corner in the patch (elements). A_PAIRS 0: koff[k] per tap,
+// -1 for padding. A_PAIRS 1: one per pair of taps (2i, 2i + 1), stored where a lane reads both of
+// its pairs of a k-step in one 8-byte load: index (ks * 4 + q) * 2 + h holds the pair of taps
+// 16 ks + 2q + 8h; padding pairs point at the corner (finite data that meets zero weights).
 TUNA_DEVICE void sctc_stage_koff(int* koff) {
-  for (int k = TUNA_TID_X; k < kKPad; k += kThreads) {
-    const int r = k / (kS * kCg), s = (k / kCg) % kS, c = k % kCg;
-    koff[k] = k < kKdim ? r * kDH * kPitch + s * kDW * kCg + c : -1;
+#if A_PAIRS
+  for (int i = TUNA_TID_X; i < kKPad / 2; i += kThreads) {
+    const int h = i % 2, q = (i / 2) % 4, ks = i / 8;
+    int r, s, c;
+    const bool tap = sctc_tap(ks * 16 + 2 * q + 8 * h, r, s, c);
+    koff[i] = tap ? r * kDH * kPitch + s * kDW * kCg + c : 0;
   }
+#else
+  for (int k = TUNA_TID_X; k < kKPad; k += kThreads) {
+    int r, s, c;
+    koff[k] = sctc_tap(k, r, s, c) ? r * kDH * kPitch + s * kDW * kCg + c : -1;
+  }
+#endif
 }
 
-// The input patch of tile (n, oh0, ow0) of group g, zero outside the image, as [row][col][c].
+// The input patch of tile (n, oh0, ow0) of group g, zero outside the image, as [row][col][c]
+// (A_PAIRS: element e as the low half of 32-bit word e and the high half of word e - 1, so word e
+// holds elements e and e + 1; the last word's high half is zero).
 TUNA_DEVICE void sctc_stage_x(const SctcArgs& a, int n, int g, int oh0, int ow0, tuna_b16* sx) {
   const int ih0 = oh0 * kSH - kPH, iw0 = ow0 * kSW - kPW;
   const tuna_b16* xb = a.x + (tuna_i64)n * a.xs0 + (tuna_i64)(g * kCg) * a.xs1;
@@ -144,9 +175,19 @@ TUNA_DEVICE void sctc_stage_x(const SctcArgs& a, int n, int g, int oh0, int ow0,
       }
     }
 #pragma unroll
-    for (int j = 0; j < kBatch; ++j)
-      if (dst[j] >= 0) sx[dst[j]] = v[j];
+    for (int j = 0; j < kBatch; ++j) {
+      if (dst[j] < 0) continue;
+#if A_PAIRS
+      sx[2 * dst[j]] = v[j];
+      if (dst[j] > 0) sx[2 * dst[j] - 1] = v[j];
+#else
+      sx[dst[j]] = v[j];
+#endif
+    }
   }
+#if A_PAIRS
+  if (TUNA_TID_X == 0) sx[2 * kPatch - 1] = 0;
+#endif
 }
 
 // Two patch halves at pixel corner p, taps o0 and o1, packed (o < 0: the zero padding taps).
@@ -172,20 +213,32 @@ TUNA_DEVICE void sctc_mainloop(const tuna_b16* sx, const unsigned* sw, const int
   const int q = lane % 4;
 #pragma unroll 1
   for (int ks = 0; ks < kKSteps; ++ks) {
+#if A_PAIRS
+    const int2 o = reinterpret_cast<const int2*>(koff)[ks * 4 + q];  // pairs from taps 2q and 2q + 8
+    const unsigned* sx2 = reinterpret_cast<const unsigned*>(sx);
+#else
     const bool masked = kKdim % 16 != 0 && ks == kKSteps - 1;
     const int2 lo = reinterpret_cast<const int2*>(koff)[ks * 8 + q];      // taps 2q, 2q + 1
     const int2 hi = reinterpret_cast<const int2*>(koff)[ks * 8 + 4 + q];  // taps 2q + 8, 2q + 9
     const int o0 = lo.x, o1 = lo.y, o8 = hi.x, o9 = hi.y;
+#endif
     uint2 b[kNSub];
 #pragma unroll
     for (int nt = 0; nt < kNSub; ++nt) b[nt] = reinterpret_cast<const uint2*>(sw)[(ks * (kTbN / 8) + wn * kNSub + nt) * 32 + lane];
 #pragma unroll
     for (int ms = 0; ms < kMSub; ++ms) {
       unsigned af[4];
+#if A_PAIRS
+      af[0] = sx2[corner[ms][0] + o.x];
+      af[1] = sx2[corner[ms][1] + o.x];
+      af[2] = sx2[corner[ms][0] + o.y];
+      af[3] = sx2[corner[ms][1] + o.y];
+#else
       af[0] = sctc_pair(sx, corner[ms][0], o0, o1, masked);
       af[1] = sctc_pair(sx, corner[ms][1], o0, o1, masked);
       af[2] = sctc_pair(sx, corner[ms][0], o8, o9, masked);
       af[3] = sctc_pair(sx, corner[ms][1], o8, o9, masked);
+#endif
 #pragma unroll
       for (int nt = 0; nt < kNSub; ++nt) sctc_mma(acc[ms][nt], af, b[nt].x, b[nt].y);
     }

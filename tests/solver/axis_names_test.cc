@@ -172,8 +172,9 @@ TEST_CASE("params written with the old axis names read back by the new names") {
        {{"TB_H", 8}, {"TB_W", 16}, {"TB_K", 32}, {"K_PER_THREAD", 8}, {"PIX", 4}, {"UNROLL_R", 0}}, "8,16,32,8,4,0"},
       {"TunaSmallCFwd", "8,16,32,8,4,1",
        {{"TB_H", 8}, {"TB_W", 16}, {"TB_K", 32}, {"K_PER_THREAD", 8}, {"PIX", 4}, {"UNROLL_R", 1}}},
-      // TB_H, TB_W, TB_N, WARP_M, WARP_N (new; the ResNet-50 stem's default)
-      {"TunaSmallCTcFwd", "8,32,64,64,32", {{"TB_H", 8}, {"TB_W", 32}, {"TB_N", 64}, {"WARP_M", 64}, {"WARP_N", 32}}},
+      // TB_H, TB_W, TB_N, WARP_M, WARP_N, A_PAIRS (new; the ResNet-50 stem's default)
+      {"TunaSmallCTcFwd", "8,32,64,64,32,1",
+       {{"TB_H", 8}, {"TB_W", 32}, {"TB_N", 64}, {"WARP_M", 64}, {"WARP_N", 32}, {"A_PAIRS", 1}}},
       // TB_M, TB_N, TB_K, WARP_M, WARP_N, STAGES (new with these names; MFMA, gfx908/gfx90a)
       {"TunaMfmaFwd", "128,128,32,64,64,2",
        {{"TB_M", 128}, {"TB_N", 128}, {"TB_K", 32}, {"WARP_M", 64}, {"WARP_N", 64}, {"STAGES", 2}}},

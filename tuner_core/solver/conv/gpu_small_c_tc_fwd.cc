@@ -24,26 +24,39 @@ constexpr int64_t kBlocksPerCu = 4;        // persistent blocks launched per mul
 // The axes by name (the one place a config is decoded).
 struct Tile {
   int64_t tb_h = 2, tb_w = 8, tb_n = 8, warp_m = 16, warp_n = 8;  // the smallest: valid when applicable
+  int64_t a_pairs = 0;
 };
 
 Tile TileOf(const SearchSpace& s, const PerfConfig& c) {
-  return {s.Value(c, "TB_H"), s.Value(c, "TB_W"), s.Value(c, "TB_N"), s.Value(c, "WARP_M"), s.Value(c, "WARP_N")};
+  return {s.Value(c, "TB_H"),   s.Value(c, "TB_W"),   s.Value(c, "TB_N"),
+          s.Value(c, "WARP_M"), s.Value(c, "WARP_N"), s.Value(c, "A_PAIRS")};
 }
 
 PerfConfig ConfigOf(const SearchSpace& s, const Tile& t) {
-  return s.Make({{"TB_H", t.tb_h}, {"TB_W", t.tb_w}, {"TB_N", t.tb_n}, {"WARP_M", t.warp_m}, {"WARP_N", t.warp_n}});
+  return s.Make({{"TB_H", t.tb_h},
+                 {"TB_W", t.tb_w},
+                 {"TB_N", t.tb_n},
+                 {"WARP_M", t.warp_m},
+                 {"WARP_N", t.warp_n},
+                 {"A_PAIRS", t.a_pairs}});
 }
 
 int64_t Pixels(const Tile& t) { return t.tb_h * t.tb_w; }
 int64_t Threads(const Tile& t) { return 32 * (Pixels(t) / t.warp_m) * (t.tb_n / t.warp_n); }
 
+// A_PAIRS 1 reads two neighbouring patch elements as one word: taps 2i and 2i + 1 of a filter row
+// must be neighbours there (no dilation between the filter columns, or an even C/G).
+bool PairsFit(const Problem& p) { return p.dilation[2] == 1 || Cg(p) % 2 == 0; }
+
 // The kernel's dynamic shared memory (small_c_tc_fwd.cu): the filter slice in fragment order, the
-// tap offsets, and the patch or the output tile, whichever is larger.
+// tap offsets (per pair with A_PAIRS), and the patch (a word per element with A_PAIRS) or the
+// output tile, whichever is larger.
 int64_t SharedBytes(const Problem& p, const Tile& t) {
-  const int64_t kpad = CeilDiv(p.fil[1] * p.fil[2] * Cg(p), 16) * 16;
-  const int64_t patch = small_c::PatchRows(p, t.tb_h) * small_c::PatchCols(p, t.tb_w) * Cg(p);
+  const int64_t run = t.a_pairs ? CeilDiv(p.fil[2] * Cg(p), 2) * 2 : p.fil[2] * Cg(p);
+  const int64_t kpad = CeilDiv(p.fil[1] * run, 16) * 16;
+  const int64_t patch = small_c::PatchRows(p, t.tb_h) * small_c::PatchCols(p, t.tb_w) * Cg(p) * (t.a_pairs ? 2 : 1);
   const int64_t stage = CeilDiv(std::max(patch, Pixels(t) * (t.tb_n + 8)), 8) * 8;
-  return kpad * t.tb_n * 2 + kpad * 4 + stage * 2;
+  return kpad * t.tb_n * 2 + kpad * 4 / (t.a_pairs ? 2 : 1) + stage * 2;
 }
 
 int64_t Tiles(const Problem& p, const Tile& t) {
@@ -87,7 +100,8 @@ SearchSpace SmallCTcFwdSolver::Space(const Target& target, const Problem& proble
                       {"TB_W", Pow2Range(8, 64)},
                       {"TB_N", Pow2Range(8, 128)},
                       {"WARP_M", Pow2Range(16, 64)},
-                      {"WARP_N", Pow2Range(8, 64)}});
+                      {"WARP_N", Pow2Range(8, 64)},
+                      {"A_PAIRS", {0, 1}}});
 }
 
 absl::Status SmallCTcFwdSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
@@ -95,6 +109,7 @@ absl::Status SmallCTcFwdSolver::IsValid(const Target& target, const Problem& p, 
   const Tile t = TileOf(Space(target, p), config);
   auto invalid = [&](std::string_view why) { return InvalidConfig(Name(), config, why); };
   if (t.warp_m > Pixels(t) || t.warp_n > t.tb_n) return invalid("warp tile above the block tile");
+  if (t.a_pairs == 1 && !PairsFit(p)) return invalid("A_PAIRS with dilated filter columns and an odd C/G");
   if (Pixels(t) < kMinPixels || Pixels(t) > kMaxPixels) return invalid("tile not 16..512 pixels");
   if (Threads(t) < kMinThreads || Threads(t) > kMaxThreads) return invalid("block not 32..512 threads");
   if (t.warp_m / 16 * (t.warp_n / 8) * 4 > kMaxAccumulators) return invalid("more than 128 accumulators per thread");
@@ -114,6 +129,7 @@ PerfConfig SmallCTcFwdSolver::DefaultConfig(const Target& target, const Problem&
   Tile t;
   t.tb_n = std::clamp<int64_t>(NextPow2(Kg(p)), 8, 64);
   t.warp_n = std::min<int64_t>(t.tb_n, 32);
+  t.a_pairs = PairsFit(p) ? 1 : 0;
   // 256-pixel tiles first (8 x 32 rows of output), 64-pixel warps; the first valid one with 128 to
   // 256 threads, else the first valid, else the smallest tile (valid for applicable problems).
   const std::pair<int64_t, int64_t> shapes[] = {{8, 32}, {4, 64}, {16, 16}, {4, 32}, {8, 16}, {2, 64},

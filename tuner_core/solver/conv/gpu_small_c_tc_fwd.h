@@ -22,6 +22,9 @@
 //   TB_N           output channels of a block (within one group)
 //   WARP_M         pixels of a warp (a multiple of 16)
 //   WARP_N         channels of a warp (a multiple of 8)
+//   A_PAIRS        1: the patch staged as 32-bit pairs of neighbouring elements, each filter row's
+//                  taps padded to even, so an A register is one 4-byte load, not two 2-byte loads
+//                  (needs undilated filter columns or an even C/G)
 // A block has (TB_H * TB_W / WARP_M) * (TB_N / WARP_N) warps, 32 to 512 threads.
 #pragma once
 
