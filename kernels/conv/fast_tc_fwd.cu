@@ -19,6 +19,7 @@
 // Arguments: x, w, y (dense NHWC / KRSC / NHWC), then the sizes as int32.
 #include "common/portability.h"
 #include "conv/async_copy.h"
+#include "conv/mma_sync_ops.h"
 
 #if !defined(TUNA_BACKEND_CUDA)
 #error "fast_tc_fwd.cu needs CUDA (mma.sync, ldmatrix, cp.async)"
@@ -46,38 +47,10 @@ static_assert(kBM * kKChunks % kThreads == 0 && kBN * kKChunks % kThreads == 0, 
 static_assert(kThreads % kKChunks == 0, "threads must cover whole rows");
 static_assert(kStages >= 2, "at least two stages");
 
-
 TUNA_DEVICE void tuna_ldmatrix_x4(unsigned (&r)[4], unsigned saddr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(saddr));
-}
-
-TUNA_DEVICE void tuna_mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-#if TUNA_DTYPE == 2
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#endif
-}
-
-// Two floats rounded to one packed pair (lo at the lower address).
-TUNA_DEVICE unsigned tuna_pack2(float lo, float hi) {
-  unsigned r;
-#if TUNA_DTYPE == 2
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-#endif
-  return r;
 }
 
 TUNA_GLOBAL void TUNA_LAUNCH_BOUNDS(kThreads)

@@ -1,8 +1,10 @@
 // sm_90a helpers shared by the Hopper tensor-core kernels (hopper_fwd.cu, hopper_tma_fwd.cu, hopper_wrw.cu, hopper_tma_wrw.cu):
-// proxy and wgmma fences, 128- and 64-byte-swizzle matrix descriptors, FP32 -> FP16/BF16 packing,
-// mbarriers and register reallocation. Include after common/portability.h; TUNA_DTYPE
+// proxy and wgmma fences, 128- and 64-byte-swizzle matrix descriptors, FP32 -> FP16/BF16 packing
+// (tuna_pack2, from mma_sync_ops.h), mbarriers and register reallocation. Include after common/portability.h; TUNA_DTYPE
 // (1 fp16, 2 bf16) picks the wgmma and pack flavour.
 #pragma once
+
+#include "conv/mma_sync_ops.h"
 
 // Geometry of one convolution, as the kernels receive it (sizes are run-time arguments).
 struct TunaConvGeom {
@@ -74,15 +76,6 @@ TUNA_DEVICE void tuna_wgmma(float (&d)[TB_N / 2], unsigned long long a, unsigned
   TUNA_WGMMA_OF(TB_N)(d, a, b, scale_d);
 }
 
-TUNA_DEVICE unsigned tuna_pack2(float lo, float hi) {
-  unsigned r;
-#if TUNA_DTYPE == 2
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-#endif
-  return r;
-}
 
 // ---- mbarriers (shared::cta, 8 bytes each) -----------------------------------------------------
 TUNA_DEVICE void tuna_mbar_init(unsigned bar, unsigned count) {

@@ -11,7 +11,8 @@
 // through a table of per-tap offsets, B fragments from the filter slice stored in fragment order
 // (one 8-byte load per lane), and the accumulators leave through shared memory as 16-byte rows.
 //
-// Persistent: grid.x blocks stride over the N x ceil(Ho/TB_H) x ceil(Wo/TB_W) pixel tiles (columns
+// Persistent: the loads of a block's next patch are in flight while it computes the current one
+// (at most 64 elements per thread in registers); grid.x blocks stride over the N x ceil(Ho/TB_H) x ceil(Wo/TB_W) pixel tiles (columns
 // fastest), grid.y = groups x ceil(K/G / TB_N) channel tiles, so each block stages its filter slice
 // once. A block has (TB_H * TB_W / WARP_M) x (TB_N / WARP_N) warps; a warp owns WARP_M pixels x
 // WARP_N channels as (WARP_M/16) x (WARP_N/8) m16n8k16 accumulators.
@@ -28,6 +29,7 @@
 // h, w of y); one image of x and of y below 2^31 elements (32-bit offsets within an image).
 // Dynamic shared memory: SmallCTcSharedBytes below (the solver computes the same).
 #include "common/portability.h"
+#include "conv/mma_sync_ops.h"
 
 #if !defined(TUNA_BACKEND_CUDA)
 #error "small_c_tc_fwd.cu needs CUDA (mma.sync)"
@@ -65,34 +67,8 @@ constexpr int kKoffBytes = kKPad * 4 / (A_PAIRS ? 2 : 1);
 static_assert(kM % kWarpM == 0 && kTbN % kWarpN == 0, "tile not divisible by the warp tile");
 static_assert(kWarpM % 16 == 0 && kWarpN % 8 == 0 && kTbN % 8 == 0, "warp tile of whole m16n8 fragments");
 static_assert(kCg >= 1 && kCg <= 8, "C/G must be 1..8");
+static_assert((kPatch + kThreads - 1) / kThreads <= 64, "at most 64 patch elements per thread in registers");
 
-// Four FP32 accumulators += A (m16 x k16, row) x B (k16 x n8, col).
-TUNA_DEVICE void sctc_mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-#if TUNA_DTYPE == 2
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#endif
-}
-
-// Two FP32 values rounded to nearest even, lo in the low half.
-TUNA_DEVICE unsigned sctc_pack(float lo, float hi) {
-  unsigned r;
-#if TUNA_DTYPE == 2
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-#endif
-  return r;
-}
 
 struct SctcArgs {
   const tuna_b16* x;
@@ -113,19 +89,31 @@ TUNA_DEVICE bool sctc_tap(int k, int& r, int& s, int& c) {
 
 // The filter slice of group g, channels k0.. into shared memory in m16n8k16 B-fragment order:
 // u16 index (((ks * TB_N/8 + nt) * 32 + lane) * 2 + reg) * 2 + e holds tap k = 16 ks + 8 reg +
-// 2 (lane % 4) + e of channel 8 nt + lane / 4 (zero past the taps and past K/G).
+// 2 (lane % 4) + e of channel 8 nt + lane / 4 (zero past the taps and past K/G). Read with the
+// taps fastest, so a channel's taps (contiguous in a KRSC filter) are one coalesced run: the
+// fragment order, read directly, cost a sector per lane and tenfold the L2 traffic.
 TUNA_DEVICE void sctc_stage_w(const SctcArgs& a, tuna_i64 ws0, tuna_i64 ws1, tuna_i64 ws3, tuna_i64 ws4, int g,
                               int k0, tuna_b16* sw) {
-  for (int i = TUNA_TID_X; i < kKPad * kTbN; i += kThreads) {
-    const int e = i & 1, reg = (i >> 1) & 1, lane = (i >> 2) & 31, nt = (i >> 7) % (kTbN / 8);
-    const int ks = (i >> 7) / (kTbN / 8);
-    const int n = nt * 8 + lane / 4, k = ks * 16 + reg * 8 + (lane % 4) * 2 + e;
-    tuna_b16 v = 0;
-    int r, s, c;
-    if (sctc_tap(k, r, s, c) && k0 + n < a.kg) {
-      v = a.w[(tuna_i64)(g * a.kg + k0 + n) * ws0 + (tuna_i64)c * ws1 + (tuna_i64)r * ws3 + (tuna_i64)s * ws4];
+  constexpr int kBatch = 8;  // loads in flight per thread before their stores
+  for (int base = 0; base < kKPad * kTbN; base += kBatch * kThreads) {
+    tuna_b16 v[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int i = base + j * kThreads + TUNA_TID_X;
+      const int k = i % kKPad, n = i / kKPad;
+      int r, s, c;
+      v[j] = 0;
+      if (i < kKPad * kTbN && sctc_tap(k, r, s, c) && k0 + n < a.kg) {
+        v[j] = a.w[(tuna_i64)(g * a.kg + k0 + n) * ws0 + (tuna_i64)c * ws1 + (tuna_i64)r * ws3 + (tuna_i64)s * ws4];
+      }
     }
-    sw[i] = v;
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const int i = base + j * kThreads + TUNA_TID_X;
+      const int k = i % kKPad, n = i / kKPad, kk = k % 16;
+      const int lane = (n % 8) * 4 + (kk % 8) / 2;
+      if (i < kKPad * kTbN) sw[((((k / 16) * (kTbN / 8) + n / 8) * 32 + lane) * 2 + kk / 8) * 2 + kk % 2] = v[j];
+    }
   }
 }
 
@@ -149,41 +137,57 @@ TUNA_DEVICE void sctc_stage_koff(int* koff) {
 #endif
 }
 
-// The input patch of tile (n, oh0, ow0) of group g, zero outside the image, as [row][col][c]
-// (A_PAIRS: element e as the low half of 32-bit word e and the high half of word e - 1, so word e
-// holds elements e and e + 1; the last word's high half is zero).
-TUNA_DEVICE void sctc_stage_x(const SctcArgs& a, int n, int g, int oh0, int ow0, tuna_b16* sx) {
-  const int ih0 = oh0 * kSH - kPH, iw0 = ow0 * kSW - kPW;
-  const tuna_b16* xb = a.x + (tuna_i64)n * a.xs0 + (tuna_i64)(g * kCg) * a.xs1;
-  constexpr int kBatch = 8;  // loads in flight per thread before their stores
-  for (int base = 0; base < kPatch; base += kBatch * kThreads) {
-    tuna_b16 v[kBatch];
-    int dst[kBatch];
-#pragma unroll
-    for (int j = 0; j < kBatch; ++j) {
-      const int i = base + j * kThreads + TUNA_TID_X;
+// A tile's image n and first output row and column (tiles: columns fastest, then rows, then images).
+struct SctcTile {
+  int n, oh0, ow0;
+};
+TUNA_DEVICE SctcTile sctc_tile(const SctcArgs& a, int t) {
+  return {t / (a.tiles_w * a.tiles_h), ((t / a.tiles_w) % a.tiles_h) * kTbH, (t % a.tiles_w) * kTbW};
+}
+
+// Patch element i (i < kPatch) of this thread's share in x's memory order: row, column, channel.
+TUNA_DEVICE void sctc_patch_pos(int i, int& row, int& col, int& c) {
 #if TUNA_NHWC
-      const int c = i % kCg, col = (i / kCg) % kInCols, row = i / kPitch;
+  c = i % kCg, col = (i / kCg) % kInCols, row = i / kPitch;
 #else
-      const int col = i % kInCols, row = (i / kInCols) % kInRows, c = i / (kInCols * kInRows);
+  col = i % kInCols, row = (i / kInCols) % kInRows, c = i / (kInCols * kInRows);
 #endif
-      const int ih = ih0 + row, iw = iw0 + col;
-      dst[j] = i < kPatch ? row * kPitch + col * kCg + c : -1;
-      v[j] = 0;
-      if (i < kPatch && (unsigned)ih < (unsigned)a.hi && (unsigned)iw < (unsigned)a.wi) {
-        v[j] = xb[c * a.xs1 + ih * a.xs3 + iw * a.xs4];
-      }
-    }
+}
+
+// The thread's share of a tile's input patch (elements j * threads + tid), loaded into registers
+// (zero outside the image), so the loads of the next tile are in flight while this one computes.
+constexpr int kPatchLoads = (kPatch + kThreads - 1) / kThreads;
+TUNA_DEVICE void sctc_load_x(const SctcArgs& a, const SctcTile& t, int g, tuna_b16 (&v)[kPatchLoads]) {
+  const int ih0 = t.oh0 * kSH - kPH, iw0 = t.ow0 * kSW - kPW;
+  const tuna_b16* xb = a.x + (tuna_i64)t.n * a.xs0 + (tuna_i64)(g * kCg) * a.xs1;
 #pragma unroll
-    for (int j = 0; j < kBatch; ++j) {
-      if (dst[j] < 0) continue;
+  for (int j = 0; j < kPatchLoads; ++j) {
+    const int i = j * kThreads + TUNA_TID_X;
+    int row, col, c;
+    sctc_patch_pos(i, row, col, c);
+    const int ih = ih0 + row, iw = iw0 + col;
+    v[j] = 0;
+    if (i < kPatch && (unsigned)ih < (unsigned)a.hi && (unsigned)iw < (unsigned)a.wi) v[j] = xb[c * a.xs1 + ih * a.xs3 + iw * a.xs4];
+  }
+}
+
+// The loaded share into the patch as [row][col][c] (A_PAIRS: element e as the low half of 32-bit
+// word e and the high half of word e - 1, so word e holds elements e and e + 1; the last word's
+// high half is zero).
+TUNA_DEVICE void sctc_store_x(const tuna_b16 (&v)[kPatchLoads], tuna_b16* sx) {
+#pragma unroll
+  for (int j = 0; j < kPatchLoads; ++j) {
+    const int i = j * kThreads + TUNA_TID_X;
+    if (i >= kPatch) continue;
+    int row, col, c;
+    sctc_patch_pos(i, row, col, c);
+    const int dst = row * kPitch + col * kCg + c;
 #if A_PAIRS
-      sx[2 * dst[j]] = v[j];
-      if (dst[j] > 0) sx[2 * dst[j] - 1] = v[j];
+    sx[2 * dst] = v[j];
+    if (dst > 0) sx[2 * dst - 1] = v[j];
 #else
-      sx[dst[j]] = v[j];
+    sx[dst] = v[j];
 #endif
-    }
   }
 #if A_PAIRS
   if (TUNA_TID_X == 0) sx[2 * kPatch - 1] = 0;
@@ -240,7 +244,7 @@ TUNA_DEVICE void sctc_mainloop(const tuna_b16* sx, const unsigned* sw, const int
       af[3] = sctc_pair(sx, corner[ms][1], o8, o9, masked);
 #endif
 #pragma unroll
-      for (int nt = 0; nt < kNSub; ++nt) sctc_mma(acc[ms][nt], af, b[nt].x, b[nt].y);
+      for (int nt = 0; nt < kNSub; ++nt) tuna_mma(acc[ms][nt], af, b[nt].x, b[nt].y);
     }
   }
 }
@@ -255,7 +259,7 @@ TUNA_DEVICE void sctc_stage_y(const float (&acc)[kMSub][kNSub][4], int wm, int w
       for (int h = 0; h < 2; ++h) {
         const int p = wm * kWarpM + ms * 16 + lane / 4 + 8 * h;
         const int n = wn * kWarpN + nt * 8 + (lane % 4) * 2;
-        sy[(p * kYPitch + n) / 2] = sctc_pack(acc[ms][nt][2 * h], acc[ms][nt][2 * h + 1]);
+        sy[(p * kYPitch + n) / 2] = tuna_pack2(acc[ms][nt][2 * h], acc[ms][nt][2 * h + 1]);
       }
 }
 
@@ -298,20 +302,23 @@ TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kThreads) void tuna_small_c_tc_fwd(
   const SctcArgs a = {x,   w,   y,         hi,        wi,        ho,        wo,        kg,       tiles_h,
                       tiles_w, xs0, ys0, (int)xs1, (int)xs3, (int)xs4, (int)ys1, (int)ys3, (int)ys4};
   const int g = TUNA_BID_Y / k_tiles, k0 = (TUNA_BID_Y % k_tiles) * kTbN;
+  tuna_b16 v[kPatchLoads];
+  if (TUNA_BID_X < tiles) sctc_load_x(a, sctc_tile(a, TUNA_BID_X), g, v);  // in flight with the filter's
   sctc_stage_w(a, ws0, ws1, ws3, ws4, g, k0, sw);
   sctc_stage_koff(koff);
   const int warp = TUNA_TID_X / 32, lane = TUNA_TID_X % 32;
   const int wm = warp % kWarpsM, wn = warp / kWarpsM;
   for (int t = TUNA_BID_X; t < tiles; t += TUNA_GDIM_X) {
-    const int ow0 = (t % tiles_w) * kTbW, oh0 = ((t / tiles_w) % tiles_h) * kTbH, n = t / (tiles_w * tiles_h);
+    const SctcTile cur = sctc_tile(a, t);
     TUNA_SYNC();  // the previous tile's output rows are stored (and the filter slice staged)
-    sctc_stage_x(a, n, g, oh0, ow0, stage);
+    sctc_store_x(v, stage);
     TUNA_SYNC();
+    if (t + TUNA_GDIM_X < tiles) sctc_load_x(a, sctc_tile(a, t + TUNA_GDIM_X), g, v);  // in flight meanwhile
     float acc[kMSub][kNSub][4];
     sctc_mainloop(stage, reinterpret_cast<const unsigned*>(sw), koff, wm, wn, lane, acc);
     TUNA_SYNC();  // every warp is done with the patch: the output tile takes its place
     sctc_stage_y(acc, wm, wn, lane, reinterpret_cast<unsigned*>(stage));
     TUNA_SYNC();
-    sctc_store_y(a, n, g, k0, oh0, ow0, stage);
+    sctc_store_y(a, cur.n, g, k0, cur.oh0, cur.ow0, stage);
   }
 }
