@@ -10,7 +10,7 @@
 //     filter, stride, dilation and padding (windows inside the padded input), tensors in any
 //     layout (strides are arguments; 16-byte stores where y is channels-last and K/G % 8 == 0),
 //     one image of x and of y below 2^31 elements, and the smallest tile within the target's
-//     shared memory.
+//     shared memory and 64 patch elements per thread (the next tile's loads wait in registers).
 //   Deterministic: each output element is written once by one thread, the reduction in a fixed
 //     order; no atomics; workspace 0; one launch.
 //   The filter geometry, C/G and the layouts are compile-time (-DTUNA_FR ... -DTUNA_CG), the other
