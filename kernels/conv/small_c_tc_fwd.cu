@@ -58,10 +58,9 @@ constexpr int kInCols = (kTbW - 1) * kSW + (kS - 1) * kDW + 1;
 constexpr int kPitch = kInCols * kCg;  // halves per patch row
 constexpr int kPatch = kInRows * kPitch;
 constexpr int kYPitch = kTbN + 8;  // halves per staged output pixel: 8 pixels x 4 lanes on distinct banks
-constexpr int kPatchHalves = kPatch * (A_PAIRS ? 2 : 1);  // A_PAIRS: a 32-bit pair per element
-constexpr int kStageHalves = ((kPatchHalves > kM * kYPitch ? kPatchHalves : kM * kYPitch) + 7) / 8 * 8;
-// Shared memory: the filter slice in fragment order, the tap offsets, then the patch, which the
-// output tile reuses once the MMAs are done.
+// Shared memory: the filter slice in fragment order, the tap offsets, then the patch (a 32-bit pair
+// per element with A_PAIRS), which the output tile (kM x kYPitch halves) reuses once the MMAs are
+// done; the solver sizes the launch's dynamic shared memory the same way.
 constexpr int kWBytes = kKPad * kTbN * 2;
 constexpr int kKoffBytes = kKPad * 4 / (A_PAIRS ? 2 : 1);
 static_assert(kM % kWarpM == 0 && kTbN % kWarpN == 0, "tile not divisible by the warp tile");
