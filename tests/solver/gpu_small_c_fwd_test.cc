@@ -33,24 +33,7 @@ const std::vector<std::pair<DataType, Layout>> kVariants = {
 
 // Problem i in two variants (problem 0, the stem, in all six) plus x NHWC / w NCHW / y NCHW and
 // x NCHW / y NHWC mixes: the problems the cpu backend and the device both run.
-std::vector<Problem> CheckedProblems() {
-  std::vector<Problem> out;
-  const std::vector<Problem> edge = testing::ThinInputProblems();
-  for (size_t i = 0; i < edge.size(); ++i) {
-    for (size_t v = 0; v < kVariants.size(); ++v) {
-      if (i == 0 || v == i % kVariants.size() || v == (i + 3) % kVariants.size()) {
-        out.push_back(testing::With(edge[i], Direction::kForward, kVariants[v].first, kVariants[v].second));
-      }
-    }
-  }
-  Problem mixed = edge[8];
-  mixed.fil_layout = mixed.out_layout = Layout::kNCHW;
-  out.push_back(mixed);
-  mixed = edge[2];
-  mixed.in_layout = mixed.fil_layout = Layout::kNCHW;
-  out.push_back(mixed);
-  return out;
-}
+std::vector<Problem> CheckedProblems() { return testing::ThinInputChecks(kVariants, 3); }
 
 Target Sm90() {
   absl::StatusOr<Target> t = solver::TargetForArch("sm_90");

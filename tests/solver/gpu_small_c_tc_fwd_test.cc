@@ -34,24 +34,7 @@ Problem ResNetStem(int64_t n) { return NhwcForward(n, 3, 64, 224, 224, 7, 7, 3, 
 Problem InceptionStem(int64_t n) { return NhwcForward(n, 3, 32, 299, 299, 3, 3, 0, 0, 2, 1, 1); }
 
 // Each thin-input problem in two of the variants (the first in all four), plus mixed layouts.
-std::vector<Problem> CheckedProblems() {
-  std::vector<Problem> out;
-  const std::vector<Problem> edge = testing::ThinInputProblems();
-  for (size_t i = 0; i < edge.size(); ++i) {
-    for (size_t v = 0; v < kVariants.size(); ++v) {
-      if (i == 0 || v == i % kVariants.size() || v == (i + 1) % kVariants.size()) {
-        out.push_back(testing::With(edge[i], Direction::kForward, kVariants[v].first, kVariants[v].second));
-      }
-    }
-  }
-  Problem mixed = edge[8];
-  mixed.fil_layout = mixed.out_layout = Layout::kNCHW;
-  out.push_back(mixed);
-  mixed = edge[2];
-  mixed.in_layout = mixed.fil_layout = Layout::kNCHW;
-  out.push_back(mixed);
-  return out;
-}
+std::vector<Problem> CheckedProblems() { return testing::ThinInputChecks(kVariants, 1); }
 
 Target Arch(const std::string& arch) {
   absl::StatusOr<Target> t = solver::TargetForArch(arch);

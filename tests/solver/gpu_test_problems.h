@@ -7,6 +7,7 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tuner_core/problem/driver_line.h"
@@ -82,6 +83,28 @@ inline std::vector<Problem> ThinInputProblems() {
       NhwcForward(1, 3, 8, 16, 16, 3, 3, 1, 1, 3, 2, 1),    // stride 3 with dilation 2
       NhwcForward(2, 3, 5, 3, 3, 3, 3, 0, 0, 1, 1, 1),      // a 1x1 output
   };
+}
+
+// ThinInputProblems() re-typed and re-laid-out for a device or cpu-backend check: problem i in
+// variants i % n and (i + second) % n of `variants` (problem 0, the stem, in all of them), then
+// two mixed-layout problems (x NHWC / w, y NCHW; x, w NCHW / y NHWC).
+inline std::vector<Problem> ThinInputChecks(const std::vector<std::pair<DataType, Layout>>& variants, size_t second) {
+  std::vector<Problem> out;
+  const std::vector<Problem> edge = ThinInputProblems();
+  for (size_t i = 0; i < edge.size(); ++i) {
+    for (size_t v = 0; v < variants.size(); ++v) {
+      if (i == 0 || v == i % variants.size() || v == (i + second) % variants.size()) {
+        out.push_back(With(edge[i], Direction::kForward, variants[v].first, variants[v].second));
+      }
+    }
+  }
+  Problem mixed = edge[8];
+  mixed.fil_layout = mixed.out_layout = Layout::kNCHW;
+  out.push_back(mixed);
+  mixed = edge[2];
+  mixed.in_layout = mixed.fil_layout = Layout::kNCHW;
+  out.push_back(mixed);
+  return out;
 }
 
 // Forward problems of the ResNet-50 file (cwd = runfiles root under bazel test); empty when the
