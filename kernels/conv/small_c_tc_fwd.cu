@@ -11,23 +11,25 @@
 // through a table of per-tap offsets, B fragments from the filter slice stored in fragment order
 // (one 8-byte load per lane), and the accumulators leave through shared memory as 16-byte rows.
 //
-// Persistent: the loads of a block's next patch are in flight while it computes the current one
-// (at most 64 elements per thread in registers); grid.x blocks stride over the N x ceil(Ho/TB_H) x ceil(Wo/TB_W) pixel tiles (columns
-// fastest), grid.y = groups x ceil(K/G / TB_N) channel tiles, so each block stages its filter slice
-// once. A block has (TB_H * TB_W / WARP_M) x (TB_N / WARP_N) warps; a warp owns WARP_M pixels x
-// WARP_N channels as (WARP_M/16) x (WARP_N/8) m16n8k16 accumulators.
+// Persistent: grid.x blocks stride over the N x ceil(Ho/TB_H) x ceil(Wo/TB_W) pixel tiles
+// (columns fastest), grid.y = groups x ceil(K/G / TB_N) channel tiles, so each block stages its
+// filter slice once; the loads of a block's next patch are in flight while it computes the current
+// one (at most 64 elements per thread in registers). A block has (TB_H * TB_W / WARP_M) x
+// (TB_N / WARP_N) warps; a warp owns WARP_M pixels x WARP_N channels as (WARP_M/16) x (WARP_N/8)
+// m16n8k16 accumulators.
 //
 // Options: axes TB_H, TB_W, TB_N, WARP_M, WARP_N, A_PAIRS (1: the patch staged as 32-bit pairs of
 // neighbouring elements and each filter row's taps padded to even, so an A register is one 4-byte
-// load instead of two 2-byte loads; needs DW = 1 or C/G even); derived TUNA_DTYPE (1 fp16, 2 bf16), TUNA_CG
-// (C/G), TUNA_FR, TUNA_FS, TUNA_SH, TUNA_SW, TUNA_DH, TUNA_DW, TUNA_PH, TUNA_PW, TUNA_NHWC (x
+// load instead of two 2-byte loads; needs DW = 1 or C/G even); derived TUNA_DTYPE (1 fp16, 2 bf16),
+// TUNA_CG (C/G), TUNA_FR, TUNA_FS, TUNA_SH, TUNA_SW, TUNA_DH, TUNA_DW, TUNA_PH, TUNA_PW, TUNA_NHWC (x
 // channels-last: the staging order), TUNA_Y_NHWC (y channels-last: the store order) and TUNA_YVEC
 // (y channels-last, K/G % 8 == 0 and aligned: 16-byte stores).
 //
 // Entry tuna_small_c_tc_fwd(x, w, y, hi, wi, ho, wo, kg, k_tiles, tiles, xs0, xs1, xs3, xs4, ws0,
 // ws1, ws3, ws4, ys0, ys1, ys3, ys4): strides in elements (n, c, h, w of x; k, c, r, s of w; n, k,
 // h, w of y); one image of x and of y below 2^31 elements (32-bit offsets within an image).
-// Dynamic shared memory: SmallCTcSharedBytes below (the solver computes the same).
+// Dynamic shared memory: the layout below (kWBytes, kKoffBytes, then the stage); the solver's
+// SharedBytes computes the same.
 #include "common/portability.h"
 #include "conv/mma_sync_ops.h"
 
