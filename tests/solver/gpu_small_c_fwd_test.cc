@@ -149,13 +149,7 @@ TEST_CASE("small C forward matches the CPU reference on the CUDA device", "[gpu]
   testing::DeviceTally tally;
   std::vector<Problem> problems = CheckedProblems();
   problems.push_back(testing::NhwcForward(2, 3, 32, 299, 299, 3, 3, 0, 0, 2, 1, 1));  // the stem at batch 2
-  for (const Problem& p : problems) {
-    INFO(p.Canonical());
-    REQUIRE(s.IsApplicable(target, p).ok());
-    const std::vector<PerfConfig> configs = testing::DeviceCheckConfigs(s, target, p, rng, 3, -1);
-    tally.failures += checker.CheckAll(s, p, configs);
-    tally.runs += static_cast<int>(configs.size());
-  }
+  testing::CheckOnDevice(checker, s, target, problems, rng, -1, tally, 3);
   std::printf("%d runs, %d failures\n", tally.runs, tally.failures);
   CHECK(tally.runs >= 140);
   CHECK(tally.failures == 0);

@@ -144,13 +144,7 @@ TEST_CASE("small C tensor-core forward matches the CPU reference on the CUDA dev
   problems.push_back(InceptionStem(2));
   problems.push_back(ResNetStem(2));
   problems.push_back(testing::With(ResNetStem(2), Direction::kForward, DataType::kBf16, Layout::kNHWC));
-  for (const Problem& p : problems) {
-    INFO(p.Canonical());
-    REQUIRE(s.IsApplicable(target, p).ok());
-    const std::vector<PerfConfig> configs = testing::DeviceCheckConfigs(s, target, p, rng, 3, -1);
-    tally.failures += checker.CheckAll(s, p, configs);
-    tally.runs += static_cast<int>(configs.size());
-  }
+  testing::CheckOnDevice(checker, s, target, problems, rng, -1, tally, 3);
   std::printf("%d runs, %d failures\n", tally.runs, tally.failures);
   CHECK(tally.runs >= 140);
   CHECK(tally.failures == 0);

@@ -259,15 +259,15 @@ struct DeviceTally {
   int runs = 0, failures = 0;
 };
 
-// Runs DeviceCheckConfigs(s, t, p, rng, 2, split_axis) of each problem (REQUIRE-ing that `s`
-// applies) through `checker`, adding to `tally`.
+// Runs DeviceCheckConfigs(s, t, p, rng, random, split_axis) of each problem (REQUIRE-ing that
+// `s` applies) through `checker`, adding to `tally`.
 inline void CheckOnDevice(ConvChecker& checker, const solver::Solver& s, const solver::Target& t,
                           const std::vector<Problem>& problems, std::mt19937_64& rng, int split_axis,
-                          DeviceTally& tally) {
+                          DeviceTally& tally, int random = 2) {
   for (const Problem& p : problems) {
     INFO(p.Canonical());
     REQUIRE(s.IsApplicable(t, p).ok());
-    const std::vector<solver::PerfConfig> configs = DeviceCheckConfigs(s, t, p, rng, 2, split_axis);
+    const std::vector<solver::PerfConfig> configs = DeviceCheckConfigs(s, t, p, rng, random, split_axis);
     tally.failures += checker.CheckAll(s, p, configs);
     tally.runs += static_cast<int>(configs.size());
   }
