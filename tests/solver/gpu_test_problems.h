@@ -82,6 +82,8 @@ inline std::vector<Problem> ThinInputProblems() {
       NhwcForward(2, 8, 10, 6, 7, 1, 1, 0, 0, 1, 1, 1),     // 1x1
       NhwcForward(1, 3, 8, 16, 16, 3, 3, 1, 1, 3, 2, 1),    // stride 3 with dilation 2
       NhwcForward(2, 3, 5, 3, 3, 3, 3, 0, 0, 1, 1, 1),      // a 1x1 output
+      NhwcForward(2, 3, 160, 15, 13, 3, 3, 1, 1, 1, 1, 1),  // K = 160: several channel tiles
+      NhwcForward(1, 8, 256, 9, 9, 3, 3, 1, 1, 2, 1, 2),    // groups 2 with K/G = 128
   };
 }
 
