@@ -1,7 +1,7 @@
 // sm_90a helpers shared by the Hopper tensor-core kernels (hopper_fwd.cu, hopper_tma_fwd.cu, hopper_wrw.cu, hopper_tma_wrw.cu):
 // proxy and wgmma fences, 128- and 64-byte-swizzle matrix descriptors, FP32 -> FP16/BF16 packing
-// (tuna_pack2, from mma_sync_ops.h), mbarriers and register reallocation. Include after common/portability.h; TUNA_DTYPE
-// (1 fp16, 2 bf16) picks the wgmma and pack flavour.
+// (tuna_pack2, from mma_sync_ops.h), mbarriers and register reallocation. Include after
+// common/portability.h; TUNA_DTYPE (1 fp16, 2 bf16) picks the wgmma and pack flavour.
 #pragma once
 
 #include "conv/mma_sync_ops.h"
@@ -75,7 +75,6 @@ TUNA_DEVICE unsigned long long tuna_desc_mn_sw128(unsigned saddr, unsigned slab_
 TUNA_DEVICE void tuna_wgmma(float (&d)[TB_N / 2], unsigned long long a, unsigned long long b, int scale_d = 1) {
   TUNA_WGMMA_OF(TB_N)(d, a, b, scale_d);
 }
-
 
 // ---- mbarriers (shared::cta, 8 bytes each) -----------------------------------------------------
 TUNA_DEVICE void tuna_mbar_init(unsigned bar, unsigned count) {

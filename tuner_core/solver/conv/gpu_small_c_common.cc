@@ -14,6 +14,11 @@ int64_t NextPow2(int64_t v) {
 int64_t PatchRows(const Problem& p, int64_t tb_h) { return (tb_h - 1) * p.stride[1] + (p.fil[1] - 1) * p.dilation[1] + 1; }
 int64_t PatchCols(const Problem& p, int64_t tb_w) { return (tb_w - 1) * p.stride[2] + (p.fil[2] - 1) * p.dilation[2] + 1; }
 
+int64_t PixelTiles(const Problem& p, int64_t tb_h, int64_t tb_w) {
+  const Dhw o = p.Out();
+  return p.n * gpu::CeilDiv(o[1], tb_h) * gpu::CeilDiv(o[2], tb_w);
+}
+
 bool VectorStores(const Problem& p, int64_t width) {
   const TensorDesc y = p.YDesc();
   return gpu::IsChannelsLast(p.out_layout) && y.strides[1] == 1 && Kg(p) % width == 0 && y.strides[0] % width == 0 &&

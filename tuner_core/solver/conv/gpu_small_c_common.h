@@ -20,6 +20,9 @@ int64_t NextPow2(int64_t v);
 int64_t PatchRows(const Problem& p, int64_t tb_h);
 int64_t PatchCols(const Problem& p, int64_t tb_w);
 
+// Output tiles of tb_h x tb_w pixels over the N images (a kernel's pixel tiles, columns fastest).
+int64_t PixelTiles(const Problem& p, int64_t tb_h, int64_t tb_w);
+
 // y channels-last with every pixel's run of `width` channels aligned to `width` elements (vector
 // stores of `width` channels).
 bool VectorStores(const Problem& p, int64_t width);

@@ -42,10 +42,7 @@ int64_t SharedBytes(const Problem& p, const Tile& t) {
               p.fil[1] * p.fil[2] * Cg(p) * t.tb_k);
 }
 
-int64_t GridX(const Problem& p, const Tile& t) {
-  const Dhw o = p.Out();
-  return p.n * CeilDiv(o[1], t.tb_h) * CeilDiv(o[2], t.tb_w);
-}
+int64_t GridX(const Problem& p, const Tile& t) { return small_c::PixelTiles(p, t.tb_h, t.tb_w); }
 int64_t KTiles(const Problem& p, const Tile& t) { return CeilDiv(Kg(p), t.tb_k); }
 
 }  // namespace

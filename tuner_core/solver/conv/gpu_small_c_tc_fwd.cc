@@ -80,12 +80,8 @@ int64_t PatchLoads(const Problem& p, const Tile& t) {
   return CeilDiv(small_c::PatchRows(p, t.tb_h) * small_c::PatchCols(p, t.tb_w) * Cg(p), Threads(t));
 }
 
-int64_t Tiles(const Problem& p, const Tile& t) {
-  const Dhw o = p.Out();
-  return p.n * CeilDiv(o[1], t.tb_h) * CeilDiv(o[2], t.tb_w);
-}
+int64_t Tiles(const Problem& p, const Tile& t) { return small_c::PixelTiles(p, t.tb_h, t.tb_w); }
 int64_t KTiles(const Problem& p, const Tile& t) { return CeilDiv(Kg(p), t.tb_n); }
-
 
 // The largest element offset within one image of `d` (n's stride aside).
 int64_t ImageSpan(const TensorDesc& d) {
