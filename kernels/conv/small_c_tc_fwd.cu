@@ -22,7 +22,8 @@
 // neighbouring elements and each filter row's taps padded to even, so an A register is one 4-byte
 // load instead of two 2-byte loads; needs DW = 1 or C/G even); derived TUNA_DTYPE (1 fp16, 2 bf16),
 // TUNA_CG (C/G), TUNA_FR, TUNA_FS, TUNA_SH, TUNA_SW, TUNA_DH, TUNA_DW, TUNA_PH, TUNA_PW, TUNA_NHWC (x
-// channels-last: the staging order), TUNA_Y_NHWC (y channels-last: the store order) and TUNA_YVEC
+// channels-last: the staging order), TUNA_XROWS (x's patch rows contiguous: staged by rows),
+// TUNA_Y_NHWC (y channels-last: the store order) and TUNA_YVEC
 // (y channels-last, K/G % 8 == 0 and aligned: 16-byte stores).
 //
 // Entry tuna_small_c_tc_fwd(x, w, y, hi, wi, ho, wo, kg, k_tiles, tiles, xs0, xs1, xs3, xs4, ws0,
@@ -68,7 +69,6 @@ constexpr int kKoffBytes = kKPad * 4 / (A_PAIRS ? 2 : 1);
 static_assert(kM % kWarpM == 0 && kTbN % kWarpN == 0, "tile not divisible by the warp tile");
 static_assert(kWarpM % 16 == 0 && kWarpN % 8 == 0 && kTbN % 8 == 0, "warp tile of whole m16n8 fragments");
 static_assert(kCg >= 1 && kCg <= 8, "C/G must be 1..8");
-static_assert((kPatch + kThreads - 1) / kThreads <= 64, "at most 64 patch elements per thread in registers");
 
 
 struct SctcArgs {
@@ -147,6 +147,44 @@ TUNA_DEVICE SctcTile sctc_tile(const SctcArgs& a, int t) {
   return {t / (a.tiles_w * a.tiles_h), ((t / a.tiles_w) % a.tiles_h) * kTbH, (t % a.tiles_w) * kTbW};
 }
 
+#ifndef TUNA_XROWS
+#define TUNA_XROWS 0
+#endif
+#if TUNA_XROWS
+// x's patch rows are contiguous in memory (channels-last, the channel stride 1 and the column
+// stride C/G: one group): warp w loads rows w, w + warps, ..., its lanes consecutive elements of a
+// row, so an element costs a range check and a load, not a three-way index decode.
+constexpr int kWarps = kThreads / 32;
+constexpr int kRowsPerWarp = (kInRows + kWarps - 1) / kWarps;
+constexpr int kRowLoads = (kPitch + 31) / 32;
+constexpr int kPatchLoads = kRowsPerWarp * kRowLoads;
+
+TUNA_DEVICE void sctc_load_x(const SctcArgs& a, const SctcTile& t, int g, tuna_b16 (&v)[kPatchLoads]) {
+  const int ih0 = t.oh0 * kSH - kPH, iw0 = t.ow0 * kSW - kPW;
+  const int warp = TUNA_TID_X / 32, lane = TUNA_TID_X % 32;
+  // The row elements inside the image: columns [lo, hi) of the patch, as element offsets.
+  const int lo = (iw0 < 0 ? -iw0 : 0) * kCg, hi = (a.wi - iw0 < kInCols ? a.wi - iw0 : kInCols) * kCg;
+  const tuna_b16* xb = a.x + (tuna_i64)t.n * a.xs0 + (tuna_i64)(g * kCg) * a.xs1 + (tuna_i64)iw0 * kCg;
+#pragma unroll
+  for (int rr = 0; rr < kRowsPerWarp; ++rr) {
+    const int row = warp + rr * kWarps, ih = ih0 + row;
+    const bool row_in = row < kInRows && (unsigned)ih < (unsigned)a.hi;
+#pragma unroll
+    for (int j = 0; j < kRowLoads; ++j) {
+      const int e = lane + 32 * j;
+      v[rr * kRowLoads + j] = 0;
+      if (row_in && e >= lo && e < hi) v[rr * kRowLoads + j] = xb[(tuna_i64)ih * a.xs3 + e];
+    }
+  }
+}
+
+// Patch element (row, e) of load (rr, j) of this thread: the destination, or -1 past the patch.
+TUNA_DEVICE int sctc_patch_dst(int rr, int j) {
+  const int row = TUNA_TID_X / 32 + rr * kWarps, e = TUNA_TID_X % 32 + 32 * j;
+  return row < kInRows && e < kPitch ? row * kPitch + e : -1;
+}
+#define TUNA_SCTC_DST(j) sctc_patch_dst((j) / kRowLoads, (j) % kRowLoads)
+#else
 // Patch element i (i < kPatch) of this thread's share in x's memory order: row, column, channel.
 TUNA_DEVICE void sctc_patch_pos(int i, int& row, int& col, int& c) {
 #if TUNA_NHWC
@@ -173,17 +211,26 @@ TUNA_DEVICE void sctc_load_x(const SctcArgs& a, const SctcTile& t, int g, tuna_b
   }
 }
 
+// Patch element j * threads + tid: its destination, or -1 past the patch.
+TUNA_DEVICE int sctc_patch_dst_of(int i) {
+  if (i >= kPatch) return -1;
+  int row, col, c;
+  sctc_patch_pos(i, row, col, c);
+  return row * kPitch + col * kCg + c;
+}
+#define TUNA_SCTC_DST(j) sctc_patch_dst_of((j) * kThreads + TUNA_TID_X)
+#endif
+
+static_assert(kPatchLoads <= 64, "at most 64 patch elements per thread in registers");
+
 // The loaded share into the patch as [row][col][c] (A_PAIRS: element e as the low half of 32-bit
 // word e and the high half of word e - 1, so word e holds elements e and e + 1; the last word's
 // high half is zero).
 TUNA_DEVICE void sctc_store_x(const tuna_b16 (&v)[kPatchLoads], tuna_b16* sx) {
 #pragma unroll
   for (int j = 0; j < kPatchLoads; ++j) {
-    const int i = j * kThreads + TUNA_TID_X;
-    if (i >= kPatch) continue;
-    int row, col, c;
-    sctc_patch_pos(i, row, col, c);
-    const int dst = row * kPitch + col * kCg + c;
+    const int dst = TUNA_SCTC_DST(j);
+    if (dst < 0) continue;
 #if A_PAIRS
     sx[2 * dst] = v[j];
     if (dst > 0) sx[2 * dst - 1] = v[j];

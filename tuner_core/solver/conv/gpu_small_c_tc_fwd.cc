@@ -76,8 +76,19 @@ int64_t SharedBytes(const Problem& p, const Tile& t) {
   return kpad * t.tb_n * 2 + kpad * 4 / (t.a_pairs ? 2 : 1) + stage * 2;
 }
 
+// x's patch rows contiguous in memory (channels-last, channel stride 1, column stride C/G): the
+// kernel stages them row by row (-DTUNA_XROWS=1).
+bool XRows(const Problem& p) {
+  const TensorDesc x = p.XDesc();
+  return gpu::IsChannelsLast(p.in_layout) && x.strides[1] == 1 && x.strides[4] == Cg(p);
+}
+
+// Patch elements a thread holds in registers: rows spread over the warps, each row over the
+// lanes (XRows), else the patch spread over the threads.
 int64_t PatchLoads(const Problem& p, const Tile& t) {
-  return CeilDiv(small_c::PatchRows(p, t.tb_h) * small_c::PatchCols(p, t.tb_w) * Cg(p), Threads(t));
+  const int64_t rows = small_c::PatchRows(p, t.tb_h), pitch = small_c::PatchCols(p, t.tb_w) * Cg(p);
+  if (XRows(p)) return CeilDiv(rows, Threads(t) / 32) * CeilDiv(pitch, 32);
+  return CeilDiv(rows * pitch, Threads(t));
 }
 
 int64_t Tiles(const Problem& p, const Tile& t) { return small_c::PixelTiles(p, t.tb_h, t.tb_w); }
@@ -186,6 +197,7 @@ absl::StatusOr<Solution> SmallCTcFwdSolver::GetSolution(const Target& target, co
   build.source = "conv/small_c_tc_fwd.cu";
   build.options = space.Defines(config);
   for (std::string& o : small_c::GeometryOptions(p, small_c::VectorStores(p, 8))) build.options.push_back(std::move(o));
+  build.options.push_back(absl::StrCat("-DTUNA_XROWS=", XRows(p) ? 1 : 0));
   build.entries = {"tuna_small_c_tc_fwd"};
   const int64_t tiles = Tiles(p, t), grid_y = p.groups * KTiles(p, t);
   Launch l;
