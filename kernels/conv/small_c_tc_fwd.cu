@@ -264,7 +264,7 @@ TUNA_DEVICE void sctc_mainloop(const tuna_b16* sx, const unsigned* sw, const int
       for (int nt = 0; nt < kNSub; ++nt) acc[ms][nt][2 * h] = acc[ms][nt][2 * h + 1] = 0.f;
     }
   const int q = lane % 4;
-#pragma unroll 1
+#pragma unroll 2  // the next k-step's offset, B and A loads overlap this one's MMAs
   for (int ks = 0; ks < kKSteps; ++ks) {
 #if A_PAIRS
     const int2 o = reinterpret_cast<const int2*>(koff)[ks * 4 + q];  // pairs from taps 2q and 2q + 8
