@@ -96,7 +96,7 @@ TUNA_DEVICE bool sctc_tap(int k, int& r, int& s, int& c) {
 // block stages its slice only once.
 TUNA_DEVICE void sctc_stage_w(const SctcArgs& a, tuna_i64 ws0, tuna_i64 ws1, tuna_i64 ws3, tuna_i64 ws4, int g,
                               int k0, tuna_b16* sw) {
-  constexpr int kBatch = 8;  // loads in flight per thread before their stores
+  constexpr int kBatch = 16;  // loads in flight per thread before their stores
   for (int base = 0; base < kKPad * kTbN; base += kBatch * kThreads) {
     tuna_b16 v[kBatch];
 #pragma unroll
