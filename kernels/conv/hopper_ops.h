@@ -124,6 +124,12 @@ TUNA_DEVICE unsigned tuna_cluster_rank() {
 TUNA_DEVICE void tuna_mbar_arrive_cluster(unsigned cluster_bar) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
 }
+// A 16-byte store into the shared memory of a block of the cluster (an address from tuna_map_rank).
+TUNA_DEVICE void tuna_st_cluster_v4(unsigned cluster_addr, float a, float b, float c, float d) {
+  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(cluster_addr), "f"(a), "f"(b), "f"(c),
+               "f"(d)
+               : "memory");
+}
 // tuna_mbar_wait for arrivals that come from other blocks of the cluster.
 TUNA_DEVICE void tuna_mbar_wait_cluster(unsigned bar, unsigned parity) {
   asm volatile(

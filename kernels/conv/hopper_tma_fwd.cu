@@ -22,6 +22,14 @@
 //     coalesced stores, while the producer already fills the ring for the next tile.
 // No block-wide barrier after the start; no workspace; each output element is written once by
 // one thread, so results are deterministic.
+// Split-K (SPLIT_K 2): the two blocks of a thread-block cluster take the same tiles (cluster c:
+// tiles c, c + clusters, ...), block `rank` the k-tiles [k_tiles * rank / 2, k_tiles * (rank + 1)
+// / 2) of each. After its wgmmas each consumer thread stores the accumulators of the peer's half
+// of the columns into the peer's receive slot (distributed shared memory, 16-byte stores in
+// fragment order) and arrives on the peer's `recv_full` mbarrier; it then waits on its own,
+// adds the peer's partials to its half (one fixed order: deterministic), arrives on the peer's
+// `recv_free` and writes its half of the columns. For late layers with few pixels, whose
+// unsplit tiles leave SMs idle.
 //
 // Needs C/G % 8 == 0 (a k-tile is TB_K channels of one filter tap; a tap's last chunk may be
 // partial: the copy engine fills zeros past C/G in w's box); other shapes go to hopper_fwd.cu.
@@ -34,6 +42,7 @@
 //          2 bf16), PHASED (0: one output phase whose y pixel is the GEMM row — forward, stride-1
 //          backward data — with no phase table lookups; 1: up to four sub-pixel phases), VEC_OUT
 //          (1: K and K/G are multiples of 8, the epilogue stores whole 16-byte chunks only).
+//          SPLIT_K (1; 2: see above; not with PINGPONG; the launch groups blocks in clusters of 2),
 //          FIX_SIZES (0; 1 with PHASED 0 and TUNA_FIX_{N,CG,K,HY,WY,R,S,G,KG} and TUNA_FIX_PHASE, the
 //          28 words of the one phase): the sizes as constants instead of the arguments, a build
 //          for one problem (the tuner's finishing step keeps it where it is faster; kernels_bench
@@ -41,9 +50,11 @@
 //          instruction decodes a tile: the phase table carries the divisors' magic numbers.
 // Arguments: the two tensor maps (see tuna_hopper_tma_fwd), the phase table, y, then the sizes as
 // int32: N, C/G, K, Hy, Wy, R, S, G, K/G.
-// Launch: gridDim.x = min(tiles, multiprocessors), blockDim.x = 128 * (WG_M + PINGPONG + 1); dynamic shared
-// memory = 1024 (alignment) + STAGES * (TB_M + TB_N) * TB_K * 2 (ring) + (WG_M + PINGPONG) * 4 * 16 *
-// (min(TB_N, 64) + 8) * 2 (epilogue slabs) + 16 * STAGES (mbarriers).
+// Launch: gridDim.x = SPLIT_K * min(tiles, multiprocessors / SPLIT_K), blockDim.x = 128 * (WG_M +
+// PINGPONG + 1); dynamic shared memory = 1024 (alignment) + STAGES * (TB_M + TB_N) * TB_K * 2 (ring)
+// + (WG_M + PINGPONG) * 4 * 16 * (min(TB_N / SPLIT_K, 64) + 8) * 2 (epilogue slabs) + (SPLIT_K - 1)
+// * TB_M * TB_N / SPLIT_K * 4 + 16 (split-K receive slot and its mbarriers, SPLIT_K 2 only) + 16 *
+// STAGES (mbarriers).
 #include "common/portability.h"
 #include "conv/async_copy.h"  // tuna_smem_u32
 #include "conv/fast_div.h"
@@ -70,6 +81,9 @@
 #ifndef TB_K
 #define TB_K 64
 #endif
+#ifndef SPLIT_K
+#define SPLIT_K 1
+#endif
 #define TUNA_TWO_CONSUMERS (WG_M == 2 || PINGPONG)
 
 
@@ -83,11 +97,16 @@ constexpr int kThreads = 128 * (kConsumers + 1);
 constexpr int kWgRows = kTbM / kWgM;
 constexpr int kMRep = kWgRows / 64;
 constexpr int kAcc = kTbN / 2;  // FP32 accumulators per thread of one m64 wgmma
+constexpr int kSplitK = SPLIT_K;
+constexpr int kBandCols = kTbN / kSplitK;  // the columns of a tile each block of a cluster writes
+constexpr int kBandJ = kBandCols / 8;      // their 8-column accumulator groups
+constexpr int kRecvSlotBytes = kTbM * kBandCols * 4;  // one peer's FP32 partials of a band
+constexpr int kRecvBytes = kSplitK > 1 ? (kSplitK - 1) * kRecvSlotBytes : 0;
 constexpr int kRowBytes = kTbK * 2;
 constexpr int kStageA = kTbM * kRowBytes;
 constexpr int kStageBytes = kStageA + kTbN * kRowBytes;
 constexpr int kRingBytes = kStages * kStageBytes;
-constexpr int kEpiCols = kTbN < 64 ? kTbN : 64;  // columns a warp stages at a time
+constexpr int kEpiCols = kBandCols < 64 ? kBandCols : 64;  // columns a warp stages at a time
 constexpr int kEpiPitch = kEpiCols + 8;  // halves per staged row: conflict-free pair writes
 constexpr int kEpiChunks = kEpiCols / 8;           // 16-byte chunks per staged row: 8 or 4
 constexpr int kEpiRowsPerPass = 32 / kEpiChunks;  // rows the warp's lanes store at once: 4 or 8
@@ -105,11 +124,15 @@ static_assert(kTbN == 32 || kTbN == 64 || kTbN == 128 || kTbN == 256, "wgmma N")
 static_assert(kTbK == 32 || kTbK == 64, "a k-tile is one 64- or 128-byte swizzle row");
 static_assert(kTbN % kEpiCols == 0, "epilogue slabs");
 static_assert(kStages >= 3, "one slot in the tensor cores, one released late, one filling");
+static_assert(kSplitK == 1 || kSplitK == 2, "split-K over a cluster of 1 or 2 blocks");
+static_assert(kSplitK == 1 || !PINGPONG, "split-K takes whole tiles in both blocks of a cluster");
+static_assert(kBandCols >= 16, "each block writes 16 or more columns of a tile");
 
 
-// Shared-memory map of a block: the ring, the consumers' epilogue slabs, the mbarriers.
+// Shared-memory map of a block: the ring, the consumers' epilogue slabs, the split-K receive slot,
+// the mbarriers.
 struct TunaWsSmem {
-  unsigned ring, epi, full, empty;
+  unsigned ring, epi, recv, full, empty, recv_full, recv_free;
   unsigned char* raw;
   unsigned raw_addr;
 };
@@ -119,8 +142,11 @@ TUNA_DEVICE TunaWsSmem tuna_ws_smem(unsigned char* smem_raw) {
   m.raw_addr = tuna_smem_u32(smem_raw);
   m.ring = m.raw_addr + ((1024 - (m.raw_addr & 1023)) & 1023);  // the 128-byte swizzle repeats every 1024 B (64: 512)
   m.epi = m.ring + kRingBytes;
-  m.full = m.epi + kEpiBytes;
+  m.recv = m.epi + kEpiBytes;
+  m.full = m.recv + kRecvBytes;
   m.empty = m.full + kStages * 8;
+  m.recv_full = m.empty + kStages * 8;  // split-K only
+  m.recv_free = m.recv_full + 8;
   return m;
 }
 
@@ -227,10 +253,80 @@ TUNA_DEVICE void tuna_ws_init_barriers(const TunaWsSmem& sm, unsigned full_count
       tuna_mbar_init(sm.full + 8 * s, full_count);
       tuna_mbar_init(sm.empty + 8 * s, 128 * kWgM);  // every thread of the warpgroups reading a slot, once per use
     }
+#if SPLIT_K > 1
+    // Every consumer thread of each peer, once per tile: after its stores (full), after its reads (free).
+    tuna_mbar_init(sm.recv_full, (kSplitK - 1) * 128 * kWgM);
+    tuna_mbar_init(sm.recv_free, (kSplitK - 1) * 128 * kWgM);
+#endif
     tuna_fence_mbar_init();
   }
+#if SPLIT_K > 1
+  tuna_cluster_sync();  // the peers' mbarriers are initialised before any remote arrival
+#else
   TUNA_SYNC();
+#endif
 }
+
+// This block's share of the schedule: cluster `first` of `step` clusters takes tiles first, first +
+// step, ...; block `rank` of the cluster the k-tiles [KBegin, KEnd) of each.
+struct TunaSched {
+  int first, step, rank;
+  TUNA_DEVICE int KBegin(int k_tiles) const { return kSplitK > 1 ? k_tiles * rank / kSplitK : 0; }
+  TUNA_DEVICE int KEnd(int k_tiles) const { return kSplitK > 1 ? k_tiles * (rank + 1) / kSplitK : k_tiles; }
+};
+TUNA_DEVICE TunaSched tuna_sched() {
+#if SPLIT_K > 1
+  return {TUNA_BID_X / kSplitK, TUNA_GDIM_X / kSplitK, static_cast<int>(tuna_cluster_rank())};
+#else
+  return {TUNA_BID_X, TUNA_GDIM_X, 0};
+#endif
+}
+
+#if SPLIT_K > 1
+// Split-K exchange of the n-th tile of consumer thread (cw, tid_wg): its accumulators of the
+// peers' column bands go to their receive slots, then the peers' partials of its own band are
+// added to acc. A float4 of 8-column group jb of a band sits at ((cw * kMRep + mr) * kBandJ + jb)
+// * 128 + tid_wg (16-byte units) of the slot, so both sides use the same index. Band b's owner
+// keeps slot (src < b ? src : src - 1) for peer src.
+TUNA_DEVICE void tuna_split_exchange(const TunaWsSmem& sm, float (&acc)[kMRep][kAcc], int rank, int n, int cw,
+                                     int tid_wg) {
+  if (n > 0) tuna_mbar_wait_cluster(sm.recv_free, (n - 1) & 1);  // the peers have read the previous tile's
+  unsigned remote[kSplitK];
+#pragma unroll
+  for (int b = 0; b < kSplitK; ++b) {
+    remote[b] = b == rank ? 0u : tuna_map_rank(sm.recv + (rank < b ? rank : rank - 1) * kRecvSlotBytes, b);
+  }
+#pragma unroll
+  for (int mr = 0; mr < kMRep; ++mr) {
+#pragma unroll
+    for (int j = 0; j < kTbN / 8; ++j) {
+      const int b = j / kBandJ;
+      if (b == rank) continue;
+      const unsigned off = static_cast<unsigned>((((cw * kMRep + mr) * kBandJ + j % kBandJ) * 128 + tid_wg) * 16);
+      tuna_st_cluster_v4(remote[b] + off, acc[mr][4 * j], acc[mr][4 * j + 1], acc[mr][4 * j + 2], acc[mr][4 * j + 3]);
+    }
+  }
+#pragma unroll
+  for (int b = 0; b < kSplitK; ++b) {
+    if (b != rank) tuna_mbar_arrive_cluster(tuna_map_rank(sm.recv_full, b));
+  }
+  tuna_mbar_wait_cluster(sm.recv_full, n & 1);
+#pragma unroll
+  for (int slot = 0; slot < kSplitK - 1; ++slot) {
+    const float4* part = reinterpret_cast<const float4*>(sm.raw + (sm.recv + slot * kRecvSlotBytes - sm.raw_addr));
+#pragma unroll
+    for (int mr = 0; mr < kMRep; ++mr) {
+#pragma unroll
+      for (int j = 0; j < kTbN / 8; ++j) {
+        if (j / kBandJ != rank) continue;
+        const float4 v = part[((cw * kMRep + mr) * kBandJ + j % kBandJ) * 128 + tid_wg];
+        acc[mr][4 * j] += v.x, acc[mr][4 * j + 1] += v.y, acc[mr][4 * j + 2] += v.z, acc[mr][4 * j + 3] += v.w;
+      }
+    }
+    tuna_mbar_arrive_cluster(tuna_map_rank(sm.recv_free, slot < rank ? slot : slot + 1));
+  }
+}
+#endif
 
 // y's geometry as the epilogue writes it: n_img x Hy x Wy pixels of K channels.
 struct TunaOut {
@@ -258,7 +354,9 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
 #endif
   float acc[kMRep][kAcc];
   int it = 0;  // ring position: the producer fills the ring with the block's tiles in sequence
-  int tile = TUNA_BID_X;
+  const TunaSched sc = tuna_sched();
+  int tile = sc.first;
+  int n_done = 0;  // tiles finished (split-K's exchange phases)
 #if PINGPONG
   // Ping-pong: consumer 1 takes the block's odd tiles, consumer 0 the even ones, so one's epilogue
   // overlaps the other's wgmmas; each skips the other's k-tiles in the ring. Their main loops run
@@ -267,20 +365,21 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
   // cannot tell the phase after next from the one before).
   if (cw == 1) {
     if (tile < tg.tiles) it += tg.Decode(ph, tile).k_tiles;
-    tile += TUNA_GDIM_X;
+    tile += sc.step;
   }
-  const int tile_step = 2 * TUNA_GDIM_X;
+  const int tile_step = 2 * sc.step;
 #else
-  const int tile_step = TUNA_GDIM_X;
+  const int tile_step = sc.step;
 #endif
-  for (; tile < tg.tiles; tile += tile_step) {
+  for (; tile < tg.tiles; tile += tile_step, ++n_done) {
     const TunaTile t = tg.Decode(ph, tile);
+    const int kb = sc.KBegin(t.k_tiles), ke = sc.KEnd(t.k_tiles);
 #if PINGPONG
-    if (tile != TUNA_BID_X) tuna_named_sync(2 - cw, 256);  // the other's previous tile is consumed
+    if (tile != sc.first) tuna_named_sync(2 - cw, 256);  // the other's previous tile is consumed
 #endif
     // No zeroing: the tile's first wgmma of each slab writes acc = A * B (scale-d 0), as the
     // constants build's ptxas folds it, instead of 128 moves per slab on the path between tiles.
-    for (int kt = 0; kt < t.k_tiles; ++kt, ++it) {
+    for (int kt = kb; kt < ke; ++kt, ++it) {
       const int slot = it % kStages;
       tuna_mbar_wait(sm.full + 8 * slot, (it / kStages) & 1);
       const unsigned a_tile = sm.ring + slot * kStageBytes + row_wg * kWgRows * kRowBytes;
@@ -293,24 +392,34 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
         const unsigned long long db = tuna_desc_ktile(b_tile + k16 * 32);
 #pragma unroll
         for (int mr = 0; mr < kMRep; ++mr) {
-          tuna_wgmma(acc[mr], tuna_desc_ktile(a_tile + mr * 64 * kRowBytes + k16 * 32), db, kt > 0 || k16 > 0);
+          tuna_wgmma(acc[mr], tuna_desc_ktile(a_tile + mr * 64 * kRowBytes + k16 * 32), db, kt > kb || k16 > 0);
         }
       }
       tuna_wgmma_commit();
       tuna_wgmma_wait<1>();  // the previous k-tile's wgmmas have retired: release its slot
 #pragma unroll
       for (int mr = 0; mr < kMRep; ++mr) tuna_fence_acc_all(acc[mr]);
-      if (kt > 0) tuna_mbar_arrive(sm.empty + 8 * ((it - 1) % kStages));
+      if (kt > kb) tuna_mbar_arrive(sm.empty + 8 * ((it - 1) % kStages));
     }
 #if PINGPONG
-    if (tile + TUNA_GDIM_X < tg.tiles) tuna_named_arrive(1 + cw, 256);  // the other's next tile may start
+    if (tile + sc.step < tg.tiles) tuna_named_arrive(1 + cw, 256);  // the other's next tile may start
 #endif
     // Unconditional: on a path where ptxas cannot see that the wgmmas have retired it inserts its
     // own wait and serialises every wgmma of the loop (C7514), 4-23 % slower with run-time sizes.
     tuna_wgmma_wait<0>();
 #pragma unroll
     for (int mr = 0; mr < kMRep; ++mr) tuna_fence_acc_all(acc[mr]);
-    if (t.k_tiles > 0) tuna_mbar_arrive(sm.empty + 8 * ((it - 1) % kStages));
+    if (ke > kb) tuna_mbar_arrive(sm.empty + 8 * ((it - 1) % kStages));
+#if SPLIT_K > 1
+    if (ke == kb) {  // no k-tile in this block's share: its partials are zeros
+#pragma unroll
+      for (int mr = 0; mr < kMRep; ++mr) {
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i) acc[mr][i] = 0.f;
+      }
+    }
+    tuna_split_exchange(sm, acc, sc.rank, n_done, cw, tid & 127);
+#endif
 
     // Epilogue: accumulator layout of wgmma m64nN: warp w of the warpgroup holds rows
     // 16w + lane/4 (+8); pair j covers columns 8j + 2*(lane%4) + {0, 1}. Each warp stages
@@ -341,6 +450,7 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
       }
 #pragma unroll
       for (int cb = 0; cb < kTbN / kEpiCols; ++cb) {
+        if (kSplitK > 1 && cb * kEpiCols / kBandCols != sc.rank) continue;  // the peer's columns
 #pragma unroll
         for (int jj = 0; jj < kEpiCols / 8; ++jj) {
           const int j = cb * (kEpiCols / 8) + jj;
@@ -374,9 +484,14 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
       }
     }
 #if PINGPONG
-    if (tile + TUNA_GDIM_X < tg.tiles) it += tg.Decode(ph, tile + TUNA_GDIM_X).k_tiles;  // the other's tile
+    if (tile + sc.step < tg.tiles) it += tg.Decode(ph, tile + sc.step).k_tiles;  // the other's tile
 #endif
   }
+#if SPLIT_K > 1
+  // No block leaves while a peer may still arrive on its mbarriers: the peers have read the
+  // last tile's partials.
+  if (n_done > 0) tuna_mbar_wait_cluster(sm.recv_free, (n_done - 1) & 1);
+#endif
 }
 
 // tmap_x<p>: im2col map of x for phase p (dims C, W, H, N; the bounding box of the phase's
@@ -391,7 +506,12 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
 #else
 #define TUNA_X_MAPS const __grid_constant__ TunaTensorMap tmap_x0
 #endif
-TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
+#if SPLIT_K > 1
+#define TUNA_CLUSTER __cluster_dims__(SPLIT_K, 1, 1)
+#else
+#define TUNA_CLUSTER
+#endif
+TUNA_GLOBAL void __launch_bounds__(kThreads, 1) TUNA_CLUSTER
     tuna_hopper_tma_fwd(TUNA_X_MAPS, const __grid_constant__ TunaTensorMap tmap_w,
                         const __grid_constant__ TunaPhases ph_arg, tuna_u16* TUNA_RESTRICT y, int n_img, int Cg, int K,
                         int Hy, int Wy, int R, int S, int groups, int Kg) {
@@ -425,8 +545,10 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
 #endif
   tuna_prefetch_tmap(&tmap_w);
   int it = 0;
-  for (int tile = TUNA_BID_X; tile < tg.tiles; tile += TUNA_GDIM_X) {
+  const TunaSched sc = tuna_sched();
+  for (int tile = sc.first; tile < tg.tiles; tile += sc.step) {
     const TunaTile t = tg.Decode(ph, tile);
+    const int kb = sc.KBegin(t.k_tiles), ke = sc.KEnd(t.k_tiles);
     const TunaPhase q = tuna_phase(ph, t.phase);
 #if PHASED
     const TunaTensorMap* map = t.phase == 0 ? &tmap_x0 : t.phase == 1 ? &tmap_x1 : t.phase == 2 ? &tmap_x2 : &tmap_x3;
@@ -438,12 +560,18 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1)
     const int i = tuna_fast_div(rem, q.nj_mul, q.nj_shr);
     const int h0 = q.lower_h + q.estride_h * i;
     const int w0 = q.lower_w + q.estride_w * (rem - i * q.n_j);
-    // Tap (th, tw): its offsets and its w column, stepped as the taps advance.
-    int cc = 0, tw = 0;
-    int off_h = q.off0_h, off_w = q.off0_w;
-    int row_tap = q.r0 * S, tap = row_tap + q.s0;
+    // Tap (th, tw) and chunk cc of k-tile kb: their offsets and w column, stepped as the taps advance.
+    int cc = 0, tw = 0, th = 0;
+    if (kSplitK > 1 && kb > 0) {
+      const int tap_i = kb / tg.c_chunks;
+      cc = kb - tap_i * tg.c_chunks;
+      th = tap_i / q.taps_w;
+      tw = tap_i - th * q.taps_w;
+    }
+    int off_h = q.off0_h + q.offstep_h * th, off_w = q.off0_w + q.offstep_w * tw;
+    int row_tap = (q.r0 + q.rstep * th) * S, tap = row_tap + q.s0 + q.sstep * tw;
     const int c_base = t.g * Cg, n_row = t.g * tg.Kpg + t.n0;
-    for (int kt = 0; kt < t.k_tiles; ++kt, ++it) {
+    for (int kt = kb; kt < ke; ++kt, ++it) {
       const int slot = it % kStages;
       if (it >= kStages) tuna_mbar_wait(sm.empty + 8 * slot, ((it / kStages) - 1) & 1);
       const unsigned bar = sm.full + 8 * slot;

@@ -13,6 +13,7 @@ namespace {
 using gpu::CeilDiv;
 
 constexpr int kMaxStages = 8;
+constexpr int kMinSplitKTiles = 64;  // the shortest k-loop split between two blocks (see CheckValid)
 constexpr int kCornerMin = -128;  // the copy engine's bounding-box offsets for rank-4 im2col
 constexpr int kCornerMax = 127;
 
@@ -22,11 +23,18 @@ int64_t Tiles(const ConvPlan& p, int tb_m, int tb_n) {
   return tiles * CeilDiv(p.k / p.groups, tb_n) * p.groups;
 }
 
-// The deepest ring that fits the target's shared memory.
-int DeepestStages(const Target& target, int tb_m, int tb_n, int tb_k, int consumers) {
-  int s = kMaxStages;
-  while (s > 3 && SharedBytes(tb_m, tb_n, tb_k, consumers, s) > target.max_shared_bytes_per_block) --s;
-  return s;
+// The deepest ring that fits the target's shared memory beside the rest of `t`.
+int DeepestStages(const Target& target, TmaParams t) {
+  t.stages = kMaxStages;
+  while (t.stages > 3 && SharedBytes(t) > target.max_shared_bytes_per_block) --t.stages;
+  return t.stages;
+}
+
+// The k-tiles of the plan's longest tile (the phase with the most taps).
+int64_t KTiles(const ConvPlan& p, int tb_k) {
+  int64_t taps = 0;
+  for (const Phase& q : p.phases) taps = std::max(taps, q.taps_h * q.taps_w);
+  return taps * CeilDiv(p.c / p.groups, tb_k);
 }
 
 // A k-tile's rows are `channels` halves in the swizzle of their width: 64 -> 128 bytes, 32 -> 64.
@@ -177,15 +185,15 @@ ConvPlan BackwardDataPlan(const Problem& p) {
 
 
 TmaParams TmaParams::Of(const SearchSpace& s, const PerfConfig& c) {
-  return {static_cast<int>(s.Value(c, "TB_M")),   static_cast<int>(s.Value(c, "TB_N")),
-          static_cast<int>(s.Value(c, "WG_M")),   static_cast<int>(s.Value(c, "STAGES")),
-          static_cast<int>(s.Value(c, "PINGPONG")), static_cast<int>(s.Value(c, "TB_K")),
-          static_cast<int>(s.Value(c, "FIX_SIZES"))};
+  return {static_cast<int>(s.Value(c, "TB_M")),      static_cast<int>(s.Value(c, "TB_N")),
+          static_cast<int>(s.Value(c, "WG_M")),      static_cast<int>(s.Value(c, "STAGES")),
+          static_cast<int>(s.Value(c, "PINGPONG")),  static_cast<int>(s.Value(c, "TB_K")),
+          static_cast<int>(s.Value(c, "FIX_SIZES")), static_cast<int>(s.Value(c, "SPLIT_K"))};
 }
 
 PerfConfig TmaParams::Config(const SearchSpace& s) const {
   return s.Make({{"TB_M", tb_m}, {"TB_N", tb_n}, {"WG_M", wg_m}, {"STAGES", stages}, {"PINGPONG", pingpong},
-                 {"TB_K", tb_k}, {"FIX_SIZES", fix_sizes}});
+                 {"TB_K", tb_k}, {"FIX_SIZES", fix_sizes}, {"SPLIT_K", split_k}});
 }
 
 SearchSpace Space() {
@@ -201,13 +209,17 @@ SearchSpace Space() {
                       {"TB_K", {32, 64}, AxisUse::kSolver, 64},
                       // Not searched (Specialize sets it after the search); a solver axis: Build
                       // passes -DFIX_SIZES=1 and the sizes for 1 only. Older params read as 0.
-                      {"FIX_SIZES", {0, 1}, AxisUse::kSolver, 0, /*searched=*/false}});
+                      {"FIX_SIZES", {0, 1}, AxisUse::kSolver, 0, /*searched=*/false},
+                      // appended later: params without it read as 1. A solver axis: Build passes
+                      // -DSPLIT_K for 2 only, so unsplit builds keep their options.
+                      {"SPLIT_K", {1, 2}, AxisUse::kSolver, 1}});
 }
 
-uint64_t SharedBytes(int tb_m, int tb_n, int tb_k, int consumers, int stages) {
-  const uint64_t epi_warp_bytes = 16 * static_cast<uint64_t>(std::min(tb_n, 64) + 8) * 2;
-  return 1024 + static_cast<uint64_t>(stages) * (tb_m + tb_n) * tb_k * 2 +
-         static_cast<uint64_t>(consumers) * 4 * epi_warp_bytes + 16 * static_cast<uint64_t>(stages);
+uint64_t SharedBytes(const TmaParams& t) {
+  const uint64_t epi_warp_bytes = 16 * static_cast<uint64_t>(std::min(t.tb_n / t.split_k, 64) + 8) * 2;
+  const uint64_t recv = t.split_k > 1 ? static_cast<uint64_t>(t.split_k - 1) * t.tb_m * (t.tb_n / t.split_k) * 4 + 16 : 0;
+  return 1024 + static_cast<uint64_t>(t.stages) * (t.tb_m + t.tb_n) * t.tb_k * 2 +
+         static_cast<uint64_t>(t.Consumers()) * 4 * epi_warp_bytes + recv + 16 * static_cast<uint64_t>(t.stages);
 }
 
 absl::Status CheckApplicable(std::string_view solver, const Target& target, const Problem& p, const ConvPlan& plan) {
@@ -261,14 +273,12 @@ absl::Status CheckValid(std::string_view solver, const Target& target, const Con
   if (wg_rows % 64 != 0) return invalid("TB_M / WG_M must be a multiple of 64 (wgmma m64)");
   // Accumulators: (TB_M / WG_M) x TB_N FP32 over 128 threads; more than 128 spills.
   if (wg_rows * t.tb_n / 128 > 128) return invalid("more than 128 accumulators per thread");
-  const uint64_t smem = SharedBytes(t.tb_m, t.tb_n, t.tb_k, t.Consumers(), t.stages);
+  const uint64_t smem = SharedBytes(t);
   if (smem > target.max_shared_bytes_per_block) {
     return invalid(absl::StrCat(smem, " bytes of shared memory > ", target.max_shared_bytes_per_block));
   }
   // One block per SM: a ring shallower than the deepest that fits only idles the copy engine.
-  if (t.stages + 2 < DeepestStages(target, t.tb_m, t.tb_n, t.tb_k, t.Consumers())) {
-    return invalid("ring far shallower than fits");
-  }
+  if (t.stages + 2 < DeepestStages(target, t)) return invalid("ring far shallower than fits");
   // Ping-pong pays only when a block has tiles to alternate.
   if (t.pingpong == 1 && Tiles(fwd, t.tb_m, t.tb_n) < 2 * static_cast<int64_t>(target.num_cu)) {
     return invalid("PINGPONG with fewer than two tiles per block");
@@ -277,6 +287,16 @@ absl::Status CheckValid(std::string_view solver, const Target& target, const Con
   if (t.tb_n > 64 && t.tb_n / 2 >= fwd.k / fwd.groups) return invalid("TB_N much larger than K/G");
   if (t.tb_m > 64 && t.tb_m / 2 >= fwd.Rows()) return invalid("TB_M much larger than N*Ho*Wo");
   if (Tiles(fwd, t.tb_m, t.tb_n) > int64_t{0x7fffffff}) return invalid("too many tiles");
+  if (t.split_k > 1) {
+    // Split-K pays where the unsplit tiles leave SMs idle and the k-loop is long: the exchange
+    // costs ~1-2 us per tile. Measured (H200, 2026-12-03, ResNet-50's 14x14 and 7x7 layers): 4 %
+    // faster with 72 k-tiles (3x3, C = 512), 14-45 % slower with 8 to 36.
+    if (t.pingpong == 1) return invalid("SPLIT_K with PINGPONG");
+    if (Tiles(fwd, t.tb_m, t.tb_n) >= 2 * static_cast<int64_t>(target.num_cu)) {
+      return invalid("SPLIT_K with two or more waves of tiles");
+    }
+    if (KTiles(fwd, t.tb_k) < kMinSplitKTiles) return invalid("SPLIT_K with fewer than 64 k-tiles per tile");
+  }
   return absl::OkStatus();
 }
 
@@ -288,7 +308,7 @@ PerfConfig Default(const Target& target, const ConvPlan& fwd) {
   auto shaped = [&](TmaParams c) {
     if (HalfKTilePays(fwd)) c.tb_k = 32;
     if (c.tb_n == 64 && NarrowNTilePays(fwd)) c.tb_n = 32;
-    c.stages = DeepestStages(target, c.tb_m, c.tb_n, c.tb_k, c.Consumers());
+    c.stages = DeepestStages(target, c);
     return c;
   };
   const TmaParams candidates[] = {{128, 256, 2, 0}, {256, 128, 2, 0}, {128, 128, 2, 0},
@@ -311,6 +331,9 @@ KernelBuild Build(const ConvPlan& fwd, const PerfConfig& config) {
   // TB_K is a solver axis (see Space): the kernel reads 64 unless told.
   if (const int tb_k = TmaParams::Of(Space(), config).tb_k; tb_k != 64) {
     build.options.push_back(absl::StrCat("-DTB_K=", tb_k));
+  }
+  if (const int split_k = TmaParams::Of(Space(), config).split_k; split_k != 1) {
+    build.options.push_back(absl::StrCat("-DSPLIT_K=", split_k));
   }
   build.options.push_back(gpu::DTypeOption(fwd.data_type));
   build.options.push_back(Unphased(fwd) ? "-DPHASED=0" : "-DPHASED=1");
@@ -344,9 +367,11 @@ Launch ConvLaunch(const Target& target, const ConvPlan& plan, const PerfConfig& 
   Launch l;
   l.kernel = 0;
   l.entry = "tuna_hopper_tma_fwd";
-  l.grid.x = static_cast<uint32_t>(std::min<int64_t>(Tiles(plan, t.tb_m, t.tb_n), std::max(1, target.num_cu)));
+  // Persistent: a cluster of SPLIT_K blocks (one tile's k-tiles split among them) per SM group.
+  const int64_t clusters = std::min<int64_t>(Tiles(plan, t.tb_m, t.tb_n), std::max(1, target.num_cu / t.split_k));
+  l.grid.x = static_cast<uint32_t>(clusters * t.split_k);
   l.block.x = static_cast<uint32_t>(t.Threads());
-  l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.tb_k, t.Consumers(), t.stages);
+  l.shared_bytes = SharedBytes(t);
   // One im2col map per phase; phases without taps (and the unused slots) repeat a real one.
   const Phase* any = &plan.phases[0];
   for (const Phase& q : plan.phases) {

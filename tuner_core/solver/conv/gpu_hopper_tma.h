@@ -23,7 +23,7 @@ namespace tuna::solver::hopper_tma {
 // for C/G % 64 in 1..32, where a 64-channel tile would be mostly zeros). FIX_SIZES 1: the
 // problem's sizes and its one output phase compiled in (not searched: Specialize sets it).
 struct TmaParams {
-  int tb_m, tb_n, wg_m, stages, pingpong = 0, tb_k = 64, fix_sizes = 0;
+  int tb_m, tb_n, wg_m, stages, pingpong = 0, tb_k = 64, fix_sizes = 0, split_k = 1;
   static TmaParams Of(const SearchSpace& s, const PerfConfig& c);
   PerfConfig Config(const SearchSpace& s) const;
   int Consumers() const { return wg_m + pingpong; }
@@ -32,10 +32,11 @@ struct TmaParams {
 
 SearchSpace Space();
 
-// Dynamic shared memory of a config: 1 KiB of alignment, the ring ((tb_m + tb_n) x tb_k halves per
-// stage), the `consumers` warpgroups' epilogue slabs (16 x (min(tb_n, 64) + 8) halves per warp) and
-// two mbarriers per stage.
-uint64_t SharedBytes(int tb_m, int tb_n, int tb_k, int consumers, int stages);
+// Dynamic shared memory of a config: 1 KiB of alignment, the ring ((TB_M + TB_N) x TB_K halves per
+// stage), the consumer warpgroups' epilogue slabs (16 x (min(TB_N / SPLIT_K, 64) + 8) halves per
+// warp), with SPLIT_K 2 the FP32 receive slot of the peer's partial columns (TB_M x TB_N / 2) and
+// its two mbarriers, and two mbarriers per stage.
+uint64_t SharedBytes(const TmaParams& t);
 
 // One output phase, field for field the kernel's TunaPhase (see hopper_tma_fwd.cu); `upper_h/w`
 // close the im2col bounding box (offsets from x's last row / column).
@@ -152,9 +153,16 @@ namespace tuna::solver {
 //   FIX_SIZES 1: the problem's sizes compiled in (a build for this problem alone). Not searched:
 //           the tuner's finishing step (Specialize) times the winner so and keeps the faster
 //           (run-time sizes cost ~6 % here). A solver axis; absent in old params: 0.
+//   SPLIT_K 2: each tile's k-tiles split between the two blocks of a thread-block cluster; each
+//           block sums half the tile's columns from its own and its peer's FP32 partials
+//           (distributed shared memory, fixed order: deterministic) and writes them. Only where
+//           the unsplit tiles are fewer than two waves and a tile has 64 or more k-tiles (late
+//           3x3 layers with C >= 512; the exchange costs ~1-2 us per tile). A solver axis; absent
+//           in old params: 1.
 // Validity is analytic: shared memory, at most 128 FP32 accumulators per thread, no tile twice
 // the GEMM extent, rings no shallower than two below the deepest that fits, TB_K 32 and TB_N 32
-// only where they move fewer bytes. Thread-safe and stateless.
+// only where they move fewer bytes, SPLIT_K 2 only with fewer than two waves of tiles and 64 or
+// more k-tiles. Thread-safe and stateless.
 class HopperTmaFwdSolver : public hopper_tma::TmaSolver {
  public:
   HopperTmaFwdSolver() : TmaSolver("TunaHopperTmaFwd", Direction::kForward, hopper_tma::ForwardPlan) {}
