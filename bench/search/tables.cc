@@ -1,5 +1,6 @@
 #include "bench/search/tables.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -23,6 +24,7 @@ Json TableJson(const Table& t) {
 }
 
 void AddPoint(Table& t, std::vector<int64_t> values, bool ok, double ms) {
+  t.measured_axes = std::max(t.measured_axes, values.size());
   t.points[std::move(values)] = {ok, ok ? ms : 0};
   if (ok && (t.best == 0 || ms < t.best)) t.best = ms;
 }
@@ -78,15 +80,26 @@ absl::StatusOr<std::vector<Table>> ReadTables(const std::string& path, const sol
     absl::StatusOr<std::vector<int64_t>> def = read(j.value("default", Json::array()));
     if (!def.ok()) return def.status();
     t.default_values = *std::move(def);
+    size_t stored = 0;  // values per point as written (AddPoint sees them as read, appended axes filled)
     for (const Json& p : j["points"]) {
+      if (p.contains("p") && p["p"].is_array()) stored = std::max(stored, p["p"].size());
       const bool ok = p.value("ok", false) && p.contains("ms") && p["ms"].is_number();
       absl::StatusOr<std::vector<int64_t>> values = read(p.contains("p") ? p["p"] : Json());
       if (!values.ok()) return values.status();
       AddPoint(t, *std::move(values), ok, ok ? p["ms"].get<double>() : 0);
     }
+    t.measured_axes = stored;
     if (t.best > 0) out.push_back(std::move(t));
   }
   return out;
+}
+
+bool InMeasuredSpace(const solver::SearchSpace& space, const Table& t, const solver::PerfConfig& config) {
+  const std::vector<solver::ParamAxis>& axes = space.axes();
+  for (size_t i = t.measured_axes; i < axes.size() && i < config.values.size(); ++i) {
+    if (!axes[i].absent.has_value() || config.values[i] != *axes[i].absent) return false;
+  }
+  return true;
 }
 
 Json TablesJson(const std::vector<Table>& tables, const Json& meta) {

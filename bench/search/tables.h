@@ -31,7 +31,14 @@ struct Table {
   std::vector<int64_t> default_values;
   std::map<std::vector<int64_t>, ReplayPoint> points;  // values -> outcome
   double best = 0;  // fastest passing point, ms
+  // Values per point as stored: the axes the table was measured over. Axes appended to the
+  // solver's space since then read as their `absent` value in every point.
+  size_t measured_axes = 0;
 };
+
+// Whether `config` lies in the space table `t` was measured over: every axis appended since then
+// (index >= t.measured_axes) at its `absent` value. A table covers exactly these configs.
+bool InMeasuredSpace(const solver::SearchSpace& space, const Table& t, const solver::PerfConfig& config);
 
 // Tables without a passing point are left out (they cannot be replayed); DataLoss for a file
 // that is not a tables file or a table whose solver, arch, driver line or points `registry`'s

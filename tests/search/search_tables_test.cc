@@ -203,7 +203,12 @@ void CheckExhaustive(const Table& t, const solver::SolverRegistry& registry) {
   auto target = solver::TargetForArch(t.arch);
   REQUIRE(problems.ok());
   REQUIRE(target.ok());
-  const std::vector<solver::PerfConfig> valid = ValidConfigs(*r->solver, *target, problems->front());
+  // The space the table was measured over: axes appended since then at their absent value.
+  const solver::SearchSpace space = r->solver->Space(*target, problems->front());
+  std::vector<solver::PerfConfig> valid;
+  for (solver::PerfConfig& c : ValidConfigs(*r->solver, *target, problems->front())) {
+    if (InMeasuredSpace(space, t, c)) valid.push_back(std::move(c));
+  }
   CHECK(valid.size() == t.points.size());
   for (const solver::PerfConfig& c : valid) CHECK(t.points.count(c.values) == 1);
 }
