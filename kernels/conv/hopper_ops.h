@@ -189,17 +189,6 @@ TUNA_DEVICE void tuna_tma_tile_2d_multicast(unsigned dst, const TunaTensorMap* m
       "l"(map), "r"(x), "r"(y), "r"(bar), "h"(cta_mask)
       : "memory");
 }
-// tuna_tma_im2col_4d multicast: the column lands at the same offset `dst` in every block of
-// `cta_mask` and completes on the mbarrier at offset `bar` in each of them.
-TUNA_DEVICE void tuna_tma_im2col_4d_multicast(unsigned dst, const TunaTensorMap* map, int c, int w, int h, int n,
-                                              unsigned short off_w, unsigned short off_h, unsigned bar,
-                                              unsigned short cta_mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, "
-      "{%2, %3, %4, %5}], [%6], {%7, %8}, %9;\n" ::"r"(dst),
-      "l"(map), "r"(c), "r"(w), "r"(h), "r"(n), "r"(bar), "h"(off_w), "h"(off_h), "h"(cta_mask)
-      : "memory");
-}
 // An im2col column of an NHWC tensor: pixelsPerColumn pixels from base {c, w, h, n} (walking w,
 // then h, then n inside the map's bounding box), each shifted by the filter offset {ow, oh}.
 TUNA_DEVICE void tuna_tma_im2col_4d(unsigned dst, const TunaTensorMap* map, int c, int w, int h, int n,

@@ -30,11 +30,6 @@
 // adds the peer's partials to its half (one fixed order: deterministic), arrives on the peer's
 // `recv_free` and writes its half of the columns. For late layers with few pixels, whose
 // unsplit tiles leave SMs idle.
-// Multicast (CLUSTER_N 2): the two blocks of a cluster take the N-tiles 2j and 2j + 1 of the same
-// rows (tile j of TB_M x 2*TB_N); each loads half of the A rows and multicasts them into both
-// blocks' ring, and its own B, so x is read from L2 once per pair. A slot is refilled only once
-// the consumers of both blocks released it: each consumer warp arrives on the `empty` barrier of
-// both blocks.
 //
 // Needs C/G % 8 == 0 (a k-tile is TB_K channels of one filter tap; a tap's last chunk may be
 // partial: the copy engine fills zeros past C/G in w's box); other shapes go to hopper_fwd.cu.
@@ -48,7 +43,6 @@
 //          backward data — with no phase table lookups; 1: up to four sub-pixel phases), VEC_OUT
 //          (1: K and K/G are multiples of 8, the epilogue stores whole 16-byte chunks only).
 //          SPLIT_K (1; 2: see above; not with PINGPONG; the launch groups blocks in clusters of 2),
-//          CLUSTER_N (1; 2: see above; not with PINGPONG or SPLIT_K; clusters of 2),
 //          PARTIAL_K (0; 1 where C/G % TB_K != 0: a tap's last chunk issues only the k16 steps that
 //          hold channels, e.g. C = 80 with TB_K 64: 5 k16 steps per tap instead of 8),
 //          FIX_SIZES (0; 1 with PHASED 0 and TUNA_FIX_{N,CG,K,HY,WY,R,S,G,KG} and TUNA_FIX_PHASE, the
@@ -58,8 +52,7 @@
 //          instruction decodes a tile: the phase table carries the divisors' magic numbers.
 // Arguments: the two tensor maps (see tuna_hopper_tma_fwd), the phase table, y, then the sizes as
 // int32: N, C/G, K, Hy, Wy, R, S, G, K/G.
-// Launch: gridDim.x = B * min(tiles, multiprocessors / B) with B = SPLIT_K * CLUSTER_N blocks per
-// cluster and tiles of TB_M x CLUSTER_N * TB_N, blockDim.x = 128 * (WG_M +
+// Launch: gridDim.x = SPLIT_K * min(tiles, multiprocessors / SPLIT_K), blockDim.x = 128 * (WG_M +
 // PINGPONG + 1); dynamic shared memory = 1024 (alignment) + STAGES * (TB_M + TB_N) * TB_K * 2 (ring)
 // + (WG_M + PINGPONG) * 4 * 16 * (min(TB_N / SPLIT_K, 64) + 8) * 2 (epilogue slabs) + (SPLIT_K - 1)
 // * TB_M * TB_N / SPLIT_K * 4 + 16 (split-K receive slot and its mbarriers, SPLIT_K 2 only) + 16 *
@@ -93,13 +86,9 @@
 #ifndef SPLIT_K
 #define SPLIT_K 1
 #endif
-#ifndef CLUSTER_N
-#define CLUSTER_N 1
-#endif
 #ifndef PARTIAL_K
 #define PARTIAL_K 0
 #endif
-#define TUNA_CLUSTERED (SPLIT_K > 1 || CLUSTER_N > 1)
 #define TUNA_TWO_CONSUMERS (WG_M == 2 || PINGPONG)
 
 
@@ -118,10 +107,6 @@ constexpr int kBandCols = kTbN / kSplitK;  // the columns of a tile each block o
 constexpr int kBandJ = kBandCols / 8;      // their 8-column accumulator groups
 constexpr int kRecvSlotBytes = kTbM * kBandCols * 4;  // one peer's FP32 partials of a band
 constexpr int kRecvBytes = kSplitK > 1 ? (kSplitK - 1) * kRecvSlotBytes : 0;
-constexpr int kClusterN = CLUSTER_N;
-constexpr int kClusterBlocks = kSplitK * kClusterN;  // blocks of a thread-block cluster
-constexpr int kTileCols = kTbN * kClusterN;          // columns of a cluster's tile (its decode)
-constexpr int kAOwnRows = kTbM / kClusterN;          // A rows this block loads (and multicasts)
 constexpr int kRowBytes = kTbK * 2;
 constexpr int kStageA = kTbM * kRowBytes;
 constexpr int kStageBytes = kStageA + kTbN * kRowBytes;
@@ -147,7 +132,6 @@ static_assert(kStages >= 3, "one slot in the tensor cores, one released late, on
 static_assert(kSplitK == 1 || kSplitK == 2, "split-K over a cluster of 1 or 2 blocks");
 static_assert(kSplitK == 1 || !PINGPONG, "split-K takes whole tiles in both blocks of a cluster");
 static_assert(kBandCols >= 16, "each block writes 16 or more columns of a tile");
-static_assert(kClusterN == 1 || (kClusterN == 2 && kSplitK == 1 && !PINGPONG), "multicast pairs: not with split-K or ping-pong");
 
 
 // Shared-memory map of a block: the ring, the consumers' epilogue slabs, the split-K receive slot,
@@ -219,15 +203,13 @@ struct TunaTileGrid {
   int groups, Kpg, c_chunks, n_tiles, tiles;
   int end[kMaxPhases];       // one past each phase's last tile
   int mn_tiles[kMaxPhases];  // each phase's tiles per group
-  int col0;      // this block's first column of a cluster's tile (CLUSTER_N: rank * TB_N)
   int last_k16;  // k16 steps of a tap's last chunk that hold channels (PARTIAL_K)
-  TUNA_DEVICE TunaTileGrid(const TunaPhases& ph, int n_img, int Cg, int Kg, int groups_, int col0_) {
+  TUNA_DEVICE TunaTileGrid(const TunaPhases& ph, int n_img, int Cg, int Kg, int groups_) {
     groups = groups_;
     Kpg = Kg;
-    col0 = col0_;
     c_chunks = (Cg + kTbK - 1) / kTbK;  // a last partial chunk reads zeros past C/G
     last_k16 = (Cg - (c_chunks - 1) * kTbK + 15) / 16;
-    n_tiles = (Kpg + kTileCols - 1) / kTileCols;
+    n_tiles = (Kpg + kTbN - 1) / kTbN;
     tiles = 0;
 #pragma unroll
     for (int p = 0; p < kMaxPhases; ++p) {
@@ -257,7 +239,7 @@ struct TunaTileGrid {
     const int mn = rel - t.g * mn_per_g;
     const int mt = tuna_fast_div(mn, q.nt_mul, q.nt_shr);
     t.m0 = mt * kTbM;
-    t.n0 = (mn - mt * n_tiles) * kTileCols + col0;
+    t.n0 = (mn - mt * n_tiles) * kTbN;
     t.k_tiles = q.taps_h * q.taps_w * c_chunks;
     return t;
   }
@@ -276,11 +258,7 @@ TUNA_DEVICE void tuna_ws_init_barriers(const TunaWsSmem& sm, unsigned full_count
   if (TUNA_TID_X == 0) {
     for (int s = 0; s < kStages; ++s) {
       tuna_mbar_init(sm.full + 8 * s, full_count);
-#if CLUSTER_N > 1
-      tuna_mbar_init(sm.empty + 8 * s, 4 * kWgM * kClusterN);  // every consumer warp of the cluster, once per use
-#else
       tuna_mbar_init(sm.empty + 8 * s, 128 * kWgM);  // every thread of the warpgroups reading a slot, once per use
-#endif
     }
 #if SPLIT_K > 1
     // Every consumer thread of each peer, once per tile: after its stores (full), after its reads (free).
@@ -289,25 +267,13 @@ TUNA_DEVICE void tuna_ws_init_barriers(const TunaWsSmem& sm, unsigned full_count
 #endif
     tuna_fence_mbar_init();
   }
-#if TUNA_CLUSTERED
-  tuna_cluster_sync();  // the peers' mbarriers are initialised before any remote arrival or copy
+#if SPLIT_K > 1
+  tuna_cluster_sync();  // the peers' mbarriers are initialised before any remote arrival
 #else
   TUNA_SYNC();
 #endif
 }
 
-// Releases ring slot `slot` once the calling thread's wgmmas that read it retired: per thread on
-// this block's `empty` barrier; with CLUSTER_N, per warp on the barrier of each block of the
-// cluster (lane r signals block r), since both blocks' copies fill the slot.
-TUNA_DEVICE void tuna_ws_release(const TunaWsSmem& sm, int slot, int lane) {
-#if CLUSTER_N > 1
-  __syncwarp();
-  if (lane < kClusterN) tuna_mbar_arrive_cluster(tuna_map_rank(sm.empty + 8 * slot, lane));
-#else
-  (void)lane;
-  tuna_mbar_arrive(sm.empty + 8 * slot);
-#endif
-}
 
 // This block's share of the schedule: cluster `first` of `step` clusters takes tiles first, first +
 // step, ...; block `rank` of the cluster the k-tiles [KBegin, KEnd) of each.
@@ -317,8 +283,8 @@ struct TunaSched {
   TUNA_DEVICE int KEnd(int k_tiles) const { return kSplitK > 1 ? k_tiles * (rank + 1) / kSplitK : k_tiles; }
 };
 TUNA_DEVICE TunaSched tuna_sched() {
-#if TUNA_CLUSTERED
-  return {TUNA_BID_X / kClusterBlocks, TUNA_GDIM_X / kClusterBlocks, static_cast<int>(tuna_cluster_rank())};
+#if SPLIT_K > 1
+  return {TUNA_BID_X / kSplitK, TUNA_GDIM_X / kSplitK, static_cast<int>(tuna_cluster_rank())};
 #else
   return {TUNA_BID_X, TUNA_GDIM_X, 0};
 #endif
@@ -452,7 +418,7 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
       tuna_wgmma_wait<1>();  // the previous k-tile's wgmmas have retired: release its slot
 #pragma unroll
       for (int mr = 0; mr < kMRep; ++mr) tuna_fence_acc_all(acc[mr]);
-      if (kt > kb) tuna_ws_release(sm, (it - 1) % kStages, lane);
+      if (kt > kb) tuna_mbar_arrive(sm.empty + 8 * ((it - 1) % kStages));
     }
 #if PINGPONG
     if (tile + sc.step < tg.tiles) tuna_named_arrive(1 + cw, 256);  // the other's next tile may start
@@ -462,7 +428,7 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
     tuna_wgmma_wait<0>();
 #pragma unroll
     for (int mr = 0; mr < kMRep; ++mr) tuna_fence_acc_all(acc[mr]);
-    if (ke > kb) tuna_ws_release(sm, (it - 1) % kStages, lane);
+    if (ke > kb) tuna_mbar_arrive(sm.empty + 8 * ((it - 1) % kStages));
 #if SPLIT_K > 1
     if (ke == kb) {  // no k-tile in this block's share: its partials are zeros
 #pragma unroll
@@ -548,8 +514,8 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
 }
 
 // The producer thread: per k-tile of the block's tiles (its share of each with SPLIT_K), an
-// im2col copy of A (with CLUSTER_N, this block's half of the rows, multicast to the cluster) and
-// a tiled copy of B into the next ring slot, once every consumer that read the slot released it.
+// im2col copy of A and a tiled copy of B into the next ring slot, once every consumer that read
+// the slot released it.
 TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, const TunaTileGrid& tg,
                                  const TunaSched& sc, const TunaTensorMap* tmap_x0, const TunaTensorMap* tmap_x1,
                                  const TunaTensorMap* tmap_x2, const TunaTensorMap* tmap_x3,
@@ -573,10 +539,8 @@ TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, con
 #else
     const TunaTensorMap* map = tmap_x0;
 #endif
-    // The first pixel of this block's A rows (with CLUSTER_N, its half of the tile's rows).
-    const int m_own = t.m0 + (kClusterN > 1 ? sc.rank * kAOwnRows : 0);
-    const int img = tuna_fast_div(m_own, q.pix_mul, q.pix_shr);
-    const int rem = m_own - img * q.n_i * q.n_j;
+    const int img = tuna_fast_div(t.m0, q.pix_mul, q.pix_shr);
+    const int rem = t.m0 - img * q.n_i * q.n_j;
     const int i = tuna_fast_div(rem, q.nj_mul, q.nj_shr);
     const int h0 = q.lower_h + q.estride_h * i;
     const int w0 = q.lower_w + q.estride_w * (rem - i * q.n_j);
@@ -595,18 +559,10 @@ TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, con
       const int slot = it % kStages;
       const unsigned bar = sm.full + 8 * slot;
       const unsigned dst = sm.ring + slot * kStageBytes;
-#if CLUSTER_N > 1
-      if (it >= kStages) tuna_mbar_wait_cluster(sm.empty + 8 * slot, ((it / kStages) - 1) & 1);
-      tuna_mbar_expect_tx(bar, kStageBytes);  // both halves of A (one from the peer) and this block's B
-      tuna_tma_im2col_4d_multicast(dst + sc.rank * kAOwnRows * kRowBytes, map, c_base + cc * kTbK, w0, h0, img,
-                                   static_cast<unsigned short>(off_w), static_cast<unsigned short>(off_h), bar,
-                                   (1 << kClusterN) - 1);
-#else
       if (it >= kStages) tuna_mbar_wait(sm.empty + 8 * slot, ((it / kStages) - 1) & 1);
       tuna_mbar_expect_tx(bar, kStageBytes);
       tuna_tma_im2col_4d(dst, map, c_base + cc * kTbK, w0, h0, img, static_cast<unsigned short>(off_w),
                          static_cast<unsigned short>(off_h), bar);
-#endif
       tuna_tma_tile_3d(dst + kStageA, tmap_w, cc * kTbK, tap, n_row, bar);
       if (++cc == tg.c_chunks) {  // next filter tap
         cc = 0;
@@ -636,8 +592,8 @@ TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, con
 #else
 #define TUNA_X_MAPS const __grid_constant__ TunaTensorMap tmap_x0
 #endif
-#if TUNA_CLUSTERED
-#define TUNA_CLUSTER __cluster_dims__(SPLIT_K * CLUSTER_N, 1, 1)
+#if SPLIT_K > 1
+#define TUNA_CLUSTER __cluster_dims__(SPLIT_K, 1, 1)
 #else
 #define TUNA_CLUSTER
 #endif
@@ -658,7 +614,7 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1) TUNA_CLUSTER
   TUNA_DYNAMIC_SHARED(unsigned char, smem_raw);
   const TunaWsSmem sm = tuna_ws_smem(smem_raw);
   const TunaSched sc = tuna_sched();
-  const TunaTileGrid tg(ph, n_img, Cg, Kg, groups, kClusterN > 1 ? sc.rank * kTbN : 0);
+  const TunaTileGrid tg(ph, n_img, Cg, Kg, groups);
   tuna_ws_init_barriers(sm, 1);
   if (TUNA_TID_X >= 128) {
     tuna_ws_consume(sm, ph, tg, TunaOut{n_img, Hy, Wy, K}, y);
@@ -676,10 +632,6 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1) TUNA_CLUSTER
                       &tmap_w, S, Cg);
     }
   }
-#if CLUSTER_N > 1
-  __syncwarp();
-  tuna_cluster_sync();  // no block leaves while its peer may still multicast into it or arrive on its barriers
-#endif
 }
 
 // Backward data as a forward convolution (TunaHopperTmaBwd): the filter with its taps rotated

@@ -140,32 +140,28 @@ TEST_CASE("params written with the old axis names read back by the new names") {
       // TB_M, TB_N, WG_M, STAGES (new with these names; hopper_fp16_fwd.json, hopper_fp16_bwd.json)
       // PINGPONG appended later: params stored without it read as 0 (cooperative warpgroups);
       // TB_K after it: params stored without it read as 64 (one 128-byte swizzle row per k-tile);
-      // SPLIT_K, then CLUSTER_N: params stored without them read as 1
+      // SPLIT_K last: params stored without it read as 1
       {"TunaHopperTmaFwd", "128,256,2,4",
-       {{"TB_M", 128}, {"TB_N", 256}, {"WG_M", 2}, {"STAGES", 4}, {"PINGPONG", 0}, {"TB_K", 64}, {"FIX_SIZES", 0}, {"SPLIT_K", 1}, {"CLUSTER_N", 1}},
-       "128,256,2,4,0,64,0,1,1"},
+       {{"TB_M", 128}, {"TB_N", 256}, {"WG_M", 2}, {"STAGES", 4}, {"PINGPONG", 0}, {"TB_K", 64}, {"FIX_SIZES", 0}, {"SPLIT_K", 1}},
+       "128,256,2,4,0,64,0,1"},
       {"TunaHopperTmaBwd", "256,64,2,5",
-       {{"TB_M", 256}, {"TB_N", 64}, {"WG_M", 2}, {"STAGES", 5}, {"PINGPONG", 0}, {"TB_K", 64}, {"FIX_SIZES", 0}, {"SPLIT_K", 1}, {"CLUSTER_N", 1}},
-       "256,64,2,5,0,64,0,1,1"},
+       {{"TB_M", 256}, {"TB_N", 64}, {"WG_M", 2}, {"STAGES", 5}, {"PINGPONG", 0}, {"TB_K", 64}, {"FIX_SIZES", 0}, {"SPLIT_K", 1}},
+       "256,64,2,5,0,64,0,1"},
       // with PINGPONG (inception_v3_fp16_fwd.log 03F), without TB_K
       {"TunaHopperTmaFwd", "256,64,1,4,1",
-       {{"TB_M", 256}, {"TB_N", 64}, {"WG_M", 1}, {"STAGES", 4}, {"PINGPONG", 1}, {"TB_K", 64}, {"FIX_SIZES", 0}, {"SPLIT_K", 1}, {"CLUSTER_N", 1}},
-       "256,64,1,4,1,64,0,1,1"},
+       {{"TB_M", 256}, {"TB_N", 64}, {"WG_M", 1}, {"STAGES", 4}, {"PINGPONG", 1}, {"TB_K", 64}, {"FIX_SIZES", 0}, {"SPLIT_K", 1}},
+       "256,64,1,4,1,64,0,1"},
       // TB_K 32 and TB_N 32 (new: the thin Inception-v3 layers), without FIX_SIZES
       {"TunaHopperTmaFwd", "128,32,1,8,0,32",
-       {{"TB_M", 128}, {"TB_N", 32}, {"WG_M", 1}, {"STAGES", 8}, {"PINGPONG", 0}, {"TB_K", 32}, {"FIX_SIZES", 0}, {"SPLIT_K", 1}, {"CLUSTER_N", 1}},
-       "128,32,1,8,0,32,0,1,1"},
+       {{"TB_M", 128}, {"TB_N", 32}, {"WG_M", 1}, {"STAGES", 8}, {"PINGPONG", 0}, {"TB_K", 32}, {"FIX_SIZES", 0}, {"SPLIT_K", 1}},
+       "128,32,1,8,0,32,0,1"},
       // FIX_SIZES 1 (new: the finishing step's build for one problem)
       {"TunaHopperTmaFwd", "128,128,1,6,0,64,1",
-       {{"TB_M", 128}, {"TB_N", 128}, {"WG_M", 1}, {"STAGES", 6}, {"PINGPONG", 0}, {"TB_K", 64}, {"FIX_SIZES", 1}, {"SPLIT_K", 1}, {"CLUSTER_N", 1}},
-       "128,128,1,6,0,64,1,1,1"},
+       {{"TB_M", 128}, {"TB_N", 128}, {"WG_M", 1}, {"STAGES", 6}, {"PINGPONG", 0}, {"TB_K", 64}, {"FIX_SIZES", 1}, {"SPLIT_K", 1}},
+       "128,128,1,6,0,64,1,1"},
       // SPLIT_K 2 (new: two blocks of a cluster share each tile's k-tiles; older params read as 1)
       {"TunaHopperTmaFwd", "128,128,2,5,0,64,0,2",
-       {{"TB_M", 128}, {"TB_N", 128}, {"WG_M", 2}, {"STAGES", 5}, {"PINGPONG", 0}, {"TB_K", 64}, {"FIX_SIZES", 0}, {"SPLIT_K", 2}, {"CLUSTER_N", 1}},
-       "128,128,2,5,0,64,0,2,1"},
-      // CLUSTER_N 2 (new: multicast pairs; older params read as 1)
-      {"TunaHopperTmaFwd", "128,128,2,6,0,64,0,1,2",
-       {{"TB_M", 128}, {"TB_N", 128}, {"WG_M", 2}, {"STAGES", 6}, {"PINGPONG", 0}, {"TB_K", 64}, {"FIX_SIZES", 0}, {"SPLIT_K", 1}, {"CLUSTER_N", 2}}},
+       {{"TB_M", 128}, {"TB_N", 128}, {"WG_M", 2}, {"STAGES", 5}, {"PINGPONG", 0}, {"TB_K", 64}, {"FIX_SIZES", 0}, {"SPLIT_K", 2}}},
       // THREAD_H, THREAD_W, THREAD_C, STEPS_H, TB_THREADS / THREAD_H, THREAD_W, THREAD_C, TB_CV, TB_THREADS, SPLIT (new)
       {"TunaDepthwiseFwd", "2,2,8,4,128",
        {{"THREAD_H", 2}, {"THREAD_W", 2}, {"THREAD_C", 8}, {"STEPS_H", 4}, {"TB_THREADS", 128}}},

@@ -7,7 +7,7 @@
 // asymmetric padding, dilation, strides 2 and 3, groups, valid padding, padding above the filter
 // extent, M and K/G tails, C/G not a multiple of 64, Inception-v3's C = 32 layers) checked against the CPU reference on
 // poisoned outputs; the same for backward data on every layer (strided ones through sub-pixel phases) and edge
-// shape, with a ping-pong, two split-K and two multicast-pair configs per problem where valid; and, tagged "gpu" and "thin", every config with a 32-channel k-tile or a 32-wide N tile on the edge
+// shape, with a ping-pong and two split-K configs per problem where valid; and, tagged "gpu" and "thin", every config with a 32-channel k-tile or a 32-wide N tile on the edge
 // problems where those apply.
 #include <algorithm>
 #include <cstdio>
@@ -149,18 +149,18 @@ TEST_CASE("hopper tma fwd: applicability, defaults, pruning and tensor maps", "[
   CHECK_FALSE(s.IsApplicable(*sm90, NhwcForward(1, 64, 64, 300, 300, 3, 3, 130, 130, 1, 1, 1)).ok());  // pad 130
   // Analytic pruning: accumulators, warpgroup rows, shared memory, shallow rings.
   const Problem big = NhwcForward(32, 256, 1024, 28, 28, 3, 3, 1, 1, 1, 1, 1);
-  CHECK(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 4, 0, 64, 0, 1, 1}}).ok());
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4, 0, 64, 0, 1, 1}}).ok());  // 256 accumulators
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 128, 2, 4, 0, 64, 0, 1, 1}}).ok());   // 32-row warpgroups
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 5, 0, 64, 0, 1, 1}}).ok());  // 241 KiB > 227 KiB
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 64, 1, 3, 0, 64, 0, 1, 1}}).ok());    // 8 stages fit
+  CHECK(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 4, 0, 64, 0, 1}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4, 0, 64, 0, 1}}).ok());  // 256 accumulators
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 128, 2, 4, 0, 64, 0, 1}}).ok());   // 32-row warpgroups
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 2, 5, 0, 64, 0, 1}}).ok());  // 241 KiB > 227 KiB
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 64, 1, 3, 0, 64, 0, 1}}).ok());    // 8 stages fit
   // Ping-pong: two consumers on alternate whole tiles (WG_M 1 only; each holds TB_M x TB_N).
-  CHECK(s.IsValid(*sm90, big, PerfConfig{{128, 128, 1, 5, 1, 64, 0, 1, 1}}).ok());
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 128, 2, 6, 1, 64, 0, 1, 1}}).ok());  // WG_M 2
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4, 1, 64, 0, 1, 1}}).ok());  // 256 accumulators
+  CHECK(s.IsValid(*sm90, big, PerfConfig{{128, 128, 1, 5, 1, 64, 0, 1}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 128, 2, 6, 1, 64, 0, 1}}).ok());  // WG_M 2
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4, 1, 64, 0, 1}}).ok());  // 256 accumulators
   CHECK(solver::hopper_tma::SharedBytes({128, 256, 2, 4}) == 1024u + 4 * 384 * 128 + 8 * 16 * 72 * 2 + 64);
   {
-    absl::StatusOr<solver::Solution> pp = s.GetSolution(*sm90, big, PerfConfig{{128, 128, 1, 5, 1, 64, 0, 1, 1}});
+    absl::StatusOr<solver::Solution> pp = s.GetSolution(*sm90, big, PerfConfig{{128, 128, 1, 5, 1, 64, 0, 1}});
     REQUIRE(pp.ok());
     CHECK(pp->launches[0].block.x == 384);  // producer + two consumers
     CHECK(std::find(pp->kernels[0].options.begin(), pp->kernels[0].options.end(), "-DPINGPONG=1") !=
@@ -171,26 +171,11 @@ TEST_CASE("hopper tma fwd: applicability, defaults, pruning and tensor maps", "[
   // PINGPONG; the launch groups the blocks in pairs and the receive slot takes TB_M x TB_N / 2
   // floats.
   const Problem late = NhwcForward(32, 512, 512, 7, 7, 3, 3, 1, 1, 1, 1, 1);
-  CHECK(s.IsValid(*sm90, late, PerfConfig{{128, 128, 2, 5, 0, 64, 0, 2, 1}}).ok());
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 128, 2, 5, 0, 64, 0, 2, 1}}).ok());  // 392 tiles
-  CHECK_FALSE(s.IsValid(*sm90, late, PerfConfig{{128, 128, 1, 5, 1, 64, 0, 2, 1}}).ok());  // PINGPONG
+  CHECK(s.IsValid(*sm90, late, PerfConfig{{128, 128, 2, 5, 0, 64, 0, 2}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 128, 2, 5, 0, 64, 0, 2}}).ok());  // 392 tiles
+  CHECK_FALSE(s.IsValid(*sm90, late, PerfConfig{{128, 128, 1, 5, 1, 64, 0, 2}}).ok());  // PINGPONG
   CHECK_FALSE(s.IsValid(*sm90, NhwcForward(32, 2048, 512, 7, 7, 1, 1, 0, 0, 1, 1, 1),
-                        PerfConfig{{128, 128, 2, 5, 0, 64, 0, 2, 1}}).ok());  // 32 k-tiles
-  // Multicast pairs: two blocks on adjacent N-tiles of the same rows, each loading half of A;
-  // not with PINGPONG or SPLIT_K, and only where K/G spans more than one N-tile.
-  {
-    const Problem mid = NhwcForward(32, 1024, 256, 14, 14, 1, 1, 0, 0, 1, 1, 1);
-    CHECK(s.IsValid(*sm90, mid, PerfConfig{{128, 128, 2, 6, 0, 64, 0, 1, 2}}).ok());
-    CHECK_FALSE(s.IsValid(*sm90, mid, PerfConfig{{128, 128, 1, 5, 1, 64, 0, 1, 2}}).ok());  // PINGPONG
-    CHECK_FALSE(s.IsValid(*sm90, mid, PerfConfig{{128, 256, 2, 4, 0, 64, 0, 1, 2}}).ok());  // one N-tile
-    CHECK_FALSE(s.IsValid(*sm90, late, PerfConfig{{128, 128, 2, 5, 0, 64, 0, 2, 2}}).ok());  // with SPLIT_K
-    absl::StatusOr<solver::Solution> mc = s.GetSolution(*sm90, mid, PerfConfig{{128, 128, 2, 6, 0, 64, 0, 1, 2}});
-    REQUIRE(mc.ok());
-    const std::vector<std::string>& opts = mc->kernels[0].options;
-    CHECK(std::find(opts.begin(), opts.end(), "-DCLUSTER_N=2") != opts.end());
-    CHECK(mc->launches[0].grid.x == 2 * 49);  // 49 row tiles x 1 pair of N-tiles, two blocks each
-    CHECK(mc->launches[0].args[0].tensor_map.pixels_per_column == 64);  // each block's half of A
-  }
+                        PerfConfig{{128, 128, 2, 5, 0, 64, 0, 2}}).ok());  // 32 k-tiles
   // A tap's partial last chunk (C/G % TB_K != 0) issues only the k16 steps that hold channels.
   {
     auto options = [&](const Problem& p) {
@@ -215,18 +200,18 @@ TEST_CASE("hopper tma fwd: applicability, defaults, pruning and tensor maps", "[
   CHECK(solver::hopper_tma::SharedBytes({128, 128, 2, 5, 0, 64, 0, 2}) ==
         1024u + 5 * 256 * 128 + 8 * 16 * 72 * 2 + 128 * 64 * 4 + 16 + 80);
   {
-    absl::StatusOr<solver::Solution> sk = s.GetSolution(*sm90, late, PerfConfig{{128, 128, 2, 5, 0, 64, 0, 2, 1}});
+    absl::StatusOr<solver::Solution> sk = s.GetSolution(*sm90, late, PerfConfig{{128, 128, 2, 5, 0, 64, 0, 2}});
     REQUIRE(sk.ok());
     const std::vector<std::string>& opts = sk->kernels[0].options;
     CHECK(std::find(opts.begin(), opts.end(), "-DSPLIT_K=2") != opts.end());
     CHECK(sk->launches[0].grid.x == 2 * 52);  // 52 tiles, each on a cluster of two blocks
-    absl::StatusOr<solver::Solution> unsplit = s.GetSolution(*sm90, late, PerfConfig{{128, 128, 2, 5, 0, 64, 0, 1, 1}});
+    absl::StatusOr<solver::Solution> unsplit = s.GetSolution(*sm90, late, PerfConfig{{128, 128, 2, 5, 0, 64, 0, 1}});
     REQUIRE(unsplit.ok());
     const std::vector<std::string>& o1 = unsplit->kernels[0].options;
     CHECK(std::none_of(o1.begin(), o1.end(), [](const std::string& o) { return o.rfind("-DSPLIT_K", 0) == 0; }));
   }
   // The launch: persistent grid, one producer warpgroup, the two tensor maps of the problem.
-  absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, big, PerfConfig{{128, 256, 2, 4, 0, 64, 0, 1, 1}});
+  absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, big, PerfConfig{{128, 256, 2, 4, 0, 64, 0, 1}});
   REQUIRE(sol.ok());
   CHECK(sol->kernels[0].options[0] == "-DTB_M=128");
   CHECK(sol->kernels[0].options[3] == "-DSTAGES=4");
@@ -289,19 +274,19 @@ TEST_CASE("hopper tma fwd: 32-channel k-tiles and 32-wide N tiles only where the
     CHECK(thin_tiles >= 8);
     CHECK(valid.size() <= 160);
     // What ran before the axes stays valid: old params, TB_K 64.
-    CHECK(s.IsValid(*sm90, p, PerfConfig{{256, 64, 1, 4, 1, 64, 0, 1, 1}}).ok());
+    CHECK(s.IsValid(*sm90, p, PerfConfig{{256, 64, 1, 4, 1, 64, 0, 1}}).ok());
   }
   // Where they do not pay: C/G % 64 == 0 or > 32 (TB_K 32); K/G > 32 (TB_N 32).
   const Problem wide = NhwcForward(32, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1);
-  CHECK(s.IsValid(*sm90, wide, PerfConfig{{128, 64, 2, 8, 0, 64, 0, 1, 1}}).ok());
-  CHECK_FALSE(s.IsValid(*sm90, wide, PerfConfig{{128, 64, 2, 8, 0, 32, 0, 1, 1}}).ok());
-  CHECK_FALSE(s.IsValid(*sm90, wide, PerfConfig{{128, 32, 2, 8, 0, 64, 0, 1, 1}}).ok());
-  CHECK_FALSE(s.IsValid(*sm90, NhwcForward(2, 48, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1), PerfConfig{{128, 64, 2, 8, 0, 32, 0, 1, 1}}).ok());
-  CHECK(s.IsValid(*sm90, NhwcForward(2, 288, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1), PerfConfig{{128, 64, 2, 8, 0, 32, 0, 1, 1}}).ok());
-  CHECK(s.IsValid(*sm90, NhwcForward(2, 512, 96, 10, 10, 3, 3, 1, 1, 1, 1, 4), PerfConfig{{128, 32, 2, 8, 0, 64, 0, 1, 1}}).ok());
+  CHECK(s.IsValid(*sm90, wide, PerfConfig{{128, 64, 2, 8, 0, 64, 0, 1}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, wide, PerfConfig{{128, 64, 2, 8, 0, 32, 0, 1}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, wide, PerfConfig{{128, 32, 2, 8, 0, 64, 0, 1}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, NhwcForward(2, 48, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1), PerfConfig{{128, 64, 2, 8, 0, 32, 0, 1}}).ok());
+  CHECK(s.IsValid(*sm90, NhwcForward(2, 288, 64, 9, 9, 3, 3, 1, 1, 1, 1, 1), PerfConfig{{128, 64, 2, 8, 0, 32, 0, 1}}).ok());
+  CHECK(s.IsValid(*sm90, NhwcForward(2, 512, 96, 10, 10, 3, 3, 1, 1, 1, 1, 4), PerfConfig{{128, 32, 2, 8, 0, 64, 0, 1}}).ok());
   CHECK(space.Value(s.DefaultConfig(*sm90, wide), "TB_K") == 64);
   // The launch of a thin config: 64-byte rows in the 64-byte swizzle, -DTB_K=32 passed.
-  const PerfConfig c{{128, 32, 1, 8, 0, 32, 0, 1, 1}};
+  const PerfConfig c{{128, 32, 1, 8, 0, 32, 0, 1}};
   absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, thin, c);
   REQUIRE(sol.ok());
   const std::vector<std::string>& opts = sol->kernels[0].options;
@@ -320,7 +305,7 @@ TEST_CASE("hopper tma fwd: 32-channel k-tiles and 32-wide N tiles only where the
   CHECK(wm.box[2] == 32);
   CHECK(wm.swizzle == backend::TensorMapSpec::Swizzle::k64B);
   // TB_K 64 builds keep the options they had before the axis: no -DTB_K.
-  absl::StatusOr<solver::Solution> old = s.GetSolution(*sm90, thin, PerfConfig{{256, 64, 1, 4, 1, 64, 0, 1, 1}});
+  absl::StatusOr<solver::Solution> old = s.GetSolution(*sm90, thin, PerfConfig{{256, 64, 1, 4, 1, 64, 0, 1}});
   REQUIRE(old.ok());
   for (const std::string& o : old->kernels[0].options) CHECK(o.rfind("-DTB_K", 0) != 0);
   CHECK(old->launches[0].args[0].tensor_map.channels_per_pixel == 64);
@@ -474,8 +459,6 @@ TEST_CASE("hopper tma fwd: every valid FP16 config and the BF16 default build fo
   for (const PerfConfig& c : AllValid(s, *target, c80)) {
     if (c.values[0] == 256 && c.values[5] == 64) build(c80, c);
   }
-  // Multicast pairs on a 1x1 layer.
-  CHECK(build_with(NhwcForward(32, 1024, 256, 14, 14, 1, 1, 0, 0, 1, 1, 1), "CLUSTER_N", 2) >= 4);
   // The finishing step's builds (sizes compiled in) of the wide layer and the thin one.
   for (const Problem& p : {wide, thin}) {
     const std::optional<PerfConfig> spec = s.Specialize(*target, p, s.DefaultConfig(*target, p));
@@ -526,7 +509,7 @@ TEST_CASE("hopper tma fwd and bwd match the CPU reference on an sm_90 device", "
   // one); split-K shares each tile's k-tiles between the two blocks of a cluster (its first and
   // last config: the narrowest and the widest column bands).
   const solver::SearchSpace space = s.Space(target, problems[0]);
-  int split_runs = 0, pair_runs = 0;
+  int split_runs = 0;
   auto with_axis = [&](const solver::Solver& sv, const std::vector<Problem>& ps, const char* axis, int64_t value,
                        size_t most) {
     const int a = space.IndexOf(axis);
@@ -545,21 +528,18 @@ TEST_CASE("hopper tma fwd and bwd match the CPU reference on an sm_90 device", "
       tally.failures += checker.CheckAll(sv, p, picked);
       tally.runs += static_cast<int>(picked.size());
       if (std::string_view(axis) == "SPLIT_K") split_runs += static_cast<int>(picked.size());
-      if (std::string_view(axis) == "CLUSTER_N") pair_runs += static_cast<int>(picked.size());
     }
   };
   for (const auto& [sv, ps] : {std::pair<const solver::Solver*, const std::vector<Problem>*>{&s, &problems}, {&bwd, &bwd_problems}}) {
     with_axis(*sv, *ps, "PINGPONG", 1, 1);
     with_axis(*sv, *ps, "SPLIT_K", 2, 2);
-    with_axis(*sv, *ps, "CLUSTER_N", 2, 2);
   }
   std::vector<Problem> split_fwd, split_bwd;
   for (const Problem& p : SplitKProblems()) (p.direction == Direction::kForward ? split_fwd : split_bwd).push_back(p);
   with_axis(s, split_fwd, "SPLIT_K", 2, 2);
   with_axis(bwd, split_bwd, "SPLIT_K", 2, 2);
-  std::printf("%d split-K runs, %d multicast-pair runs\n", split_runs, pair_runs);
+  std::printf("%d split-K runs\n", split_runs);
   CHECK(split_runs >= 16);
-  CHECK(pair_runs >= 60);
   // The finishing step's build (sizes compiled in) of each problem's default, where offered.
   int specialized = 0;
   auto fixed = [&](const solver::Solver& sv, const std::vector<Problem>& ps) {

@@ -188,13 +188,12 @@ TmaParams TmaParams::Of(const SearchSpace& s, const PerfConfig& c) {
   return {static_cast<int>(s.Value(c, "TB_M")),      static_cast<int>(s.Value(c, "TB_N")),
           static_cast<int>(s.Value(c, "WG_M")),      static_cast<int>(s.Value(c, "STAGES")),
           static_cast<int>(s.Value(c, "PINGPONG")),  static_cast<int>(s.Value(c, "TB_K")),
-          static_cast<int>(s.Value(c, "FIX_SIZES")), static_cast<int>(s.Value(c, "SPLIT_K")),
-          static_cast<int>(s.Value(c, "CLUSTER_N"))};
+          static_cast<int>(s.Value(c, "FIX_SIZES")), static_cast<int>(s.Value(c, "SPLIT_K"))};
 }
 
 PerfConfig TmaParams::Config(const SearchSpace& s) const {
   return s.Make({{"TB_M", tb_m}, {"TB_N", tb_n}, {"WG_M", wg_m}, {"STAGES", stages}, {"PINGPONG", pingpong},
-                 {"TB_K", tb_k}, {"FIX_SIZES", fix_sizes}, {"SPLIT_K", split_k}, {"CLUSTER_N", cluster_n}});
+                 {"TB_K", tb_k}, {"FIX_SIZES", fix_sizes}, {"SPLIT_K", split_k}});
 }
 
 SearchSpace Space() {
@@ -213,9 +212,7 @@ SearchSpace Space() {
                       {"FIX_SIZES", {0, 1}, AxisUse::kSolver, 0, /*searched=*/false},
                       // appended later: params without it read as 1. A solver axis: Build passes
                       // -DSPLIT_K for 2 only, so unsplit builds keep their options.
-                      {"SPLIT_K", {1, 2}, AxisUse::kSolver, 1},
-                      // appended later: params without it read as 1; -DCLUSTER_N passed for 2 only.
-                      {"CLUSTER_N", {1, 2}, AxisUse::kSolver, 1}});
+                      {"SPLIT_K", {1, 2}, AxisUse::kSolver, 1}});
 }
 
 uint64_t SharedBytes(const TmaParams& t) {
@@ -290,10 +287,6 @@ absl::Status CheckValid(std::string_view solver, const Target& target, const Con
   if (t.tb_n > 64 && t.tb_n / 2 >= fwd.k / fwd.groups) return invalid("TB_N much larger than K/G");
   if (t.tb_m > 64 && t.tb_m / 2 >= fwd.Rows()) return invalid("TB_M much larger than N*Ho*Wo");
   if (Tiles(fwd, t.tb_m, t.tb_n) > int64_t{0x7fffffff}) return invalid("too many tiles");
-  if (t.cluster_n > 1) {
-    if (t.pingpong == 1 || t.split_k > 1) return invalid("CLUSTER_N 2 with PINGPONG or SPLIT_K");
-    if (t.tb_n >= fwd.k / fwd.groups) return invalid("CLUSTER_N 2 where one N-tile covers K/G");
-  }
   if (t.split_k > 1) {
     // Split-K pays where the unsplit tiles leave SMs idle and the k-loop is long: the exchange
     // costs ~1-2 us per tile. Measured (H200, 2026-12-03, ResNet-50's 14x14 and 7x7 layers): 4 %
@@ -342,9 +335,6 @@ KernelBuild Build(const ConvPlan& fwd, const PerfConfig& config) {
   if (const int split_k = TmaParams::Of(Space(), config).split_k; split_k != 1) {
     build.options.push_back(absl::StrCat("-DSPLIT_K=", split_k));
   }
-  if (const int cluster_n = TmaParams::Of(Space(), config).cluster_n; cluster_n != 1) {
-    build.options.push_back(absl::StrCat("-DCLUSTER_N=", cluster_n));
-  }
   // A tap's last chunk partly past C/G: issue only the k16 steps that hold channels (Inception-v3's
   // C = 80 with TB_K 64: 5 per tap instead of 8). Problems with C/G % TB_K == 0 keep their build.
   if ((fwd.c / fwd.groups) % TmaParams::Of(Space(), config).tb_k != 0) build.options.push_back("-DPARTIAL_K=1");
@@ -355,7 +345,7 @@ KernelBuild Build(const ConvPlan& fwd, const PerfConfig& config) {
   if (fwd.k % 8 == 0 && (fwd.k / fwd.groups) % 8 == 0) build.options.push_back("-DVEC_OUT=1");
   if (const TmaParams t = TmaParams::Of(Space(), config); t.fix_sizes == 1) {
     build.options.push_back("-DFIX_SIZES=1");
-    const std::vector<int32_t> words = PhaseWords(fwd, t.tb_m, t.TileCols());  // one phase, then the count
+    const std::vector<int32_t> words = PhaseWords(fwd, t.tb_m, t.tb_n);  // one phase, then the count
     build.options.push_back(absl::StrCat("-DTUNA_FIX_PHASE=", absl::StrJoin(words.begin(), words.end() - 1, ",")));
     const std::pair<const char*, int64_t> sizes[] = {
         {"N", fwd.n}, {"CG", fwd.c / fwd.groups}, {"K", fwd.k}, {"HY", fwd.hy}, {"WY", fwd.wy},
@@ -380,11 +370,9 @@ Launch ConvLaunch(const Target& target, const ConvPlan& plan, const PerfConfig& 
   Launch l;
   l.kernel = 0;
   l.entry = "tuna_hopper_tma_fwd";
-  // Persistent: a cluster of SPLIT_K x CLUSTER_N blocks per tile of TB_M x CLUSTER_N * TB_N (the
-  // k-tiles split among SPLIT_K blocks; CLUSTER_N blocks on adjacent N-tiles sharing A).
-  const int blocks = t.split_k * t.cluster_n;
-  const int64_t clusters = std::min<int64_t>(Tiles(plan, t.tb_m, t.TileCols()), std::max(1, target.num_cu / blocks));
-  l.grid.x = static_cast<uint32_t>(clusters * blocks);
+  // Persistent: a cluster of SPLIT_K blocks (one tile's k-tiles split among them) per tile.
+  const int64_t clusters = std::min<int64_t>(Tiles(plan, t.tb_m, t.tb_n), std::max(1, target.num_cu / t.split_k));
+  l.grid.x = static_cast<uint32_t>(clusters * t.split_k);
   l.block.x = static_cast<uint32_t>(t.Threads());
   l.shared_bytes = SharedBytes(t);
   // One im2col map per phase; phases without taps (and the unused slots) repeat a real one.
@@ -394,10 +382,10 @@ Launch ConvLaunch(const Target& target, const ConvPlan& plan, const PerfConfig& 
   }
   for (int i = 0; i < (Unphased(plan) ? 1 : kMaxPhases); ++i) {
     const bool own = i < static_cast<int>(plan.phases.size()) && plan.phases[i].taps_h > 0;
-    l.args.push_back(KernelArg::TensorMap(x, XMap(plan, own ? plan.phases[i] : *any, t.tb_m / t.cluster_n, t.tb_k)));
+    l.args.push_back(KernelArg::TensorMap(x, XMap(plan, own ? plan.phases[i] : *any, t.tb_m, t.tb_k)));
   }
   l.args.push_back(KernelArg::TensorMap(w, WMap(plan, t.tb_n, t.tb_k), w_offset));
-  l.args.push_back(KernelArg::Words(PhaseWords(plan, t.tb_m, t.TileCols())));
+  l.args.push_back(KernelArg::Words(PhaseWords(plan, t.tb_m, t.tb_n)));
   l.args.push_back(KernelArg::Buffer(y));
   for (int64_t v : {plan.n, plan.c / plan.groups, plan.k, plan.hy, plan.wy, plan.r, plan.s, plan.groups,
                     plan.k / plan.groups}) {

@@ -23,12 +23,11 @@ namespace tuna::solver::hopper_tma {
 // for C/G % 64 in 1..32, where a 64-channel tile would be mostly zeros). FIX_SIZES 1: the
 // problem's sizes and its one output phase compiled in (not searched: Specialize sets it).
 struct TmaParams {
-  int tb_m, tb_n, wg_m, stages, pingpong = 0, tb_k = 64, fix_sizes = 0, split_k = 1, cluster_n = 1;
+  int tb_m, tb_n, wg_m, stages, pingpong = 0, tb_k = 64, fix_sizes = 0, split_k = 1;
   static TmaParams Of(const SearchSpace& s, const PerfConfig& c);
   PerfConfig Config(const SearchSpace& s) const;
   int Consumers() const { return wg_m + pingpong; }
   int Threads() const { return 128 * (Consumers() + 1); }
-  int TileCols() const { return tb_n * cluster_n; }  // columns of a cluster's tile (the kernel's decode)
 };
 
 SearchSpace Space();
@@ -159,10 +158,6 @@ namespace tuna::solver {
 //           (distributed shared memory, fixed order: deterministic) and writes them. Only where
 //           the unsplit tiles are fewer than two waves and a tile has 64 or more k-tiles (late
 //           3x3 layers with C >= 512; the exchange costs ~1-2 us per tile). A solver axis; absent
-//           in old params: 1.
-//   CLUSTER_N 2: the two blocks of a cluster take adjacent N-tiles of the same rows; each loads
-//           half of the A tile and multicasts it to both (x read from L2 once per pair). Not with
-//           PINGPONG or SPLIT_K; only where K/G spans more than one N-tile. A solver axis; absent
 //           in old params: 1.
 // Validity is analytic: shared memory, at most 128 FP32 accumulators per thread, no tile twice
 // the GEMM extent, rings no shallower than two below the deepest that fits, TB_K 32 and TB_N 32
