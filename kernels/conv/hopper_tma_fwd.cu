@@ -28,8 +28,8 @@
 // of the columns into the peer's receive slot (distributed shared memory, 16-byte stores in
 // fragment order) and arrives on the peer's `recv_full` mbarrier; it then waits on its own,
 // adds the peer's partials to its half (one fixed order: deterministic), arrives on the peer's
-// `recv_free` and writes its half of the columns. For late layers with few pixels, whose
-// unsplit tiles leave SMs idle.
+// `recv_free` and writes its half of the columns. For layers whose unsplit tiles leave SMs idle
+// and whose k-loop is long (the solver offers it from 64 k-tiles: the exchange costs ~1-2 us).
 //
 // Needs C/G % 8 == 0 (a k-tile is TB_K channels of one filter tap; a tap's last chunk may be
 // partial: the copy engine fills zeros past C/G in w's box); other shapes go to hopper_fwd.cu.

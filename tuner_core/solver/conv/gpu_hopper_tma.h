@@ -162,7 +162,8 @@ namespace tuna::solver {
 // Validity is analytic: shared memory, at most 128 FP32 accumulators per thread, no tile twice
 // the GEMM extent, rings no shallower than two below the deepest that fits, TB_K 32 and TB_N 32
 // only where they move fewer bytes, SPLIT_K 2 only with fewer than two waves of tiles and 64 or
-// more k-tiles. Thread-safe and stateless.
+// more k-tiles. Where C/G % TB_K != 0 the build adds -DPARTIAL_K (a tap's last chunk issues only
+// the k16 steps that hold channels). Thread-safe and stateless.
 class HopperTmaFwdSolver : public hopper_tma::TmaSolver {
  public:
   HopperTmaFwdSolver() : TmaSolver("TunaHopperTmaFwd", Direction::kForward, hopper_tma::ForwardPlan) {}
