@@ -327,23 +327,21 @@ KernelBuild Build(const ConvPlan& fwd, const PerfConfig& config) {
   KernelBuild build;
   build.source = "conv/hopper_tma_fwd.cu";
   build.entries = {"tuna_hopper_tma_fwd", "tuna_flip_filter"};
-  build.options = Space().Defines(config);
-  // TB_K is a solver axis (see Space): the kernel reads 64 unless told.
-  if (const int tb_k = TmaParams::Of(Space(), config).tb_k; tb_k != 64) {
-    build.options.push_back(absl::StrCat("-DTB_K=", tb_k));
-  }
-  if (const int split_k = TmaParams::Of(Space(), config).split_k; split_k != 1) {
-    build.options.push_back(absl::StrCat("-DSPLIT_K=", split_k));
-  }
+  const SearchSpace space = Space();
+  const TmaParams t = TmaParams::Of(space, config);
+  build.options = space.Defines(config);
+  // TB_K and SPLIT_K are solver axes (see Space): the kernel reads 64 and 1 unless told.
+  if (t.tb_k != 64) build.options.push_back(absl::StrCat("-DTB_K=", t.tb_k));
+  if (t.split_k != 1) build.options.push_back(absl::StrCat("-DSPLIT_K=", t.split_k));
   // A tap's last chunk partly past C/G: issue only the k16 steps that hold channels (Inception-v3's
   // C = 80 with TB_K 64: 5 per tap instead of 8). Problems with C/G % TB_K == 0 keep their build.
-  if ((fwd.c / fwd.groups) % TmaParams::Of(Space(), config).tb_k != 0) build.options.push_back("-DPARTIAL_K=1");
+  if ((fwd.c / fwd.groups) % t.tb_k != 0) build.options.push_back("-DPARTIAL_K=1");
   build.options.push_back(gpu::DTypeOption(fwd.data_type));
   build.options.push_back(Unphased(fwd) ? "-DPHASED=0" : "-DPHASED=1");
   // Whole 16-byte output chunks: the epilogue drops its scalar tail (1.3 % on ResNet-50's forward
   // file, H100, 2026-11-25). Every real network's channel counts qualify, so the build is shared.
   if (fwd.k % 8 == 0 && (fwd.k / fwd.groups) % 8 == 0) build.options.push_back("-DVEC_OUT=1");
-  if (const TmaParams t = TmaParams::Of(Space(), config); t.fix_sizes == 1) {
+  if (t.fix_sizes == 1) {
     build.options.push_back("-DFIX_SIZES=1");
     const std::vector<int32_t> words = PhaseWords(fwd, t.tb_m, t.tb_n);  // one phase, then the count
     build.options.push_back(absl::StrCat("-DTUNA_FIX_PHASE=", absl::StrJoin(words.begin(), words.end() - 1, ",")));
