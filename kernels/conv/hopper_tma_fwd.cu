@@ -34,7 +34,8 @@
 // Needs C/G % 8 == 0 (a k-tile is TB_K channels of one filter tap; a tap's last chunk may be
 // partial: the copy engine fills zeros past C/G in w's box); other shapes go to hopper_fwd.cu.
 // Sizes are run-time arguments: one build serves every problem with the same options.
-// Options: TB_M (64, 128, 256), TB_N (32, 64, 128, 256; also the wgmma N), TB_K (64 when left out;
+// Options: TB_M (64, 128, 256), TB_N (a multiple of 32 up to 256; also the wgmma N: 96, 160, 192,
+//          224 for K/G they tile with less padding or fewer N-tiles), TB_K (64 when left out;
 //          32: half the bytes and wgmmas per k-tile where C/G % 64 is 1..32, e.g. C/G = 32, and
 //          the solver passes -DTB_K only then), WG_M (1, 2), STAGES (3..8), PINGPONG (0; 1 with
 //          WG_M 1: two consumer warpgroups take alternate tiles of the block's sequence, each its
@@ -54,7 +55,8 @@
 // int32: N, C/G, K, Hy, Wy, R, S, G, K/G.
 // Launch: gridDim.x = SPLIT_K * min(tiles, multiprocessors / SPLIT_K), blockDim.x = 128 * (WG_M +
 // PINGPONG + 1); dynamic shared memory = 1024 (alignment) + STAGES * (TB_M + TB_N) * TB_K * 2 (ring)
-// + (WG_M + PINGPONG) * 4 * 16 * (min(TB_N / SPLIT_K, 64) + 8) * 2 (epilogue slabs) + (SPLIT_K - 1)
+// + (WG_M + PINGPONG) * 4 * 16 * (kEpiCols + 8) * 2 (epilogue slabs; kEpiCols: the largest of 64,
+// 32, 16 dividing TB_N / SPLIT_K) + (SPLIT_K - 1)
 // * TB_M * TB_N / SPLIT_K * 4 + 16 (split-K receive slot and its mbarriers, SPLIT_K 2 only) + 16 *
 // STAGES (mbarriers).
 #include "common/portability.h"
@@ -104,17 +106,18 @@ constexpr int kMRep = kWgRows / 64;
 constexpr int kAcc = kTbN / 2;  // FP32 accumulators per thread of one m64 wgmma
 constexpr int kSplitK = SPLIT_K;
 constexpr int kBandCols = kTbN / kSplitK;  // the columns of a tile each block of a cluster writes
-constexpr int kBandJ = kBandCols / 8;      // their 8-column accumulator groups
 constexpr int kRecvSlotBytes = kTbM * kBandCols * 4;  // one peer's FP32 partials of a band
 constexpr int kRecvBytes = kSplitK > 1 ? (kSplitK - 1) * kRecvSlotBytes : 0;
 constexpr int kRowBytes = kTbK * 2;
 constexpr int kStageA = kTbM * kRowBytes;
 constexpr int kStageBytes = kStageA + kTbN * kRowBytes;
 constexpr int kRingBytes = kStages * kStageBytes;
-constexpr int kEpiCols = kBandCols < 64 ? kBandCols : 64;  // columns a warp stages at a time
+// Columns a warp stages at a time: the largest of 64, 32, 16 that divides a band (TB_N 96, 160,
+// 224: 32; with SPLIT_K 2 down to 16).
+constexpr int kEpiCols = kBandCols % 64 == 0 ? 64 : kBandCols % 32 == 0 ? 32 : 16;
 constexpr int kEpiPitch = kEpiCols + 8;  // halves per staged row: conflict-free pair writes
-constexpr int kEpiChunks = kEpiCols / 8;           // 16-byte chunks per staged row: 8 or 4
-constexpr int kEpiRowsPerPass = 32 / kEpiChunks;  // rows the warp's lanes store at once: 4 or 8
+constexpr int kEpiChunks = kEpiCols / 8;           // 16-byte chunks per staged row: 8, 4 or 2
+constexpr int kEpiRowsPerPass = 32 / kEpiChunks;  // rows the warp's lanes store at once: 4, 8 or 16
 constexpr int kEpiPasses = 16 / kEpiRowsPerPass;
 constexpr int kEpiWarpBytes = 16 * kEpiPitch * 2;
 constexpr int kEpiBytes = kConsumers * 4 * kEpiWarpBytes;
@@ -125,13 +128,13 @@ constexpr int kConsumerRegs = 232;
 #endif
 static_assert(kWgRows % 64 == 0, "each consumer warpgroup owns whole m64 slabs");
 static_assert(!PINGPONG || kWgM == 1, "ping-pong: each consumer warpgroup owns whole tiles");
-static_assert(kTbN == 32 || kTbN == 64 || kTbN == 128 || kTbN == 256, "wgmma N");
+static_assert(kTbN % 32 == 0 && kTbN <= 256, "wgmma N: 32, 64, 96, ..., 256");
 static_assert(kTbK == 32 || kTbK == 64, "a k-tile is one 64- or 128-byte swizzle row");
 static_assert(kTbN % kEpiCols == 0, "epilogue slabs");
 static_assert(kStages >= 3, "one slot in the tensor cores, one released late, one filling");
 static_assert(kSplitK == 1 || kSplitK == 2, "split-K over a cluster of 1 or 2 blocks");
 static_assert(kSplitK == 1 || !PINGPONG, "split-K takes whole tiles in both blocks of a cluster");
-static_assert(kBandCols >= 16, "each block writes 16 or more columns of a tile");
+static_assert(kBandCols % 16 == 0, "each block writes whole 16-column groups of a tile");
 
 
 // Shared-memory map of a block: the ring, the consumers' epilogue slabs, the split-K receive slot,
@@ -291,6 +294,8 @@ TUNA_DEVICE TunaSched tuna_sched() {
 }
 
 #if SPLIT_K > 1
+constexpr int kBandJ = kBandCols / 8;  // a band's 8-column accumulator groups
+
 // Split-K exchange of the n-th tile of consumer thread (cw, tid_wg): its accumulators of the
 // peers' column bands go to their receive slots, then the peers' partials of its own band are
 // added to acc. A float4 of 8-column group jb of a band sits at ((cw * kMRep + mr) * kBandJ + jb)

@@ -7,8 +7,9 @@
 // asymmetric padding, dilation, strides 2 and 3, groups, valid padding, padding above the filter
 // extent, M and K/G tails, C/G not a multiple of 64, Inception-v3's C = 32 layers) checked against the CPU reference on
 // poisoned outputs; the same for backward data on every layer (strided ones through sub-pixel phases) and edge
-// shape, with a ping-pong and two split-K configs per problem where valid; and, tagged "gpu" and "thin", every config with a 32-channel k-tile or a 32-wide N tile on the edge
-// problems where those apply.
+// shape, with a ping-pong, two split-K configs and two configs of each N tile between powers of two
+// (96, 160, 192, 224) per problem where valid; and, tagged "gpu" and "thin", every config with a
+// 32-channel k-tile or a 32-wide N tile on the edge problems where those apply.
 #include <algorithm>
 #include <cstdio>
 #include <random>
@@ -69,6 +70,8 @@ std::vector<Problem> TmaEdgeProblems() {
       NhwcForward(2, 32, 32, 17, 17, 3, 3, 0, 0, 1, 1, 1),     // Inception-v3 2F (C = K = 32, valid): TB_K 32, TB_N 32
       NhwcForward(2, 32, 64, 15, 15, 3, 3, 0, 0, 1, 1, 1),     // C = 32, K = 64, valid: TB_K 32
       NhwcForward(1, 32, 64, 13, 13, 3, 3, 1, 1, 1, 1, 1),     // Inception-v3 3F (C = 32, K = 64, padded)
+      NhwcForward(2, 64, 160, 11, 11, 3, 3, 1, 1, 1, 1, 1),    // K = 160: 160- and 96-wide N tiles
+      NhwcForward(3, 128, 384, 9, 9, 1, 1, 0, 0, 1, 1, 1),     // K = 384: two 192-wide N tiles
   };
 }
 
@@ -320,6 +323,51 @@ TEST_CASE("hopper tma fwd: 32-channel k-tiles and 32-wide N tiles only where the
   CHECK(space.Value(bdef, "TB_N") == 32);
 }
 
+// The TB_N values of a problem's valid configs.
+std::set<int64_t> ValidTbN(const solver::Solver& s, const Target& t, const Problem& p) {
+  const solver::SearchSpace space = s.Space(t, p);
+  std::set<int64_t> out;
+  for (const PerfConfig& c : AllValid(s, t, p)) out.insert(space.Value(c, "TB_N"));
+  return out;
+}
+
+TEST_CASE("hopper tma fwd: N tiles between powers of two only where they tile K/G better", "[solver]") {
+  absl::StatusOr<Target> sm90 = solver::TargetForArch("sm_90");
+  REQUIRE(sm90.ok());
+  solver::HopperTmaFwdSolver s;
+  auto tb_n = [&](int64_t k) { return ValidTbN(s, *sm90, NhwcForward(32, 80, k, 73, 73, 3, 3, 0, 0, 1, 1, 1)); };
+  // K/G = 192: one 192 (no padding) beats a 256 (64 padded) and two 128s; two 96s beat three 64s
+  // and two 128s. K/G = 160: a 192 pads more than a 160.
+  CHECK(tb_n(192) == std::set<int64_t>{64, 96, 128, 192, 256});
+  CHECK(tb_n(96) == std::set<int64_t>{64, 96, 128});
+  CHECK(tb_n(160) == std::set<int64_t>{64, 96, 128, 160, 256});
+  CHECK(tb_n(200) == std::set<int64_t>{64, 128, 224, 256});   // 224: 24 padded against 56
+  CHECK(tb_n(384) == std::set<int64_t>{64, 128, 192, 256});   // two 192s against three 128s
+  CHECK(tb_n(768) == std::set<int64_t>{64, 128, 256});        // 256 tiles it in fewer
+  for (int64_t k : {64, 128, 256, 512, 1024, 2048}) CHECK(tb_n(k).size() == (k == 64 ? 1 : k == 128 ? 2 : 3));
+  // Accumulators: a 192-wide tile fits 64 rows per consumer warpgroup only.
+  const Problem p = NhwcForward(32, 80, 192, 73, 73, 3, 3, 0, 0, 1, 1, 1);
+  CHECK(s.IsValid(*sm90, p, PerfConfig{{128, 192, 2, 5, 0, 64, 0, 1}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, p, PerfConfig{{256, 192, 2, 3, 0, 64, 0, 1}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, p, PerfConfig{{128, 192, 1, 5, 0, 64, 0, 1}}).ok());
+  // The default takes the fit where it pads less in as many N-tiles: 192 for 256 here.
+  const solver::SearchSpace space = s.Space(*sm90, p);
+  CHECK(space.Value(s.DefaultConfig(*sm90, p), "TB_N") == 192);
+  CHECK(space.Value(s.DefaultConfig(*sm90, NhwcForward(32, 64, 96, 35, 35, 3, 3, 1, 1, 1, 1, 1)), "TB_N") == 96);
+  CHECK(space.Value(s.DefaultConfig(*sm90, NhwcForward(32, 64, 256, 35, 35, 3, 3, 1, 1, 1, 1, 1)), "TB_N") == 256);
+  // The epilogue stages 64 columns of a 192 tile, 32 of 96/160/224, 16 of a 48/80/112 split band.
+  using solver::hopper_tma::SharedBytes;
+  CHECK(SharedBytes({128, 192, 2, 5, 0, 64}) == 1024u + 5 * 320 * 128 + 2 * 4 * 16 * 72 * 2 + 80);
+  CHECK(SharedBytes({128, 96, 2, 5, 0, 64}) == 1024u + 5 * 224 * 128 + 2 * 4 * 16 * 40 * 2 + 80);
+  CHECK(SharedBytes({128, 96, 2, 5, 0, 64, 0, 2}) ==
+        1024u + 5 * 224 * 128 + 2 * 4 * 16 * 24 * 2 + 128 * 48 * 4 + 16 + 80);
+  absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, p, PerfConfig{{128, 192, 2, 5, 0, 64, 0, 1}});
+  REQUIRE(sol.ok());
+  const std::vector<std::string>& opts = sol->kernels[0].options;
+  CHECK(std::find(opts.begin(), opts.end(), "-DTB_N=192") != opts.end());
+  CHECK(sol->launches[0].args[1].tensor_map.box[2] == 192);
+}
+
 TEST_CASE("hopper tma bwd: backward data as a forward convolution over dy", "[solver]") {
   absl::StatusOr<Target> sm90 = solver::TargetForArch("sm_90");
   REQUIRE(sm90.ok());
@@ -441,15 +489,18 @@ TEST_CASE("hopper tma fwd: every valid FP16 config and the BF16 default build fo
   for (const PerfConfig& c : ThinConfigs(s, *target, thin)) build(thin, c);
   const Problem thin_bf = NhwcForward(32, 32, 32, 149, 149, 3, 3, 0, 0, 1, 1, 1, DataType::kBf16);
   build(thin_bf, s.DefaultConfig(*target, thin_bf));
-  // Up to `most` valid configs of `p` with `axis` at `value` (one per tile shape: the ring depth
-  // changes no code path); how many.
-  auto build_with = [&](const Problem& p, const char* axis, int64_t value, int most) {
+  // Up to `most` valid configs of `p` with each of `axes` at its value (one per tile shape: the
+  // ring depth changes no code path); how many.
+  auto build_with = [&](const Problem& p, std::vector<std::pair<const char*, int64_t>> axes, int most) {
     const solver::SearchSpace space = s.Space(*target, p);
-    const int a = space.IndexOf(axis), stages = space.IndexOf("STAGES");
+    const int stages = space.IndexOf("STAGES");
     std::set<std::vector<int64_t>> shapes;
     int n = 0;
     for (PerfConfig c : AllValid(s, *target, p)) {
-      if (c.values[a] != value || n >= most) continue;
+      const bool match = std::all_of(axes.begin(), axes.end(), [&](const auto& av) {
+        return space.Value(c, av.first) == av.second;
+      });
+      if (!match || n >= most) continue;
       const PerfConfig built = c;
       c.values[stages] = 0;
       if (!shapes.insert(c.values).second) continue;
@@ -458,9 +509,17 @@ TEST_CASE("hopper tma fwd: every valid FP16 config and the BF16 default build fo
     return n;
   };
   // Split-K (clusters of two) on ResNet-50's 7x7 3x3 layer.
-  CHECK(build_with(NhwcForward(32, 512, 512, 7, 7, 3, 3, 1, 1, 1, 1, 1), "SPLIT_K", 2, 6) >= 4);
+  CHECK(build_with(NhwcForward(32, 512, 512, 7, 7, 3, 3, 1, 1, 1, 1, 1), {{"SPLIT_K", 2}}, 6) >= 4);
   // A partial last chunk per tap (PARTIAL_K): Inception-v3's C = 80 layer with 64-channel k-tiles.
-  CHECK(build_with(NhwcForward(32, 80, 192, 73, 73, 3, 3, 0, 0, 1, 1, 1), "TB_K", 64, 6) >= 4);
+  const Problem c80 = NhwcForward(32, 80, 192, 73, 73, 3, 3, 0, 0, 1, 1, 1);
+  CHECK(build_with(c80, {{"TB_K", 64}}, 6) >= 4);
+  // N tiles between powers of two: 192 on the C = 80 layer, 96, 160 and 224 on K = 96, 160, 200,
+  // and each split in two (bands of 96, 48, 80 and 112 columns: epilogue passes of 64, 32, 16).
+  CHECK(build_with(c80, {{"TB_N", 192}}, 2) == 2);
+  for (const auto& [k, tb_n] : {std::pair{192, 192}, {96, 96}, {160, 160}, {200, 224}}) {
+    CHECK(build_with(NhwcForward(32, 64, k, 35, 35, 3, 3, 1, 1, 1, 1, 1), {{"TB_N", tb_n}}, 1) == 1);
+    CHECK(build_with(NhwcForward(8, 512, k, 7, 7, 3, 3, 1, 1, 1, 1, 1), {{"TB_N", tb_n}, {"SPLIT_K", 2}}, 1) == 1);
+  }
   // The finishing step's builds (sizes compiled in) of the wide layer and the thin one.
   for (const Problem& p : {wide, thin}) {
     const std::optional<PerfConfig> spec = s.Specialize(*target, p, s.DefaultConfig(*target, p));
@@ -532,16 +591,27 @@ TEST_CASE("hopper tma fwd and bwd match the CPU reference on an sm_90 device", "
       if (std::string_view(axis) == "SPLIT_K") split_runs += static_cast<int>(picked.size());
     }
   };
+  int fit_runs = 0;
   for (const auto& [sv, ps] : {std::pair<const solver::Solver*, const std::vector<Problem>*>{&s, &problems}, {&bwd, &bwd_problems}}) {
     with_axis(*sv, *ps, "PINGPONG", 1, 1);
     with_axis(*sv, *ps, "SPLIT_K", 2, 2);
+    // N tiles between powers of two (K/G or, backward, C/G = 96, 160, 192, 200, 384, 80).
+    const int before = tally.runs;
+    for (int64_t tb_n : {96, 160, 192, 224}) with_axis(*sv, *ps, "TB_N", tb_n, 2);
+    fit_runs += tally.runs - before;
   }
   std::vector<Problem> split_fwd, split_bwd;
   for (const Problem& p : SplitKProblems()) (p.direction == Direction::kForward ? split_fwd : split_bwd).push_back(p);
   with_axis(s, split_fwd, "SPLIT_K", 2, 2);
   with_axis(bwd, split_bwd, "SPLIT_K", 2, 2);
-  std::printf("%d split-K runs\n", split_runs);
+  for (const auto& [sv, ps] : {std::pair<const solver::Solver*, const std::vector<Problem>*>{&s, &split_fwd}, {&bwd, &split_bwd}}) {
+    const int before = tally.runs;
+    for (int64_t tb_n : {96, 192, 224}) with_axis(*sv, *ps, "TB_N", tb_n, 2);
+    fit_runs += tally.runs - before;
+  }
+  std::printf("%d split-K runs, %d with N tiles between powers of two\n", split_runs, fit_runs);
   CHECK(split_runs >= 16);
+  CHECK(fit_runs >= 16);
   // The finishing step's build (sizes compiled in) of each problem's default, where offered.
   int specialized = 0;
   auto fixed = [&](const solver::Solver& sv, const std::vector<Problem>& ps) {

@@ -33,9 +33,9 @@ struct TmaParams {
 SearchSpace Space();
 
 // Dynamic shared memory of a config: 1 KiB of alignment, the ring ((TB_M + TB_N) x TB_K halves per
-// stage), the consumer warpgroups' epilogue slabs (16 x (min(TB_N / SPLIT_K, 64) + 8) halves per
-// warp), with SPLIT_K 2 the FP32 receive slot of the peer's partial columns (TB_M x TB_N / 2) and
-// its two mbarriers, and two mbarriers per stage.
+// stage), the consumer warpgroups' epilogue slabs (16 x (E + 8) halves per warp, E the largest of
+// 64, 32, 16 dividing TB_N / SPLIT_K), with SPLIT_K 2 the FP32 receive slot of the peer's partial
+// columns (TB_M x TB_N / 2) and its two mbarriers, and two mbarriers per stage.
 uint64_t SharedBytes(const TmaParams& t);
 
 // One output phase, field for field the kernel's TunaPhase (see hopper_tma_fwd.cu); `upper_h/w`
@@ -142,7 +142,9 @@ namespace tuna::solver {
 // Axes (perf-db params in this order), each equal to the kernel's -D name:
 //   TB_M    block tile rows (GEMM M = N*Ho*Wo output pixels, the im2col column): 64, 128, 256
 //   TB_N    block tile columns (GEMM N = K/G output channels), also the wgmma N: 32 (K/G <= 32
-//           only), 64, 128, 256
+//           only), 64, 128, 256, and 96, 160, 192, 224 only where they tile K/G with fewer padded
+//           columns, or as few and fewer N-tiles, than both neighbouring powers of two (K/G = 192:
+//           one 192 instead of a 256 or two 128s)
 //   WG_M    consumer warpgroups splitting TB_M (each owns TB_M/WG_M rows, a multiple of 64)
 //   STAGES  depth of the shared-memory ring (one k-tile per stage): 3..8
 //   PINGPONG 1: two consumer warpgroups on alternate whole tiles (WG_M 1); absent in old params: 0
