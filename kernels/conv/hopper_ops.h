@@ -52,6 +52,17 @@ TUNA_DEVICE unsigned long long tuna_desc_sw64(unsigned saddr) {
   return d;
 }
 
+// The same for a K-major tile in the 32-byte swizzle (16 halves per row: one k16 step; the copy
+// engine's SWIZZLE_32B): rows of 32 bytes, 8-row groups 256 bytes apart (stride byte offset).
+TUNA_DEVICE unsigned long long tuna_desc_sw32(unsigned saddr) {
+  unsigned long long d = 0;
+  d |= static_cast<unsigned long long>((saddr & 0x3FFFF) >> 4);
+  d |= static_cast<unsigned long long>(1) << 16;         // leading byte offset (16 B, ignored)
+  d |= static_cast<unsigned long long>(256 >> 4) << 32;  // stride byte offset
+  d |= static_cast<unsigned long long>(3) << 62;         // 32-byte swizzle
+  return d;
+}
+
 // Descriptor of an MN-major tile in the 128-byte swizzle (read with imm-trans = 1): per 64-element
 // slab of M (or N), rows of 128 bytes along the reduction, 8-row groups 1024 bytes apart (stride
 // byte offset), slabs `slab_bytes` apart (leading byte offset).

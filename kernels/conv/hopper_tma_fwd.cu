@@ -51,7 +51,10 @@
 //          for one problem (the tuner's finishing step keeps it where it is faster; kernels_bench
 //          --fixed-sizes prices one build serving every problem). No divide
 //          instruction decodes a tile: the phase table carries the divisors' magic numbers.
-// Arguments: the two tensor maps (see tuna_hopper_tma_fwd), the phase table, y, then the sizes as
+//          LAST_K (16, 32; with TB_K 64, PHASED 0, where C/G % 64 is 1..32: a tap's last chunk
+//          copied as LAST_K channels in 32- or 64-byte rows through two more tensor maps, e.g.
+//          C = 80 copies 64 + 16 channels per tap instead of 128; TUNA_NO_LAST_K: off, maps kept).
+// Arguments: the tensor maps (see tuna_hopper_tma_fwd), the phase table, y, then the sizes as
 // int32: N, C/G, K, Hy, Wy, R, S, G, K/G.
 // Launch: gridDim.x = SPLIT_K * min(tiles, multiprocessors / SPLIT_K), blockDim.x = 128 * (WG_M +
 // PINGPONG + 1); dynamic shared memory = 1024 (alignment) + STAGES * (TB_M + TB_N) * TB_K * 2 (ring)
@@ -92,6 +95,15 @@
 #define PARTIAL_K 0
 #endif
 #define TUNA_TWO_CONSUMERS (WG_M == 2 || PINGPONG)
+// LAST_K (16 or 32; the solver defines it where C/G % 64 is 1..32 with TB_K 64, one phase): a
+// tap's last chunk is copied as LAST_K channels through the kernel's second pair of tensor maps,
+// in 32- or 64-byte swizzle rows, instead of 64 mostly zero channels. TUNA_NO_LAST_K keeps the
+// arguments and copies 64 (an A/B switch).
+#if defined(LAST_K) && !defined(TUNA_NO_LAST_K)
+#define TUNA_LAST_K LAST_K
+#else
+#define TUNA_LAST_K 0
+#endif
 
 
 constexpr int kTbM = TB_M;
@@ -112,6 +124,10 @@ constexpr int kRowBytes = kTbK * 2;
 constexpr int kStageA = kTbM * kRowBytes;
 constexpr int kStageBytes = kStageA + kTbN * kRowBytes;
 constexpr int kRingBytes = kStages * kStageBytes;
+#if TUNA_LAST_K
+constexpr int kLastRowBytes = TUNA_LAST_K * 2;  // a narrow last chunk's row
+constexpr int kStageBytesLast = (kTbM + kTbN) * kLastRowBytes;
+#endif
 // Columns a warp stages at a time: the largest of 64, 32, 16 that divides a band (TB_N 96, 160,
 // 224: 32; with SPLIT_K 2 down to 16).
 constexpr int kEpiCols = kBandCols % 64 == 0 ? 64 : kBandCols % 32 == 0 ? 32 : 16;
@@ -135,6 +151,8 @@ static_assert(kStages >= 3, "one slot in the tensor cores, one released late, on
 static_assert(kSplitK == 1 || kSplitK == 2, "split-K over a cluster of 1 or 2 blocks");
 static_assert(kSplitK == 1 || !PINGPONG, "split-K takes whole tiles in both blocks of a cluster");
 static_assert(kBandCols % 16 == 0, "each block writes whole 16-column groups of a tile");
+static_assert(TUNA_LAST_K == 0 || ((TUNA_LAST_K == 16 || TUNA_LAST_K == 32) && kTbK == 64 && !PHASED),
+              "LAST_K: 16 or 32 channels after 64-channel chunks, one phase");
 
 
 // Shared-memory map of a block: the ring, the consumers' epilogue slabs, the split-K receive slot,
@@ -254,6 +272,16 @@ TUNA_DEVICE unsigned long long tuna_desc_ktile(unsigned saddr) {
     return tuna_desc_sw64(saddr);
   } else {
     return tuna_desc_sw128(saddr);
+  }
+}
+
+// Matrix descriptor of a narrow last chunk's tile (LAST_K): 32-byte rows in the 32-byte swizzle
+// (16 channels) or 64-byte rows in the 64-byte swizzle (32).
+TUNA_DEVICE unsigned long long tuna_desc_last(unsigned saddr) {
+  if constexpr (TUNA_LAST_K == 16) {
+    return tuna_desc_sw32(saddr);
+  } else {
+    return tuna_desc_sw64(saddr);
   }
 }
 
@@ -392,7 +420,7 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
 #endif
     // No zeroing: the tile's first wgmma of each slab writes acc = A * B (scale-d 0), as the
     // constants build's ptxas folds it, instead of 128 moves per slab on the path between tiles.
-#if PARTIAL_K
+#if PARTIAL_K || TUNA_LAST_K
     int cc = kb % tg.c_chunks;  // the k-tile's chunk of its filter tap
 #endif
     for (int kt = kb; kt < ke; ++kt, ++it) {
@@ -400,23 +428,41 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
       tuna_mbar_wait(sm.full + 8 * slot, (it / kStages) & 1);
       const unsigned a_tile = sm.ring + slot * kStageBytes + row_wg * kWgRows * kRowBytes;
       const unsigned b_tile = sm.ring + slot * kStageBytes + kStageA;
+#if PARTIAL_K || TUNA_LAST_K
+      const bool last_chunk = cc == tg.c_chunks - 1;
+      if (++cc == tg.c_chunks) cc = 0;
+#endif
 #if PARTIAL_K
       // A tap's last chunk holds C/G % TB_K channels: its k16 steps past them multiply zeros.
-      const int n16 = cc == tg.c_chunks - 1 ? tg.last_k16 : kTbK / 16;
-      if (++cc == tg.c_chunks) cc = 0;
+      const int n16 = last_chunk ? tg.last_k16 : kTbK / 16;
 #endif
 #pragma unroll
       for (int mr = 0; mr < kMRep; ++mr) tuna_fence_acc_all(acc[mr]);
       tuna_wgmma_fence();
+#if TUNA_LAST_K
+      if (last_chunk) {  // LAST_K channels in narrow rows: every k16 step holds channels
+        const unsigned a_last = sm.ring + slot * kStageBytes + row_wg * kWgRows * kLastRowBytes;
 #pragma unroll
-      for (int k16 = 0; k16 < kTbK / 16; ++k16) {
-#if PARTIAL_K
-        if (k16 > 0 && k16 >= n16) break;
+        for (int k16 = 0; k16 < TUNA_LAST_K / 16; ++k16) {
+          const unsigned long long db = tuna_desc_last(b_tile + k16 * 32);
+#pragma unroll
+          for (int mr = 0; mr < kMRep; ++mr) {
+            tuna_wgmma(acc[mr], tuna_desc_last(a_last + mr * 64 * kLastRowBytes + k16 * 32), db, kt > kb || k16 > 0);
+          }
+        }
+      } else
 #endif
-        const unsigned long long db = tuna_desc_ktile(b_tile + k16 * 32);
+      {
 #pragma unroll
-        for (int mr = 0; mr < kMRep; ++mr) {
-          tuna_wgmma(acc[mr], tuna_desc_ktile(a_tile + mr * 64 * kRowBytes + k16 * 32), db, kt > kb || k16 > 0);
+        for (int k16 = 0; k16 < kTbK / 16; ++k16) {
+#if PARTIAL_K
+          if (k16 > 0 && k16 >= n16) break;
+#endif
+          const unsigned long long db = tuna_desc_ktile(b_tile + k16 * 32);
+#pragma unroll
+          for (int mr = 0; mr < kMRep; ++mr) {
+            tuna_wgmma(acc[mr], tuna_desc_ktile(a_tile + mr * 64 * kRowBytes + k16 * 32), db, kt > kb || k16 > 0);
+          }
         }
       }
       tuna_wgmma_commit();
@@ -524,8 +570,15 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
 TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, const TunaTileGrid& tg,
                                  const TunaSched& sc, const TunaTensorMap* tmap_x0, const TunaTensorMap* tmap_x1,
                                  const TunaTensorMap* tmap_x2, const TunaTensorMap* tmap_x3,
-                                 const TunaTensorMap* tmap_w, int S, int Cg) {
+                                 const TunaTensorMap* tmap_w, const TunaTensorMap* tmap_xl,
+                                 const TunaTensorMap* tmap_wl, int S, int Cg) {
   tuna_prefetch_tmap(tmap_x0);
+#if TUNA_LAST_K
+  tuna_prefetch_tmap(tmap_xl);
+  tuna_prefetch_tmap(tmap_wl);
+#else
+  (void)tmap_xl, (void)tmap_wl;
+#endif
 #if PHASED
   if (ph.count > 1) tuna_prefetch_tmap(tmap_x1);
   if (ph.count > 2) tuna_prefetch_tmap(tmap_x2);
@@ -565,10 +618,16 @@ TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, con
       const unsigned bar = sm.full + 8 * slot;
       const unsigned dst = sm.ring + slot * kStageBytes;
       if (it >= kStages) tuna_mbar_wait(sm.empty + 8 * slot, ((it / kStages) - 1) & 1);
-      tuna_mbar_expect_tx(bar, kStageBytes);
-      tuna_tma_im2col_4d(dst, map, c_base + cc * kTbK, w0, h0, img, static_cast<unsigned short>(off_w),
+      const TunaTensorMap* map_a = map;
+      const TunaTensorMap* map_b = tmap_w;
+      unsigned bytes = kStageBytes;
+#if TUNA_LAST_K
+      if (cc == tg.c_chunks - 1) map_a = tmap_xl, map_b = tmap_wl, bytes = kStageBytesLast;  // narrow rows
+#endif
+      tuna_mbar_expect_tx(bar, bytes);
+      tuna_tma_im2col_4d(dst, map_a, c_base + cc * kTbK, w0, h0, img, static_cast<unsigned short>(off_w),
                          static_cast<unsigned short>(off_h), bar);
-      tuna_tma_tile_3d(dst + kStageA, tmap_w, cc * kTbK, tap, n_row, bar);
+      tuna_tma_tile_3d(dst + kStageA, map_b, cc * kTbK, tap, n_row, bar);
       if (++cc == tg.c_chunks) {  // next filter tap
         cc = 0;
         off_w += q.offstep_w;
@@ -597,13 +656,20 @@ TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, con
 #else
 #define TUNA_X_MAPS const __grid_constant__ TunaTensorMap tmap_x0
 #endif
+// With LAST_K: the maps of a tap's narrow last chunk, x's im2col map and w's tiled map with boxes
+// of LAST_K channels (32- or 64-byte swizzle).
+#ifdef LAST_K
+#define TUNA_LAST_MAPS , const __grid_constant__ TunaTensorMap tmap_xl, const __grid_constant__ TunaTensorMap tmap_wl
+#else
+#define TUNA_LAST_MAPS
+#endif
 #if SPLIT_K > 1
 #define TUNA_CLUSTER __cluster_dims__(SPLIT_K, 1, 1)
 #else
 #define TUNA_CLUSTER
 #endif
 TUNA_GLOBAL void __launch_bounds__(kThreads, 1) TUNA_CLUSTER
-    tuna_hopper_tma_fwd(TUNA_X_MAPS, const __grid_constant__ TunaTensorMap tmap_w,
+    tuna_hopper_tma_fwd(TUNA_X_MAPS, const __grid_constant__ TunaTensorMap tmap_w TUNA_LAST_MAPS,
                         const __grid_constant__ TunaPhases ph_arg, tuna_u16* TUNA_RESTRICT y, int n_img, int Cg, int K,
                         int Hy, int Wy, int R, int S, int groups, int Kg) {
 #if FIX_SIZES && !PHASED
@@ -634,7 +700,13 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1) TUNA_CLUSTER
 #else
                       nullptr, nullptr, nullptr,
 #endif
-                      &tmap_w, S, Cg);
+                      &tmap_w,
+#ifdef LAST_K
+                      &tmap_xl, &tmap_wl,
+#else
+                      nullptr, nullptr,
+#endif
+                      S, Cg);
     }
   }
 }

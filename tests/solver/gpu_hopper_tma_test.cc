@@ -368,6 +368,59 @@ TEST_CASE("hopper tma fwd: N tiles between powers of two only where they tile K/
   CHECK(sol->launches[0].args[1].tensor_map.box[2] == 192);
 }
 
+TEST_CASE("hopper tma fwd: a tap's narrow last chunk copied as 16 or 32 channels (LAST_K)", "[solver]") {
+  absl::StatusOr<Target> sm90 = solver::TargetForArch("sm_90");
+  REQUIRE(sm90.ok());
+  solver::HopperTmaFwdSolver s;
+  auto options = [&](const Problem& p, const PerfConfig& c) {
+    absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, p, c);
+    REQUIRE(sol.ok());
+    return *sol;
+  };
+  auto has = [](const solver::Solution& sol, const std::string& o) {
+    const std::vector<std::string>& opts = sol.kernels[0].options;
+    return std::find(opts.begin(), opts.end(), o) != opts.end();
+  };
+  const PerfConfig wide{{128, 64, 2, 6, 0, 64, 0, 1}}, half{{128, 64, 2, 6, 0, 32, 0, 1}};
+  // C = 80: 64 + 16 channels per tap; the launch adds x's and w's 16-channel maps (32-byte rows).
+  const Problem c80 = NhwcForward(32, 80, 192, 73, 73, 3, 3, 0, 0, 1, 1, 1);
+  const solver::Solution sol = options(c80, wide);
+  CHECK(has(sol, "-DLAST_K=16"));
+  CHECK(has(sol, "-DPARTIAL_K=1"));
+  const std::vector<solver::KernelArg>& args = sol.launches[0].args;
+  REQUIRE(args.size() == 4 + 1 + 1 + 9);  // x, w, x last, w last, phases, y, sizes
+  CHECK(args[0].tensor_map.channels_per_pixel == 64);
+  CHECK(args[2].tensor_map.channels_per_pixel == 16);
+  CHECK(args[2].tensor_map.pixels_per_column == 128);
+  CHECK(args[2].tensor_map.swizzle == backend::TensorMapSpec::Swizzle::k32B);
+  CHECK(args[3].tensor_map.box[0] == 16);
+  CHECK(args[3].tensor_map.box[2] == 64);
+  CHECK(args[3].tensor_map.swizzle == backend::TensorMapSpec::Swizzle::k32B);
+  // C = 96 and C = 32: 32-channel last chunks (64-byte rows); C = 520 (520 % 64 = 8): 16.
+  // The default takes 64-channel k-tiles where the last chunk is 16 channels or fewer, else 32.
+  const solver::SearchSpace space = s.Space(*sm90, c80);
+  CHECK(space.Value(s.DefaultConfig(*sm90, c80), "TB_K") == 64);
+  CHECK(space.Value(s.DefaultConfig(*sm90, NhwcForward(32, 96, 96, 35, 35, 3, 3, 1, 1, 1, 1, 1)), "TB_K") == 32);
+  CHECK(has(options(NhwcForward(8, 96, 96, 17, 17, 3, 3, 1, 1, 1, 1, 1), wide), "-DLAST_K=32"));
+  CHECK(has(options(NhwcForward(8, 32, 64, 17, 17, 3, 3, 1, 1, 1, 1, 1), wide), "-DLAST_K=32"));
+  CHECK(has(options(NhwcForward(3, 520, 200, 9, 11, 3, 3, 1, 1, 1, 1, 1), wide), "-DLAST_K=16"));
+  // None where the last chunk holds more than 32 (C = 48), is whole (C = 64), with 32-channel
+  // k-tiles, or with several output phases (strided backward data).
+  auto no_last = [&](const solver::Solver& sv, const Problem& p, const PerfConfig& c) {
+    absl::StatusOr<solver::Solution> x = sv.GetSolution(*sm90, p, c);
+    REQUIRE(x.ok());
+    for (const std::string& o : x->kernels[0].options) CHECK(o.rfind("-DLAST_K", 0) != 0);
+  };
+  no_last(s, NhwcForward(8, 48, 64, 17, 17, 5, 5, 2, 2, 1, 1, 1), wide);
+  no_last(s, NhwcForward(8, 64, 64, 17, 17, 3, 3, 1, 1, 1, 1, 1), wide);
+  no_last(s, c80, half);
+  solver::HopperTmaBwdSolver bwd;
+  const Problem strided = testing::With(NhwcForward(2, 64, 80, 16, 16, 3, 3, 1, 1, 2, 1, 1), Direction::kBackwardData,
+                                        DataType::kFp16, Layout::kNHWC);
+  REQUIRE(bwd.IsApplicable(*sm90, strided).ok());
+  no_last(bwd, strided, wide);
+}
+
 TEST_CASE("hopper tma bwd: backward data as a forward convolution over dy", "[solver]") {
   absl::StatusOr<Target> sm90 = solver::TargetForArch("sm_90");
   REQUIRE(sm90.ok());
@@ -512,7 +565,8 @@ TEST_CASE("hopper tma fwd: every valid FP16 config and the BF16 default build fo
   CHECK(build_with(NhwcForward(32, 512, 512, 7, 7, 3, 3, 1, 1, 1, 1, 1), {{"SPLIT_K", 2}}, 6) >= 4);
   // A partial last chunk per tap (PARTIAL_K): Inception-v3's C = 80 layer with 64-channel k-tiles.
   const Problem c80 = NhwcForward(32, 80, 192, 73, 73, 3, 3, 0, 0, 1, 1, 1);
-  CHECK(build_with(c80, {{"TB_K", 64}}, 6) >= 4);
+  CHECK(build_with(c80, {{"TB_K", 64}}, 6) >= 4);  // with LAST_K 16 (64 + 16 channels per tap)
+  CHECK(build_with(NhwcForward(32, 96, 96, 35, 35, 3, 3, 1, 1, 1, 1, 1), {{"TB_K", 64}}, 2) == 2);  // LAST_K 32
   // N tiles between powers of two: 192 on the C = 80 layer, 96, 160 and 224 on K = 96, 160, 200,
   // and each split in two (bands of 96, 48, 80 and 112 columns: epilogue passes of 64, 32, 16).
   CHECK(build_with(c80, {{"TB_N", 192}}, 2) == 2);
@@ -591,7 +645,7 @@ TEST_CASE("hopper tma fwd and bwd match the CPU reference on an sm_90 device", "
       if (std::string_view(axis) == "SPLIT_K") split_runs += static_cast<int>(picked.size());
     }
   };
-  int fit_runs = 0;
+  int fit_runs = 0, last_k_runs = 0;
   for (const auto& [sv, ps] : {std::pair<const solver::Solver*, const std::vector<Problem>*>{&s, &problems}, {&bwd, &bwd_problems}}) {
     with_axis(*sv, *ps, "PINGPONG", 1, 1);
     with_axis(*sv, *ps, "SPLIT_K", 2, 2);
@@ -599,6 +653,16 @@ TEST_CASE("hopper tma fwd and bwd match the CPU reference on an sm_90 device", "
     const int before = tally.runs;
     for (int64_t tb_n : {96, 160, 192, 224}) with_axis(*sv, *ps, "TB_N", tb_n, 2);
     fit_runs += tally.runs - before;
+    // A narrow last chunk per tap (LAST_K): 64-channel k-tiles where C/G % 64 is 1..32.
+    std::vector<Problem> narrow;
+    for (const Problem& p : *ps) {
+      const bool fwd = p.direction == Direction::kForward;
+      const int64_t rest = (fwd ? p.c : p.k) / p.groups % 64;
+      if (rest != 0 && rest <= 32 && (fwd || (p.stride[1] == 1 && p.stride[2] == 1))) narrow.push_back(p);
+    }
+    const int before_last = tally.runs;
+    with_axis(*sv, narrow, "TB_K", 64, 2);
+    last_k_runs += tally.runs - before_last;
   }
   std::vector<Problem> split_fwd, split_bwd;
   for (const Problem& p : SplitKProblems()) (p.direction == Direction::kForward ? split_fwd : split_bwd).push_back(p);
@@ -609,9 +673,11 @@ TEST_CASE("hopper tma fwd and bwd match the CPU reference on an sm_90 device", "
     for (int64_t tb_n : {96, 192, 224}) with_axis(*sv, *ps, "TB_N", tb_n, 2);
     fit_runs += tally.runs - before;
   }
-  std::printf("%d split-K runs, %d with N tiles between powers of two\n", split_runs, fit_runs);
+  std::printf("%d split-K runs, %d with N tiles between powers of two, %d with 64-channel k-tiles where C/G %% 64 "
+              "is 1..32\n", split_runs, fit_runs, last_k_runs);
   CHECK(split_runs >= 16);
   CHECK(fit_runs >= 16);
+  CHECK(last_k_runs >= 16);
   // The finishing step's build (sizes compiled in) of each problem's default, where offered.
   int specialized = 0;
   auto fixed = [&](const solver::Solver& sv, const std::vector<Problem>& ps) {

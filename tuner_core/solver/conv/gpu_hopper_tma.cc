@@ -37,9 +37,11 @@ int64_t KTiles(const ConvPlan& p, int tb_k) {
   return taps * CeilDiv(p.c / p.groups, tb_k);
 }
 
-// A k-tile's rows are `channels` halves in the swizzle of their width: 64 -> 128 bytes, 32 -> 64.
+// A k-tile's rows are `channels` halves in the swizzle of their width: 64 -> 128 bytes, 32 -> 64,
+// 16 -> 32.
 backend::TensorMapSpec::Swizzle RowSwizzle(int channels) {
-  return channels == 32 ? backend::TensorMapSpec::Swizzle::k64B : backend::TensorMapSpec::Swizzle::k128B;
+  using Swizzle = backend::TensorMapSpec::Swizzle;
+  return channels == 16 ? Swizzle::k32B : channels == 32 ? Swizzle::k64B : Swizzle::k128B;
 }
 
 // TB_K 32 pays where a tap's channels per group end in a half-empty 64-channel chunk (C/G % 64 in
@@ -99,6 +101,15 @@ backend::TensorMapSpec WMap(const ConvPlan& p, int tb_n, int tb_k) {
 // the kernel skips the phase table and takes one im2col map.
 bool Unphased(const ConvPlan& p) {
   return p.phases.size() == 1 && p.phases[0].out_step_h == 1 && p.phases[0].out_step_w == 1;
+}
+
+// The channels of a tap's narrow last chunk (the kernel's LAST_K): 16 or 32 where C/G % 64 is
+// 1..16 or 17..32 and the config takes 64-channel chunks in one phase (Unphased); else 0 (the last
+// chunk is a whole 64-channel box, zeros past C/G). Inception-v3's C = 80: 64 + 16 per tap.
+int LastK(const ConvPlan& p, const TmaParams& t) {
+  const int64_t rest = (p.c / p.groups) % 64;
+  if (t.tb_k != 64 || rest == 0 || rest > 32 || !Unphased(p)) return 0;
+  return rest <= 16 ? 16 : 32;
 }
 
 // The kernel's TunaPhases struct: 4 (1 unphased) TunaPhase records of 28 int32, then the count.
@@ -338,8 +349,12 @@ PerfConfig Default(const Target& target, const ConvPlan& fwd) {
   // A power-of-two N tile gives way to the fit below it that pads fewer columns in as many N-tiles
   // (K/G = 192: 192 for 256; measured on Inception-v3's C = 80 layer, H200, 2026-12-03: 0.130 ms
   // against 0.162 for the best power of two).
+  // Where a tap's last chunk holds 16 channels or fewer (C/G % 64 in 1..16, one phase) the 64-channel
+  // k-tile with its 16-channel last copy (LAST_K) beats 32-channel k-tiles (Inception-v3's C = 80:
+  // 0.0993 ms, MobileNet-V2's C = 144 and C = 16 layers too; H200, 2026-12-03).
   auto shaped = [&](TmaParams c) {
-    if (HalfKTilePays(fwd)) c.tb_k = 32;
+    c.tb_k = 64;
+    if (HalfKTilePays(fwd) && LastK(fwd, c) != 16) c.tb_k = 32;
     if (c.tb_n == 64 && NarrowNTilePays(fwd)) c.tb_n = 32;
     for (int fit : kTbNValues) {
       if (fit > c.tb_n / 2 && fit < c.tb_n && FitNTilePays(fwd, fit) &&
@@ -376,6 +391,9 @@ KernelBuild Build(const ConvPlan& fwd, const PerfConfig& config) {
   // A tap's last chunk partly past C/G: issue only the k16 steps that hold channels (Inception-v3's
   // C = 80 with TB_K 64: 5 per tap instead of 8). Problems with C/G % TB_K == 0 keep their build.
   if ((fwd.c / fwd.groups) % t.tb_k != 0) build.options.push_back("-DPARTIAL_K=1");
+  // ... and where that chunk holds 32 channels or fewer, copy only those (C = 80: 64 + 16 per tap
+  // instead of 128).
+  if (const int last_k = LastK(fwd, t); last_k != 0) build.options.push_back(absl::StrCat("-DLAST_K=", last_k));
   build.options.push_back(gpu::DTypeOption(fwd.data_type));
   build.options.push_back(Unphased(fwd) ? "-DPHASED=0" : "-DPHASED=1");
   // Whole 16-byte output chunks: the epilogue drops its scalar tail (1.3 % on ResNet-50's forward
@@ -423,6 +441,10 @@ Launch ConvLaunch(const Target& target, const ConvPlan& plan, const PerfConfig& 
     l.args.push_back(KernelArg::TensorMap(x, XMap(plan, own ? plan.phases[i] : *any, t.tb_m, t.tb_k)));
   }
   l.args.push_back(KernelArg::TensorMap(w, WMap(plan, t.tb_n, t.tb_k), w_offset));
+  if (const int last_k = LastK(plan, t); last_k != 0) {  // the narrow last chunk's maps
+    l.args.push_back(KernelArg::TensorMap(x, XMap(plan, plan.phases[0], t.tb_m, last_k)));
+    l.args.push_back(KernelArg::TensorMap(w, WMap(plan, t.tb_n, last_k), w_offset));
+  }
   l.args.push_back(KernelArg::Words(PhaseWords(plan, t.tb_m, t.tb_n)));
   l.args.push_back(KernelArg::Buffer(y));
   for (int64_t v : {plan.n, plan.c / plan.groups, plan.k, plan.hy, plan.wy, plan.r, plan.s, plan.groups,

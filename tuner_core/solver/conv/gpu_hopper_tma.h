@@ -165,7 +165,9 @@ namespace tuna::solver {
 // the GEMM extent, rings no shallower than two below the deepest that fits, TB_K 32 and TB_N 32
 // only where they move fewer bytes, SPLIT_K 2 only with fewer than two waves of tiles and 64 or
 // more k-tiles. Where C/G % TB_K != 0 the build adds -DPARTIAL_K (a tap's last chunk issues only
-// the k16 steps that hold channels). Thread-safe and stateless.
+// the k16 steps that hold channels); where, with TB_K 64 and one output phase, that chunk holds
+// 32 channels or fewer, also -DLAST_K=16|32: it is copied as 16 or 32 channels through two more
+// tensor maps (C = 80: 64 + 16 channels per tap instead of 128). Thread-safe and stateless.
 class HopperTmaFwdSolver : public hopper_tma::TmaSolver {
  public:
   HopperTmaFwdSolver() : TmaSolver("TunaHopperTmaFwd", Direction::kForward, hopper_tma::ForwardPlan) {}
