@@ -9,7 +9,7 @@
 #   fp32cudnn[:SECS]       FP32 file, all directions, cuDNN only (best + legacy), torch, cross-check
 #   fp32[:SECS]            FP32 file, all directions, tuna + cuDNN, torch, cross-check
 #   fp16cudnn[:SECS]       FP16 file, cuDNN only (heuristics A/B/FALLBACK), torch, cross-check
-#   hopper16[:SECS]        FP16 NHWC forward file, tuna's TunaHopperFwd and TunaHopperTmaFwd over their valid spaces
+#   hopper16[:SECS]        FP16 NHWC forward file, tuna's TunaHopperFwd, TunaHopperTmaFwd and TunaHopperHaloFwd over their valid spaces
 #                          (wgmma, sm_90), TunaSmallCTcFwd (the stem) + cuDNN best (heuristics A/B/FALLBACK), torch, cross-check
 #   hopperbf16[:SECS]      the same file as BF16 (convbfp16)
 #   bwd16[:SECS]           FP16 NHWC backward-data file: TunaHopperTmaBwd and TunaIgemmBwd (strided layers)
@@ -61,7 +61,7 @@ for step in "$@"; do
       tail -6 "$out/fp16_fwd.log"; torch_for fp16_fwd data/resnet50_n32_fwd_fp16_nhwc.txt 90 ;;
     hopper16|hopperbf16)
       f=data/resnet50_n32_fwd_fp16_nhwc.txt; [ "$name" = hopperbf16 ] && f=data/resnet50_n32_fwd_bf16_nhwc.txt
-      timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperFwd,TunaHopperTmaFwd,TunaSmallCTcFwd --configs 128 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
+      timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperFwd,TunaHopperTmaFwd,TunaHopperHaloFwd,TunaSmallCTcFwd --configs 128 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
     bwd16)
       f=data/resnet50_n32_bwd_fp16_nhwc.txt
@@ -73,7 +73,7 @@ for step in "$@"; do
         x_mobilenet_dw*_fwd) sv=TunaDepthwiseFwd ;;
         x_mobilenet_dw*_bwd) sv=TunaDepthwiseBwd ;;
         x_mobilenet_dw*_wrw) sv=TunaDepthwiseWrw ;;
-        *_fwd) sv=TunaHopperFwd,TunaHopperTmaFwd,TunaSmallCFwd,TunaSmallCTcFwd ;;
+        *_fwd) sv=TunaHopperFwd,TunaHopperTmaFwd,TunaHopperHaloFwd,TunaSmallCFwd,TunaSmallCTcFwd ;;
         *_bwd) sv=TunaHopperTmaBwd,TunaIgemmBwd ;;
         *) sv=TunaHopperTmaWrw,TunaHopperWrw,TunaIgemmWrw ;;
       esac

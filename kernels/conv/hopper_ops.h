@@ -190,6 +190,15 @@ TUNA_DEVICE void tuna_tma_tile_3d(unsigned dst, const TunaTensorMap* map, int x,
       "l"(map), "r"(x), "r"(y), "r"(z), "r"(bar)
       : "memory");
 }
+// A 4-D tile box at {x, y, z, v} (innermost first; negative or past-the-end coordinates read
+// zeros) into shared memory, completing on `bar`.
+TUNA_DEVICE void tuna_tma_tile_4d(unsigned dst, const TunaTensorMap* map, int x, int y, int z, int v, unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
+      "[%6];\n" ::"r"(dst),
+      "l"(map), "r"(x), "r"(y), "r"(z), "r"(v), "r"(bar)
+      : "memory");
+}
 // tuna_tma_tile_2d multicast: the tile lands at the same offset `dst` in every block of
 // `cta_mask` and completes on the mbarrier at offset `bar` in each of them.
 TUNA_DEVICE void tuna_tma_tile_2d_multicast(unsigned dst, const TunaTensorMap* map, int x, int y, unsigned bar,

@@ -1,0 +1,162 @@
+// TunaHopperHaloFwd (1029): thin-input forward on wgmma fed by tiled TMA copies of each tile's
+// input rows (one per filter column), sm_90a. Planning checks without a compiler (applicability,
+// defaults, pruning, shared memory, the tensor maps and launch), NVRTC builds for sm_90a of every
+// valid config of Inception-v3's C = 32 layer and the defaults of edge problems, and, tagged
+// "gpu", edge problems (C = 8..64, K tails up to 256, 1x1 / 3x3 / 5x5 / 7x1 / 1x7 filters,
+// asymmetric and valid padding, padding above the filter extent, odd extents that leave partial
+// tiles, BF16) against the CPU reference on poisoned outputs, every valid config of each.
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
+#include "catch2/catch.hpp"
+#include "tests/solver/gpu_solver_check.h"
+#include "tests/solver/gpu_test_problems.h"
+#include "tuner_core/backend/cuda/cuda_backend.h"
+#include "tuner_core/solver/conv/gpu_hopper_halo.h"
+
+namespace tuna {
+namespace {
+
+using solver::PerfConfig;
+using solver::Target;
+using testing::AllValid;
+using testing::NhwcForward;
+
+Target Sm90() {
+  absl::StatusOr<Target> t = solver::TargetForArch("sm_90");
+  REQUIRE(t.ok());
+  return *t;
+}
+
+// Inception-v3's C = 32 layers at batch 32 (2F: valid padding, 3F: padded, K = 64).
+Problem Inception2F() { return NhwcForward(32, 32, 32, 149, 149, 3, 3, 0, 0, 1, 1, 1); }
+Problem Inception3F() { return NhwcForward(32, 32, 64, 147, 147, 3, 3, 1, 1, 1, 1, 1); }
+
+// Shapes the copies, the tile walk and the epilogue must get right (small batches).
+std::vector<Problem> HaloEdgeProblems() {
+  return {
+      NhwcForward(2, 32, 32, 21, 23, 3, 3, 0, 0, 1, 1, 1),     // Inception-v3 2F, valid padding, odd extents
+      NhwcForward(2, 32, 64, 19, 17, 3, 3, 1, 1, 1, 1, 1),     // 3F, padded
+      NhwcForward(2, 48, 64, 15, 15, 3, 3, 1, 1, 1, 1, 1),     // C = 48 (a 64-channel row, zeros past 48)
+      NhwcForward(2, 16, 32, 15, 15, 5, 5, 2, 2, 1, 1, 1),     // 5x5, C = 16
+      NhwcForward(1, 64, 96, 13, 11, 3, 3, 1, 1, 1, 1, 1),     // C = 64, K = 96 (TB_N 96, 32-column epilogue)
+      NhwcForward(2, 16, 24, 9, 30, 1, 7, 0, 3, 1, 1, 1),      // 1x7, C = 16, K = 24 (a K tail)
+      NhwcForward(1, 24, 40, 30, 9, 7, 1, 3, 0, 1, 1, 1),      // 7x1, C = 24, K = 40
+      NhwcForward(3, 8, 200, 7, 9, 3, 3, 1, 1, 1, 1, 1),       // C = 8, K = 200 (TB_N 224), tiny image
+      NhwcForward(1, 64, 256, 12, 12, 1, 1, 0, 0, 1, 1, 1),    // 1x1, K = 256
+      NhwcForward(2, 32, 32, 8, 8, 3, 3, 4, 4, 1, 1, 1),       // padding above the filter extent
+      NhwcForward(1, 40, 64, 33, 70, 3, 3, 1, 1, 1, 1, 1),     // wide rows: several tile columns
+      NhwcForward(2, 32, 64, 19, 17, 3, 3, 1, 1, 1, 1, 1, DataType::kBf16),
+  };
+}
+
+TEST_CASE("hopper halo fwd: applicability, defaults, pruning and the launch", "[solver]") {
+  const Target sm90 = Sm90();
+  solver::HopperHaloFwdSolver s;
+  for (const Problem& p : HaloEdgeProblems()) {
+    INFO(p.Canonical());
+    REQUIRE(s.IsApplicable(sm90, p).ok());
+    CHECK(s.IsValid(sm90, p, s.DefaultConfig(sm90, p)).ok());
+    const std::vector<PerfConfig> valid = AllValid(s, sm90, p);
+    CHECK(!valid.empty());
+    CHECK(valid.size() <= 32);
+  }
+  for (const Problem& p : {Inception2F(), Inception3F()}) {
+    REQUIRE(s.IsApplicable(sm90, p).ok());
+    std::printf("%s: %zu valid configs\n", p.Canonical().c_str(), AllValid(s, sm90, p).size());
+    CHECK(AllValid(s, sm90, p).size() >= 10);
+  }
+  // Not applicable: strides, dilation, groups, C above 64 or not a multiple of 8, K above 256,
+  // FP32, NCHW, other targets.
+  const Problem base = Inception3F();
+  for (const Problem& p : {NhwcForward(2, 32, 64, 19, 17, 3, 3, 1, 1, 2, 1, 1), NhwcForward(2, 32, 64, 19, 17, 3, 3, 2, 2, 1, 2, 1),
+                           NhwcForward(2, 64, 64, 19, 17, 3, 3, 1, 1, 1, 1, 2), NhwcForward(2, 80, 64, 19, 17, 3, 3, 1, 1, 1, 1, 1),
+                           NhwcForward(2, 20, 64, 19, 17, 3, 3, 1, 1, 1, 1, 1), NhwcForward(2, 32, 288, 19, 17, 3, 3, 1, 1, 1, 1, 1),
+                           testing::With(base, Direction::kForward, DataType::kFp32, Layout::kNHWC),
+                           testing::With(base, Direction::kForward, DataType::kFp16, Layout::kNCHW)}) {
+    INFO(p.Canonical());
+    CHECK_FALSE(s.IsApplicable(sm90, p).ok());
+  }
+  // Inception-v3's C = 48 5x5 layer: its filter alone (25 taps x 64 x 64 channels) fills shared memory.
+  CHECK_FALSE(s.IsApplicable(sm90, NhwcForward(32, 48, 64, 35, 35, 5, 5, 2, 2, 1, 1, 1)).ok());
+  absl::StatusOr<Target> sm80 = solver::TargetForArch("sm_80");
+  REQUIRE(sm80.ok());
+  CHECK_FALSE(s.IsApplicable(*sm80, base).ok());
+  // Pruning: ping-pong needs WG_M 1, accumulators, tile rows far wider than Wo.
+  const solver::SearchSpace space = s.Space(sm90, base);
+  auto config = [&](int tb_m, int tile_w, int wg_m, int pp) {
+    return solver::hopper_halo::HaloParams{tb_m, tile_w, wg_m, pp}.Config(space);
+  };
+  CHECK(s.IsValid(sm90, base, config(128, 16, 1, 1)).ok());
+  CHECK_FALSE(s.IsValid(sm90, base, config(128, 16, 2, 1)).ok());
+  const Problem k256 = NhwcForward(1, 64, 256, 12, 12, 1, 1, 0, 0, 1, 1, 1);
+  CHECK_FALSE(s.IsValid(sm90, k256, config(256, 8, 1, 0)).ok());  // 256 x 256 accumulators in one warpgroup
+  CHECK(s.IsValid(sm90, k256, config(128, 8, 2, 0)).ok());
+  const Problem narrow = NhwcForward(2, 32, 32, 9, 7, 3, 3, 1, 1, 1, 1, 1);  // Wo = 7
+  CHECK_FALSE(s.IsValid(sm90, narrow, config(128, 16, 2, 0)).ok());
+  CHECK(s.IsValid(sm90, narrow, config(128, 8, 2, 0)).ok());
+  // Defaults: 256 x 8 with two consumers; 128 x 16 where that halo does not fit (C = 64).
+  CHECK(s.DefaultConfig(sm90, base) == config(256, 8, 2, 0));
+  const Problem c64 = NhwcForward(32, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1);  // ResNet-50's 3x3 layer
+  CHECK(s.DefaultConfig(sm90, c64) == config(128, 16, 2, 0));
+  // The launch of a ping-pong config on 3F: 3 halo copies of 16 x 10 pixels, the filter's 9 taps x 64 rows.
+  absl::StatusOr<solver::Solution> sol = s.GetSolution(sm90, base, config(128, 16, 1, 1));
+  REQUIRE(sol.ok());
+  const std::vector<std::string>& opts = sol->kernels[0].options;
+  for (const char* o : {"-DTB_M=128", "-DTILE_W=16", "-DWG_M=1", "-DPINGPONG=1", "-DTB_N=64", "-DTB_K=32", "-DVEC_OUT=1"}) {
+    CHECK(std::find(opts.begin(), opts.end(), o) != opts.end());
+  }
+  const solver::Launch& l = sol->launches[0];
+  CHECK(l.block.x == 384);
+  CHECK(l.grid.x == sm90.num_cu);
+  CHECK(l.shared_bytes == 1024u + 9 * 64 * 64 + 2 * 3 * 16 * 10 * 64 + 2 * 4 * 16 * 72 * 2 + 40);
+  const backend::TensorMapSpec& xm = l.args[0].tensor_map;
+  CHECK(xm.mode == backend::TensorMapSpec::Mode::kTiled);
+  CHECK(xm.box == std::array<uint32_t, 5>{32, 16, 10, 1, 0});
+  CHECK(xm.swizzle == backend::TensorMapSpec::Swizzle::k64B);
+  const backend::TensorMapSpec& wm = l.args[1].tensor_map;
+  CHECK(wm.box == std::array<uint32_t, 5>{32, 64, 9, 0, 0});
+  CHECK(wm.strides_bytes[0] == 9 * 32 * 2);  // K's stride: one output channel's filter
+  CHECK(wm.strides_bytes[1] == 32 * 2);      // a tap's
+  REQUIRE(l.args.size() == 3 + 10);
+  CHECK(l.args[11].i == 147 / 8 + 1);  // tiles_h: 147 rows in tiles of 8
+  CHECK(l.args[12].i == 147 / 16 + 1);
+}
+
+TEST_CASE("hopper halo fwd: every valid config of Inception-v3's 3F and edge defaults build for sm_90a",
+          "[solver][nvrtc]") {
+  std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
+  if (absl::Status st = be->CompilerStatus(); !st.ok()) {
+    WARN("skipping: NVRTC unavailable: " << st.message());
+    return;
+  }
+  const Target sm90 = Sm90();
+  solver::HopperHaloFwdSolver s;
+  testing::Sm90aBuilds builds(*be, s, sm90);
+  for (const PerfConfig& c : AllValid(s, sm90, Inception3F())) builds.Build(Inception3F(), c);
+  for (const Problem& p : HaloEdgeProblems()) builds.Build(p, s.DefaultConfig(sm90, p));
+  std::printf("%zu distinct sm_90a builds\n", builds.distinct());
+  CHECK(builds.distinct() >= 12);
+}
+
+TEST_CASE("hopper halo fwd matches the CPU reference on an sm_90 device", "[gpu]") {
+  std::optional<testing::CudaDeviceForTest> cuda = testing::OpenCudaDeviceOrSkip(90, 90);
+  if (!cuda) return;
+  solver::HopperHaloFwdSolver s;
+  testing::ConvChecker checker(*cuda->backend, *cuda->device, cuda->target);
+  testing::DeviceTally tally;
+  for (const Problem& p : HaloEdgeProblems()) {
+    INFO(p.Canonical());
+    REQUIRE(s.IsApplicable(cuda->target, p).ok());
+    const std::vector<PerfConfig> valid = AllValid(s, cuda->target, p);
+    tally.failures += checker.CheckAll(s, p, valid);
+    tally.runs += static_cast<int>(valid.size());
+  }
+  std::printf("%d runs, %d failures\n", tally.runs, tally.failures);
+  CHECK(tally.runs >= 60);
+  CHECK(tally.failures == 0);
+}
+
+}  // namespace
+}  // namespace tuna
