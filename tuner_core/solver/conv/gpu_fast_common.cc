@@ -19,6 +19,20 @@ bool IsDense(const TensorDesc& t, Layout layout) {
   return false;
 }
 
+absl::Status CheckSm90aNhwc16(std::string_view solver, const Target& target, const Problem& p, Direction direction) {
+  if (target.backend != backend::BackendKind::kCuda || target.SmVersion() != 90) {
+    return NotApplicable(solver, "wgmma and TMA kernels are built for CUDA sm_90a only");
+  }
+  if (absl::Status st = CheckCommon(solver, target, p, direction); !st.ok()) return st;
+  if (p.data_type != DataType::kFp16 && p.data_type != DataType::kBf16) return NotApplicable(solver, "FP16 and BF16 only");
+  if (p.spatial_dims != 2) return NotApplicable(solver, "2D only");
+  if (p.in_layout != Layout::kNHWC || p.fil_layout != Layout::kNHWC || p.out_layout != Layout::kNHWC ||
+      !IsDense(p.XDesc(), Layout::kNHWC) || !IsDense(p.WDesc(), Layout::kNHWC) || !IsDense(p.YDesc(), Layout::kNHWC)) {
+    return NotApplicable(solver, "requires dense NHWC x, w and y");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckFastConv(std::string_view solver, const Target& target, const Problem& p,
                            DataType type_a, DataType type_b, Layout layout, FastConvRules rules) {
   if (target.backend != backend::BackendKind::kCuda) {

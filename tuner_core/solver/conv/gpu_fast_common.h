@@ -52,6 +52,11 @@ absl::Status CheckFastConv(std::string_view solver, const Target& target, const 
 // True when `desc` has the dense strides of `layout` for its dims.
 bool IsDense(const TensorDesc& desc, Layout layout);
 
+// OK for what the TMA + wgmma kernels (sm_90a) take: a CUDA sm_90 target, a 2D FP16/BF16
+// convolution of `direction` with dense NHWC x, w and y; else NotApplicable naming `solver`.
+absl::Status CheckSm90aNhwc16(std::string_view solver, const Target& target, const Problem& problem,
+                              Direction direction);
+
 // The axes of the cp.async wgmma solvers (TunaHopperFwd, TunaHopperWrw) by name: the one place
 // their configs are decoded; their spaces list them in this order.
 struct HopperTile {

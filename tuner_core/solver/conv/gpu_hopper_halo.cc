@@ -81,17 +81,7 @@ using hopper_halo::HaloParams;
 
 absl::Status HopperHaloFwdSolver::IsApplicable(const Target& target, const Problem& p) const {
   const std::string_view name = Name();
-  if (target.backend != backend::BackendKind::kCuda || target.SmVersion() != 90) {
-    return NotApplicable(name, "wgmma and TMA kernels are built for CUDA sm_90a only");
-  }
-  if (absl::Status st = gpu::CheckCommon(name, target, p, Direction::kForward); !st.ok()) return st;
-  if (p.data_type != DataType::kFp16 && p.data_type != DataType::kBf16) return NotApplicable(name, "FP16 and BF16 only");
-  if (p.spatial_dims != 2) return NotApplicable(name, "2D only");
-  if (p.in_layout != Layout::kNHWC || p.fil_layout != Layout::kNHWC || p.out_layout != Layout::kNHWC ||
-      !gpu::IsDense(p.XDesc(), Layout::kNHWC) || !gpu::IsDense(p.WDesc(), Layout::kNHWC) ||
-      !gpu::IsDense(p.YDesc(), Layout::kNHWC)) {
-    return NotApplicable(name, "requires dense NHWC x, w and y");
-  }
+  if (absl::Status st = gpu::CheckSm90aNhwc16(name, target, p, Direction::kForward); !st.ok()) return st;
   if (p.groups != 1) return NotApplicable(name, "one group only");
   if (p.stride[1] != 1 || p.stride[2] != 1 || p.dilation[1] != 1 || p.dilation[2] != 1) {
     return NotApplicable(name, "stride 1 and dilation 1 only (each copy is a dense box of rows)");

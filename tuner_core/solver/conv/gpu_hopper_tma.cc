@@ -262,17 +262,7 @@ uint64_t SharedBytes(const TmaParams& t) {
 }
 
 absl::Status CheckApplicable(std::string_view solver, const Target& target, const Problem& p, const ConvPlan& plan) {
-  if (target.backend != backend::BackendKind::kCuda || target.SmVersion() != 90) {
-    return NotApplicable(solver, "wgmma and TMA kernels are built for CUDA sm_90a only");
-  }
-  if (absl::Status st = gpu::CheckCommon(solver, target, p, p.direction); !st.ok()) return st;
-  if (p.data_type != DataType::kFp16 && p.data_type != DataType::kBf16) return NotApplicable(solver, "FP16 and BF16 only");
-  if (p.spatial_dims != 2) return NotApplicable(solver, "2D only");
-  if (p.in_layout != Layout::kNHWC || p.fil_layout != Layout::kNHWC || p.out_layout != Layout::kNHWC ||
-      !gpu::IsDense(p.XDesc(), Layout::kNHWC) || !gpu::IsDense(p.WDesc(), Layout::kNHWC) ||
-      !gpu::IsDense(p.YDesc(), Layout::kNHWC)) {
-    return NotApplicable(solver, "requires dense NHWC x, w and y");
-  }
+  if (absl::Status st = gpu::CheckSm90aNhwc16(solver, target, p, p.direction); !st.ok()) return st;
   if ((plan.c / plan.groups) % 8 != 0) {
     return NotApplicable(solver, "input channels per group must be a multiple of 8 (16-byte copy-engine rows)");
   }
