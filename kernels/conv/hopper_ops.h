@@ -29,50 +29,35 @@ TUNA_DEVICE void tuna_fence_acc_all(float (&acc)[N]) {
   for (int j = 0; j < N; ++j) tuna_fence_acc(acc[j]);
 }
 
-// Shared-memory matrix descriptor of a K-major tile in the 128-byte swizzle: rows of 128 bytes,
-// 8-row groups 1024 bytes apart (stride byte offset); the leading byte offset is unused there.
-TUNA_DEVICE unsigned long long tuna_desc_sw128(unsigned saddr) {
+// Shared-memory matrix descriptor of a swizzled tile at saddr: 8-row groups `stride` bytes apart
+// (stride byte offset), `leading` bytes between the slabs of an MN-major tile (unused, 16, for
+// K-major), layout `mode` (1: 128-byte swizzle, 2: 64-byte, 3: 32-byte).
+TUNA_DEVICE unsigned long long tuna_desc(unsigned saddr, unsigned leading, unsigned stride, unsigned mode) {
   unsigned long long d = 0;
   d |= static_cast<unsigned long long>((saddr & 0x3FFFF) >> 4);
-  d |= static_cast<unsigned long long>(1) << 16;          // leading byte offset (16 B, ignored)
-  d |= static_cast<unsigned long long>(1024 >> 4) << 32;  // stride byte offset
-  d |= static_cast<unsigned long long>(1) << 62;          // 128-byte swizzle
+  d |= static_cast<unsigned long long>(leading >> 4) << 16;  // leading byte offset
+  d |= static_cast<unsigned long long>(stride >> 4) << 32;   // stride byte offset
+  d |= static_cast<unsigned long long>(mode) << 62;          // swizzle mode
   return d;
 }
 
-// The same for a K-major tile in the 64-byte swizzle (32 halves per row; the copy engine's
-// SWIZZLE_64B): rows of 64 bytes, 8-row groups 512 bytes apart (stride byte offset), the 16-byte
-// chunk index XORed with (row / 2) % 4. A k16 step within the row is +32 bytes, as in sw128.
-TUNA_DEVICE unsigned long long tuna_desc_sw64(unsigned saddr) {
-  unsigned long long d = 0;
-  d |= static_cast<unsigned long long>((saddr & 0x3FFFF) >> 4);
-  d |= static_cast<unsigned long long>(1) << 16;         // leading byte offset (16 B, ignored)
-  d |= static_cast<unsigned long long>(512 >> 4) << 32;  // stride byte offset
-  d |= static_cast<unsigned long long>(2) << 62;         // 64-byte swizzle
-  return d;
-}
+// A K-major tile in the 128-byte swizzle: rows of 128 bytes, 8-row groups 1024 bytes apart.
+TUNA_DEVICE unsigned long long tuna_desc_sw128(unsigned saddr) { return tuna_desc(saddr, 16, 1024, 1); }
 
-// The same for a K-major tile in the 32-byte swizzle (16 halves per row: one k16 step; the copy
-// engine's SWIZZLE_32B): rows of 32 bytes, 8-row groups 256 bytes apart (stride byte offset).
-TUNA_DEVICE unsigned long long tuna_desc_sw32(unsigned saddr) {
-  unsigned long long d = 0;
-  d |= static_cast<unsigned long long>((saddr & 0x3FFFF) >> 4);
-  d |= static_cast<unsigned long long>(1) << 16;         // leading byte offset (16 B, ignored)
-  d |= static_cast<unsigned long long>(256 >> 4) << 32;  // stride byte offset
-  d |= static_cast<unsigned long long>(3) << 62;         // 32-byte swizzle
-  return d;
-}
+// The same in the 64-byte swizzle (32 halves per row; the copy engine's SWIZZLE_64B): rows of 64
+// bytes, 8-row groups 512 bytes apart, the 16-byte chunk index XORed with (row / 2) % 4. A k16
+// step within the row is +32 bytes, as in sw128.
+TUNA_DEVICE unsigned long long tuna_desc_sw64(unsigned saddr) { return tuna_desc(saddr, 16, 512, 2); }
+
+// The same in the 32-byte swizzle (16 halves per row: one k16 step; the copy engine's
+// SWIZZLE_32B): rows of 32 bytes, 8-row groups 256 bytes apart.
+TUNA_DEVICE unsigned long long tuna_desc_sw32(unsigned saddr) { return tuna_desc(saddr, 16, 256, 3); }
 
 // Descriptor of an MN-major tile in the 128-byte swizzle (read with imm-trans = 1): per 64-element
 // slab of M (or N), rows of 128 bytes along the reduction, 8-row groups 1024 bytes apart (stride
 // byte offset), slabs `slab_bytes` apart (leading byte offset).
 TUNA_DEVICE unsigned long long tuna_desc_mn_sw128(unsigned saddr, unsigned slab_bytes) {
-  unsigned long long d = 0;
-  d |= static_cast<unsigned long long>((saddr & 0x3FFFF) >> 4);
-  d |= static_cast<unsigned long long>(slab_bytes >> 4) << 16;  // leading byte offset
-  d |= static_cast<unsigned long long>(1024 >> 4) << 32;        // stride byte offset
-  d |= static_cast<unsigned long long>(1) << 62;                // 128-byte swizzle
-  return d;
+  return tuna_desc(saddr, slab_bytes, 1024, 1);
 }
 
 // tuna_wgmma(acc, desc_a, desc_b[, scale_d]): one m64 x TB_N x k16 wgmma of the kernel's data
