@@ -38,7 +38,8 @@ constexpr size_t kCiBuildsPerSolver = 8;
 const std::set<std::string>& BuiltWholeElsewhere() {
   static const std::set<std::string> names = {"TunaFastTcFwd",    "TunaFastSimtFwd", "TunaFastSimtBwd",
                                                "TunaHopperFwd",    "TunaHopperTmaFwd", "TunaHopperWrw",
-                                               "TunaHopperTmaWrw", "TunaSmallCTcFwd", "TunaWinogradF4x3"};
+                                               "TunaHopperTmaWrw", "TunaSmallCTcFwd", "TunaWinogradF4x3",
+                                               "TunaHopperHaloFwd"};
   return names;
 }
 
