@@ -104,15 +104,6 @@ TUNA_DEVICE TunaHaloSmem tuna_halo_smem(unsigned char* smem_raw, int R, int S) {
   return m;
 }
 
-// Matrix descriptor of a K-major tile (a tap's filter rows or halo rows) in the swizzle of TB_K.
-TUNA_DEVICE unsigned long long tuna_halo_desc(unsigned saddr) {
-  if constexpr (kTbK == 32) {
-    return tuna_desc_sw64(saddr);
-  } else {
-    return tuna_desc_sw128(saddr);
-  }
-}
-
 // The tiles of a launch: n_img x tiles_h x tiles_w, columns fastest.
 struct TunaHaloGrid {
   int n_img, Ho, Wo, K, R, S, pad_h, pad_w, tiles_h, tiles_w, tiles;
@@ -187,10 +178,10 @@ TUNA_DEVICE void tuna_halo_consume(const TunaHaloSmem& sm, const TunaHaloGrid& g
       const unsigned b_tap = sm.w + tap * sm.tap_bytes;
 #pragma unroll
       for (int k16 = 0; k16 < kTbK / 16; ++k16) {
-        const unsigned long long db = tuna_halo_desc(b_tap + k16 * 32);
+        const unsigned long long db = tuna_desc_rows<kRowBytes>(b_tap + k16 * 32);
 #pragma unroll
         for (int mr = 0; mr < kMRep; ++mr) {
-          tuna_wgmma(acc[mr], tuna_halo_desc(a_tap + mr * 64 * kRowBytes + k16 * 32), db, tap > 0 || k16 > 0);
+          tuna_wgmma(acc[mr], tuna_desc_rows<kRowBytes>(a_tap + mr * 64 * kRowBytes + k16 * 32), db, tap > 0 || k16 > 0);
         }
       }
       if (++s == g.S) s = 0, ++r;

@@ -53,6 +53,20 @@ TUNA_DEVICE unsigned long long tuna_desc_sw64(unsigned saddr) { return tuna_desc
 // SWIZZLE_32B): rows of 32 bytes, 8-row groups 256 bytes apart.
 TUNA_DEVICE unsigned long long tuna_desc_sw32(unsigned saddr) { return tuna_desc(saddr, 16, 256, 3); }
 
+// A K-major tile whose rows are kRowBytes (128, 64 or 32: 64, 32 or 16 halves) in the swizzle of
+// that width.
+template <int kRowBytes>
+TUNA_DEVICE unsigned long long tuna_desc_rows(unsigned saddr) {
+  static_assert(kRowBytes == 128 || kRowBytes == 64 || kRowBytes == 32, "a 128-, 64- or 32-byte swizzle row");
+  if constexpr (kRowBytes == 128) {
+    return tuna_desc_sw128(saddr);
+  } else if constexpr (kRowBytes == 64) {
+    return tuna_desc_sw64(saddr);
+  } else {
+    return tuna_desc_sw32(saddr);
+  }
+}
+
 // Descriptor of an MN-major tile in the 128-byte swizzle (read with imm-trans = 1): per 64-element
 // slab of M (or N), rows of 128 bytes along the reduction, 8-row groups 1024 bytes apart (stride
 // byte offset), slabs `slab_bytes` apart (leading byte offset).

@@ -266,22 +266,19 @@ struct TunaTileGrid {
   }
 };
 
-// Matrix descriptor of a K-major ring tile (A or B) at saddr, in the swizzle of its row width.
-TUNA_DEVICE unsigned long long tuna_desc_ktile(unsigned saddr) {
-  if constexpr (kTbK == 32) {
-    return tuna_desc_sw64(saddr);
-  } else {
-    return tuna_desc_sw128(saddr);
-  }
-}
-
-// Matrix descriptor of a narrow last chunk's tile (LAST_K): 32-byte rows in the 32-byte swizzle
-// (16 channels) or 64-byte rows in the 64-byte swizzle (32).
-TUNA_DEVICE unsigned long long tuna_desc_last(unsigned saddr) {
-  if constexpr (TUNA_LAST_K == 16) {
-    return tuna_desc_sw32(saddr);
-  } else {
-    return tuna_desc_sw64(saddr);
+// One k-tile's wgmmas over its A rows at `a` (m64 slabs 64 rows apart) and B rows at `b`, rows of
+// kRowB bytes in their swizzle: the first n16 of its k16 steps (at least one); `accumulate`
+// false for the tile's first k-tile (scale-d 0: acc = A * B, no zeroing).
+template <int kRowB>
+TUNA_DEVICE void tuna_ktile_wgmmas(float (&acc)[kMRep][kAcc], unsigned a, unsigned b, bool accumulate, int n16) {
+#pragma unroll
+  for (int k16 = 0; k16 < kRowB / 32; ++k16) {
+    if (k16 > 0 && k16 >= n16) break;
+    const unsigned long long db = tuna_desc_rows<kRowB>(b + k16 * 32);
+#pragma unroll
+    for (int mr = 0; mr < kMRep; ++mr) {
+      tuna_wgmma(acc[mr], tuna_desc_rows<kRowB>(a + mr * 64 * kRowB + k16 * 32), db, accumulate || k16 > 0);
+    }
   }
 }
 
@@ -435,35 +432,20 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
 #if PARTIAL_K
       // A tap's last chunk holds C/G % TB_K channels: its k16 steps past them multiply zeros.
       const int n16 = last_chunk ? tg.last_k16 : kTbK / 16;
+#else
+      constexpr int n16 = kTbK / 16;
 #endif
 #pragma unroll
       for (int mr = 0; mr < kMRep; ++mr) tuna_fence_acc_all(acc[mr]);
       tuna_wgmma_fence();
 #if TUNA_LAST_K
       if (last_chunk) {  // LAST_K channels in narrow rows: every k16 step holds channels
-        const unsigned a_last = sm.ring + slot * kStageBytes + row_wg * kWgRows * kLastRowBytes;
-#pragma unroll
-        for (int k16 = 0; k16 < TUNA_LAST_K / 16; ++k16) {
-          const unsigned long long db = tuna_desc_last(b_tile + k16 * 32);
-#pragma unroll
-          for (int mr = 0; mr < kMRep; ++mr) {
-            tuna_wgmma(acc[mr], tuna_desc_last(a_last + mr * 64 * kLastRowBytes + k16 * 32), db, kt > kb || k16 > 0);
-          }
-        }
+        tuna_ktile_wgmmas<kLastRowBytes>(acc, sm.ring + slot * kStageBytes + row_wg * kWgRows * kLastRowBytes, b_tile,
+                                         kt > kb, TUNA_LAST_K / 16);
       } else
 #endif
       {
-#pragma unroll
-        for (int k16 = 0; k16 < kTbK / 16; ++k16) {
-#if PARTIAL_K
-          if (k16 > 0 && k16 >= n16) break;
-#endif
-          const unsigned long long db = tuna_desc_ktile(b_tile + k16 * 32);
-#pragma unroll
-          for (int mr = 0; mr < kMRep; ++mr) {
-            tuna_wgmma(acc[mr], tuna_desc_ktile(a_tile + mr * 64 * kRowBytes + k16 * 32), db, kt > kb || k16 > 0);
-          }
-        }
+        tuna_ktile_wgmmas<kRowBytes>(acc, a_tile, b_tile, kt > kb, n16);
       }
       tuna_wgmma_commit();
       tuna_wgmma_wait<1>();  // the previous k-tile's wgmmas have retired: release its slot

@@ -19,6 +19,11 @@ bool IsDense(const TensorDesc& t, Layout layout) {
   return false;
 }
 
+backend::TensorMapSpec::Swizzle RowSwizzle(int channels) {
+  using Swizzle = backend::TensorMapSpec::Swizzle;
+  return channels == 16 ? Swizzle::k32B : channels == 32 ? Swizzle::k64B : Swizzle::k128B;
+}
+
 absl::Status CheckSm90aNhwc16(std::string_view solver, const Target& target, const Problem& p, Direction direction) {
   if (target.backend != backend::BackendKind::kCuda || target.SmVersion() != 90) {
     return NotApplicable(solver, "wgmma and TMA kernels are built for CUDA sm_90a only");

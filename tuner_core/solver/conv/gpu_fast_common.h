@@ -52,6 +52,10 @@ absl::Status CheckFastConv(std::string_view solver, const Target& target, const 
 // True when `desc` has the dense strides of `layout` for its dims.
 bool IsDense(const TensorDesc& desc, Layout layout);
 
+// The copy engine's shared-memory swizzle for rows of `channels` 16-bit elements, each row one
+// swizzle span: 16 -> 32 bytes, 32 -> 64, 64 -> 128.
+backend::TensorMapSpec::Swizzle RowSwizzle(int channels);
+
 // OK for what the TMA + wgmma kernels (sm_90a) take: a CUDA sm_90 target, a 2D FP16/BF16
 // convolution of `direction` with dense NHWC x, w and y; else NotApplicable naming `solver`.
 absl::Status CheckSm90aNhwc16(std::string_view solver, const Target& target, const Problem& problem,

@@ -16,10 +16,6 @@ int64_t TilesOf(const Problem& p, const HaloParams& t) {
   return p.n * CeilDiv(o[1], t.TileH()) * CeilDiv(o[2], t.tile_w);
 }
 
-backend::TensorMapSpec::Swizzle RowSwizzle(int tb_k) {
-  return tb_k == 32 ? backend::TensorMapSpec::Swizzle::k64B : backend::TensorMapSpec::Swizzle::k128B;
-}
-
 // x as (C, W, H, N), boxes of TB_K channels x TILE_W pixels x (TILE_H + R - 1) rows of one image.
 backend::TensorMapSpec XMap(const Problem& p, const HaloParams& t) {
   backend::TensorMapSpec m;
@@ -30,7 +26,7 @@ backend::TensorMapSpec XMap(const Problem& p, const HaloParams& t) {
   m.strides_bytes = {c * 2, w * c * 2, h * w * c * 2, 0};
   m.box = {static_cast<uint32_t>(TbK(p)), static_cast<uint32_t>(t.tile_w),
            static_cast<uint32_t>(t.TileH() + p.fil[1] - 1), 1, 0};
-  m.swizzle = RowSwizzle(TbK(p));
+  m.swizzle = gpu::RowSwizzle(TbK(p));
   return m;
 }
 
@@ -44,7 +40,7 @@ backend::TensorMapSpec WMap(const Problem& p) {
   m.dims = {c, static_cast<uint64_t>(p.k), taps, 0, 0};
   m.strides_bytes = {taps * c * 2, c * 2, 0, 0};
   m.box = {static_cast<uint32_t>(TbK(p)), static_cast<uint32_t>(TbN(p)), static_cast<uint32_t>(taps), 0, 0};
-  m.swizzle = RowSwizzle(TbK(p));
+  m.swizzle = gpu::RowSwizzle(TbK(p));
   return m;
 }
 

@@ -37,13 +37,6 @@ int64_t KTiles(const ConvPlan& p, int tb_k) {
   return taps * CeilDiv(p.c / p.groups, tb_k);
 }
 
-// A k-tile's rows are `channels` halves in the swizzle of their width: 64 -> 128 bytes, 32 -> 64,
-// 16 -> 32.
-backend::TensorMapSpec::Swizzle RowSwizzle(int channels) {
-  using Swizzle = backend::TensorMapSpec::Swizzle;
-  return channels == 16 ? Swizzle::k32B : channels == 32 ? Swizzle::k64B : Swizzle::k128B;
-}
-
 // TB_K 32 pays where a tap's channels per group end in a half-empty 64-channel chunk (C/G % 64 in
 // 1..32: C/G = 32, 96, 160, 288, ...): it reads, stores and multiplies fewer zeros. Elsewhere it
 // only doubles the k-tiles.
@@ -93,7 +86,7 @@ backend::TensorMapSpec WMap(const ConvPlan& p, int tb_n, int tb_k) {
   m.dims = {cg, taps, static_cast<uint64_t>(p.k), 0, 0};
   m.strides_bytes = {cg * 2, taps * cg * 2, 0, 0};
   m.box = {static_cast<uint32_t>(tb_k), 1, static_cast<uint32_t>(tb_n), 0, 0};
-  m.swizzle = RowSwizzle(tb_k);
+  m.swizzle = gpu::RowSwizzle(tb_k);
   return m;
 }
 
@@ -182,7 +175,7 @@ backend::TensorMapSpec XMap(const ConvPlan& p, const Phase& q, int pixels, int c
   m.upper_corner = {static_cast<int>(q.upper_w), static_cast<int>(q.upper_h), 0};
   m.channels_per_pixel = static_cast<uint32_t>(channels);
   m.pixels_per_column = static_cast<uint32_t>(pixels);
-  m.swizzle = RowSwizzle(channels);
+  m.swizzle = gpu::RowSwizzle(channels);
   return m;
 }
 

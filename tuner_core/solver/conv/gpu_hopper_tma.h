@@ -143,8 +143,9 @@ namespace tuna::solver {
 //   TB_M    block tile rows (GEMM M = N*Ho*Wo output pixels, the im2col column): 64, 128, 256
 //   TB_N    block tile columns (GEMM N = K/G output channels), also the wgmma N: 32 (K/G <= 32
 //           only), 64, 128, 256, and 96, 160, 192, 224 only where they tile K/G with fewer padded
-//           columns, or as few and fewer N-tiles, than both neighbouring powers of two (K/G = 192:
-//           one 192 instead of a 256 or two 128s)
+//           columns, or as few and fewer N-tiles, than every other TB_N from the power of two
+//           below to the one above (K/G = 192: one 192 instead of a 256 or two 128s; K/G = 160:
+//           160, not 192)
 //   WG_M    consumer warpgroups splitting TB_M (each owns TB_M/WG_M rows, a multiple of 64)
 //   STAGES  depth of the shared-memory ring (one k-tile per stage): 3..8
 //   PINGPONG 1: two consumer warpgroups on alternate whole tiles (WG_M 1); absent in old params: 0
