@@ -86,6 +86,22 @@ TUNA_DEVICE void tuna_wgmma(float (&d)[TB_N / 2], unsigned long long a, unsigned
   TUNA_WGMMA_OF(TB_N)(d, a, b, scale_d);
 }
 
+// One k-tile's wgmmas over its A rows at `a` (m64 slabs 64 rows apart) and B rows at `b`, rows of
+// kRowB bytes in their swizzle: the first n16 of its k16 steps (at least one); `accumulate`
+// false for the tile's first k-tile (scale-d 0: acc = A * B, no zeroing).
+template <int kRowB, int kM, int kA>
+TUNA_DEVICE void tuna_ktile_wgmmas(float (&acc)[kM][kA], unsigned a, unsigned b, bool accumulate, int n16) {
+#pragma unroll
+  for (int k16 = 0; k16 < kRowB / 32; ++k16) {
+    if (k16 > 0 && k16 >= n16) break;
+    const unsigned long long db = tuna_desc_rows<kRowB>(b + k16 * 32);
+#pragma unroll
+    for (int mr = 0; mr < kM; ++mr) {
+      tuna_wgmma(acc[mr], tuna_desc_rows<kRowB>(a + mr * 64 * kRowB + k16 * 32), db, accumulate || k16 > 0);
+    }
+  }
+}
+
 // ---- mbarriers (shared::cta, 8 bytes each) -----------------------------------------------------
 TUNA_DEVICE void tuna_mbar_init(unsigned bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");

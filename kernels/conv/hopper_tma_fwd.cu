@@ -266,22 +266,6 @@ struct TunaTileGrid {
   }
 };
 
-// One k-tile's wgmmas over its A rows at `a` (m64 slabs 64 rows apart) and B rows at `b`, rows of
-// kRowB bytes in their swizzle: the first n16 of its k16 steps (at least one); `accumulate`
-// false for the tile's first k-tile (scale-d 0: acc = A * B, no zeroing).
-template <int kRowB>
-TUNA_DEVICE void tuna_ktile_wgmmas(float (&acc)[kMRep][kAcc], unsigned a, unsigned b, bool accumulate, int n16) {
-#pragma unroll
-  for (int k16 = 0; k16 < kRowB / 32; ++k16) {
-    if (k16 > 0 && k16 >= n16) break;
-    const unsigned long long db = tuna_desc_rows<kRowB>(b + k16 * 32);
-#pragma unroll
-    for (int mr = 0; mr < kMRep; ++mr) {
-      tuna_wgmma(acc[mr], tuna_desc_rows<kRowB>(a + mr * 64 * kRowB + k16 * 32), db, accumulate || k16 > 0);
-    }
-  }
-}
-
 TUNA_DEVICE void tuna_ws_init_barriers(const TunaWsSmem& sm, unsigned full_count) {
   if (TUNA_TID_X == 0) {
     for (int s = 0; s < kStages; ++s) {
