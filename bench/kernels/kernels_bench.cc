@@ -15,7 +15,9 @@
 //      that supports the problem, screened and timed the same way; the fastest whose output
 //      verifies is kept;
 //   4. cuDNN legacy (cudnn_shim.h, Find*AlgorithmEx's pick), for reference only.
-// Prints a per-problem table and geomeans per direction; --json writes rows and meta.
+// Prints a per-problem table and geomeans per direction; --json writes rows and meta (rewritten
+// after every row). A screening, timing or output check that outlasts --hang-seconds (a kernel
+// that never finishes) is named in the log and the bench exits with 4: the device is lost.
 //
 //   kernels_bench --driver bench/kernels/data/resnet50_n32_fwd_fp16_nhwc.txt --json out.json
 //   kernels_bench --from-db /path/to/export --json out.json
@@ -37,6 +39,7 @@
 #include "bench/kernels/cudnn_backend.h"
 #include "bench/kernels/cudnn_shim.h"
 #include "bench/kernels/from_db.h"
+#include "bench/kernels/hang_guard.h"
 #include "bench/kernels/timing.h"
 #include "fmt/format.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
@@ -72,6 +75,7 @@ struct Options {
   int reps = 25;
   int screen_reps = 5;
   bool print_screened = false;  // every tuna candidate's screening time in the log
+  int hang_seconds = 60;         // a launch, check or timing that takes longer is reported as hung (0: off)
   int finalists = 3;
   int max_problems = 0;
   bool no_tuna = false;
@@ -140,8 +144,8 @@ void AppendNote(std::string* note, const std::string& s) {
 
 class Bench {
  public:
-  Bench(const Options& o, backend::Backend& be, Device& dev, FlushedTimer& timer)
-      : opt_(o), be_(be), dev_(dev), timer_(timer),
+  Bench(const Options& o, backend::Backend& be, Device& dev, FlushedTimer& timer, HangGuard& guard)
+      : opt_(o), be_(be), dev_(dev), timer_(timer), guard_(guard),
         target_(solver::TargetForDevice(backend::BackendKind::kCuda, dev.Info())) {}
 
   const Target& target() const { return target_; }
@@ -187,15 +191,25 @@ class Bench {
     for (auto& t : threads) t.join();
   }
 
+  // The timer's median of `launch` (reps 0: the method's), watched by the hang guard as `what`.
+  absl::StatusOr<double> GuardedMs(const std::string& what, const std::function<absl::Status()>& launch,
+                                   int reps = 0) {
+    guard_.Arm(what);
+    absl::StatusOr<double> t = reps > 0 ? timer_.MedianMs(launch, reps) : timer_.MedianMs(launch);
+    guard_.Disarm();
+    return t;
+  }
+
   // Screens `count` launchers with --screen-reps, re-times the --finalists fastest with the full
   // method and returns (index, ms) sorted by final time. Launchers whose launch fails are dropped.
   // With --print-screened and `name`, prints every screened candidate, fastest first.
   absl::StatusOr<std::vector<std::pair<size_t, double>>> Rank(size_t count,
                                                               const std::function<absl::Status(size_t)>& launch,
                                                               const std::function<std::string(size_t)>& name = {}) {
+    auto label = [&](size_t i) { return name ? name(i) : "plan " + std::to_string(i); };
     std::vector<std::pair<double, size_t>> screened;
     for (size_t i = 0; i < count; ++i) {
-      absl::StatusOr<double> t = timer_.MedianMs([&] { return launch(i); }, opt_.screen_reps);
+      absl::StatusOr<double> t = GuardedMs("screening " + label(i), [&] { return launch(i); }, opt_.screen_reps);
       if (!t.ok()) {
         if (backend::IsContextLost(t.status())) return t.status();
         std::printf("    candidate %zu: %s\n", i, std::string(t.status().message()).substr(0, 200).c_str());
@@ -210,7 +224,7 @@ class Bench {
     std::vector<std::pair<size_t, double>> final_times;
     for (size_t j = 0; j < screened.size() && static_cast<int>(j) < opt_.finalists; ++j) {
       const size_t i = screened[j].second;
-      absl::StatusOr<double> t = timer_.MedianMs([&] { return launch(i); });
+      absl::StatusOr<double> t = GuardedMs("timing " + label(i), [&] { return launch(i); });
       if (!t.ok()) return t.status();
       final_times.push_back({i, *t});
     }
@@ -266,8 +280,10 @@ class Bench {
       absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(dev_, *sol, it->second);
       if (!inv.ok()) return inv.status();
       if (absl::Status st = dev_.Memset(*out, 0xff, out_bytes); !st.ok()) return st;
+      guard_.Arm("the naive reference solver");
       absl::Status st = (*inv)->Run({&*x, &*w, &*y, nullptr});
       if (st.ok()) st = dev_.Synchronize();
+      guard_.Disarm();
       if (st.ok()) st = dev_.CopyToHost(expected.data(), *out, out_bytes);
       if (!st.ok()) return st;
       if (row.gflop <= opt_.cpu_check_gflop && cpu_checks_ < opt_.cpu_check_max) {
@@ -309,8 +325,10 @@ class Bench {
     // Poison the output, run once, verify what it wrote.
     auto check = [&](const std::function<absl::Status()>& launch, double* rel) -> absl::StatusOr<bool> {
       if (absl::Status st = dev_.Memset(*out, 0xff, out_bytes); !st.ok()) return st;
+      guard_.Arm("an output check");
       absl::Status st = launch();
       if (st.ok()) st = dev_.Synchronize();
+      guard_.Disarm();
       if (!st.ok()) return st;
       return verify(rel);
     };
@@ -490,13 +508,13 @@ class Bench {
     auto run_variant = [&] { return variant->Run(bufs); };
     double rt = 0, fx = 0, va = 0;
     for (int round = 0; round < 2; ++round) {
-      absl::StatusOr<double> a = timer_.MedianMs(run_won);
-      absl::StatusOr<double> f = timer_.MedianMs(run_fixed);
+      absl::StatusOr<double> a = GuardedMs("the finishing step's search build", run_won);
+      absl::StatusOr<double> f = GuardedMs("the finishing step's specialised build", run_fixed);
       if (!a.ok()) return a.status();
       if (!f.ok()) return f.status();
       rt += *a / 2, fx += *f / 2;
       if (variant) {
-        absl::StatusOr<double> v = timer_.MedianMs(run_variant);
+        absl::StatusOr<double> v = GuardedMs("the --variant-option build", run_variant);
         if (!v.ok()) return v.status();
         va += *v / 2;
       }
@@ -624,7 +642,7 @@ class Bench {
     if (!ok.ok()) return ok.status();
     row.cudnn_legacy_verified = *ok;
     if (!*ok) AppendNote(&row.note, "cuDNN legacy output differs from the reference");
-    absl::StatusOr<double> t = timer_.MedianMs(run);
+    absl::StatusOr<double> t = GuardedMs("cuDNN legacy find's algorithm", run);
     if (!t.ok()) return t.status();
     row.cudnn_legacy_ms = *t;
     return absl::OkStatus();
@@ -635,6 +653,7 @@ class Bench {
   backend::Backend& be_;
   Device& dev_;
   FlushedTimer& timer_;
+  HangGuard& guard_;
   Target target_;
   DeviceBuffer cudnn_ws_;
   solver::SolverList naive_ = solver::NaiveSolvers();
@@ -693,6 +712,9 @@ void AddOptions(CLI::App& app, Options& opt) {
   CLI::Option_group* timing = app.add_option_group("Timing", "both sides timed alike, an L2 flush before each launch");
   timing->add_option("--reps", opt.reps, "timed launches per final timing, each after an L2 flush (median; >= 20)");
   timing->add_option("--screen-reps", opt.screen_reps, "timed launches per candidate when screening (tuna and cuDNN)");
+  timing->add_option("--hang-seconds", opt.hang_seconds,
+                     "a screening, timing or output check that takes longer is reported as hung: the bench names "
+                     "it and exits with 4 (0: never)");
   timing->add_flag("--print-screened", opt.print_screened, "print every tuna candidate's screening time");
   timing->add_option("--finalists", opt.finalists, "fastest screened candidates re-timed with --reps (tuna and cuDNN)");
 
@@ -738,7 +760,15 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "timer: %s\n", std::string(timer.status().message()).c_str());
     return 3;
   }
-  Bench bench(opt, *be, **dev, *timer);
+  // A kernel that never finishes would block the bench until a step's time limit kills it: name
+  // it and stop (the device is lost; the JSON holds every finished row).
+  HangGuard guard(absl::Seconds(opt.hang_seconds), [](const std::string& what, absl::Duration limit) {
+    std::printf("    HUNG: %s did not finish within %.0f s; the device is lost: exiting with 4\n", what.c_str(),
+                absl::ToDoubleSeconds(limit));
+    std::fflush(stdout);
+    std::_Exit(4);
+  });
+  Bench bench(opt, *be, **dev, *timer, guard);
   if (absl::Status st = bench.Init(); !st.ok()) {
     std::fprintf(stderr, "init: %s\n", std::string(st.message()).c_str());
     return 3;
