@@ -36,7 +36,9 @@
 # CONFIGS=N their configs per fast solver (36/36/48); SOLVERS=a,b their solvers. The Winograd
 # layers alone: DATA=data/resnet50_n32_3x3s1_{fwd,bwd}_fp32.txt (the four 3x3 stride-1 layers).
 # Writes OUT/w/<name>.log, <name>.json (merged with torch_ms) and torch_<name>.{json,log}; the
-# bench rewrites its JSON after every row, so a step cut short keeps what it timed.
+# bench rewrites its JSON after every row, so a step cut short keeps what it timed. A kernel that
+# never finishes makes the bench print "HUNG: <solver> <params> ..." and exit with 4 after
+# --hang-seconds (60; BENCH_ARGS can change it): the device is lost for the rest of the call.
 set -u
 top=$1; shift
 out=$top/w; mkdir -p "$out"
