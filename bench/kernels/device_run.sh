@@ -38,7 +38,7 @@
 # Writes OUT/w/<name>.log, <name>.json (merged with torch_ms) and torch_<name>.{json,log}; the
 # bench rewrites its JSON after every row, so a step cut short keeps what it timed. A kernel that
 # never finishes makes the bench print "HUNG: <solver> <params> ..." and exit with 4 after
-# --hang-seconds (60; BENCH_ARGS can change it): the device is lost for the rest of the call.
+# --hang-seconds (60; BENCH_ARGS can change it); the next steps run in processes of their own.
 set -u
 top=$1; shift
 out=$top/w; mkdir -p "$out"
