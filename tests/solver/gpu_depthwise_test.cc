@@ -57,14 +57,8 @@ std::vector<Problem> EdgeProblems() {
 const std::vector<std::pair<DataType, Layout>> kVariants = {
     {DataType::kFp32, Layout::kNCHW}, {DataType::kFp16, Layout::kNHWC}, {DataType::kBf16, Layout::kNHWC}};
 
-Target Sm90() {
-  absl::StatusOr<Target> t = solver::TargetForArch("sm_90");
-  REQUIRE(t.ok());
-  return *t;
-}
-
 TEST_CASE("depthwise: applicability, defaults and pruning", "[solver]") {
-  const Target sm90 = Sm90();
+  const Target sm90 = testing::ArchTarget("sm_90");
   for (Direction dir : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
     solver::DepthwiseSolver s(dir);
     std::vector<Problem> all = MobileNetV2(32);

@@ -24,12 +24,6 @@ using solver::Target;
 using testing::AllValid;
 using testing::NhwcForward;
 
-Target Sm90() {
-  absl::StatusOr<Target> t = solver::TargetForArch("sm_90");
-  REQUIRE(t.ok());
-  return *t;
-}
-
 // Inception-v3's C = 32 layers at batch 32 (2F: valid padding, 3F: padded, K = 64).
 Problem Inception2F() { return NhwcForward(32, 32, 32, 149, 149, 3, 3, 0, 0, 1, 1, 1); }
 Problem Inception3F() { return NhwcForward(32, 32, 64, 147, 147, 3, 3, 1, 1, 1, 1, 1); }
@@ -60,7 +54,7 @@ std::vector<Problem> HaloEdgeProblems() {
 }
 
 TEST_CASE("hopper halo fwd: applicability, defaults, pruning and the launch", "[solver]") {
-  const Target sm90 = Sm90();
+  const Target sm90 = testing::ArchTarget("sm_90");
   solver::HopperHaloFwdSolver s;
   for (const Problem& p : HaloEdgeProblems()) {
     INFO(p.Canonical());
@@ -152,7 +146,7 @@ TEST_CASE("hopper halo fwd: every valid config of Inception-v3's 3F and edge def
     WARN("skipping: NVRTC unavailable: " << st.message());
     return;
   }
-  const Target sm90 = Sm90();
+  const Target sm90 = testing::ArchTarget("sm_90");
   solver::HopperHaloFwdSolver s;
   testing::Sm90aBuilds builds(*be, s, sm90);
   for (const PerfConfig& c : AllValid(s, sm90, Inception3F())) builds.Build(Inception3F(), c);

@@ -23,6 +23,13 @@
 
 namespace tuna::testing {
 
+// The solver target of `arch` ("sm_90", "gfx90a", ...), which must exist.
+inline solver::Target ArchTarget(const std::string& arch) {
+  absl::StatusOr<solver::Target> t = solver::TargetForArch(arch);
+  REQUIRE(t.ok());
+  return *t;
+}
+
 inline std::vector<solver::PerfConfig> AllValid(const solver::Solver& s, const solver::Target& t, const Problem& p) {
   std::vector<solver::PerfConfig> out;
   const solver::SearchSpace space = s.Space(t, p);

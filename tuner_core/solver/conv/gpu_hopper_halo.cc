@@ -140,10 +140,9 @@ absl::Status HopperHaloFwdSolver::IsValid(const Target& target, const Problem& p
   if (wg_rows % 64 != 0) return invalid("a consumer's rows must be whole m64 slabs");
   if (wg_rows * hopper_halo::TbN(p) / 128 > 128) return invalid("more than 128 accumulators per thread");
   if (t.tb_m % t.tile_w != 0) return invalid("TILE_W must divide TB_M");
-  if (t.pingpong == 1 && hopper_halo::Stages(p, t, target.max_shared_bytes_per_block) < 4) {
-    return invalid("PINGPONG needs a ring of 4 copy blocks (2 per consumer)");
-  }
-  if (hopper_halo::Stages(p, t, target.max_shared_bytes_per_block) < 2) {
+  const int stages = hopper_halo::Stages(p, t, target.max_shared_bytes_per_block);
+  if (t.pingpong == 1 && stages < 4) return invalid("PINGPONG needs a ring of 4 copy blocks (2 per consumer)");
+  if (stages < 2) {
     return invalid(absl::StrCat("the filter and two copy blocks need ", hopper_halo::SharedBytes(p, t, 2),
                                 " bytes of shared memory > ", target.max_shared_bytes_per_block));
   }
