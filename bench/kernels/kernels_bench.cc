@@ -323,9 +323,10 @@ class Bench {
       return rep->ok;
     };
     // Poison the output, run once, verify what it wrote.
-    auto check = [&](const std::function<absl::Status()>& launch, double* rel) -> absl::StatusOr<bool> {
+    auto check = [&](const std::string& what, const std::function<absl::Status()>& launch,
+                     double* rel) -> absl::StatusOr<bool> {
       if (absl::Status st = dev_.Memset(*out, 0xff, out_bytes); !st.ok()) return st;
-      guard_.Arm("an output check");
+      guard_.Arm("the output check of " + what);
       absl::Status st = launch();
       if (st.ok()) st = dev_.Synchronize();
       guard_.Disarm();
@@ -349,7 +350,10 @@ class Bench {
   std::string cudnn_version_, cudnn_library_;
 
  private:
-  using CheckFn = std::function<absl::StatusOr<bool>(const std::function<absl::Status()>&, double*)>;
+  // check(what, launch, &rel): poisons the output, runs `launch` once (watched by the hang guard as
+  // `what`), verifies what it wrote.
+  using CheckFn =
+      std::function<absl::StatusOr<bool>(const std::string&, const std::function<absl::Status()>&, double*)>;
 
   absl::Status RunTuna(const Job& job, Row& row, DeviceBuffer& x, DeviceBuffer& w, DeviceBuffer& y,
                        const CheckFn& check) {
@@ -359,6 +363,7 @@ class Bench {
       const Solver* s;
       PerfConfig c;
       Solution sol;
+      std::string Name() const { return std::string(s->Name()) + " " + c.ToString(); }
     };
     std::vector<Cand> cands;
     if (job.fixed_solver != nullptr) {
@@ -416,7 +421,7 @@ class Bench {
       ++row.candidates;
       auto it = code_.find(BuildKey(c.sol));
       if (it == code_.end()) {
-        std::printf("    compile failed %s %s: %s\n", std::string(c.s->Name()).c_str(), c.c.ToString().c_str(),
+        std::printf("    compile failed %s: %s\n", c.Name().c_str(),
                     compile_errors_[BuildKey(c.sol)].substr(0, 300).c_str());
         ++row.failed;
         continue;
@@ -430,10 +435,10 @@ class Bench {
         r.ws = *std::move(b);
       }
       solver::ConvBuffers bufs{&x, &w, &y, r.ws.valid() ? &r.ws : nullptr};
-      absl::StatusOr<bool> ok = check([&] { return r.inv->Run(bufs); }, &r.rel);
+      absl::StatusOr<bool> ok = check(c.Name(), [&] { return r.inv->Run(bufs); }, &r.rel);
       if (!ok.ok()) return ok.status();  // a launch failure poisons the context: stop here
       if (!*ok) {
-        std::printf("    %s %s FAILED verification\n", std::string(c.s->Name()).c_str(), c.c.ToString().c_str());
+        std::printf("    %s FAILED verification\n", c.Name().c_str());
         ++row.failed;
         continue;
       }
@@ -449,9 +454,8 @@ class Bench {
       solver::ConvBuffers bufs{&x, &w, &y, r.ws.valid() ? &r.ws : nullptr};
       return r.inv->Run(bufs);
     };
-    absl::StatusOr<std::vector<std::pair<size_t, double>>> ranked = Rank(ready.size(), launch, [&](size_t i) {
-      return std::string(ready[i].cand->s->Name()) + " " + ready[i].cand->c.ToString();
-    });
+    absl::StatusOr<std::vector<std::pair<size_t, double>>> ranked =
+        Rank(ready.size(), launch, [&](size_t i) { return ready[i].cand->Name(); });
     if (!ranked.ok()) return ranked.status();
     if (ranked->empty()) {
       AppendNote(&row.note, "no tuna candidate could be timed");
@@ -462,7 +466,8 @@ class Bench {
     row.params = ready[best].cand->c.ToString();
     row.tuna_ms = ms;
     // The winner's output once more, after all the timed runs.
-    absl::StatusOr<bool> ok = check([&] { return launch(best); }, &row.tuna_rel);
+    absl::StatusOr<bool> ok =
+        check("the winner " + ready[best].cand->Name(), [&] { return launch(best); }, &row.tuna_rel);
     if (!ok.ok()) return ok.status();
     row.tuna_verified = *ok;
     if (!*ok) AppendNote(&row.note, "tuna winner failed verification after timing");
@@ -540,7 +545,7 @@ class Bench {
     absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(dev_, sol, it->second);
     if (!inv.ok()) return inv.status();
     double rel = 0;
-    absl::StatusOr<bool> ok = check([&] { return (*inv)->Run(bufs); }, &rel);
+    absl::StatusOr<bool> ok = check("the " + what + " build", [&] { return (*inv)->Run(bufs); }, &rel);
     if (!ok.ok()) return ok.status();
     if (!*ok) {
       AppendNote(&row.note, what + " build failed verification");
@@ -605,7 +610,8 @@ class Bench {
     // The fastest finalist whose output verifies.
     for (const auto& [i, ms] : *ranked) {
       double rel = 0;
-      absl::StatusOr<bool> ok = check([&, i = i] { return (*cd)->Execute(i); }, &rel);
+      absl::StatusOr<bool> ok =
+          check("cuDNN engine " + (*cd)->plans()[i].name, [&, i = i] { return (*cd)->Execute(i); }, &rel);
       if (!ok.ok()) return ok.status();
       if (!*ok) {
         AppendNote(&row.note, "cuDNN engine " + (*cd)->plans()[i].name + " failed verification");
@@ -638,7 +644,7 @@ class Bench {
     row.cudnn_legacy_math = ch->math_type;
     auto run = [&] { return (*cd)->Run(*ch, x.address(), w.address(), y.address(), cudnn_ws_.address()); };
     double rel = 0;
-    absl::StatusOr<bool> ok = check(run, &rel);
+    absl::StatusOr<bool> ok = check("cuDNN legacy find's algorithm", run, &rel);
     if (!ok.ok()) return ok.status();
     row.cudnn_legacy_verified = *ok;
     if (!*ok) AppendNote(&row.note, "cuDNN legacy output differs from the reference");
