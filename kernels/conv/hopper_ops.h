@@ -74,6 +74,15 @@ TUNA_DEVICE unsigned long long tuna_desc_mn_sw128(unsigned saddr, unsigned slab_
   return tuna_desc(saddr, slab_bytes, 1024, 1);
 }
 
+// An MN-major tile in the swizzle of its slab width kSlab (64 elements: 128-byte rows, 128-byte
+// swizzle, 8-row groups 1024 bytes apart; 32: 64-byte rows, 64-byte swizzle, 512 bytes apart),
+// slabs `slab_bytes` apart.
+template <int kSlab>
+TUNA_DEVICE unsigned long long tuna_desc_mn(unsigned saddr, unsigned slab_bytes) {
+  static_assert(kSlab == 64 || kSlab == 32, "a 64- or 32-element MN slab");
+  return kSlab == 64 ? tuna_desc_mn_sw128(saddr, slab_bytes) : tuna_desc(saddr, slab_bytes, 512, 2);
+}
+
 // tuna_wgmma(acc, desc_a, desc_b[, scale_d]): one m64 x TB_N x k16 wgmma of the kernel's data
 // type; scale_d 0: acc = A * B (acc's old value ignored), else acc += A * B.
 #if TUNA_DTYPE == 2
@@ -98,6 +107,25 @@ TUNA_DEVICE void tuna_ktile_wgmmas(float (&acc)[kM][kA], unsigned a, unsigned b,
 #pragma unroll
     for (int mr = 0; mr < kM; ++mr) {
       tuna_wgmma(acc[mr], tuna_desc_rows<kRowB>(a + mr * 64 * kRowB + k16 * 32), db, accumulate || k16 > 0);
+    }
+  }
+}
+
+// tuna_ktile_wgmmas with B N-major (read with imm-trans-b = 1): kBSlab-column slabs of kRowA / 2
+// rows (the k-tile's reduction extent) of kBSlab elements, as a tiled copy of a tensor whose
+// output columns are contiguous lands them (backward data reading w in place).
+template <int kRowA, int kBSlab, int kM, int kA>
+TUNA_DEVICE void tuna_ktile_wgmmas_nmajor(float (&acc)[kM][kA], unsigned a, unsigned b, bool accumulate, int n16) {
+  constexpr unsigned kBRow = kBSlab * 2;
+  constexpr unsigned kBSlabBytes = (kRowA / 2) * kBRow;
+#pragma unroll
+  for (int k16 = 0; k16 < kRowA / 32; ++k16) {
+    if (k16 > 0 && k16 >= n16) break;
+    const unsigned long long db = tuna_desc_mn<kBSlab>(b + k16 * 16 * kBRow, kBSlabBytes);
+#pragma unroll
+    for (int mr = 0; mr < kM; ++mr) {
+      TUNA_WGMMA_OF(TB_N)<0, 1>(acc[mr], tuna_desc_rows<kRowA>(a + mr * 64 * kRowA + k16 * 32), db,
+                               accumulate || k16 > 0);
     }
   }
 }

@@ -54,6 +54,13 @@
 //          LAST_K (16, 32; with TB_K 64, PHASED 0, where C/G % 64 is 1..32: a tap's last chunk
 //          copied as LAST_K channels in 32- or 64-byte rows through two more tensor maps, e.g.
 //          C = 80 copies 64 + 16 channels per tap instead of 128; TUNA_NO_LAST_K: off, maps kept).
+//          FLIP_W (0; 1: backward data reading the problem's own filter in place, no rotated copy:
+//          w (C, R, S, K/G) as the kernel calls the sizes — dy's channels C are the filter's
+//          rows, dx's channels K its columns — is read with its taps rotated (tap t of the
+//          kernel's filter is w's tap R*S-1-t) and transposed: B arrives N-major, per
+//          kBSlabN-column slab of the tile (64 columns where TB_N % 64 == 0, else 32) a box of
+//          TB_K filter rows x kBSlabN columns in the swizzle of that width, and wgmma reads it
+//          with imm-trans-b = 1).
 // Arguments: the tensor maps (see tuna_hopper_tma_fwd), the phase table, y, then the sizes as
 // int32: N, C/G, K, Hy, Wy, R, S, G, K/G.
 // Launch: gridDim.x = SPLIT_K * min(tiles, multiprocessors / SPLIT_K), blockDim.x = 128 * (WG_M +
@@ -94,6 +101,9 @@
 #ifndef PARTIAL_K
 #define PARTIAL_K 0
 #endif
+#ifndef FLIP_W
+#define FLIP_W 0
+#endif
 #define TUNA_TWO_CONSUMERS (WG_M == 2 || PINGPONG)
 // LAST_K (16 or 32; the solver defines it where C/G % 64 is 1..32 with TB_K 64, one phase): a
 // tap's last chunk is copied as LAST_K channels through the kernel's second pair of tensor maps,
@@ -127,6 +137,11 @@ constexpr int kRingBytes = kStages * kStageBytes;
 #if TUNA_LAST_K
 constexpr int kLastRowBytes = TUNA_LAST_K * 2;  // a narrow last chunk's row
 constexpr int kStageBytesLast = (kTbM + kTbN) * kLastRowBytes;
+#endif
+#if FLIP_W
+// B's N-major slabs, kBSlabN columns each (a 128- or 64-byte swizzle row).
+constexpr int kBSlabN = kTbN % 64 == 0 ? 64 : 32;
+constexpr int kBSlabs = kTbN / kBSlabN;
 #endif
 // Columns a warp stages at a time: the largest of 64, 32, 16 that divides a band (TB_N 96, 160,
 // 224: 32; with SPLIT_K 2 down to 16).
@@ -350,6 +365,17 @@ TUNA_DEVICE void tuna_split_exchange(const TunaWsSmem& sm, float (&acc)[kMRep][k
 }
 #endif
 
+// One k-tile's wgmmas: A's rows of kRowA bytes; B K-major in rows of the same width, or with
+// FLIP_W N-major slabs of kRowA / 2 rows.
+template <int kRowA, int kM, int kA>
+TUNA_DEVICE void tuna_tma_ktile_wgmmas(float (&acc)[kM][kA], unsigned a, unsigned b, bool accumulate, int n16) {
+#if FLIP_W
+  tuna_ktile_wgmmas_nmajor<kRowA, kBSlabN>(acc, a, b, accumulate, n16);
+#else
+  tuna_ktile_wgmmas<kRowA>(acc, a, b, accumulate, n16);
+#endif
+}
+
 // y's geometry as the epilogue writes it: n_img x Hy x Wy pixels of K channels.
 struct TunaOut {
   int n_img, Hy, Wy, K;
@@ -424,12 +450,12 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
       tuna_wgmma_fence();
 #if TUNA_LAST_K
       if (last_chunk) {  // LAST_K channels in narrow rows: every k16 step holds channels
-        tuna_ktile_wgmmas<kLastRowBytes>(acc, sm.ring + slot * kStageBytes + row_wg * kWgRows * kLastRowBytes, b_tile,
-                                         kt > kb, TUNA_LAST_K / 16);
+        tuna_tma_ktile_wgmmas<kLastRowBytes>(acc, sm.ring + slot * kStageBytes + row_wg * kWgRows * kLastRowBytes,
+                                             b_tile, kt > kb, TUNA_LAST_K / 16);
       } else
 #endif
       {
-        tuna_ktile_wgmmas<kRowBytes>(acc, a_tile, b_tile, kt > kb, n16);
+        tuna_tma_ktile_wgmmas<kRowBytes>(acc, a_tile, b_tile, kt > kb, n16);
       }
       tuna_wgmma_commit();
       tuna_wgmma_wait<1>();  // the previous k-tile's wgmmas have retired: release its slot
@@ -537,7 +563,7 @@ TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, con
                                  const TunaSched& sc, const TunaTensorMap* tmap_x0, const TunaTensorMap* tmap_x1,
                                  const TunaTensorMap* tmap_x2, const TunaTensorMap* tmap_x3,
                                  const TunaTensorMap* tmap_w, const TunaTensorMap* tmap_xl,
-                                 const TunaTensorMap* tmap_wl, int S, int Cg) {
+                                 const TunaTensorMap* tmap_wl, int R, int S, int Cg) {
   tuna_prefetch_tmap(tmap_x0);
 #if TUNA_LAST_K
   tuna_prefetch_tmap(tmap_xl);
@@ -593,7 +619,19 @@ TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, con
       tuna_mbar_expect_tx(bar, bytes);
       tuna_tma_im2col_4d(dst, map_a, c_base + cc * kTbK, w0, h0, img, static_cast<unsigned short>(off_w),
                          static_cast<unsigned short>(off_h), bar);
+#if FLIP_W
+      (void)n_row;
+      // w's own filter: rows cc * TB_K.. of group g at the rotated tap, one box per column slab.
+      const int b_rows = TUNA_LAST_K && cc == tg.c_chunks - 1 ? TUNA_LAST_K : kTbK;
+#pragma unroll
+      for (int j = 0; j < kBSlabs; ++j) {
+        tuna_tma_tile_4d(dst + kStageA + j * b_rows * kBSlabN * 2, map_b, t.n0 + j * kBSlabN, R * S - 1 - tap,
+                         cc * kTbK, t.g, bar);
+      }
+#else
+      (void)R;
       tuna_tma_tile_3d(dst + kStageA, map_b, cc * kTbK, tap, n_row, bar);
+#endif
       if (++cc == tg.c_chunks) {  // next filter tap
         cc = 0;
         off_w += q.offstep_w;
@@ -613,7 +651,8 @@ TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, con
 // tmap_x<p>: im2col map of x for phase p (dims C, W, H, N; the bounding box of the phase's
 // im2col bases; element strides {1, estride_w, estride_h, 1}; TB_K channels x TB_M pixels; the
 // swizzle of TB_K); four when PHASED (maps of phases >= count are not read), else tmap_x0 alone. tmap_w: tiled map of w (dims C/G, R*S, K; box
-// TB_K x 1 x TB_N; the swizzle of TB_K). Cg: x's channels per group; K, Hy, Wy: y's channels and extent;
+// TB_K x 1 x TB_N; the swizzle of TB_K; with FLIP_W dims K/G, R*S, C/G, G, box kBSlabN x 1 x TB_K x 1,
+// the swizzle of kBSlabN). Cg: x's channels per group; K, Hy, Wy: y's channels and extent;
 // R, S: w's; Kg: K per group (the host divides, so the prologue has no divide before the first copy).
 #if PHASED
 #define TUNA_X_MAPS                                                                                           \
@@ -672,7 +711,7 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1) TUNA_CLUSTER
 #else
                       nullptr, nullptr,
 #endif
-                      S, Cg);
+                      R, S, Cg);
     }
   }
 }

@@ -426,7 +426,7 @@ TEST_CASE("hopper tma bwd: backward data as a forward convolution over dy", "[so
   REQUIRE(sm90.ok());
   solver::HopperTmaBwdSolver s;
   std::vector<Problem> layers = testing::ResNet50Layers();
-  int applicable = 0;
+  int applicable = 0, flipped = 0;
   for (const Problem& layer : layers) {
     const Problem b = testing::With(layer, Direction::kBackwardData, DataType::kFp16, Layout::kNHWC);
     INFO(b.Canonical());
@@ -442,13 +442,56 @@ TEST_CASE("hopper tma bwd: backward data as a forward convolution over dy", "[so
     CHECK(plan.k == b.c);
     absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, b, s.DefaultConfig(*sm90, b));
     REQUIRE(sol.ok());
-    REQUIRE(sol->launches.size() == 2);
-    CHECK(sol->launches[0].entry == "tuna_flip_filter");
-    CHECK(sol->workspace_bytes == static_cast<uint64_t>(b.c * b.k * b.fil[1] * b.fil[2]) * 2);
-    CHECK(sol->launches[1].args[b.stride[1] > 1 ? 6 : 3].role == solver::BufferRole::kX);  // dx is written
-    CHECK(sol->launches[1].args[0].role == solver::BufferRole::kY);  // from dy
+    // The filter is read in place (rotated and transposed by the kernel) where dx's channels per
+    // group make 16-byte rows; the RGB stem's C = 3 takes the rotated copy.
+    CHECK(plan.flip_w == (b.c / b.groups % 8 == 0));
+    const std::vector<std::string>& opts = sol->kernels[0].options;
+    CHECK((std::find(opts.begin(), opts.end(), "-DFLIP_W=1") != opts.end()) == plan.flip_w);
+    const solver::Launch& conv = sol->launches.back();
+    const int w_arg = b.stride[1] > 1 ? 4 : 1;  // after x's im2col maps (four when phased)
+    REQUIRE(conv.args[w_arg].kind == solver::KernelArg::Kind::kTensorMap);
+    const backend::TensorMapSpec& wm = conv.args[w_arg].tensor_map;
+    if (plan.flip_w) {
+      CHECK(sol->launches.size() == 1);
+      CHECK(sol->workspace_bytes == 0);
+      CHECK(conv.args[w_arg].role == solver::BufferRole::kW);
+      CHECK(wm.rank == 4);  // (C/G, R*S, K/G, G) of the problem: zeros past a group's own rows
+      CHECK(wm.dims[0] == static_cast<uint64_t>(b.c / b.groups));
+      CHECK(wm.dims[2] == static_cast<uint64_t>(b.k / b.groups));
+      CHECK(wm.box[2] == 64);  // TB_K rows of the filter
+    } else {
+      REQUIRE(sol->launches.size() == 2);
+      CHECK(sol->launches[0].entry == "tuna_flip_filter");
+      CHECK(sol->workspace_bytes == static_cast<uint64_t>(b.c * b.k * b.fil[1] * b.fil[2]) * 2);
+      CHECK(conv.args[w_arg].role == solver::BufferRole::kWorkspace);
+      CHECK(wm.rank == 3);
+    }
+    CHECK(conv.args[b.stride[1] > 1 ? 6 : 3].role == solver::BufferRole::kX);  // dx is written
+    CHECK(conv.args[0].role == solver::BufferRole::kY);  // from dy
+    flipped += plan.flip_w ? 1 : 0;
   }
   CHECK(applicable == 23);
+  CHECK(flipped == 22);
+  // N tiles not a multiple of 64 (dx channels C = 96: TB_N 96) take 32-column slabs in the 64-byte
+  // swizzle.
+  {
+    const Problem k96 = testing::With(NhwcForward(2, 96, 64, 11, 11, 3, 3, 1, 1, 1, 1, 1), Direction::kBackwardData,
+                                      DataType::kFp16, Layout::kNHWC);
+    const solver::hopper_tma::ConvPlan plan = solver::hopper_tma::BackwardDataPlan(k96);
+    REQUIRE(plan.flip_w);
+    const solver::SearchSpace space = s.Space(*sm90, k96);
+    int narrow = 0;
+    for (const PerfConfig& c : AllValid(s, *sm90, k96)) {
+      if (space.Value(c, "TB_N") % 64 == 0) continue;
+      absl::StatusOr<solver::Solution> sol = s.GetSolution(*sm90, k96, c);
+      REQUIRE(sol.ok());
+      const backend::TensorMapSpec& wm = sol->launches[0].args[1].tensor_map;
+      CHECK(wm.box[0] == 32);
+      CHECK(wm.swizzle == backend::TensorMapSpec::Swizzle::k64B);
+      ++narrow;
+    }
+    CHECK(narrow > 0);
+  }
   // 1x1 stride 2: one phase carries the filter, three write zeros.
   const solver::hopper_tma::ConvPlan one = solver::hopper_tma::BackwardDataPlan(StridedBwdProblems()[1]);
   REQUIRE(one.phases.size() == 4);
@@ -582,6 +625,32 @@ TEST_CASE("hopper tma fwd: every valid FP16 config and the BF16 default build fo
   }
   std::printf("%zu distinct sm_90a builds\n", builds.distinct());
   CHECK(builds.distinct() >= 8);
+  // Backward data reading w in place (FLIP_W): each valid tile shape (any ring depth) of a late
+  // 3x3 layer (64-column slabs, split-K) and of C = 96 (TB_N 96: 32-column slabs), a 64-channel
+  // k-tile with a narrow last chunk (K = 80: LAST_K 16), the thin tiles of C = K = 32 and a
+  // strided layer.
+  solver::HopperTmaBwdSolver bwd;
+  testing::Sm90aBuilds bwd_builds(*be, bwd, *target);
+  auto bwd_of = [](const Problem& p) { return testing::With(p, Direction::kBackwardData, p.data_type, Layout::kNHWC); };
+  for (const Problem& p : {bwd_of(NhwcForward(32, 512, 512, 7, 7, 3, 3, 1, 1, 1, 1, 1)),
+                           bwd_of(NhwcForward(8, 96, 64, 35, 35, 3, 3, 1, 1, 1, 1, 1))}) {
+    const int stages = bwd.Space(*target, p).IndexOf("STAGES");
+    std::set<std::vector<int64_t>> shapes;
+    for (const PerfConfig& c : AllValid(bwd, *target, p)) {
+      PerfConfig shape = c;
+      shape.values[stages] = 0;
+      if (shapes.insert(shape.values).second) bwd_builds.Build(p, c);
+    }
+  }
+  for (const Problem& p : {bwd_of(NhwcForward(8, 64, 80, 35, 35, 3, 3, 1, 1, 1, 1, 1)),
+                           bwd_of(NhwcForward(8, 32, 32, 35, 35, 3, 3, 1, 1, 1, 1, 1)),
+                           bwd_of(NhwcForward(8, 256, 512, 28, 28, 1, 1, 0, 0, 2, 1, 1, DataType::kBf16))}) {
+    REQUIRE(solver::hopper_tma::BackwardDataPlan(p).flip_w);
+    bwd_builds.Build(p, bwd.DefaultConfig(*target, p));
+    for (const PerfConfig& c : ThinConfigs(bwd, *target, p)) bwd_builds.Build(p, c);
+  }
+  std::printf("%zu distinct sm_90a backward-data builds\n", bwd_builds.distinct());
+  CHECK(bwd_builds.distinct() >= 20);
 }
 
 TEST_CASE("hopper tma fwd and bwd match the CPU reference on an sm_90 device", "[gpu]") {

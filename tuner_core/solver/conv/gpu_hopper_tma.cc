@@ -78,11 +78,24 @@ int EpiCols(const TmaParams& t) {
 // The tiled map of w as (C/G, R*S, K): boxes of TB_K channels x 1 tap x TB_N rows. Channels past
 // C/G are outside the box's tap, so a partial last chunk reads zeros (x's matching channels are
 // the next group's or outside x: their products vanish).
+// With flip_w, w is (C, R*S, K/G) in the plan's names, mapped as (K/G, R*S, C/G, G): boxes of the
+// kernel's B slab (64 columns of K/G where TB_N % 64 == 0, else 32) x 1 tap x TB_K rows of C/G
+// (zeros past C/G: the group's own rows only) x 1 group, in the swizzle of the slab's width.
 backend::TensorMapSpec WMap(const ConvPlan& p, int tb_n, int tb_k) {
   backend::TensorMapSpec m;
-  m.rank = 3;
   m.element_bytes = 2;
   const uint64_t cg = static_cast<uint64_t>(p.c / p.groups), taps = static_cast<uint64_t>(p.r * p.s);
+  if (p.flip_w) {
+    const uint64_t kg = static_cast<uint64_t>(p.k / p.groups);
+    const int slab = tb_n % 64 == 0 ? 64 : 32;
+    m.rank = 4;
+    m.dims = {kg, taps, cg, static_cast<uint64_t>(p.groups), 0};
+    m.strides_bytes = {kg * 2, taps * kg * 2, cg * taps * kg * 2, 0};
+    m.box = {static_cast<uint32_t>(slab), 1, static_cast<uint32_t>(tb_k), 1, 0};
+    m.swizzle = gpu::RowSwizzle(slab);
+    return m;
+  }
+  m.rank = 3;
   m.dims = {cg, taps, static_cast<uint64_t>(p.k), 0, 0};
   m.strides_bytes = {cg * 2, taps * cg * 2, 0, 0};
   m.box = {static_cast<uint32_t>(tb_k), 1, static_cast<uint32_t>(tb_n), 0, 0};
@@ -211,6 +224,9 @@ ConvPlan BackwardDataPlan(const Problem& p) {
       plan.phases.push_back(q);
     }
   }
+  // In place where the filter's columns (dx's channels per group) make 16-byte rows for the copy
+  // engine: no rotated copy, no workspace, one launch.
+  plan.flip_w = plan.k / plan.groups % 8 == 0;
   return plan;
 }
 
@@ -379,6 +395,7 @@ KernelBuild Build(const ConvPlan& fwd, const PerfConfig& config) {
   if (const int last_k = LastK(fwd, t); last_k != 0) build.options.push_back(absl::StrCat("-DLAST_K=", last_k));
   build.options.push_back(gpu::DTypeOption(fwd.data_type));
   build.options.push_back(Unphased(fwd) ? "-DPHASED=0" : "-DPHASED=1");
+  if (fwd.flip_w) build.options.push_back("-DFLIP_W=1");
   // Whole 16-byte output chunks: the epilogue drops its scalar tail (1.3 % on ResNet-50's forward
   // file, H100, 2026-11-25). Every real network's channel counts qualify, so the build is shared.
   if (fwd.k % 8 == 0 && (fwd.k / fwd.groups) % 8 == 0) build.options.push_back("-DVEC_OUT=1");

@@ -50,10 +50,15 @@ struct Phase {
 };
 
 // What the kernel computes. Roles: the buffers x, w and y are read from / written to.
+// flip_w (backward data, the kernel's -DFLIP_W=1): w is the problem's own filter, (c, r, s, k/G)
+// in the plan's names, which the kernel reads in place with its taps rotated and transposed;
+// false: w is in the kernel's (k, r, s, c/G) layout (forward; backward data through
+// tuna_flip_filter where the problem's C/G % 8 != 0, which the in-place copy cannot address).
 struct ConvPlan {
   int64_t n = 0, c = 0, k = 0, hx = 0, wx = 0, hy = 0, wy = 0, r = 0, s = 0, groups = 1;
   DataType data_type = DataType::kFp16;
   std::vector<Phase> phases;
+  bool flip_w = false;
   int64_t Rows() const;  // GEMM rows over all phases
 };
 
@@ -62,8 +67,8 @@ inline constexpr int kMaxPhases = 4;
 // y = x (*) w for a forward problem.
 ConvPlan ForwardPlan(const Problem& p);
 // dx = dy (*) w' for a backward-data problem, w' = the filter rotated with K and C/G swapped
-// (tuna_flip_filter), one phase per output residue of the stride (stride 1: one phase; strides
-// above 1 need dilation 1).
+// (read so in place, flip_w, where C/G % 8 == 0; else tuna_flip_filter's copy), one phase per
+// output residue of the stride (stride 1: one phase; strides above 1 need dilation 1).
 ConvPlan BackwardDataPlan(const Problem& p);
 
 // The im2col map of x for one phase: dims (C, W, H, N), the phase's bounding box of bases and
@@ -83,7 +88,7 @@ PerfConfig Default(const Target& target, const ConvPlan& plan);
 
 // The kernel build of `config` (sm_90a; entries: the convolution, then tuna_flip_filter). With
 // FIX_SIZES 1, the plan's sizes and phase as -DTUNA_FIX_* constants: a build for this problem
-// alone.
+// alone; with flip_w, -DFLIP_W=1.
 KernelBuild Build(const ConvPlan& plan, const PerfConfig& config);
 
 // `config` with FIX_SIZES 1 where the plan has one output phase (forward, stride-1 backward
@@ -181,8 +186,9 @@ class HopperTmaFwdSolver : public hopper_tma::TmaSolver {
 
 // TunaHopperTmaBwd (id 1014): backward data on Hopper's tensor cores, FP16/BF16 NHWC, as
 // convolutions dx = dy (*) w' that TunaHopperTmaFwd's kernel runs (kernels/conv/hopper_tma_fwd.cu):
-// w' is w with its taps rotated by 180 degrees and K and C/G swapped (tuna_flip_filter into the
-// workspace, part of every run). Stride 1 is one forward convolution over dy (padding
+// w' is w with its taps rotated by 180 degrees and K and C/G swapped, which the kernel reads so
+// from w in place (FLIP_W: wgmma takes the filter's rows N-major) where C/G % 8 == 0, else
+// tuna_flip_filter writes it into the workspace as part of every run. Stride 1 is one forward convolution over dy (padding
 // dilation*(filter-1) - padding). Stride 2 (per dimension) is split into its sub-pixel phases
 // in the same launch: the dx pixels of one residue (a, b) mod the stride receive only the filter
 // taps congruent to a + pad, b + pad, so each phase is a dense convolution over dy with its own
@@ -192,8 +198,8 @@ class HopperTmaFwdSolver : public hopper_tma::TmaSolver {
 // Covers: strides 1 and 2 (2 with dilation 1), any padding within the copy engine's box,
 // dilation, asymmetric filters, groups with K/G % 8 == 0 and C/G >= 8 when grouped, tails.
 // sm_90 targets only. Axes, validity and defaults: those of TunaHopperTmaFwd (TB_M over dx
-// pixels, TB_N over C/G), on BackwardDataPlan above. Workspace: C * R * S * K/G halves
-// (w'). Thread-safe and stateless.
+// pixels, TB_N over C/G), on BackwardDataPlan above. Workspace: none, or where C/G % 8 != 0
+// C * R * S * K/G halves (w'). Thread-safe and stateless.
 class HopperTmaBwdSolver : public hopper_tma::TmaSolver {
  public:
   HopperTmaBwdSolver() : TmaSolver("TunaHopperTmaBwd", Direction::kBackwardData, hopper_tma::BackwardDataPlan) {}

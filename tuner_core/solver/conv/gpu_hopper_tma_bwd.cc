@@ -21,6 +21,11 @@ absl::StatusOr<Solution> HopperTmaBwdSolver::GetSolution(const Target& target, c
   const int64_t kpg = p.k / p.groups, cg = p.c / p.groups;
   Solution sol;
   sol.kernels.push_back(hopper_tma::Build(plan, config));
+  if (plan.flip_w) {  // w read in place, rotated and transposed by the kernel
+    sol.launches.push_back(
+        hopper_tma::ConvLaunch(target, plan, config, BufferRole::kY, BufferRole::kW, 0, BufferRole::kX));
+    return sol;
+  }
   sol.workspace_bytes = static_cast<uint64_t>(p.c * taps * kpg) * 2;
   Launch flip;
   flip.kernel = 0;
