@@ -38,15 +38,28 @@
 // the slices in slice order — deterministic, re-runs give identical bits — and rounds once. With one
 // split the block rounds and writes dw itself (partials = 0). Each output element is written once.
 //
+// Stream-K (STREAM_K 1; no splits, no clusters): the tiles x pixel-tile iterations are dealt in
+// equal contiguous ranges to the gridDim.x persistent blocks (at most one per SM, all resident), so
+// the last wave is as full as the others. A block's range is a run of segments: a tile's middle or
+// tail (its first segment only: the FP32 partial goes to the block's workspace slot, then the
+// block's flag is set), whole tiles (written to dw) and a tile's head (its last segment: the block
+// owns that tile; it waits for the flags of the later blocks that hold the rest, adds their partials
+// in block order — deterministic for a given grid — and writes dw). An owner only waits for blocks
+// with higher indices, whose partials come first in their ranges and never wait: no cycle.
+// tuna_hopper_wrw_clear zeroes the flags before each run.
+//
 // Needs C/G % 8 == 0 and K % 8 == 0 (16-byte rows for the copy engine).
 // Sizes are run-time arguments: one build serves every problem with the same options.
 // Options: TB_M (64, 128, 256), TB_N (64, 128, 256), WG_M (1, 2), STAGES (3..8), CLUSTER_N (1, 2;
-//          2 needs TB_M >= 128), TUNA_DTYPE (1 fp16, 2 bf16).
+//          2 needs TB_M >= 128), STREAM_K (0, 1; with CLUSTER_N 1 and splits 1), TUNA_DTYPE (1 fp16,
+//          2 bf16).
 // Arguments: tmap_x (im2col of x: dims C, W, H, N; bounding box and element strides of the
 //          forward convolution; 64 channels x 64 pixels; 128-byte swizzle), tmap_dy (tiled, dims
 //          K, P; box 64 x 64; 128-byte swizzle), out (dw, or the FP32 workspace), out_off (its
-//          element offset), then the sizes as int32 (see the kernel).
-// Launch: gridDim.x = CLUSTER_N * min(unit rows, multiprocessors / CLUSTER_N), blockDim.x = 128 * (WG_M + 1); dynamic shared
+//          element offset), then the sizes as int32 (see the kernel); with STREAM_K the workspace
+//          (gridDim.x slots of TB_M x TB_N floats, then gridDim.x int flags) and its element offset.
+// Launch: gridDim.x = CLUSTER_N * min(unit rows, multiprocessors / CLUSTER_N) (STREAM_K: min(multiprocessors,
+// tiles x pixel tiles), after tuna_hopper_wrw_clear over the flags), blockDim.x = 128 * (WG_M + 1); dynamic shared
 // memory = 1024 (alignment) + STAGES * (TB_M + TB_N) * 128 (ring) + 16 * STAGES (mbarriers).
 #include "common/portability.h"
 #include "conv/async_copy.h"  // tuna_smem_u32
@@ -61,6 +74,9 @@
 
 #ifndef CLUSTER_N
 #define CLUSTER_N 1
+#endif
+#ifndef STREAM_K
+#define STREAM_K 0
 #endif
 
 constexpr int kTbM = TB_M;
@@ -90,6 +106,7 @@ static_assert(kTbN == 64 || kTbN == 128 || kTbN == 256, "wgmma N");
 static_assert(kMRep * kAcc <= 128, "at most 128 accumulators per thread");
 static_assert(kStages >= 3, "one slot in the tensor cores, one released late, one filling");
 static_assert(kCluster == 1 || (kCluster == 2 && kASlabs % 2 == 0), "a cluster pair splits the dy slabs evenly");
+static_assert(!STREAM_K || kCluster == 1, "stream-K deals whole iteration ranges to single blocks");
 
 // The problem as the kernel walks it.
 struct TunaWrwGeom {
@@ -102,7 +119,9 @@ struct TunaWrwGeom {
 // may lie past the last one (its block only loads and multicasts its half of dy).
 struct TunaWrwUnit {
   int g, z, m0, slab0, pt0, pt_end;
+  int kind, tile;  // STREAM_K: kWhole, kOwner or kPartial; the tile's index
 };
+enum TunaWrwKind { kWhole, kOwner, kPartial };
 // Units are numbered per cluster: groups x splits x M-tiles x N-tile groups of CLUSTER_N; block
 // rank r of a cluster takes N-tile CLUSTER_N * j + r of unit j.
 struct TunaWrwGrid {
@@ -128,7 +147,47 @@ struct TunaWrwGrid {
     const int p_tiles = (q.pixels + kPix - 1) / kPix;
     t.pt0 = min(p_tiles, t.z * per);
     t.pt_end = min(p_tiles, t.pt0 + per);
+    t.kind = kWhole;
     return t;
+  }
+};
+
+// The units a block walks, in order: every gridDim.x / CLUSTER_N-th unit of the grid, or with
+// STREAM_K the segments of its iteration range [begin, end) of tiles x pixel tiles.
+struct TunaWrwWalk {
+  const TunaWrwGeom& q;
+  const TunaWrwGrid& grid;
+  int rank, u;
+  long long it, end, total;
+  int p_tiles;
+  TUNA_DEVICE TunaWrwWalk(const TunaWrwGeom& q_, const TunaWrwGrid& g_, int rank_) : q(q_), grid(g_), rank(rank_) {
+    u = TUNA_BID_X / kCluster;
+    p_tiles = (q.pixels + kPix - 1) / kPix;
+    total = static_cast<long long>(grid.units) * p_tiles;  // STREAM_K: splits 1, so units = tiles
+    it = total * TUNA_BID_X / TUNA_GDIM_X;
+    end = total * (TUNA_BID_X + 1) / TUNA_GDIM_X;
+  }
+  // The block holding iteration i (the largest b with begin(b) <= i).
+  TUNA_DEVICE int BlockOf(long long i) const {
+    return static_cast<int>(((i + 1) * TUNA_GDIM_X + total - 1) / total) - 1;
+  }
+  TUNA_DEVICE bool Next(TunaWrwUnit& t) {
+#if STREAM_K
+    if (it >= end) return false;
+    const int tile = static_cast<int>(it / p_tiles);
+    const int p0 = static_cast<int>(it - static_cast<long long>(tile) * p_tiles);
+    const int p1 = static_cast<int>(min(static_cast<long long>(p_tiles), p0 + (end - it)));
+    t = grid.Decode(q, tile, 0);
+    t.pt0 = p0, t.pt_end = p1, t.tile = tile;
+    t.kind = p0 > 0 ? kPartial : p1 < p_tiles ? kOwner : kWhole;
+    it += p1 - p0;
+    return true;
+#else
+    if (u >= grid.units) return false;
+    t = grid.Decode(q, u, rank);
+    u += TUNA_GDIM_X / kCluster;
+    return true;
+#endif
   }
 };
 
@@ -138,8 +197,8 @@ TUNA_DEVICE void tuna_wrw_produce(unsigned ring, unsigned full, unsigned empty, 
                                   int rank) {
   const int n_slabs = q.taps * q.chunks;
   int it = 0;
-  for (int u = TUNA_BID_X / kCluster; u < grid.units; u += TUNA_GDIM_X / kCluster) {
-    const TunaWrwUnit t = grid.Decode(q, u, rank);
+  TunaWrwUnit t;
+  for (TunaWrwWalk walk(q, grid, rank); walk.Next(t);) {
     const int b_slabs = max(0, min(kBSlabs, n_slabs - t.slab0));
     const unsigned bytes = static_cast<unsigned>((kASlabs + b_slabs) * kSlabBytes);
     const int m_row = t.g * q.Kpg + t.m0;
@@ -195,9 +254,54 @@ TUNA_DEVICE void tuna_wrw_release(unsigned empty, int slot, int lane) {
 #endif
 }
 
+// STREAM_K: block `slot`'s partial of its first segment in fragment order (a float4 per 8-column
+// group of each m64 slab, at ((cw * kMRep + mr) * kTbN / 8 + j) * 128 + tid_wg: coalesced), then
+// its flag, set once every consumer thread's stores are visible.
+TUNA_DEVICE void tuna_wrw_publish(float* ws, int* flags, int slot, const float (&acc)[kMRep][kAcc], int cw, int tid_wg) {
+  float4* dst = reinterpret_cast<float4*>(ws + static_cast<long long>(slot) * kTbM * kTbN);
+#pragma unroll
+  for (int mr = 0; mr < kMRep; ++mr) {
+#pragma unroll
+    for (int j = 0; j < kTbN / 8; ++j) {
+      dst[((cw * kMRep + mr) * (kTbN / 8) + j) * 128 + tid_wg] =
+          make_float4(acc[mr][4 * j], acc[mr][4 * j + 1], acc[mr][4 * j + 2], acc[mr][4 * j + 3]);
+    }
+  }
+  __threadfence();
+  tuna_named_sync(1, 128 * kWgM);  // every consumer thread's partial is stored and fenced
+  if (cw == 0 && tid_wg == 0) asm volatile("st.release.gpu.global.s32 [%0], %1;\n" ::"l"(flags + slot), "r"(1) : "memory");
+}
+
+// STREAM_K: the owner of a tile adds the partials of blocks first..last (their flags awaited), in
+// block order.
+TUNA_DEVICE void tuna_wrw_gather(const float* ws, const int* flags, int first, int last, float (&acc)[kMRep][kAcc],
+                                 int cw, int tid_wg) {
+  for (int b = first; b <= last; ++b) {
+    int ready = 0;
+    do {
+      asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(ready) : "l"(flags + b) : "memory");
+    } while (ready == 0);
+    const float4* src = reinterpret_cast<const float4*>(ws + static_cast<long long>(b) * kTbM * kTbN);
+#pragma unroll
+    for (int mr = 0; mr < kMRep; ++mr) {
+#pragma unroll
+      for (int j = 0; j < kTbN / 8; ++j) {
+        const float4 v = src[((cw * kMRep + mr) * (kTbN / 8) + j) * 128 + tid_wg];
+        acc[mr][4 * j] += v.x, acc[mr][4 * j + 1] += v.y, acc[mr][4 * j + 2] += v.z, acc[mr][4 * j + 3] += v.w;
+      }
+    }
+  }
+}
+
+// The stream-K workspace: gridDim.x partial slots, then the flags.
+struct TunaWrwStream {
+  float* ws;
+  int* flags;
+};
+
 TUNA_DEVICE void tuna_wrw_consume(unsigned ring, unsigned full, unsigned empty, const TunaWrwGeom& q,
                                   const TunaWrwGrid& grid, void* TUNA_RESTRICT out, long long out_off,
-                                  int partials, int rank) {
+                                  int partials, int rank, const TunaWrwStream& sk) {
 #if WG_M == 2
   tuna_setmaxnreg_inc<kConsumerRegs>();
 #endif
@@ -208,8 +312,8 @@ TUNA_DEVICE void tuna_wrw_consume(unsigned ring, unsigned full, unsigned empty, 
   const long long kg = static_cast<long long>(q.taps) * q.Cg;  // dw columns per output channel
   float acc[kMRep][kAcc];
   int it = 0;
-  for (int u = TUNA_BID_X / kCluster; u < grid.units; u += TUNA_GDIM_X / kCluster) {
-    const TunaWrwUnit t = grid.Decode(q, u, rank);
+  TunaWrwUnit t;
+  for (TunaWrwWalk walk(q, grid, rank); walk.Next(t);) {
 #pragma unroll
     for (int mr = 0; mr < kMRep; ++mr) {
 #pragma unroll
@@ -245,6 +349,18 @@ TUNA_DEVICE void tuna_wrw_consume(unsigned ring, unsigned full, unsigned empty, 
 #pragma unroll
     for (int mr = 0; mr < kMRep; ++mr) tuna_fence_acc_all(acc[mr]);
     if (k_tiles > 0) tuna_wrw_release(empty, (it - 1) % kStages, lane);
+#if STREAM_K
+    if (t.kind == kPartial) {  // a tile's middle or tail: its owner (a lower block) adds it
+      tuna_wrw_publish(sk.ws, sk.flags, TUNA_BID_X, acc, cw, tid & 127);
+      continue;
+    }
+    if (t.kind == kOwner) {  // the tile's head: the later blocks up to the one with its last pixel tile
+      const long long tile_end = static_cast<long long>(t.tile + 1) * walk.p_tiles;
+      tuna_wrw_gather(sk.ws, sk.flags, TUNA_BID_X + 1, walk.BlockOf(tile_end - 1), acc, cw, tid & 127);
+    }
+#else
+    (void)sk;
+#endif
     // A unit without pixels (a split past the last tile) still writes its zero slice.
     float* ws = static_cast<float*>(out) + out_off + static_cast<long long>(t.z) * q.K * kg;
     tuna_u16* dw = static_cast<tuna_u16*>(out) + out_off;
@@ -278,6 +394,11 @@ TUNA_DEVICE void tuna_wrw_consume(unsigned ring, unsigned full, unsigned empty, 
 
 // Sizes: n_img, Ho, Wo (dy's), the forward im2col box origin (lower_h, lower_w = -pad), strides,
 // dilations, R, S, C/G, K, groups, chunks = ceil(C/G / 64), splits; partials: 1 writes FP32 slices.
+#if STREAM_K
+#define TUNA_WRW_SK_ARGS , float* TUNA_RESTRICT sk_ws, long long sk_off
+#else
+#define TUNA_WRW_SK_ARGS
+#endif
 #if CLUSTER_N > 1
 #define TUNA_WRW_CLUSTER __cluster_dims__(CLUSTER_N, 1, 1)
 #else
@@ -287,7 +408,7 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1) TUNA_WRW_CLUSTER
     tuna_hopper_tma_wrw(const __grid_constant__ TunaTensorMap tmap_x, const __grid_constant__ TunaTensorMap tmap_dy,
                         void* TUNA_RESTRICT out, long long out_off, int n_img, int Ho, int Wo, int lower_h,
                         int lower_w, int stride_h, int stride_w, int dil_h, int dil_w, int R, int S, int Cg, int K,
-                        int groups, int chunks, int splits, int partials) {
+                        int groups, int chunks, int splits, int partials TUNA_WRW_SK_ARGS) {
   TUNA_DYNAMIC_SHARED(unsigned char, smem_raw);
   const unsigned raw_addr = tuna_smem_u32(smem_raw);
   const unsigned ring = raw_addr + ((1024 - (raw_addr & 1023)) & 1023);  // the swizzle repeats every 1024 B
@@ -313,7 +434,13 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1) TUNA_WRW_CLUSTER
   TUNA_SYNC();
 #endif
   if (TUNA_TID_X >= 128) {
-    tuna_wrw_consume(ring, full, empty, q, grid, out, out_off, partials, rank);
+#if STREAM_K
+    const TunaWrwStream sk{sk_ws + sk_off,
+                           reinterpret_cast<int*>(sk_ws + sk_off + static_cast<long long>(TUNA_GDIM_X) * kTbM * kTbN)};
+#else
+    const TunaWrwStream sk{nullptr, nullptr};
+#endif
+    tuna_wrw_consume(ring, full, empty, q, grid, out, out_off, partials, rank, sk);
   } else {
 #if WG_M == 2
     tuna_setmaxnreg_dec<kProducerRegs>();
@@ -329,3 +456,11 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1) TUNA_WRW_CLUSTER
   tuna_cluster_sync();  // no block leaves while its peer may still multicast into it or arrive on its barriers
 #endif
 }
+
+#if STREAM_K
+// Zeroes the n flags that follow the partial slots (`off` 4-byte words into the workspace) before a run.
+TUNA_GLOBAL void __launch_bounds__(256) tuna_hopper_wrw_clear(int* TUNA_RESTRICT flags, long long off, int n) {
+  const int i = TUNA_BID_X * TUNA_BDIM_X + TUNA_TID_X;
+  if (i < n) flags[off + i] = 0;
+}
+#endif

@@ -131,9 +131,13 @@ TEST_CASE("params written with the old axis names read back by the new names") {
       {"TunaWinogradWrw", "128,64,8,3,4", {{"TB_M", 128}, {"TB_N", 64}, {"TB_K", 8}, {"STAGES", 3}, {"SPLIT_K", 4}}},
       {"TunaHopperWrw", "128,128,2,4,16",
        {{"TB_M", 128}, {"TB_N", 128}, {"WG_M", 2}, {"STAGES", 4}, {"SPLIT_K", 16}}},
-      // new (TB_M, TB_N, WG_M, STAGES, SPLIT_K, CLUSTER_N; dilated_bf16_wrw_tma.json)
+      // TB_M, TB_N, WG_M, STAGES, SPLIT_K, CLUSTER_N (dilated_bf16_wrw_tma.json); STREAM_K appended
+      // later: params stored without it read as 0
       {"TunaHopperTmaWrw", "256,128,2,4,7,1",
-       {{"TB_M", 256}, {"TB_N", 128}, {"WG_M", 2}, {"STAGES", 4}, {"SPLIT_K", 7}, {"CLUSTER_N", 1}}},
+       {{"TB_M", 256}, {"TB_N", 128}, {"WG_M", 2}, {"STAGES", 4}, {"SPLIT_K", 7}, {"CLUSTER_N", 1}, {"STREAM_K", 0}},
+       "256,128,2,4,7,1,0"},
+      {"TunaHopperTmaWrw", "256,128,2,4,1,1,1",
+       {{"TB_M", 256}, {"TB_N", 128}, {"WG_M", 2}, {"STAGES", 4}, {"SPLIT_K", 1}, {"CLUSTER_N", 1}, {"STREAM_K", 1}}},
       {"TunaFastSimtWrw", "128,64,8,3,16", {{"TB_M", 128}, {"TB_N", 64}, {"TB_K", 8}, {"STAGES", 3}, {"SPLIT_K", 16}}},
       // TB_M, TB_N, WG_M, STAGES, SPLIT_K (unchanged; hopper_fp16_fwd.log)
       {"TunaHopperFwd", "128,256,2,4,1", {{"TB_M", 128}, {"TB_N", 256}, {"WG_M", 2}, {"STAGES", 4}, {"SPLIT_K", 1}}},

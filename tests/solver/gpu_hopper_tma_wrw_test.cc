@@ -2,8 +2,8 @@
 // compiler (applicability, defaults valid on all ResNet-50 layers but the stem, analytic pruning,
 // the tensor maps, split-K workspace and reduce launch), NVRTC builds for sm_90a of every valid
 // FP16 tile config of a layer and the BF16 default, and, tagged "gpu", every ResNet-50 layer with
-// C % 8 == 0 at batch 1 and 2 (default + 2 random configs + a split one where valid), BF16 and
-// edge problems (groups, dilation, strides 2 and 3, asymmetric filters, pixel, K and channel
+// C % 8 == 0 at batch 1 and 2 (default + 2 random configs + a split one where valid, and twice
+// the first and last stream-K config), BF16 and edge problems (groups, dilation, strides 2 and 3, asymmetric filters, pixel, K and channel
 // tails, C/G not a multiple of 64) checked against the CPU reference on poisoned outputs and
 // workspaces.
 #include <algorithm>
@@ -82,24 +82,24 @@ TEST_CASE("hopper tma wrw: applicability, defaults, pruning and launches", "[sol
   CHECK_FALSE(s.IsApplicable(*sm90, NhwcWrw(2, 16, 12, 9, 9, 3, 3, 1, 1, 1, 1, 1)).ok());   // K % 8 != 0
   // Pruning: accumulators, warpgroup rows, shared memory, ring depth, splits.
   const Problem big = NhwcWrw(32, 256, 256, 14, 14, 3, 3, 1, 1, 1, 1, 1);
-  CHECK(s.IsValid(*sm90, big, PerfConfig{{256, 128, 2, 4, 1, 1}}).ok());
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4, 1, 1}}).ok());  // 256 accumulators
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 128, 2, 6, 1, 1}}).ok());   // 32-row warpgroups
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{256, 256, 2, 3, 1, 1}}).ok());  // 256 accumulators
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 128, 2, 3, 1, 1}}).ok());  // ring far shallower than fits
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{256, 128, 2, 4, 64, 1}}).ok()); // more splits than fill the GPU
-  CHECK(s.IsValid(*sm90, big, PerfConfig{{256, 128, 2, 4, 7, 2}}).ok());     // 7 x 18 units fill 126 of 132 SMs, a pair
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{256, 128, 2, 4, 8, 1}}).ok()); // 144 units: the second wave 12 of 132
-  CHECK(s.IsValid(*sm90, big, PerfConfig{{256, 128, 2, 4, 3, 1}}).ok());      // 54 units: within one wave
-  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 128, 1, 8, 1, 2}}).ok()); // a pair needs two dy slabs
-  absl::StatusOr<solver::Solution> pair = s.GetSolution(*sm90, big, PerfConfig{{256, 128, 2, 4, 1, 2}});
+  CHECK(s.IsValid(*sm90, big, PerfConfig{{256, 128, 2, 4, 1, 1, 0}}).ok());
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 256, 1, 4, 1, 1, 0}}).ok());  // 256 accumulators
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 128, 2, 6, 1, 1, 0}}).ok());   // 32-row warpgroups
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{256, 256, 2, 3, 1, 1, 0}}).ok());  // 256 accumulators
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{128, 128, 2, 3, 1, 1, 0}}).ok());  // ring far shallower than fits
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{256, 128, 2, 4, 64, 1, 0}}).ok()); // more splits than fill the GPU
+  CHECK(s.IsValid(*sm90, big, PerfConfig{{256, 128, 2, 4, 7, 2, 0}}).ok());     // 7 x 18 units fill 126 of 132 SMs, a pair
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{256, 128, 2, 4, 8, 1, 0}}).ok()); // 144 units: the second wave 12 of 132
+  CHECK(s.IsValid(*sm90, big, PerfConfig{{256, 128, 2, 4, 3, 1, 0}}).ok());      // 54 units: within one wave
+  CHECK_FALSE(s.IsValid(*sm90, big, PerfConfig{{64, 128, 1, 8, 1, 2, 0}}).ok()); // a pair needs two dy slabs
+  absl::StatusOr<solver::Solution> pair = s.GetSolution(*sm90, big, PerfConfig{{256, 128, 2, 4, 1, 2, 0}});
   REQUIRE(pair.ok());
   CHECK(pair->launches[0].grid.x == 18);  // 9 pairs of N-tiles (2304 columns / 128), two blocks each
   CHECK(std::find(pair->kernels[0].options.begin(), pair->kernels[0].options.end(), "-DCLUSTER_N=2") !=
         pair->kernels[0].options.end());
   // A split config: persistent grid, tensor maps, workspace slices and the in-order reduce.
   const Problem early = NhwcWrw(32, 64, 64, 56, 56, 3, 3, 1, 1, 1, 1, 1);
-  absl::StatusOr<solver::Solution> split = s.GetSolution(*sm90, early, PerfConfig{{64, 128, 1, 8, 26, 1}});
+  absl::StatusOr<solver::Solution> split = s.GetSolution(*sm90, early, PerfConfig{{64, 128, 1, 8, 26, 1, 0}});
   REQUIRE(split.ok());
   REQUIRE(split->launches.size() == 2);
   CHECK(split->launches[0].grid.x == 130);  // 5 N-tiles x 26 splits
@@ -113,11 +113,29 @@ TEST_CASE("hopper tma wrw: applicability, defaults, pruning and launches", "[sol
   for (const std::string& o : split->kernels[0].options) CHECK(o.find("SPLIT_K") == std::string::npos);
   CHECK(split->kernels[0].options[0] == "-DTB_M=64");
   CHECK(solver::BuildArch(split->kernels[0], "sm_90") == "sm_90a");
-  absl::StatusOr<solver::Solution> one = s.GetSolution(*sm90, big, PerfConfig{{256, 128, 2, 4, 1, 1}});
+  absl::StatusOr<solver::Solution> one = s.GetSolution(*sm90, big, PerfConfig{{256, 128, 2, 4, 1, 1, 0}});
   REQUIRE(one.ok());
   CHECK(one->launches.size() == 1);
   CHECK(one->workspace_bytes == 0);
   CHECK(solver::HopperTmaWrwSolver::SharedBytes(256, 128, 4) == 1024u + 4u * 384 * 128 + 64);
+  // Stream-K: on a late layer whose 32 tiles of 256 x 128 leave most SMs idle, 132 blocks share
+  // the 32 x 25 tile x pixel-tile iterations; a flag-clearing launch, then the kernel.
+  const Problem late = NhwcWrw(32, 2048, 512, 7, 7, 1, 1, 0, 0, 1, 1, 1);
+  absl::StatusOr<solver::Solution> sk = s.GetSolution(*sm90, late, PerfConfig{{256, 128, 2, 4, 1, 1, 1}});
+  REQUIRE(sk.ok());
+  REQUIRE(sk->launches.size() == 2);
+  CHECK(sk->launches[0].entry == "tuna_hopper_wrw_clear");
+  CHECK(sk->launches[1].grid.x == 132);
+  CHECK(sk->launches[1].args[2].role == solver::BufferRole::kW);  // dw written by the kernel
+  CHECK(sk->launches[1].args.back().kind == solver::KernelArg::Kind::kI64);
+  CHECK(sk->workspace_bytes == (132u * 256 * 128 + 132) * 4);
+  CHECK(sk->launches[0].args[1].i == 132 * 256 * 128);  // the flags follow the partial slots
+  CHECK(std::find(sk->kernels[0].options.begin(), sk->kernels[0].options.end(), "-DSTREAM_K=1") !=
+        sk->kernels[0].options.end());
+  CHECK_FALSE(s.IsValid(*sm90, late, PerfConfig{{256, 128, 2, 4, 2, 1, 1}}).ok());  // with workspace splits
+  CHECK_FALSE(s.IsValid(*sm90, late, PerfConfig{{256, 128, 2, 4, 1, 2, 1}}).ok());  // with a cluster
+  CHECK(std::none_of(one->kernels[0].options.begin(), one->kernels[0].options.end(),
+                     [](const std::string& o) { return o.find("STREAM_K") != std::string::npos; }));
 }
 
 TEST_CASE("hopper tma wrw: every valid FP16 tile config and the BF16 default build for sm_90a", "[solver][nvrtc]") {
@@ -134,6 +152,14 @@ TEST_CASE("hopper tma wrw: every valid FP16 tile config and the BF16 default bui
   for (const PerfConfig& c : AllValid(s, *target, wide)) builds.Build(wide, c);
   const Problem bf = NhwcWrw(32, 256, 256, 14, 14, 3, 3, 1, 1, 1, 1, 1, DataType::kBf16);
   builds.Build(bf, s.DefaultConfig(*target, bf));
+  // Stream-K on a late 1x1 layer: every valid config.
+  const Problem late = NhwcWrw(32, 2048, 512, 7, 7, 1, 1, 0, 0, 1, 1, 1);
+  const int sk = s.Space(*target, late).IndexOf("STREAM_K");
+  int streamed = 0;
+  for (const PerfConfig& c : AllValid(s, *target, late)) {
+    if (c.values[sk] == 1) builds.Build(late, c), ++streamed;
+  }
+  CHECK(streamed >= 6);
   std::printf("%zu distinct sm_90a builds\n", builds.distinct());
   CHECK(builds.distinct() >= 8);
 }
@@ -153,7 +179,29 @@ TEST_CASE("hopper tma wrw matches the CPU reference on an sm_90 device", "[gpu]"
   testing::ConvChecker checker(*be, device, target);
   testing::DeviceTally tally;
   testing::CheckOnDevice(checker, s, target, problems, rng, 4, tally);  // axis 4: SPLIT_K
-  std::printf("%d runs, %d failures\n", tally.runs, tally.failures);
+  // Stream-K: per problem the first and last valid config with STREAM_K 1 (tiles cut between
+  // blocks, owners adding the later blocks' partials), and each run twice (the flags re-zeroed).
+  const int sk = s.Space(target, problems[0]).IndexOf("STREAM_K");
+  int streamed = 0;
+  for (const Problem& p : problems) {
+    INFO(p.Canonical() << " STREAM_K");
+    std::vector<PerfConfig> picked;
+    for (const PerfConfig& c : AllValid(s, target, p)) {
+      if (c.values[sk] != 1) continue;
+      if (picked.size() < 2) {
+        picked.push_back(c);
+      } else {
+        picked.back() = c;
+      }
+    }
+    for (int round = 0; round < 2; ++round) {
+      tally.failures += checker.CheckAll(s, p, picked);
+      tally.runs += static_cast<int>(picked.size());
+      streamed += static_cast<int>(picked.size());
+    }
+  }
+  std::printf("%d runs (%d with STREAM_K), %d failures\n", tally.runs, streamed, tally.failures);
+  CHECK(streamed >= 16);
   CHECK(tally.runs >= 80);
   CHECK(tally.failures == 0);
 }

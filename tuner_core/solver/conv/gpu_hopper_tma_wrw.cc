@@ -26,6 +26,12 @@ int64_t NTiles(const Problem& p, int tb_n) { return CeilDiv(SlabColumns(p), tb_n
 // Work units of one split: output tiles times groups.
 int64_t TileUnits(const Problem& p, int tb_m, int tb_n) { return CeilDiv(p.k / p.groups, tb_m) * NTiles(p, tb_n) * p.groups; }
 int ClusterN(const SearchSpace& s, const PerfConfig& c) { return static_cast<int>(s.Value(c, "CLUSTER_N")); }
+bool StreamK(const SearchSpace& s, const PerfConfig& c) { return s.Value(c, "STREAM_K") == 1; }
+// STREAM_K: the persistent blocks, one per SM at most, each with a contiguous range of the tiles x
+// pixel-tiles iterations.
+int64_t StreamBlocks(const Problem& p, const HopperTile& t, const Target& target) {
+  return std::min<int64_t>(target.num_cu, TileUnits(p, t.tb_m, t.tb_n) * PixelTiles(p));
+}
 // Fraction of the persistent blocks' rounds that do work: `blocks` units over `num_cu` SMs.
 double WaveEfficiency(int64_t blocks, int num_cu) {
   const int64_t rounds = CeilDiv(blocks, num_cu);
@@ -33,7 +39,7 @@ double WaveEfficiency(int64_t blocks, int num_cu) {
 }
 PerfConfig Make(const SearchSpace& s, const HopperTile& t, int cluster) {
   return s.Make({{"TB_M", t.tb_m}, {"TB_N", t.tb_n}, {"WG_M", t.wg_m}, {"STAGES", t.stages}, {"SPLIT_K", t.split_k},
-                 {"CLUSTER_N", cluster}});
+                 {"CLUSTER_N", cluster}, {"STREAM_K", 0}});
 }
 int DeepestStages(const Target& target, int tb_m, int tb_n) {
   int s = kMaxStages;
@@ -77,7 +83,10 @@ SearchSpace HopperTmaWrwSolver::Space(const Target&, const Problem&) const {
                       {"WG_M", Pow2Range(1, 2)},
                       {"STAGES", LinearRange(3, kMaxStages)},
                       {"SPLIT_K", LinearRange(1, 64), AxisUse::kSolver},
-                      {"CLUSTER_N", Pow2Range(1, 2)}});
+                      {"CLUSTER_N", Pow2Range(1, 2)},
+                      // appended later: params without it read as 0. A solver axis: the build
+                      // passes -DSTREAM_K=1 for 1 only, so the other builds keep their options.
+                      {"STREAM_K", {0, 1}, AxisUse::kSolver, 0}});
 }
 
 absl::Status HopperTmaWrwSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
@@ -104,6 +113,15 @@ absl::Status HopperTmaWrwSolver::IsValid(const Target& target, const Problem& p,
     return invalid("splits that leave waves part-empty or fill the GPU more than 8 times, or too few pixels per split");
   }
   if (TileUnits(p, t.tb_m, t.tb_n) * t.split_k > int64_t{0x7fffffff}) return invalid("too many work units");
+  if (StreamK(Space(target, p), config)) {
+    // Stream-K evens out the last wave of whole tiles: only where the tiles leave one, with no
+    // split or cluster of its own and 4+ pixel tiles per block.
+    if (t.split_k != 1 || ClusterN(Space(target, p), config) != 1) return invalid("STREAM_K with SPLIT_K or CLUSTER_N");
+    const int64_t tiles = TileUnits(p, t.tb_m, t.tb_n);
+    if (tiles % target.num_cu == 0) return invalid("STREAM_K where whole tiles fill every wave");
+    if (tiles > 4 * static_cast<int64_t>(target.num_cu)) return invalid("STREAM_K with more than four waves of tiles");
+    if (tiles * PixelTiles(p) < 4 * StreamBlocks(p, t, target)) return invalid("STREAM_K with under 4 pixel tiles a block");
+  }
   if (ClusterN(Space(target, p), config) == 2) {
     if (t.tb_m < 128) return invalid("CLUSTER_N 2 splits the dy slabs of TB_M >= 128 between two blocks");
     if (NTiles(p, t.tb_n) < 2) return invalid("CLUSTER_N 2 with one N-tile: nothing to share");
@@ -146,6 +164,8 @@ absl::StatusOr<Solution> HopperTmaWrwSolver::GetSolution(const Target& target, c
                                       {"tuna_hopper_tma_wrw", "tuna_hopper_wrw_reduce"}, space, config, p.data_type);
   build.arch_specific = true;  // wgmma, setmaxnreg: sm_90a
   const bool partials = t.split_k > 1;
+  const bool stream = StreamK(space, config);
+  if (stream) build.entries.push_back("tuna_hopper_wrw_clear"), build.options.push_back("-DSTREAM_K=1");
   Solution sol;
   sol.kernels.push_back(build);
   sol.workspace_bytes = partials ? static_cast<uint64_t>(t.split_k) * p.k * p.fil[1] * p.fil[2] * (p.c / p.groups) * 4 : 0;
@@ -154,7 +174,8 @@ absl::StatusOr<Solution> HopperTmaWrwSolver::GetSolution(const Target& target, c
   l.entry = "tuna_hopper_tma_wrw";
   // Units of a cluster: groups x splits x M-tiles x N-tile groups; one cluster of CLUSTER_N blocks each.
   const int64_t units = CeilDiv(p.k / p.groups, t.tb_m) * CeilDiv(NTiles(p, t.tb_n), cluster) * p.groups * t.split_k;
-  l.grid.x = static_cast<uint32_t>(cluster * std::min<int64_t>(units, std::max(1, target.num_cu / cluster)));
+  l.grid.x = static_cast<uint32_t>(stream ? StreamBlocks(p, t, target)
+                                          : cluster * std::min<int64_t>(units, std::max(1, target.num_cu / cluster)));
   l.block.x = static_cast<uint32_t>(128 * (t.wg_m + 1));
   l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.stages);
   l.args = {KernelArg::TensorMap(BufferRole::kX, hopper_tma::XMap(plan, q, kPixelsPerStage)),
@@ -165,6 +186,19 @@ absl::StatusOr<Solution> HopperTmaWrwSolver::GetSolution(const Target& target, c
                     p.fil[1], p.fil[2], p.c / p.groups, p.k, p.groups, Chunks(p), int64_t{t.split_k},
                     int64_t{partials ? 1 : 0}}) {
     l.args.push_back(KernelArg::I32(v));
+  }
+  if (stream) {  // a partial slot per block, then a flag per block, zeroed by the launch before
+    const int64_t slots = static_cast<int64_t>(l.grid.x) * t.tb_m * t.tb_n;
+    sol.workspace_bytes = static_cast<uint64_t>(slots + l.grid.x) * 4;
+    l.args.push_back(KernelArg::Buffer(BufferRole::kWorkspace));
+    l.args.push_back(KernelArg::I64(0));
+    Launch clear;
+    clear.kernel = 0;
+    clear.entry = "tuna_hopper_wrw_clear";
+    clear.grid.x = static_cast<uint32_t>(CeilDiv(l.grid.x, 256));
+    clear.block.x = 256;
+    clear.args = {KernelArg::Buffer(BufferRole::kWorkspace), KernelArg::I64(slots), KernelArg::I32(l.grid.x)};
+    sol.launches.push_back(std::move(clear));
   }
   sol.launches.push_back(std::move(l));
   if (partials) sol.launches.push_back(gpu::HopperWrwReduceLaunch(p, p.c / p.groups, t.split_k, 0));

@@ -28,6 +28,12 @@
 //           count up to one wave, past it only counts that fill >= 3/4 of the persistent blocks' rounds
 //           (132 SMs rarely divide a power of 2)
 //   CLUSTER_N blocks per thread-block cluster along N sharing the dy tile by TMA multicast: 1, 2
+//   STREAM_K 1: the tiles x pixel-tiles iterations dealt in equal ranges to one persistent block
+//           per SM; a tile cut between blocks is summed by the block holding its head from the
+//           others' FP32 partials (workspace: a tile per block and a flag per block, zeroed by
+//           tuna_hopper_wrw_clear first), in block order. Only with SPLIT_K 1 and CLUSTER_N 1, where
+//           whole tiles leave a part-empty last wave (at most four waves), 4+ pixel tiles a block.
+//           A solver axis (-DSTREAM_K=1 for 1 only); absent in old params: 0
 // Validity is analytic: shared memory, at most 128 FP32 accumulators per thread, no tile twice
 // the GEMM extent, rings no shallower than two below the deepest that fits, splits only up to one
 // wave or while the work units fill >= 3/4 of every round (8 at most), clusters only with TB_M >= 128 and two or
