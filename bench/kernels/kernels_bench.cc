@@ -363,7 +363,8 @@ class Bench {
       const Solver* s;
       PerfConfig c;
       Solution sol;
-      std::string Name() const { return std::string(s->Name()) + " " + c.ToString(); }
+      bool is_default = false;  // the solver's DefaultConfig (marked in --print-screened lines)
+      std::string Name() const { return std::string(s->Name()) + " " + c.ToString() + (is_default ? " (default)" : ""); }
     };
     std::vector<Cand> cands;
     if (job.fixed_solver != nullptr) {
@@ -400,7 +401,7 @@ class Bench {
         }
         for (const PerfConfig& c : configs) {
           absl::StatusOr<Solution> sol = s->GetSolution(target_, p, c);
-          if (sol.ok()) cands.push_back({s.get(), c, *std::move(sol)});
+          if (sol.ok()) cands.push_back({s.get(), c, *std::move(sol), &c == &configs.front()});
         }
       }
     }
@@ -721,7 +722,8 @@ void AddOptions(CLI::App& app, Options& opt) {
   timing->add_option("--hang-seconds", opt.hang_seconds,
                      "a screening, timing or output check that takes longer is reported as hung: the bench names "
                      "it and exits with 4 (0: never)");
-  timing->add_flag("--print-screened", opt.print_screened, "print every tuna candidate's screening time");
+  timing->add_flag("--print-screened", opt.print_screened,
+                   "print every tuna candidate's screening time, the solver's default marked \"(default)\"");
   timing->add_option("--finalists", opt.finalists, "fastest screened candidates re-timed with --reps (tuna and cuDNN)");
 
   CLI::Option_group* cudnn = app.add_option_group("cuDNN", "the baseline");
