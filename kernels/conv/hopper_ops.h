@@ -95,37 +95,27 @@ TUNA_DEVICE void tuna_wgmma(float (&d)[TB_N / 2], unsigned long long a, unsigned
   TUNA_WGMMA_OF(TB_N)(d, a, b, scale_d);
 }
 
-// One k-tile's wgmmas over its A rows at `a` (m64 slabs 64 rows apart) and B rows at `b`, rows of
-// kRowB bytes in their swizzle: the first n16 of its k16 steps (at least one); `accumulate`
-// false for the tile's first k-tile (scale-d 0: acc = A * B, no zeroing).
-template <int kRowB, int kM, int kA>
+// One k-tile's wgmmas over its A rows at `a` (m64 slabs 64 rows apart) and B at `b`: the first
+// n16 of its k16 steps (at least one); `accumulate` false for the tile's first k-tile (scale-d 0:
+// acc = A * B, no zeroing). B is K-major in rows of kRowB bytes in their swizzle (kBSlab 0), or
+// N-major (read with imm-trans-b = 1) in kBSlab-column slabs (64 or 32) of kRowB / 2 rows, as a
+// tiled copy of a tensor whose output columns are contiguous lands them (backward data reading
+// w in place). A's rows are kRowB bytes either way.
+template <int kRowB, int kBSlab = 0, int kM, int kA>
 TUNA_DEVICE void tuna_ktile_wgmmas(float (&acc)[kM][kA], unsigned a, unsigned b, bool accumulate, int n16) {
 #pragma unroll
   for (int k16 = 0; k16 < kRowB / 32; ++k16) {
     if (k16 > 0 && k16 >= n16) break;
-    const unsigned long long db = tuna_desc_rows<kRowB>(b + k16 * 32);
-#pragma unroll
-    for (int mr = 0; mr < kM; ++mr) {
-      tuna_wgmma(acc[mr], tuna_desc_rows<kRowB>(a + mr * 64 * kRowB + k16 * 32), db, accumulate || k16 > 0);
+    unsigned long long db;
+    if constexpr (kBSlab == 0) {
+      db = tuna_desc_rows<kRowB>(b + k16 * 32);
+    } else {
+      db = tuna_desc_mn<kBSlab>(b + k16 * 16 * kBSlab * 2, (kRowB / 2) * kBSlab * 2);
     }
-  }
-}
-
-// tuna_ktile_wgmmas with B N-major (read with imm-trans-b = 1): kBSlab-column slabs of kRowA / 2
-// rows (the k-tile's reduction extent) of kBSlab elements, as a tiled copy of a tensor whose
-// output columns are contiguous lands them (backward data reading w in place).
-template <int kRowA, int kBSlab, int kM, int kA>
-TUNA_DEVICE void tuna_ktile_wgmmas_nmajor(float (&acc)[kM][kA], unsigned a, unsigned b, bool accumulate, int n16) {
-  constexpr unsigned kBRow = kBSlab * 2;
-  constexpr unsigned kBSlabBytes = (kRowA / 2) * kBRow;
-#pragma unroll
-  for (int k16 = 0; k16 < kRowA / 32; ++k16) {
-    if (k16 > 0 && k16 >= n16) break;
-    const unsigned long long db = tuna_desc_mn<kBSlab>(b + k16 * 16 * kBRow, kBSlabBytes);
 #pragma unroll
     for (int mr = 0; mr < kM; ++mr) {
-      TUNA_WGMMA_OF(TB_N)<0, 1>(acc[mr], tuna_desc_rows<kRowA>(a + mr * 64 * kRowA + k16 * 32), db,
-                               accumulate || k16 > 0);
+      TUNA_WGMMA_OF(TB_N)<0, kBSlab != 0>(acc[mr], tuna_desc_rows<kRowB>(a + mr * 64 * kRowB + k16 * 32), db,
+                                          accumulate || k16 > 0);
     }
   }
 }

@@ -142,6 +142,8 @@ constexpr int kStageBytesLast = (kTbM + kTbN) * kLastRowBytes;
 // B's N-major slabs, kBSlabN columns each (a 128- or 64-byte swizzle row).
 constexpr int kBSlabN = kTbN % 64 == 0 ? 64 : 32;
 constexpr int kBSlabs = kTbN / kBSlabN;
+#else
+constexpr int kBSlabN = 0;  // B K-major (tuna_ktile_wgmmas)
 #endif
 // Columns a warp stages at a time: the largest of 64, 32, 16 that divides a band (TB_N 96, 160,
 // 224: 32; with SPLIT_K 2 down to 16).
@@ -365,17 +367,6 @@ TUNA_DEVICE void tuna_split_exchange(const TunaWsSmem& sm, float (&acc)[kMRep][k
 }
 #endif
 
-// One k-tile's wgmmas: A's rows of kRowA bytes; B K-major in rows of the same width, or with
-// FLIP_W N-major slabs of kRowA / 2 rows.
-template <int kRowA, int kM, int kA>
-TUNA_DEVICE void tuna_tma_ktile_wgmmas(float (&acc)[kM][kA], unsigned a, unsigned b, bool accumulate, int n16) {
-#if FLIP_W
-  tuna_ktile_wgmmas_nmajor<kRowA, kBSlabN>(acc, a, b, accumulate, n16);
-#else
-  tuna_ktile_wgmmas<kRowA>(acc, a, b, accumulate, n16);
-#endif
-}
-
 // y's geometry as the epilogue writes it: n_img x Hy x Wy pixels of K channels.
 struct TunaOut {
   int n_img, Hy, Wy, K;
@@ -450,12 +441,12 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
       tuna_wgmma_fence();
 #if TUNA_LAST_K
       if (last_chunk) {  // LAST_K channels in narrow rows: every k16 step holds channels
-        tuna_tma_ktile_wgmmas<kLastRowBytes>(acc, sm.ring + slot * kStageBytes + row_wg * kWgRows * kLastRowBytes,
+        tuna_ktile_wgmmas<kLastRowBytes, kBSlabN>(acc, sm.ring + slot * kStageBytes + row_wg * kWgRows * kLastRowBytes,
                                              b_tile, kt > kb, TUNA_LAST_K / 16);
       } else
 #endif
       {
-        tuna_tma_ktile_wgmmas<kRowBytes>(acc, a_tile, b_tile, kt > kb, n16);
+        tuna_ktile_wgmmas<kRowBytes, kBSlabN>(acc, a_tile, b_tile, kt > kb, n16);
       }
       tuna_wgmma_commit();
       tuna_wgmma_wait<1>();  // the previous k-tile's wgmmas have retired: release its slot
