@@ -699,15 +699,7 @@ TEST_CASE("hopper tma fwd and bwd match the CPU reference on an sm_90 device", "
     const int a = space.IndexOf(axis);
     for (const Problem& p : ps) {
       INFO(p.Canonical() << " " << axis << " " << value);
-      std::vector<PerfConfig> picked;
-      for (const PerfConfig& c : AllValid(sv, target, p)) {
-        if (c.values[a] != value) continue;
-        if (picked.size() < most) {
-          picked.push_back(c);
-        } else if (most > 1) {
-          picked.back() = c;  // the last
-        }
-      }
+      const std::vector<PerfConfig> picked = testing::FirstAndLastWith(sv, target, p, a, value, most);
       if (picked.empty()) continue;
       tally.failures += checker.CheckAll(sv, p, picked);
       tally.runs += static_cast<int>(picked.size());

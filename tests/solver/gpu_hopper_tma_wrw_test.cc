@@ -185,15 +185,7 @@ TEST_CASE("hopper tma wrw matches the CPU reference on an sm_90 device", "[gpu]"
   int streamed = 0;
   for (const Problem& p : problems) {
     INFO(p.Canonical() << " STREAM_K");
-    std::vector<PerfConfig> picked;
-    for (const PerfConfig& c : AllValid(s, target, p)) {
-      if (c.values[sk] != 1) continue;
-      if (picked.size() < 2) {
-        picked.push_back(c);
-      } else {
-        picked.back() = c;
-      }
-    }
+    const std::vector<PerfConfig> picked = testing::FirstAndLastWith(s, target, p, sk, 1, 2);
     for (int round = 0; round < 2; ++round) {
       tally.failures += checker.CheckAll(s, p, picked);
       tally.runs += static_cast<int>(picked.size());

@@ -40,6 +40,23 @@ inline std::vector<solver::PerfConfig> AllValid(const solver::Solver& s, const s
   return out;
 }
 
+// The valid configs of `p` whose value on axis index `axis` is `value`: the first `most` of them,
+// the last of those replaced by the last such config when there are more (most > 1: the first and
+// the last); empty when none is valid.
+inline std::vector<solver::PerfConfig> FirstAndLastWith(const solver::Solver& s, const solver::Target& t,
+                                                        const Problem& p, int axis, int64_t value, size_t most) {
+  std::vector<solver::PerfConfig> picked;
+  for (const solver::PerfConfig& c : AllValid(s, t, p)) {
+    if (c.values[axis] != value) continue;
+    if (picked.size() < most) {
+      picked.push_back(c);
+    } else if (most > 1) {
+      picked.back() = c;
+    }
+  }
+  return picked;
+}
+
 // The configs a device check runs on `p`: the default, its finishing-step build (Specialize) where
 // the solver offers one, `random` valid ones drawn with `rng`, and
 // the first valid config whose value on axis index `split_axis` is above 1 (a split one; -1: none).

@@ -17,8 +17,6 @@ absl::StatusOr<Solution> HopperTmaBwdSolver::GetSolution(const Target& target, c
                                                          const PerfConfig& config) const {
   if (absl::Status st = IsValid(target, p, config); !st.ok()) return st;
   const hopper_tma::ConvPlan plan = hopper_tma::BackwardDataPlan(p);
-  const int64_t taps = p.fil[1] * p.fil[2];
-  const int64_t kpg = p.k / p.groups, cg = p.c / p.groups;
   Solution sol;
   sol.kernels.push_back(hopper_tma::Build(plan, config));
   if (plan.flip_w) {  // w read in place, rotated and transposed by the kernel
@@ -26,6 +24,8 @@ absl::StatusOr<Solution> HopperTmaBwdSolver::GetSolution(const Target& target, c
         hopper_tma::ConvLaunch(target, plan, config, BufferRole::kY, BufferRole::kW, 0, BufferRole::kX));
     return sol;
   }
+  const int64_t taps = p.fil[1] * p.fil[2];
+  const int64_t kpg = p.k / p.groups, cg = p.c / p.groups;
   sol.workspace_bytes = static_cast<uint64_t>(p.c * taps * kpg) * 2;
   Launch flip;
   flip.kernel = 0;

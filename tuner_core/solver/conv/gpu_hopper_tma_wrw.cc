@@ -91,7 +91,8 @@ SearchSpace HopperTmaWrwSolver::Space(const Target&, const Problem&) const {
 
 absl::Status HopperTmaWrwSolver::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
   if (absl::Status st = IsValidWhereApplicable(target, p, config); !st.ok()) return st;
-  const HopperTile t = HopperTile::Of(Space(target, p), config);
+  const SearchSpace space = Space(target, p);
+  const HopperTile t = HopperTile::Of(space, config);
   auto invalid = [&](std::string_view why) { return InvalidConfig(Name(), config, why); };
   const int wg_rows = t.tb_m / t.wg_m;
   if (wg_rows % 64 != 0) return invalid("TB_M / WG_M must be a multiple of 64 (wgmma m64)");
@@ -113,16 +114,16 @@ absl::Status HopperTmaWrwSolver::IsValid(const Target& target, const Problem& p,
     return invalid("splits that leave waves part-empty or fill the GPU more than 8 times, or too few pixels per split");
   }
   if (TileUnits(p, t.tb_m, t.tb_n) * t.split_k > int64_t{0x7fffffff}) return invalid("too many work units");
-  if (StreamK(Space(target, p), config)) {
+  if (StreamK(space, config)) {
     // Stream-K evens out the last wave of whole tiles: only where the tiles leave one, with no
     // split or cluster of its own and 4+ pixel tiles per block.
-    if (t.split_k != 1 || ClusterN(Space(target, p), config) != 1) return invalid("STREAM_K with SPLIT_K or CLUSTER_N");
+    if (t.split_k != 1 || ClusterN(space, config) != 1) return invalid("STREAM_K with SPLIT_K or CLUSTER_N");
     const int64_t tiles = TileUnits(p, t.tb_m, t.tb_n);
     if (tiles % target.num_cu == 0) return invalid("STREAM_K where whole tiles fill every wave");
     if (tiles > 4 * static_cast<int64_t>(target.num_cu)) return invalid("STREAM_K with more than four waves of tiles");
     if (tiles * PixelTiles(p) < 4 * StreamBlocks(p, t, target)) return invalid("STREAM_K with under 4 pixel tiles a block");
   }
-  if (ClusterN(Space(target, p), config) == 2) {
+  if (ClusterN(space, config) == 2) {
     if (t.tb_m < 128) return invalid("CLUSTER_N 2 splits the dy slabs of TB_M >= 128 between two blocks");
     if (NTiles(p, t.tb_n) < 2) return invalid("CLUSTER_N 2 with one N-tile: nothing to share");
   }
