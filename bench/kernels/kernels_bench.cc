@@ -70,6 +70,7 @@ struct Options {
   std::string cudnn = std::getenv("TUNA_CUDNN_PATH") ? std::getenv("TUNA_CUDNN_PATH") : "";
   std::string json;
   std::string only_solvers;  // comma-separated names; empty: all
+  std::vector<std::string> params;  // exact configs of the --solvers solvers instead of sampled ones
   int configs = 16;
   int other_configs = 2;
   int reps = 25;
@@ -355,6 +356,51 @@ class Bench {
   using CheckFn =
       std::function<absl::StatusOr<bool>(const std::string&, const std::function<absl::Status()>&, double*)>;
 
+  // The solver's default, then up to budget - 1 other valid configs, shuffled: drawn from every
+  // valid point of a space of <= 65536 points (a random sample of 4000 draws missed most valid
+  // configs of TunaHopperTmaWrw's 27,648-point space, where splits are mostly invalid), or from a
+  // random sample of a larger one.
+  std::vector<PerfConfig> SampledConfigs(const Solver& s, const Problem& p, const PerfConfig& def, int budget,
+                                         std::mt19937_64& rng) const {
+    std::vector<PerfConfig> configs = {def};
+    const solver::SearchSpace space = s.Space(target_, p);
+    std::vector<PerfConfig> valid;
+    if (space.Size() <= 65536) {
+      for (uint64_t i = 0; i < space.Size(); ++i) {
+        PerfConfig c = space.At(i);
+        if (!(c == def) && s.IsValid(target_, p, c).ok()) valid.push_back(c);
+      }
+    } else {
+      for (int t = 0; t < 4000 && static_cast<int>(valid.size()) < 4 * budget; ++t) {
+        PerfConfig c = space.At(rng() % space.Size());
+        if (!(c == def) && s.IsValid(target_, p, c).ok()) valid.push_back(c);
+      }
+    }
+    std::shuffle(valid.begin(), valid.end(), rng);
+    for (const PerfConfig& c : valid) {
+      if (static_cast<int>(configs.size()) >= budget) break;
+      if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
+    }
+    return configs;
+  }
+
+  // --params: the given configs that parse and are valid for `p`; the others reported on stderr.
+  std::vector<PerfConfig> GivenConfigs(const Solver& s, const Problem& p) const {
+    std::vector<PerfConfig> configs;
+    const solver::SearchSpace space = s.Space(target_, p);
+    for (const std::string& text : opt_.params) {
+      absl::StatusOr<PerfConfig> c = space.Parse(text);
+      absl::Status st = c.ok() ? s.IsValid(target_, p, *c) : c.status();
+      if (!st.ok()) {
+        std::fprintf(stderr, "--params %s skipped for %s: %s\n", text.c_str(), std::string(s.Name()).c_str(),
+                     std::string(st.message()).c_str());
+        continue;
+      }
+      if (std::find(configs.begin(), configs.end(), *c) == configs.end()) configs.push_back(*std::move(c));
+    }
+    return configs;
+  }
+
   absl::Status RunTuna(const Job& job, Row& row, DeviceBuffer& x, DeviceBuffer& w, DeviceBuffer& y,
                        const CheckFn& check) {
     const Problem& p = job.problem;
@@ -380,28 +426,12 @@ class Bench {
         }
         if (!s->IsApplicable(target_, p).ok()) continue;
         const int budget = id >= 1010 ? opt_.configs : opt_.other_configs;
-        std::vector<PerfConfig> configs = {s->DefaultConfig(target_, p)};
-        const solver::SearchSpace space = s->Space(target_, p);
-        std::vector<PerfConfig> valid;
-        if (space.Size() <= 4096) {
-          for (uint64_t i = 0; i < space.Size(); ++i) {
-            PerfConfig c = space.At(i);
-            if (!(c == configs[0]) && s->IsValid(target_, p, c).ok()) valid.push_back(c);
-          }
-        } else {
-          for (int t = 0; t < 4000 && static_cast<int>(valid.size()) < 4 * budget; ++t) {
-            PerfConfig c = space.At(rng() % space.Size());
-            if (!(c == configs[0]) && s->IsValid(target_, p, c).ok()) valid.push_back(c);
-          }
-        }
-        std::shuffle(valid.begin(), valid.end(), rng);
-        for (const PerfConfig& c : valid) {
-          if (static_cast<int>(configs.size()) >= budget) break;
-          if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
-        }
+        const PerfConfig def = s->DefaultConfig(target_, p);
+        const std::vector<PerfConfig> configs =
+            opt_.params.empty() ? SampledConfigs(*s, p, def, budget, rng) : GivenConfigs(*s, p);
         for (const PerfConfig& c : configs) {
           absl::StatusOr<Solution> sol = s->GetSolution(target_, p, c);
-          if (sol.ok()) cands.push_back({s.get(), c, *std::move(sol), &c == &configs.front()});
+          if (sol.ok()) cands.push_back({s.get(), c, *std::move(sol), c == def});
         }
       }
     }
@@ -704,6 +734,9 @@ void AddOptions(CLI::App& app, Options& opt) {
                    "instead of tuning problems of --driver");
   what->add_option("--dirs", opt.dirs, "directions to run (subset of FBW) for each forward problem; default: the file's");
   what->add_option("--solvers", opt.only_solvers, "comma-separated solver names to tune (default: all applicable)");
+  what->add_option("--params", opt.params,
+                   "time exactly these params (repeat the flag for several) of each --solvers solver instead of its "
+                   "default and sampled configs; params invalid for a problem are reported and skipped");
   what->add_option("--max-problems", opt.max_problems, "stop after this many problems (0: all)");
   what->add_flag("--no-tuna", opt.no_tuna, "time cuDNN only");
 
