@@ -168,6 +168,13 @@ TUNA_DEVICE unsigned tuna_cluster_rank() {
 TUNA_DEVICE void tuna_mbar_arrive_cluster(unsigned cluster_bar) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
 }
+// An arrival on another block's mbarrier with the default release.cta semantics: enough where it
+// frees a ring slot that the peer's copy engine refills (this thread's reads of the slot have
+// completed; nothing it wrote needs to become visible), as CUTLASS's ClusterBarrier::arrive does.
+// The .release.cluster arrival above cost TunaHopperTmaWrw's clusters 2-3x (H200, 2026-12-04).
+TUNA_DEVICE void tuna_mbar_arrive_remote(unsigned cluster_bar) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar) : "memory");
+}
 // A 16-byte store into the shared memory of a block of the cluster (an address from tuna_map_rank).
 TUNA_DEVICE void tuna_st_cluster_v4(unsigned cluster_addr, float a, float b, float c, float d) {
   asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(cluster_addr), "f"(a), "f"(b), "f"(c),

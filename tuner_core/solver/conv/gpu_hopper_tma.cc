@@ -192,6 +192,23 @@ backend::TensorMapSpec XMap(const ConvPlan& p, const Phase& q, int pixels, int c
   return m;
 }
 
+bool XTiled(const ConvPlan& p) {
+  if (!Unphased(p) || p.r != 1 || p.s != 1 || p.hx != p.hy || p.wx != p.wy) return false;
+  const Phase& q = p.phases[0];
+  return q.lower_h == 0 && q.lower_w == 0 && q.estride_h == 1 && q.estride_w == 1;
+}
+
+backend::TensorMapSpec XTiledMap(const ConvPlan& p, int pixels, int channels) {
+  backend::TensorMapSpec m;
+  m.rank = 2;
+  m.element_bytes = 2;
+  m.dims = {static_cast<uint64_t>(p.c), static_cast<uint64_t>(p.n * p.hx * p.wx), 0, 0, 0};
+  m.strides_bytes = {static_cast<uint64_t>(p.c) * 2, 0, 0, 0};
+  m.box = {static_cast<uint32_t>(channels), static_cast<uint32_t>(pixels), 0, 0, 0};
+  m.swizzle = gpu::RowSwizzle(channels);
+  return m;
+}
+
 ConvPlan ForwardPlan(const Problem& p) {
   const Dhw o = p.Out();
   ConvPlan plan{p.n, p.c, p.k, p.in[1], p.in[2], o[1], o[2], p.fil[1], p.fil[2], p.groups, p.data_type, {}};

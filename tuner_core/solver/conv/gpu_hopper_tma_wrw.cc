@@ -1,6 +1,7 @@
 #include "tuner_core/solver/conv/gpu_hopper_tma_wrw.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "tuner_core/solver/conv/gpu_common.h"
@@ -47,6 +48,20 @@ int DeepestStages(const Target& target, int tb_m, int tb_n) {
   return s;
 }
 
+// The default's cost model: a config's time from the copy engine's cost per 8 KiB slab, the
+// tensor cores' per stage, the epilogue's stores and the split-K reduce. Constants fitted to every
+// valid config of the 22 ResNet-50 FP16 N=32 layers (H200, 2026-12-04, 25,115 timings): the
+// pick is 1.054x the best config (geomean, max 1.21x) where the earlier rule (the largest tile
+// whose splits fill the waves) was 1.25x (max 1.65x). Clock cycles at 1.98 GHz.
+constexpr double kTiledSlabClk = 200;   // a tiled 64 x 64 copy (dy; x with X_TILED)
+constexpr double kIm2colSlabClk = 900;  // an im2col 64 x 64 copy of x
+constexpr double kNarrowMmaEff = 0.6;   // wgmma with N = 64 against N >= 128
+constexpr double kBlockClk = 2000;      // launch, first copies' latency
+constexpr double kStoreBytesPerClk = 32;
+constexpr double kReduceBytesPerUs = 2e6;
+constexpr double kReduceLaunchUs = 1;
+constexpr double kClkPerUs = 1980;
+
 // dy as a (K, P) matrix: boxes of 64 channels x 64 pixels, 128-byte swizzle (one MN-major slab).
 backend::TensorMapSpec DyMap(const Problem& p) {
   backend::TensorMapSpec m;
@@ -57,6 +72,39 @@ backend::TensorMapSpec DyMap(const Problem& p) {
   m.box = {kChunk, kPixelsPerStage, 0, 0, 0};
   m.swizzle = backend::TensorMapSpec::Swizzle::k128B;
   return m;
+}
+
+// TMA_3D: where every group's rows (K/G) and, for the tiled x, its channels (C/G) are whole
+// 64-channel slabs and blocks run alone, a stage's slabs of dy (and of x) come in one 3-D copy of
+// the (64, P, rows / 64) view instead of one 2-D copy per slab (0-7 % on ResNet-50's late layers,
+// H200, 2026-12-04).
+bool ThreeD(const Problem& p, int cluster) {
+  const bool x_tiled = hopper_tma::XTiled(hopper_tma::ForwardPlan(p));
+  return cluster == 1 && (p.k / p.groups) % 64 == 0 && (!x_tiled || (p.c / p.groups) % 64 == 0);
+}
+// A (rows, P) map as (64, P, rows / 64), boxes of `slabs` 64 x 64 slabs.
+backend::TensorMapSpec ThreeDMap(backend::TensorMapSpec m, int slabs) {
+  const uint64_t rows = m.dims[0];
+  m.rank = 3;
+  m.dims = {64, m.dims[1], rows / 64, 0, 0};
+  m.strides_bytes = {rows * 2, 128, 0, 0};
+  m.box = {64, kPixelsPerStage, static_cast<uint32_t>(slabs), 0, 0};
+  return m;
+}
+
+double PredictUs(const Problem& p, const HopperTile& t, int num_cu) {
+  const bool x_tiled = hopper_tma::XTiled(hopper_tma::ForwardPlan(p));
+  const double load = (t.tb_m / 64) * kTiledSlabClk + (t.tb_n / 64) * (x_tiled ? kTiledSlabClk : kIm2colSlabClk);
+  const double mma = t.tb_m * t.tb_n * 64.0 * 2 / 4096 / (t.tb_n >= 128 ? 1.0 : kNarrowMmaEff);
+  const int64_t rounds = CeilDiv(TileUnits(p, t.tb_m, t.tb_n) * t.split_k, num_cu);
+  const int64_t per_split = CeilDiv(PixelTiles(p), t.split_k);
+  const double epilogue = t.tb_m * t.tb_n * (t.split_k > 1 ? 4.0 : 2.0) / kStoreBytesPerClk;
+  double us = (rounds * (per_split * std::max(load, mma) + epilogue) + kBlockClk) / kClkPerUs;
+  if (t.split_k > 1) {
+    const double dw = static_cast<double>(p.k) * p.fil[1] * p.fil[2] * (p.c / p.groups);
+    us += (t.split_k * dw * 4 + dw * 2) / kReduceBytesPerUs + kReduceLaunchUs;
+  }
+  return us;
 }
 
 }  // namespace
@@ -70,7 +118,11 @@ absl::Status HopperTmaWrwSolver::IsApplicable(const Target& target, const Proble
   if (absl::Status st = hopper_tma::CheckApplicable(Name(), target, p, hopper_tma::ForwardPlan(p)); !st.ok()) {
     return st;
   }
-  if (p.k % 8 != 0) return NotApplicable(Name(), "needs K % 8 == 0 (16-byte rows of dy for the copy engine)");
+  // Each group's dy rows start 16-byte aligned for the copy engine (K/G = 20 with groups 2 ran into
+  // an illegal instruction on the H200, 2026-12-04).
+  if ((p.k / p.groups) % 8 != 0) {
+    return NotApplicable(Name(), "needs K/G % 8 == 0 (16-byte aligned rows of dy per group for the copy engine)");
+  }
   if (OutputPixels(p) > gpu::kMaxIndex || p.k * SlabColumns(p) > gpu::kMaxIndex) {
     return NotApplicable(Name(), "sizes exceed 32-bit indices");
   }
@@ -131,25 +183,26 @@ absl::Status HopperTmaWrwSolver::IsValid(const Target& target, const Problem& p,
 }
 
 PerfConfig HopperTmaWrwSolver::DefaultConfig(const Target& target, const Problem& p) const {
+  // The valid unclustered config without stream-K, with the deepest ring, that the cost model
+  // (PredictUs) times fastest; on a tie the taller tile and two consumer warpgroups (ResNet-50's
+  // C 2048, 7x7, K 512 layer: 128 x 64 0.0126 ms, 64 x 128 0.0135).
   const SearchSpace space = Space(target, p);
-  for (HopperTile t : {HopperTile{256, 128, 2, 0}, HopperTile{128, 256, 2, 0}, HopperTile{128, 128, 2, 0},
-                       HopperTile{64, 128, 1, 0}, HopperTile{64, 64, 1, 0}}) {
-    t.stages = DeepestStages(target, t.tb_m, t.tb_n);
-    // The split whose units fill the persistent blocks' rounds best (a smaller one unless 5 % better).
-    // One partial wave counts its empty SMs: 126 of 132 beats 66 of 132.
-    int best = 0;
-    double best_eff = 0;
-    for (int split = 1; split <= 64; ++split) {
-      t.split_k = split;
-      if (!IsValid(target, p, Make(space, t, 1)).ok()) continue;
-      const double eff = WaveEfficiency(TileUnits(p, t.tb_m, t.tb_n) * split, target.num_cu);
-      if (best == 0 || eff > best_eff + 0.05) best = split, best_eff = eff;
-    }
-    if (best > 0) {
-      t.split_k = best;
-      return Make(space, t, 1);
+  std::optional<HopperTile> best;
+  double best_us = 0;
+  for (int tb_m : {256, 128, 64}) {
+    for (int tb_n : {64, 128, 256}) {
+      for (int wg_m : {2, 1}) {
+        HopperTile t{tb_m, tb_n, wg_m, DeepestStages(target, tb_m, tb_n)};
+        for (int split = 1; split <= 64; ++split) {
+          t.split_k = split;
+          if (!IsValid(target, p, Make(space, t, 1)).ok()) continue;
+          const double us = PredictUs(p, t, target.num_cu);
+          if (!best || us < best_us) best = t, best_us = us;
+        }
+      }
     }
   }
+  if (best) return Make(space, *best, 1);
   return Make(space, HopperTile{64, 64, 1, DeepestStages(target, 64, 64)}, 1);  // valid for every applicable problem
 }
 
@@ -167,6 +220,10 @@ absl::StatusOr<Solution> HopperTmaWrwSolver::GetSolution(const Target& target, c
   const bool partials = t.split_k > 1;
   const bool stream = StreamK(space, config);
   if (stream) build.entries.push_back("tuna_hopper_wrw_clear"), build.options.push_back("-DSTREAM_K=1");
+  const bool x_tiled = hopper_tma::XTiled(plan);  // 1x1, stride 1, no padding
+  if (x_tiled) build.options.push_back("-DX_TILED=1");
+  const bool three_d = ThreeD(p, cluster);
+  if (three_d) build.options.push_back("-DTMA_3D=1");
   Solution sol;
   sol.kernels.push_back(build);
   sol.workspace_bytes = partials ? static_cast<uint64_t>(t.split_k) * p.k * p.fil[1] * p.fil[2] * (p.c / p.groups) * 4 : 0;
@@ -179,8 +236,11 @@ absl::StatusOr<Solution> HopperTmaWrwSolver::GetSolution(const Target& target, c
                                           : cluster * std::min<int64_t>(units, std::max(1, target.num_cu / cluster)));
   l.block.x = static_cast<uint32_t>(128 * (t.wg_m + 1));
   l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.stages);
-  l.args = {KernelArg::TensorMap(BufferRole::kX, hopper_tma::XMap(plan, q, kPixelsPerStage)),
-            KernelArg::TensorMap(BufferRole::kY, DyMap(p)),
+  backend::TensorMapSpec xmap = x_tiled ? hopper_tma::XTiledMap(plan, kPixelsPerStage, kChunk)
+                                        : hopper_tma::XMap(plan, q, kPixelsPerStage);
+  if (three_d && x_tiled) xmap = ThreeDMap(xmap, t.tb_n / 64);
+  l.args = {KernelArg::TensorMap(BufferRole::kX, xmap),
+            KernelArg::TensorMap(BufferRole::kY, three_d ? ThreeDMap(DyMap(p), t.tb_m / 64) : DyMap(p)),
             KernelArg::Buffer(partials ? BufferRole::kWorkspace : BufferRole::kW), KernelArg::I64(0)};
   const Dhw o = p.Out();
   for (int64_t v : {p.n, o[1], o[2], q.lower_h, q.lower_w, p.stride[1], p.stride[2], p.dilation[1], p.dilation[2],

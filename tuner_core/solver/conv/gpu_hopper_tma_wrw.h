@@ -13,7 +13,7 @@
 // identical bits. Workspace: SPLIT_K * K * R * S * C/G floats (0 when SPLIT_K = 1).
 //
 // Covers: conv mode, 2D, x, dy and dw dense NHWC, any N, H, W, groups, asymmetric filters and
-// padding, dilation, strides <= 8, with C/G % 8 == 0 and K % 8 == 0, padding and dilated filter
+// padding, dilation, strides <= 8, with C/G % 8 == 0 and K/G % 8 == 0, padding and dilated filter
 // extent within the copy engine's -128..127 bounding box (the checks of TunaHopperTmaFwd on the
 // forward geometry), every extent below 2^31 elements. sm_90 targets only; other shapes are
 // TunaHopperWrw's (1019). Problem sizes (and the split count) are kernel arguments and the tensor
@@ -34,6 +34,13 @@
 //           tuna_hopper_wrw_clear first), in block order. Only with SPLIT_K 1 and CLUSTER_N 1, where
 //           whole tiles leave a part-empty last wave (at most four waves), 4+ pixel tiles a block.
 //           A solver axis (-DSTREAM_K=1 for 1 only); absent in old params: 0
+// 1x1 filters with stride 1 and no padding read x through a tiled map of the (C, P) matrix
+// (-DX_TILED=1, derived from the problem): the copy engine serves it faster than im2col rows.
+// Where K/G (and, with X_TILED, C/G) are whole 64-channel slabs and CLUSTER_N is 1, a stage's
+// slabs of dy (and x) come in one 3-D copy (-DTMA_3D=1, derived).
+// The default is the config a cost model times fastest (copies per slab, tensor cores, epilogue
+// stores, the split reduce; fitted to every config of ResNet-50's layers on an H200): unclustered,
+// without stream-K, the deepest ring.
 // Validity is analytic: shared memory, at most 128 FP32 accumulators per thread, no tile twice
 // the GEMM extent, rings no shallower than two below the deepest that fits, splits only up to one
 // wave or while the work units fill >= 3/4 of every round (8 at most), clusters only with TB_M >= 128 and two or
