@@ -48,7 +48,7 @@
 // with higher indices, whose partials come first in their ranges and never wait: no cycle.
 // tuna_hopper_wrw_clear zeroes the flags before each run.
 //
-// Needs C/G % 8 == 0 and K % 8 == 0 (16-byte rows for the copy engine).
+// Needs C/G % 8 == 0 and K/G % 8 == 0 (16-byte aligned rows of each group for the copy engine).
 // Sizes are run-time arguments: one build serves every problem with the same options.
 // Options: TB_M (64, 128, 256), TB_N (64, 128, 256), WG_M (1, 2), STAGES (3..8), CLUSTER_N (1, 2;
 //          2 needs TB_M >= 128), STREAM_K (0, 1; with CLUSTER_N 1 and splits 1), X_TILED (0, 1: 1x1
@@ -106,7 +106,7 @@ constexpr int kStageBytes = (kASlabs + kBSlabs) * kSlabBytes;
 constexpr int kRingBytes = kStages * kStageBytes;
 constexpr int kAcc = kTbN / 2;  // FP32 accumulators per thread of one m64 wgmma
 constexpr int kCluster = CLUSTER_N;
-constexpr int kASlabsOwn = kASlabs / kCluster;  // dy slabs this block loads (and multicasts)
+constexpr int kASlabsOwn = kASlabs / kCluster;  // dy slabs this block loads (and multicasts); TMA_3D: all, in one copy
 #if WG_M == 2
 // Register split (setmaxnreg): 384 threads x 168 at entry = 128 x 40 + 256 x 232.
 constexpr int kProducerRegs = 40;
@@ -222,6 +222,7 @@ TUNA_DEVICE void tuna_wrw_produce(unsigned ring, unsigned full, unsigned empty, 
       tuna_mbar_expect_tx(bar, bytes);
       const int p0 = pt * kPix;
 #if TMA_3D
+      static_assert(kASlabsOwn == kASlabs, "one copy of the whole dy tile");
       tuna_tma_tile_3d(dst, tmap_dy, 0, p0, m_row / 64, bar);  // the tile's kASlabs slabs at once
 #else
 #pragma unroll
