@@ -21,12 +21,7 @@ using solver::PerfConfig;
 using solver::Target;
 
 using testing::AllValid;
-
-Problem NhwcWrw(int64_t n, int64_t c, int64_t k, int64_t h, int64_t w, int64_t fy, int64_t fx, int64_t pad_h,
-                int64_t pad_w, int64_t stride, int64_t dil, int64_t groups, DataType type = DataType::kFp16) {
-  return testing::With(testing::NhwcForward(n, c, k, h, w, fy, fx, pad_h, pad_w, stride, dil, groups),
-                       Direction::kBackwardWeights, type, Layout::kNHWC);
-}
+using testing::NhwcWrw;
 
 // Shapes beyond ResNet-50 that the kernel's indexing must get right.
 std::vector<Problem> WrwEdgeProblems() {

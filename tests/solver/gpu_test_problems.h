@@ -61,6 +61,13 @@ inline Problem NhwcForward(int64_t n, int64_t c, int64_t k, int64_t h, int64_t w
   return With(p, Direction::kForward, type, Layout::kNHWC);
 }
 
+// The same problem's backward weights (NHWC x, dy and dw).
+inline Problem NhwcWrw(int64_t n, int64_t c, int64_t k, int64_t h, int64_t w, int64_t fy, int64_t fx, int64_t pad_h,
+                       int64_t pad_w, int64_t stride, int64_t dil, int64_t groups, DataType type = DataType::kFp16) {
+  return With(NhwcForward(n, c, k, h, w, fy, fx, pad_h, pad_w, stride, dil, groups), Direction::kBackwardWeights, type,
+              Layout::kNHWC);
+}
+
 // Forward problems with thin inputs (C/G <= 8), NHWC FP16 until re-typed, at the small-C solvers'
 // edges: C = 1..8, strides 1-3, dilation, padding per dimension, 1x7 / 7x1 / 5x5 / 7x7 / 1x1
 // filters, groups and depthwise, K tails, odd sizes, a 1x1 output.
