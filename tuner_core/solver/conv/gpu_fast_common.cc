@@ -81,6 +81,18 @@ PerfConfig HopperTile::Config(const SearchSpace& s) const {
   return s.Make({{"TB_M", tb_m}, {"TB_N", tb_n}, {"WG_M", wg_m}, {"STAGES", stages}, {"SPLIT_K", split_k}});
 }
 
+double WaveEfficiency(int64_t blocks, int num_cu) {
+  const int64_t rounds = CeilDiv(blocks, num_cu);
+  return static_cast<double>(blocks) / static_cast<double>(rounds * num_cu);
+}
+
+bool WrwSplitsPay(int64_t tile_units, int split, int64_t pixel_tiles, int num_cu) {
+  if (split == 1) return true;
+  const int64_t blocks = tile_units * split;
+  return blocks <= 8 * num_cu && CeilDiv(pixel_tiles, split) >= 4 &&
+         (blocks <= num_cu || WaveEfficiency(blocks, num_cu) >= 0.75);
+}
+
 Launch HopperWrwReduceLaunch(const Problem& p, int64_t cp, int split_k, int64_t ws_offset) {
   const int64_t rows = p.k * p.fil[1] * p.fil[2];
   const int64_t cg = p.c / p.groups;

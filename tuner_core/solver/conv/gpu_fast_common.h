@@ -69,6 +69,14 @@ struct HopperTile {
   PerfConfig Config(const SearchSpace& s) const;
 };
 
+// Fraction of the persistent blocks' rounds that do work: `blocks` units over `num_cu` SMs.
+double WaveEfficiency(int64_t blocks, int num_cu);
+
+// Whether `split` pixel ranges of `tile_units` output tiles pay in the TMA backward-weights
+// kernels: one split always; more while they fill the GPU and, past one wave, fill >= 3/4 of every
+// round (8 rounds at most), each with 4+ of the `pixel_tiles` pixel tiles.
+bool WrwSplitsPay(int64_t tile_units, int split, int64_t pixel_tiles, int num_cu);
+
 // The launch of tuna_hopper_wrw_reduce (kernels/conv/wrw_reduce.h, built into kernel 0 of
 // TunaHopperWrw and TunaHopperTmaWrw): dw (K*R*S rows of C/G channels) from `split_k` FP32
 // workspace slices of `cp` >= C/G channels per row, `ws_offset` floats into the workspace.

@@ -33,11 +33,6 @@ bool StreamK(const SearchSpace& s, const PerfConfig& c) { return s.Value(c, "STR
 int64_t StreamBlocks(const Problem& p, const HopperTile& t, const Target& target) {
   return std::min<int64_t>(target.num_cu, TileUnits(p, t.tb_m, t.tb_n) * PixelTiles(p));
 }
-// Fraction of the persistent blocks' rounds that do work: `blocks` units over `num_cu` SMs.
-double WaveEfficiency(int64_t blocks, int num_cu) {
-  const int64_t rounds = CeilDiv(blocks, num_cu);
-  return static_cast<double>(blocks) / static_cast<double>(rounds * num_cu);
-}
 PerfConfig Make(const SearchSpace& s, const HopperTile& t, int cluster) {
   return s.Make({{"TB_M", t.tb_m}, {"TB_N", t.tb_n}, {"WG_M", t.wg_m}, {"STAGES", t.stages}, {"SPLIT_K", t.split_k},
                  {"CLUSTER_N", cluster}, {"STREAM_K", 0}});
@@ -157,12 +152,7 @@ absl::Status HopperTmaWrwSolver::IsValid(const Target& target, const Problem& p,
   if (t.stages + 2 < DeepestStages(target, t.tb_m, t.tb_n)) return invalid("ring far shallower than fits");
   if (t.tb_m > 64 && t.tb_m / 2 >= p.k / p.groups) return invalid("TB_M much larger than K/G");
   if (t.tb_n > 64 && t.tb_n / 2 >= SlabColumns(p)) return invalid("TB_N much larger than the filter columns");
-  const int64_t per_split = CeilDiv(PixelTiles(p), t.split_k);
-  // Splits pay while they fill the GPU and, past one wave, fill >= 3/4 of every round (8 at most),
-  // each with 4+ pixel tiles.
-  const int64_t blocks = TileUnits(p, t.tb_m, t.tb_n) * t.split_k;
-  if (t.split_k > 1 && (blocks > 8 * target.num_cu || per_split < 4 ||
-                         (blocks > target.num_cu && WaveEfficiency(blocks, target.num_cu) < 0.75))) {
+  if (!gpu::WrwSplitsPay(TileUnits(p, t.tb_m, t.tb_n), t.split_k, PixelTiles(p), target.num_cu)) {
     return invalid("splits that leave waves part-empty or fill the GPU more than 8 times, or too few pixels per split");
   }
   if (TileUnits(p, t.tb_m, t.tb_n) * t.split_k > int64_t{0x7fffffff}) return invalid("too many work units");
