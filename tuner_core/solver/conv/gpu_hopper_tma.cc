@@ -198,14 +198,14 @@ bool XTiled(const ConvPlan& p) {
   return q.lower_h == 0 && q.lower_w == 0 && q.estride_h == 1 && q.estride_w == 1;
 }
 
-backend::TensorMapSpec XTiledMap(const ConvPlan& p, int pixels, int channels) {
+backend::TensorMapSpec MatrixMap(int64_t channels, int64_t pixels, int box_pixels, int box_channels) {
   backend::TensorMapSpec m;
   m.rank = 2;
   m.element_bytes = 2;
-  m.dims = {static_cast<uint64_t>(p.c), static_cast<uint64_t>(p.n * p.hx * p.wx), 0, 0, 0};
-  m.strides_bytes = {static_cast<uint64_t>(p.c) * 2, 0, 0, 0};
-  m.box = {static_cast<uint32_t>(channels), static_cast<uint32_t>(pixels), 0, 0, 0};
-  m.swizzle = gpu::RowSwizzle(channels);
+  m.dims = {static_cast<uint64_t>(channels), static_cast<uint64_t>(pixels), 0, 0, 0};
+  m.strides_bytes = {static_cast<uint64_t>(channels) * 2, 0, 0, 0};
+  m.box = {static_cast<uint32_t>(box_channels), static_cast<uint32_t>(box_pixels), 0, 0, 0};
+  m.swizzle = gpu::RowSwizzle(box_channels);
   return m;
 }
 

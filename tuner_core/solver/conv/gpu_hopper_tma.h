@@ -77,12 +77,15 @@ ConvPlan BackwardDataPlan(const Problem& p);
 backend::TensorMapSpec XMap(const ConvPlan& p, const Phase& q, int pixels, int channels = 64);
 
 // 1x1 filters, stride 1, no padding, one phase: x is the (C, P) matrix, which a tiled map
-// (XTiledMap, boxes of `channels` x `pixels`) reads faster than im2col rows where a stage's
-// copies are small: TunaHopperTmaWrw's 1x1 layers 12-28 % faster (its -DX_TILED=1; ResNet-50
-// FP16 N=32, H200, 2026-12-04). TunaHopperTmaFwd/Bwd keep im2col: their 1x1 layers timed the same
-// within 2 % with the tiled map (same call).
+// (MatrixMap) reads faster than im2col rows where a stage's copies are small: TunaHopperTmaWrw's
+// 1x1 layers 12-28 % faster (its -DX_TILED=1; ResNet-50 FP16 N=32, H200, 2026-12-04).
+// TunaHopperTmaFwd/Bwd keep im2col: their 1x1 layers timed the same within 2 % with the tiled map
+// (same call).
 bool XTiled(const ConvPlan& p);
-backend::TensorMapSpec XTiledMap(const ConvPlan& p, int pixels, int channels);
+
+// A dense NHWC tensor of `channels` channels and `pixels` pixels (N*H*W) as its (channels, pixels)
+// matrix: a tiled map with boxes of `box_channels` x `box_pixels`, in the swizzle of that row width.
+backend::TensorMapSpec MatrixMap(int64_t channels, int64_t pixels, int box_pixels, int box_channels);
 
 // The target and the original problem `p` (of any direction: type, layout, density), then the
 // plan (C/G % 64, phases, the copy engine's bounding boxes, sizes).

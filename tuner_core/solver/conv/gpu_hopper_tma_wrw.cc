@@ -46,8 +46,8 @@ int DeepestStages(const Target& target, int tb_m, int tb_n) {
 // The default's cost model: a config's time from the copy engine's cost per 8 KiB slab, the
 // tensor cores' per stage, the epilogue's stores and the split-K reduce. Constants fitted to every
 // valid config of the 22 ResNet-50 FP16 N=32 layers (H200, 2026-12-04, 25,115 timings): the
-// pick is 1.054x the best config (geomean, max 1.21x) where the earlier rule (the largest tile
-// whose splits fill the waves) was 1.25x (max 1.65x). Clock cycles at 1.98 GHz.
+// pick is 1.060x the best config (geomean, max 1.21x; in-sample) where the earlier rule (the
+// largest tile whose splits fill the waves) was 1.25x (max 1.65x). Clock cycles at 1.98 GHz.
 constexpr double kTiledSlabClk = 200;   // a tiled 64 x 64 copy (dy; x with X_TILED)
 constexpr double kIm2colSlabClk = 900;  // an im2col 64 x 64 copy of x
 constexpr double kNarrowMmaEff = 0.6;   // wgmma with N = 64 against N >= 128
@@ -59,22 +59,14 @@ constexpr double kClkPerUs = 1980;
 
 // dy as a (K, P) matrix: boxes of 64 channels x 64 pixels, 128-byte swizzle (one MN-major slab).
 backend::TensorMapSpec DyMap(const Problem& p) {
-  backend::TensorMapSpec m;
-  m.rank = 2;
-  m.element_bytes = 2;
-  m.dims = {static_cast<uint64_t>(p.k), static_cast<uint64_t>(OutputPixels(p)), 0, 0, 0};
-  m.strides_bytes = {static_cast<uint64_t>(p.k) * 2, 0, 0, 0};
-  m.box = {kChunk, kPixelsPerStage, 0, 0, 0};
-  m.swizzle = backend::TensorMapSpec::Swizzle::k128B;
-  return m;
+  return hopper_tma::MatrixMap(p.k, OutputPixels(p), kPixelsPerStage, kChunk);
 }
 
 // TMA_3D: where every group's rows (K/G) and, for the tiled x, its channels (C/G) are whole
 // 64-channel slabs and blocks run alone, a stage's slabs of dy (and of x) come in one 3-D copy of
 // the (64, P, rows / 64) view instead of one 2-D copy per slab (0-7 % on ResNet-50's late layers,
 // H200, 2026-12-04).
-bool ThreeD(const Problem& p, int cluster) {
-  const bool x_tiled = hopper_tma::XTiled(hopper_tma::ForwardPlan(p));
+bool ThreeD(const Problem& p, int cluster, bool x_tiled) {
   return cluster == 1 && (p.k / p.groups) % 64 == 0 && (!x_tiled || (p.c / p.groups) % 64 == 0);
 }
 // A (rows, P) map as (64, P, rows / 64), boxes of `slabs` 64 x 64 slabs.
@@ -87,8 +79,7 @@ backend::TensorMapSpec ThreeDMap(backend::TensorMapSpec m, int slabs) {
   return m;
 }
 
-double PredictUs(const Problem& p, const HopperTile& t, int num_cu) {
-  const bool x_tiled = hopper_tma::XTiled(hopper_tma::ForwardPlan(p));
+double PredictUs(const Problem& p, const HopperTile& t, int num_cu, bool x_tiled) {
   const double load = (t.tb_m / 64) * kTiledSlabClk + (t.tb_n / 64) * (x_tiled ? kTiledSlabClk : kIm2colSlabClk);
   const double mma = t.tb_m * t.tb_n * 64.0 * 2 / 4096 / (t.tb_n >= 128 ? 1.0 : kNarrowMmaEff);
   const int64_t rounds = CeilDiv(TileUnits(p, t.tb_m, t.tb_n) * t.split_k, num_cu);
@@ -177,6 +168,7 @@ PerfConfig HopperTmaWrwSolver::DefaultConfig(const Target& target, const Problem
   // (PredictUs) times fastest; on a tie the taller tile and two consumer warpgroups (ResNet-50's
   // C 2048, 7x7, K 512 layer: 128 x 64 0.0126 ms, 64 x 128 0.0135).
   const SearchSpace space = Space(target, p);
+  const bool x_tiled = hopper_tma::XTiled(hopper_tma::ForwardPlan(p));
   std::optional<HopperTile> best;
   double best_us = 0;
   for (int tb_m : {256, 128, 64}) {
@@ -186,7 +178,7 @@ PerfConfig HopperTmaWrwSolver::DefaultConfig(const Target& target, const Problem
         for (int split = 1; split <= 64; ++split) {
           t.split_k = split;
           if (!IsValid(target, p, Make(space, t, 1)).ok()) continue;
-          const double us = PredictUs(p, t, target.num_cu);
+          const double us = PredictUs(p, t, target.num_cu, x_tiled);
           if (!best || us < best_us) best = t, best_us = us;
         }
       }
@@ -212,7 +204,7 @@ absl::StatusOr<Solution> HopperTmaWrwSolver::GetSolution(const Target& target, c
   if (stream) build.entries.push_back("tuna_hopper_wrw_clear"), build.options.push_back("-DSTREAM_K=1");
   const bool x_tiled = hopper_tma::XTiled(plan);  // 1x1, stride 1, no padding
   if (x_tiled) build.options.push_back("-DX_TILED=1");
-  const bool three_d = ThreeD(p, cluster);
+  const bool three_d = ThreeD(p, cluster, x_tiled);
   if (three_d) build.options.push_back("-DTMA_3D=1");
   Solution sol;
   sol.kernels.push_back(build);
@@ -226,7 +218,7 @@ absl::StatusOr<Solution> HopperTmaWrwSolver::GetSolution(const Target& target, c
                                           : cluster * std::min<int64_t>(units, std::max(1, target.num_cu / cluster)));
   l.block.x = static_cast<uint32_t>(128 * (t.wg_m + 1));
   l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.stages);
-  backend::TensorMapSpec xmap = x_tiled ? hopper_tma::XTiledMap(plan, kPixelsPerStage, kChunk)
+  backend::TensorMapSpec xmap = x_tiled ? hopper_tma::MatrixMap(p.c, p.n * p.in[1] * p.in[2], kPixelsPerStage, kChunk)
                                         : hopper_tma::XMap(plan, q, kPixelsPerStage);
   if (three_d && x_tiled) xmap = ThreeDMap(xmap, t.tb_n / 64);
   l.args = {KernelArg::TensorMap(BufferRole::kX, xmap),
