@@ -9,12 +9,33 @@
 #include "schema/store/session_store.h"
 #include "schema/store/solver_store.h"
 #include "spdlog/spdlog.h"
+#include "tuner_core/problem/driver_line.h"
 
 namespace tuna::admin {
 namespace {
 
 double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// "LINE: why" for each config of `configs` that no record of its block of `per_config` applies to.
+std::vector<std::string> Unsolved(const std::vector<schema::StoredConfig>& configs,
+                                  const std::vector<schema::ApplicabilityRecord>& records, size_t per_config) {
+  std::vector<std::string> out;
+  for (size_t ci = 0; ci < configs.size(); ++ci) {
+    const auto first = records.begin() + static_cast<std::ptrdiff_t>(ci * per_config);
+    const auto last = first + static_cast<std::ptrdiff_t>(per_config);
+    if (std::any_of(first, last, [](const schema::ApplicabilityRecord& r) { return r.applicable; })) continue;
+    std::string why = "no solver handles its direction";
+    for (auto r = first; r != last; ++r) {
+      if (r->reason.rfind("direction ", 0) != 0) {
+        why = r->reason;
+        break;
+      }
+    }
+    out.push_back(absl::StrCat(ToDriverLine(configs[ci].problem), ": ", why));
+  }
+  return out;
 }
 
 }  // namespace
@@ -118,6 +139,7 @@ absl::StatusOr<ApplicabilityReport> UpdateApplicability(schema::Database& db,
                            ForStage(options.progress, "configs checked"));
   report.compute_seconds = SecondsSince(t0);
   for (const auto& r : records) (r.applicable ? report.applicable : report.not_applicable)++;
+  report.unsolved = Unsolved(*configs, records, solvers->size());
 
   auto t1 = std::chrono::steady_clock::now();
   schema::ApplicabilityStore store(db);
@@ -129,6 +151,7 @@ absl::StatusOr<ApplicabilityReport> UpdateApplicability(schema::Database& db,
                "compute, {:.2f} s store)",
                options.session_id, report.configs, report.solvers, report.applicable,
                report.compute_seconds, report.store_seconds);
+  for (const std::string& u : report.unsolved) spdlog::warn("no solver applies to {}", u);
   return report;
 }
 

@@ -44,6 +44,9 @@ struct ApplicabilityReport {
   int64_t solvers = 0;
   int64_t applicable = 0;
   int64_t not_applicable = 0;
+  // Configs no solver applies to (they get no job): "LINE: why" (the reason of the first solver
+  // that handles the config's direction), in config order.
+  std::vector<std::string> unsolved;
   double compute_seconds = 0;
   double store_seconds = 0;
 };

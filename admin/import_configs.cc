@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
 #include "tuner_core/problem/driver_line.h"
+#include "tuner_core/problem/transpose.h"
 
 namespace tuna::admin {
 namespace {
@@ -21,8 +22,10 @@ absl::Status ValidateTag(const std::string& tag) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<ImportReport> Import(schema::Database& db, const DriverFile& file,
-                                    const std::string& source, const ImportOptions& options) {
+// Transposed lines are stored as the convolutions MIOpen runs them as (problem/transpose.h).
+absl::StatusOr<ImportReport> Import(schema::Database& db, DriverFile file, const std::string& source,
+                                    const ImportOptions& options) {
+  const int transposed = ConvertTransposed(file);
   if (!file.errors.empty()) {
     std::string msg = absl::StrCat(file.errors.size(), " bad line",
                                    file.errors.size() == 1 ? "" : "s", " in ", source,
@@ -36,6 +39,7 @@ absl::StatusOr<ImportReport> Import(schema::Database& db, const DriverFile& file
     return absl::InvalidArgumentError(absl::StrCat(source, " holds no driver lines"));
   }
   ImportReport report;
+  report.transposed = transposed;
   std::vector<Problem> problems;
   for (const DriverFileLine& line : file.lines) {
     ++report.lines;
@@ -67,9 +71,9 @@ absl::StatusOr<ImportReport> Import(schema::Database& db, const DriverFile& file
     return absl::OkStatus();
   });
   if (!st.ok()) return st;
-  spdlog::info("import {} tag={}: {} lines, {} configs new, {} known, {} tags added", source,
+  spdlog::info("import {} tag={}: {} lines, {} configs new, {} known, {} tags added, {} transposed", source,
                options.tag, report.lines, report.configs_new, report.configs_known,
-               report.tags_added);
+               report.tags_added, report.transposed);
   return report;
 }
 
@@ -91,7 +95,7 @@ absl::StatusOr<ImportReport> ImportDriverFile(schema::Database& db, const std::s
     const auto n = static_cast<int64_t>(file->lines.size() + file->errors.size());
     options.progress("lines parsed", n, n);
   }
-  return Import(db, *file, path, options);
+  return Import(db, *std::move(file), path, options);
 }
 
 }  // namespace tuna::admin

@@ -4,7 +4,8 @@
 // The whole file is one transaction: either every line is imported or nothing is written.
 // Lines are parsed first (all of them, so every bad line is reported at once); duplicates
 // inside the file and configs already in the database merge by ConfigHash; only new
-// (config, tag) pairs are added.
+// (config, tag) pairs are added. A transposed line (`-m trans`) is stored as the convolution
+// MIOpen runs it as (tuner_core/problem/transpose.h): same db keys, solved by every solver.
 // Threads: safe to call concurrently (the database serialises conflicting imports).
 #pragma once
 
@@ -31,6 +32,7 @@ struct ImportReport {
   int64_t configs_new = 0;
   int64_t configs_known = 0;  // unique_configs - configs_new
   int64_t tags_added = 0;     // (config, tag) rows added
+  int64_t transposed = 0;     // problems of `-m trans` lines, stored as their convolutions
 };
 
 // Errors: InvalidArgument for a bad tag, an empty file, or bad lines — then the message lists

@@ -50,11 +50,16 @@ int RunImport(const GlobalOptions& global, const ImportFlags& f) {
                {"problems", r->problems},
                {"configs_new", r->configs_new},
                {"configs_known", r->configs_known},
-               {"tags_added", r->tags_added}},
+               {"tags_added", r->tags_added},
+               {"transposed", r->transposed}},
               progress.Seconds(), [&] {
                 std::cout << "lines read:     " << r->lines << " (" << r->problems << " problems, "
-                          << r->unique_configs << " distinct)\n"
-                          << "configs new:    " << r->configs_new << "\n"
+                          << r->unique_configs << " distinct)\n";
+                if (r->transposed > 0) {
+                  std::cout << "transposed:     " << r->transposed
+                            << " (stored as the convolutions MIOpen runs them as: same db keys)\n";
+                }
+                std::cout << "configs new:    " << r->configs_new << "\n"
                           << "configs known:  " << r->configs_known << "\n"
                           << "tags added:     " << r->tags_added << " (tag " << f.tag << ")\n"
                           << "time:           " << FormatDuration(progress.Seconds()) << "\n";

@@ -27,6 +27,7 @@
 #include "schema/embedded/mariadb_server.h"
 #include "fmt/format.h"
 #include "tuner_core/problem/driver_line.h"
+#include "tuner_core/problem/transpose.h"
 #include "tuner_core/search/report.h"
 #include "tuner_core/search/session.h"
 #include "tuner_core/solver/registry.h"
@@ -249,13 +250,23 @@ std::optional<std::vector<Problem>> ReadProblems(const TuneArgs& a) {
       UsageError(std::string(p.status().message()));
       return std::nullopt;
     }
-    return *std::move(p);
+    std::vector<Problem> problems;
+    for (const Problem& each : *p) {
+      absl::StatusOr<Problem> q = AsConvolution(each);  // transposed: as MIOpen runs it
+      if (!q.ok()) {
+        UsageError(std::string(q.status().message()));
+        return std::nullopt;
+      }
+      problems.push_back(*std::move(q));
+    }
+    return problems;
   }
   auto f = ParseDriverFile(a.file);
   if (!f.ok()) {
     UsageError(std::string(f.status().message()));
     return std::nullopt;
   }
+  ConvertTransposed(*f);
   for (const auto& e : f->errors) {
     std::fprintf(stderr, "tuna tune: %s:%d: %s\n", a.file.c_str(), e.line_number, e.reason.c_str());
   }

@@ -226,8 +226,11 @@ absl::Status PipelineRun::Prepare() {
   auto imported = Patiently(patience_, "import", [&] { return admin::ImportDriverFile(db_, o_.file, io); });
   if (!imported.ok()) return Stage("import", imported.status());
   report_.configs = imported->unique_configs;
-  Say(fmt::format("imported {} line(s): {} config(s) ({} new) under tag '{}'", imported->lines,
-                  imported->unique_configs, imported->configs_new, tag));
+  Say(fmt::format("imported {} line(s): {} config(s) ({} new) under tag '{}'{}", imported->lines,
+                  imported->unique_configs, imported->configs_new, tag,
+                  imported->transposed > 0
+                      ? fmt::format("; {} transposed problem(s) run as their convolutions", imported->transposed)
+                      : ""));
   schema::SolverStore solvers(db_);
   auto synced = Patiently(patience_, "solvers update",
                           [&] { return solvers.Sync(admin::SolverRecords(registry_)); });
@@ -302,6 +305,12 @@ absl::Status PipelineRun::LoadJobs(const std::string& tag) {
   Say(fmt::format("{} applicable (config, solver) pair(s); {} job(s) loaded{}", app->applicable,
                   loaded->added,
                   loaded->existing ? fmt::format(", {} from the earlier run", loaded->existing) : ""));
+  if (!app->unsolved.empty()) {
+    constexpr size_t kShown = 3;
+    Say(fmt::format("{} config(s) no solver applies to get no result{}:", app->unsolved.size(),
+                    app->unsolved.size() > kShown ? fmt::format(" (first {}; all in the log)", kShown) : ""));
+    for (size_t i = 0; i < std::min(kShown, app->unsolved.size()); ++i) Say("  " + app->unsolved[i]);
+  }
   return absl::OkStatus();
 }
 

@@ -149,6 +149,39 @@ TEST_CASE_METHOD(MariadbTest, "A bad line anywhere: error names every bad line, 
   CHECK(Scalar(db(), "SELECT COUNT(*) FROM config_tag WHERE tag = 'after'") == 0);
 }
 
+TEST_CASE_METHOD(MariadbTest, "Transposed lines are stored as the convolutions MIOpen runs them as",
+                 "[mariadb][admin][import]") {
+  // Transposed forward of x (2, 8, 9, 11): the backward data of the convolution of y (2, 4, 18, 21).
+  const std::string trans =
+      "convfp16 -n 2 -c 8 -H 9 -W 11 -k 4 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -l 1 -j 1 -m trans -g 1 -F 0 "
+      "--trans_output_pad_h 1\n";
+  auto r = ImportDriverText(db(), trans, Tag("gan"));
+  REQUIRE(r.ok());
+  CHECK(r->problems == 3);
+  CHECK(r->transposed == 3);
+  CHECK(r->configs_new == 3);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM conv_config WHERE mode = 'trans'") == 0);
+  CHECK(Scalar(db(), "SELECT COUNT(*) FROM conv_config WHERE direction = 'B' AND in_channels = 4 AND "
+                     "out_channels = 8 AND in_h = 18 AND in_w = 21") == 1);
+  // The same convolutions written as such are the same configs.
+  auto again = ImportDriverText(
+      db(),
+      "convfp16 -n 2 -c 4 -H 18 -W 21 -k 8 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -l 1 -j 1 -m conv -g 1 -F 2\n",
+      Tag("gan"));
+  REQUIRE(again.ok());
+  CHECK(again->transposed == 0);
+  CHECK(again->configs_known == 1);
+  // No convolution has the shape of an output padding past the stride (but below the dilation).
+  const std::string before = Fingerprint(db());
+  auto bad = ImportDriverText(
+      db(), "conv -n 1 -c 4 -H 5 -W 5 -k 6 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -l 3 -j 1 -m trans -F 1 -Y 2\n",
+      Tag("gan"));
+  REQUIRE_FALSE(bad.ok());
+  CHECK(std::string(bad.status().message()).find("line 1: transposed convolution with trans_output_pad_h 2") !=
+        std::string::npos);
+  CHECK(Fingerprint(db()) == before);
+}
+
 TEST_CASE_METHOD(MariadbTest, "Tags with quotes, backslashes, SQL and UTF-8 are kept verbatim",
                  "[mariadb][admin][import]") {
   const std::vector<std::string> tags = {

@@ -75,7 +75,9 @@ TensorDesc Problem::YDesc() const {
 }
 
 double Problem::Flops() const {
-  const Dhw o = Out();
+  // Every filter tap meets every element of the smaller side: the output in convolution mode,
+  // the input in transposed mode (which scatters each input element through the filter).
+  const Dhw o = mode == ConvMode::kTrans ? in : Out();
   return 2.0 * double(n) * double(k) * double(c / groups) * double(fil[0] * fil[1] * fil[2]) *
          double(o[0] * o[1] * o[2]);
 }

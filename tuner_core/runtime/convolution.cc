@@ -1,12 +1,14 @@
 #include "tuner_core/runtime/convolution.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
 #include "tuner_core/reference/element.h"
 #include "tuner_core/reference/fill.h"
 #include "tuner_core/heuristics/config_scorer.h"
+#include "tuner_core/problem/transpose.h"
 #include "tuner_core/runtime/command_log.h"
 #include "tuner_core/search/tuner.h"
 
@@ -346,12 +348,19 @@ absl::StatusOr<ConvSolution> CompileChosen(Handle& h, const Problem& p, ConvSolu
   return s;
 }
 
+// A transposed problem's buffers as its convolution's (problem/transpose.h): x and y swap roles.
+solver::ConvBuffers SolvedBuffers(const Problem& given, solver::ConvBuffers b) {
+  if (given.mode == ConvMode::kTrans) std::swap(b.x, b.y);
+  return b;
+}
+
+// `p` as the caller gave it (logged so); PrepareSolution solves its convolution.
 absl::Status RunLogged(Handle& h, const Problem& p, uint64_t solver_id, const solver::ConvBuffers& buffers,
                        bool immediate) {
   absl::StatusOr<const PreparedInvoker*> inv = PrepareSolution(h, p, solver_id);
   if (!inv.ok()) return inv.status();
   if (h.config().logging_cmd) h.LogCommand(LogCmdLine(h.backend().Kind(), "LogCmdConvolution", p, immediate));
-  return const_cast<PreparedInvoker*>(*inv)->invoker->Run(buffers);
+  return const_cast<PreparedInvoker*>(*inv)->invoker->Run(SolvedBuffers(p, buffers));
 }
 
 }  // namespace
@@ -369,8 +378,11 @@ std::string_view ChoiceSourceName(ChoiceSource s) {
   return "?";
 }
 
-absl::StatusOr<FindResult> FindConvolution(Handle& h, const Problem& p, const FindOptions& opts) {
-  if (h.config().logging_cmd) h.LogCommand(LogCmdLine(h.backend().Kind(), "LogCmdFindConvolution", p, false));
+absl::StatusOr<FindResult> FindConvolution(Handle& h, const Problem& given, const FindOptions& opts) {
+  if (h.config().logging_cmd) h.LogCommand(LogCmdLine(h.backend().Kind(), "LogCmdFindConvolution", given, false));
+  absl::StatusOr<Problem> conv = AsConvolution(given);
+  if (!conv.ok()) return conv.status();
+  const Problem& p = *conv;
   FindResult result;
   FindTrace& trace = result.trace;
   const FindMode mode = EffectiveFindMode(h.config().find_mode, h.config().find_enforce);
@@ -432,7 +444,10 @@ absl::StatusOr<FindResult> FindConvolution(Handle& h, const Problem& p, const Fi
   return result;
 }
 
-absl::StatusOr<std::vector<ConvSolution>> GetSolution(Handle& h, const Problem& p, size_t max_count) {
+absl::StatusOr<std::vector<ConvSolution>> GetSolution(Handle& h, const Problem& given, size_t max_count) {
+  absl::StatusOr<Problem> conv = AsConvolution(given);
+  if (!conv.ok()) return conv.status();
+  const Problem& p = *conv;
   std::vector<ConvSolution> v = DbSolutions(h, p);
   if (v.empty()) v = FallbackSolutions(h, p);
   if (v.empty()) {
@@ -449,7 +464,10 @@ absl::StatusOr<size_t> GetSolutionCount(Handle& h, const Problem& p) {
   return v->size();
 }
 
-absl::StatusOr<const PreparedInvoker*> PrepareSolution(Handle& h, const Problem& p, uint64_t solver_id) {
+absl::StatusOr<const PreparedInvoker*> PrepareSolution(Handle& h, const Problem& given, uint64_t solver_id) {
+  absl::StatusOr<Problem> conv = AsConvolution(given);
+  if (!conv.ok()) return conv.status();
+  const Problem& p = *conv;
   const solver::RegisteredSolver* r = h.registry().ById(solver_id);
   if (r == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown solver id ", solver_id));
   if (!IsApplicable(h, p, *r)) {
@@ -460,7 +478,10 @@ absl::StatusOr<const PreparedInvoker*> PrepareSolution(Handle& h, const Problem&
   return *inv;
 }
 
-absl::StatusOr<uint64_t> GetSolutionWorkspaceSize(Handle& h, const Problem& p, uint64_t solver_id) {
+absl::StatusOr<uint64_t> GetSolutionWorkspaceSize(Handle& h, const Problem& given, uint64_t solver_id) {
+  absl::StatusOr<Problem> conv = AsConvolution(given);
+  if (!conv.ok()) return conv.status();
+  const Problem& p = *conv;
   const solver::RegisteredSolver* r = h.registry().ById(solver_id);
   if (r == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown solver id ", solver_id));
   if (!IsApplicable(h, p, *r)) {
@@ -473,12 +494,12 @@ absl::Status CompileSolution(Handle& h, const Problem& p, uint64_t solver_id) {
   return PrepareSolution(h, p, solver_id).status();
 }
 
-absl::Status Immediate(Handle& h, const Problem& p, uint64_t solver_id, const solver::ConvBuffers& buffers) {
-  return RunLogged(h, p, solver_id, buffers, true);
+absl::Status Immediate(Handle& h, const Problem& given, uint64_t solver_id, const solver::ConvBuffers& buffers) {
+  return RunLogged(h, given, solver_id, buffers, true);
 }
 
-absl::Status RunConvolution(Handle& h, const Problem& p, uint64_t solver_id, const solver::ConvBuffers& buffers) {
-  return RunLogged(h, p, solver_id, buffers, false);
+absl::Status RunConvolution(Handle& h, const Problem& given, uint64_t solver_id, const solver::ConvBuffers& buffers) {
+  return RunLogged(h, given, solver_id, buffers, false);
 }
 
 absl::StatusOr<std::vector<double>> TimeConvolution(Handle& h, const Problem& p, uint64_t solver_id,
@@ -487,7 +508,8 @@ absl::StatusOr<std::vector<double>> TimeConvolution(Handle& h, const Problem& p,
   if (!inv.ok()) return inv.status();
   if (h.config().logging_cmd) h.LogCommand(LogCmdLine(h.backend().Kind(), "LogCmdConvolution", p, false));
   solver::Invoker* invoker = (*inv)->invoker.get();
-  return h.device().TimeLaunches([&] { return invoker->Run(buffers); }, std::max(1, iterations));
+  const solver::ConvBuffers solved = SolvedBuffers(p, buffers);
+  return h.device().TimeLaunches([&] { return invoker->Run(solved); }, std::max(1, iterations));
 }
 
 }  // namespace tuna::runtime

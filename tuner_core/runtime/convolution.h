@@ -92,6 +92,10 @@ struct FindResult {
   FindTrace trace;
 };
 
+// Every function below takes a transposed problem (ConvMode::kTrans) as MIOpen's API does: it
+// runs as its convolution (tuner_core/problem/transpose.h), whose x is the given y and whose y
+// the given x (buffers are passed as the transposed problem names them); InvalidArgument when it
+// has no convolution form. Commands are logged as given.
 absl::StatusOr<FindResult> FindConvolution(Handle& handle, const Problem& problem,
                                            const FindOptions& options = {});
 

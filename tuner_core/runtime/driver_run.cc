@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "fmt/format.h"
 #include "tuner_core/problem/driver_line.h"
+#include "tuner_core/problem/transpose.h"
 #include "tuner_core/reference/element.h"
 #include "tuner_core/reference/fill.h"
 #include "tuner_core/reference/reference_conv.h"
@@ -194,9 +195,13 @@ absl::Status ReadDriverRunFlags(const std::vector<std::string>& args, DriverRunF
   return absl::OkStatus();
 }
 
-absl::StatusOr<DriverRunReport> RunDriverProblem(Handle& h, const Problem& p,
+absl::StatusOr<DriverRunReport> RunDriverProblem(Handle& h, const Problem& given,
                                                  const DriverRunFlags& f, std::ostream& out) {
-  out << "problem: " << ToDriverLine(p) << "\n";
+  out << "problem: " << ToDriverLine(given) << "\n";
+  absl::StatusOr<Problem> conv = AsConvolution(given);
+  if (!conv.ok()) return conv.status();
+  const Problem& p = *conv;
+  if (given.mode == ConvMode::kTrans) out << "runs as: " << ToDriverLine(p) << " (as MIOpen runs it)\n";
   const bool immediate = f.solution != "-1";
   absl::StatusOr<uint64_t> solver_id =
       immediate ? ChooseImmediate(h, p, f.solution, out) : ChooseByFind(h, p, f.search != 0, out);

@@ -41,6 +41,8 @@ struct DriverRunReport {
   bool verified = true;  // false: -V found a wrong output
 };
 
+// One problem as MIOpenDriver runs it (Find or -S, run, -t time, -V verify); a transposed one as
+// its convolution (problem/transpose.h), printed as "runs as: LINE".
 absl::StatusOr<DriverRunReport> RunDriverProblem(Handle& handle, const Problem& problem,
                                                  const DriverRunFlags& flags, std::ostream& out);
 
