@@ -4,7 +4,9 @@
 # 2. `tuna driver` with MIOPEN_SYSTEM_DB_PATH at that export picks the tuned solution ("from system
 #    db"), loads its kernel from the exported .kdb (0 compilations) and verifies;
 # 3. with an empty system db the choice comes from elsewhere, and the output still verifies;
-# 4. the MIOPEN_ENABLE_LOGGING_CMD lines re-import (`tuna import`) to the same configs.
+# 4. a transposed line (-m trans) is tuned, exported and run as the convolution MIOpen runs it as,
+#    under MIOpen's key for it;
+# 5. the MIOPEN_ENABLE_LOGGING_CMD lines re-import (`tuna import`) to the same configs.
 set -euo pipefail
 tuna="$TEST_SRCDIR/$TEST_WORKSPACE/cli/tuna"
 work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/e2e.XXXXXX")
@@ -14,7 +16,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 fwd="./bin/MIOpenDriver conv -n 2 -c 16 -H 12 -W 12 -k 16 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -l 1 -j 1 -m conv -g 1 -F 1 -t 1"
 bwd="./bin/MIOpenDriver conv -n 2 -c 8 -H 10 -W 10 -k 16 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -m conv -g 1 -F 2 -t 1"
-printf '# two small problems\n%s\n%s\n' "$fwd" "$bwd" >"$work/small.txt"
+trans="./bin/MIOpenDriver conv -n 2 -c 16 -H 6 -W 6 -k 8 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -l 1 -j 1 -m trans -g 1 -F 1 -Y 1 -X 1 -t 1"
+printf '# three small problems\n%s\n%s\n%s\n' "$fwd" "$bwd" "$trans" >"$work/small.txt"
 
 "$tuna" --data-dir "$data" tune -f "$work/small.txt" -o "$work/out" --budget 3 --backend cpu \
   >"$work/tune.txt" 2>"$work/tune.err" || { cat "$work/tune.txt" "$work/tune.err"; fail "tune"; }
@@ -25,7 +28,8 @@ if grep -q "\[info\]" "$work/tune.err"; then cat "$work/tune.err"; fail "info lo
 cat "$work/tune.txt"
 fdb=$(ls "$work"/out/*.CPU.fdb.txt) || fail "no find db written"
 ls "$work"/out/*.db "$work"/out/*.kdb >/dev/null || fail "no perf db / kernel db written"
-[ "$(wc -l <"$fdb")" -eq 2 ] || fail "find db should have one line per problem: $(cat "$fdb")"
+cat "$work/tune.txt" "$work/tune.err" | grep -q "1 transposed problem(s) run as their convolutions" || fail "transposed line not reported"
+[ "$(wc -l <"$fdb")" -eq 3 ] || fail "find db should have one line per problem: $(cat "$fdb")"
 best=$(head -n 1 "$fdb" | sed 's/^[^=]*=\([^:]*\):.*/\1/')
 echo "fastest solver of the first find-db line: $best"
 
@@ -56,6 +60,13 @@ echo "kernel time with the tuned db ${t_tuned} ms, with an empty db ${t_plain} m
 run_driver "$work/out" "$work/user3" "$work/log.txt" \
   conv -n 2 -c 8 -H 10 -W 10 -k 16 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -m conv -g 1 -F 2 >/dev/null ||
   fail "driver backward data"
+targs=(conv -n 2 -c 16 -H 6 -W 6 -k 8 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -l 1 -j 1 -m trans -g 1 -F 1 -Y 1 -X 1)
+tr=$(run_driver "$work/out" "$work/user4" "$work/log.txt" "${targs[@]}") || fail "driver transposed"
+echo "$tr"
+grep -q "^runs as: .* -F 2 " <<<"$tr" || fail "the transposed forward did not run as a backward data"
+grep -q "from system db" <<<"$tr" || fail "the transposed problem's tuned solution did not come from the system db"
+grep -q "kernels: 0 compiled" <<<"$tr" || fail "the transposed problem's kernel was not in the kernel db"
+grep -q "Verifies OK on CPU reference" <<<"$tr" || fail "transposed run did not verify"
 grep 'Command \[' "$work/log.txt" >"$work/logged.txt" || fail "no LOGGING_CMD lines"
 imported=$("$tuna" --data-dir "$data" import -t logged -f "$work/logged.txt" --json) || fail "re-import"
 echo "$imported"

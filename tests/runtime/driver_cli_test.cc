@@ -114,6 +114,33 @@ TEST_CASE("tuna driver: a system find db makes the choice (\"system db\"); -S im
   CHECK(unknown.rc != 0);
 }
 
+TEST_CASE("tuna driver -m trans: runs as the convolution MIOpen runs, reads MIOpen's keys for it") {
+  TempDir user("cli4_user"), sys("cli4_sys"), cache("cli4_cache");
+  const std::string trans =
+      "conv -n 1 -c 6 -H 5 -W 5 -k 4 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -l 1 -j 1 -m trans -g 1 -F 1 -Y 1 -X 1";
+  const Problem p = testing::ParseOne(trans);
+  auto h = testing::CpuHandle(testing::CpuConfig(user.str(), sys.str(), cache.str()));
+  REQUIRE(h.ok());
+  // A MIOpen find db files a transposed forward under its backward-data key, with a B solver.
+  db::FindDb system;
+  system[FindDbKey(p)] = {{"ConvDirectNaiveConvBwd", 0.125f, 0, "miopenConvolutionBwdDataAlgoDirect"}};
+  REQUIRE(db::WriteFindDbFile((*h)->db().files().system_find_db, system).ok());
+  const std::string env = "HOME=" + user.str() + " MIOPEN_USER_DB_PATH=" + user.str() + " MIOPEN_SYSTEM_DB_PATH=" +
+                          sys.str() + " MIOPEN_CUSTOM_CACHE_DIR=" + cache.str();
+  Run a = Exec(env + " MIOPEN_FIND_MODE=FAST", trans + " -V 1");
+  INFO(a.out);
+  REQUIRE(a.rc == 0);
+  CHECK(Has(a, "runs as: ./bin/MIOpenDriver conv -n 1 -c 4 -H 10 -W 10 -k 6 "));
+  CHECK(Has(a, " -F 2 "));
+  CHECK(Has(a, "solver: ConvDirectNaiveConvBwd (id 86) from system db"));
+  CHECK(Has(a, "Verifies OK"));
+  Run found = Exec(env + " MIOPEN_FIND_MODE=NORMAL", trans + " -V 1");
+  INFO(found.out);
+  REQUIRE(found.rc == 0);
+  CHECK(Has(found, "from benchmark"));
+  CHECK(Has(found, "Verifies OK"));
+}
+
 TEST_CASE("tuna driver -s 1: search writes the user perf db") {
   TempDir user("cli3_user"), cache("cli3_cache");
   const std::string env = "HOME=" + user.str() + " MIOPEN_USER_DB_PATH=" + user.str() + " MIOPEN_CUSTOM_CACHE_DIR=" +
