@@ -18,26 +18,6 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// "LINE: why" for each config of `configs` that no record of its block of `per_config` applies to.
-std::vector<std::string> Unsolved(const std::vector<schema::StoredConfig>& configs,
-                                  const std::vector<schema::ApplicabilityRecord>& records, size_t per_config) {
-  std::vector<std::string> out;
-  for (size_t ci = 0; ci < configs.size(); ++ci) {
-    const auto first = records.begin() + static_cast<std::ptrdiff_t>(ci * per_config);
-    const auto last = first + static_cast<std::ptrdiff_t>(per_config);
-    if (std::any_of(first, last, [](const schema::ApplicabilityRecord& r) { return r.applicable; })) continue;
-    std::string why = "no solver handles its direction";
-    for (auto r = first; r != last; ++r) {
-      if (r->reason.rfind("direction ", 0) != 0) {
-        why = r->reason;
-        break;
-      }
-    }
-    out.push_back(absl::StrCat(ToDriverLine(configs[ci].problem), ": ", why));
-  }
-  return out;
-}
-
 }  // namespace
 
 std::vector<schema::ApplicabilityRecord> ComputeApplicability(
@@ -92,6 +72,26 @@ std::vector<schema::ApplicabilityRecord> ComputeApplicability(
   return out;
 }
 
+std::vector<std::string> UnsolvedConfigs(const std::vector<schema::StoredConfig>& configs,
+                                         const std::vector<schema::ApplicabilityRecord>& records,
+                                         size_t per_config) {
+  std::vector<std::string> out;
+  for (size_t ci = 0; ci < configs.size(); ++ci) {
+    const auto first = records.begin() + static_cast<std::ptrdiff_t>(ci * per_config);
+    const auto last = first + static_cast<std::ptrdiff_t>(per_config);
+    if (std::any_of(first, last, [](const schema::ApplicabilityRecord& r) { return r.applicable; })) continue;
+    std::string why = "no solver handles its direction";
+    for (auto r = first; r != last; ++r) {
+      if (r->reason.rfind("direction ", 0) != 0) {
+        why = r->reason;
+        break;
+      }
+    }
+    out.push_back(absl::StrCat(ToDriverLine(configs[ci].problem), ": ", why));
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<SolverRef>> ValidRegistrySolvers(
     schema::Database& db, const solver::SolverRegistry& registry) {
   schema::SolverStore store(db);
@@ -139,7 +139,7 @@ absl::StatusOr<ApplicabilityReport> UpdateApplicability(schema::Database& db,
                            ForStage(options.progress, "configs checked"));
   report.compute_seconds = SecondsSince(t0);
   for (const auto& r : records) (r.applicable ? report.applicable : report.not_applicable)++;
-  report.unsolved = Unsolved(*configs, records, solvers->size());
+  report.unsolved = UnsolvedConfigs(*configs, records, solvers->size());
 
   auto t1 = std::chrono::steady_clock::now();
   schema::ApplicabilityStore store(db);
@@ -151,7 +151,7 @@ absl::StatusOr<ApplicabilityReport> UpdateApplicability(schema::Database& db,
                "compute, {:.2f} s store)",
                options.session_id, report.configs, report.solvers, report.applicable,
                report.compute_seconds, report.store_seconds);
-  for (const std::string& u : report.unsolved) spdlog::warn("no solver applies to {}", u);
+  for (const std::string& u : report.unsolved) spdlog::info("no solver applies to {}", u);
   return report;
 }
 

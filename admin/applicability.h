@@ -59,6 +59,13 @@ absl::StatusOr<ApplicabilityReport> UpdateApplicability(schema::Database& db,
                                                         const solver::SolverRegistry& registry,
                                                         const ApplicabilityOptions& options);
 
+// "LINE: why" for each config that no record of its block applies to (records as
+// ComputeApplicability returns them, `per_config` per config); why: the reason of the first
+// solver that handles the config's direction.
+std::vector<std::string> UnsolvedConfigs(const std::vector<schema::StoredConfig>& configs,
+                                         const std::vector<schema::ApplicabilityRecord>& records,
+                                         size_t per_config);
+
 // Registry solvers that are valid rows of the solver table (shared with job loading).
 absl::StatusOr<std::vector<SolverRef>> ValidRegistrySolvers(schema::Database& db,
                                                             const solver::SolverRegistry& registry);

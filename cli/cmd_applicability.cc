@@ -37,7 +37,8 @@ int Update(const GlobalOptions& global, const Flags& f) {
                {"configs", r->configs},
                {"solvers", r->solvers},
                {"applicable", r->applicable},
-               {"not_applicable", r->not_applicable}},
+               {"not_applicable", r->not_applicable},
+               {"configs_without_solver", static_cast<int64_t>(r->unsolved.size())}},
               progress.Seconds(), [&] {
                 std::cout << "session " << f.session_id << ": " << r->configs << " configs x " << r->solvers
                           << " solvers\n"
@@ -46,6 +47,8 @@ int Update(const GlobalOptions& global, const Flags& f) {
                           << "time:           " << FormatDuration(progress.Seconds()) << " ("
                           << FormatDuration(r->compute_seconds) << " checking, "
                           << FormatDuration(r->store_seconds) << " storing)\n";
+                if (!r->unsolved.empty()) std::cout << "no solver applies to " << r->unsolved.size() << " config(s):\n";
+                for (const std::string& u : r->unsolved) std::cout << "  " << u << "\n";
               });
   return 0;
 }

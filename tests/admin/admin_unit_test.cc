@@ -44,6 +44,31 @@ TEST_CASE("Progress, rate and ETA", "[admin]") {
   CHECK(*empty.eta_minutes == 0.0);
 }
 
+TEST_CASE("Configs no solver applies to are named with the first relevant reason", "[admin]") {
+  std::vector<schema::StoredConfig> configs;
+  for (const char* line : {"conv -n 2 -c 8 -H 10 -W 10 -k 8 -y 1 -x 1 -F 1", "convint8 -n 2 -c 8 -H 10 -W 10 -k 8 -y 1 -x 1 -F 1",
+                           "conv -n 2 -c 8 -H 10 -W 10 -k 8 -y 3 -x 3 -F 1"}) {
+    auto problems = ParseDriverLine(line);
+    REQUIRE(problems.ok());
+    configs.push_back({static_cast<int64_t>(configs.size() + 1), problems->front(), ""});
+  }
+  auto rec = [](int64_t config, bool applicable, const std::string& reason) {
+    schema::ApplicabilityRecord r;
+    r.config_id = config;
+    r.applicable = applicable;
+    r.reason = reason;
+    return r;
+  };
+  const std::vector<schema::ApplicabilityRecord> records = {
+      rec(1, false, "direction F not supported"), rec(1, true, ""),
+      rec(2, false, "direction F not supported"), rec(2, false, "Naive: INT8 is not supported"),
+      rec(3, false, "direction F not supported"), rec(3, false, "direction F not supported")};
+  const std::vector<std::string> got = admin::UnsolvedConfigs(configs, records, 2);
+  REQUIRE(got.size() == 2);
+  CHECK(got[0] == ToDriverLine(configs[1].problem) + ": Naive: INT8 is not supported");
+  CHECK(got[1] == ToDriverLine(configs[2].problem) + ": no solver handles its direction");
+}
+
 TEST_CASE("Applicability is computed for every pair, the same on any thread count", "[admin]") {
   auto registry = testing::MakeTestRegistry();
   std::vector<admin::SolverRef> solvers;
