@@ -71,6 +71,7 @@ struct Options {
   std::string json;
   std::string only_solvers;  // comma-separated names; empty: all
   std::vector<std::string> params;  // exact configs of the --solvers solvers instead of sampled ones
+  bool candidates = false;          // also the solvers not yet verified on a GPU (solver_sets.h)
   int configs = 16;
   int other_configs = 2;
   int reps = 25;
@@ -147,7 +148,11 @@ class Bench {
  public:
   Bench(const Options& o, backend::Backend& be, Device& dev, FlushedTimer& timer, HangGuard& guard)
       : opt_(o), be_(be), dev_(dev), timer_(timer), guard_(guard),
-        target_(solver::TargetForDevice(backend::BackendKind::kCuda, dev.Info())) {}
+        target_(solver::TargetForDevice(backend::BackendKind::kCuda, dev.Info())) {
+    if (opt_.candidates) {
+      for (auto& entry : solver::CandidateGpuSolvers()) tunable_.push_back(std::move(entry));
+    }
+  }
 
   const Target& target() const { return target_; }
 
@@ -738,6 +743,8 @@ void AddOptions(CLI::App& app, Options& opt) {
                    "time exactly these params (repeat the flag for several) of each --solvers solver instead of its "
                    "default and sampled configs; params invalid for a problem are reported and skipped");
   what->add_option("--max-problems", opt.max_problems, "stop after this many problems (0: all)");
+  what->add_flag("--candidates", opt.candidates,
+                 "also the GPU solvers not yet verified on a GPU (CandidateGpuSolvers; every timed kernel is verified)");
   what->add_flag("--no-tuna", opt.no_tuna, "time cuDNN only");
 
   CLI::Option_group* search = app.add_option_group("Search", "how tuna's side is tuned");

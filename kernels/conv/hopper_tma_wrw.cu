@@ -89,6 +89,16 @@
 #ifndef TMA_3D
 #define TMA_3D 0
 #endif
+#ifndef HALO
+#define HALO 0  // 1: TunaHopperHaloWrw (stride 1): pixel tiles of TILE_H x TILE_W, x's halo copied once per stage
+#endif
+#if HALO
+constexpr int kTileW = TILE_W;
+constexpr int kTileH = 64 / TILE_W;
+constexpr int kHaloRows = HALO_ROWS;  // TILE_H + (R - 1) * dil_h: rows of the halo copy
+static_assert(kTileW % 8 == 0 && 64 % kTileW == 0, "tap rows shift by whole 8-row swizzle atoms");
+static_assert(!STREAM_K && CLUSTER_N == 1 && !TMA_3D && !X_TILED, "the halo walk has no stream-K, clusters or 3-D copies");
+#endif
 
 constexpr int kTbM = TB_M;
 constexpr int kTbN = TB_N;
@@ -102,7 +112,12 @@ constexpr int kSlabBytes = kPix * 128;
 constexpr int kASlabs = kTbM / 64;
 constexpr int kBSlabs = kTbN / 64;
 constexpr int kStageA = kASlabs * kSlabBytes;
+#if HALO
+constexpr int kStageBytes = kStageA + kHaloRows * kTileW * 128;  // dy slabs, then the halo copy
+static_assert((kHaloRows * kTileW * 128) % 1024 == 0, "ring slots on swizzle-atom boundaries");
+#else
 constexpr int kStageBytes = (kASlabs + kBSlabs) * kSlabBytes;
+#endif
 constexpr int kRingBytes = kStages * kStageBytes;
 constexpr int kAcc = kTbN / 2;  // FP32 accumulators per thread of one m64 wgmma
 constexpr int kCluster = CLUSTER_N;
@@ -113,7 +128,7 @@ constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 232;
 #endif
 static_assert(kWgRows % 64 == 0, "each consumer warpgroup owns whole m64 slabs");
-static_assert(kTbN == 64 || kTbN == 128 || kTbN == 256, "wgmma N");
+static_assert(kTbN == 64 || kTbN == 128 || kTbN == 256 || (HALO && kTbN % 64 == 0 && kTbN <= 256), "wgmma N");
 static_assert(kMRep * kAcc <= 128, "at most 128 accumulators per thread");
 static_assert(kStages >= 3, "one slot in the tensor cores, one released late, one filling");
 static_assert(kCluster == 1 || (kCluster == 2 && kASlabs % 2 == 0), "a cluster pair splits the dy slabs evenly");
@@ -125,6 +140,8 @@ struct TunaWrwGeom {
   int pixels, hw, Wo;                  // P = N*Ho*Wo, Ho*Wo, Wo
   int lower_h, lower_w, stride_h, stride_w, dil_h, dil_w, S;
   int Cg, Kpg, K, taps, chunks, groups, splits;
+  int p_tiles;                         // pixel tiles: ceil(P / 64); HALO: N x tiles_h x tiles_w
+  int tiles_w, tiles_hw;               // HALO: pixel tiles per image row and per image
 };
 
 // One work unit: group, split, tile origin and its pixel-tile range. With clusters a unit's N-tile
@@ -140,11 +157,14 @@ struct TunaWrwGrid {
   int m_tiles, n_groups, units, per;
   TUNA_DEVICE explicit TunaWrwGrid(const TunaWrwGeom& q) {
     m_tiles = (q.Kpg + kTbM - 1) / kTbM;
+#if HALO
+    const int n_tiles = q.S * q.chunks;  // one filter column s and 64-channel chunk: all R filter rows
+#else
     const int n_tiles = (q.taps * q.chunks + kBSlabs - 1) / kBSlabs;
+#endif
     n_groups = (n_tiles + kCluster - 1) / kCluster;
     units = q.groups * q.splits * m_tiles * n_groups;
-    const int p_tiles = (q.pixels + kPix - 1) / kPix;
-    per = (p_tiles + q.splits - 1) / q.splits;
+    per = (q.p_tiles + q.splits - 1) / q.splits;
   }
   TUNA_DEVICE TunaWrwUnit Decode(const TunaWrwGeom& q, int u, int rank) const {
     TunaWrwUnit t;
@@ -155,10 +175,9 @@ struct TunaWrwGrid {
     t.z = u % q.splits;
     t.g = u / q.splits;
     t.m0 = mt * kTbM;
-    t.slab0 = nt * kBSlabs;
-    const int p_tiles = (q.pixels + kPix - 1) / kPix;
-    t.pt0 = min(p_tiles, t.z * per);
-    t.pt_end = min(p_tiles, t.pt0 + per);
+    t.slab0 = HALO ? nt : nt * kBSlabs;  // HALO: the N-tile's (s, chunk) index
+    t.pt0 = min(q.p_tiles, t.z * per);
+    t.pt_end = min(q.p_tiles, t.pt0 + per);
     t.kind = kWhole;
     return t;
   }
@@ -174,7 +193,7 @@ struct TunaWrwWalk {
   int p_tiles;
   TUNA_DEVICE TunaWrwWalk(const TunaWrwGeom& q_, const TunaWrwGrid& g_, int rank_) : q(q_), grid(g_), rank(rank_) {
     u = TUNA_BID_X / kCluster;
-    p_tiles = (q.pixels + kPix - 1) / kPix;
+    p_tiles = q.p_tiles;
     total = static_cast<long long>(grid.units) * p_tiles;  // STREAM_K: splits 1, so units = tiles
     it = total * TUNA_BID_X / TUNA_GDIM_X;
     end = total * (TUNA_BID_X + 1) / TUNA_GDIM_X;
@@ -211,8 +230,14 @@ TUNA_DEVICE void tuna_wrw_produce(unsigned ring, unsigned full, unsigned empty, 
   int it = 0;
   TunaWrwUnit t;
   for (TunaWrwWalk walk(q, grid, rank); walk.Next(t);) {
+#if HALO
+    (void)n_slabs, (void)kASlabsOwn;
+    const unsigned bytes = static_cast<unsigned>(kStageBytes);
+    const int s_tap = t.slab0 / q.chunks, chunk = t.slab0 - s_tap * q.chunks;
+#else
     const int b_slabs = max(0, min(kBSlabs, n_slabs - t.slab0));
     const unsigned bytes = static_cast<unsigned>((kASlabs + (TMA_3D && X_TILED ? kBSlabs : b_slabs)) * kSlabBytes);
+#endif
     const int m_row = t.g * q.Kpg + t.m0;
     for (int pt = t.pt0; pt < t.pt_end; ++pt, ++it) {
       const int slot = it % kStages;
@@ -220,6 +245,18 @@ TUNA_DEVICE void tuna_wrw_produce(unsigned ring, unsigned full, unsigned empty, 
       const unsigned bar = full + 8 * slot;
       const unsigned dst = ring + slot * kStageBytes;
       tuna_mbar_expect_tx(bar, bytes);
+#if HALO
+      // Pixel tile pt: image img, output rows oh0.. (TILE_H), columns ow0.. (TILE_W); dy's box
+      // zero past Ho and Wo, x's halo box zero in the padding (the copy engine's bounds).
+      const int img = pt / q.tiles_hw;
+      const int rem = pt - img * q.tiles_hw;
+      const int th = rem / q.tiles_w;
+      const int oh0 = th * kTileH, ow0 = (rem - th * q.tiles_w) * kTileW;
+#pragma unroll
+      for (int j = 0; j < kASlabs; ++j) tuna_tma_tile_4d(dst + j * kSlabBytes, tmap_dy, m_row + 64 * j, ow0, oh0, img, bar);
+      tuna_tma_tile_4d(dst + kStageA, tmap_x, t.g * q.Cg + chunk * 64, ow0 + q.lower_w + s_tap * q.dil_w,
+                       oh0 + q.lower_h, img, bar);
+#else
       const int p0 = pt * kPix;
 #if TMA_3D
       static_assert(kASlabsOwn == kASlabs, "one copy of the whole dy tile");
@@ -258,6 +295,7 @@ TUNA_DEVICE void tuna_wrw_produce(unsigned ring, unsigned full, unsigned empty, 
                            static_cast<unsigned short>(r * q.dil_h), bar);
       }
 #endif
+#endif  // HALO
     }
   }
 }
@@ -352,7 +390,13 @@ TUNA_DEVICE void tuna_wrw_consume(unsigned ring, unsigned full, unsigned empty, 
       tuna_wgmma_fence();
 #pragma unroll
       for (int k16 = 0; k16 < kPix / 16; ++k16) {
+#if HALO
+        // Filter row r's view of the halo starts r * dil_h image rows (whole 8-row atoms) down: the
+        // descriptor's slab stride steps N by 64 columns = one filter row.
+        const unsigned long long db = tuna_desc_mn_sw128(b_tile + k16 * 2048, q.dil_h * kTileW * 128);
+#else
         const unsigned long long db = tuna_desc_mn_sw128(b_tile + k16 * 2048, kSlabBytes);
+#endif
 #pragma unroll
         for (int mr = 0; mr < kMRep; ++mr) {
           TUNA_WGMMA_OF(TB_N)<1, 1>(acc[mr], tuna_desc_mn_sw128(a_tile + mr * kSlabBytes + k16 * 2048, kSlabBytes),
@@ -389,9 +433,15 @@ TUNA_DEVICE void tuna_wrw_consume(unsigned ring, unsigned full, unsigned empty, 
 #pragma unroll
     for (int j = 0; j < kTbN / 8; ++j) {
       const int col = 8 * j + 2 * (lane & 3);
+#if HALO  // column 64 r + c' of N-tile (s, chunk): tap (r, s), channel chunk * 64 + c'
+      const int s_tap = t.slab0 / q.chunks;
+      const int tap = (col / 64) * q.S + s_tap;
+      const int c = (t.slab0 - s_tap * q.chunks) * 64 + (col & 63);
+#else
       const int slab = t.slab0 + col / 64;
       const int tap = slab / q.chunks;
       const int c = (slab - tap * q.chunks) * 64 + (col & 63);
+#endif
       if (tap >= q.taps || c >= q.Cg) continue;
       const long long col_at = static_cast<long long>(tap) * q.Cg + c;
 #pragma unroll
@@ -441,6 +491,14 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1) TUNA_WRW_CLUSTER
   q.lower_h = lower_h, q.lower_w = lower_w, q.stride_h = stride_h, q.stride_w = stride_w;
   q.dil_h = dil_h, q.dil_w = dil_w, q.S = S;
   q.Cg = Cg, q.K = K, q.Kpg = K / groups, q.taps = R * S, q.chunks = chunks, q.groups = groups, q.splits = splits;
+#if HALO
+  q.tiles_w = (Wo + kTileW - 1) / kTileW;
+  q.tiles_hw = q.tiles_w * ((Ho + kTileH - 1) / kTileH);
+  q.p_tiles = n_img * q.tiles_hw;
+#else
+  q.tiles_w = q.tiles_hw = 0;
+  q.p_tiles = (q.pixels + kPix - 1) / kPix;
+#endif
   const TunaWrwGrid grid(q);
   const int rank = kCluster > 1 ? static_cast<int>(tuna_cluster_rank()) : 0;
   if (TUNA_TID_X == 0) {

@@ -9,6 +9,7 @@
 #include "tuner_core/solver/conv/gpu_direct_tiled.h"
 #include "tuner_core/solver/conv/gpu_igemm.h"
 #include "tuner_core/solver/conv/solver_sets.h"
+#include "tuner_core/solver/registry.h"
 
 namespace tuna {
 namespace {
@@ -52,12 +53,22 @@ solver::SolverList GeneralSolvers() {
   return out;
 }
 
-TEST_CASE("GPU solver set: ids unique in 1001-1099") {
+TEST_CASE("GPU solver set: ids unique in 1001-1099, candidates' ids reserved and outside the registry") {
   std::set<uint64_t> ids;
+  std::set<std::string> names;
   for (const auto& [id, s] : solver::GpuTunableSolvers()) {
     CHECK(id >= 1001);
     CHECK(id <= 1099);
     CHECK(ids.insert(id).second);
+    names.insert(std::string(s->Name()));
+  }
+  for (const auto& [id, s] : solver::CandidateGpuSolvers()) {
+    CHECK(id >= 1001);
+    CHECK(id <= 1099);
+    CHECK(ids.insert(id).second);
+    CHECK(names.insert(std::string(s->Name())).second);
+    CHECK(solver::SolverRegistry::Builtin().ById(id) == nullptr);
+    CHECK(solver::SolverRegistry::Builtin().ByName(s->Name()) == nullptr);
   }
 }
 

@@ -8,6 +8,7 @@
 #include "tuner_core/solver/conv/gpu_fast_tc.h"
 #include "tuner_core/solver/conv/gpu_hopper_fwd.h"
 #include "tuner_core/solver/conv/gpu_hopper_halo.h"
+#include "tuner_core/solver/conv/gpu_hopper_halo_wrw.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma_wrw.h"
 #include "tuner_core/solver/conv/gpu_hopper_wrw.h"
@@ -48,6 +49,12 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1027, std::make_unique<WinogradF4x3Solver>());
   list.emplace_back(1028, std::make_unique<SmallCTcFwdSolver>());
   list.emplace_back(1029, std::make_unique<HopperHaloFwdSolver>());
+  return list;
+}
+
+SolverList CandidateGpuSolvers() {
+  SolverList list;
+  list.emplace_back(1030, std::make_unique<HopperHaloWrwSolver>());
   return list;
 }
 

@@ -3,6 +3,9 @@
 //   85, 86, 87   ConvDirectNaiveConv{Fwd,Bwd,Wrw}: every backend (MIOpen's names and ids)
 //   1001-1099    tuna's tunable GPU solvers (CUDA and HIP)
 //   2001-2099    tuna's tunable CPU solvers
+// Candidates: GPU solvers written but not yet verified on a GPU. Never in the builtin registry
+// (tune jobs, the runtime): bench/kernels times them with --candidates, and a candidate moves into
+// GpuTunableSolvers, keeping its id, once it verifies and pays.
 #pragma once
 
 #include <cstdint>
@@ -19,5 +22,6 @@ using SolverList = std::vector<std::pair<uint64_t, std::unique_ptr<Solver>>>;
 SolverList NaiveSolvers();      // conv/naive*.{h,cc}
 SolverList GpuTunableSolvers();  // conv/gpu_*.{h,cc}
 SolverList CpuTunableSolvers();  // conv/cpu_*.{h,cc}
+SolverList CandidateGpuSolvers();  // conv/gpu_*.{h,cc}, ids reserved in 1001-1099
 
 }  // namespace tuna::solver
