@@ -25,7 +25,8 @@
 #   wrwbf16[:SECS]         the same file as BF16 (convbfp16)
 #   x_NAME_{fwd,bwd,wrw}[:SECS]  data/NAME_{fwd,bwd,wrw}.txt (one direction) on the Hopper solvers of that (fwd: also TunaSmallCFwd)
 #                          direction (CONFIGS each, default 64; SOLVERS=a,b overrides; fwd: also TunaSmallCTcFwd; mobilenet_dw* files: the
-#                          depthwise solver) + cuDNN best, torch, cross-check
+#                          depthwise solver; x_halo*_wrw: TunaHopperTmaWrw against the candidate TunaHopperHaloWrw,
+#                          --candidates) + cuDNN best, torch, cross-check
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
 #   fixsizes[:SECS]        FP16 NHWC forward file on TunaHopperTmaFwd (CONFIGS, 16) (VARIANT=-D..: a third build): each
 #                          winner also rebuilt with its sizes compiled in (the finishing step every step runs), both
@@ -71,7 +72,9 @@ for step in "$@"; do
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
     x_*_fwd|x_*_bwd|x_*_wrw)  # data/<name without x_>.txt, a 16-bit NHWC file of one direction
       f=data/${name#x_}.txt
+      extra=""
       case $name in
+        x_halo*_wrw) sv=TunaHopperTmaWrw,TunaHopperHaloWrw extra=--candidates ;;
         x_mobilenet_dw*_fwd) sv=TunaDepthwiseFwd ;;
         x_mobilenet_dw*_bwd) sv=TunaDepthwiseBwd ;;
         x_mobilenet_dw*_wrw) sv=TunaDepthwiseWrw ;;
@@ -80,7 +83,7 @@ for step in "$@"; do
         *) sv=TunaHopperTmaWrw,TunaHopperWrw,TunaIgemmWrw ;;
       esac
       sv=${SOLVERS:-$sv}
-      timeout "$secs" ./run.sh --driver "$f" --solvers "$sv" --configs ${CONFIGS:-64} --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only ${BENCH_ARGS:-} --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
+      timeout "$secs" ./run.sh --driver "$f" --solvers "$sv" --configs ${CONFIGS:-64} --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only $extra ${BENCH_ARGS:-} --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
     wrw16|wrwbf16)
       f=data/resnet50_n32_wrw_fp16_nhwc.txt
