@@ -272,7 +272,11 @@ TEST_CASE("pad_mode same and valid are applied or refused") {
   // A dilation other than 1 with a filter larger than 1: MIOpenDriver ignores -z.
   CHECK(One("conv -H 10 -W 10 -y 3 -x 3 -l 2 -j 2 -z same -F 1").pad == Dhw{0, 0, 0});
   CHECK_THAT(Error("conv -z full -F 1"), Catch::Contains("pad_mode"));
-  CHECK_THAT(Error("conv -z same -m trans -F 1"), Catch::Contains("trans"));
+  // Transposed mode: MIOpenDriver sets no pads for -z and keeps the given ones.
+  const Problem t = One("conv -H 10 -W 10 -y 3 -x 3 -p 1 -q 2 -u 2 -v 2 -z same -m trans -F 1");
+  CHECK(t.pad == Dhw{0, 1, 2});
+  CHECK(t.pad_mode == PadMode::kDefault);
+  CHECK(t == One("conv -H 10 -W 10 -y 3 -x 3 -p 1 -q 2 -u 2 -v 2 -m trans -F 1"));
 }
 
 TEST_CASE("a filter larger than the padded input gives one output row, as in MIOpen") {

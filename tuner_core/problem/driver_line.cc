@@ -92,8 +92,8 @@ absl::StatusOr<Layout> ParseLayout(std::string_view flag, const std::string& val
 }
 
 // -z/--pad_mode as MIOpenDriver applies it (conv_driver.hpp SetConvDescriptorFromCmdLineArgs):
-// in conv mode with every dilation 1 or every filter 1, "same" replaces the pads with
-// (f - (in % s ? in % s : s)) / 2 and "valid" with 0, whatever -p/-q said. The descriptor keeps
+// in conv mode (trans mode ignores it) with every dilation 1 or every filter 1, "same" replaces
+// the pads with (f - (in % s ? in % s : s)) / 2 and "valid" with 0, whatever -p/-q said. The descriptor keeps
 // the default mode, so the problem is a default-mode one whenever those pads give the mode's
 // size (ceil(in / s) for same). Where they cannot (MIOpenDriver would then run a smaller output)
 // the problem keeps the mode, as MIOpen's API does with miopenPaddingSame: the shape of the
@@ -104,9 +104,7 @@ absl::Status ApplyPadMode(const std::string& pad_mode, Problem& p) {
     return Bad(text::Cat("-z/--pad_mode ", text::Quote(pad_mode),
                             " is not one of default, same, valid"));
   }
-  if (p.mode == ConvMode::kTrans) {
-    return Bad(text::Cat("-z/--pad_mode ", pad_mode, " is not supported with -m trans"));
-  }
+  if (p.mode == ConvMode::kTrans) return absl::OkStatus();  // MIOpenDriver ignores -z in trans mode
   const int first = p.spatial_dims == 3 ? 0 : 1;
   bool dilation_one = true, filter_one = true;
   for (int i = first; i < 3; ++i) {
