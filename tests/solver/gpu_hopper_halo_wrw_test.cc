@@ -30,6 +30,8 @@ std::vector<Problem> HaloWrwEdgeProblems() {
       NhwcWrw(2, 48, 64, 17, 17, 4, 1, 2, 0, 1, 1, 1),     // 4x1, asymmetric padding
       NhwcWrw(1, 80, 192, 13, 13, 3, 3, 0, 0, 1, 1, 1),    // valid padding, C = 80
       NhwcWrw(2, 64, 64, 30, 40, 2, 2, 1, 0, 1, 1, 1),     // even filter, wide rows (TILE_W 32, 64)
+      NhwcWrw(2, 64, 128, 15, 15, 1, 1, 0, 0, 2, 1, 1),    // 1x1 stride 2 on odd sizes: the strided view of x
+      NhwcWrw(3, 96, 64, 28, 28, 1, 1, 0, 0, 2, 1, 1),     // ResNet's shortcut shape, C = 96 (a partial chunk)
   };
 }
 
@@ -42,7 +44,8 @@ TEST_CASE("hopper halo wrw: applicability, defaults, pruning and launches", "[so
   for (const Problem& layer : layers) {
     const Problem h = testing::With(layer, Direction::kBackwardWeights, DataType::kFp16, Layout::kNHWC);
     INFO(h.Canonical());
-    const bool expect = h.stride[1] == 1 && h.fil[1] <= 4 && h.c % 8 == 0;
+    const bool pointwise = h.fil[1] == 1 && h.fil[2] == 1 && h.pad[1] == 0 && h.pad[2] == 0;
+    const bool expect = (h.stride[1] == 1 || pointwise) && h.fil[1] <= 4 && h.c % 8 == 0;
     CHECK(s.IsApplicable(*sm90, h).ok() == expect);
     if (!expect) continue;
     ++applicable;
@@ -56,6 +59,18 @@ TEST_CASE("hopper halo wrw: applicability, defaults, pruning and launches", "[so
     CHECK(s.IsValid(*sm90, p, s.DefaultConfig(*sm90, p)).ok());
   }
   CHECK_FALSE(s.IsApplicable(*sm90, NhwcWrw(2, 64, 64, 15, 15, 3, 3, 1, 1, 2, 1, 1)).ok());  // stride 2
+  CHECK_FALSE(s.IsApplicable(*sm90, NhwcWrw(2, 64, 64, 15, 15, 1, 1, 1, 1, 2, 1, 1)).ok());  // 1x1 s2 padded
+  {  // 1x1 stride 2, 14x14 -> 7x7: x through the (7, 7) view whose pixels step 2 columns and 2 rows
+    const Problem sc = NhwcWrw(32, 1024, 2048, 14, 14, 1, 1, 0, 0, 2, 1, 1);
+    absl::StatusOr<solver::Solution> ss = s.GetSolution(*sm90, sc, s.DefaultConfig(*sm90, sc));
+    REQUIRE(ss.ok());
+    const backend::TensorMapSpec& xm = ss->launches[0].args[0].tensor_map;
+    CHECK(xm.dims[1] == 7);
+    CHECK(xm.dims[2] == 7);
+    CHECK(xm.strides_bytes[0] == 2 * 1024 * 2);
+    CHECK(xm.strides_bytes[1] == 2 * 14 * 1024 * 2);
+    CHECK(xm.strides_bytes[2] == 14 * 14 * 1024 * 2);
+  }
   CHECK_FALSE(s.IsApplicable(*sm90, NhwcWrw(2, 64, 64, 15, 15, 5, 5, 2, 2, 1, 1, 1)).ok());  // R = 5
   CHECK_FALSE(s.IsApplicable(*sm90, NhwcWrw(2, 32, 40, 8, 8, 3, 3, 1, 1, 1, 1, 2)).ok());    // K/G % 8 != 0
   // The 7x7 3x3 layer: 8x8 tiles, a 10-row halo, N = 3 x 64 per (s, chunk) tile.
@@ -100,7 +115,7 @@ TEST_CASE("hopper halo wrw matches the CPU reference on an sm_90 device", "[gpu]
   solver::HopperHaloWrwSolver s;
   std::vector<Problem> layers;
   for (const Problem& layer : testing::ResNet50Layers()) {
-    if (layer.stride[1] == 1 && layer.fil[1] == 3) layers.push_back(layer);
+    if ((layer.stride[1] == 1 && layer.fil[1] == 3) || (layer.stride[1] == 2 && layer.fil[1] == 1)) layers.push_back(layer);
   }
   const std::vector<Problem> problems = testing::HopperDeviceProblems(
       Direction::kBackwardWeights, layers, HaloWrwEdgeProblems(), [](size_t i) { return i % 2 == 0 ? 1 : 2; });

@@ -48,15 +48,24 @@ int DeepestStages(const Target& target, const Problem& p, int tb_m, int tile_w) 
   return s;
 }
 
-// A tiled 4-D map (C, W, H, N) of an NHWC tensor: boxes of 64 channels x box_w x box_h x 1, in the
-// 128-byte swizzle (one MN-major slab per 8-row group).
-backend::TensorMapSpec NhwcMap(int64_t n, int64_t h, int64_t w, int64_t c, int box_w, int box_h) {
+// A strided 1x1 filter without padding reads x at (u ho, v wo) only: the walk sees a stride-1 1x1
+// problem on the (Ho, Wo) view of x whose rows and columns step u and v pixels.
+bool StridedPointwise(const Problem& p) {
+  return p.fil[1] == 1 && p.fil[2] == 1 && p.pad[1] == 0 && p.pad[2] == 0 && (p.stride[1] != 1 || p.stride[2] != 1);
+}
+
+// A tiled 4-D map (C, W, H, N) of an NHWC tensor of h x w pixels, or of its view of every
+// step_h-th row and step_w-th column (view_h x view_w pixels): boxes of 64 channels x box_w x
+// box_h x 1, in the 128-byte swizzle (one MN-major slab per 8-row group).
+backend::TensorMapSpec NhwcMap(int64_t n, int64_t h, int64_t w, int64_t c, int box_w, int box_h, int64_t view_h = 0,
+                               int64_t view_w = 0, int64_t step_h = 1, int64_t step_w = 1) {
   backend::TensorMapSpec m;
   m.rank = 4;
   m.element_bytes = 2;
-  m.dims = {static_cast<uint64_t>(c), static_cast<uint64_t>(w), static_cast<uint64_t>(h), static_cast<uint64_t>(n), 0};
-  m.strides_bytes = {static_cast<uint64_t>(c) * 2, static_cast<uint64_t>(w * c) * 2, static_cast<uint64_t>(h * w * c) * 2,
-                     0};
+  m.dims = {static_cast<uint64_t>(c), static_cast<uint64_t>(view_w > 0 ? view_w : w),
+            static_cast<uint64_t>(view_h > 0 ? view_h : h), static_cast<uint64_t>(n), 0};
+  m.strides_bytes = {static_cast<uint64_t>(step_w * c) * 2, static_cast<uint64_t>(step_h * w * c) * 2,
+                     static_cast<uint64_t>(h * w * c) * 2, 0};
   m.box = {64, static_cast<uint32_t>(box_w), static_cast<uint32_t>(box_h), 1, 0};
   m.swizzle = backend::TensorMapSpec::Swizzle::k128B;
   return m;
@@ -74,7 +83,9 @@ absl::Status HopperHaloWrwSolver::IsApplicable(const Target& target, const Probl
   if (absl::Status st = hopper_tma::CheckApplicable(Name(), target, p, hopper_tma::ForwardPlan(p)); !st.ok()) {
     return st;
   }
-  if (p.stride[1] != 1 || p.stride[2] != 1) return NotApplicable(Name(), "stride 1 only (the halo is a dense box)");
+  if ((p.stride[1] != 1 || p.stride[2] != 1) && !StridedPointwise(p)) {
+    return NotApplicable(Name(), "stride 1 only (the halo is a dense box), or a 1x1 filter without padding");
+  }
   if (p.fil[1] > 4) return NotApplicable(Name(), "R above 4 (64 R accumulator columns per tile)");
   if ((p.k / p.groups) % 8 != 0) return NotApplicable(Name(), "needs K/G % 8 == 0 (16-byte aligned dy rows)");
   if (HaloRows(p, 8) > 256) return NotApplicable(Name(), "dilated filter height above the copy engine's box");
@@ -163,7 +174,11 @@ absl::StatusOr<Solution> HopperHaloWrwSolver::GetSolution(const Target& target, 
   l.grid.x = static_cast<uint32_t>(std::min<int64_t>(TileUnits(p, t) * t.split_k, target.num_cu));
   l.block.x = static_cast<uint32_t>(128 * (t.wg_m + 1));
   l.shared_bytes = SharedBytes(t.tb_m, t.tile_w, halo_rows, t.stages);
-  l.args = {KernelArg::TensorMap(BufferRole::kX, NhwcMap(p.n, p.in[1], p.in[2], p.c, t.tile_w, halo_rows)),
+  const backend::TensorMapSpec x_map = StridedPointwise(p)
+                                           ? NhwcMap(p.n, p.in[1], p.in[2], p.c, t.tile_w, halo_rows, o[1], o[2],
+                                                     p.stride[1], p.stride[2])
+                                           : NhwcMap(p.n, p.in[1], p.in[2], p.c, t.tile_w, halo_rows);
+  l.args = {KernelArg::TensorMap(BufferRole::kX, x_map),
             KernelArg::TensorMap(BufferRole::kY, NhwcMap(p.n, o[1], o[2], p.k, t.tile_w, t.TileH())),
             KernelArg::Buffer(partials ? BufferRole::kWorkspace : BufferRole::kW), KernelArg::I64(0)};
   for (int64_t v : {p.n, o[1], o[2], -p.pad[1], -p.pad[2], int64_t{1}, int64_t{1}, p.dilation[1], p.dilation[2],

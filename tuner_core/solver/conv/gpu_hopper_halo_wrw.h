@@ -12,9 +12,13 @@
 //   GEMM per group: M = K/G output channels, N = S x chunks N-tiles of R x 64 columns (filter
 //   column s, 64 channels of C/G, all R filter rows), reduction over the pixel tiles.
 //
-// Covers: conv mode, 2D, dense NHWC, stride 1, any padding and dilation the copy engine's box
-// reaches, R <= 4 (TB_N = 64 R accumulator columns), groups with C/G % 8 == 0 and K/G % 8 == 0,
-// sm_90 targets only. Deterministic split-K through the workspace as TunaHopperTmaWrw.
+// A 1x1 filter with a stride and no padding (ResNet's downsampling shortcuts) runs as the stride-1
+// 1x1 problem on the view of x's every u-th row and v-th column: its tensor map's strides step
+// the pixels (TunaHopperTmaWrw reads those layers through im2col boxes).
+//
+// Covers: conv mode, 2D, dense NHWC, stride 1 (or a 1x1 filter without padding), any padding and
+// dilation the copy engine's box reaches, R <= 4 (TB_N = 64 R accumulator columns), groups with
+// C/G % 8 == 0 and K/G % 8 == 0, sm_90 targets only. Deterministic split-K through the workspace as TunaHopperTmaWrw.
 //
 // Axes (perf-db params in this order): TB_M (64, 128, 256), WG_M (1, 2), STAGES (3..8), SPLIT_K
 // (1..64, a kernel argument), TILE_W (8, 16, 32, 64; TILE_H = 64 / TILE_W). Derived: TB_N = 64 R,
