@@ -133,7 +133,7 @@ TEST_CASE("tuna driver -m trans: runs as the convolution MIOpen runs, reads MIOp
   CHECK(Has(a, "runs as: ./bin/MIOpenDriver conv -n 1 -c 4 -H 10 -W 10 -k 6 "));
   CHECK(Has(a, " -F 2 "));
   CHECK(Has(a, "solver: ConvDirectNaiveConvBwd (id 86) from system db"));
-  CHECK(Has(a, "Verifies OK"));
+  CHECK(Has(a, "\nForward Convolution Verifies OK on CPU reference ("));  // MIOpenDriver's line for -F 1
   Run found = Exec(env + " MIOPEN_FIND_MODE=NORMAL", trans + " -V 1");
   INFO(found.out);
   REQUIRE(found.rc == 0);

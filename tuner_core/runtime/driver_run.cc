@@ -132,13 +132,14 @@ absl::Status PrepareBuffers(backend::Device& dev, const Problem& p, uint64_t wor
   return absl::OkStatus();
 }
 
-// -t 1: `iter` timed runs: MIOpenDriver's "GPU Kernel Time ... Elapsed" and "stats:" lines, then
-// tuna's own line (median, mean, GFLOP/s of the direct convolution).
-absl::Status PrintTime(Handle& h, const Problem& p, uint64_t solver_id, const DriverBuffers& b,
-                       int iter, std::ostream& out) {
+// -t 1: `iter` timed runs of `p`: MIOpenDriver's "GPU Kernel Time ... Elapsed" and "stats:" lines
+// of the problem the command line `named` (a transposed one: p is its convolution), then tuna's
+// own line (median, mean, GFLOP/s of the direct convolution).
+absl::Status PrintTime(Handle& h, const Problem& named, const Problem& p, uint64_t solver_id,
+                       const DriverBuffers& b, int iter, std::ostream& out) {
   absl::StatusOr<std::vector<double>> ms = TimeConvolution(h, p, solver_id, b.Conv(), iter);
   if (!ms.ok()) return WithStep("time", ms.status());
-  out << MiopenTimeLines(p, MiopenAverageTime(*ms));
+  out << MiopenTimeLines(named, MiopenAverageTime(*ms));
   std::vector<double> v = *ms;
   std::sort(v.begin(), v.end());
   double sum = 0;
@@ -149,10 +150,10 @@ absl::Status PrintTime(Handle& h, const Problem& p, uint64_t solver_id, const Dr
   return absl::OkStatus();
 }
 
-// -V 1: the device's output against the CPU reference of the same inputs: MIOpenDriver's
+// -V 1: the device's output of `p` against the CPU reference of the same inputs: MIOpenDriver's
 // "... Verifies OK on CPU reference (err < tol)" / "... FAILED: ..." line (rms_range against the
-// RMS bound), then tuna's summary of every metric.
-absl::StatusOr<bool> Verify(const Problem& p, const DriverBuffers& b,
+// RMS bound) named for the command line's problem `named`, then tuna's summary of every metric.
+absl::StatusOr<bool> Verify(const Problem& named, const Problem& p, const DriverBuffers& b,
                             const std::vector<std::byte>& got, std::ostream& out) {
   std::vector<std::byte> expected(got.size());
   reference::ConvTensors t{b.host[0].data(), b.host[1].data(), b.host[2].data(), expected.data()};
@@ -163,7 +164,7 @@ absl::StatusOr<bool> Verify(const Problem& p, const DriverBuffers& b,
   const reference::Tolerance tol = reference::DefaultTolerance(p.data_type);
   const double bound = std::max(
       tol.rms, tol.rms_per_sqrt_l * std::sqrt(static_cast<double>(rep->reduction_length)));
-  out << MiopenVerifyLine(p, rep->ok, rep->rms_error, bound, rep->mismatches);
+  out << MiopenVerifyLine(named, rep->ok, rep->rms_error, bound, rep->mismatches);
   out << (rep->ok ? "Verifies OK on CPU reference: " : "Verification FAILED: ") << rep->Summary()
       << "\n";
   return rep->ok;
@@ -224,11 +225,11 @@ absl::StatusOr<DriverRunReport> RunDriverProblem(Handle& h, const Problem& given
     return st;
   }
   if (f.time != 0) {
-    if (absl::Status st = PrintTime(h, p, *solver_id, b, f.iter, out); !st.ok()) return st;
+    if (absl::Status st = PrintTime(h, given, p, *solver_id, b, f.iter, out); !st.ok()) return st;
   }
   DriverRunReport report;
   if (f.verify != 0) {
-    absl::StatusOr<bool> ok = Verify(p, b, got, out);
+    absl::StatusOr<bool> ok = Verify(given, p, b, got, out);
     if (!ok.ok()) return ok.status();
     report.verified = *ok;
   }
