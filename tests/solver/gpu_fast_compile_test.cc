@@ -191,11 +191,8 @@ TEST_CASE("fast SIMT: filter taps beyond 1x1 are run-time arguments, one build f
 }
 
 TEST_CASE("fast solvers: every valid config compiles with NVRTC for sm_90", "[solver][nvrtc]") {
-  std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
-  if (absl::Status st = be->CompilerStatus(); !st.ok()) {
-    WARN("skipping: NVRTC unavailable: " << st.message());
-    return;
-  }
+  std::unique_ptr<backend::Backend> be = testing::NvrtcBackendOrSkip();
+  if (be == nullptr) return;
   absl::StatusOr<Target> target = solver::TargetForArch("sm_90");
   REQUIRE(target.ok());
   std::vector<Problem> layers = testing::ResNet50Layers();
@@ -304,11 +301,8 @@ TEST_CASE("Winograd F(4x4): applicability, spaces and plans next to F(2x2); NVRT
   CHECK(wino4.GetSolution(*sm90, p7, wino4.DefaultConfig(*sm90, p7))->workspace_bytes ==
         uint64_t(36 * (p7.k * p7.c + p7.c * t4 + p7.k * t4) * 4));
 
-  std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
-  if (absl::Status st = be->CompilerStatus(); !st.ok()) {
-    WARN("skipping the builds: NVRTC unavailable: " << st.message());
-    return;
-  }
+  std::unique_ptr<backend::Backend> be = testing::NvrtcBackendOrSkip();
+  if (be == nullptr) return;
   int builds = 0;
   for (const Target& t : {*sm80, *sm90}) {
     for (Direction d : {Direction::kForward, Direction::kBackwardData}) {

@@ -114,11 +114,8 @@ TEST_CASE("hopper fwd: applicability, defaults and pruning", "[solver]") {
 }
 
 TEST_CASE("hopper fwd: every valid FP16 config and the BF16 defaults build for sm_90a", "[solver][nvrtc]") {
-  std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
-  if (absl::Status st = be->CompilerStatus(); !st.ok()) {
-    WARN("skipping: NVRTC unavailable: " << st.message());
-    return;
-  }
+  std::unique_ptr<backend::Backend> be = testing::NvrtcBackendOrSkip();
+  if (be == nullptr) return;
   absl::StatusOr<Target> target = solver::TargetForArch("sm_90");
   REQUIRE(target.ok());
   solver::HopperFwdSolver s;

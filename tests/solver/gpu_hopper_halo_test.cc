@@ -141,11 +141,8 @@ TEST_CASE("hopper halo fwd: applicability, defaults, pruning and the launch", "[
 
 TEST_CASE("hopper halo fwd: every valid config of Inception-v3's 3F and edge defaults build for sm_90a",
           "[solver][nvrtc]") {
-  std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
-  if (absl::Status st = be->CompilerStatus(); !st.ok()) {
-    WARN("skipping: NVRTC unavailable: " << st.message());
-    return;
-  }
+  std::unique_ptr<backend::Backend> be = testing::NvrtcBackendOrSkip();
+  if (be == nullptr) return;
   const Target sm90 = testing::ArchTarget("sm_90");
   solver::HopperHaloFwdSolver s;
   testing::Sm90aBuilds builds(*be, s, sm90);

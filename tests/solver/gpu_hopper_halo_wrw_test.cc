@@ -91,11 +91,8 @@ TEST_CASE("hopper halo wrw: applicability, defaults, pruning and launches", "[so
 }
 
 TEST_CASE("hopper halo wrw: every valid FP16 config of two problems builds for sm_90a", "[solver][nvrtc]") {
-  std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
-  if (absl::Status st = be->CompilerStatus(); !st.ok()) {
-    WARN("skipping: NVRTC unavailable: " << st.message());
-    return;
-  }
+  std::unique_ptr<backend::Backend> be = testing::NvrtcBackendOrSkip();
+  if (be == nullptr) return;
   absl::StatusOr<Target> target = solver::TargetForArch("sm_90");
   REQUIRE(target.ok());
   solver::HopperHaloWrwSolver s;

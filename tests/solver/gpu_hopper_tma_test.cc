@@ -566,11 +566,8 @@ TEST_CASE("hopper tma fwd and bwd: the winner built for its problem alone", "[so
 }
 
 TEST_CASE("hopper tma fwd: every valid FP16 config and the BF16 default build for sm_90a", "[solver][nvrtc]") {
-  std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
-  if (absl::Status st = be->CompilerStatus(); !st.ok()) {
-    WARN("skipping: NVRTC unavailable: " << st.message());
-    return;
-  }
+  std::unique_ptr<backend::Backend> be = testing::NvrtcBackendOrSkip();
+  if (be == nullptr) return;
   absl::StatusOr<Target> target = solver::TargetForArch("sm_90");
   REQUIRE(target.ok());
   solver::HopperTmaFwdSolver s;

@@ -99,11 +99,8 @@ TEST_CASE("small C tensor-core forward: applicability, defaults and plans", "[so
 }
 
 TEST_CASE("small C tensor-core forward: builds with NVRTC for sm_80 and sm_90", "[solver][nvrtc]") {
-  std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
-  if (absl::Status st = be->CompilerStatus(); !st.ok()) {
-    WARN("skipping: NVRTC unavailable: " << st.message());
-    return;
-  }
+  std::unique_ptr<backend::Backend> be = testing::NvrtcBackendOrSkip();
+  if (be == nullptr) return;
   const SmallCTcFwdSolver s;
   std::set<std::string> done;
   auto build = [&](const Target& target, const Problem& p, const PerfConfig& c) {

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -22,6 +23,17 @@
 #include "tuner_core/solver/solver.h"
 
 namespace tuna::testing {
+
+// The CUDA backend for NVRTC builds, or nullptr after a warning when this host has no NVRTC (a
+// fresh Debian machine has no /usr/local/cuda: BUILDING.md), the caller then returning.
+inline std::unique_ptr<backend::Backend> NvrtcBackendOrSkip() {
+  std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
+  if (absl::Status st = be->CompilerStatus(); !st.ok()) {
+    WARN("skipping: NVRTC unavailable: " << st.message());
+    return nullptr;
+  }
+  return be;
+}
 
 // The solver target of `arch` ("sm_90", "gfx90a", ...), which must exist.
 inline solver::Target ArchTarget(const std::string& arch) {
