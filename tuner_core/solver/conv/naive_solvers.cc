@@ -44,7 +44,9 @@ absl::Status NaiveConvSolver::IsApplicable(const Target& target, const Problem& 
                                               " only, not ", std::string(DirectionName(problem.direction))));
   }
   if (problem.mode == ConvMode::kTrans) {
-    return NotApplicable(Name(), "transposed convolution is not supported");
+    // Solvers see convolutions only: import and the runtime convert a transposed problem
+    // (problem/transpose.h); a config stored in trans mode predates that.
+    return NotApplicable(Name(), "a transposed problem runs as its convolution: re-import its driver line");
   }
   if (problem.data_type == DataType::kInt8 && direction_ != Direction::kForward) {
     return NotApplicable(Name(), "INT8 is supported for the forward direction only");
