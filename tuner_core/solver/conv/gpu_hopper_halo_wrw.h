@@ -26,6 +26,12 @@
 //
 // Status (2026-12-04): compiles for sm_90a and plans; not yet run on a GPU, so a candidate
 // (solver_sets.h: bench/kernels --candidates times it, tune jobs and the runtime never see it).
+// Next, once it verifies: strided 3x3 layers by the copy engine's traversal stride. With element
+// strides (1, u, u, 1) a box starting at any row and column reads every u-th pixel, so filter row
+// r reads x rows u (ho + q_r) + rho_r (r dil_h - pad_h = u q_r + rho_r): the rows of one residue
+// rho form one box of TILE_H + q_max - q_min rows, each row's view (q_r - q_min) TILE_W pixel rows
+// down (3x3, stride 2, pad 1: rows 0 and 2 share the odd box, row 1 has the even one), one wgmma
+// of N = 64 x (rows in the class) per class, the class pattern a -D option.
 #pragma once
 
 #include <cstdint>
