@@ -93,10 +93,26 @@
 #define HALO 0  // 1: TunaHopperHaloWrw (stride 1): pixel tiles of TILE_H x TILE_W, x's halo copied once per stage
 #endif
 #if HALO
+// Row classes (stride u = stride_h in 1, 2; tmap_x reads every u-th row and v-th column from any
+// start): filter row r reads x rows u (oh + q_r) + rho_r where r dil_h + lower_h = u q_r + rho_r;
+// the rows of one residue rho form one class, copied as one box of HALO_ROWS rows. Class 0 holds
+// r = 0, r_step, 2 r_step, ... (HALO_N0 / 64 rows), class 1 (stride 2 with an odd dilation only)
+// r = 1, 3, ... (HALO_N1 / 64 rows); r_step = 2 there, else 1. Consecutive rows of a class are
+// q_step = r_step dil_h / u box rows apart. Stride 1: one class of all R rows, q_step = dil_h.
+#ifndef HALO_N0
+#define HALO_N0 TB_N  // one class: every filter row
+#endif
+#ifndef HALO_N1
+#define HALO_N1 0
+#endif
 constexpr int kTileW = TILE_W;
 constexpr int kTileH = 64 / TILE_W;
-constexpr int kHaloRows = HALO_ROWS;  // TILE_H + (R - 1) * dil_h: rows of the halo copy
+constexpr int kHaloRows = HALO_ROWS;  // TILE_H + (HALO_N0 / 64 - 1) * q_step: rows of one class's box
+constexpr int kTaps0 = HALO_N0 / 64, kTaps1 = HALO_N1 / 64;
+constexpr int kClasses = kTaps1 > 0 ? 2 : 1;
+constexpr int kHaloBytes = kHaloRows * kTileW * 128;
 static_assert(kTileW % 8 == 0 && 64 % kTileW == 0, "tap rows shift by whole 8-row swizzle atoms");
+static_assert(TB_N == HALO_N0 + HALO_N1 && HALO_N0 % 64 == 0 && HALO_N1 % 64 == 0, "64 columns per filter row");
 static_assert(!STREAM_K && CLUSTER_N == 1 && !TMA_3D && !X_TILED, "the halo walk has no stream-K, clusters or 3-D copies");
 #endif
 
@@ -113,8 +129,8 @@ constexpr int kASlabs = kTbM / 64;
 constexpr int kBSlabs = kTbN / 64;
 constexpr int kStageA = kASlabs * kSlabBytes;
 #if HALO
-constexpr int kStageBytes = kStageA + kHaloRows * kTileW * 128;  // dy slabs, then the halo copy
-static_assert((kHaloRows * kTileW * 128) % 1024 == 0, "ring slots on swizzle-atom boundaries");
+constexpr int kStageBytes = kStageA + kClasses * kHaloBytes;  // dy slabs, then one halo box per row class
+static_assert(kHaloBytes % 1024 == 0, "ring slots on swizzle-atom boundaries");
 #else
 constexpr int kStageBytes = (kASlabs + kBSlabs) * kSlabBytes;
 #endif
@@ -142,6 +158,7 @@ struct TunaWrwGeom {
   int Cg, Kpg, K, taps, chunks, groups, splits;
   int p_tiles;                         // pixel tiles: ceil(P / 64); HALO: N x tiles_h x tiles_w
   int tiles_w, tiles_hw;               // HALO: pixel tiles per image row and per image
+  int halo_r_step, halo_q_step;        // HALO: filter rows and box rows between a class's rows
 };
 
 // One work unit: group, split, tile origin and its pixel-tile range. With clusters a unit's N-tile
@@ -254,8 +271,12 @@ TUNA_DEVICE void tuna_wrw_produce(unsigned ring, unsigned full, unsigned empty, 
       const int oh0 = th * kTileH, ow0 = (rem - th * q.tiles_w) * kTileW;
 #pragma unroll
       for (int j = 0; j < kASlabs; ++j) tuna_tma_tile_4d(dst + j * kSlabBytes, tmap_dy, m_row + 64 * j, ow0, oh0, img, bar);
-      tuna_tma_tile_4d(dst + kStageA, tmap_x, t.g * q.Cg + chunk * 64, ow0 + q.lower_w + s_tap * q.dil_w,
-                       oh0 + q.lower_h, img, bar);
+      const int x_col = q.stride_w * ow0 + q.lower_w + s_tap * q.dil_w;
+#pragma unroll
+      for (int cls = 0; cls < kClasses; ++cls) {  // class 1's first filter row is r = 1
+        tuna_tma_tile_4d(dst + kStageA + cls * kHaloBytes, tmap_x, t.g * q.Cg + chunk * 64, x_col,
+                         q.stride_h * oh0 + q.lower_h + cls * q.dil_h, img, bar);
+      }
 #else
       const int p0 = pt * kPix;
 #if TMA_3D
@@ -391,17 +412,28 @@ TUNA_DEVICE void tuna_wrw_consume(unsigned ring, unsigned full, unsigned empty, 
 #pragma unroll
       for (int k16 = 0; k16 < kPix / 16; ++k16) {
 #if HALO
-        // Filter row r's view of the halo starts r * dil_h image rows (whole 8-row atoms) down: the
-        // descriptor's slab stride steps N by 64 columns = one filter row.
-        const unsigned long long db = tuna_desc_mn_sw128(b_tile + k16 * 2048, q.dil_h * kTileW * 128);
+        // A class's next filter row views its box q_step rows (whole 8-row atoms) further down: the
+        // descriptor's slab stride steps N by 64 columns = one filter row. Class 1's accumulators
+        // follow class 0's: together the layout of one wgmma of N = TB_N.
+        const unsigned halo_lbo = q.halo_q_step * kTileW * 128;
+#pragma unroll
+        for (int mr = 0; mr < kMRep; ++mr) {
+          const unsigned long long da = tuna_desc_mn_sw128(a_tile + mr * kSlabBytes + k16 * 2048, kSlabBytes);
+          TUNA_WGMMA_OF(HALO_N0)<1, 1>(*reinterpret_cast<float(*)[HALO_N0 / 2]>(&acc[mr][0]), da,
+                                       tuna_desc_mn_sw128(b_tile + k16 * 2048, halo_lbo));
+#if HALO_N1
+          TUNA_WGMMA_OF(HALO_N1)<1, 1>(*reinterpret_cast<float(*)[HALO_N1 / 2]>(&acc[mr][HALO_N0 / 2]), da,
+                                       tuna_desc_mn_sw128(b_tile + kHaloBytes + k16 * 2048, halo_lbo));
+#endif
+        }
 #else
         const unsigned long long db = tuna_desc_mn_sw128(b_tile + k16 * 2048, kSlabBytes);
-#endif
 #pragma unroll
         for (int mr = 0; mr < kMRep; ++mr) {
           TUNA_WGMMA_OF(TB_N)<1, 1>(acc[mr], tuna_desc_mn_sw128(a_tile + mr * kSlabBytes + k16 * 2048, kSlabBytes),
                                     db);
         }
+#endif
       }
       tuna_wgmma_commit();
       tuna_wgmma_wait<1>();  // the previous stage's wgmmas have retired: release its slot
@@ -433,9 +465,11 @@ TUNA_DEVICE void tuna_wrw_consume(unsigned ring, unsigned full, unsigned empty, 
 #pragma unroll
     for (int j = 0; j < kTbN / 8; ++j) {
       const int col = 8 * j + 2 * (lane & 3);
-#if HALO  // column 64 r + c' of N-tile (s, chunk): tap (r, s), channel chunk * 64 + c'
+#if HALO  // column 64 g + c' of N-tile (s, chunk): the g-th filter row r of the classes, channel chunk * 64 + c'
       const int s_tap = t.slab0 / q.chunks;
-      const int tap = (col / 64) * q.S + s_tap;
+      const int g = col / 64;
+      const int r = g < kTaps0 ? g * q.halo_r_step : 1 + (g - kTaps0) * q.halo_r_step;
+      const int tap = r * q.S + s_tap;
       const int c = (t.slab0 - s_tap * q.chunks) * 64 + (col & 63);
 #else
       const int slab = t.slab0 + col / 64;
@@ -492,11 +526,13 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1) TUNA_WRW_CLUSTER
   q.dil_h = dil_h, q.dil_w = dil_w, q.S = S;
   q.Cg = Cg, q.K = K, q.Kpg = K / groups, q.taps = R * S, q.chunks = chunks, q.groups = groups, q.splits = splits;
 #if HALO
+  q.halo_r_step = stride_h == 2 && (dil_h & 1) ? 2 : 1;
+  q.halo_q_step = q.halo_r_step * dil_h / stride_h;
   q.tiles_w = (Wo + kTileW - 1) / kTileW;
   q.tiles_hw = q.tiles_w * ((Ho + kTileH - 1) / kTileH);
   q.p_tiles = n_img * q.tiles_hw;
 #else
-  q.tiles_w = q.tiles_hw = 0;
+  q.tiles_w = q.tiles_hw = q.halo_r_step = q.halo_q_step = 0;
   q.p_tiles = (q.pixels + kPix - 1) / kPix;
 #endif
   const TunaWrwGrid grid(q);

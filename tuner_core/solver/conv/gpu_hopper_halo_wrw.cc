@@ -30,7 +30,29 @@ struct HaloTile {
 };
 
 int64_t Chunks(const Problem& p) { return CeilDiv(p.c / p.groups, 64); }
-int HaloRows(const Problem& p, int tile_h) { return static_cast<int>(tile_h + (p.fil[1] - 1) * p.dilation[1]); }
+// A strided 1x1 filter without padding reads x at (u ho, v wo) only: the walk sees a stride-1 1x1
+// problem on the (Ho, Wo) view of x whose rows and columns step u and v pixels.
+bool StridedPointwise(const Problem& p) {
+  return p.fil[1] == 1 && p.fil[2] == 1 && p.pad[1] == 0 && p.pad[2] == 0 && (p.stride[1] != 1 || p.stride[2] != 1);
+}
+
+// The filter rows' classes (hopper_tma_wrw.cu, HALO): the copy engine's traversal stride u (the
+// walk's stride: 1 for a strided 1x1 filter, read through a strided view), rows per class,
+// filter rows and box rows between a class's rows.
+struct RowClasses {
+  int u, taps0, taps1, r_step, q_step;
+  int Count() const { return taps1 > 0 ? 2 : 1; }
+};
+RowClasses ClassesOf(const Problem& p) {
+  const int u = StridedPointwise(p) ? 1 : static_cast<int>(p.stride[1]);
+  const int r = static_cast<int>(p.fil[1]), dil = static_cast<int>(p.dilation[1]);
+  const int r_step = u == 2 && dil % 2 == 1 ? 2 : 1;
+  return {u, r_step == 2 ? (r + 1) / 2 : r, r_step == 2 ? r / 2 : 0, r_step, r_step * dil / u};
+}
+int HaloRows(const Problem& p, int tile_h) {
+  const RowClasses rc = ClassesOf(p);
+  return tile_h + (rc.taps0 - 1) * rc.q_step;
+}
 int64_t PixelTiles(const Problem& p, const HaloTile& t) {
   const Dhw o = p.Out();
   return p.n * CeilDiv(o[1], t.TileH()) * CeilDiv(o[2], t.tile_w);
@@ -41,18 +63,14 @@ int64_t TileUnits(const Problem& p, const HaloTile& t) {
 }
 int DeepestStages(const Target& target, const Problem& p, int tb_m, int tile_w) {
   int s = kMaxStages;
-  while (s > 3 && HopperHaloWrwSolver::SharedBytes(tb_m, tile_w, HaloRows(p, kPix / tile_w), s) >
+  const int halo_rows = HaloRows(p, kPix / tile_w), classes = ClassesOf(p).Count();
+  while (s > 3 && HopperHaloWrwSolver::SharedBytes(tb_m, tile_w, halo_rows, classes, s) >
                       target.max_shared_bytes_per_block) {
     --s;
   }
   return s;
 }
 
-// A strided 1x1 filter without padding reads x at (u ho, v wo) only: the walk sees a stride-1 1x1
-// problem on the (Ho, Wo) view of x whose rows and columns step u and v pixels.
-bool StridedPointwise(const Problem& p) {
-  return p.fil[1] == 1 && p.fil[2] == 1 && p.pad[1] == 0 && p.pad[2] == 0 && (p.stride[1] != 1 || p.stride[2] != 1);
-}
 
 // A tiled 4-D map (C, W, H, N) of an NHWC tensor of h x w pixels, or of its view of every
 // step_h-th row and step_w-th column (view_h x view_w pixels): boxes of 64 channels x box_w x
@@ -73,8 +91,9 @@ backend::TensorMapSpec NhwcMap(int64_t n, int64_t h, int64_t w, int64_t c, int b
 
 }  // namespace
 
-uint64_t HopperHaloWrwSolver::SharedBytes(int tb_m, int tile_w, int halo_rows, int stages) {
-  return 1024 + static_cast<uint64_t>(stages) * (tb_m * 128 + static_cast<uint64_t>(halo_rows) * tile_w * 128) +
+uint64_t HopperHaloWrwSolver::SharedBytes(int tb_m, int tile_w, int halo_rows, int classes, int stages) {
+  const uint64_t halo_bytes = static_cast<uint64_t>(classes) * halo_rows * tile_w * 128;
+  return 1024 + static_cast<uint64_t>(stages) * (tb_m * 128 + halo_bytes) +
          16 * static_cast<uint64_t>(stages);
 }
 
@@ -83,12 +102,15 @@ absl::Status HopperHaloWrwSolver::IsApplicable(const Target& target, const Probl
   if (absl::Status st = hopper_tma::CheckApplicable(Name(), target, p, hopper_tma::ForwardPlan(p)); !st.ok()) {
     return st;
   }
-  if ((p.stride[1] != 1 || p.stride[2] != 1) && !StridedPointwise(p)) {
-    return NotApplicable(Name(), "stride 1 only (the halo is a dense box), or a 1x1 filter without padding");
+  const bool traversable = p.stride[1] == p.stride[2] && p.stride[1] <= 2;
+  if (!traversable && !StridedPointwise(p)) {
+    return NotApplicable(Name(), "stride 1 or 2 in both directions, or a 1x1 filter without padding");
   }
   if (p.fil[1] > 4) return NotApplicable(Name(), "R above 4 (64 R accumulator columns per tile)");
   if ((p.k / p.groups) % 8 != 0) return NotApplicable(Name(), "needs K/G % 8 == 0 (16-byte aligned dy rows)");
-  if (HaloRows(p, 8) > 256) return NotApplicable(Name(), "dilated filter height above the copy engine's box");
+  if (ClassesOf(p).u * HaloRows(p, 8) > 256) {
+    return NotApplicable(Name(), "dilated filter height above the copy engine's box");
+  }
   if (p.n * p.in[1] * p.in[2] * p.c > gpu::kMaxIndex || p.k * p.fil[1] * p.fil[2] * (p.c / p.groups) > gpu::kMaxIndex) {
     return NotApplicable(Name(), "sizes exceed 32-bit indices");
   }
@@ -110,7 +132,7 @@ absl::Status HopperHaloWrwSolver::IsValid(const Target& target, const Problem& p
   const int wg_rows = t.tb_m / t.wg_m;
   if (wg_rows % 64 != 0) return invalid("TB_M / WG_M must be a multiple of 64 (wgmma m64)");
   if (wg_rows / 64 * p.fil[1] * 32 > 128) return invalid("more than 128 accumulators per thread");
-  const uint64_t smem = SharedBytes(t.tb_m, t.tile_w, HaloRows(p, t.TileH()), t.stages);
+  const uint64_t smem = SharedBytes(t.tb_m, t.tile_w, HaloRows(p, t.TileH()), ClassesOf(p).Count(), t.stages);
   if (smem > target.max_shared_bytes_per_block) {
     return invalid(absl::StrCat(smem, " bytes of shared memory > ", target.max_shared_bytes_per_block));
   }
@@ -154,6 +176,7 @@ absl::StatusOr<Solution> HopperHaloWrwSolver::GetSolution(const Target& target, 
   const SearchSpace space = Space(target, p);
   const HaloTile t = HaloTile::Of(space, config);
   const int halo_rows = HaloRows(p, t.TileH());
+  const RowClasses rc = ClassesOf(p);
   KernelBuild build;
   build.source = "conv/hopper_tma_wrw.cu";
   build.entries = {"tuna_hopper_tma_wrw", "tuna_hopper_wrw_reduce"};
@@ -161,6 +184,10 @@ absl::StatusOr<Solution> HopperHaloWrwSolver::GetSolution(const Target& target, 
                    absl::StrCat("-DWG_M=", t.wg_m), absl::StrCat("-DSTAGES=", t.stages), "-DHALO=1",
                    absl::StrCat("-DTILE_W=", t.tile_w), absl::StrCat("-DHALO_ROWS=", halo_rows),
                    gpu::DTypeOption(p.data_type)};
+  if (rc.Count() == 2) {  // the two classes' wgmma widths
+    build.options.push_back(absl::StrCat("-DHALO_N0=", 64 * rc.taps0));
+    build.options.push_back(absl::StrCat("-DHALO_N1=", 64 * rc.taps1));
+  }
   build.arch_specific = true;  // wgmma, setmaxnreg: sm_90a
   const bool partials = t.split_k > 1;
   Solution sol;
@@ -173,15 +200,20 @@ absl::StatusOr<Solution> HopperHaloWrwSolver::GetSolution(const Target& target, 
   l.entry = "tuna_hopper_tma_wrw";
   l.grid.x = static_cast<uint32_t>(std::min<int64_t>(TileUnits(p, t) * t.split_k, target.num_cu));
   l.block.x = static_cast<uint32_t>(128 * (t.wg_m + 1));
-  l.shared_bytes = SharedBytes(t.tb_m, t.tile_w, halo_rows, t.stages);
-  const backend::TensorMapSpec x_map = StridedPointwise(p)
-                                           ? NhwcMap(p.n, p.in[1], p.in[2], p.c, t.tile_w, halo_rows, o[1], o[2],
-                                                     p.stride[1], p.stride[2])
-                                           : NhwcMap(p.n, p.in[1], p.in[2], p.c, t.tile_w, halo_rows);
+  l.shared_bytes = SharedBytes(t.tb_m, t.tile_w, halo_rows, rc.Count(), t.stages);
+  backend::TensorMapSpec x_map = StridedPointwise(p)
+                                     ? NhwcMap(p.n, p.in[1], p.in[2], p.c, t.tile_w, halo_rows, o[1], o[2],
+                                               p.stride[1], p.stride[2])
+                                     : NhwcMap(p.n, p.in[1], p.in[2], p.c, t.tile_w, halo_rows);
+  if (rc.u > 1) {  // every u-th column and row from the box's start: the box spans u times its pixels
+    x_map.element_strides = {1, static_cast<uint32_t>(rc.u), static_cast<uint32_t>(rc.u), 1, 1};
+    x_map.box[1] *= rc.u;
+    x_map.box[2] *= rc.u;
+  }
   l.args = {KernelArg::TensorMap(BufferRole::kX, x_map),
             KernelArg::TensorMap(BufferRole::kY, NhwcMap(p.n, o[1], o[2], p.k, t.tile_w, t.TileH())),
             KernelArg::Buffer(partials ? BufferRole::kWorkspace : BufferRole::kW), KernelArg::I64(0)};
-  for (int64_t v : {p.n, o[1], o[2], -p.pad[1], -p.pad[2], int64_t{1}, int64_t{1}, p.dilation[1], p.dilation[2],
+  for (int64_t v : {p.n, o[1], o[2], -p.pad[1], -p.pad[2], int64_t{rc.u}, int64_t{rc.u}, p.dilation[1], p.dilation[2],
                     p.fil[1], p.fil[2], p.c / p.groups, p.k, p.groups, Chunks(p), int64_t{t.split_k},
                     int64_t{partials ? 1 : 0}}) {
     l.args.push_back(KernelArg::I32(v));
