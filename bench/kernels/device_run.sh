@@ -32,7 +32,8 @@
 #                          winner also rebuilt with its sizes compiled in (the finishing step every step runs), both
 #                          timed, the geomean cost of run-time sizes printed (issue #17's "< 3 %")
 #   fromdb[:SECS]          --from-db data/fromdb (a perf db placed there), tuna rows + cuDNN best, torch on the rows' lines, cross-check
-# BENCH_ARGS="...": more kernels_bench options for the x_* steps (e.g. --print-screened).
+# BENCH_ARGS="...": more kernels_bench options for the x_* and wrw16/wrwbf16 steps (e.g. --print-screened,
+# --candidates with SOLVERS naming a candidate).
 # DATA=FILE (a driver file in the bundle) replaces the file of the fwd32, bwd32 and wrw32 steps;
 # CONFIGS=N their configs per fast solver (36/36/48); SOLVERS=a,b their solvers. The Winograd
 # layers alone: DATA=data/resnet50_n32_3x3s1_{fwd,bwd}_fp32.txt (the four 3x3 stride-1 layers).
@@ -88,7 +89,7 @@ for step in "$@"; do
     wrw16|wrwbf16)
       f=data/resnet50_n32_wrw_fp16_nhwc.txt
       if [ "$name" = wrwbf16 ]; then sed 's/convfp16/convbfp16/' "$f" > "$out/wrw_bf16.txt"; f="$out/wrw_bf16.txt"; fi
-      timeout "$secs" ./run.sh --driver "$f" --solvers ${SOLVERS:-TunaHopperTmaWrw,TunaHopperWrw,TunaIgemmWrw} --configs ${CONFIGS:-128} --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
+      timeout "$secs" ./run.sh --driver "$f" --solvers ${SOLVERS:-TunaHopperTmaWrw,TunaHopperWrw,TunaIgemmWrw} --configs ${CONFIGS:-128} --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only ${BENCH_ARGS:-} --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
     fwd32|bwd32|wrw32)
       if [ "$name" = fwd32 ]; then f=data/resnet50_n32_fwd_fp32.txt sv=TunaFastSimtFwd,TunaWinogradF2x3,TunaWinogradF4x3,TunaIgemmFwd n=36
