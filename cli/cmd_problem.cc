@@ -1,6 +1,7 @@
 // `tuna problem parse (LINE... | -f FILE | --fdb-key KEY) [--json]`: shows how tuna reads a
 // MIOpenDriver line, a file of them or a find-db key: the canonical line, the find-db key,
-// the perf-db columns and the text perf-db key of every resulting problem.
+// the perf-db columns and the text perf-db key of every resulting problem (and, for a transposed
+// one, the convolution that runs it).
 #include <iostream>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 #include "cli/terminal_text.h"
 #include "tuner_core/problem/driver_line.h"
 #include "tuner_core/problem/keys.h"
+#include "tuner_core/problem/transpose.h"
 
 namespace tuna::cli {
 namespace {
@@ -63,6 +65,11 @@ void PrintText(const std::vector<Item>& items) {
     const Problem& p = it.problem;
     if (it.line > 0) std::cout << "# line " << it.line << "\n";
     std::cout << ToDriverLine(p) << "\n";
+    if (p.mode == ConvMode::kTrans) {
+      absl::StatusOr<Problem> conv = AsConvolution(p);
+      std::cout << "  runs as:      " << (conv.ok() ? ToDriverLine(*conv) : std::string(conv.status().message()))
+                << "\n";
+    }
     std::cout << "  find-db key:  " << FindDbKey(p) << "\n";
     std::cout << "  perf-db key:  " << PerfDbTextKey(p) << "\n";
     std::cout << "  perf-db row: ";
@@ -84,6 +91,10 @@ Json ProblemJson(const Item& it) {
   j["source"] = it.source;
   j["direction"] = DirectionName(p.direction);
   j["driver_line"] = ToDriverLine(p);
+  if (p.mode == ConvMode::kTrans) {  // the convolution tuna stores, tunes and runs for it
+    absl::StatusOr<Problem> conv = AsConvolution(p);
+    j["runs_as"] = conv.ok() ? ToDriverLine(*conv) : std::string(conv.status().message());
+  }
   j["fdb_key"] = FindDbKey(p);
   j["perf_db_text_key"] = PerfDbTextKey(p);
   j["perf_db_config"] = config;

@@ -194,6 +194,12 @@ TEST_CASE("tuna CLI conventions: driver --help, usage errors exit 2, global flag
   INFO(line.out);
   CHECK(line.rc == 0);
   CHECK(Has(line, "find-db key"));
+  CHECK(!Has(line, "runs as:"));
+  Run trans = exec("problem parse conv -n 1 -c 8 -H 6 -W 6 -k 4 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -m trans -F 1 -Y 1 -X 1");
+  INFO(trans.out);
+  CHECK(trans.rc == 0);
+  CHECK(Has(trans, "runs as:      ./bin/MIOpenDriver conv -n 1 -c 4 -H 12 -W 12 -k 8 "));
+  CHECK(Has(trans, "find-db key:  8-6-6-3x3-4-12-12-1-1x1-2x2-1x1-0-NCHW-FP32-B"));
   // The database from the environment: a bad TUNA_DB, a half-set MITuna environment, each
   // named, before any server is started.
   auto exec_env = [](const std::string& env, const std::string& args) {
