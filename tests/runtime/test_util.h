@@ -7,10 +7,12 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tuner_core/backend/cpu/cpu_backend.h"
 #include "tuner_core/problem/driver_line.h"
+#include "tuner_core/problem/transpose.h"
 #include "tuner_core/reference/element.h"
 #include "tuner_core/reference/fill.h"
 #include "tuner_core/reference/reference_conv.h"
@@ -77,8 +79,13 @@ inline absl::StatusOr<std::unique_ptr<runtime::Handle>> CpuHandle(const runtime:
   return runtime::Handle::Create(std::move(o));
 }
 
-// Runs `solver_id` through Immediate on random inputs and verifies against the reference.
-inline absl::StatusOr<reference::VerifyReport> RunAndVerify(runtime::Handle& h, const Problem& p, uint64_t solver_id) {
+// Runs `solver_id` through Immediate on random inputs and verifies against the reference. A
+// transposed problem runs as its convolution, its buffers passed as it names them (x and y swapped).
+inline absl::StatusOr<reference::VerifyReport> RunAndVerify(runtime::Handle& h, const Problem& given,
+                                                            uint64_t solver_id) {
+  absl::StatusOr<Problem> conv = AsConvolution(given);
+  if (!conv.ok()) return conv.status();
+  const Problem& p = *conv;
   backend::Device& dev = h.device();
   const int written = p.direction == Direction::kForward ? 2 : p.direction == Direction::kBackwardData ? 0 : 1;
   const int64_t counts[3] = {p.XDesc().ElementCount(), p.WDesc().ElementCount(), p.YDesc().ElementCount()};
@@ -93,7 +100,7 @@ inline absl::StatusOr<reference::VerifyReport> RunAndVerify(runtime::Handle& h, 
     buf[i] = *std::move(b);
     if (auto st = dev.CopyToDevice(buf[i], host[i].data(), host[i].size()); !st.ok()) return st;
   }
-  auto wsz = runtime::GetSolutionWorkspaceSize(h, p, solver_id);
+  auto wsz = runtime::GetSolutionWorkspaceSize(h, given, solver_id);
   if (!wsz.ok()) return wsz.status();
   backend::DeviceBuffer ws;
   if (*wsz > 0) {
@@ -102,7 +109,8 @@ inline absl::StatusOr<reference::VerifyReport> RunAndVerify(runtime::Handle& h, 
     ws = *std::move(b);
   }
   solver::ConvBuffers cb{&buf[0], &buf[1], &buf[2], ws.valid() ? &ws : nullptr};
-  if (auto st = runtime::Immediate(h, p, solver_id, cb); !st.ok()) return st;
+  if (given.mode == ConvMode::kTrans) std::swap(cb.x, cb.y);
+  if (auto st = runtime::Immediate(h, given, solver_id, cb); !st.ok()) return st;
   if (auto st = dev.Synchronize(); !st.ok()) return st;
   std::vector<std::byte> got(host[written].size()), expected(host[written].size());
   if (auto st = dev.CopyToHost(got.data(), buf[written], got.size()); !st.ok()) return st;
