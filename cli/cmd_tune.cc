@@ -250,16 +250,13 @@ std::optional<std::vector<Problem>> ReadProblems(const TuneArgs& a) {
       UsageError(std::string(p.status().message()));
       return std::nullopt;
     }
-    std::vector<Problem> problems;
-    for (const Problem& each : *p) {
-      absl::StatusOr<Problem> q = AsConvolution(each);  // transposed: as MIOpen runs it
-      if (!q.ok()) {
-        UsageError(std::string(q.status().message()));
-        return std::nullopt;
-      }
-      problems.push_back(*std::move(q));
+    // A transposed problem as MIOpen runs it.
+    absl::StatusOr<std::vector<Problem>> conv = AsConvolutions(*std::move(p));
+    if (!conv.ok()) {
+      UsageError(std::string(conv.status().message()));
+      return std::nullopt;
     }
-    return problems;
+    return *std::move(conv);
   }
   auto f = ParseDriverFile(a.file);
   if (!f.ok()) {

@@ -48,33 +48,38 @@ absl::StatusOr<Problem> AsConvolution(const Problem& p) {
   return q;
 }
 
+absl::StatusOr<std::vector<Problem>> AsConvolutions(std::vector<Problem> problems, int* transposed) {
+  int n = 0;
+  for (Problem& p : problems) {
+    if (p.mode == ConvMode::kConv) continue;
+    absl::StatusOr<Problem> q = AsConvolution(p);
+    if (!q.ok()) return q.status();
+    p = *std::move(q);
+    ++n;
+  }
+  if (transposed != nullptr) *transposed = n;
+  return problems;
+}
+
 int ConvertTransposed(DriverFile& file) {
   int converted = 0;
   std::vector<DriverFileLine> kept;
   kept.reserve(file.lines.size());
   for (DriverFileLine& line : file.lines) {
-    absl::Status bad;
     int here = 0;
-    for (Problem& p : line.problems) {
-      if (p.mode == ConvMode::kConv) continue;
-      absl::StatusOr<Problem> q = AsConvolution(p);
-      if (!q.ok()) {
-        bad = q.status();
-        break;
-      }
-      p = *std::move(q);
-      ++here;
-    }
-    if (!bad.ok()) {
-      file.errors.push_back({line.line_number, line.text, std::string(bad.message())});
+    absl::StatusOr<std::vector<Problem>> conv = AsConvolutions(std::move(line.problems), &here);
+    if (!conv.ok()) {
+      file.errors.push_back({line.line_number, line.text, std::string(conv.status().message())});
       continue;
     }
+    line.problems = *std::move(conv);
     converted += here;
     kept.push_back(std::move(line));
   }
   file.lines = std::move(kept);
-  std::stable_sort(file.errors.begin(), file.errors.end(),
-                   [](const DriverFileError& a, const DriverFileError& b) { return a.line_number < b.line_number; });
+  std::stable_sort(file.errors.begin(), file.errors.end(), [](const DriverFileError& a, const DriverFileError& b) {
+    return a.line_number < b.line_number;
+  });
   return converted;
 }
 

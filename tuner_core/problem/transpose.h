@@ -10,6 +10,8 @@
 // reference sees convolution mode only.
 #pragma once
 
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "tuner_core/problem/driver_line.h"
 #include "tuner_core/problem/problem.h"
@@ -22,6 +24,10 @@ namespace tuna {
 // p is invalid or has no such convolution: an output padding of at least the stride (allowed
 // below the dilation) gives the convolution more output rows than p has input rows.
 absl::StatusOr<Problem> AsConvolution(const Problem& p);
+
+// Every problem through AsConvolution (the first error is returned); `transposed`, when given, is
+// set to how many were transposed.
+absl::StatusOr<std::vector<Problem>> AsConvolutions(std::vector<Problem> problems, int* transposed = nullptr);
 
 // Every problem of `file` through AsConvolution; a line whose problem has no convolution form
 // moves to `file.errors` (its reason names the line's fields). Returns how many transposed
