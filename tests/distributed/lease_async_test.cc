@@ -55,7 +55,11 @@ TEST_CASE_METHOD(testing::MariadbTest,
   REQUIRE(seeded.ok());
   coordinator::CoordinatorOptions o;
   o.reap_interval = absl::ZeroDuration();
-  o.empty_poll_interval = absl::Milliseconds(20);
+  // Once a claim finds the queue dry, no dispatcher takes a poll of that filter again for the rest
+  // of the case: EndPolls answers only polls no dispatcher holds (coordinator.h), and with a short
+  // interval (it was 20 ms) a claim in flight at EndPolls left the poll waiting its 20 s (seen
+  // failing on a loaded 2-core CI run, 2026-12-05).
+  o.empty_poll_interval = absl::Seconds(30);
   auto coord = coordinator::Coordinator::Create(db(), o);
   REQUIRE(coord.ok());
   coordinator::Coordinator& c = **coord;
