@@ -117,6 +117,7 @@ struct Coordinator::Waiter {
   absl::Time started;
   absl::Time deadline;
   bool taken = false;  // by a dispatcher, for its claim
+  bool end_after_claim = false;  // EndPolls came while taken: answered when the claim ends
   absl::Status status;
   std::vector<LeasedJob> jobs;
   LeaseDone done;  // called once, never under mu_ (Answer)
@@ -184,6 +185,7 @@ void Coordinator::EndPolls() {
   {
     absl::MutexLock l(&mu_);
     ended = TakeIdleWaiters();
+    for (auto& w : waiters_) w->end_after_claim = true;  // the ones left are held by a claim
   }
   for (auto& w : ended) Answer(*w);
 }
@@ -547,7 +549,7 @@ void Coordinator::HandOut(const std::vector<std::shared_ptr<Waiter>>& batch,
     if (!w->jobs.empty()) {
       ended.push_back(w);
       waiters_.erase(std::find(waiters_.begin(), waiters_.end(), w));
-    } else if (absl::Now() >= w->deadline || shutdown_) {
+    } else if (absl::Now() >= w->deadline || shutdown_ || w->end_after_claim) {
       ended.push_back(w);  // the long-poll ended: empty, or why nothing could be claimed
       if (shutdown_) w->status = absl::UnavailableError("coordinator shutting down");
       else if (absl::IsUnavailable(status)) w->status = NoDatabase();

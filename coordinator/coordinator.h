@@ -144,9 +144,10 @@ class Coordinator {
   // token is rotated (their holders can no longer renew: not the jobs' fault).
   void BeginGrace();
 
-  // Answers every Lease waiting now (none a dispatcher holds), empty, instead of when its wait
-  // ends: a local run whose workers were told to stop need not wait out their long-polls (up to
-  // lease_wait each, before it can export). Later Leases wait as before. Thread-safe.
+  // Answers every Lease waiting now, empty, instead of when its wait ends (one a dispatcher holds
+  // for a claim: when that claim ends, with the jobs it got or empty): a local run whose workers
+  // were told to stop need not wait out their long-polls (up to lease_wait each, before it can
+  // export). Later Leases wait as before. Thread-safe.
   void EndPolls();
 
   void Shutdown();

@@ -1,8 +1,8 @@
 // Coordinator::LeaseJobsAsync (what the gRPC Lease handler calls: no thread waits for the answer):
 // jobs come from a dispatcher; a poll that finds nothing is answered empty when its wait ends,
 // not before, and polls end in the order of their deadlines whatever order they came in; a
-// poll still waiting at Shutdown is answered Unavailable, at EndPolls empty; a refused request is
-// answered at once.
+// poll still waiting at Shutdown is answered Unavailable, at EndPolls empty (one a dispatcher holds
+// when its claim ends); a refused request is answered at once.
 #include <chrono>
 #include <future>
 #include <memory>
@@ -56,9 +56,8 @@ TEST_CASE_METHOD(testing::MariadbTest,
   coordinator::CoordinatorOptions o;
   o.reap_interval = absl::ZeroDuration();
   // Once a claim finds the queue dry, no dispatcher takes a poll of that filter again for the rest
-  // of the case: EndPolls answers only polls no dispatcher holds (coordinator.h), and with a short
-  // interval (it was 20 ms) a claim in flight at EndPolls left the poll waiting its 20 s (seen
-  // failing on a loaded 2-core CI run, 2026-12-05).
+  // of the case, so the polls below are idle when EndPolls and Shutdown come and are answered on
+  // the spot (a poll a dispatcher holds is answered when its claim ends: the next case).
   o.empty_poll_interval = absl::Seconds(30);
   auto coord = coordinator::Coordinator::Create(db(), o);
   REQUIRE(coord.ok());
@@ -113,6 +112,38 @@ TEST_CASE_METHOD(testing::MariadbTest,
   auto after = Send(c, reg->worker_id, 1, absl::Seconds(1));
   REQUIRE(after->got.wait_for(std::chrono::seconds(0)) == std::future_status::ready);
   CHECK(absl::IsUnavailable(after->got.get().status()));
+}
+
+TEST_CASE_METHOD(testing::MariadbTest, "EndPolls ends a poll a dispatcher holds when its claim ends",
+                 "[mariadb][distributed]") {
+  auto seeded = testing::SeedQueue(db(), 1, 1);
+  REQUIRE(seeded.ok());
+  coordinator::CoordinatorOptions o;
+  o.reap_interval = absl::ZeroDuration();
+  o.empty_poll_interval = absl::ZeroDuration();  // a dry filter is claimed again at once: polls are mostly held
+  auto coord = coordinator::Coordinator::Create(db(), o);
+  REQUIRE(coord.ok());
+  coordinator::Coordinator& c = **coord;
+  auto reg = c.Register({coordinator::kProtocolVersion, "host", "test", {}});
+  REQUIRE(reg.ok());
+  Answer first = Send(c, reg->worker_id, 1, absl::Seconds(5))->got.get();
+  REQUIRE(first.ok());
+  REQUIRE(first->size() == 1);  // the queue is dry from here on
+  int late = 0;
+  for (int i = 0; i < 40; ++i) {
+    auto p = Send(c, reg->worker_id, 1, absl::Seconds(30));
+    std::this_thread::sleep_for(std::chrono::microseconds(500 * (i % 7)));
+    c.EndPolls();
+    if (p->got.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+      ++late;
+      continue;
+    }
+    Answer a = p->got.get();
+    REQUIRE(a.ok());
+    CHECK(a->empty());
+  }
+  CHECK(late == 0);
+  c.Shutdown();
 }
 
 }  // namespace
