@@ -26,7 +26,8 @@
 #   x_NAME_{fwd,bwd,wrw}[:SECS]  data/NAME_{fwd,bwd,wrw}.txt (one direction) on the Hopper solvers of that (fwd: also TunaSmallCFwd)
 #                          direction (CONFIGS each, default 64; SOLVERS=a,b overrides; fwd: also TunaSmallCTcFwd; mobilenet_dw* files: the
 #                          depthwise solver; x_halo*_wrw: TunaHopperTmaWrw against the candidate TunaHopperHaloWrw,
-#                          --candidates) + cuDNN best, torch, cross-check
+#                          --candidates; x_nchw16_*: FP16 NCHW, the *Nchw channels-last adapters against the solvers
+#                          that read NCHW natively) + cuDNN best, torch, cross-check
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
 #   fixsizes[:SECS]        FP16 NHWC forward file on TunaHopperTmaFwd (CONFIGS, 16) (VARIANT=-D..: a third build): each
 #                          winner also rebuilt with its sizes compiled in (the finishing step every step runs), both
@@ -71,11 +72,14 @@ for step in "$@"; do
       f=data/resnet50_n32_bwd_fp16_nhwc.txt
       timeout "$secs" ./run.sh --driver "$f" --solvers TunaHopperTmaBwd,TunaIgemmBwd --configs 128 --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
-    x_*_fwd|x_*_bwd|x_*_wrw)  # data/<name without x_>.txt, a 16-bit NHWC file of one direction
+    x_*_fwd|x_*_bwd|x_*_wrw)  # data/<name without x_>.txt, a 16-bit file of one direction (NHWC; x_nchw*: NCHW)
       f=data/${name#x_}.txt
       extra=""
       case $name in
         x_halo*_wrw) sv=TunaHopperTmaWrw,TunaHopperHaloWrw extra=--candidates ;;
+        x_nchw*_fwd) sv=TunaHopperTmaFwdNchw,TunaFastTcFwdNchw,TunaSmallCTcFwd,TunaIgemmFwd,TunaDirectTiledFwd ;;
+        x_nchw*_bwd) sv=TunaHopperTmaBwdNchw,TunaIgemmBwd ;;
+        x_nchw*_wrw) sv=TunaHopperTmaWrwNchw,TunaIgemmWrw ;;
         x_mobilenet_dw*_fwd) sv=TunaDepthwiseFwd ;;
         x_mobilenet_dw*_bwd) sv=TunaDepthwiseBwd ;;
         x_mobilenet_dw*_wrw) sv=TunaDepthwiseWrw ;;

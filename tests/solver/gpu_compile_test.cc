@@ -33,13 +33,15 @@ using solver::Target;
 constexpr size_t kCiBuildsPerSolver = 8;
 
 // Solvers whose own test compiles every valid config of a layer (or a spread of its space) for
-// sm_90 (gpu_fast_compile_test, gpu_hopper_*_test, gpu_small_c_tc_fwd_test): here CI compiles one
-// build per (direction, type, layout) combination of theirs, for the edge problems' sake.
+// sm_90 (gpu_fast_compile_test, gpu_hopper_*_test, gpu_small_c_tc_fwd_test), and the *Nchw adapters
+// (their inner solver's builds plus the layout kernel): here CI compiles one build per (direction,
+// type, layout) combination of theirs, for the edge problems' sake.
 const std::set<std::string>& BuiltWholeElsewhere() {
   static const std::set<std::string> names = {"TunaFastTcFwd",    "TunaFastSimtFwd", "TunaFastSimtBwd",
                                                "TunaHopperFwd",    "TunaHopperTmaFwd", "TunaHopperWrw",
                                                "TunaHopperTmaWrw", "TunaSmallCTcFwd", "TunaWinogradF4x3",
-                                               "TunaHopperHaloFwd"};
+                                               "TunaHopperHaloFwd", "TunaHopperTmaFwdNchw", "TunaHopperTmaBwdNchw",
+                                               "TunaHopperTmaWrwNchw", "TunaFastTcFwdNchw", "TunaMfmaFwdNchw"};
   return names;
 }
 

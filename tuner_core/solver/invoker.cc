@@ -137,7 +137,11 @@ absl::Status Invoker::Run(const ConvBuffers& buffers) {
           if (b == nullptr) {
             return absl::InvalidArgumentError(absl::StrCat("no ", RoleName(a.role), " buffer"));
           }
-          args.Add(*b);
+          if (a.i < 0 || (a.i > 0 && static_cast<uint64_t>(a.i) >= b->bytes())) {
+            return absl::InvalidArgumentError(
+                absl::StrCat(RoleName(a.role), " buffer of ", b->bytes(), " bytes has no byte ", a.i));
+          }
+          args.Add<uint64_t>(b->address() + static_cast<uint64_t>(a.i));
           break;
         }
         case KernelArg::Kind::kI32: args.Add(static_cast<int32_t>(a.i)); break;

@@ -16,18 +16,19 @@ namespace tuna::solver {
 enum class BufferRole { kX, kW, kY, kWorkspace };
 
 struct KernelArg {
+  // kBuffer: the address of the role's buffer, `i` bytes in (a region of the workspace).
   // kTensorMap: the 128-byte descriptor of `tensor_map` over the role's buffer, `i` bytes in,
   // encoded by the device at launch (Device::EncodeTensorMap; NVIDIA sm_90+ only).
   // kWords: a struct of int32 fields passed by value.
   enum class Kind { kBuffer, kI32, kI64, kF32, kTensorMap, kWords };
   Kind kind = Kind::kI32;
   BufferRole role = BufferRole::kX;  // for kBuffer / kTensorMap
-  int64_t i = 0;                     // for kI32 / kI64; byte offset for kTensorMap
+  int64_t i = 0;                     // for kI32 / kI64; byte offset for kBuffer / kTensorMap
   float f = 0;                       // for kF32
   backend::TensorMapSpec tensor_map;  // for kTensorMap
   std::vector<int32_t> words;         // for kWords
 
-  static KernelArg Buffer(BufferRole r) { return {Kind::kBuffer, r, 0, 0, {}, {}}; }
+  static KernelArg Buffer(BufferRole r, int64_t offset_bytes = 0) { return {Kind::kBuffer, r, offset_bytes, 0, {}, {}}; }
   static KernelArg I32(int64_t v) { return {Kind::kI32, BufferRole::kX, v, 0, {}, {}}; }
   static KernelArg I64(int64_t v) { return {Kind::kI64, BufferRole::kX, v, 0, {}, {}}; }
   static KernelArg F32(float v) { return {Kind::kF32, BufferRole::kX, 0, v, {}, {}}; }

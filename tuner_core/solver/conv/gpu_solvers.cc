@@ -1,5 +1,8 @@
 // tuna's tunable GPU solvers (ids 1001-1099, solver_sets.h). Ids are permanent: append only.
 #include <memory>
+#include <string>
+
+#include "tuner_core/solver/conv/channels_last_adapter.h"
 
 #include "tuner_core/solver/conv/gpu_depthwise.h"
 #include "tuner_core/solver/conv/gpu_direct_tiled.h"
@@ -49,6 +52,16 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1027, std::make_unique<WinogradF4x3Solver>());
   list.emplace_back(1028, std::make_unique<SmallCTcFwdSolver>());
   list.emplace_back(1029, std::make_unique<HopperHaloFwdSolver>());
+  // NCHW / NCDHW (and mixed) problems through the channels-last tensor-core solvers.
+  const auto nchw = [](std::unique_ptr<Solver> inner) {
+    std::string name = std::string(inner->Name()) + "Nchw";
+    return std::make_unique<ChannelsLastAdapter>(std::move(name), std::move(inner));
+  };
+  list.emplace_back(1031, nchw(std::make_unique<HopperTmaFwdSolver>()));
+  list.emplace_back(1032, nchw(std::make_unique<HopperTmaBwdSolver>()));
+  list.emplace_back(1033, nchw(std::make_unique<HopperTmaWrwSolver>()));
+  list.emplace_back(1034, nchw(std::make_unique<FastTcFwdSolver>()));
+  list.emplace_back(1035, nchw(std::make_unique<MfmaFwdSolver>()));
   return list;
 }
 

@@ -1,0 +1,34 @@
+// The cpu backend's twin of conv/layout_transpose.cu: the same body (conv/layout_transpose_impl.h),
+// entries, arguments and grid. A call runs one block: every thread's loads into the block's tile,
+// then every thread's stores (the body's one barrier lies between the two).
+#include "cpu/cpu_kernel.h"
+#include "cpu_conv/cpu_portability.h"
+
+#include "conv/layout_transpose_impl.h"
+
+TUNA_CPU_KERNEL(tuna_batched_transpose) {
+  LtArgs a;
+  a.src = tuna_arg<const tuna_lt_elem*>(args, 0);
+  a.dst = tuna_arg<tuna_lt_elem*>(args, 1);
+  a.batches = tuna_arg<tuna_i64>(args, 2);
+  a.rows = tuna_arg<int>(args, 3);
+  a.cols = tuna_arg<int>(args, 4);
+  a.tiles_cols = tuna_arg<int>(args, 5);
+  tuna_u32 tile[kLtTileSlots];
+  for (tuna_i64 batch = launch->block_idx.y; batch < a.batches; batch += launch->grid.y) {
+    const LtTile t = lt_tile(a, (int)launch->block_idx.x, batch);
+    for (int ty = 0; ty < kLtThreadsY; ++ty)
+      for (int tx = 0; tx < kLtThreadsX; ++tx) lt_load(a, t, tx, ty, tile);
+    for (int ty = 0; ty < kLtThreadsY; ++ty)
+      for (int tx = 0; tx < kLtThreadsX; ++tx) lt_store(a, t, tx, ty, tile);
+  }
+}
+
+TUNA_CPU_KERNEL(tuna_fill_zero) {
+  tuna_u32* p = tuna_arg<tuna_u32*>(args, 0);
+  const tuna_i64 words = tuna_arg<tuna_i64>(args, 1);
+  const tuna_i64 step = (tuna_i64)launch->grid.x * kLtFillThreads;
+  for (int tid = 0; tid < kLtFillThreads; ++tid) {
+    lt_fill_zero(p, words, (tuna_i64)launch->block_idx.x * kLtFillThreads + tid, step);
+  }
+}

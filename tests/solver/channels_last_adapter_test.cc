@@ -1,0 +1,307 @@
+// ChannelsLastAdapter (conv/channels_last_adapter.h) and its layout kernels: the cpu backend's
+// twin of kernels/conv/layout_transpose.cu moves 1-, 2- and 4-byte elements exactly and zeroes a
+// region and nothing else; the adapter runs NCHW, NCDHW and mixed-layout problems of every
+// direction through TunaCpuGemmConv (a channels-last-capable solver, here playing the inner one;
+// split-K configs use the inner workspace) and the results match the reference; its solution moves
+// exactly the tensors that are not channels-last, remaps every buffer and tensor-map argument and
+// zeroes what the inner solution zeroes; applicability, planning and the registered adapters.
+#include <cstring>
+#include <numeric>
+
+#include "catch2/catch.hpp"
+#include "tests/fixtures/skip.h"
+#include "tests/solver/cpu_solver_harness.h"
+#include "tests/solver/gpu_test_problems.h"
+#include "tuner_core/solver/conv/channels_last_adapter.h"
+#include "tuner_core/solver/conv/cpu_gemm_solver.h"
+#include "tuner_core/solver/conv/solver_sets.h"
+#include "tuner_core/solver/registry.h"
+
+namespace tuna {
+namespace {
+
+using solver::BufferRole;
+using solver::ChannelsLastAdapter;
+using solver::KernelArg;
+using solver::PerfConfig;
+using solver::Solution;
+
+constexpr Direction kDirs[] = {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights};
+
+bool AllChannelsLast(const Problem& p) {
+  auto cl = [](Layout l) { return l == Layout::kNHWC || l == Layout::kNDHWC; };
+  return cl(p.in_layout) && cl(p.fil_layout) && cl(p.out_layout);
+}
+
+ChannelsLastAdapter GemmAdapter() {
+  return ChannelsLastAdapter("TestCpuGemmNchw", std::make_unique<solver::CpuGemmConvSolver>());
+}
+
+TEST_CASE("layout kernels on the cpu backend: batched transposes are exact, the fill zeroes its region only") {
+  std::unique_ptr<backend::Backend> be = backend::NewCpuBackend(backend::CpuBackendOptions::FromEnv());
+  if (!be->CompilerStatus().ok()) {
+    testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + be->CompilerStatus().ToString());
+    return;
+  }
+  absl::StatusOr<std::unique_ptr<backend::Device>> dev = be->OpenDevice(0);
+  REQUIRE(dev.ok());
+  backend::Device& device = **dev;
+  const int64_t batches = 3, rows = 33, cols = 70, offset = 256;  // grid.y 2 < batches: blocks loop
+  for (int bytes : {1, 2, 4}) {
+    INFO(bytes << "-byte elements");
+    const size_t n = static_cast<size_t>(batches * rows * cols) * bytes;
+    std::vector<unsigned char> src(n);
+    for (size_t i = 0; i < n; ++i) src[i] = static_cast<unsigned char>(i * 7 + i / 251);
+    solver::Solution sol;
+    sol.kernels.push_back({"cpu_conv/layout_transpose.cc", {"tuna_batched_transpose", "tuna_fill_zero"},
+                           {"-DTUNA_ELEM_BYTES=" + std::to_string(bytes)}});
+    solver::Launch t;
+    t.entry = "tuna_batched_transpose";
+    t.grid = {3 * 2, 2, 1};  // ceil(33 / 32) x ceil(70 / 32) tiles
+    t.block = {32, 8, 1};
+    t.args = {KernelArg::Buffer(BufferRole::kX), KernelArg::Buffer(BufferRole::kY, offset), KernelArg::I64(batches),
+              KernelArg::I32(rows), KernelArg::I32(cols), KernelArg::I32(3)};
+    solver::Launch fill;
+    fill.entry = "tuna_fill_zero";
+    fill.grid = {2, 1, 1};
+    fill.block = {256, 1, 1};
+    fill.args = {KernelArg::Buffer(BufferRole::kW, 12), KernelArg::I64(37)};
+    sol.launches = {t, fill};
+    absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, sol, "cpu-x86_64");
+    REQUIRE(code.ok());
+    absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(device, sol, *code);
+    REQUIRE(inv.ok());
+    absl::StatusOr<backend::DeviceBuffer> x = device.Alloc(n), y = device.Alloc(n + offset), w = device.Alloc(256);
+    REQUIRE((x.ok() && y.ok() && w.ok()));
+    REQUIRE(device.CopyToDevice(*x, src.data(), n).ok());
+    REQUIRE(device.Memset(*y, 0xab, n + offset).ok());
+    REQUIRE(device.Memset(*w, 0xcd, 256).ok());
+    REQUIRE((*inv)->Run({&*x, &*w, &*y, nullptr}).ok());
+    REQUIRE(device.Synchronize().ok());
+    std::vector<unsigned char> got(n + offset), filled(256);
+    REQUIRE(device.CopyToHost(got.data(), *y, n + offset).ok());
+    REQUIRE(device.CopyToHost(filled.data(), *w, 256).ok());
+    for (int64_t i = 0; i < offset; ++i) REQUIRE(got[i] == 0xab);  // before the offset: untouched
+    int64_t wrong = 0;
+    for (int64_t b = 0; b < batches; ++b)
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) {
+          const size_t from = static_cast<size_t>((b * rows + r) * cols + c) * bytes;
+          const size_t to = offset + static_cast<size_t>((b * cols + c) * rows + r) * bytes;
+          wrong += std::memcmp(&src[from], &got[to], bytes) != 0;
+        }
+    CHECK(wrong == 0);
+    for (int i = 0; i < 256; ++i) {
+      INFO("filled byte " << i);
+      CHECK(filled[i] == (i >= 12 && i < 12 + 37 * 4 ? 0 : 0xcd));
+    }
+  }
+}
+
+TEST_CASE("channels-last adapter: NCHW, NCDHW and mixed problems of every direction match the reference") {
+  testing::CpuSolverHarness h;
+  if (!h.status().ok()) {
+    testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + h.status().ToString());
+    return;
+  }
+  const ChannelsLastAdapter s = GemmAdapter();
+  int runs = 0, split = 0;
+  for (const testing::NamedProblem& np : testing::SmallProblems()) {
+    for (Direction dir : kDirs) {
+      Problem p = np.problem;
+      p.direction = dir;
+      INFO(np.name << " dir " << DirectionName(dir) << ": " << p.Canonical());
+      if (AllChannelsLast(p)) {
+        CHECK_FALSE(s.IsApplicable(h.target(), p).ok());
+        continue;
+      }
+      REQUIRE(s.IsApplicable(h.target(), p).ok());
+      std::vector<PerfConfig> configs = {s.DefaultConfig(h.target(), p)};
+      const solver::CpuGemmParams split_k{8, 16, 16, 2, 4, 2};
+      if (s.IsValid(h.target(), p, split_k.ToConfig()).ok()) configs.push_back(split_k.ToConfig());
+      for (const PerfConfig& config : configs) {
+        INFO("params " << config.ToString());
+        absl::StatusOr<Solution> sol = s.GetSolution(h.target(), p, config);
+        REQUIRE(sol.ok());
+        absl::StatusOr<Solution> inner = s.inner().GetSolution(h.target(), solver::ChannelsLast(p), config);
+        REQUIRE(inner.ok());
+        const int moved = (p.in_layout == Layout::kNCHW || p.in_layout == Layout::kNCDHW) +
+                          (p.fil_layout == Layout::kNCHW || p.fil_layout == Layout::kNCDHW) +
+                          (p.out_layout == Layout::kNCHW || p.out_layout == Layout::kNCDHW);
+        CHECK(sol->launches.size() == inner->launches.size() + moved);
+        CHECK(sol->workspace_bytes > inner->workspace_bytes);
+        split += inner->workspace_bytes > 0;
+        absl::StatusOr<reference::VerifyReport> report = h.Run(s, p, config);
+        INFO(report.status().ToString());
+        REQUIRE(report.ok());
+        INFO(report->Summary());
+        CHECK(report->ok);
+        ++runs;
+      }
+    }
+  }
+  CHECK(runs >= 24);
+  CHECK(split >= 3);  // the inner workspace, a region of the adapter's, in use
+}
+
+// An inner solver with a hand-made solution: zeroes y, x and its workspace first; one launch that
+// names every role by buffer and x by tensor map.
+class FixedInner : public solver::Solver {
+ public:
+  std::string_view Name() const override { return "FixedInner"; }
+  solver::Algorithm Algo() const override { return solver::Algorithm::kImplicitGemm; }
+  bool IsTunable() const override { return false; }
+  std::vector<Direction> Directions() const override { return {Direction::kForward}; }
+  absl::Status IsApplicable(const solver::Target&, const Problem& p) const override {
+    if (p.in_layout != Layout::kNHWC || p.fil_layout != Layout::kNHWC || p.out_layout != Layout::kNHWC) {
+      return solver::NotApplicable(Name(), "NHWC only");
+    }
+    return absl::OkStatus();
+  }
+  absl::StatusOr<Solution> GetSolution(const solver::Target&, const Problem&, const PerfConfig&) const override {
+    Solution s;
+    s.kernels = {{"conv/inner.cu", {"inner"}, {"-DINNER=1"}}};
+    s.zero_first = {BufferRole::kY, BufferRole::kX, BufferRole::kWorkspace};
+    s.workspace_bytes = 100;
+    solver::Launch l;
+    l.entry = "inner";
+    l.args = {KernelArg::Buffer(BufferRole::kX), KernelArg::Buffer(BufferRole::kW), KernelArg::Buffer(BufferRole::kY),
+              KernelArg::TensorMap(BufferRole::kX, {}, 16), KernelArg::Buffer(BufferRole::kWorkspace, 8),
+              KernelArg::I32(5)};
+    s.launches = {l};
+    return s;
+  }
+};
+
+TEST_CASE("channels-last adapter: regions, remapped arguments, fills of the zeroed regions") {
+  const ChannelsLastAdapter s("FixedInnerNchw", std::make_unique<FixedInner>());
+  absl::StatusOr<solver::Target> cpu = solver::TargetForArch("cpu-x86_64", 2);
+  absl::StatusOr<solver::Target> sm90 = solver::TargetForArch("sm_90");
+  REQUIRE((cpu.ok() && sm90.ok()));
+  // x 2x3x5x7 FP16 = 420 bytes (region 512), y 2x4x5x7 = 560 (region 768), w NHWC stays in place.
+  Problem p = testing::Make2d(2, 3, 4, 5, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, DataType::kFp16, Layout::kNCHW,
+                              Layout::kNHWC, Layout::kNCHW);
+  REQUIRE(p.YDesc().ElementCount() == 2 * 4 * 5 * 7);
+  absl::StatusOr<Solution> sol = s.GetSolution(*sm90, p, PerfConfig{});
+  REQUIRE(sol.ok());
+  CHECK(sol->workspace_bytes == 512 + 768 + 256);
+  REQUIRE(sol->kernels.size() == 2);
+  CHECK(sol->kernels[0].source == "conv/inner.cu");
+  CHECK(sol->kernels[1].source == "conv/layout_transpose.cu");
+  CHECK(sol->kernels[1].options == std::vector<std::string>{"-DTUNA_ELEM_BYTES=2"});
+  CHECK(sol->zero_first.empty());
+  REQUIRE(sol->launches.size() == 3 + 1 + 1 + 1);  // 3 fills, x in, the inner launch, y out
+  auto buffer_at = [](const solver::Launch& l, size_t i) { return std::pair{l.args.at(i).role, l.args.at(i).i}; };
+  const std::vector<std::pair<int64_t, int64_t>> fills = {{512, 560}, {0, 420}, {1280, 100}};  // y, x, workspace
+  for (size_t i = 0; i < fills.size(); ++i) {
+    INFO("fill " << i);
+    CHECK(sol->launches[i].entry == "tuna_fill_zero");
+    CHECK(sol->launches[i].kernel == 1);
+    CHECK(buffer_at(sol->launches[i], 0) == std::pair{BufferRole::kWorkspace, fills[i].first});
+    CHECK(sol->launches[i].args[1].i == (fills[i].second + 3) / 4);
+  }
+  const solver::Launch& in = sol->launches[3];
+  CHECK(in.entry == "tuna_batched_transpose");
+  CHECK(buffer_at(in, 0) == std::pair{BufferRole::kX, int64_t{0}});
+  CHECK(buffer_at(in, 1) == std::pair{BufferRole::kWorkspace, int64_t{0}});
+  CHECK((in.args[2].i == 2 && in.args[3].i == 3 && in.args[4].i == 35 && in.args[5].i == 2));  // n, c, h*w, tiles
+  CHECK((in.grid.x == 2 && in.grid.y == 2 && in.block.x == 32 && in.block.y == 8));
+  const solver::Launch& inner = sol->launches[4];
+  CHECK(inner.kernel == 0);
+  CHECK(buffer_at(inner, 0) == std::pair{BufferRole::kWorkspace, int64_t{0}});
+  CHECK(buffer_at(inner, 1) == std::pair{BufferRole::kW, int64_t{0}});
+  CHECK(buffer_at(inner, 2) == std::pair{BufferRole::kWorkspace, int64_t{512}});
+  CHECK(buffer_at(inner, 3) == std::pair{BufferRole::kWorkspace, int64_t{16}});
+  CHECK(inner.args[3].kind == KernelArg::Kind::kTensorMap);
+  CHECK(buffer_at(inner, 4) == std::pair{BufferRole::kWorkspace, int64_t{1280 + 8}});
+  CHECK(inner.args[5].i == 5);
+  const solver::Launch& out = sol->launches[5];
+  CHECK(out.entry == "tuna_batched_transpose");
+  CHECK(buffer_at(out, 0) == std::pair{BufferRole::kWorkspace, int64_t{512}});
+  CHECK(buffer_at(out, 1) == std::pair{BufferRole::kY, int64_t{0}});
+  CHECK((out.args[2].i == 2 && out.args[3].i == 35 && out.args[4].i == 4));  // n, h*w rows, k columns
+
+  // Only w moved: y and x stay zeroed in place, w is read through its region.
+  Problem w_only = p;
+  w_only.in_layout = w_only.out_layout = Layout::kNHWC;
+  w_only.fil_layout = Layout::kNCHW;
+  absl::StatusOr<Solution> ws = s.GetSolution(*cpu, w_only, PerfConfig{});
+  REQUIRE(ws.ok());
+  CHECK(ws->kernels[1].source == "cpu_conv/layout_transpose.cc");
+  CHECK(ws->zero_first == std::vector<BufferRole>{BufferRole::kY, BufferRole::kX});
+  REQUIRE(ws->launches.size() == 1 + 1 + 1);  // the workspace fill, w in, the inner launch
+  CHECK(buffer_at(ws->launches[2], 1) == std::pair{BufferRole::kWorkspace, int64_t{0}});
+  CHECK(buffer_at(ws->launches[2], 0) == std::pair{BufferRole::kX, int64_t{0}});
+}
+
+TEST_CASE("channels-last adapter: applicability, planning as the inner solver on the channels-last problem") {
+  const ChannelsLastAdapter s = GemmAdapter();
+  absl::StatusOr<solver::Target> cpu = solver::TargetForArch("cpu-x86_64", 2);
+  REQUIRE(cpu.ok());
+  auto reason = [](const absl::Status& st) { return std::string(st.message()); };
+  Problem p = testing::Make2d(2, 8, 8, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, DataType::kFp32, Layout::kNCHW,
+                              Layout::kNCHW, Layout::kNCHW);
+  REQUIRE(s.IsApplicable(*cpu, p).ok());
+  CHECK(s.Name() == "TestCpuGemmNchw");
+  CHECK(s.IsTunable());
+  CHECK(s.Directions().size() == 3);
+  const Problem cl = solver::ChannelsLast(p);
+  CHECK((cl.in_layout == Layout::kNHWC && cl.fil_layout == Layout::kNHWC && cl.out_layout == Layout::kNHWC));
+  CHECK(s.Space(*cpu, p).Size() == s.inner().Space(*cpu, cl).Size());
+  CHECK(s.DefaultConfig(*cpu, p) == s.inner().DefaultConfig(*cpu, cl));
+  Problem p3 = p;
+  p3.spatial_dims = 3;
+  p3.in_layout = p3.fil_layout = p3.out_layout = Layout::kNCDHW;
+  CHECK(solver::ChannelsLast(p3).in_layout == Layout::kNDHWC);
+
+  CHECK_THAT(reason(s.IsApplicable(*cpu, cl)), Catch::Contains("channels-last already (TunaCpuGemmConv runs it)"));
+  Problem int8 = p;
+  int8.data_type = DataType::kInt8;
+  CHECK_THAT(reason(s.IsApplicable(*cpu, int8)), Catch::Contains("INT8"));
+  Problem trans = p;
+  trans.mode = ConvMode::kTrans;
+  const absl::Status refused = s.IsApplicable(*cpu, trans);
+  CHECK(refused.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_THAT(reason(refused), Catch::Contains("TestCpuGemmNchw: on the channels-last problem: TunaCpuGemmConv"));
+  CHECK_FALSE(s.GetSolution(*cpu, trans, s.DefaultConfig(*cpu, p)).ok());
+  CHECK_FALSE(s.IsValid(*cpu, cl, s.DefaultConfig(*cpu, p)).ok());
+  CHECK_FALSE(s.IsValid(*cpu, p, PerfConfig{{1, 2, 3}}).ok());
+}
+
+TEST_CASE("registered adapters: TunaHopperTma{Fwd,Bwd,Wrw}Nchw, TunaFastTcFwdNchw, TunaMfmaFwdNchw") {
+  const solver::SolverRegistry& reg = solver::SolverRegistry::Builtin();
+  const std::vector<std::pair<uint64_t, std::string>> expect = {{1031, "TunaHopperTmaFwd"},
+                                                                {1032, "TunaHopperTmaBwd"},
+                                                                {1033, "TunaHopperTmaWrw"},
+                                                                {1034, "TunaFastTcFwd"},
+                                                                {1035, "TunaMfmaFwd"}};
+  absl::StatusOr<solver::Target> sm90 = solver::TargetForArch("sm_90");
+  absl::StatusOr<solver::Target> gfx = solver::TargetForArch("gfx90a");
+  REQUIRE((sm90.ok() && gfx.ok()));
+  const std::vector<Problem> layers = testing::ResNet50Layers();
+  for (const auto& [id, inner] : expect) {
+    INFO(id << " " << inner);
+    const solver::RegisteredSolver* r = reg.ById(id);
+    REQUIRE(r != nullptr);
+    CHECK(r->solver->Name() == inner + "Nchw");
+    const auto* adapter = dynamic_cast<const ChannelsLastAdapter*>(r->solver);
+    REQUIRE(adapter != nullptr);
+    CHECK(adapter->inner().Name() == inner);
+    const solver::Target& t = inner == "TunaMfmaFwd" ? *gfx : *sm90;
+    const Direction dir = adapter->Directions().front();
+    const Problem nchw = testing::With(layers[5], dir, DataType::kFp16, Layout::kNCHW);
+    INFO(nchw.Canonical());
+    REQUIRE(adapter->IsApplicable(t, nchw).ok());
+    CHECK_FALSE(adapter->IsApplicable(t, solver::ChannelsLast(nchw)).ok());
+    CHECK(adapter->inner().IsApplicable(t, solver::ChannelsLast(nchw)).ok());
+    const PerfConfig config = adapter->DefaultConfig(t, nchw);
+    CHECK(adapter->IsValid(t, nchw, config).ok());
+    absl::StatusOr<Solution> sol = adapter->GetSolution(t, nchw, config);
+    REQUIRE(sol.ok());
+    CHECK(sol->kernels.back().source == "conv/layout_transpose.cu");
+    CHECK_FALSE(adapter->IsApplicable(t, testing::With(layers[5], dir, DataType::kFp32, Layout::kNCHW)).ok());
+  }
+}
+
+}  // namespace
+}  // namespace tuna

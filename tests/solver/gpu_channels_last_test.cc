@@ -1,0 +1,103 @@
+// The channels-last adapters of the tensor-core solvers (TunaHopperTma{Fwd,Bwd,Wrw}Nchw,
+// TunaFastTcFwdNchw, TunaMfmaFwdNchw; conv/channels_last_adapter.h): the layout kernel builds with
+// NVRTC (sm_80, sm_90) and hiprtc (gfx908, gfx90a) for every element width, and (tag gpu) the
+// adapters run NCHW and mixed-layout problems of their direction against the CPU reference on an
+// sm_90 device: ResNet-50 layers at batch 2 in FP16 and BF16, and edge shapes.
+#include <cstdio>
+#include <random>
+
+#include "catch2/catch.hpp"
+#include "tests/solver/cpu_solver_harness.h"
+#include "tests/solver/gpu_solver_check.h"
+#include "tests/solver/gpu_test_problems.h"
+#include "tuner_core/backend/cuda/cuda_backend.h"
+#include "tuner_core/backend/hip/hip_backend.h"
+#include "tuner_core/solver/registry.h"
+
+namespace tuna {
+namespace {
+
+using solver::Target;
+
+const solver::Solver& Registered(std::string_view name) {
+  const solver::RegisteredSolver* r = solver::SolverRegistry::Builtin().ByName(name);
+  REQUIRE(r != nullptr);
+  return *r->solver;
+}
+
+TEST_CASE("layout kernel: NVRTC and hiprtc builds for every element width", "[solver]") {
+  std::unique_ptr<backend::Backend> cuda = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
+  std::unique_ptr<backend::Backend> hip = backend::NewHipBackend(backend::HipBackendOptions::FromEnv());
+  int built = 0;
+  for (auto [be, arch] : {std::pair{cuda.get(), "sm_80"}, std::pair{cuda.get(), "sm_90"},
+                          std::pair{hip.get(), "gfx908"}, std::pair{hip.get(), "gfx90a"}}) {
+    if (!be->CompilerStatus().ok()) {
+      WARN("skipping " << arch << ": " << be->CompilerStatus().message());
+      continue;
+    }
+    for (int bytes : {1, 2, 4}) {
+      INFO(arch << " " << bytes << "-byte elements");
+      solver::Solution sol;
+      sol.kernels.push_back({"conv/layout_transpose.cu", {"tuna_batched_transpose", "tuna_fill_zero"},
+                             {"-DTUNA_ELEM_BYTES=" + std::to_string(bytes)}});
+      absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, sol, arch);
+      if (!code.ok()) std::printf("%s\n", std::string(code.status().message()).substr(0, 3000).c_str());
+      REQUIRE(code.ok());
+      ++built;
+    }
+  }
+  if (built == 0) WARN("no NVRTC and no hiprtc: nothing was built");
+}
+
+// NCHW / mixed edge shapes of one direction: tails of the 32 x 32 transpose tiles (C, K and pixel
+// counts off 32), one layout left channels-last, groups.
+std::vector<Problem> NchwEdgeProblems(Direction dir) {
+  const Layout C = Layout::kNCHW, L = Layout::kNHWC;
+  const DataType F16 = DataType::kFp16, B16 = DataType::kBf16;
+  std::vector<Problem> v = {
+      testing::Make2d(2, 72, 40, 13, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, F16, C, C, C),
+      testing::Make2d(3, 64, 200, 7, 9, 1, 1, 0, 0, 1, 1, 1, 1, 1, B16, C, C, C),
+      testing::Make2d(2, 128, 64, 14, 14, 3, 3, 1, 1, 2, 2, 1, 1, 1, F16, C, L, C),  // w stays in place
+      testing::Make2d(2, 64, 96, 9, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, F16, L, C, L),     // only w moves
+      testing::Make2d(2, 128, 128, 10, 10, 3, 3, 1, 1, 1, 1, 1, 1, 2, F16, C, C, C), // groups 2
+  };
+  for (Problem& p : v) p.direction = dir;
+  return v;
+}
+
+TEST_CASE("channels-last adapters match the CPU reference on an sm_90 device", "[gpu]") {
+  std::optional<testing::CudaDeviceForTest> cuda = testing::OpenCudaDeviceOrSkip(90, 90);
+  if (!cuda) return;
+  const Target target = cuda->target;
+  const std::vector<Problem> layers = testing::ResNet50Layers();
+  REQUIRE(layers.size() == 23);
+  testing::ConvChecker checker(*cuda->backend, *cuda->device, target);
+  testing::DeviceTally tally;
+  std::mt19937_64 rng(1031);
+  int applicable = 0;
+  for (std::string_view name : {"TunaHopperTmaFwdNchw", "TunaHopperTmaBwdNchw", "TunaHopperTmaWrwNchw",
+                                "TunaFastTcFwdNchw"}) {
+    const solver::Solver& s = Registered(name);
+    const Direction dir = s.Directions().front();
+    std::vector<Problem> problems;
+    for (size_t i = 1; i < layers.size(); i += 3) {
+      Problem b = layers[i];
+      b.n = 2;
+      problems.push_back(testing::With(b, dir, i % 2 == 1 ? DataType::kFp16 : DataType::kBf16, Layout::kNCHW));
+    }
+    for (const Problem& p : NchwEdgeProblems(dir)) problems.push_back(p);
+    std::vector<Problem> runnable;
+    for (const Problem& p : problems) {
+      if (s.IsApplicable(target, p).ok()) runnable.push_back(p);
+    }
+    INFO(name << ": " << runnable.size() << " of " << problems.size() << " applicable");
+    CHECK(runnable.size() * 2 >= problems.size());
+    applicable += static_cast<int>(runnable.size());
+    testing::CheckOnDevice(checker, s, target, runnable, rng, -1, tally);
+  }
+  std::printf("%d problems, %d runs, %d failures\n", applicable, tally.runs, tally.failures);
+  CHECK(tally.failures == 0);
+}
+
+}  // namespace
+}  // namespace tuna
