@@ -20,13 +20,12 @@
 #                          spaces), TunaIgemmBwd, TunaThinBwd + cuDNN best (every engine), torch, cross-check
 #   wrw32[:SECS]           FP32 NCHW backward-weights file: TunaFastSimtWrw, TunaWinogradWrw (48 configs each), TunaIgemmWrw
 #                          + cuDNN best (every engine), torch, cross-check
-#   wrw16[:SECS]           FP16 NHWC backward-weights file: TunaHopperTmaWrw, TunaHopperWrw (CONFIGS each, 128) and TunaIgemmWrw
+#   wrw16[:SECS]           FP16 NHWC backward-weights file: TunaHopperTmaWrw, TunaHopperHaloWrw, TunaHopperWrw (CONFIGS each, 128) and TunaIgemmWrw
 #                          + cuDNN best (heuristics A/B/FALLBACK), torch, cross-check
 #   wrwbf16[:SECS]         the same file as BF16 (convbfp16)
 #   x_NAME_{fwd,bwd,wrw}[:SECS]  data/NAME_{fwd,bwd,wrw}.txt (one direction) on the Hopper solvers of that (fwd: also TunaSmallCFwd)
 #                          direction (CONFIGS each, default 64; SOLVERS=a,b overrides; fwd: also TunaSmallCTcFwd; mobilenet_dw* files: the
-#                          depthwise solver; x_halo*_wrw: TunaHopperTmaWrw against the candidate TunaHopperHaloWrw,
-#                          --candidates; x_nchw16_*: FP16 NCHW, the *Nchw channels-last adapters against the solvers
+#                          depthwise solver; x_halo*_wrw: TunaHopperTmaWrw against TunaHopperHaloWrw; x_nchw16_*: FP16 NCHW, the *Nchw channels-last adapters against the solvers
 #                          that read NCHW natively) + cuDNN best, torch, cross-check
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
 #   fixsizes[:SECS]        FP16 NHWC forward file on TunaHopperTmaFwd (CONFIGS, 16) (VARIANT=-D..: a third build): each
@@ -76,7 +75,7 @@ for step in "$@"; do
       f=data/${name#x_}.txt
       extra=""
       case $name in
-        x_halo*_wrw) sv=TunaHopperTmaWrw,TunaHopperHaloWrw extra=--candidates ;;
+        x_halo*_wrw) sv=TunaHopperTmaWrw,TunaHopperHaloWrw ;;
         x_nchw*_fwd) sv=TunaHopperTmaFwdNchw,TunaFastTcFwdNchw,TunaSmallCTcFwd,TunaIgemmFwd,TunaDirectTiledFwd ;;
         x_nchw*_bwd) sv=TunaHopperTmaBwdNchw,TunaIgemmBwd ;;
         x_nchw*_wrw) sv=TunaHopperTmaWrwNchw,TunaIgemmWrw ;;
@@ -85,7 +84,7 @@ for step in "$@"; do
         x_mobilenet_dw*_wrw) sv=TunaDepthwiseWrw ;;
         *_fwd) sv=TunaHopperFwd,TunaHopperTmaFwd,TunaHopperHaloFwd,TunaSmallCFwd,TunaSmallCTcFwd ;;
         *_bwd) sv=TunaHopperTmaBwd,TunaIgemmBwd ;;
-        *) sv=TunaHopperTmaWrw,TunaHopperWrw,TunaIgemmWrw ;;
+        *) sv=TunaHopperTmaWrw,TunaHopperHaloWrw,TunaHopperWrw,TunaIgemmWrw ;;
       esac
       sv=${SOLVERS:-$sv}
       timeout "$secs" ./run.sh --driver "$f" --solvers "$sv" --configs ${CONFIGS:-64} --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only $extra ${BENCH_ARGS:-} --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
@@ -93,7 +92,7 @@ for step in "$@"; do
     wrw16|wrwbf16)
       f=data/resnet50_n32_wrw_fp16_nhwc.txt
       if [ "$name" = wrwbf16 ]; then sed 's/convfp16/convbfp16/' "$f" > "$out/wrw_bf16.txt"; f="$out/wrw_bf16.txt"; fi
-      timeout "$secs" ./run.sh --driver "$f" --solvers ${SOLVERS:-TunaHopperTmaWrw,TunaHopperWrw,TunaIgemmWrw} --configs ${CONFIGS:-128} --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only ${BENCH_ARGS:-} --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
+      timeout "$secs" ./run.sh --driver "$f" --solvers ${SOLVERS:-TunaHopperTmaWrw,TunaHopperHaloWrw,TunaHopperWrw,TunaIgemmWrw} --configs ${CONFIGS:-128} --other-configs 4 --cpu-check-max 1 --cudnn-heuristics-only ${BENCH_ARGS:-} --json "$out/$name.raw.json" > "$out/$name.log" 2>&1 || echo "bench $name: exit $?"
       tail -6 "$out/$name.log"; torch_for "$name" "$f" 90 ;;
     fwd32|bwd32|wrw32)
       if [ "$name" = fwd32 ]; then f=data/resnet50_n32_fwd_fp32.txt sv=TunaFastSimtFwd,TunaWinogradF2x3,TunaWinogradF4x3,TunaIgemmFwd n=36

@@ -187,6 +187,8 @@ TEST_CASE("params written with the old axis names read back by the new names") {
        {{"TB_H", 8}, {"TB_W", 32}, {"TB_N", 64}, {"WARP_M", 64}, {"WARP_N", 32}, {"A_PAIRS", 1}}},
       // TB_M, TILE_W, WG_M, PINGPONG (new; the halo kernel's default on Inception-v3's C = 32 layers)
       {"TunaHopperHaloFwd", "256,8,2,0", {{"TB_M", 256}, {"TILE_W", 8}, {"WG_M", 2}, {"PINGPONG", 0}}},
+      // TB_M, WG_M, STAGES, SPLIT_K, TILE_W (new with these names; a device run's winner, 2026-12-05)
+      {"TunaHopperHaloWrw", "64,1,8,43,8", {{"TB_M", 64}, {"WG_M", 1}, {"STAGES", 8}, {"SPLIT_K", 43}, {"TILE_W", 8}}},
       // TB_M, TB_N, TB_K, WARP_M, WARP_N, STAGES (new with these names; MFMA, gfx908/gfx90a)
       {"TunaMfmaFwd", "128,128,32,64,64,2",
        {{"TB_M", 128}, {"TB_N", 128}, {"TB_K", 32}, {"WARP_M", 64}, {"WARP_N", 64}, {"STAGES", 2}}},

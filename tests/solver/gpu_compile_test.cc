@@ -41,7 +41,8 @@ const std::set<std::string>& BuiltWholeElsewhere() {
                                                "TunaHopperFwd",    "TunaHopperTmaFwd", "TunaHopperWrw",
                                                "TunaHopperTmaWrw", "TunaSmallCTcFwd", "TunaWinogradF4x3",
                                                "TunaHopperHaloFwd", "TunaHopperTmaFwdNchw", "TunaHopperTmaBwdNchw",
-                                               "TunaHopperTmaWrwNchw", "TunaFastTcFwdNchw", "TunaMfmaFwdNchw"};
+                                               "TunaHopperTmaWrwNchw", "TunaFastTcFwdNchw", "TunaMfmaFwdNchw",
+                                               "TunaHopperHaloWrw"};
   return names;
 }
 

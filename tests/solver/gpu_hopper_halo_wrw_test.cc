@@ -1,4 +1,4 @@
-// TunaHopperHaloWrw (a candidate, not registered): planning everywhere, NVRTC builds for
+// TunaHopperHaloWrw (1030): planning everywhere, NVRTC builds for
 // sm_90a, and (tag gpu) the CPU reference on an sm_90 device.
 #include <algorithm>
 #include <cstdio>

@@ -52,6 +52,7 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1027, std::make_unique<WinogradF4x3Solver>());
   list.emplace_back(1028, std::make_unique<SmallCTcFwdSolver>());
   list.emplace_back(1029, std::make_unique<HopperHaloFwdSolver>());
+  list.emplace_back(1030, std::make_unique<HopperHaloWrwSolver>());  // a candidate until 2026-12-05
   // NCHW / NCDHW (and mixed) problems through the channels-last tensor-core solvers.
   const auto nchw = [](std::unique_ptr<Solver> inner) {
     std::string name = std::string(inner->Name()) + "Nchw";
@@ -65,10 +66,6 @@ SolverList GpuTunableSolvers() {
   return list;
 }
 
-SolverList CandidateGpuSolvers() {
-  SolverList list;
-  list.emplace_back(1030, std::make_unique<HopperHaloWrwSolver>());
-  return list;
-}
+SolverList CandidateGpuSolvers() { return {}; }  // none now: 1030 verified and registered
 
 }  // namespace tuna::solver
