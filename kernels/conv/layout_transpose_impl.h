@@ -7,12 +7,17 @@
 // cols = pixels; NHWC -> NCHW the reverse. Elements are moved as raw bits of TUNA_ELEM_BYTES
 // (1, 2 or 4) bytes: one build serves every data type of that width.
 //
-// A block moves one square tile of kLtTile x kLtTile elements of one matrix: kLtThreadsX x
-// kLtThreadsY threads read the tile's source rows (coalesced along `cols`) into shared memory, then
-// write the destination's rows (coalesced along `rows`). The tile is staged in 32-bit slots with one
-// slot of padding per row, so both phases are free of bank conflicts for every element width.
-// Grid: x = tiles of the matrix (ceil(rows / kLtTile) x ceil(cols / kLtTile), column tiles fastest),
-// y = the batches, each block looping over batches y, y + grid.y, ...
+// Memory is accessed in words of type W: the element itself, or (the packed variant, where rows
+// and cols are multiples of LtWord<W>::kPack) a 32-bit word of kPack elements, so that a warp
+// instruction moves 128 bytes and a thread keeps more bytes in flight. A block moves one square
+// tile of LtWord<W>::kTile (kLtTile words) elements of one matrix: kLtThreadsX x kLtThreadsY
+// threads read source word tx of the tile's rows ty, ty + kLtThreadsY, ... (coalesced along
+// `cols`) into shared memory, then write destination word tx — kPack consecutive source rows —
+// of the destination rows ty, ty + kLtThreadsY, ... (coalesced along `rows`). The tile is staged
+// in 32-bit slots, one word per slot and one slot of padding per row: the load phase is free of
+// bank conflicts, the store phase has kPack-way conflicts at most.
+// Grid: x = tiles of the matrix (row tiles x tiles_cols, column tiles fastest), y = the batches,
+// each block looping over batches y, y + grid.y, ...
 // Include after the portability header of the build (common/portability.h or
 // cpu_conv/cpu_portability.h).
 #pragma once
@@ -31,16 +36,27 @@ typedef tuna_u32 tuna_lt_elem;
 #error "unsupported TUNA_ELEM_BYTES"
 #endif
 
+#if TUNA_ELEM_BYTES == 4
+#define TUNA_LT_ELEM_MASK 0xffffffffu
+#else
+#define TUNA_LT_ELEM_MASK ((1u << (8 * TUNA_ELEM_BYTES)) - 1u)
+#endif
+
 enum { kLtTile = 32, kLtThreadsX = 32, kLtThreadsY = 8, kLtThreads = kLtThreadsX * kLtThreadsY };
-enum { kLtTileSlots = kLtTile * (kLtTile + 1) };  // 32-bit slots of the staged tile
 enum { kLtFillThreads = 256 };
+
+// Elements per memory word W, and a tile's side in elements.
+template <typename W>
+struct LtWord {
+  enum { kPack = sizeof(W) / TUNA_ELEM_BYTES, kTile = kLtTile * kPack, kSlots = kTile * (kLtTile + 1) };
+};
 
 struct LtArgs {
   const tuna_lt_elem* src;
   tuna_lt_elem* dst;
   tuna_i64 batches;
   int rows, cols;
-  int tiles_cols;  // ceil(cols / kLtTile)
+  int tiles_cols;  // ceil(cols / LtWord<W>::kTile)
 };
 
 struct LtTile {
@@ -49,34 +65,45 @@ struct LtTile {
   int row0, col0;           // the tile's first source row and column
 };
 
+template <typename W>
 TUNA_DEVICE LtTile lt_tile(const LtArgs& a, int tile, tuna_i64 batch) {
   const tuna_i64 matrix = batch * (tuna_i64)a.rows * a.cols;
   LtTile t;
   t.src = a.src + matrix;
   t.dst = a.dst + matrix;
-  t.row0 = (tile / a.tiles_cols) * kLtTile;
-  t.col0 = (tile % a.tiles_cols) * kLtTile;
+  t.row0 = (tile / a.tiles_cols) * LtWord<W>::kTile;
+  t.col0 = (tile % a.tiles_cols) * LtWord<W>::kTile;
   return t;
 }
 
-// Thread (tx, ty) reads source rows row0 + ty, row0 + ty + kLtThreadsY, ... at column col0 + tx.
+template <typename W>
 TUNA_DEVICE void lt_load(const LtArgs& a, const LtTile& t, int tx, int ty, tuna_u32* tile) {
-  const int col = t.col0 + tx;
+  const int col = t.col0 + tx * LtWord<W>::kPack;
   if (col >= a.cols) return;
-  for (int j = ty; j < kLtTile; j += kLtThreadsY) {
+  const W* src = (const W*)t.src;
+  const int words_per_row = a.cols / LtWord<W>::kPack;
+  for (int j = ty; j < LtWord<W>::kTile; j += kLtThreadsY) {
     const int row = t.row0 + j;
-    if (row < a.rows) tile[j * (kLtTile + 1) + tx] = (tuna_u32)t.src[(tuna_i64)row * a.cols + col];
+    if (row < a.rows) tile[j * (kLtTile + 1) + tx] = (tuna_u32)src[(tuna_i64)row * words_per_row + col / LtWord<W>::kPack];
   }
 }
 
-// Thread (tx, ty) writes destination rows col0 + ty, col0 + ty + kLtThreadsY, ... (source columns) at
-// destination column row0 + tx (a source row).
+template <typename W>
 TUNA_DEVICE void lt_store(const LtArgs& a, const LtTile& t, int tx, int ty, const tuna_u32* tile) {
-  const int row = t.row0 + tx;
+  enum { kPack = LtWord<W>::kPack };
+  const int row = t.row0 + tx * kPack;  // the first of the word's source rows
   if (row >= a.rows) return;
-  for (int j = ty; j < kLtTile; j += kLtThreadsY) {
+  W* dst = (W*)t.dst;
+  const int words_per_row = a.rows / kPack;
+  for (int j = ty; j < LtWord<W>::kTile; j += kLtThreadsY) {
     const int col = t.col0 + j;
-    if (col < a.cols) t.dst[(tuna_i64)col * a.rows + row] = (tuna_lt_elem)tile[tx * (kLtTile + 1) + j];
+    if (col >= a.cols) continue;
+    tuna_u32 word = 0;
+    for (int q = 0; q < kPack; ++q) {  // element j of source row tx * kPack + q, little-endian
+      const tuna_u32 w = tile[(tx * kPack + q) * (kLtTile + 1) + j / kPack];
+      word |= ((w >> (8 * TUNA_ELEM_BYTES * (j % kPack))) & TUNA_LT_ELEM_MASK) << (8 * TUNA_ELEM_BYTES * q);
+    }
+    dst[(tuna_i64)col * words_per_row + row / kPack] = (W)word;
   }
 }
 

@@ -6,7 +6,8 @@
 
 #include "conv/layout_transpose_impl.h"
 
-TUNA_CPU_KERNEL(tuna_batched_transpose) {
+template <typename W>
+static void lt_transpose_block(const TunaCpuLaunch* launch, void** args) {
   LtArgs a;
   a.src = tuna_arg<const tuna_lt_elem*>(args, 0);
   a.dst = tuna_arg<tuna_lt_elem*>(args, 1);
@@ -14,15 +15,18 @@ TUNA_CPU_KERNEL(tuna_batched_transpose) {
   a.rows = tuna_arg<int>(args, 3);
   a.cols = tuna_arg<int>(args, 4);
   a.tiles_cols = tuna_arg<int>(args, 5);
-  tuna_u32 tile[kLtTileSlots];
+  tuna_u32 tile[LtWord<W>::kSlots];
   for (tuna_i64 batch = launch->block_idx.y; batch < a.batches; batch += launch->grid.y) {
-    const LtTile t = lt_tile(a, (int)launch->block_idx.x, batch);
+    const LtTile t = lt_tile<W>(a, (int)launch->block_idx.x, batch);
     for (int ty = 0; ty < kLtThreadsY; ++ty)
-      for (int tx = 0; tx < kLtThreadsX; ++tx) lt_load(a, t, tx, ty, tile);
+      for (int tx = 0; tx < kLtThreadsX; ++tx) lt_load<W>(a, t, tx, ty, tile);
     for (int ty = 0; ty < kLtThreadsY; ++ty)
-      for (int tx = 0; tx < kLtThreadsX; ++tx) lt_store(a, t, tx, ty, tile);
+      for (int tx = 0; tx < kLtThreadsX; ++tx) lt_store<W>(a, t, tx, ty, tile);
   }
 }
+
+TUNA_CPU_KERNEL(tuna_batched_transpose) { lt_transpose_block<tuna_lt_elem>(launch, args); }
+TUNA_CPU_KERNEL(tuna_batched_transpose_packed) { lt_transpose_block<tuna_u32>(launch, args); }
 
 TUNA_CPU_KERNEL(tuna_fill_zero) {
   tuna_u32* p = tuna_arg<tuna_u32*>(args, 0);

@@ -1,6 +1,6 @@
 // ChannelsLastAdapter (conv/channels_last_adapter.h) and its layout kernels: the cpu backend's
-// twin of kernels/conv/layout_transpose.cu moves 1-, 2- and 4-byte elements exactly and zeroes a
-// region and nothing else; the adapter runs NCHW, NCDHW and mixed-layout problems of every
+// twin of kernels/conv/layout_transpose.cu moves 1-, 2- and 4-byte elements exactly, element by
+// element and packed in 32-bit words, and zeroes a region and nothing else; the adapter runs NCHW, NCDHW and mixed-layout problems of every
 // direction through TunaCpuGemmConv (a channels-last-capable solver, here playing the inner one;
 // split-K configs use the inner workspace) and the results match the reference; its solution moves
 // exactly the tensors that are not channels-last, remaps every buffer and tensor-map argument and
@@ -37,6 +37,51 @@ ChannelsLastAdapter GemmAdapter() {
   return ChannelsLastAdapter("TestCpuGemmNchw", std::make_unique<solver::CpuGemmConvSolver>());
 }
 
+// Runs one transpose entry of the cpu twin on `batches` random rows x cols matrices of `bytes`-byte
+// elements (grid.y 2: blocks loop over batches), written `offset` bytes into y, and checks every
+// element and that nothing before the offset was touched.
+void CheckTranspose(backend::Backend& be, backend::Device& device, int bytes, bool packed, int64_t rows, int64_t cols) {
+  INFO(bytes << "-byte elements, " << (packed ? "packed" : "element") << " entry, " << rows << " x " << cols);
+  const int64_t batches = 3, offset = 256, tile = packed ? 32 * 4 / bytes : 32;
+  const size_t n = static_cast<size_t>(batches * rows * cols) * bytes;
+  std::vector<unsigned char> src(n);
+  for (size_t i = 0; i < n; ++i) src[i] = static_cast<unsigned char>(i * 7 + i / 251);
+  solver::Solution sol;
+  sol.kernels.push_back({"cpu_conv/layout_transpose.cc",
+                         {"tuna_batched_transpose", "tuna_batched_transpose_packed", "tuna_fill_zero"},
+                         {"-DTUNA_ELEM_BYTES=" + std::to_string(bytes)}});
+  solver::Launch t;
+  t.entry = packed ? "tuna_batched_transpose_packed" : "tuna_batched_transpose";
+  const int64_t tiles_cols = (cols + tile - 1) / tile;
+  t.grid = {static_cast<uint32_t>((rows + tile - 1) / tile * tiles_cols), 2, 1};
+  t.block = {32, 8, 1};
+  t.args = {KernelArg::Buffer(BufferRole::kX), KernelArg::Buffer(BufferRole::kY, offset), KernelArg::I64(batches),
+            KernelArg::I32(rows), KernelArg::I32(cols), KernelArg::I32(tiles_cols)};
+  sol.launches = {t};
+  absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(be, sol, "cpu-x86_64");
+  REQUIRE(code.ok());
+  absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(device, sol, *code);
+  REQUIRE(inv.ok());
+  absl::StatusOr<backend::DeviceBuffer> x = device.Alloc(n), y = device.Alloc(n + offset);
+  REQUIRE((x.ok() && y.ok()));
+  REQUIRE(device.CopyToDevice(*x, src.data(), n).ok());
+  REQUIRE(device.Memset(*y, 0xab, n + offset).ok());
+  REQUIRE((*inv)->Run({&*x, nullptr, &*y, nullptr}).ok());
+  REQUIRE(device.Synchronize().ok());
+  std::vector<unsigned char> got(n + offset);
+  REQUIRE(device.CopyToHost(got.data(), *y, n + offset).ok());
+  for (int64_t i = 0; i < offset; ++i) REQUIRE(got[i] == 0xab);  // before the offset: untouched
+  int64_t wrong = 0;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        const size_t from = static_cast<size_t>((b * rows + r) * cols + c) * bytes;
+        const size_t to = offset + static_cast<size_t>((b * cols + c) * rows + r) * bytes;
+        wrong += std::memcmp(&src[from], &got[to], bytes) != 0;
+      }
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("layout kernels on the cpu backend: batched transposes are exact, the fill zeroes its region only") {
   std::unique_ptr<backend::Backend> be = backend::NewCpuBackend(backend::CpuBackendOptions::FromEnv());
   if (!be->CompilerStatus().ok()) {
@@ -45,56 +90,36 @@ TEST_CASE("layout kernels on the cpu backend: batched transposes are exact, the 
   }
   absl::StatusOr<std::unique_ptr<backend::Device>> dev = be->OpenDevice(0);
   REQUIRE(dev.ok());
-  backend::Device& device = **dev;
-  const int64_t batches = 3, rows = 33, cols = 70, offset = 256;  // grid.y 2 < batches: blocks loop
   for (int bytes : {1, 2, 4}) {
-    INFO(bytes << "-byte elements");
-    const size_t n = static_cast<size_t>(batches * rows * cols) * bytes;
-    std::vector<unsigned char> src(n);
-    for (size_t i = 0; i < n; ++i) src[i] = static_cast<unsigned char>(i * 7 + i / 251);
-    solver::Solution sol;
-    sol.kernels.push_back({"cpu_conv/layout_transpose.cc", {"tuna_batched_transpose", "tuna_fill_zero"},
-                           {"-DTUNA_ELEM_BYTES=" + std::to_string(bytes)}});
-    solver::Launch t;
-    t.entry = "tuna_batched_transpose";
-    t.grid = {3 * 2, 2, 1};  // ceil(33 / 32) x ceil(70 / 32) tiles
-    t.block = {32, 8, 1};
-    t.args = {KernelArg::Buffer(BufferRole::kX), KernelArg::Buffer(BufferRole::kY, offset), KernelArg::I64(batches),
-              KernelArg::I32(rows), KernelArg::I32(cols), KernelArg::I32(3)};
-    solver::Launch fill;
-    fill.entry = "tuna_fill_zero";
-    fill.grid = {2, 1, 1};
-    fill.block = {256, 1, 1};
-    fill.args = {KernelArg::Buffer(BufferRole::kW, 12), KernelArg::I64(37)};
-    sol.launches = {t, fill};
-    absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, sol, "cpu-x86_64");
-    REQUIRE(code.ok());
-    absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(device, sol, *code);
-    REQUIRE(inv.ok());
-    absl::StatusOr<backend::DeviceBuffer> x = device.Alloc(n), y = device.Alloc(n + offset), w = device.Alloc(256);
-    REQUIRE((x.ok() && y.ok() && w.ok()));
-    REQUIRE(device.CopyToDevice(*x, src.data(), n).ok());
-    REQUIRE(device.Memset(*y, 0xab, n + offset).ok());
-    REQUIRE(device.Memset(*w, 0xcd, 256).ok());
-    REQUIRE((*inv)->Run({&*x, &*w, &*y, nullptr}).ok());
-    REQUIRE(device.Synchronize().ok());
-    std::vector<unsigned char> got(n + offset), filled(256);
-    REQUIRE(device.CopyToHost(got.data(), *y, n + offset).ok());
-    REQUIRE(device.CopyToHost(filled.data(), *w, 256).ok());
-    for (int64_t i = 0; i < offset; ++i) REQUIRE(got[i] == 0xab);  // before the offset: untouched
-    int64_t wrong = 0;
-    for (int64_t b = 0; b < batches; ++b)
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c) {
-          const size_t from = static_cast<size_t>((b * rows + r) * cols + c) * bytes;
-          const size_t to = offset + static_cast<size_t>((b * cols + c) * rows + r) * bytes;
-          wrong += std::memcmp(&src[from], &got[to], bytes) != 0;
-        }
-    CHECK(wrong == 0);
-    for (int i = 0; i < 256; ++i) {
-      INFO("filled byte " << i);
-      CHECK(filled[i] == (i >= 12 && i < 12 + 37 * 4 ? 0 : 0xcd));
-    }
+    CheckTranspose(*be, **dev, bytes, false, 33, 70);  // tails in both directions
+    CheckTranspose(*be, **dev, bytes, false, 70, 33);
+    CheckTranspose(*be, **dev, bytes, true, 36, 264);  // multiples of 4: partial tiles of 32 / 64 / 128
+    CheckTranspose(*be, **dev, bytes, true, 264, 4);
+  }
+  solver::Solution sol;
+  sol.kernels.push_back({"cpu_conv/layout_transpose.cc",
+                         {"tuna_batched_transpose", "tuna_batched_transpose_packed", "tuna_fill_zero"},
+                         {"-DTUNA_ELEM_BYTES=2"}});
+  solver::Launch fill;
+  fill.entry = "tuna_fill_zero";
+  fill.grid = {2, 1, 1};
+  fill.block = {256, 1, 1};
+  fill.args = {KernelArg::Buffer(BufferRole::kW, 12), KernelArg::I64(37)};
+  sol.launches = {fill};
+  absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, sol, "cpu-x86_64");
+  REQUIRE(code.ok());
+  absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(**dev, sol, *code);
+  REQUIRE(inv.ok());
+  absl::StatusOr<backend::DeviceBuffer> w = (*dev)->Alloc(256);
+  REQUIRE(w.ok());
+  REQUIRE((*dev)->Memset(*w, 0xcd, 256).ok());
+  REQUIRE((*inv)->Run({nullptr, &*w, nullptr, nullptr}).ok());
+  REQUIRE((*dev)->Synchronize().ok());
+  std::vector<unsigned char> filled(256);
+  REQUIRE((*dev)->CopyToHost(filled.data(), *w, 256).ok());
+  for (int i = 0; i < 256; ++i) {
+    INFO("filled byte " << i);
+    CHECK(filled[i] == (i >= 12 && i < 12 + 37 * 4 ? 0 : 0xcd));
   }
 }
 
@@ -105,7 +130,7 @@ TEST_CASE("channels-last adapter: NCHW, NCDHW and mixed problems of every direct
     return;
   }
   const ChannelsLastAdapter s = GemmAdapter();
-  int runs = 0, split = 0;
+  int runs = 0, split = 0, packed = 0;
   for (const testing::NamedProblem& np : testing::SmallProblems()) {
     for (Direction dir : kDirs) {
       Problem p = np.problem;
@@ -125,12 +150,15 @@ TEST_CASE("channels-last adapter: NCHW, NCDHW and mixed problems of every direct
         REQUIRE(sol.ok());
         absl::StatusOr<Solution> inner = s.inner().GetSolution(h.target(), solver::ChannelsLast(p), config);
         REQUIRE(inner.ok());
-        const int moved = (p.in_layout == Layout::kNCHW || p.in_layout == Layout::kNCDHW) +
-                          (p.fil_layout == Layout::kNCHW || p.fil_layout == Layout::kNCDHW) +
-                          (p.out_layout == Layout::kNCHW || p.out_layout == Layout::kNCDHW);
+        // A tensor moves where channels-first with more than one channel and pixel.
+        auto moves = [](Layout l, const TensorDesc& d) {
+          return (l == Layout::kNCHW || l == Layout::kNCDHW) && d.dims[1] > 1 && d.dims[2] * d.dims[3] * d.dims[4] > 1;
+        };
+        const int moved = moves(p.in_layout, p.XDesc()) + moves(p.fil_layout, p.WDesc()) + moves(p.out_layout, p.YDesc());
         CHECK(sol->launches.size() == inner->launches.size() + moved);
         CHECK(sol->workspace_bytes > inner->workspace_bytes);
         split += inner->workspace_bytes > 0;
+        for (const solver::Launch& l : sol->launches) packed += l.entry == "tuna_batched_transpose_packed";
         absl::StatusOr<reference::VerifyReport> report = h.Run(s, p, config);
         INFO(report.status().ToString());
         REQUIRE(report.ok());
@@ -142,6 +170,7 @@ TEST_CASE("channels-last adapter: NCHW, NCDHW and mixed problems of every direct
   }
   CHECK(runs >= 24);
   CHECK(split >= 3);  // the inner workspace, a region of the adapter's, in use
+  CHECK(packed >= 2);  // 16-bit tensors of even channels and pixels moved by words
 }
 
 // An inner solver with a hand-made solution: zeroes y, x and its workspace first; one launch that
@@ -232,6 +261,20 @@ TEST_CASE("channels-last adapter: regions, remapped arguments, fills of the zero
   REQUIRE(ws->launches.size() == 1 + 1 + 1);  // the workspace fill, w in, the inner launch
   CHECK(buffer_at(ws->launches[2], 1) == std::pair{BufferRole::kWorkspace, int64_t{0}});
   CHECK(buffer_at(ws->launches[2], 0) == std::pair{BufferRole::kX, int64_t{0}});
+
+  // A 1x1 filter is the same bytes in both layouts: it stays in place, as does a one-channel x.
+  Problem one = p;
+  one.fil = {1, 1, 1};
+  one.pad = {0, 0, 0};
+  one.c = 1;
+  one.fil_layout = Layout::kNCHW;
+  absl::StatusOr<Solution> os = s.GetSolution(*cpu, one, PerfConfig{});
+  REQUIRE(os.ok());
+  REQUIRE(os->launches.size() == 2 + 1 + 1);  // fills of y and the workspace, the inner launch, y out
+  CHECK(buffer_at(os->launches[2], 0) == std::pair{BufferRole::kX, int64_t{0}});
+  CHECK(buffer_at(os->launches[2], 1) == std::pair{BufferRole::kW, int64_t{0}});
+  CHECK(buffer_at(os->launches[2], 2) == std::pair{BufferRole::kWorkspace, int64_t{0}});
+  CHECK(os->zero_first == std::vector<BufferRole>{BufferRole::kX});
 }
 
 TEST_CASE("channels-last adapter: applicability, planning as the inner solver on the channels-last problem") {

@@ -38,7 +38,8 @@ TEST_CASE("layout kernel: NVRTC and hiprtc builds for every element width", "[so
     for (int bytes : {1, 2, 4}) {
       INFO(arch << " " << bytes << "-byte elements");
       solver::Solution sol;
-      sol.kernels.push_back({"conv/layout_transpose.cu", {"tuna_batched_transpose", "tuna_fill_zero"},
+      sol.kernels.push_back({"conv/layout_transpose.cu",
+                             {"tuna_batched_transpose", "tuna_batched_transpose_packed", "tuna_fill_zero"},
                              {"-DTUNA_ELEM_BYTES=" + std::to_string(bytes)}});
       absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, sol, arch);
       if (!code.ok()) std::printf("%s\n", std::string(code.status().message()).substr(0, 3000).c_str());

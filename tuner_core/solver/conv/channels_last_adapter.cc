@@ -12,7 +12,7 @@ namespace tuna::solver {
 namespace {
 
 // The launch geometry of kernels/conv/layout_transpose_impl.h (kLtTile, kLtThreadsX/Y,
-// kLtFillThreads).
+// kLtFillThreads): tiles of kTile words of one element or (packed) of 4 bytes.
 constexpr int64_t kTile = 32;
 constexpr uint32_t kThreadsX = 32, kThreadsY = 8, kFillThreads = 256;
 constexpr int64_t kMaxFillBlocks = 4096;
@@ -48,19 +48,24 @@ uint64_t TensorBytes(const Problem& p, BufferRole role) {
 KernelBuild LayoutBuild(const Target& target, const Problem& p) {
   KernelBuild b;
   b.source = target.backend == backend::BackendKind::kCpu ? "cpu_conv/layout_transpose.cc" : "conv/layout_transpose.cu";
-  b.entries = {"tuna_batched_transpose", "tuna_fill_zero"};
+  b.entries = {"tuna_batched_transpose", "tuna_batched_transpose_packed", "tuna_fill_zero"};
   b.options = {absl::StrCat("-DTUNA_ELEM_BYTES=", DataTypeSize(p.data_type))};
   return b;
 }
 
-// dst (batches x cols x rows) = the transposes of src (batches x rows x cols).
+// dst (batches x cols x rows) = the transposes of src (batches x rows x cols) of `elem_bytes`
+// elements: moved in 32-bit words of 4 / elem_bytes elements where rows and cols allow (the
+// packed entry: 128-byte warp accesses), else element by element.
 Launch TransposeLaunch(int kernel, std::pair<BufferRole, int64_t> src, std::pair<BufferRole, int64_t> dst,
-                       int64_t batches, int64_t rows, int64_t cols) {
-  const int64_t tiles_cols = gpu::CeilDiv(cols, kTile);
+                       int64_t batches, int64_t rows, int64_t cols, int64_t elem_bytes) {
+  const int64_t pack = 4 / elem_bytes;
+  const bool packed = pack > 1 && rows % pack == 0 && cols % pack == 0;
+  const int64_t tile = packed ? kTile * pack : kTile;
+  const int64_t tiles_cols = gpu::CeilDiv(cols, tile);
   Launch l;
   l.kernel = kernel;
-  l.entry = "tuna_batched_transpose";
-  l.grid = {static_cast<uint32_t>(gpu::CeilDiv(rows, kTile) * tiles_cols),
+  l.entry = packed ? "tuna_batched_transpose_packed" : "tuna_batched_transpose";
+  l.grid = {static_cast<uint32_t>(gpu::CeilDiv(rows, tile) * tiles_cols),
             static_cast<uint32_t>(std::min(batches, gpu::kMaxGridYZ)), 1};
   l.block = {kThreadsX, kThreadsY, 1};
   l.args = {KernelArg::Buffer(src.first, src.second), KernelArg::Buffer(dst.first, dst.second),
@@ -79,8 +84,15 @@ Launch FillZeroLaunch(int kernel, int64_t offset, uint64_t bytes) {
   return l;
 }
 
+// True when the tensor needs no move: channels-last already, or one channel or one pixel per
+// batch (a 1x1 filter, C/G = 1), where both layouts are the same bytes.
+bool StaysInPlace(const Problem& p, BufferRole role) {
+  const MatrixView v = ViewOf(DescOf(p, role));
+  return gpu::IsChannelsLast(LayoutOf(p, role)) || v.channels == 1 || v.pixels == 1;
+}
+
 // Where the adapter keeps each buffer the inner solution names: x, w and y stay in place where
-// channels-last already, else a workspace region; the inner workspace is the last region.
+// StaysInPlace, else a workspace region; the inner workspace is the last region.
 struct Regions {
   std::array<int64_t, 3> tensor{-1, -1, -1};  // byte offsets in the workspace, -1: in place
   int64_t inner_workspace = 0;
@@ -88,7 +100,7 @@ struct Regions {
 
   Regions(const Problem& p, uint64_t inner_workspace_bytes) {
     for (size_t i = 0; i < kTensors.size(); ++i) {
-      if (gpu::IsChannelsLast(LayoutOf(p, kTensors[i]))) continue;
+      if (StaysInPlace(p, kTensors[i])) continue;
       tensor[i] = static_cast<int64_t>(total);
       total += AlignUp(TensorBytes(p, kTensors[i]));
     }
@@ -176,10 +188,12 @@ absl::StatusOr<Solution> ChannelsLastAdapter::GetSolution(const Target& target, 
     if (bytes > 0) out.launches.push_back(FillZeroLaunch(layout, offset, bytes));
   }
   const BufferRole written = Written(p.direction);
+  const int64_t elem_bytes = static_cast<int64_t>(DataTypeSize(p.data_type));
   for (BufferRole role : kTensors) {  // the inputs, to channels-last
     if (role == written || !regions.Moved(role)) continue;
     const MatrixView v = ViewOf(DescOf(p, role));
-    out.launches.push_back(TransposeLaunch(layout, {role, 0}, regions.Where(role), v.batches, v.channels, v.pixels));
+    out.launches.push_back(
+        TransposeLaunch(layout, {role, 0}, regions.Where(role), v.batches, v.channels, v.pixels, elem_bytes));
   }
   for (Launch l : inner->launches) {
     for (KernelArg& a : l.args) {
@@ -192,7 +206,8 @@ absl::StatusOr<Solution> ChannelsLastAdapter::GetSolution(const Target& target, 
   }
   if (regions.Moved(written)) {  // the output, back to the problem's layout
     const MatrixView v = ViewOf(DescOf(p, written));
-    out.launches.push_back(TransposeLaunch(layout, regions.Where(written), {written, 0}, v.batches, v.pixels, v.channels));
+    out.launches.push_back(
+        TransposeLaunch(layout, regions.Where(written), {written, 0}, v.batches, v.pixels, v.channels, elem_bytes));
   }
   return out;
 }

@@ -5,7 +5,8 @@
 // TunaHopperTmaFwd) and offers it, under its own name and id, for the same problem with NCHW /
 // NCDHW (or mixed) tensors. Its planning is the inner solver's on ChannelsLast(problem): the same
 // space, default, validity and finishing step, so the params it stores are the inner solver's.
-// Its solution is the inner one with every tensor that is not already channels-last moved to a
+// Its solution is the inner one with every tensor that is not already channels-last (nor one
+// whose layouts are the same bytes: one channel or one pixel, e.g. a 1x1 filter) moved to a
 // workspace region: the inputs transposed there first (kernels/conv/layout_transpose.cu), the
 // inner launches reading and writing the regions, the output transposed back last. The inner's
 // own workspace is a further region; inner buffers zeroed first that now live in the workspace
