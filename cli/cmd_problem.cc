@@ -1,8 +1,11 @@
-// `tuna problem parse (LINE... | -f FILE | --fdb-key KEY) [--json]`: shows how tuna reads a
-// MIOpenDriver line, a file of them or a find-db key: the canonical line, the find-db key,
-// the perf-db columns and the text perf-db key of every resulting problem (and, for a transposed
-// one, the convolution that runs it).
+// `tuna problem parse [--target ARCH [--why]] (LINE... | -f FILE | --fdb-key KEY) [--json]`: shows
+// how tuna reads a MIOpenDriver line, a file of them or a find-db key: the canonical line, the
+// find-db key, the perf-db columns and the text perf-db key of every resulting problem (and, for a
+// transposed one, the convolution that runs it); with --target, the solvers that would tune it on
+// that arch (with --why, each other solver of its direction and why it does not apply).
+#include <algorithm>
 #include <iostream>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +16,8 @@
 #include "tuner_core/problem/driver_line.h"
 #include "tuner_core/problem/keys.h"
 #include "tuner_core/problem/transpose.h"
+#include "tuner_core/solver/registry.h"
+#include "tuner_core/solver/target.h"
 
 namespace tuna::cli {
 namespace {
@@ -20,6 +25,8 @@ namespace {
 struct ParseOptions {
   std::string file;
   std::string fdb_key;
+  std::string target;  // an arch: list the solvers that apply there
+  bool why = false;    // with target: also the solvers that do not, and why
   bool json = false;
   std::vector<std::string> line;  // the MIOpenDriver line, as one or several args
 };
@@ -60,7 +67,30 @@ struct Item {
   Problem problem;
 };
 
-void PrintText(const std::vector<Item>& items) {
+// The solvers of the problem's direction on `target`: the applicable ones in registry order and
+// the others with their reasons (transposed problems: those of the convolution that runs them).
+struct SolverFit {
+  std::vector<std::string> applicable;
+  std::vector<std::pair<std::string, std::string>> refused;
+};
+
+SolverFit FitOf(const solver::Target& target, const Problem& given) {
+  SolverFit fit;
+  absl::StatusOr<Problem> conv = AsConvolution(given);
+  if (!conv.ok()) return fit;
+  for (const solver::RegisteredSolver& r : solver::SolverRegistry::Builtin().All()) {
+    const std::vector<Direction> dirs = r.solver->Directions();
+    if (std::find(dirs.begin(), dirs.end(), conv->direction) == dirs.end()) continue;
+    if (absl::Status st = r.solver->IsApplicable(target, *conv); st.ok()) {
+      fit.applicable.emplace_back(r.solver->Name());
+    } else {
+      fit.refused.emplace_back(r.solver->Name(), std::string(st.message()));
+    }
+  }
+  return fit;
+}
+
+void PrintText(const std::vector<Item>& items, const solver::Target* target, bool why) {
   for (const Item& it : items) {
     const Problem& p = it.problem;
     if (it.line > 0) std::cout << "# line " << it.line << "\n";
@@ -76,10 +106,17 @@ void PrintText(const std::vector<Item>& items) {
     for (const auto& [name, value] : ConfigColumns(ToPerfDbConfig(p)))
       std::cout << " " << name << "=" << value;
     std::cout << "\n";
+    if (target == nullptr) continue;
+    const SolverFit fit = FitOf(*target, p);
+    std::cout << "  solvers (" << target->arch << "):";
+    for (const std::string& name : fit.applicable) std::cout << " " << name;
+    std::cout << (fit.applicable.empty() ? " none\n" : "\n");
+    if (!why) continue;
+    for (const auto& [name, reason] : fit.refused) std::cout << "    not applicable: " << reason << "\n";  // names it
   }
 }
 
-Json ProblemJson(const Item& it) {
+Json ProblemJson(const Item& it, const solver::Target* target) {
   const Problem& p = it.problem;
   Json j = Json::object();
   if (it.line > 0) j["line"] = it.line;
@@ -99,12 +136,20 @@ Json ProblemJson(const Item& it) {
   j["perf_db_text_key"] = PerfDbTextKey(p);
   j["perf_db_config"] = config;
   j["flops"] = static_cast<int64_t>(p.Flops());
+  if (target != nullptr) {
+    const SolverFit fit = FitOf(*target, p);
+    j["solvers"] = fit.applicable;
+    Json refused = Json::object();
+    for (const auto& [name, reason] : fit.refused) refused[name] = reason;
+    j["not_applicable"] = refused;
+  }
   return j;
 }
 
-void PrintJson(const std::vector<Item>& items, const std::vector<DriverFileError>& errors) {
+void PrintJson(const std::vector<Item>& items, const std::vector<DriverFileError>& errors,
+               const solver::Target* target) {
   Json problems = Json::array();
-  for (const Item& it : items) problems.push_back(ProblemJson(it));
+  for (const Item& it : items) problems.push_back(ProblemJson(it, target));
   Json errs = Json::array();
   for (const DriverFileError& e : errors) {
     Json j = Json::object();
@@ -123,6 +168,18 @@ int RunParse(const ParseOptions& opt) {
   const int given = !opt.file.empty() + !opt.fdb_key.empty() + !line.empty();
   if (given != 1) {
     std::cerr << "tuna problem parse: give exactly one of LINE, -f FILE or --fdb-key KEY\n";
+    return 2;
+  }
+  std::optional<solver::Target> target;
+  if (!opt.target.empty()) {
+    absl::StatusOr<solver::Target> t = solver::TargetForArch(opt.target);
+    if (!t.ok()) {
+      std::cerr << "tuna problem parse: --target: " << EscapeControlBytes(t.status().message()) << "\n";
+      return 2;
+    }
+    target = *t;
+  } else if (opt.why) {
+    std::cerr << "tuna problem parse: --why needs --target ARCH\n";
     return 2;
   }
   std::vector<Item> items;
@@ -154,10 +211,11 @@ int RunParse(const ParseOptions& opt) {
     }
   }
 
+  const solver::Target* arch = target ? &*target : nullptr;
   if (opt.json) {
-    PrintJson(items, errors);
+    PrintJson(items, errors, arch);
   } else {
-    PrintText(items);
+    PrintText(items, arch, opt.why);
   }
   for (const DriverFileError& e : errors) {
     std::cerr << "tuna problem parse: " << where;
@@ -185,6 +243,10 @@ void AddProblemCommand(CLI::App& app, CommandContext ctx) {
   parse->add_option("-f,--file", opt->file, "a file of MIOpenDriver lines ('#' comments)");
   parse->add_option("--fdb-key", opt->fdb_key, "a find-db key, e.g. 64-56-56-1x1-...-NCHW-FP32-F");
   parse->add_flag("--json", opt->json, "print JSON instead of text");
+  parse->add_option("--target", opt->target,
+                    "also list the solvers that would tune each problem on this arch (sm_90, gfx90a, cpu-avx2; "
+                    "before the LINE)");
+  parse->add_flag("--why", opt->why, "with --target: each other solver of the direction and why it does not apply");
   // The driver line keeps its own flags (-f, -n ...): CLI11 stops at its first word.
   parse->prefix_command();
   parse->callback([ctx, opt, parse] {

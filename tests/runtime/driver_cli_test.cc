@@ -200,6 +200,20 @@ TEST_CASE("tuna CLI conventions: driver --help, usage errors exit 2, global flag
   CHECK(trans.rc == 0);
   CHECK(Has(trans, "runs as:      ./bin/MIOpenDriver conv -n 1 -c 4 -H 12 -W 12 -k 8 "));
   CHECK(Has(trans, "find-db key:  8-6-6-3x3-4-12-12-1-1x1-2x2-1x1-0-NCHW-FP32-B"));
+  // --target: the solvers that would tune it there (a transposed forward: backward-data solvers).
+  Run fit = exec("problem parse --target sm_90 --why convfp16 -n 32 -c 64 -H 56 -W 56 -k 256 -y 1 -x 1 -F 1");
+  INFO(fit.out);
+  CHECK(fit.rc == 0);
+  CHECK(Has(fit, "  solvers (sm_90): ConvDirectNaiveConvFwd TunaDirectTiledFwd TunaIgemmFwd TunaHopperTmaFwdNchw"));
+  CHECK(Has(fit, "    not applicable: TunaHopperTmaFwd: requires dense NHWC x, w and y"));
+  CHECK(!Has(fit, "TunaIgemmBwd"));
+  Run tfit = exec("problem parse --target cpu-avx2 conv -n 1 -c 8 -H 6 -W 6 -k 4 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -m trans -F 1");
+  INFO(tfit.out);
+  CHECK(Has(tfit, "  solvers (cpu-avx2): ConvDirectNaiveConvBwd TunaCpuGemmConv"));
+  CHECK(!Has(tfit, "not applicable"));
+  Run bad_target = exec("problem parse --target vax conv -n 1 -c 4 -H 8 -W 8 -k 4 -y 3 -x 3");
+  CHECK(bad_target.rc == 2);
+  CHECK(Has(bad_target, "--target"));
   // The database from the environment: a bad TUNA_DB, a half-set MITuna environment, each
   // named, before any server is started.
   auto exec_env = [](const std::string& env, const std::string& args) {
