@@ -74,6 +74,13 @@ struct SolverFit {
   std::vector<std::pair<std::string, std::string>> refused;
 };
 
+// True when nothing but MIOpen's naive solvers (or nothing at all) would tune the problem: the
+// slowest kernels, worth knowing before a campaign.
+bool NaiveOnly(const SolverFit& fit) {
+  return std::all_of(fit.applicable.begin(), fit.applicable.end(),
+                     [](const std::string& name) { return name.rfind("ConvDirectNaiveConv", 0) == 0; });
+}
+
 SolverFit FitOf(const solver::Target& target, const Problem& given) {
   SolverFit fit;
   absl::StatusOr<Problem> conv = AsConvolution(given);
@@ -91,6 +98,7 @@ SolverFit FitOf(const solver::Target& target, const Problem& given) {
 }
 
 void PrintText(const std::vector<Item>& items, const solver::Target* target, bool why) {
+  int naive_only = 0;
   for (const Item& it : items) {
     const Problem& p = it.problem;
     if (it.line > 0) std::cout << "# line " << it.line << "\n";
@@ -108,11 +116,16 @@ void PrintText(const std::vector<Item>& items, const solver::Target* target, boo
     std::cout << "\n";
     if (target == nullptr) continue;
     const SolverFit fit = FitOf(*target, p);
+    naive_only += NaiveOnly(fit);
     std::cout << "  solvers (" << target->arch << "):";
     for (const std::string& name : fit.applicable) std::cout << " " << name;
     std::cout << (fit.applicable.empty() ? " none\n" : "\n");
     if (!why) continue;
     for (const auto& [name, reason] : fit.refused) std::cout << "    not applicable: " << reason << "\n";  // names it
+  }
+  if (target != nullptr && items.size() > 1) {
+    std::cout << "# " << target->arch << ": " << naive_only << " of " << items.size()
+              << " problem(s) only the naive solver would tune\n";
   }
 }
 
@@ -139,6 +152,7 @@ Json ProblemJson(const Item& it, const solver::Target* target) {
   if (target != nullptr) {
     const SolverFit fit = FitOf(*target, p);
     j["solvers"] = fit.applicable;
+    j["naive_only"] = NaiveOnly(fit);
     Json refused = Json::object();
     for (const auto& [name, reason] : fit.refused) refused[name] = reason;
     j["not_applicable"] = refused;

@@ -5,6 +5,7 @@
 // global flags after the subcommand.
 #include <array>
 #include <cstdio>
+#include <fstream>
 
 #include "catch2/catch.hpp"
 #include "tests/runtime/test_util.h"
@@ -211,6 +212,17 @@ TEST_CASE("tuna CLI conventions: driver --help, usage errors exit 2, global flag
   INFO(tfit.out);
   CHECK(Has(tfit, "  solvers (cpu-avx2): ConvDirectNaiveConvBwd TunaCpuGemmConv"));
   CHECK(!Has(tfit, "not applicable"));
+  // A file: a summary of the problems only the naive solver would tune (INT8 on sm_90).
+  TempDir lines("cli_lines");
+  const std::string two = lines / "two_lines.txt";
+  {
+    std::ofstream f(two);
+    f << "convint8 -n 1 -c 8 -H 8 -W 8 -k 8 -y 3 -x 3 -F 1\n"
+      << "convfp16 -n 32 -c 64 -H 56 -W 56 -k 64 -y 1 -x 1 -F 1\n";
+  }
+  Run file_fit = exec("problem parse --target sm_90 -f " + two);
+  INFO(file_fit.out);
+  CHECK(Has(file_fit, "# sm_90: 1 of 2 problem(s) only the naive solver would tune"));
   Run bad_target = exec("problem parse --target vax conv -n 1 -c 4 -H 8 -W 8 -k 4 -y 3 -x 3");
   CHECK(bad_target.rc == 2);
   CHECK(Has(bad_target, "--target"));
