@@ -16,6 +16,7 @@
 #include "tuner_core/problem/driver_line.h"
 #include "tuner_core/problem/keys.h"
 #include "tuner_core/problem/transpose.h"
+#include "tuner_core/runtime/fallback.h"
 #include "tuner_core/solver/registry.h"
 #include "tuner_core/solver/target.h"
 
@@ -70,7 +71,7 @@ struct Item {
 // The solvers of the problem's direction on `target`: the applicable ones in registry order and
 // the others with their reasons (transposed problems: those of the convolution that runs them).
 struct SolverFit {
-  std::vector<std::string> applicable;
+  std::vector<const solver::Solver*> applicable;
   std::vector<std::pair<std::string, std::string>> refused;
 };
 
@@ -78,7 +79,13 @@ struct SolverFit {
 // slowest kernels, worth knowing before a campaign.
 bool NaiveOnly(const SolverFit& fit) {
   return std::all_of(fit.applicable.begin(), fit.applicable.end(),
-                     [](const std::string& name) { return name.rfind("ConvDirectNaiveConv", 0) == 0; });
+                     [](const solver::Solver* s) { return runtime::IsNaiveSolver(*s); });
+}
+
+std::vector<std::string> Names(const std::vector<const solver::Solver*>& solvers) {
+  std::vector<std::string> names;
+  for (const solver::Solver* s : solvers) names.emplace_back(s->Name());
+  return names;
 }
 
 SolverFit FitOf(const solver::Target& target, const Problem& given) {
@@ -89,7 +96,7 @@ SolverFit FitOf(const solver::Target& target, const Problem& given) {
     const std::vector<Direction> dirs = r.solver->Directions();
     if (std::find(dirs.begin(), dirs.end(), conv->direction) == dirs.end()) continue;
     if (absl::Status st = r.solver->IsApplicable(target, *conv); st.ok()) {
-      fit.applicable.emplace_back(r.solver->Name());
+      fit.applicable.push_back(r.solver);
     } else {
       fit.refused.emplace_back(r.solver->Name(), std::string(st.message()));
     }
@@ -118,7 +125,7 @@ void PrintText(const std::vector<Item>& items, const solver::Target* target, boo
     const SolverFit fit = FitOf(*target, p);
     naive_only += NaiveOnly(fit);
     std::cout << "  solvers (" << target->arch << "):";
-    for (const std::string& name : fit.applicable) std::cout << " " << name;
+    for (const std::string& name : Names(fit.applicable)) std::cout << " " << name;
     std::cout << (fit.applicable.empty() ? " none\n" : "\n");
     if (!why) continue;
     for (const auto& [name, reason] : fit.refused) std::cout << "    not applicable: " << reason << "\n";  // names it
@@ -151,7 +158,7 @@ Json ProblemJson(const Item& it, const solver::Target* target) {
   j["flops"] = static_cast<int64_t>(p.Flops());
   if (target != nullptr) {
     const SolverFit fit = FitOf(*target, p);
-    j["solvers"] = fit.applicable;
+    j["solvers"] = Names(fit.applicable);
     j["naive_only"] = NaiveOnly(fit);
     Json refused = Json::object();
     for (const auto& [name, reason] : fit.refused) refused[name] = reason;

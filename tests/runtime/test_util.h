@@ -19,6 +19,7 @@
 #include "tuner_core/reference/verify.h"
 #include "tuner_core/runtime/convolution.h"
 #include "tuner_core/runtime/handle.h"
+#include "tuner_core/solver/solution.h"
 
 namespace tuna::testing {
 
@@ -87,7 +88,7 @@ inline absl::StatusOr<reference::VerifyReport> RunAndVerify(runtime::Handle& h, 
   if (!conv.ok()) return conv.status();
   const Problem& p = *conv;
   backend::Device& dev = h.device();
-  const int written = p.direction == Direction::kForward ? 2 : p.direction == Direction::kBackwardData ? 0 : 1;
+  const int written = static_cast<int>(solver::WrittenRole(p.direction));
   const int64_t counts[3] = {p.XDesc().ElementCount(), p.WDesc().ElementCount(), p.YDesc().ElementCount()};
   std::vector<std::byte> host[3];
   backend::DeviceBuffer buf[3];

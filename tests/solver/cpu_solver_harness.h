@@ -77,9 +77,7 @@ class CpuSolverHarness {
     const reference::ElementType out_type = reference::OutputType(p, p.direction);
     const int64_t counts[3] = {p.XDesc().ElementCount(), p.WDesc().ElementCount(),
                                p.YDesc().ElementCount()};
-    const int written = p.direction == Direction::kForward        ? 2
-                        : p.direction == Direction::kBackwardData ? 0
-                                                                  : 1;
+    const int written = static_cast<int>(solver::WrittenRole(p.direction));
     std::vector<std::byte> host[3];
     backend::DeviceBuffer dev[3];
     for (int i = 0; i < 3; ++i) {

@@ -11,6 +11,7 @@
 #include "tuner_core/problem/transpose.h"
 #include "tuner_core/runtime/command_log.h"
 #include "tuner_core/search/tuner.h"
+#include "tuner_core/solver/solution.h"
 
 namespace tuna::runtime {
 namespace {
@@ -252,7 +253,7 @@ absl::StatusOr<BenchBuffers> AllocBench(Handle& h, const Problem& p, uint64_t se
   BenchBuffers b;
   const reference::ElementType in = reference::StorageType(p.data_type);
   const reference::ElementType out = reference::OutputType(p, p.direction);
-  const int written = p.direction == Direction::kForward ? 2 : p.direction == Direction::kBackwardData ? 0 : 1;
+  const int written = static_cast<int>(solver::WrittenRole(p.direction));
   const int64_t counts[3] = {p.XDesc().ElementCount(), p.WDesc().ElementCount(), p.YDesc().ElementCount()};
   backend::DeviceBuffer* bufs[3] = {&b.x, &b.w, &b.y};
   for (int i = 0; i < 3; ++i) {

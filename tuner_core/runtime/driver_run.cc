@@ -18,6 +18,7 @@
 #include "tuner_core/runtime/convolution.h"
 #include "tuner_core/runtime/find_controls.h"
 #include "tuner_core/runtime/driver_text.h"
+#include "tuner_core/solver/solution.h"
 
 namespace tuna::runtime {
 namespace {
@@ -106,9 +107,7 @@ absl::Status PrepareBuffers(backend::Device& dev, const Problem& p, uint64_t wor
                             DriverBuffers& b) {
   const reference::ElementType in_t = reference::StorageType(p.data_type);
   const reference::ElementType out_t = reference::OutputType(p, p.direction);
-  b.written = p.direction == Direction::kForward        ? 2
-              : p.direction == Direction::kBackwardData ? 0
-                                                        : 1;
+  b.written = static_cast<int>(solver::WrittenRole(p.direction));
   const int64_t counts[3] = {p.XDesc().ElementCount(), p.WDesc().ElementCount(),
                              p.YDesc().ElementCount()};
   for (int i = 0; i < 3; ++i) {

@@ -8,12 +8,21 @@
 #include <vector>
 
 #include "tuner_core/backend/backend.h"
+#include "tuner_core/problem/problem.h"
 
 namespace tuna::solver {
 
 // The convolution's buffers, in forward terms and in the problem's layouts. Which ones are
 // read and which one is written follows from the direction: F writes y, B writes x, W writes w.
+// kX, kW, kY are 0, 1, 2: the index of each tensor in arrays of the three (x, w, y).
 enum class BufferRole { kX, kW, kY, kWorkspace };
+
+// The tensor `direction` writes (WrittenRole); the others are read.
+inline BufferRole WrittenRole(Direction direction) {
+  return direction == Direction::kForward        ? BufferRole::kY
+         : direction == Direction::kBackwardData ? BufferRole::kX
+                                                 : BufferRole::kW;
+}
 
 struct KernelArg {
   // kBuffer: the address of the role's buffer, `i` bytes in (a region of the workspace).

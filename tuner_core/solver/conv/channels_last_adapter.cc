@@ -29,10 +29,6 @@ TensorDesc DescOf(const Problem& p, BufferRole role) {
   return role == BufferRole::kX ? p.XDesc() : role == BufferRole::kW ? p.WDesc() : p.YDesc();
 }
 
-BufferRole Written(Direction d) {
-  return d == Direction::kForward ? BufferRole::kY : d == Direction::kBackwardData ? BufferRole::kX : BufferRole::kW;
-}
-
 // A tensor (dims n|k, c, d, h, w) as `batches` matrices of channels x pixels (channels-first) or
 // pixels x channels (channels-last).
 struct MatrixView {
@@ -187,7 +183,7 @@ absl::StatusOr<Solution> ChannelsLastAdapter::GetSolution(const Target& target, 
     const uint64_t bytes = role == BufferRole::kWorkspace ? inner->workspace_bytes : TensorBytes(p, role);
     if (bytes > 0) out.launches.push_back(FillZeroLaunch(layout, offset, bytes));
   }
-  const BufferRole written = Written(p.direction);
+  const BufferRole written = WrittenRole(p.direction);
   const int64_t elem_bytes = static_cast<int64_t>(DataTypeSize(p.data_type));
   for (BufferRole role : kTensors) {  // the inputs, to channels-last
     if (role == written || !regions.Moved(role)) continue;

@@ -271,9 +271,7 @@ absl::StatusOr<Solution> IgemmSolver::GetSolution(const Target& target, const Pr
   launch.block.x = static_cast<uint32_t>(plan.threads);
   launch.shared_bytes = 0;  // static shared memory only
 
-  const BufferRole out_role = direction_ == Direction::kForward        ? BufferRole::kY
-                              : direction_ == Direction::kBackwardData ? BufferRole::kX
-                                                                        : BufferRole::kW;
+  const BufferRole out_role = WrittenRole(direction_);
   BufferRole acc_role = out_role;  // unused by the kernel unless it accumulates atomically
   if (atomic) {
     if (sixteen_bit) {
