@@ -61,6 +61,14 @@
 //          kBSlabN-column slab of the tile (64 columns where TB_N % 64 == 0, else 32) a box of
 //          TB_K filter rows x kBSlabN columns in the swizzle of that width, and wgmma reads it
 //          with imm-trans-b = 1).
+//          NCHW_1X1 (0; 1: a 1x1, stride-1, unpadded, ungrouped convolution of NCHW tensors as one
+//          GEMM per image, y_n (K x P) = w (K x C) x_n (C x P), P = H*W pixels: the kernel's
+//          "groups" are the images, its GEMM rows the output channels, its columns the pixels.
+//          A is w through a tiled map (rows of TB_K channels, as B is otherwise), B is x_n read
+//          N-major as FLIP_W reads the filter (boxes of kBSlabN pixels x TB_K channels of one
+//          image), and each output row is a run of P pixels of y_n. Backward data runs the same
+//          with w transposed (tuna_flip_filter) and dy as x. The sizes as the kernel takes them:
+//          n_img 1, C/G = C, Wy = K (rows per image), G = images, K/G = P.)
 // Arguments: the tensor maps (see tuna_hopper_tma_fwd), the phase table, y, then the sizes as
 // int32: N, C/G, K, Hy, Wy, R, S, G, K/G.
 // Launch: gridDim.x = SPLIT_K * min(tiles, multiprocessors / SPLIT_K), blockDim.x = 128 * (WG_M +
@@ -104,6 +112,10 @@
 #ifndef FLIP_W
 #define FLIP_W 0
 #endif
+#ifndef NCHW_1X1
+#define NCHW_1X1 0
+#endif
+#define TUNA_B_NMAJOR (FLIP_W || NCHW_1X1)  // B arrives N-major in kBSlabN-column slabs
 #define TUNA_TWO_CONSUMERS (WG_M == 2 || PINGPONG)
 // LAST_K (16 or 32; the solver defines it where C/G % 64 is 1..32 with TB_K 64, one phase): a
 // tap's last chunk is copied as LAST_K channels through the kernel's second pair of tensor maps,
@@ -138,7 +150,7 @@ constexpr int kRingBytes = kStages * kStageBytes;
 constexpr int kLastRowBytes = TUNA_LAST_K * 2;  // a narrow last chunk's row
 constexpr int kStageBytesLast = (kTbM + kTbN) * kLastRowBytes;
 #endif
-#if FLIP_W
+#if TUNA_B_NMAJOR
 // B's N-major slabs, kBSlabN columns each (a 128- or 64-byte swizzle row).
 constexpr int kBSlabN = kTbN % 64 == 0 ? 64 : 32;
 constexpr int kBSlabs = kTbN / kBSlabN;
@@ -170,6 +182,8 @@ static_assert(kSplitK == 1 || !PINGPONG, "split-K takes whole tiles in both bloc
 static_assert(kBandCols % 16 == 0, "each block writes whole 16-column groups of a tile");
 static_assert(TUNA_LAST_K == 0 || ((TUNA_LAST_K == 16 || TUNA_LAST_K == 32) && kTbK == 64 && !PHASED),
               "LAST_K: 16 or 32 channels after 64-channel chunks, one phase");
+static_assert(!NCHW_1X1 || (!PHASED && !FLIP_W && TUNA_LAST_K == 0 && kSplitK == 1),
+              "NCHW_1X1: one phase, its own B, whole chunks, no split");
 
 
 // Shared-memory map of a block: the ring, the consumers' epilogue slabs, the split-K receive slot,
@@ -481,7 +495,14 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
     // (q < kEpiPasses), whose y pixels are found once per tile.
     const TunaPhase q = tuna_phase(ph, t.phase);
     const int m_phase = out.n_img * q.n_i * q.n_j;
+#if NCHW_1X1
+    // Image g's rows (output channels) of P = K/G pixels each.
+    const long long y_group = static_cast<long long>(t.g) * m_phase * tg.Kpg;
+    const long long y_pitch = tg.Kpg;
+#else
     const long long y_group = static_cast<long long>(t.g) * tg.Kpg;
+    const long long y_pitch = out.K;
+#endif
 #pragma unroll
     for (int mr = 0; mr < kMRep; ++mr) {
       const int row0 = t.m0 + row_wg * kWgRows + mr * 64 + warp_in_wg * 16;
@@ -524,7 +545,7 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
           const int ch = lane % kEpiChunks;
           const int n = t.n0 + cb * kEpiCols + ch * 8;
           if (pix[qq] >= 0 && n < tg.Kpg) {
-            tuna_u16* dst = y + pix[qq] * out.K + y_group + n;
+            tuna_u16* dst = y + pix[qq] * y_pitch + y_group + n;
             const tuna_u16* src = epi_ptr + row * kEpiPitch + ch * 8;
             if (vec_out && (VEC_OUT || n + 8 <= tg.Kpg)) {
               *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
@@ -608,9 +629,20 @@ TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, con
       if (cc == tg.c_chunks - 1) map_a = tmap_xl, map_b = tmap_wl, bytes = kStageBytesLast;  // narrow rows
 #endif
       tuna_mbar_expect_tx(bar, bytes);
+#if NCHW_1X1
+      (void)c_base, (void)n_row, (void)R, (void)img, (void)h0, (void)w0;
+      // A: rows m0.. of w (K x C), TB_K channels; B: pixels n0.. of image g's C x P matrix.
+      tuna_tma_tile_2d(dst, map_a, cc * kTbK, t.m0, bar);
+#pragma unroll
+      for (int j = 0; j < kBSlabs; ++j) {
+        tuna_tma_tile_3d(dst + kStageA + j * kTbK * kBSlabN * 2, map_b, t.n0 + j * kBSlabN, cc * kTbK, t.g, bar);
+      }
+#else
       tuna_tma_im2col_4d(dst, map_a, c_base + cc * kTbK, w0, h0, img, static_cast<unsigned short>(off_w),
                          static_cast<unsigned short>(off_h), bar);
-#if FLIP_W
+#endif
+#if NCHW_1X1
+#elif FLIP_W
       (void)n_row;
       // w's own filter: rows cc * TB_K.. of group g at the rotated tap, one box per column slab.
       const int b_rows = TUNA_LAST_K && cc == tg.c_chunks - 1 ? TUNA_LAST_K : kTbK;
@@ -643,7 +675,9 @@ TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, con
 // im2col bases; element strides {1, estride_w, estride_h, 1}; TB_K channels x TB_M pixels; the
 // swizzle of TB_K); four when PHASED (maps of phases >= count are not read), else tmap_x0 alone. tmap_w: tiled map of w (dims C/G, R*S, K; box
 // TB_K x 1 x TB_N; the swizzle of TB_K; with FLIP_W dims K/G, R*S, C/G, G, box kBSlabN x 1 x TB_K x 1,
-// the swizzle of kBSlabN). Cg: x's channels per group; K, Hy, Wy: y's channels and extent;
+// the swizzle of kBSlabN). NCHW_1X1: tmap_x0 is w's tiled map (dims C, K; box TB_K x TB_M, the
+// swizzle of TB_K) and tmap_w x's (dims P, C, N; box kBSlabN x TB_K x 1, the swizzle of kBSlabN).
+// Cg: x's channels per group; K, Hy, Wy: y's channels and extent;
 // R, S: w's; Kg: K per group (the host divides, so the prologue has no divide before the first copy).
 #if PHASED
 #define TUNA_X_MAPS                                                                                           \

@@ -33,8 +33,18 @@ bool AllChannelsLast(const Problem& p) {
   return cl(p.in_layout) && cl(p.fil_layout) && cl(p.out_layout);
 }
 
+// TunaCpuGemmConv restricted to channels-last tensors, as the adapters' GPU inner solvers are
+// (the adapter steps aside where its inner solver takes the problem as it is).
+class ChannelsLastCpuGemm : public solver::CpuGemmConvSolver {
+ public:
+  absl::Status IsApplicable(const solver::Target& target, const Problem& p) const override {
+    if (!AllChannelsLast(p)) return solver::NotApplicable(Name(), "channels-last tensors only (test inner)");
+    return CpuGemmConvSolver::IsApplicable(target, p);
+  }
+};
+
 ChannelsLastAdapter GemmAdapter() {
-  return ChannelsLastAdapter("TestCpuGemmNchw", std::make_unique<solver::CpuGemmConvSolver>());
+  return ChannelsLastAdapter("TestCpuGemmNchw", std::make_unique<ChannelsLastCpuGemm>());
 }
 
 // Runs one transpose entry of the cpu twin on `batches` random rows x cols matrices of `bytes`-byte
@@ -285,6 +295,9 @@ TEST_CASE("channels-last adapter: applicability, planning as the inner solver on
   Problem p = testing::Make2d(2, 8, 8, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, DataType::kFp32, Layout::kNCHW,
                               Layout::kNCHW, Layout::kNCHW);
   REQUIRE(s.IsApplicable(*cpu, p).ok());
+  // Over an inner solver that takes NCHW itself, the adapter steps aside.
+  const ChannelsLastAdapter over_native("TestCpuGemmNchw", std::make_unique<solver::CpuGemmConvSolver>());
+  CHECK_THAT(reason(over_native.IsApplicable(*cpu, p)), Catch::Contains("without copies"));
   CHECK(s.Name() == "TestCpuGemmNchw");
   CHECK(s.IsTunable());
   CHECK(s.Directions().size() == 3);
@@ -332,7 +345,8 @@ TEST_CASE("registered adapters: TunaHopperTma{Fwd,Bwd,Wrw}Nchw, TunaFastTcFwdNch
     CHECK(adapter->inner().Name() == inner);
     const solver::Target& t = inner == "TunaMfmaFwd" ? *gfx : *sm90;
     const Direction dir = adapter->Directions().front();
-    const Problem nchw = testing::With(layers[5], dir, DataType::kFp16, Layout::kNCHW);
+    // A strided 1x1 layer (56x56 -> 28x28): the stride-1 ones TunaHopperTmaFwd/Bwd take as they are.
+    const Problem nchw = testing::With(layers[8], dir, DataType::kFp16, Layout::kNCHW);
     INFO(nchw.Canonical());
     REQUIRE(adapter->IsApplicable(t, nchw).ok());
     CHECK_FALSE(adapter->IsApplicable(t, solver::ChannelsLast(nchw)).ok());
@@ -342,7 +356,9 @@ TEST_CASE("registered adapters: TunaHopperTma{Fwd,Bwd,Wrw}Nchw, TunaFastTcFwdNch
     absl::StatusOr<Solution> sol = adapter->GetSolution(t, nchw, config);
     REQUIRE(sol.ok());
     CHECK(sol->kernels.back().source == "conv/layout_transpose.cu");
-    CHECK_FALSE(adapter->IsApplicable(t, testing::With(layers[5], dir, DataType::kFp32, Layout::kNCHW)).ok());
+    CHECK_FALSE(adapter->IsApplicable(t, testing::With(layers[8], dir, DataType::kFp32, Layout::kNCHW)).ok());
+    const Problem native = testing::With(layers[5], dir, DataType::kFp16, Layout::kNCHW);
+    CHECK(adapter->IsApplicable(t, native).ok() != adapter->inner().IsApplicable(t, native).ok());
   }
 }
 

@@ -129,6 +129,9 @@ absl::Status ChannelsLastAdapter::IsApplicable(const Target& target, const Probl
     return NotApplicable(name_, absl::StrCat("x, w and y are channels-last already (", std::string(inner_->Name()), " runs it)"));
   }
   if (p.data_type == DataType::kInt8) return NotApplicable(name_, "INT8 is not handled");
+  if (inner_->IsApplicable(target, p).ok()) {  // e.g. TunaHopperTmaFwd's per-image GEMMs of NCHW 1x1 layers
+    return NotApplicable(name_, absl::StrCat(std::string(inner_->Name()), " runs these layouts without copies"));
+  }
   for (BufferRole role : kTensors) {
     if (gpu::IsChannelsLast(LayoutOf(p, role))) continue;
     const TensorDesc desc = DescOf(p, role);

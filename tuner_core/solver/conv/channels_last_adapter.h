@@ -14,6 +14,8 @@
 // 256-byte aligned, as the allocators align whole buffers.
 // Costs one read and one write of each moved tensor: the adapter pays where the inner kernel is
 // much faster than the solvers that read the layout natively (tensor cores against SIMT).
+// Not applicable where the inner solver runs the problem as it is (TunaHopperTmaFwd/Bwd on NCHW
+// 1x1 layers: per-image GEMMs, no copies).
 // Stateless; thread-safe like every solver.
 #pragma once
 

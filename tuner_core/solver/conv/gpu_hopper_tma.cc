@@ -114,7 +114,7 @@ bool Unphased(const ConvPlan& p) {
 // chunk is a whole 64-channel box, zeros past C/G). Inception-v3's C = 80: 64 + 16 per tap.
 int LastK(const ConvPlan& p, const TmaParams& t) {
   const int64_t rest = (p.c / p.groups) % 64;
-  if (t.tb_k != 64 || rest == 0 || rest > 32 || !Unphased(p)) return 0;
+  if (t.tb_k != 64 || rest == 0 || rest > 32 || !Unphased(p) || p.nchw) return 0;
   return rest <= 16 ? 16 : 32;
 }
 
@@ -141,6 +141,55 @@ std::vector<int32_t> PhaseWords(const ConvPlan& p, int tb_m, int tb_n) {
   }
   w.push_back(static_cast<int32_t>(p.phases.size()));
   return w;
+}
+
+// The per-image GEMMs of an NchwGemm problem in the kernel's terms (ConvPlan::nchw): `rows` output
+// channels from `red` channels over `pixels` pixels of each of `images` images.
+ConvPlan NchwGemmPlan(const Problem& p, int64_t red, int64_t rows) {
+  const int64_t pixels = p.in[1] * p.in[2];
+  ConvPlan plan{1, red * p.n, pixels * p.n, 1, rows, 1, rows, 1, 1, p.n, p.data_type, {}};
+  Phase q;
+  q.n_i = 1, q.n_j = rows, q.taps_h = 1, q.taps_w = 1;
+  plan.phases.push_back(q);
+  plan.nchw = true;
+  return plan;
+}
+
+// The images' (C/G x P) matrices of an nchw plan's x: dims (P, C/G, images), boxes of `slab`
+// pixels (the kernel's kBSlabN) x `channels` x 1 image, in the swizzle of the slab's width.
+backend::TensorMapSpec NchwXMap(const ConvPlan& p, int slab, int channels) {
+  backend::TensorMapSpec m;
+  m.rank = 3;
+  m.element_bytes = 2;
+  const uint64_t pixels = static_cast<uint64_t>(p.k / p.groups), cg = static_cast<uint64_t>(p.c / p.groups);
+  m.dims = {pixels, cg, static_cast<uint64_t>(p.groups), 0, 0};
+  m.strides_bytes = {pixels * 2, cg * pixels * 2, 0, 0};
+  m.box = {static_cast<uint32_t>(slab), static_cast<uint32_t>(channels), 1, 0, 0};
+  m.swizzle = gpu::RowSwizzle(slab);
+  return m;
+}
+
+absl::Status CheckNchwGemm(std::string_view solver, const Target& target, const Problem& p, const ConvPlan& plan) {
+  if (target.backend != backend::BackendKind::kCuda || target.SmVersion() != 90) {
+    return NotApplicable(solver, "wgmma and TMA kernels are built for CUDA sm_90a only");
+  }
+  if (absl::Status st = gpu::CheckCommon(solver, target, p, p.direction); !st.ok()) return st;
+  if (p.data_type != DataType::kFp16 && p.data_type != DataType::kBf16) return NotApplicable(solver, "FP16 and BF16 only");
+  if (!gpu::IsDense(p.XDesc(), Layout::kNCHW) || !gpu::IsDense(p.YDesc(), Layout::kNCHW) ||
+      !gpu::IsDense(p.WDesc(), p.fil_layout)) {
+    return NotApplicable(solver, "requires dense NCHW x and y and a dense w");
+  }
+  if ((plan.k / plan.groups) % 8 != 0) {
+    return NotApplicable(solver, "NCHW needs H*W a multiple of 8 (16-byte copy-engine rows of pixels)");
+  }
+  if ((plan.c / plan.groups) % 8 != 0) {
+    return NotApplicable(solver, "NCHW needs the summed channels a multiple of 8 (16-byte rows of w)");
+  }
+  if (plan.c / plan.groups * (plan.k / plan.groups) * plan.groups > gpu::kMaxIndex ||
+      plan.wy * (plan.k / plan.groups) * plan.groups > gpu::kMaxIndex) {
+    return NotApplicable(solver, "tensors above 2^31 elements");
+  }
+  return absl::OkStatus();
 }
 
 // One dimension of a backward-data phase on the rotated filter: output residue `a` of stride
@@ -209,7 +258,13 @@ backend::TensorMapSpec MatrixMap(int64_t channels, int64_t pixels, int box_pixel
   return m;
 }
 
+bool NchwGemm(const Problem& p) {
+  return p.spatial_dims == 2 && p.in_layout == Layout::kNCHW && p.out_layout == Layout::kNCHW && p.groups == 1 &&
+         p.fil[1] == 1 && p.fil[2] == 1 && p.stride[1] == 1 && p.stride[2] == 1 && p.pad[1] == 0 && p.pad[2] == 0;
+}
+
 ConvPlan ForwardPlan(const Problem& p) {
+  if (NchwGemm(p)) return NchwGemmPlan(p, p.c, p.k);
   const Dhw o = p.Out();
   ConvPlan plan{p.n, p.c, p.k, p.in[1], p.in[2], o[1], o[2], p.fil[1], p.fil[2], p.groups, p.data_type, {}};
   Phase q;
@@ -224,6 +279,7 @@ ConvPlan ForwardPlan(const Problem& p) {
 }
 
 ConvPlan BackwardDataPlan(const Problem& p) {
+  if (NchwGemm(p)) return NchwGemmPlan(p, p.k, p.c);  // w^T through tuna_flip_filter (flip_w false)
   const Dhw o = p.Out();
   ConvPlan plan{p.n, p.k, p.c, o[1], o[2], p.in[1], p.in[2], p.fil[1], p.fil[2], p.groups, p.data_type, {}};
   for (int64_t a = 0; a < p.stride[1]; ++a) {
@@ -288,6 +344,7 @@ uint64_t SharedBytes(const TmaParams& t) {
 }
 
 absl::Status CheckApplicable(std::string_view solver, const Target& target, const Problem& p, const ConvPlan& plan) {
+  if (plan.nchw) return CheckNchwGemm(solver, target, p, plan);
   if (absl::Status st = gpu::CheckSm90aNhwc16(solver, target, p, p.direction); !st.ok()) return st;
   if ((plan.c / plan.groups) % 8 != 0) {
     return NotApplicable(solver, "input channels per group must be a multiple of 8 (16-byte copy-engine rows)");
@@ -413,6 +470,7 @@ KernelBuild Build(const ConvPlan& fwd, const PerfConfig& config) {
   build.options.push_back(gpu::DTypeOption(fwd.data_type));
   build.options.push_back(Unphased(fwd) ? "-DPHASED=0" : "-DPHASED=1");
   if (fwd.flip_w) build.options.push_back("-DFLIP_W=1");
+  if (fwd.nchw) build.options.push_back("-DNCHW_1X1=1");
   // Whole 16-byte output chunks: the epilogue drops its scalar tail (1.3 % on ResNet-50's forward
   // file, H100, 2026-11-25). Every real network's channel counts qualify, so the build is shared.
   if (fwd.k % 8 == 0 && (fwd.k / fwd.groups) % 8 == 0) build.options.push_back("-DVEC_OUT=1");
@@ -448,19 +506,24 @@ Launch ConvLaunch(const Target& target, const ConvPlan& plan, const PerfConfig& 
   l.grid.x = static_cast<uint32_t>(clusters * t.split_k);
   l.block.x = static_cast<uint32_t>(t.Threads());
   l.shared_bytes = SharedBytes(t);
-  // One im2col map per phase; phases without taps (and the unused slots) repeat a real one.
-  const Phase* any = &plan.phases[0];
-  for (const Phase& q : plan.phases) {
-    if (q.taps_h > 0) any = &q;
-  }
-  for (int i = 0; i < (Unphased(plan) ? 1 : kMaxPhases); ++i) {
-    const bool own = i < static_cast<int>(plan.phases.size()) && plan.phases[i].taps_h > 0;
-    l.args.push_back(KernelArg::TensorMap(x, XMap(plan, own ? plan.phases[i] : *any, t.tb_m, t.tb_k)));
-  }
-  l.args.push_back(KernelArg::TensorMap(w, WMap(plan, t.tb_n, t.tb_k), w_offset));
-  if (const int last_k = LastK(plan, t); last_k != 0) {  // the narrow last chunk's maps
-    l.args.push_back(KernelArg::TensorMap(x, XMap(plan, plan.phases[0], t.tb_m, last_k)));
-    l.args.push_back(KernelArg::TensorMap(w, WMap(plan, t.tb_n, last_k), w_offset));
+  if (plan.nchw) {  // A: w as its (rows x C/G) matrix; B: the images' (C/G x P) matrices
+    l.args.push_back(KernelArg::TensorMap(w, MatrixMap(plan.c / plan.groups, plan.wy, t.tb_m, t.tb_k), w_offset));
+    l.args.push_back(KernelArg::TensorMap(x, NchwXMap(plan, t.tb_n % 64 == 0 ? 64 : 32, t.tb_k)));
+  } else {
+    // One im2col map per phase; phases without taps (and the unused slots) repeat a real one.
+    const Phase* any = &plan.phases[0];
+    for (const Phase& q : plan.phases) {
+      if (q.taps_h > 0) any = &q;
+    }
+    for (int i = 0; i < (Unphased(plan) ? 1 : kMaxPhases); ++i) {
+      const bool own = i < static_cast<int>(plan.phases.size()) && plan.phases[i].taps_h > 0;
+      l.args.push_back(KernelArg::TensorMap(x, XMap(plan, own ? plan.phases[i] : *any, t.tb_m, t.tb_k)));
+    }
+    l.args.push_back(KernelArg::TensorMap(w, WMap(plan, t.tb_n, t.tb_k), w_offset));
+    if (const int last_k = LastK(plan, t); last_k != 0) {  // the narrow last chunk's maps
+      l.args.push_back(KernelArg::TensorMap(x, XMap(plan, plan.phases[0], t.tb_m, last_k)));
+      l.args.push_back(KernelArg::TensorMap(w, WMap(plan, t.tb_n, last_k), w_offset));
+    }
   }
   l.args.push_back(KernelArg::Words(PhaseWords(plan, t.tb_m, t.tb_n)));
   l.args.push_back(KernelArg::Buffer(y));

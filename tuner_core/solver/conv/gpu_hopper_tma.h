@@ -54,21 +54,35 @@ struct Phase {
 // in the plan's names, which the kernel reads in place with its taps rotated and transposed;
 // false: w is in the kernel's (k, r, s, c/G) layout (forward; backward data through
 // tuna_flip_filter where the problem's C/G % 8 != 0, which the in-place copy cannot address).
+// nchw (the kernel's -DNCHW_1X1=1): a 1x1, stride-1, unpadded, ungrouped convolution of NCHW
+// tensors (NchwGemm) as one GEMM per image, in the kernel's terms: n 1, groups = the images,
+// c = C * images and k = P * images (C/G the channels summed, K/G the P = H*W pixels of an image),
+// hy 1 and wy the output channels (the GEMM rows of an image), r = s = 1; w is the (rows x C/G)
+// matrix the kernel reads through a tiled map (forward: w itself; backward data: w transposed by
+// tuna_flip_filter), x the images' (C/G x P) matrices read N-major.
 struct ConvPlan {
   int64_t n = 0, c = 0, k = 0, hx = 0, wx = 0, hy = 0, wy = 0, r = 0, s = 0, groups = 1;
   DataType data_type = DataType::kFp16;
   std::vector<Phase> phases;
   bool flip_w = false;
-  int64_t Rows() const;  // GEMM rows over all phases
+  bool nchw = false;
+  int64_t Rows() const;  // GEMM rows over all phases (of one image when nchw)
 };
+
+// A 2D 1x1 convolution with stride 1, no padding and one group whose x and y are NCHW (w's bytes
+// are the same in either layout): ForwardPlan and BackwardDataPlan plan it as per-image GEMMs
+// (ConvPlan::nchw), with no layout copies. CheckApplicable then asks for dense tensors and
+// 16-byte rows (H*W and the summed channels multiples of 8).
+bool NchwGemm(const Problem& p);
 
 inline constexpr int kMaxPhases = 4;
 
-// y = x (*) w for a forward problem.
+// y = x (*) w for a forward problem (per-image GEMMs where NchwGemm).
 ConvPlan ForwardPlan(const Problem& p);
 // dx = dy (*) w' for a backward-data problem, w' = the filter rotated with K and C/G swapped
 // (read so in place, flip_w, where C/G % 8 == 0; else tuna_flip_filter's copy), one phase per
-// output residue of the stride (stride 1: one phase; strides above 1 need dilation 1).
+// output residue of the stride (stride 1: one phase; strides above 1 need dilation 1). Where
+// NchwGemm, per-image GEMMs dx_n = w^T dy_n with w^T written by tuna_flip_filter.
 ConvPlan BackwardDataPlan(const Problem& p);
 
 // The im2col map of x for one phase: dims (C, W, H, N), the phase's bounding box of bases and
