@@ -25,7 +25,7 @@
 #   wrwbf16[:SECS]         the same file as BF16 (convbfp16)
 #   x_NAME_{fwd,bwd,wrw}[:SECS]  data/NAME_{fwd,bwd,wrw}.txt (one direction) on the Hopper solvers of that (fwd: also TunaSmallCFwd)
 #                          direction (CONFIGS each, default 64; SOLVERS=a,b overrides; fwd: also TunaSmallCTcFwd; mobilenet_dw* files: the
-#                          depthwise solver; x_halo*_wrw: TunaHopperTmaWrw against TunaHopperHaloWrw; x_nchw16_*: FP16 NCHW, TunaHopperTma{Fwd,Bwd} (1x1 layers as per-image GEMMs) and the *Nchw channels-last adapters against the solvers
+#                          depthwise solver; x_halo*_wrw: TunaHopperTmaWrw against TunaHopperHaloWrw; x_nchw16_*: FP16 NCHW, TunaHopperTma{Fwd,Bwd,Wrw} (1x1 layers as per-image GEMMs) and the *Nchw channels-last adapters against the solvers
 #                          that read NCHW natively) + cuDNN best, torch, cross-check
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
 #   fixsizes[:SECS]        FP16 NHWC forward file on TunaHopperTmaFwd (CONFIGS, 16) (VARIANT=-D..: a third build): each
@@ -78,7 +78,7 @@ for step in "$@"; do
         x_halo*_wrw) sv=TunaHopperTmaWrw,TunaHopperHaloWrw ;;
         x_nchw*_fwd) sv=TunaHopperTmaFwd,TunaHopperTmaFwdNchw,TunaFastTcFwdNchw,TunaSmallCTcFwd,TunaIgemmFwd,TunaDirectTiledFwd ;;
         x_nchw*_bwd) sv=TunaHopperTmaBwd,TunaHopperTmaBwdNchw,TunaIgemmBwd ;;
-        x_nchw*_wrw) sv=TunaHopperTmaWrwNchw,TunaIgemmWrw ;;
+        x_nchw*_wrw) sv=TunaHopperTmaWrw,TunaHopperTmaWrwNchw,TunaIgemmWrw ;;
         x_mobilenet_dw*_fwd) sv=TunaDepthwiseFwd ;;
         x_mobilenet_dw*_bwd) sv=TunaDepthwiseBwd ;;
         x_mobilenet_dw*_wrw) sv=TunaDepthwiseWrw ;;

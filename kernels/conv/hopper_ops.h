@@ -100,8 +100,11 @@ TUNA_DEVICE void tuna_wgmma(float (&d)[TB_N / 2], unsigned long long a, unsigned
 // acc = A * B, no zeroing). B is K-major in rows of kRowB bytes in their swizzle (kBSlab 0), or
 // N-major (read with imm-trans-b = 1) in kBSlab-column slabs (64 or 32) of kRowB / 2 rows, as a
 // tiled copy of a tensor whose output columns are contiguous lands them (backward data reading
-// w in place). A's rows are kRowB bytes either way.
-template <int kRowB, int kBSlab = 0, int kM, int kA>
+// w in place). A's rows are kRowB bytes (kATrans 0), or A is M-major (kATrans 1, imm-trans-a = 1):
+// each m64 slab one 64-row box of kRowB / 2 reduction rows of 128 bytes in the 128-byte swizzle
+// (a matrix whose GEMM rows are contiguous, e.g. w read transposed); the slabs are the same
+// kRowB * 64 bytes apart either way.
+template <int kRowB, int kBSlab = 0, int kATrans = 0, int kM, int kA>
 TUNA_DEVICE void tuna_ktile_wgmmas(float (&acc)[kM][kA], unsigned a, unsigned b, bool accumulate, int n16) {
 #pragma unroll
   for (int k16 = 0; k16 < kRowB / 32; ++k16) {
@@ -114,8 +117,10 @@ TUNA_DEVICE void tuna_ktile_wgmmas(float (&acc)[kM][kA], unsigned a, unsigned b,
     }
 #pragma unroll
     for (int mr = 0; mr < kM; ++mr) {
-      TUNA_WGMMA_OF(TB_N)<0, kBSlab != 0>(acc[mr], tuna_desc_rows<kRowB>(a + mr * 64 * kRowB + k16 * 32), db,
-                                          accumulate || k16 > 0);
+      const unsigned slab = a + mr * 64 * kRowB;
+      const unsigned long long da = kATrans ? tuna_desc_mn<64>(slab + k16 * 16 * 128, (kRowB / 2) * 128)
+                                            : tuna_desc_rows<kRowB>(slab + k16 * 32);
+      TUNA_WGMMA_OF(TB_N)<kATrans, kBSlab != 0>(acc[mr], da, db, accumulate || k16 > 0);
     }
   }
 }

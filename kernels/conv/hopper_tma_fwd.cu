@@ -69,6 +69,9 @@
 //          image), and each output row is a run of P pixels of y_n. Backward data runs the same
 //          with w transposed (tuna_flip_filter) and dy as x. The sizes as the kernel takes them:
 //          n_img 1, C/G = C, Wy = K (rows per image), G = images, K/G = P.)
+//          TRANS_A (0; 1 with NCHW_1X1: A is w read transposed, M-major: per 64-row slab of the tile
+//          a box of 64 rows x TB_K reduction rows in the 128-byte swizzle, read with imm-trans-a = 1;
+//          backward data's dx_n = w^T dy_n without a transposed copy of w.)
 // Arguments: the tensor maps (see tuna_hopper_tma_fwd), the phase table, y, then the sizes as
 // int32: N, C/G, K, Hy, Wy, R, S, G, K/G.
 // Launch: gridDim.x = SPLIT_K * min(tiles, multiprocessors / SPLIT_K), blockDim.x = 128 * (WG_M +
@@ -116,6 +119,9 @@
 #define NCHW_1X1 0
 #endif
 #define TUNA_B_NMAJOR (FLIP_W || NCHW_1X1)  // B arrives N-major in kBSlabN-column slabs
+#ifndef TRANS_A
+#define TRANS_A 0
+#endif
 #define TUNA_TWO_CONSUMERS (WG_M == 2 || PINGPONG)
 // LAST_K (16 or 32; the solver defines it where C/G % 64 is 1..32 with TB_K 64, one phase): a
 // tap's last chunk is copied as LAST_K channels through the kernel's second pair of tensor maps,
@@ -184,6 +190,7 @@ static_assert(TUNA_LAST_K == 0 || ((TUNA_LAST_K == 16 || TUNA_LAST_K == 32) && k
               "LAST_K: 16 or 32 channels after 64-channel chunks, one phase");
 static_assert(!NCHW_1X1 || (!PHASED && !FLIP_W && TUNA_LAST_K == 0 && kSplitK == 1),
               "NCHW_1X1: one phase, its own B, whole chunks, no split");
+static_assert(!TRANS_A || NCHW_1X1, "TRANS_A: the NCHW GEMMs' A only");
 
 
 // Shared-memory map of a block: the ring, the consumers' epilogue slabs, the split-K receive slot,
@@ -460,7 +467,7 @@ TUNA_DEVICE void tuna_ws_consume(const TunaWsSmem& sm, const TunaPhases& ph, con
       } else
 #endif
       {
-        tuna_ktile_wgmmas<kRowBytes, kBSlabN>(acc, a_tile, b_tile, kt > kb, n16);
+        tuna_ktile_wgmmas<kRowBytes, kBSlabN, TRANS_A>(acc, a_tile, b_tile, kt > kb, n16);
       }
       tuna_wgmma_commit();
       tuna_wgmma_wait<1>();  // the previous k-tile's wgmmas have retired: release its slot
@@ -631,8 +638,14 @@ TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, con
       tuna_mbar_expect_tx(bar, bytes);
 #if NCHW_1X1
       (void)c_base, (void)n_row, (void)R, (void)img, (void)h0, (void)w0;
-      // A: rows m0.. of w (K x C), TB_K channels; B: pixels n0.. of image g's C x P matrix.
+      // A: rows m0.. of w (K x C), TB_K channels (TRANS_A: w's columns m0.. of TB_K rows, one
+      // 64-column box per slab); B: pixels n0.. of image g's C x P matrix.
+#if TRANS_A
+#pragma unroll
+      for (int j = 0; j < kTbM / 64; ++j) tuna_tma_tile_2d(dst + j * 64 * kRowBytes, map_a, t.m0 + j * 64, cc * kTbK, bar);
+#else
       tuna_tma_tile_2d(dst, map_a, cc * kTbK, t.m0, bar);
+#endif
 #pragma unroll
       for (int j = 0; j < kBSlabs; ++j) {
         tuna_tma_tile_3d(dst + kStageA + j * kTbK * kBSlabN * 2, map_b, t.n0 + j * kBSlabN, cc * kTbK, t.g, bar);
@@ -676,7 +689,7 @@ TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, con
 // swizzle of TB_K); four when PHASED (maps of phases >= count are not read), else tmap_x0 alone. tmap_w: tiled map of w (dims C/G, R*S, K; box
 // TB_K x 1 x TB_N; the swizzle of TB_K; with FLIP_W dims K/G, R*S, C/G, G, box kBSlabN x 1 x TB_K x 1,
 // the swizzle of kBSlabN). NCHW_1X1: tmap_x0 is w's tiled map (dims C, K; box TB_K x TB_M, the
-// swizzle of TB_K) and tmap_w x's (dims P, C, N; box kBSlabN x TB_K x 1, the swizzle of kBSlabN).
+// swizzle of TB_K; TRANS_A: the rows inner, box 64 x TB_K, the 128-byte swizzle) and tmap_w x's (dims P, C, N; box kBSlabN x TB_K x 1, the swizzle of kBSlabN).
 // Cg: x's channels per group; K, Hy, Wy: y's channels and extent;
 // R, S: w's; Kg: K per group (the host divides, so the prologue has no divide before the first copy).
 #if PHASED

@@ -56,8 +56,14 @@
 //          engine serves ~25 % faster than im2col rows — ResNet-50's 1x1 layers, H200), TMA_3D (0, 1
 //          with CLUSTER_N 1 where K/G and, with X_TILED, C/G are multiples of 64: tmap_dy (and the
 //          tiled tmap_x) are (64, P, rows / 64) views whose boxes hold a stage's TB_M / 64 (TB_N / 64)
-//          slabs, one copy each per stage), TUNA_DTYPE (1 fp16, 2 bf16).
-// Arguments: tmap_x (im2col of x: dims C, W, H, N; bounding box and element strides of the
+//          slabs, one copy each per stage), TUNA_DTYPE (1 fp16, 2 bf16), NCHW_1X1 (0, 1: a 1x1,
+//          stride-1, unpadded NCHW problem: dw = sum over images of dy_n (K x P) x_n^T (P x C/G),
+//          P = Ho*Wo; a pixel tile is 64 pixels of one image (the last one of an image partial:
+//          zeros), and both operands arrive K-major — per slab 64 channel rows of 64 pixels (128
+//          bytes) in the 128-byte swizzle, read with imm-trans 0 — through tiled maps of dy and x
+//          as (P, channels, N); not with X_TILED, TMA_3D, HALO or CLUSTER_N 2).
+// Arguments (NCHW_1X1: tmap_x and tmap_dy tiled maps of (Ho*Wo, C or K, N), box 64 x 64 x 1, 128-byte
+// swizzle): tmap_x (im2col of x: dims C, W, H, N; bounding box and element strides of the
 //          forward convolution; 64 channels x 64 pixels; 128-byte swizzle; with X_TILED a tiled map
 //          of x as (C, P), box 64 x 64, 128-byte swizzle), tmap_dy (tiled, dims
 //          K, P; box 64 x 64; 128-byte swizzle), out (dw, or the FP32 workspace), out_off (its
@@ -88,6 +94,9 @@
 #endif
 #ifndef TMA_3D
 #define TMA_3D 0
+#endif
+#ifndef NCHW_1X1
+#define NCHW_1X1 0
 #endif
 #ifndef HALO
 #define HALO 0  // 1: TunaHopperHaloWrw (stride 1): pixel tiles of TILE_H x TILE_W, x's halo copied once per stage
@@ -150,6 +159,7 @@ static_assert(kStages >= 3, "one slot in the tensor cores, one released late, on
 static_assert(kCluster == 1 || (kCluster == 2 && kASlabs % 2 == 0), "a cluster pair splits the dy slabs evenly");
 static_assert(!STREAM_K || kCluster == 1, "stream-K deals whole iteration ranges to single blocks");
 static_assert(!TMA_3D || kCluster == 1, "one 3-D copy of the whole dy tile per block: no multicast halves");
+static_assert(!NCHW_1X1 || (!X_TILED && !TMA_3D && !HALO && kCluster == 1), "NCHW_1X1: its own copies, one block a unit");
 
 // The problem as the kernel walks it.
 struct TunaWrwGeom {
@@ -157,7 +167,7 @@ struct TunaWrwGeom {
   int lower_h, lower_w, stride_h, stride_w, dil_h, dil_w, S;
   int Cg, Kpg, K, taps, chunks, groups, splits;
   int p_tiles;                         // pixel tiles: ceil(P / 64); HALO: N x tiles_h x tiles_w
-  int tiles_w, tiles_hw;               // HALO: pixel tiles per image row and per image
+  int tiles_w, tiles_hw;               // HALO: pixel tiles per image row and per image; NCHW_1X1: tiles_hw only
   int halo_r_step, halo_q_step;        // HALO: filter rows and box rows between a class's rows
 };
 
@@ -276,6 +286,15 @@ TUNA_DEVICE void tuna_wrw_produce(unsigned ring, unsigned full, unsigned empty, 
       for (int cls = 0; cls < kClasses; ++cls) {  // class 1's first filter row is r = 1
         tuna_tma_tile_4d(dst + kStageA + cls * kHaloBytes, tmap_x, t.g * q.Cg + chunk * 64, x_col,
                          q.stride_h * oh0 + q.lower_h + cls * q.dil_h, img, bar);
+      }
+#elif NCHW_1X1
+      // Pixel tile pt: 64 pixels of image img (zeros past Ho*Wo); dy's rows and x's channels K-major.
+      const int img = pt / q.tiles_hw;
+      const int p0 = (pt - img * q.tiles_hw) * kPix;
+#pragma unroll
+      for (int j = 0; j < kASlabs; ++j) tuna_tma_tile_3d(dst + j * kSlabBytes, tmap_dy, p0, m_row + 64 * j, img, bar);
+      for (int j = 0; j < b_slabs; ++j) {
+        tuna_tma_tile_3d(dst + kStageA + j * kSlabBytes, tmap_x, p0, t.g * q.Cg + (t.slab0 + j) * 64, img, bar);
       }
 #else
       const int p0 = pt * kPix;
@@ -426,6 +445,12 @@ TUNA_DEVICE void tuna_wrw_consume(unsigned ring, unsigned full, unsigned empty, 
                                        tuna_desc_mn_sw128(b_tile + kHaloBytes + k16 * 2048, halo_lbo));
 #endif
         }
+#elif NCHW_1X1
+        const unsigned long long db = tuna_desc_sw128(b_tile + k16 * 32);  // TB_N channel rows, K-major
+#pragma unroll
+        for (int mr = 0; mr < kMRep; ++mr) {
+          TUNA_WGMMA_OF(TB_N)<0, 0>(acc[mr], tuna_desc_sw128(a_tile + mr * kSlabBytes + k16 * 32), db);
+        }
 #else
         const unsigned long long db = tuna_desc_mn_sw128(b_tile + k16 * 2048, kSlabBytes);
 #pragma unroll
@@ -530,6 +555,10 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1) TUNA_WRW_CLUSTER
   q.halo_q_step = q.halo_r_step * dil_h / stride_h;
   q.tiles_w = (Wo + kTileW - 1) / kTileW;
   q.tiles_hw = q.tiles_w * ((Ho + kTileH - 1) / kTileH);
+  q.p_tiles = n_img * q.tiles_hw;
+#elif NCHW_1X1
+  q.tiles_w = q.halo_r_step = q.halo_q_step = 0;
+  q.tiles_hw = (q.hw + kPix - 1) / kPix;
   q.p_tiles = n_img * q.tiles_hw;
 #else
   q.tiles_w = q.tiles_hw = q.halo_r_step = q.halo_q_step = 0;

@@ -1,10 +1,11 @@
-// TunaHopperTmaFwd and TunaHopperTmaBwd on NCHW 1x1 layers (stride 1, no padding, one group):
-// per-image GEMMs in the TMA kernel (-DNCHW_1X1=1), no layout copies. Planning without a compiler
+// TunaHopperTmaFwd, TunaHopperTmaBwd and TunaHopperTmaWrw on NCHW 1x1 layers (stride 1, no padding,
+// one group): per-image GEMMs in the TMA kernels (-DNCHW_1X1=1), no layout copies. Planning without a compiler
 // (which problems take the GEMM plan, why others do not, the tensor maps and sizes it asks for,
 // the channels-last adapters stepping aside), NVRTC builds for sm_90a of every valid tile shape of
 // a layer in each direction, and, tagged "gpu", ResNet-50's 56x56 and 28x28 1x1 layers and edge
 // shapes (pixel, row and channel tails, a narrow k-tile, a channels-last filter, one image) in
-// FP16 and BF16, forward and backward data, against the CPU reference on poisoned outputs.
+// FP16 and BF16, in all three directions (backward weights also split and stream-K), against the
+// CPU reference on poisoned outputs.
 #include <algorithm>
 #include <cstdio>
 #include <random>
@@ -16,6 +17,7 @@
 #include "tuner_core/backend/cuda/cuda_backend.h"
 #include "tuner_core/solver/conv/channels_last_adapter.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma.h"
+#include "tuner_core/solver/conv/gpu_hopper_tma_wrw.h"
 
 namespace tuna {
 namespace {
@@ -125,17 +127,44 @@ TEST_CASE("hopper tma nchw: which problems take per-image GEMMs, and the launch"
   const std::vector<int64_t> sizes = {1, 64, 32 * 3136, 1, 256, 1, 1, 32, 3136};
   for (size_t i = 0; i < sizes.size(); ++i) CHECK(l.args[4 + i].i == sizes[i]);
   CHECK(l.grid.x == static_cast<uint32_t>(sm90.num_cu));  // 2 x 25 x 32 tiles
-  // Backward data: w transposed into the workspace first, dy read as x, dx written.
+  // Backward data: one launch, w read transposed (M-major A in 64-row boxes), dy as x, dx written.
   const Problem b = Nchw(big, Direction::kBackwardData);
   absl::StatusOr<solver::Solution> bs = bwd.GetSolution(sm90, b, bwd.DefaultConfig(sm90, b));
   REQUIRE(bs.ok());
-  REQUIRE(bs->launches.size() == 2);
-  CHECK(bs->launches[0].entry == "tuna_flip_filter");
-  CHECK(bs->workspace_bytes == 64u * 256 * 2);
-  CHECK(bs->launches[1].args[0].role == solver::BufferRole::kWorkspace);
-  CHECK(bs->launches[1].args[0].tensor_map.dims[0] == 256);  // (K, C): K summed
-  CHECK(bs->launches[1].args[1].role == solver::BufferRole::kY);
-  CHECK(bs->launches[1].args[3].role == solver::BufferRole::kX);
+  REQUIRE(bs->launches.size() == 1);
+  CHECK(bs->workspace_bytes == 0);
+  const std::vector<std::string>& bo = bs->kernels[0].options;
+  CHECK(std::find(bo.begin(), bo.end(), "-DTRANS_A=1") != bo.end());
+  const backend::TensorMapSpec& am = bs->launches[0].args[0].tensor_map;
+  CHECK(bs->launches[0].args[0].role == solver::BufferRole::kW);
+  CHECK(am.dims[0] == 64);   // (C, K): dx's channels, the GEMM rows, inner
+  CHECK(am.dims[1] == 256);  // K summed
+  CHECK(am.box[0] == 64);
+  CHECK(am.swizzle == backend::TensorMapSpec::Swizzle::k128B);
+  CHECK(bs->launches[0].args[1].role == solver::BufferRole::kY);
+  CHECK(bs->launches[0].args[3].role == solver::BufferRole::kX);
+  CHECK_THAT(std::string(bwd.IsApplicable(sm90, Nchw(NhwcForward(2, 12, 64, 8, 8, 1, 1, 0, 0, 1, 1, 1),
+                                                     Direction::kBackwardData)).message()),
+             Catch::Contains("C a multiple of 8"));
+  // Backward weights: dy and x as (P, channels, N) maps of K-major 64 x 64 slabs; no clusters.
+  solver::HopperTmaWrwSolver wrw;
+  const Problem w = Nchw(big, Direction::kBackwardWeights);
+  REQUIRE(wrw.IsApplicable(sm90, w).ok());
+  absl::StatusOr<solver::Solution> ws = wrw.GetSolution(sm90, w, wrw.DefaultConfig(sm90, w));
+  REQUIRE(ws.ok());
+  const std::vector<std::string>& wo = ws->kernels[0].options;
+  CHECK(std::find(wo.begin(), wo.end(), "-DNCHW_1X1=1") != wo.end());
+  for (const std::string& o : wo) CHECK((o.rfind("-DX_TILED", 0) != 0 && o.rfind("-DTMA_3D", 0) != 0));
+  const solver::Launch& wl = ws->launches[ws->launches.size() > 1 && ws->launches[0].entry != "tuna_hopper_tma_wrw"];
+  REQUIRE(wl.entry == "tuna_hopper_tma_wrw");
+  CHECK(wl.args[0].tensor_map.dims[0] == 3136);
+  CHECK(wl.args[0].tensor_map.dims[1] == 64);  // x's C
+  CHECK(wl.args[1].tensor_map.dims[1] == 256);  // dy's K
+  CHECK(wl.args[1].tensor_map.box[0] == 64);
+  const solver::SearchSpace wspace = wrw.Space(sm90, w);
+  for (const PerfConfig& c : AllValid(wrw, sm90, w)) CHECK(wspace.Value(c, "CLUSTER_N") == 1);
+  CHECK_FALSE(wrw.IsApplicable(sm90, Nchw(NhwcForward(2, 64, 256, 14, 14, 1, 1, 0, 0, 1, 1, 1),
+                                          Direction::kBackwardWeights)).ok());  // 196 pixels
   // The finishing step's build of the GEMM plan.
   const std::optional<PerfConfig> spec = fwd.Specialize(sm90, big, c);
   REQUIRE(spec.has_value());
@@ -170,8 +199,16 @@ TEST_CASE("hopper tma nchw: every valid tile shape builds for sm_90a", "[solver]
     }
     distinct += builds.distinct();
   }
+  solver::HopperTmaWrwSolver wrw;
+  testing::Sm90aBuilds wrw_builds(*be, wrw, target);
+  for (const Problem& shape : {NhwcForward(32, 256, 64, 56, 56, 1, 1, 0, 0, 1, 1, 1),
+                               NhwcForward(8, 96, 200, 16, 16, 1, 1, 0, 0, 1, 1, 1, DataType::kBf16)}) {
+    const Problem p = Nchw(shape, Direction::kBackwardWeights, shape.data_type);
+    for (const PerfConfig& c : AllValid(wrw, target, p)) wrw_builds.Build(p, c);
+  }
+  distinct += wrw_builds.distinct();
   std::printf("%zu distinct sm_90a builds of the NCHW GEMMs\n", distinct);
-  CHECK(distinct >= 20);
+  CHECK(distinct >= 26);
 }
 
 TEST_CASE("hopper tma nchw: per-image GEMMs match the CPU reference on an sm_90 device", "[gpu]") {
@@ -180,15 +217,18 @@ TEST_CASE("hopper tma nchw: per-image GEMMs match the CPU reference on an sm_90 
   const Target target = cuda->target;
   solver::HopperTmaFwdSolver fwd;
   solver::HopperTmaBwdSolver bwd;
+  solver::HopperTmaWrwSolver wrw;
   testing::ConvChecker checker(*cuda->backend, *cuda->device, target);
   testing::DeviceTally tally;
   std::mt19937_64 rng(1036);
-  std::vector<Problem> fwd_problems, bwd_problems;
+  std::vector<Problem> fwd_problems, bwd_problems, wrw_problems;
   for (const Problem& shape : NchwShapes()) {
     for (DataType t : {DataType::kFp16, DataType::kBf16}) {
       fwd_problems.push_back(Nchw(shape, Direction::kForward, t));
       const Problem b = Nchw(shape, Direction::kBackwardData, t);
       if (bwd.IsApplicable(target, b).ok()) bwd_problems.push_back(b);
+      const Problem w = Nchw(shape, Direction::kBackwardWeights, t);
+      if (wrw.IsApplicable(target, w).ok()) wrw_problems.push_back(w);
     }
   }
   // A filter in NHWC (the same bytes for 1x1) beside NCHW x and y.
@@ -197,6 +237,15 @@ TEST_CASE("hopper tma nchw: per-image GEMMs match the CPU reference on an sm_90 
   fwd_problems.push_back(mixed);
   testing::CheckOnDevice(checker, fwd, target, fwd_problems, rng, -1, tally, 3);
   testing::CheckOnDevice(checker, bwd, target, bwd_problems, rng, -1, tally, 3);
+  // Backward weights: the default, 3 random configs and the first split one; then stream-K.
+  const solver::SearchSpace wspace = wrw.Space(target, wrw_problems[0]);
+  testing::CheckOnDevice(checker, wrw, target, wrw_problems, rng, wspace.IndexOf("SPLIT_K"), tally, 3);
+  for (const Problem& p : wrw_problems) {
+    INFO(p.Canonical());
+    const std::vector<PerfConfig> sk = testing::FirstAndLastWith(wrw, target, p, wspace.IndexOf("STREAM_K"), 1, 2);
+    tally.failures += checker.CheckAll(wrw, p, sk);
+    tally.runs += static_cast<int>(sk.size());
+  }
   // Two consumers on alternate tiles, and every N tile between powers of two where valid.
   const int pingpong = fwd.Space(target, fwd_problems[0]).IndexOf("PINGPONG");
   const int tb_n = fwd.Space(target, fwd_problems[0]).IndexOf("TB_N");
@@ -213,10 +262,11 @@ TEST_CASE("hopper tma nchw: per-image GEMMs match the CPU reference on an sm_90 
       tally.runs += static_cast<int>(picked.size());
     }
   }
-  std::printf("%zu forward and %zu backward-data NCHW problems: %d runs, %d failures\n", fwd_problems.size(),
-              bwd_problems.size(), tally.runs, tally.failures);
+  std::printf("%zu forward, %zu backward-data and %zu backward-weights NCHW problems: %d runs, %d failures\n",
+              fwd_problems.size(), bwd_problems.size(), wrw_problems.size(), tally.runs, tally.failures);
   CHECK(bwd_problems.size() >= 18);
-  CHECK(tally.runs >= 200);
+  CHECK(wrw_problems.size() >= 18);
+  CHECK(tally.runs >= 300);
   CHECK(tally.failures == 0);
 }
 

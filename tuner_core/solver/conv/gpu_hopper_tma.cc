@@ -145,13 +145,14 @@ std::vector<int32_t> PhaseWords(const ConvPlan& p, int tb_m, int tb_n) {
 
 // The per-image GEMMs of an NchwGemm problem in the kernel's terms (ConvPlan::nchw): `rows` output
 // channels from `red` channels over `pixels` pixels of each of `images` images.
-ConvPlan NchwGemmPlan(const Problem& p, int64_t red, int64_t rows) {
+ConvPlan NchwGemmPlan(const Problem& p, int64_t red, int64_t rows, bool trans_a) {
   const int64_t pixels = p.in[1] * p.in[2];
   ConvPlan plan{1, red * p.n, pixels * p.n, 1, rows, 1, rows, 1, 1, p.n, p.data_type, {}};
   Phase q;
   q.n_i = 1, q.n_j = rows, q.taps_h = 1, q.taps_w = 1;
   plan.phases.push_back(q);
   plan.nchw = true;
+  plan.trans_a = trans_a;
   return plan;
 }
 
@@ -184,6 +185,9 @@ absl::Status CheckNchwGemm(std::string_view solver, const Target& target, const 
   }
   if ((plan.c / plan.groups) % 8 != 0) {
     return NotApplicable(solver, "NCHW needs the summed channels a multiple of 8 (16-byte rows of w)");
+  }
+  if (plan.trans_a && plan.wy % 8 != 0) {
+    return NotApplicable(solver, "NCHW backward data needs C a multiple of 8 (w read transposed: 16-byte rows)");
   }
   if (plan.c / plan.groups * (plan.k / plan.groups) * plan.groups > gpu::kMaxIndex ||
       plan.wy * (plan.k / plan.groups) * plan.groups > gpu::kMaxIndex) {
@@ -242,7 +246,7 @@ backend::TensorMapSpec XMap(const ConvPlan& p, const Phase& q, int pixels, int c
 }
 
 bool XTiled(const ConvPlan& p) {
-  if (!Unphased(p) || p.r != 1 || p.s != 1 || p.hx != p.hy || p.wx != p.wy) return false;
+  if (p.nchw || !Unphased(p) || p.r != 1 || p.s != 1 || p.hx != p.hy || p.wx != p.wy) return false;
   const Phase& q = p.phases[0];
   return q.lower_h == 0 && q.lower_w == 0 && q.estride_h == 1 && q.estride_w == 1;
 }
@@ -264,7 +268,7 @@ bool NchwGemm(const Problem& p) {
 }
 
 ConvPlan ForwardPlan(const Problem& p) {
-  if (NchwGemm(p)) return NchwGemmPlan(p, p.c, p.k);
+  if (NchwGemm(p)) return NchwGemmPlan(p, p.c, p.k, /*trans_a=*/false);
   const Dhw o = p.Out();
   ConvPlan plan{p.n, p.c, p.k, p.in[1], p.in[2], o[1], o[2], p.fil[1], p.fil[2], p.groups, p.data_type, {}};
   Phase q;
@@ -279,7 +283,7 @@ ConvPlan ForwardPlan(const Problem& p) {
 }
 
 ConvPlan BackwardDataPlan(const Problem& p) {
-  if (NchwGemm(p)) return NchwGemmPlan(p, p.k, p.c);  // w^T through tuna_flip_filter (flip_w false)
+  if (NchwGemm(p)) return NchwGemmPlan(p, p.k, p.c, /*trans_a=*/true);  // w^T: w read M-major
   const Dhw o = p.Out();
   ConvPlan plan{p.n, p.k, p.c, o[1], o[2], p.in[1], p.in[2], p.fil[1], p.fil[2], p.groups, p.data_type, {}};
   for (int64_t a = 0; a < p.stride[1]; ++a) {
@@ -471,6 +475,7 @@ KernelBuild Build(const ConvPlan& fwd, const PerfConfig& config) {
   build.options.push_back(Unphased(fwd) ? "-DPHASED=0" : "-DPHASED=1");
   if (fwd.flip_w) build.options.push_back("-DFLIP_W=1");
   if (fwd.nchw) build.options.push_back("-DNCHW_1X1=1");
+  if (fwd.trans_a) build.options.push_back("-DTRANS_A=1");
   // Whole 16-byte output chunks: the epilogue drops its scalar tail (1.3 % on ResNet-50's forward
   // file, H100, 2026-11-25). Every real network's channel counts qualify, so the build is shared.
   if (fwd.k % 8 == 0 && (fwd.k / fwd.groups) % 8 == 0) build.options.push_back("-DVEC_OUT=1");
@@ -507,7 +512,9 @@ Launch ConvLaunch(const Target& target, const ConvPlan& plan, const PerfConfig& 
   l.block.x = static_cast<uint32_t>(t.Threads());
   l.shared_bytes = SharedBytes(t);
   if (plan.nchw) {  // A: w as its (rows x C/G) matrix; B: the images' (C/G x P) matrices
-    l.args.push_back(KernelArg::TensorMap(w, MatrixMap(plan.c / plan.groups, plan.wy, t.tb_m, t.tb_k), w_offset));
+    const int64_t red = plan.c / plan.groups;  // trans_a: the rows inner, 64-row boxes
+    l.args.push_back(KernelArg::TensorMap(
+        w, plan.trans_a ? MatrixMap(plan.wy, red, t.tb_k, 64) : MatrixMap(red, plan.wy, t.tb_m, t.tb_k), w_offset));
     l.args.push_back(KernelArg::TensorMap(x, NchwXMap(plan, t.tb_n % 64 == 0 ? 64 : 32, t.tb_k)));
   } else {
     // One im2col map per phase; phases without taps (and the unused slots) repeat a real one.

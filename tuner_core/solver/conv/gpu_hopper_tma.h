@@ -58,14 +58,15 @@ struct Phase {
 // tensors (NchwGemm) as one GEMM per image, in the kernel's terms: n 1, groups = the images,
 // c = C * images and k = P * images (C/G the channels summed, K/G the P = H*W pixels of an image),
 // hy 1 and wy the output channels (the GEMM rows of an image), r = s = 1; w is the (rows x C/G)
-// matrix the kernel reads through a tiled map (forward: w itself; backward data: w transposed by
-// tuna_flip_filter), x the images' (C/G x P) matrices read N-major.
+// matrix the kernel reads through a tiled map (forward: w itself; backward data, trans_a: w read
+// transposed, M-major, -DTRANS_A=1), x the images' (C/G x P) matrices read N-major.
 struct ConvPlan {
   int64_t n = 0, c = 0, k = 0, hx = 0, wx = 0, hy = 0, wy = 0, r = 0, s = 0, groups = 1;
   DataType data_type = DataType::kFp16;
   std::vector<Phase> phases;
   bool flip_w = false;
   bool nchw = false;
+  bool trans_a = false;
   int64_t Rows() const;  // GEMM rows over all phases (of one image when nchw)
 };
 
@@ -82,7 +83,7 @@ ConvPlan ForwardPlan(const Problem& p);
 // dx = dy (*) w' for a backward-data problem, w' = the filter rotated with K and C/G swapped
 // (read so in place, flip_w, where C/G % 8 == 0; else tuna_flip_filter's copy), one phase per
 // output residue of the stride (stride 1: one phase; strides above 1 need dilation 1). Where
-// NchwGemm, per-image GEMMs dx_n = w^T dy_n with w^T written by tuna_flip_filter.
+// NchwGemm, per-image GEMMs dx_n = w^T dy_n, w read transposed in place (trans_a).
 ConvPlan BackwardDataPlan(const Problem& p);
 
 // The im2col map of x for one phase: dims (C, W, H, N), the phase's bounding box of bases and

@@ -19,7 +19,7 @@ absl::StatusOr<Solution> HopperTmaBwdSolver::GetSolution(const Target& target, c
   const hopper_tma::ConvPlan plan = hopper_tma::BackwardDataPlan(p);
   Solution sol;
   sol.kernels.push_back(hopper_tma::Build(plan, config));
-  if (plan.flip_w) {  // w read in place, rotated and transposed by the kernel
+  if (plan.flip_w || plan.trans_a) {  // w read in place, rotated and transposed by the kernel
     sol.launches.push_back(
         hopper_tma::ConvLaunch(target, plan, config, BufferRole::kY, BufferRole::kW, 0, BufferRole::kX));
     return sol;

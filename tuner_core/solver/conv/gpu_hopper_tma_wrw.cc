@@ -22,7 +22,11 @@ constexpr int kMaxStages = 8;
 int64_t Chunks(const Problem& p) { return CeilDiv(p.c / p.groups, kChunk); }
 // GEMM N as the kernel tiles it: every tap's channels in whole 64-channel slabs.
 int64_t SlabColumns(const Problem& p) { return p.fil[1] * p.fil[2] * Chunks(p) * kChunk; }
-int64_t PixelTiles(const Problem& p) { return CeilDiv(OutputPixels(p), kPixelsPerStage); }
+// 64-pixel stages; NCHW 1x1 layers (hopper_tma::NchwGemm): per image, the last one partial.
+int64_t PixelTiles(const Problem& p) {
+  if (hopper_tma::NchwGemm(p)) return p.n * CeilDiv(p.in[1] * p.in[2], kPixelsPerStage);
+  return CeilDiv(OutputPixels(p), kPixelsPerStage);
+}
 int64_t NTiles(const Problem& p, int tb_n) { return CeilDiv(SlabColumns(p), tb_n); }
 // Work units of one split: output tiles times groups.
 int64_t TileUnits(const Problem& p, int tb_m, int tb_n) { return CeilDiv(p.k / p.groups, tb_m) * NTiles(p, tb_n) * p.groups; }
@@ -67,8 +71,21 @@ backend::TensorMapSpec DyMap(const Problem& p) {
 // the (64, P, rows / 64) view instead of one 2-D copy per slab (0-7 % on ResNet-50's late layers,
 // H200, 2026-12-04).
 bool ThreeD(const Problem& p, int cluster, bool x_tiled) {
-  return cluster == 1 && (p.k / p.groups) % 64 == 0 && (!x_tiled || (p.c / p.groups) % 64 == 0);
+  return cluster == 1 && !hopper_tma::NchwGemm(p) && (p.k / p.groups) % 64 == 0 && (!x_tiled || (p.c / p.groups) % 64 == 0);
 }
+// NCHW: a (N, rows, P) tensor as (P, rows, N), boxes of 64 pixels x 64 rows x 1 image, 128-byte
+// swizzle: one K-major slab.
+backend::TensorMapSpec NchwMap(int64_t images, int64_t rows, int64_t pixels) {
+  backend::TensorMapSpec m;
+  m.rank = 3;
+  m.element_bytes = 2;
+  m.dims = {static_cast<uint64_t>(pixels), static_cast<uint64_t>(rows), static_cast<uint64_t>(images), 0, 0};
+  m.strides_bytes = {static_cast<uint64_t>(pixels) * 2, static_cast<uint64_t>(rows * pixels) * 2, 0, 0};
+  m.box = {kPixelsPerStage, kChunk, 1, 0, 0};
+  m.swizzle = gpu::RowSwizzle(kPixelsPerStage);
+  return m;
+}
+
 // A (rows, P) map as (64, P, rows / 64), boxes of `slabs` 64 x 64 slabs.
 backend::TensorMapSpec ThreeDMap(backend::TensorMapSpec m, int slabs) {
   const uint64_t rows = m.dims[0];
@@ -157,6 +174,7 @@ absl::Status HopperTmaWrwSolver::IsValid(const Target& target, const Problem& p,
     if (tiles * PixelTiles(p) < 4 * StreamBlocks(p, t, target)) return invalid("STREAM_K with under 4 pixel tiles a block");
   }
   if (ClusterN(space, config) == 2) {
+    if (hopper_tma::NchwGemm(p)) return invalid("CLUSTER_N 2 with NCHW (no multicast of its 3-D dy boxes)");
     if (t.tb_m < 128) return invalid("CLUSTER_N 2 splits the dy slabs of TB_M >= 128 between two blocks");
     if (NTiles(p, t.tb_n) < 2) return invalid("CLUSTER_N 2 with one N-tile: nothing to share");
   }
@@ -168,7 +186,8 @@ PerfConfig HopperTmaWrwSolver::DefaultConfig(const Target& target, const Problem
   // (PredictUs) times fastest; on a tie the taller tile and two consumer warpgroups (ResNet-50's
   // C 2048, 7x7, K 512 layer: 128 x 64 0.0126 ms, 64 x 128 0.0135).
   const SearchSpace space = Space(target, p);
-  const bool x_tiled = hopper_tma::XTiled(hopper_tma::ForwardPlan(p));
+  // Tiled copies of both operands where x is the (C, P) matrix (NHWC) or for NCHW 1x1 layers.
+  const bool x_tiled = hopper_tma::XTiled(hopper_tma::ForwardPlan(p)) || hopper_tma::NchwGemm(p);
   std::optional<HopperTile> best;
   double best_us = 0;
   for (int tb_m : {256, 128, 64}) {
@@ -206,6 +225,7 @@ absl::StatusOr<Solution> HopperTmaWrwSolver::GetSolution(const Target& target, c
   if (x_tiled) build.options.push_back("-DX_TILED=1");
   const bool three_d = ThreeD(p, cluster, x_tiled);
   if (three_d) build.options.push_back("-DTMA_3D=1");
+  if (plan.nchw) build.options.push_back("-DNCHW_1X1=1");
   Solution sol;
   sol.kernels.push_back(build);
   sol.workspace_bytes = partials ? static_cast<uint64_t>(t.split_k) * p.k * p.fil[1] * p.fil[2] * (p.c / p.groups) * 4 : 0;
@@ -221,8 +241,9 @@ absl::StatusOr<Solution> HopperTmaWrwSolver::GetSolution(const Target& target, c
   backend::TensorMapSpec xmap = x_tiled ? hopper_tma::MatrixMap(p.c, p.n * p.in[1] * p.in[2], kPixelsPerStage, kChunk)
                                         : hopper_tma::XMap(plan, q, kPixelsPerStage);
   if (three_d && x_tiled) xmap = ThreeDMap(xmap, t.tb_n / 64);
-  l.args = {KernelArg::TensorMap(BufferRole::kX, xmap),
-            KernelArg::TensorMap(BufferRole::kY, three_d ? ThreeDMap(DyMap(p), t.tb_m / 64) : DyMap(p)),
+  backend::TensorMapSpec dymap = three_d ? ThreeDMap(DyMap(p), t.tb_m / 64) : DyMap(p);
+  if (plan.nchw) xmap = NchwMap(p.n, p.c, p.in[1] * p.in[2]), dymap = NchwMap(p.n, p.k, p.in[1] * p.in[2]);
+  l.args = {KernelArg::TensorMap(BufferRole::kX, xmap), KernelArg::TensorMap(BufferRole::kY, dymap),
             KernelArg::Buffer(partials ? BufferRole::kWorkspace : BufferRole::kW), KernelArg::I64(0)};
   const Dhw o = p.Out();
   for (int64_t v : {p.n, o[1], o[2], q.lower_h, q.lower_w, p.stride[1], p.stride[2], p.dilation[1], p.dilation[2],

@@ -16,7 +16,10 @@
 // padding, dilation, strides <= 8, with C/G % 8 == 0 and K/G % 8 == 0, padding and dilated filter
 // extent within the copy engine's -128..127 bounding box (the checks of TunaHopperTmaFwd on the
 // forward geometry), every extent below 2^31 elements. sm_90 targets only; other shapes are
-// TunaHopperWrw's (1019). Problem sizes (and the split count) are kernel arguments and the tensor
+// TunaHopperWrw's (1019). Also NCHW x and dy of 1x1, stride-1, unpadded, ungrouped layers
+// (hopper_tma::NchwGemm; H*W, C and K multiples of 8): dw = sum over images of dy_n x_n^T with both
+// operands read K-major by tiled maps of (H*W, channels, N) (-DNCHW_1X1=1, derived; no CLUSTER_N 2),
+// no layout copies. Problem sizes (and the split count) are kernel arguments and the tensor
 // maps are encoded at launch: one build serves every problem with the same tile config.
 //
 // Axes (perf-db params in this order), each the kernel's -D name except SPLIT_K:
