@@ -76,9 +76,9 @@ for step in "$@"; do
       extra=""
       case $name in
         x_halo*_wrw) sv=TunaHopperTmaWrw,TunaHopperHaloWrw ;;
-        x_nchw*_fwd) sv=TunaHopperTmaFwd,TunaHopperTmaFwdNchw,TunaFastTcFwdNchw,TunaSmallCTcFwd,TunaIgemmFwd,TunaDirectTiledFwd ;;
+        x_nchw*_fwd) sv=TunaHopperTmaFwd,TunaHopperTmaFwdNchw,TunaHopperHaloFwdNchw,TunaHopperFwdNchw,TunaFastTcFwdNchw,TunaSmallCTcFwd,TunaIgemmFwd,TunaDirectTiledFwd ;;
         x_nchw*_bwd) sv=TunaHopperTmaBwd,TunaHopperTmaBwdNchw,TunaIgemmBwd ;;
-        x_nchw*_wrw) sv=TunaHopperTmaWrw,TunaHopperTmaWrwNchw,TunaIgemmWrw ;;
+        x_nchw*_wrw) sv=TunaHopperTmaWrw,TunaHopperTmaWrwNchw,TunaHopperHaloWrwNchw,TunaHopperWrwNchw,TunaIgemmWrw ;;
         x_mobilenet_dw*_fwd) sv=TunaDepthwiseFwd ;;
         x_mobilenet_dw*_bwd) sv=TunaDepthwiseBwd ;;
         x_mobilenet_dw*_wrw) sv=TunaDepthwiseWrw ;;

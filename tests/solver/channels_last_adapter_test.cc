@@ -7,6 +7,7 @@
 // zeroes what the inner solution zeroes; applicability, planning and the registered adapters.
 #include <cstring>
 #include <numeric>
+#include <tuple>
 
 #include "catch2/catch.hpp"
 #include "tests/fixtures/skip.h"
@@ -324,18 +325,20 @@ TEST_CASE("channels-last adapter: applicability, planning as the inner solver on
   CHECK_FALSE(s.IsValid(*cpu, p, PerfConfig{{1, 2, 3}}).ok());
 }
 
-TEST_CASE("registered adapters: TunaHopperTma{Fwd,Bwd,Wrw}Nchw, TunaFastTcFwdNchw, TunaMfmaFwdNchw") {
+TEST_CASE("registered adapters: TunaHopperTma{Fwd,Bwd,Wrw}Nchw, TunaFastTcFwdNchw, TunaMfmaFwdNchw, "
+          "TunaHopper{Wrw,HaloWrw,Fwd,HaloFwd}Nchw") {
   const solver::SolverRegistry& reg = solver::SolverRegistry::Builtin();
-  const std::vector<std::pair<uint64_t, std::string>> expect = {{1031, "TunaHopperTmaFwd"},
-                                                                {1032, "TunaHopperTmaBwd"},
-                                                                {1033, "TunaHopperTmaWrw"},
-                                                                {1034, "TunaFastTcFwd"},
-                                                                {1035, "TunaMfmaFwd"}};
+  // Each with a ResNet-50 layer it applies to: a strided 1x1 (the stride-1 ones TunaHopperTmaFwd/Bwd
+  // take as they are), the RGB stem (TunaHopperWrw), a 3x3 (the halo kernels).
+  const std::vector<std::tuple<uint64_t, std::string, size_t>> expect = {
+      {1031, "TunaHopperTmaFwd", 8}, {1032, "TunaHopperTmaBwd", 8}, {1033, "TunaHopperTmaWrw", 8},
+      {1034, "TunaFastTcFwd", 8},    {1035, "TunaMfmaFwd", 8},      {1036, "TunaHopperWrw", 0},
+      {1037, "TunaHopperHaloWrw", 2}, {1038, "TunaHopperFwd", 8},   {1039, "TunaHopperHaloFwd", 2}};
   absl::StatusOr<solver::Target> sm90 = solver::TargetForArch("sm_90");
   absl::StatusOr<solver::Target> gfx = solver::TargetForArch("gfx90a");
   REQUIRE((sm90.ok() && gfx.ok()));
   const std::vector<Problem> layers = testing::ResNet50Layers();
-  for (const auto& [id, inner] : expect) {
+  for (const auto& [id, inner, layer] : expect) {
     INFO(id << " " << inner);
     const solver::RegisteredSolver* r = reg.ById(id);
     REQUIRE(r != nullptr);
@@ -345,8 +348,7 @@ TEST_CASE("registered adapters: TunaHopperTma{Fwd,Bwd,Wrw}Nchw, TunaFastTcFwdNch
     CHECK(adapter->inner().Name() == inner);
     const solver::Target& t = inner == "TunaMfmaFwd" ? *gfx : *sm90;
     const Direction dir = adapter->Directions().front();
-    // A strided 1x1 layer (56x56 -> 28x28): the stride-1 ones TunaHopperTmaFwd/Bwd take as they are.
-    const Problem nchw = testing::With(layers[8], dir, DataType::kFp16, Layout::kNCHW);
+    const Problem nchw = testing::With(layers[layer], dir, DataType::kFp16, Layout::kNCHW);
     INFO(nchw.Canonical());
     REQUIRE(adapter->IsApplicable(t, nchw).ok());
     CHECK_FALSE(adapter->IsApplicable(t, solver::ChannelsLast(nchw)).ok());
@@ -356,7 +358,7 @@ TEST_CASE("registered adapters: TunaHopperTma{Fwd,Bwd,Wrw}Nchw, TunaFastTcFwdNch
     absl::StatusOr<Solution> sol = adapter->GetSolution(t, nchw, config);
     REQUIRE(sol.ok());
     CHECK(sol->kernels.back().source == "conv/layout_transpose.cu");
-    CHECK_FALSE(adapter->IsApplicable(t, testing::With(layers[8], dir, DataType::kFp32, Layout::kNCHW)).ok());
+    CHECK_FALSE(adapter->IsApplicable(t, testing::With(layers[layer], dir, DataType::kFp32, Layout::kNCHW)).ok());
     const Problem native = testing::With(layers[5], dir, DataType::kFp16, Layout::kNCHW);
     CHECK(adapter->IsApplicable(t, native).ok() != adapter->inner().IsApplicable(t, native).ok());
   }

@@ -42,7 +42,8 @@ const std::set<std::string>& BuiltWholeElsewhere() {
                                                "TunaHopperTmaWrw", "TunaSmallCTcFwd", "TunaWinogradF4x3",
                                                "TunaHopperHaloFwd", "TunaHopperTmaFwdNchw", "TunaHopperTmaBwdNchw",
                                                "TunaHopperTmaWrwNchw", "TunaFastTcFwdNchw", "TunaMfmaFwdNchw",
-                                               "TunaHopperHaloWrw"};
+                                               "TunaHopperHaloWrw", "TunaHopperWrwNchw", "TunaHopperHaloWrwNchw",
+                                               "TunaHopperFwdNchw", "TunaHopperHaloFwdNchw"};
   return names;
 }
 

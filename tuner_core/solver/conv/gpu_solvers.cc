@@ -63,6 +63,10 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1033, nchw(std::make_unique<HopperTmaWrwSolver>()));
   list.emplace_back(1034, nchw(std::make_unique<FastTcFwdSolver>()));
   list.emplace_back(1035, nchw(std::make_unique<MfmaFwdSolver>()));
+  list.emplace_back(1036, nchw(std::make_unique<HopperWrwSolver>()));  // e.g. the RGB stem's backward weights
+  list.emplace_back(1037, nchw(std::make_unique<HopperHaloWrwSolver>()));
+  list.emplace_back(1038, nchw(std::make_unique<HopperFwdSolver>()));
+  list.emplace_back(1039, nchw(std::make_unique<HopperHaloFwdSolver>()));
   return list;
 }
 

@@ -1,7 +1,7 @@
 // The solver sets that make up the builtin registry (builtin.cc). Each set lives in its own
 // files under conv/ and returns (id, solver) pairs; ids are assigned here and nowhere else:
 //   85, 86, 87   ConvDirectNaiveConv{Fwd,Bwd,Wrw}: every backend (MIOpen's names and ids)
-//   1001-1099    tuna's tunable GPU solvers (CUDA and HIP); 1031-1035 are channels-last solvers
+//   1001-1099    tuna's tunable GPU solvers (CUDA and HIP); 1031-1039 are channels-last solvers
 //                run on NCHW problems (<inner name>Nchw, conv/channels_last_adapter.h)
 //   2001-2099    tuna's tunable CPU solvers
 // Candidates: GPU solvers written but not yet verified on a GPU. Never in the builtin registry
