@@ -78,6 +78,11 @@ TEST_CASE("hopper tma nchw: which problems take per-image GEMMs, and the launch"
   CHECK_FALSE(bwd.IsApplicable(sm90, Nchw(NhwcForward(2, 256, 12, 8, 8, 1, 1, 0, 0, 1, 1, 1), Direction::kBackwardData)).ok());
   CHECK_FALSE(fwd.IsApplicable(sm90, Nchw(base, Direction::kForward, DataType::kFp32)).ok());
   CHECK_FALSE(fwd.IsApplicable(testing::ArchTarget("sm_80"), Nchw(base, Direction::kForward)).ok());
+  // No split-K for the GEMMs, even where the k-loop is long enough (C = 8192: 128 k-tiles).
+  const Problem deep = Nchw(NhwcForward(1, 8192, 64, 8, 8, 1, 1, 0, 0, 1, 1, 1), Direction::kForward);
+  REQUIRE(fwd.IsApplicable(sm90, deep).ok());
+  const int split_axis = fwd.Space(sm90, deep).IndexOf("SPLIT_K");
+  for (const PerfConfig& c : AllValid(fwd, sm90, deep)) CHECK(c.values[split_axis] == 1);
   // The channels-last adapters step aside where the inner solver runs the layouts itself, and keep
   // the rest (14x14, strided).
   const solver::ChannelsLastAdapter adapter("TunaHopperTmaFwdNchw", std::make_unique<solver::HopperTmaFwdSolver>());

@@ -410,6 +410,7 @@ absl::Status CheckValid(std::string_view solver, const Target& target, const Con
     // costs ~1-2 us per tile. Measured (H200, 2026-12-03, ResNet-50's 14x14 and 7x7 layers): 4 %
     // faster with 72 k-tiles (3x3, C = 512), 14-45 % slower with 8 to 36.
     if (t.pingpong == 1) return invalid("SPLIT_K with PINGPONG");
+    if (fwd.nchw) return invalid("SPLIT_K with NCHW GEMMs (the kernel's NCHW_1X1 runs whole tiles)");
     if (Tiles(fwd, t.tb_m, t.tb_n) >= 2 * static_cast<int64_t>(target.num_cu)) {
       return invalid("SPLIT_K with two or more waves of tiles");
     }
