@@ -254,6 +254,16 @@ TUNA_DEVICE void tuna_tma_tile_2d_multicast(unsigned dst, const TunaTensorMap* m
       "l"(map), "r"(x), "r"(y), "r"(bar), "h"(cta_mask)
       : "memory");
 }
+// An im2col column of an NDHWC tensor: pixelsPerColumn pixels from base {c, w, h, d, n}, each
+// shifted by the filter offset {ow, oh, od}.
+TUNA_DEVICE void tuna_tma_im2col_5d(unsigned dst, const TunaTensorMap* map, int c, int w, int h, int d, int n,
+                                    unsigned short off_w, unsigned short off_h, unsigned short off_d, unsigned bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
+      "%5, %6}], [%7], {%8, %9, %10};\n" ::"r"(dst),
+      "l"(map), "r"(c), "r"(w), "r"(h), "r"(d), "r"(n), "r"(bar), "h"(off_w), "h"(off_h), "h"(off_d)
+      : "memory");
+}
 // An im2col column of an NHWC tensor: pixelsPerColumn pixels from base {c, w, h, n} (walking w,
 // then h, then n inside the map's bounding box), each shifted by the filter offset {ow, oh}.
 TUNA_DEVICE void tuna_tma_im2col_4d(unsigned dst, const TunaTensorMap* map, int c, int w, int h, int n,

@@ -69,6 +69,12 @@
 //          image), and each output row is a run of P pixels of y_n. Backward data runs the same
 //          with w transposed (tuna_flip_filter) and dy as x. The sizes as the kernel takes them:
 //          n_img 1, C/G = C, Wy = K (rows per image), G = images, K/G = P.)
+//          SPATIAL3 (0; 1: a 3-D forward convolution of NDHWC tensors, one phase: the phase's rows
+//          n_i are the output's depth x height rows (Do * Ho), its taps_h / taps_w the filter's
+//          R / S, and the phase table's depth words (TunaPhases) give the filter's depth taps T,
+//          their dilation, the box origin and stride in depth and Ho's magic number; x through a
+//          5-D im2col map (dims C, W, H, D, N; offsets w, h, d), w (K, T, R, S, C/G) with its taps
+//          in that order. No SPLIT_K, LAST_K, FLIP_W, NCHW_1X1 or FIX_SIZES.)
 //          TRANS_A (0; 1 with NCHW_1X1: A is w read transposed, M-major: per 64-row slab of the tile
 //          a box of 64 rows x TB_K reduction rows in the 128-byte swizzle, read with imm-trans-a = 1;
 //          backward data's dx_n = w^T dy_n without a transposed copy of w.)
@@ -121,6 +127,9 @@
 #define TUNA_B_NMAJOR (FLIP_W || NCHW_1X1)  // B arrives N-major in kBSlabN-column slabs
 #ifndef TRANS_A
 #define TRANS_A 0
+#endif
+#ifndef SPATIAL3
+#define SPATIAL3 0
 #endif
 #define TUNA_TWO_CONSUMERS (WG_M == 2 || PINGPONG)
 // LAST_K (16 or 32; the solver defines it where C/G % 64 is 1..32 with TB_K 64, one phase): a
@@ -191,6 +200,8 @@ static_assert(TUNA_LAST_K == 0 || ((TUNA_LAST_K == 16 || TUNA_LAST_K == 32) && k
 static_assert(!NCHW_1X1 || (!PHASED && !FLIP_W && TUNA_LAST_K == 0 && kSplitK == 1),
               "NCHW_1X1: one phase, its own B, whole chunks, no split");
 static_assert(!TRANS_A || NCHW_1X1, "TRANS_A: the NCHW GEMMs' A only");
+static_assert(!SPATIAL3 || (!PHASED && kSplitK == 1 && TUNA_LAST_K == 0 && !FLIP_W && !NCHW_1X1 && !FIX_SIZES),
+              "SPATIAL3: one phase, whole tiles, 64- or 32-channel chunks");
 
 
 // Shared-memory map of a block: the ring, the consumers' epilogue slabs, the split-K receive slot,
@@ -237,6 +248,12 @@ constexpr int kMaxPhases = PHASED ? 4 : 1;
 struct TunaPhases {
   TunaPhase ph[kMaxPhases];
   int count;
+#if SPATIAL3
+  // The depth of a 3-D forward: filter taps T, their dilation (box offset step), x's box origin and
+  // stride in depth, the output height Ho and its magic number (a phase row i is depth i / Ho,
+  // height i % Ho).
+  int taps_d, offstep_d, lower_d, estride_d, ho, ho_mul, ho_shr;
+#endif
 };
 
 // Phase p of the table in registers (a run-time index into the parameter would copy the
@@ -300,6 +317,9 @@ struct TunaTileGrid {
     t.m0 = mt * kTbM;
     t.n0 = (mn - mt * n_tiles) * kTbN;
     t.k_tiles = q.taps_h * q.taps_w * c_chunks;
+#if SPATIAL3
+    t.k_tiles *= ph.taps_d;
+#endif
     return t;
   }
 };
@@ -611,8 +631,15 @@ TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, con
     const int img = tuna_fast_div(t.m0, q.pix_mul, q.pix_shr);
     const int rem = t.m0 - img * q.n_i * q.n_j;
     const int i = tuna_fast_div(rem, q.nj_mul, q.nj_shr);
-    const int h0 = q.lower_h + q.estride_h * i;
     const int w0 = q.lower_w + q.estride_w * (rem - i * q.n_j);
+#if SPATIAL3
+    const int od = tuna_fast_div(i, ph.ho_mul, ph.ho_shr);  // row i: output depth od, height i - od * Ho
+    const int h0 = q.lower_h + q.estride_h * (i - od * ph.ho);
+    const int d0 = ph.lower_d + ph.estride_d * od;
+    int off_d = 0, th_count = 0;
+#else
+    const int h0 = q.lower_h + q.estride_h * i;
+#endif
     // Tap (th, tw) and chunk cc of k-tile kb: their offsets and w column, stepped as the taps advance.
     int cc = 0, tw = 0, th = 0;
     if (kSplitK > 1 && kb > 0) {
@@ -650,6 +677,9 @@ TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, con
       for (int j = 0; j < kBSlabs; ++j) {
         tuna_tma_tile_3d(dst + kStageA + j * kTbK * kBSlabN * 2, map_b, t.n0 + j * kBSlabN, cc * kTbK, t.g, bar);
       }
+#elif SPATIAL3
+      tuna_tma_im2col_5d(dst, map_a, c_base + cc * kTbK, w0, h0, d0, img, static_cast<unsigned short>(off_w),
+                         static_cast<unsigned short>(off_h), static_cast<unsigned short>(off_d), bar);
 #else
       tuna_tma_im2col_4d(dst, map_a, c_base + cc * kTbK, w0, h0, img, static_cast<unsigned short>(off_w),
                          static_cast<unsigned short>(off_h), bar);
@@ -678,6 +708,13 @@ TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, con
           off_h += q.offstep_h;
           row_tap += q.rstep * S;
           tap = row_tap + q.s0;
+#if SPATIAL3
+          if (++th_count == q.taps_h) {  // next depth tap: w's taps continue in (T, R, S) order
+            th_count = 0;
+            off_h = q.off0_h;
+            off_d += ph.offstep_d;
+          }
+#endif
         }
       }
     }

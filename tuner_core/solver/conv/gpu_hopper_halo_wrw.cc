@@ -99,7 +99,9 @@ uint64_t HopperHaloWrwSolver::SharedBytes(int tb_m, int tile_w, int halo_rows, i
 
 absl::Status HopperHaloWrwSolver::IsApplicable(const Target& target, const Problem& p) const {
   if (p.direction != Direction::kBackwardWeights) return NotApplicable(Name(), "backward weights only");
-  if (absl::Status st = hopper_tma::CheckApplicable(Name(), target, p, hopper_tma::ForwardPlan(p)); !st.ok()) {
+  const hopper_tma::ConvPlan plan = hopper_tma::ForwardPlan(p);
+  if (plan.nchw || plan.spatial3) return NotApplicable(Name(), "2D NHWC only");
+  if (absl::Status st = hopper_tma::CheckApplicable(Name(), target, p, plan); !st.ok()) {
     return st;
   }
   const bool traversable = p.stride[1] == p.stride[2] && p.stride[1] <= 2;

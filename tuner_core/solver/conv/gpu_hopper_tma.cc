@@ -16,6 +16,8 @@ constexpr int kMaxStages = 8;
 constexpr int kMinSplitKTiles = 64;  // the shortest k-loop split between two blocks (see CheckValid)
 constexpr int kCornerMin = -128;  // the copy engine's bounding-box offsets for rank-4 im2col
 constexpr int kCornerMax = 127;
+constexpr int kCornerMin5 = -16;  // rank-5 (3-D) im2col: 5 bits per spatial dimension
+constexpr int kCornerMax5 = 15;
 
 int64_t Tiles(const ConvPlan& p, int tb_m, int tb_n) {
   int64_t tiles = 0;
@@ -34,7 +36,7 @@ int DeepestStages(const Target& target, TmaParams t) {
 int64_t KTiles(const ConvPlan& p, int tb_k) {
   int64_t taps = 0;
   for (const Phase& q : p.phases) taps = std::max(taps, q.taps_h * q.taps_w);
-  return taps * CeilDiv(p.c / p.groups, tb_k);
+  return taps * p.depth.taps * CeilDiv(p.c / p.groups, tb_k);
 }
 
 // TB_K 32 pays where a tap's channels per group end in a half-empty 64-channel chunk (C/G % 64 in
@@ -84,7 +86,7 @@ int EpiCols(const TmaParams& t) {
 backend::TensorMapSpec WMap(const ConvPlan& p, int tb_n, int tb_k) {
   backend::TensorMapSpec m;
   m.element_bytes = 2;
-  const uint64_t cg = static_cast<uint64_t>(p.c / p.groups), taps = static_cast<uint64_t>(p.r * p.s);
+  const uint64_t cg = static_cast<uint64_t>(p.c / p.groups), taps = static_cast<uint64_t>(p.Taps());
   if (p.flip_w) {
     const uint64_t kg = static_cast<uint64_t>(p.k / p.groups);
     const int slab = tb_n % 64 == 0 ? 64 : 32;
@@ -114,7 +116,7 @@ bool Unphased(const ConvPlan& p) {
 // chunk is a whole 64-channel box, zeros past C/G). Inception-v3's C = 80: 64 + 16 per tap.
 int LastK(const ConvPlan& p, const TmaParams& t) {
   const int64_t rest = (p.c / p.groups) % 64;
-  if (t.tb_k != 64 || rest == 0 || rest > 32 || !Unphased(p) || p.nchw) return 0;
+  if (t.tb_k != 64 || rest == 0 || rest > 32 || !Unphased(p) || p.nchw || p.spatial3) return 0;
   return rest <= 16 ? 16 : 32;
 }
 
@@ -140,6 +142,13 @@ std::vector<int32_t> PhaseWords(const ConvPlan& p, int tb_m, int tb_n) {
     }
   }
   w.push_back(static_cast<int32_t>(p.phases.size()));
+  if (p.spatial3) {  // TunaPhases' depth words
+    const gpu::FastDiv ho = gpu::MakeFastDiv(std::max<int64_t>(p.hy, 1));
+    for (int64_t v : {p.depth.taps, p.depth.dil, p.depth.lower, p.depth.stride, p.hy, static_cast<int64_t>(ho.mul),
+                      static_cast<int64_t>(ho.shr)}) {
+      w.push_back(static_cast<int32_t>(v));
+    }
+  }
   return w;
 }
 
@@ -168,6 +177,32 @@ backend::TensorMapSpec NchwXMap(const ConvPlan& p, int slab, int channels) {
   m.box = {static_cast<uint32_t>(slab), static_cast<uint32_t>(channels), 1, 0, 0};
   m.swizzle = gpu::RowSwizzle(slab);
   return m;
+}
+
+// A 3-D problem for the kernel's SPATIAL3: the target, FP16/BF16, dense NDHWC tensors, the depth's
+// stride, box and filter offsets within the copy engine's limits (the height and width are
+// CheckApplicable's).
+absl::Status CheckNdhwc3d(std::string_view solver, const Target& target, const Problem& p, const ConvPlan& plan) {
+  if (target.backend != backend::BackendKind::kCuda || target.SmVersion() != 90) {
+    return NotApplicable(solver, "wgmma and TMA kernels are built for CUDA sm_90a only");
+  }
+  if (absl::Status st = gpu::CheckCommon(solver, target, p, p.direction); !st.ok()) return st;
+  if (p.data_type != DataType::kFp16 && p.data_type != DataType::kBf16) return NotApplicable(solver, "FP16 and BF16 only");
+  if (p.in_layout != Layout::kNDHWC || p.fil_layout != Layout::kNDHWC || p.out_layout != Layout::kNDHWC ||
+      !gpu::IsDense(p.XDesc(), Layout::kNHWC) || !gpu::IsDense(p.WDesc(), Layout::kNHWC) ||
+      !gpu::IsDense(p.YDesc(), Layout::kNHWC)) {
+    return NotApplicable(solver, "requires dense NDHWC x, w and y");
+  }
+  const Depth& d = plan.depth;
+  if (d.stride > 8) return NotApplicable(solver, "depth stride above 8 (the copy engine's limit)");
+  const Phase& q = plan.phases[0];
+  for (int64_t v : {q.lower_h, q.lower_w, q.upper_h, q.upper_w, d.lower, d.upper}) {
+    if (v < kCornerMin5 || v > kCornerMax5) {
+      return NotApplicable(solver, "3-D padding or dilated filter extent outside the copy engine's -16..15 box");
+    }
+  }
+  if (d.dil * (d.taps - 1) > 65535) return NotApplicable(solver, "filter depth offset above 16 bits");
+  return absl::OkStatus();
 }
 
 absl::Status CheckNchwGemm(std::string_view solver, const Target& target, const Problem& p, const ConvPlan& plan) {
@@ -231,6 +266,21 @@ int64_t ConvPlan::Rows() const {
 backend::TensorMapSpec XMap(const ConvPlan& p, const Phase& q, int pixels, int channels) {
   backend::TensorMapSpec m;
   m.mode = backend::TensorMapSpec::Mode::kIm2col;
+  if (p.spatial3) {  // (C, W, H, D, N) with the depth's box and stride
+    const uint64_t c = p.c, w = p.wx, h = p.hx, d = p.depth.d_in;
+    m.rank = 5;
+    m.element_bytes = 2;
+    m.dims = {c, w, h, d, static_cast<uint64_t>(p.n)};
+    m.strides_bytes = {c * 2, w * c * 2, h * w * c * 2, d * h * w * c * 2};
+    m.element_strides = {1, static_cast<uint32_t>(q.estride_w), static_cast<uint32_t>(q.estride_h),
+                         static_cast<uint32_t>(p.depth.stride), 1};
+    m.lower_corner = {static_cast<int>(q.lower_w), static_cast<int>(q.lower_h), static_cast<int>(p.depth.lower)};
+    m.upper_corner = {static_cast<int>(q.upper_w), static_cast<int>(q.upper_h), static_cast<int>(p.depth.upper)};
+    m.channels_per_pixel = static_cast<uint32_t>(channels);
+    m.pixels_per_column = static_cast<uint32_t>(pixels);
+    m.swizzle = gpu::RowSwizzle(channels);
+    return m;
+  }
   m.rank = 4;
   m.element_bytes = 2;
   const uint64_t c = p.c, w = p.wx, h = p.hx;
@@ -246,7 +296,7 @@ backend::TensorMapSpec XMap(const ConvPlan& p, const Phase& q, int pixels, int c
 }
 
 bool XTiled(const ConvPlan& p) {
-  if (p.nchw || !Unphased(p) || p.r != 1 || p.s != 1 || p.hx != p.hy || p.wx != p.wy) return false;
+  if (p.nchw || p.spatial3 || !Unphased(p) || p.r != 1 || p.s != 1 || p.hx != p.hy || p.wx != p.wy) return false;
   const Phase& q = p.phases[0];
   return q.lower_h == 0 && q.lower_w == 0 && q.estride_h == 1 && q.estride_w == 1;
 }
@@ -278,6 +328,12 @@ ConvPlan ForwardPlan(const Problem& p) {
   q.estride_h = p.stride[1], q.estride_w = p.stride[2];
   q.upper_h = p.pad[1] - p.dilation[1] * (p.fil[1] - 1);
   q.upper_w = p.pad[2] - p.dilation[2] * (p.fil[2] - 1);
+  if (p.spatial_dims == 3) {  // depth x height rows; the depth's own box and taps
+    plan.spatial3 = true;
+    plan.depth = {p.in[0], o[0], p.fil[0], p.dilation[0], -p.pad[0], p.stride[0],
+                  p.pad[0] - p.dilation[0] * (p.fil[0] - 1)};
+    q.n_i = o[0] * o[1];
+  }
   plan.phases.push_back(q);
   return plan;
 }
@@ -349,7 +405,11 @@ uint64_t SharedBytes(const TmaParams& t) {
 
 absl::Status CheckApplicable(std::string_view solver, const Target& target, const Problem& p, const ConvPlan& plan) {
   if (plan.nchw) return CheckNchwGemm(solver, target, p, plan);
-  if (absl::Status st = gpu::CheckSm90aNhwc16(solver, target, p, p.direction); !st.ok()) return st;
+  if (plan.spatial3) {
+    if (absl::Status st = CheckNdhwc3d(solver, target, p, plan); !st.ok()) return st;
+  } else if (absl::Status st = gpu::CheckSm90aNhwc16(solver, target, p, p.direction); !st.ok()) {
+    return st;
+  }
   if ((plan.c / plan.groups) % 8 != 0) {
     return NotApplicable(solver, "input channels per group must be a multiple of 8 (16-byte copy-engine rows)");
   }
@@ -369,9 +429,9 @@ absl::Status CheckApplicable(std::string_view solver, const Target& target, cons
       return NotApplicable(solver, "filter offset above 16 bits");
     }
   }
-  const int64_t x_elems = plan.n * plan.hx * plan.wx * plan.c;
-  const int64_t y_elems = plan.n * plan.hy * plan.wy * plan.k;
-  const int64_t kdim = plan.r * plan.s * (plan.c / plan.groups);
+  const int64_t x_elems = plan.n * plan.depth.d_in * plan.hx * plan.wx * plan.c;
+  const int64_t y_elems = plan.n * plan.depth.d_out * plan.hy * plan.wy * plan.k;
+  const int64_t kdim = plan.Taps() * (plan.c / plan.groups);
   if (x_elems > gpu::kMaxIndex || y_elems > gpu::kMaxIndex || kdim > gpu::kMaxIndex) {
     return NotApplicable(solver, "tensors above 2^31 elements");
   }
@@ -383,6 +443,7 @@ absl::Status CheckValid(std::string_view solver, const Target& target, const Con
   auto invalid = [&](std::string_view why) { return InvalidConfig(solver, config, why); };
   if (t.pingpong == 1 && t.wg_m != 1) return invalid("PINGPONG needs WG_M 1 (each consumer owns whole tiles)");
   if (t.fix_sizes == 1 && !Unphased(fwd)) return invalid("FIX_SIZES needs one output phase");
+  if (t.fix_sizes == 1 && fwd.spatial3) return invalid("FIX_SIZES with 3-D problems (sizes stay arguments)");
   if (t.tb_k == 32 && !HalfKTilePays(fwd)) return invalid("TB_K 32 only where C/G % 64 is 1..32");
   if (t.tb_n == 32 && !NarrowNTilePays(fwd)) return invalid("TB_N 32 only where K/G <= 32");
   if (!FitNTilePays(fwd, t.tb_n)) return invalid("TB_N between powers of two only where it tiles K/G better");
@@ -411,6 +472,7 @@ absl::Status CheckValid(std::string_view solver, const Target& target, const Con
     // faster with 72 k-tiles (3x3, C = 512), 14-45 % slower with 8 to 36.
     if (t.pingpong == 1) return invalid("SPLIT_K with PINGPONG");
     if (fwd.nchw) return invalid("SPLIT_K with NCHW GEMMs (the kernel's NCHW_1X1 runs whole tiles)");
+    if (fwd.spatial3) return invalid("SPLIT_K with 3-D problems (the kernel's SPATIAL3 runs whole tiles)");
     if (Tiles(fwd, t.tb_m, t.tb_n) >= 2 * static_cast<int64_t>(target.num_cu)) {
       return invalid("SPLIT_K with two or more waves of tiles");
     }
@@ -477,6 +539,7 @@ KernelBuild Build(const ConvPlan& fwd, const PerfConfig& config) {
   if (fwd.flip_w) build.options.push_back("-DFLIP_W=1");
   if (fwd.nchw) build.options.push_back("-DNCHW_1X1=1");
   if (fwd.trans_a) build.options.push_back("-DTRANS_A=1");
+  if (fwd.spatial3) build.options.push_back("-DSPATIAL3=1");
   // Whole 16-byte output chunks: the epilogue drops its scalar tail (1.3 % on ResNet-50's forward
   // file, H100, 2026-11-25). Every real network's channel counts qualify, so the build is shared.
   if (fwd.k % 8 == 0 && (fwd.k / fwd.groups) % 8 == 0) build.options.push_back("-DVEC_OUT=1");
@@ -496,7 +559,7 @@ KernelBuild Build(const ConvPlan& fwd, const PerfConfig& config) {
 std::optional<PerfConfig> Specialize(const ConvPlan& plan, const PerfConfig& config) {
   const SearchSpace space = Space();
   TmaParams t = TmaParams::Of(space, config);
-  if (t.fix_sizes == 1 || !Unphased(plan)) return std::nullopt;
+  if (t.fix_sizes == 1 || !Unphased(plan) || plan.spatial3) return std::nullopt;
   t.fix_sizes = 1;
   return t.Config(space);
 }

@@ -60,6 +60,13 @@ struct Phase {
 // hy 1 and wy the output channels (the GEMM rows of an image), r = s = 1; w is the (rows x C/G)
 // matrix the kernel reads through a tiled map (forward: w itself; backward data, trans_a: w read
 // transposed, M-major, -DTRANS_A=1), x the images' (C/G x P) matrices read N-major.
+// spatial3 (the kernel's -DSPATIAL3=1): a 3-D forward convolution of NDHWC tensors, one phase
+// whose n_i counts the output's depth x height rows (depth.d_out * hy) and whose taps_h / taps_w are
+// R / S; `depth` holds the rest (x's depth, the filter's depth taps, dilation, the im2col box's
+// origin, stride and upper offset in depth).
+struct Depth {
+  int64_t d_in = 1, d_out = 1, taps = 1, dil = 1, lower = 0, stride = 1, upper = 0;
+};
 struct ConvPlan {
   int64_t n = 0, c = 0, k = 0, hx = 0, wx = 0, hy = 0, wy = 0, r = 0, s = 0, groups = 1;
   DataType data_type = DataType::kFp16;
@@ -67,7 +74,10 @@ struct ConvPlan {
   bool flip_w = false;
   bool nchw = false;
   bool trans_a = false;
+  bool spatial3 = false;
+  Depth depth;
   int64_t Rows() const;  // GEMM rows over all phases (of one image when nchw)
+  int64_t Taps() const { return depth.taps * r * s; }  // w's taps per output channel
 };
 
 // A 2D 1x1 convolution with stride 1, no padding and one group whose x and y are NCHW (w's bytes
@@ -78,7 +88,7 @@ bool NchwGemm(const Problem& p);
 
 inline constexpr int kMaxPhases = 4;
 
-// y = x (*) w for a forward problem (per-image GEMMs where NchwGemm).
+// y = x (*) w for a forward problem (per-image GEMMs where NchwGemm; spatial3 for 3-D problems).
 ConvPlan ForwardPlan(const Problem& p);
 // dx = dy (*) w' for a backward-data problem, w' = the filter rotated with K and C/G swapped
 // (read so in place, flip_w, where C/G % 8 == 0; else tuna_flip_filter's copy), one phase per
@@ -202,12 +212,28 @@ namespace tuna::solver {
 // tensor maps (C = 80: 64 + 16 channels per tap instead of 128). Thread-safe and stateless.
 class HopperTmaFwdSolver : public hopper_tma::TmaSolver {
  public:
-  HopperTmaFwdSolver() : TmaSolver("TunaHopperTmaFwd", Direction::kForward, hopper_tma::ForwardPlan) {}
+  HopperTmaFwdSolver() : HopperTmaFwdSolver("TunaHopperTmaFwd") {}
   absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
                                        const PerfConfig& config) const override;
 
  protected:
-  absl::Status Admits(const Problem& problem) const override;
+  explicit HopperTmaFwdSolver(std::string_view name)
+      : TmaSolver(name, Direction::kForward, hopper_tma::ForwardPlan) {}
+  absl::Status Admits(const Problem& problem) const override;  // 2D forward
+};
+
+// TunaHopperTmaFwd3d (id 1040, a candidate: built and compile-tested, not yet run on a GPU):
+// TunaHopperTmaFwd's kernel on 3-D forward problems of dense NDHWC tensors (-DSPATIAL3=1): x through
+// a 5-D im2col map (padding, strides and dilation in all three dimensions by the copy engine, its
+// bounding box within -16..15 per dimension), w (K, T, R, S, C/G) walked tap by tap, GEMM rows the
+// N*Do*Ho*Wo output pixels. Axes, validity and defaults those of TunaHopperTmaFwd without SPLIT_K
+// 2, LAST_K and FIX_SIZES. Thread-safe and stateless.
+class HopperTmaFwd3dSolver : public HopperTmaFwdSolver {
+ public:
+  HopperTmaFwd3dSolver() : HopperTmaFwdSolver("TunaHopperTmaFwd3d") {}
+
+ protected:
+  absl::Status Admits(const Problem& problem) const override;  // 3-D forward
 };
 
 // TunaHopperTmaBwd (id 1014): backward data on Hopper's tensor cores, FP16/BF16 NHWC, as

@@ -6,6 +6,7 @@ namespace tuna::solver {
 
 absl::Status HopperTmaBwdSolver::Admits(const Problem& p) const {
   if (p.direction != Direction::kBackwardData) return NotApplicable(Name(), "backward data only");
+  if (p.spatial_dims != 2) return NotApplicable(Name(), "2D only (3-D problems: forward only)");
   if ((p.stride[1] > 1 || p.stride[2] > 1) && (p.dilation[1] > 1 || p.dilation[2] > 1)) {
     return NotApplicable(Name(), "strided and dilated together (the sub-pixel phases assume dilation 1)");
   }

@@ -4,6 +4,13 @@ namespace tuna::solver {
 
 absl::Status HopperTmaFwdSolver::Admits(const Problem& p) const {
   if (p.direction != Direction::kForward) return NotApplicable(Name(), "forward only");
+  if (p.spatial_dims != 2) return NotApplicable(Name(), "2D only (3-D: TunaHopperTmaFwd3d)");
+  return absl::OkStatus();
+}
+
+absl::Status HopperTmaFwd3dSolver::Admits(const Problem& p) const {
+  if (p.direction != Direction::kForward) return NotApplicable(Name(), "forward only");
+  if (p.spatial_dims != 3) return NotApplicable(Name(), "3-D only");
   return absl::OkStatus();
 }
 

@@ -118,6 +118,7 @@ uint64_t HopperTmaWrwSolver::SharedBytes(int tb_m, int tb_n, int stages) {
 
 absl::Status HopperTmaWrwSolver::IsApplicable(const Target& target, const Problem& p) const {
   if (p.direction != Direction::kBackwardWeights) return NotApplicable(Name(), "backward weights only");
+  if (p.spatial_dims != 2) return NotApplicable(Name(), "2D only");
   if (absl::Status st = hopper_tma::CheckApplicable(Name(), target, p, hopper_tma::ForwardPlan(p)); !st.ok()) {
     return st;
   }

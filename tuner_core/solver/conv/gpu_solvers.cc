@@ -70,6 +70,10 @@ SolverList GpuTunableSolvers() {
   return list;
 }
 
-SolverList CandidateGpuSolvers() { return {}; }  // none now: 1030 verified and registered
+SolverList CandidateGpuSolvers() {
+  SolverList list;
+  list.emplace_back(1040, std::make_unique<HopperTmaFwd3dSolver>());  // 3-D forward: compile-tested only
+  return list;
+}
 
 }  // namespace tuna::solver

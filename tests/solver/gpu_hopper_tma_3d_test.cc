@@ -1,0 +1,180 @@
+// TunaHopperTmaFwd3d (a candidate) on 3-D (NDHWC) forward convolutions: TunaHopperTmaFwd's kernel
+// built with SPATIAL3 (a 5-D im2col map, the filter's depth taps walked after its rows), and NCDHW
+// through a channels-last adapter over it.
+// Planning without a compiler (applicability and its limits, the map and phase words it asks
+// for, what other directions and builds refuse), NVRTC builds for sm_90a of every valid tile shape
+// of a layer, and, tagged "gpu", 3-D shapes (3x3x3 with padding, strides, dilation, a 1x3x3 and a
+// 7x7x7 stem-like filter with C = 8, groups, K and pixel tails, BF16, NCDHW) against the CPU
+// reference on poisoned outputs.
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <set>
+
+#include "catch2/catch.hpp"
+#include "tests/solver/cpu_solver_harness.h"
+#include "tests/solver/gpu_solver_check.h"
+#include "tuner_core/backend/cuda/cuda_backend.h"
+#include "tuner_core/solver/conv/gpu_common.h"
+#include "tuner_core/solver/conv/channels_last_adapter.h"
+#include "tuner_core/solver/conv/gpu_hopper_tma.h"
+#include "tuner_core/solver/conv/gpu_hopper_tma_wrw.h"
+#include "tuner_core/solver/conv/solver_sets.h"
+
+namespace tuna {
+namespace {
+
+using solver::PerfConfig;
+using solver::Target;
+using testing::AllValid;
+using testing::Make3d;
+
+constexpr Layout L3 = Layout::kNDHWC;
+constexpr DataType F16 = DataType::kFp16;
+
+Problem Ndhwc(int64_t n, int64_t c, int64_t k, Dhw in, Dhw fil, Dhw pad, Dhw stride, Dhw dil, int64_t groups = 1,
+              DataType type = F16) {
+  Problem p = Make3d(n, c, k, in, fil, pad, stride, dil, groups, type, L3, L3, L3);
+  p.direction = Direction::kForward;
+  return p;
+}
+
+// 3-D forward shapes: a 3D ResNet's 3x3x3 layers, a strided one, dilation, a (2+1)D-style 1x3x3,
+// a 7x7x7 stride-2 stem with C = 8, groups, K = 24 and 200 (N tails), odd extents (M tails), C = 80.
+std::vector<Problem> Shapes3d() {
+  return {
+      Ndhwc(2, 64, 64, {8, 14, 14}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}),
+      Ndhwc(2, 64, 128, {8, 14, 14}, {3, 3, 3}, {1, 1, 1}, {2, 2, 2}, {1, 1, 1}),
+      Ndhwc(1, 32, 64, {9, 11, 10}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {2, 2, 2}),
+      Ndhwc(2, 64, 96, {6, 12, 12}, {1, 3, 3}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}),
+      Ndhwc(1, 8, 64, {16, 32, 32}, {7, 7, 7}, {3, 3, 3}, {2, 2, 2}, {1, 1, 1}),
+      Ndhwc(2, 128, 128, {5, 7, 7}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 2),
+      Ndhwc(3, 64, 24, {5, 9, 7}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}),
+      Ndhwc(1, 80, 200, {4, 10, 10}, {3, 1, 3}, {1, 0, 1}, {1, 1, 1}, {1, 1, 1}),
+      Ndhwc(2, 256, 64, {4, 8, 8}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}),
+  };
+}
+
+TEST_CASE("hopper tma fwd 3-D: applicability, the 5-D map and the depth words", "[solver]") {
+  const Target sm90 = testing::ArchTarget("sm_90");
+  solver::HopperTmaFwd3dSolver fwd;
+  for (const Problem& p : Shapes3d()) {
+    INFO(p.Canonical());
+    REQUIRE(fwd.IsApplicable(sm90, p).ok());
+    CHECK(fwd.IsValid(sm90, p, fwd.DefaultConfig(sm90, p)).ok());
+    const std::vector<PerfConfig> valid = AllValid(fwd, sm90, p);
+    CHECK(!valid.empty());
+    const solver::SearchSpace space = fwd.Space(sm90, p);
+    for (const PerfConfig& c : valid) CHECK(space.Value(c, "SPLIT_K") == 1);
+    CHECK_FALSE(fwd.Specialize(sm90, p, fwd.DefaultConfig(sm90, p)).has_value());  // sizes stay arguments
+  }
+  // A candidate until it runs on a GPU; TunaHopperTmaFwd itself stays 2D. Beyond the rank-5 copy
+  // engine's box (-16..15): padding 17; other directions; FP32; NCDHW natively (an adapter takes it).
+  bool listed = false;
+  for (const auto& [id, cand] : solver::CandidateGpuSolvers()) listed |= id == 1040 && cand->Name() == "TunaHopperTmaFwd3d";
+  CHECK(listed);
+  CHECK_THAT(std::string(solver::HopperTmaFwdSolver().IsApplicable(sm90, Shapes3d()[0]).message()),
+             Catch::Contains("2D only"));
+  CHECK_THAT(std::string(fwd.IsApplicable(sm90, Ndhwc(1, 64, 64, {8, 40, 40}, {3, 3, 3}, {17, 1, 1}, {1, 1, 1},
+                                                      {1, 1, 1})).message()),
+             Catch::Contains("-16..15"));
+  const Problem base = Shapes3d()[0];
+  Problem b = base;
+  b.direction = Direction::kBackwardData;
+  CHECK_FALSE(solver::HopperTmaBwdSolver().IsApplicable(sm90, b).ok());
+  b.direction = Direction::kBackwardWeights;
+  CHECK_FALSE(solver::HopperTmaWrwSolver().IsApplicable(sm90, b).ok());
+  CHECK_FALSE(fwd.IsApplicable(sm90, Ndhwc(2, 64, 64, {8, 14, 14}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1,
+                                           DataType::kFp32)).ok());
+  Problem ncdhw = base;
+  ncdhw.in_layout = ncdhw.fil_layout = ncdhw.out_layout = Layout::kNCDHW;
+  CHECK_FALSE(fwd.IsApplicable(sm90, ncdhw).ok());
+  const solver::ChannelsLastAdapter adapter("TunaHopperTmaFwd3dNchw", std::make_unique<solver::HopperTmaFwd3dSolver>());
+  CHECK(adapter.IsApplicable(sm90, ncdhw).ok());
+  // The plan and the launch: phase rows are depth x height rows, x through a 5-D im2col map.
+  Problem big = base;
+  big.n = 8;
+  const solver::hopper_tma::ConvPlan plan = solver::hopper_tma::ForwardPlan(big);
+  REQUIRE(plan.spatial3);
+  CHECK(plan.phases[0].n_i == 8 * 14);
+  CHECK(plan.Rows() == 8 * 8 * 14 * 14);
+  CHECK(plan.Taps() == 27);
+  const PerfConfig c{{128, 64, 2, 6, 0, 64, 0, 1}};
+  REQUIRE(fwd.IsValid(sm90, big, c).ok());
+  absl::StatusOr<solver::Solution> sol = fwd.GetSolution(sm90, big, c);
+  REQUIRE(sol.ok());
+  const std::vector<std::string>& opts = sol->kernels[0].options;
+  CHECK(std::find(opts.begin(), opts.end(), "-DSPATIAL3=1") != opts.end());
+  CHECK(std::find(opts.begin(), opts.end(), "-DPHASED=0") != opts.end());
+  const solver::Launch& l = sol->launches[0];
+  const backend::TensorMapSpec& xm = l.args[0].tensor_map;
+  CHECK(xm.mode == backend::TensorMapSpec::Mode::kIm2col);
+  CHECK(xm.rank == 5);
+  CHECK(xm.dims[3] == 8);  // D
+  CHECK(xm.dims[4] == 8);  // N
+  CHECK(xm.lower_corner[2] == -1);
+  CHECK(xm.upper_corner[2] == -1);
+  CHECK(l.args[1].tensor_map.dims[1] == 27);  // w's taps (T, R, S)
+  REQUIRE(l.args[2].kind == solver::KernelArg::Kind::kWords);
+  const std::vector<int32_t>& words = l.args[2].words;
+  REQUIRE(words.size() == 29 + 7);  // one phase, the count, then the depth words
+  CHECK(words[28] == 1);
+  CHECK(std::vector<int32_t>(words.begin() + 29, words.begin() + 34) == std::vector<int32_t>{3, 1, -1, 1, 14});
+  CHECK(static_cast<uint32_t>(words[34]) == solver::gpu::MakeFastDiv(14).mul);
+  CHECK(static_cast<uint32_t>(words[20]) == solver::gpu::MakeFastDiv(8 * 14 * 14).mul);  // pixels per image
+}
+
+TEST_CASE("hopper tma fwd 3-D: every valid tile shape builds for sm_90a", "[solver][nvrtc]") {
+  std::unique_ptr<backend::Backend> be = testing::NvrtcBackendOrSkip();
+  if (be == nullptr) return;
+  const Target target = testing::ArchTarget("sm_90");
+  solver::HopperTmaFwd3dSolver fwd;
+  testing::Sm90aBuilds builds(*be, fwd, target);
+  for (const Problem& p : {Ndhwc(8, 64, 128, {8, 28, 28}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}),
+                           Ndhwc(8, 80, 200, {8, 28, 28}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1,
+                                 DataType::kBf16)}) {
+    const int stages = fwd.Space(target, p).IndexOf("STAGES");
+    std::set<std::vector<int64_t>> shapes;
+    for (const PerfConfig& c : AllValid(fwd, target, p)) {
+      PerfConfig key = c;
+      key.values[stages] = 0;
+      if (shapes.insert(key.values).second) builds.Build(p, c);
+    }
+  }
+  std::printf("%zu distinct sm_90a builds of 3-D forward\n", builds.distinct());
+  CHECK(builds.distinct() >= 12);
+}
+
+TEST_CASE("hopper tma fwd 3-D matches the CPU reference on an sm_90 device", "[gpu]") {
+  std::optional<testing::CudaDeviceForTest> cuda = testing::OpenCudaDeviceOrSkip(90, 90);
+  if (!cuda) return;
+  const Target target = cuda->target;
+  solver::HopperTmaFwd3dSolver fwd;
+  testing::ConvChecker checker(*cuda->backend, *cuda->device, target);
+  testing::DeviceTally tally;
+  std::mt19937_64 rng(3013);
+  std::vector<Problem> problems;
+  for (const Problem& p : Shapes3d()) {
+    problems.push_back(p);
+    Problem bf = p;
+    bf.data_type = DataType::kBf16;
+    problems.push_back(bf);
+  }
+  testing::CheckOnDevice(checker, fwd, target, problems, rng, -1, tally, 4);
+  // NCDHW through the channels-last adapter.
+  const solver::ChannelsLastAdapter adapter("TunaHopperTmaFwd3dNchw", std::make_unique<solver::HopperTmaFwd3dSolver>());
+  std::vector<Problem> ncdhw;
+  for (size_t i = 0; i < 4; ++i) {
+    Problem p = Shapes3d()[i];
+    p.in_layout = p.fil_layout = p.out_layout = Layout::kNCDHW;
+    ncdhw.push_back(p);
+  }
+  testing::CheckOnDevice(checker, adapter, target, ncdhw, rng, -1, tally, 1);
+  std::printf("%zu 3-D problems and %zu NCDHW: %d runs, %d failures\n", problems.size(), ncdhw.size(), tally.runs,
+              tally.failures);
+  CHECK(tally.runs >= 90);
+  CHECK(tally.failures == 0);
+}
+
+}  // namespace
+}  // namespace tuna
