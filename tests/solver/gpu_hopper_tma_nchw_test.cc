@@ -16,6 +16,7 @@
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
 #include "tuner_core/solver/conv/channels_last_adapter.h"
+#include "tuner_core/solver/conv/gpu_hopper_halo_wrw.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma_wrw.h"
 
@@ -170,6 +171,8 @@ TEST_CASE("hopper tma nchw: which problems take per-image GEMMs, and the launch"
   for (const PerfConfig& c : AllValid(wrw, sm90, w)) CHECK(wspace.Value(c, "CLUSTER_N") == 1);
   CHECK_FALSE(wrw.IsApplicable(sm90, Nchw(NhwcForward(2, 64, 256, 14, 14, 1, 1, 0, 0, 1, 1, 1),
                                           Direction::kBackwardWeights)).ok());  // 196 pixels
+  // The halo wrw kernel reads NHWC only: it declines the GEMM plan (its adapter takes the layer).
+  CHECK_THAT(std::string(solver::HopperHaloWrwSolver().IsApplicable(sm90, w).message()), Catch::Contains("2D NHWC only"));
   // The finishing step's build of the GEMM plan.
   const std::optional<PerfConfig> spec = fwd.Specialize(sm90, big, c);
   REQUIRE(spec.has_value());
