@@ -16,7 +16,7 @@ ldd bazel-bin/bench/kernels/kernels_bench | awk '/=>/ {print $3}' |
 cp bench/kernels/data/*.txt "$dest/data/"
 # The cross-check: crosscheck.py, device_run.sh, and PyTorch's cuDNN-best script from the shared
 # tools folder beside the checkout (../shared/tools, or $TUNA_SHARED_TOOLS) when present.
-cp bench/kernels/crosscheck.py bench/kernels/device_run.sh "$dest/"
+cp bench/kernels/crosscheck.py bench/kernels/device_run.sh bench/kernels/cudnn_best_torch3d.py "$dest/"
 tools=${TUNA_SHARED_TOOLS:-../shared/tools}
 [ -f "$tools/cudnn_best_torch.py" ] && cp "$tools/cudnn_best_torch.py" "$dest/"
 cat > "$dest/run.sh" <<'RUN'

@@ -107,7 +107,7 @@ absl::StatusOr<std::unique_ptr<CudnnBackendConv>> CudnnBackendConv::Create(const
                                                                          const Problem& p) {
   absl::StatusOr<const CudnnBackendLib*> lib = CudnnBackendLib::Get(path);
   if (!lib.ok()) return lib.status();
-  if (p.spatial_dims != 2) return absl::UnimplementedError("cudnn backend: 2D only");
+  if (p.spatial_dims != 2 && p.spatial_dims != 3) return absl::UnimplementedError("cudnn backend: 2D and 3D only");
   if (p.mode != ConvMode::kConv) return absl::UnimplementedError("cudnn backend: no transposed convolution");
   std::unique_ptr<CudnnBackendConv> c(new CudnnBackendConv());
   c->lib_ = *lib;
@@ -137,15 +137,21 @@ absl::Status CudnnBackendConv::BuildGraph() {
                     : p_.data_type == DataType::kBf16 ? kDataBf16
                                                       : -1;
   if (dtype < 0) return absl::UnimplementedError("cudnn backend: fp32, fp16 and bf16 only");
-  // Dims N,C,H,W with the strides of tuna's own buffers (NCHW or NHWC in memory).
+  // Dims N,C,H,W (3D: N,C,D,H,W) with the strides of tuna's own buffers (channels-first or -last).
+  const bool three_d = p_.spatial_dims == 3;
+  const int64_t rank = three_d ? 5 : 4;
   auto tensor = [&](const TensorDesc& t, int64_t uid, const std::string& what) -> void* {
     void* d = make(kDescTensor, what);
-    const std::array<int64_t, 4> dims = {t.dims[0], t.dims[1], t.dims[3], t.dims[4]};
-    const std::array<int64_t, 4> strides = {t.strides[0], t.strides[1], t.strides[3], t.strides[4]};
+    std::array<int64_t, 5> dims = {t.dims[0], t.dims[1], t.dims[3], t.dims[4], 0};
+    std::array<int64_t, 5> strides = {t.strides[0], t.strides[1], t.strides[3], t.strides[4], 0};
+    if (three_d) {
+      dims = {t.dims[0], t.dims[1], t.dims[2], t.dims[3], t.dims[4]};
+      strides = {t.strides[0], t.strides[1], t.strides[2], t.strides[3], t.strides[4]};
+    }
     const int64_t alignment = 16;
     set(d, kAttrTensorDataType, kTypeDataType, 1, &dtype, what);
-    set(d, kAttrTensorDims, kTypeInt64, 4, dims.data(), what);
-    set(d, kAttrTensorStrides, kTypeInt64, 4, strides.data(), what);
+    set(d, kAttrTensorDims, kTypeInt64, rank, dims.data(), what);
+    set(d, kAttrTensorStrides, kTypeInt64, rank, strides.data(), what);
     set(d, kAttrTensorUid, kTypeInt64, 1, &uid, what);
     set(d, kAttrTensorAlignment, kTypeInt64, 1, &alignment, what);
     finalize(d, what);
@@ -158,16 +164,19 @@ absl::Status CudnnBackendConv::BuildGraph() {
   void* conv = make(kDescConvolution, "convolution");
   {
     const int comp = kDataFloat, mode = kCrossCorrelation;
-    const int64_t dims = 2;
-    const std::array<int64_t, 2> pad = {p_.pad[1], p_.pad[2]}, stride = {p_.stride[1], p_.stride[2]},
-                                 dil = {p_.dilation[1], p_.dilation[2]};
+    const int64_t dims = rank - 2;
+    const int first = three_d ? 0 : 1;  // Problem's (D, H, W) fields: 2D problems skip the depth
+    std::array<int64_t, 3> pad{}, stride{}, dil{};
+    for (int i = 0; i < dims; ++i) {
+      pad[i] = p_.pad[first + i], stride[i] = p_.stride[first + i], dil[i] = p_.dilation[first + i];
+    }
     set(conv, kAttrConvCompType, kTypeDataType, 1, &comp, "conv compute type");
     set(conv, kAttrConvMode, kTypeConvMode, 1, &mode, "conv mode");
     set(conv, kAttrConvSpatialDims, kTypeInt64, 1, &dims, "conv spatial dims");
-    set(conv, kAttrConvPrePad, kTypeInt64, 2, pad.data(), "conv pre paddings");
-    set(conv, kAttrConvPostPad, kTypeInt64, 2, pad.data(), "conv post paddings");
-    set(conv, kAttrConvStrides, kTypeInt64, 2, stride.data(), "conv strides");
-    set(conv, kAttrConvDilations, kTypeInt64, 2, dil.data(), "conv dilations");
+    set(conv, kAttrConvPrePad, kTypeInt64, dims, pad.data(), "conv pre paddings");
+    set(conv, kAttrConvPostPad, kTypeInt64, dims, pad.data(), "conv post paddings");
+    set(conv, kAttrConvStrides, kTypeInt64, dims, stride.data(), "conv strides");
+    set(conv, kAttrConvDilations, kTypeInt64, dims, dil.data(), "conv dilations");
     finalize(conv, "convolution");
   }
 

@@ -27,6 +27,9 @@
 #                          direction (CONFIGS each, default 64; SOLVERS=a,b overrides; fwd: also TunaSmallCTcFwd; mobilenet_dw* files: the
 #                          depthwise solver; x_halo*_wrw: TunaHopperTmaWrw against TunaHopperHaloWrw; x_nchw16_*: FP16 NCHW, TunaHopperTma{Fwd,Bwd,Wrw} (1x1 layers as per-image GEMMs) and the *Nchw channels-last adapters against the solvers
 #                          that read NCHW natively) + cuDNN best, torch, cross-check
+#   x_r3d18_n8_fp16_fwd[:SECS] 3-D ResNet-18 FP16 NDHWC forward (data/r3d18_n8_fp16_fwd.txt): the candidate
+#                          TunaHopperTmaFwd3d against TunaIgemmFwd + cuDNN best, cross-checked by this folder's
+#                          cudnn_best_torch3d.py (the shared tool is 2-D only; the same method)
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
 #   fixsizes[:SECS]        FP16 NHWC forward file on TunaHopperTmaFwd (CONFIGS, 16) (VARIANT=-D..: a third build): each
 #                          winner also rebuilt with its sizes compiled in (the finishing step every step runs), both
@@ -48,8 +51,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,utilization.gpu --format=csv | tee "$out/gpu.txt"
-torch_for() {  # name driver secs
-  timeout "$3" python3 cudnn_best_torch.py "$2" "$out/torch_$1.json" > "$out/torch_$1.log" 2>&1 || echo "torch $1: exit $?"
+torch_for() {  # name driver secs (3-D files: this folder's cudnn_best_torch3d.py, the same method)
+  local script=cudnn_best_torch.py
+  grep -q -- "--spatial_dim 3" "$2" && script=cudnn_best_torch3d.py
+  timeout "$3" python3 "$script" "$2" "$out/torch_$1.json" > "$out/torch_$1.log" 2>&1 || echo "torch $1: exit $?"
   python3 crosscheck.py "$out/$1.raw.json" "$out/torch_$1.json" --out "$out/$1.json" 2>&1 | tee -a "$out/$1.log"
 }
 for step in "$@"; do
@@ -79,6 +84,7 @@ for step in "$@"; do
         x_nchw*_fwd) sv=TunaHopperTmaFwd,TunaHopperTmaFwdNchw,TunaHopperHaloFwdNchw,TunaHopperFwdNchw,TunaFastTcFwdNchw,TunaSmallCTcFwd,TunaIgemmFwd,TunaDirectTiledFwd ;;
         x_nchw*_bwd) sv=TunaHopperTmaBwd,TunaHopperTmaBwdNchw,TunaIgemmBwd ;;
         x_nchw*_wrw) sv=TunaHopperTmaWrw,TunaHopperTmaWrwNchw,TunaHopperHaloWrwNchw,TunaHopperWrwNchw,TunaIgemmWrw ;;
+        x_r3d*_fwd) sv=TunaHopperTmaFwd3d,TunaIgemmFwd; extra="--candidates --no-legacy" ;;  # 3-D (NDHWC)
         x_mobilenet_dw*_fwd) sv=TunaDepthwiseFwd ;;
         x_mobilenet_dw*_bwd) sv=TunaDepthwiseBwd ;;
         x_mobilenet_dw*_wrw) sv=TunaDepthwiseWrw ;;
