@@ -179,15 +179,22 @@ backend::TensorMapSpec NchwXMap(const ConvPlan& p, int slab, int channels) {
   return m;
 }
 
-// A 3-D problem for the kernel's SPATIAL3: the target, FP16/BF16, dense NDHWC tensors, the depth's
-// stride, box and filter offsets within the copy engine's limits (the height and width are
-// CheckApplicable's).
-absl::Status CheckNdhwc3d(std::string_view solver, const Target& target, const Problem& p, const ConvPlan& plan) {
+// The target (CUDA sm_90a), the problem's shape rules and its FP16/BF16 type: what the NCHW-GEMM and
+// 3-D plans check before their layouts (2D NHWC plans: gpu::CheckSm90aNhwc16).
+absl::Status CheckSm90a16(std::string_view solver, const Target& target, const Problem& p) {
   if (target.backend != backend::BackendKind::kCuda || target.SmVersion() != 90) {
     return NotApplicable(solver, "wgmma and TMA kernels are built for CUDA sm_90a only");
   }
   if (absl::Status st = gpu::CheckCommon(solver, target, p, p.direction); !st.ok()) return st;
   if (p.data_type != DataType::kFp16 && p.data_type != DataType::kBf16) return NotApplicable(solver, "FP16 and BF16 only");
+  return absl::OkStatus();
+}
+
+// A 3-D problem for the kernel's SPATIAL3: the target, FP16/BF16, dense NDHWC tensors, the depth's
+// stride, box and filter offsets within the copy engine's limits (the height and width are
+// CheckApplicable's).
+absl::Status CheckNdhwc3d(std::string_view solver, const Target& target, const Problem& p, const ConvPlan& plan) {
+  if (absl::Status st = CheckSm90a16(solver, target, p); !st.ok()) return st;
   if (p.in_layout != Layout::kNDHWC || p.fil_layout != Layout::kNDHWC || p.out_layout != Layout::kNDHWC ||
       !gpu::IsDense(p.XDesc(), Layout::kNHWC) || !gpu::IsDense(p.WDesc(), Layout::kNHWC) ||
       !gpu::IsDense(p.YDesc(), Layout::kNHWC)) {
@@ -206,11 +213,7 @@ absl::Status CheckNdhwc3d(std::string_view solver, const Target& target, const P
 }
 
 absl::Status CheckNchwGemm(std::string_view solver, const Target& target, const Problem& p, const ConvPlan& plan) {
-  if (target.backend != backend::BackendKind::kCuda || target.SmVersion() != 90) {
-    return NotApplicable(solver, "wgmma and TMA kernels are built for CUDA sm_90a only");
-  }
-  if (absl::Status st = gpu::CheckCommon(solver, target, p, p.direction); !st.ok()) return st;
-  if (p.data_type != DataType::kFp16 && p.data_type != DataType::kBf16) return NotApplicable(solver, "FP16 and BF16 only");
+  if (absl::Status st = CheckSm90a16(solver, target, p); !st.ok()) return st;
   if (!gpu::IsDense(p.XDesc(), Layout::kNCHW) || !gpu::IsDense(p.YDesc(), Layout::kNCHW) ||
       !gpu::IsDense(p.WDesc(), p.fil_layout)) {
     return NotApplicable(solver, "requires dense NCHW x and y and a dense w");
@@ -266,29 +269,18 @@ int64_t ConvPlan::Rows() const {
 backend::TensorMapSpec XMap(const ConvPlan& p, const Phase& q, int pixels, int channels) {
   backend::TensorMapSpec m;
   m.mode = backend::TensorMapSpec::Mode::kIm2col;
-  if (p.spatial3) {  // (C, W, H, D, N) with the depth's box and stride
-    const uint64_t c = p.c, w = p.wx, h = p.hx, d = p.depth.d_in;
-    m.rank = 5;
-    m.element_bytes = 2;
-    m.dims = {c, w, h, d, static_cast<uint64_t>(p.n)};
-    m.strides_bytes = {c * 2, w * c * 2, h * w * c * 2, d * h * w * c * 2};
-    m.element_strides = {1, static_cast<uint32_t>(q.estride_w), static_cast<uint32_t>(q.estride_h),
-                         static_cast<uint32_t>(p.depth.stride), 1};
-    m.lower_corner = {static_cast<int>(q.lower_w), static_cast<int>(q.lower_h), static_cast<int>(p.depth.lower)};
-    m.upper_corner = {static_cast<int>(q.upper_w), static_cast<int>(q.upper_h), static_cast<int>(p.depth.upper)};
-    m.channels_per_pixel = static_cast<uint32_t>(channels);
-    m.pixels_per_column = static_cast<uint32_t>(pixels);
-    m.swizzle = gpu::RowSwizzle(channels);
-    return m;
-  }
-  m.rank = 4;
   m.element_bytes = 2;
-  const uint64_t c = p.c, w = p.wx, h = p.hx;
-  m.dims = {c, w, h, static_cast<uint64_t>(p.n), 0};
-  m.strides_bytes = {c * 2, w * c * 2, h * w * c * 2, 0};
-  m.element_strides = {1, static_cast<uint32_t>(q.estride_w), static_cast<uint32_t>(q.estride_h), 1, 1};
-  m.lower_corner = {static_cast<int>(q.lower_w), static_cast<int>(q.lower_h), 0};
-  m.upper_corner = {static_cast<int>(q.upper_w), static_cast<int>(q.upper_h), 0};
+  // (C, W, H, N), or (C, W, H, D, N) with the depth's box and stride for a 3-D plan.
+  const uint64_t c = p.c, w = p.wx, h = p.hx, d = p.spatial3 ? p.depth.d_in : 1;
+  m.rank = p.spatial3 ? 5 : 4;
+  m.dims = {c, w, h, p.spatial3 ? d : static_cast<uint64_t>(p.n), p.spatial3 ? static_cast<uint64_t>(p.n) : 0};
+  m.strides_bytes = {c * 2, w * c * 2, h * w * c * 2, p.spatial3 ? d * h * w * c * 2 : 0};
+  m.element_strides = {1, static_cast<uint32_t>(q.estride_w), static_cast<uint32_t>(q.estride_h),
+                       p.spatial3 ? static_cast<uint32_t>(p.depth.stride) : 1, 1};
+  m.lower_corner = {static_cast<int>(q.lower_w), static_cast<int>(q.lower_h),
+                    p.spatial3 ? static_cast<int>(p.depth.lower) : 0};
+  m.upper_corner = {static_cast<int>(q.upper_w), static_cast<int>(q.upper_h),
+                    p.spatial3 ? static_cast<int>(p.depth.upper) : 0};
   m.channels_per_pixel = static_cast<uint32_t>(channels);
   m.pixels_per_column = static_cast<uint32_t>(pixels);
   m.swizzle = gpu::RowSwizzle(channels);
