@@ -27,8 +27,8 @@
 #                          direction (CONFIGS each, default 64; SOLVERS=a,b overrides; fwd: also TunaSmallCTcFwd; mobilenet_dw* files: the
 #                          depthwise solver; x_halo*_wrw: TunaHopperTmaWrw against TunaHopperHaloWrw; x_nchw16_*: FP16 NCHW, TunaHopperTma{Fwd,Bwd,Wrw} (1x1 layers as per-image GEMMs) and the *Nchw channels-last adapters against the solvers
 #                          that read NCHW natively) + cuDNN best, torch, cross-check
-#   x_r3d18_n8_fp16_fwd[:SECS] 3-D ResNet-18 FP16 NDHWC forward (data/r3d18_n8_fp16_fwd.txt): the candidate
-#                          TunaHopperTmaFwd3d against TunaIgemmFwd + cuDNN best, cross-checked by this folder's
+#   x_r3d18_n8_fp16_{fwd,bwd}[:SECS] 3-D ResNet-18 FP16 NDHWC forward / backward data (data/r3d18_n8_fp16_*.txt): the candidates
+#                          TunaHopperTma{Fwd,Bwd}3d against TunaIgemm{Fwd,Bwd} + cuDNN best (TunaHopperTmaBwd3d: stride-1 rows), cross-checked by this folder's
 #                          cudnn_best_torch3d.py (the shared tool is 2-D only; the same method)
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
 #   fixsizes[:SECS]        FP16 NHWC forward file on TunaHopperTmaFwd (CONFIGS, 16) (VARIANT=-D..: a third build): each
@@ -85,6 +85,7 @@ for step in "$@"; do
         x_nchw*_bwd) sv=TunaHopperTmaBwd,TunaHopperTmaBwdNchw,TunaIgemmBwd ;;
         x_nchw*_wrw) sv=TunaHopperTmaWrw,TunaHopperTmaWrwNchw,TunaHopperHaloWrwNchw,TunaHopperWrwNchw,TunaIgemmWrw ;;
         x_r3d*_fwd) sv=TunaHopperTmaFwd3d,TunaIgemmFwd; extra="--candidates --no-legacy" ;;  # 3-D (NDHWC)
+        x_r3d*_bwd) sv=TunaHopperTmaBwd3d,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
         x_mobilenet_dw*_fwd) sv=TunaDepthwiseFwd ;;
         x_mobilenet_dw*_bwd) sv=TunaDepthwiseBwd ;;
         x_mobilenet_dw*_wrw) sv=TunaDepthwiseWrw ;;

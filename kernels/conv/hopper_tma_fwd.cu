@@ -74,7 +74,8 @@
 //          R / S, and the phase table's depth words (TunaPhases) give the filter's depth taps T,
 //          their dilation, the box origin and stride in depth and Ho's magic number; x through a
 //          5-D im2col map (dims C, W, H, D, N; offsets w, h, d), w (K, T, R, S, C/G) with its taps
-//          in that order. No SPLIT_K, LAST_K, FLIP_W, NCHW_1X1 or FIX_SIZES.)
+//          in that order; with FLIP_W (stride-1 backward data) all T x R x S taps rotated. No
+//          SPLIT_K, LAST_K, NCHW_1X1 or FIX_SIZES.)
 //          TRANS_A (0; 1 with NCHW_1X1: A is w read transposed, M-major: per 64-row slab of the tile
 //          a box of 64 rows x TB_K reduction rows in the 128-byte swizzle, read with imm-trans-a = 1;
 //          backward data's dx_n = w^T dy_n without a transposed copy of w.)
@@ -200,7 +201,7 @@ static_assert(TUNA_LAST_K == 0 || ((TUNA_LAST_K == 16 || TUNA_LAST_K == 32) && k
 static_assert(!NCHW_1X1 || (!PHASED && !FLIP_W && TUNA_LAST_K == 0 && kSplitK == 1),
               "NCHW_1X1: one phase, its own B, whole chunks, no split");
 static_assert(!TRANS_A || NCHW_1X1, "TRANS_A: the NCHW GEMMs' A only");
-static_assert(!SPATIAL3 || (!PHASED && kSplitK == 1 && TUNA_LAST_K == 0 && !FLIP_W && !NCHW_1X1 && !FIX_SIZES),
+static_assert(!SPATIAL3 || (!PHASED && kSplitK == 1 && TUNA_LAST_K == 0 && !NCHW_1X1 && !FIX_SIZES),
               "SPATIAL3: one phase, whole tiles, 64- or 32-channel chunks");
 
 
@@ -687,11 +688,16 @@ TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, con
 #if NCHW_1X1
 #elif FLIP_W
       (void)n_row;
+#if SPATIAL3
+      const int taps_all = R * S * ph.taps_d;  // w's T x R x S taps, rotated together
+#else
+      const int taps_all = R * S;
+#endif
       // w's own filter: rows cc * TB_K.. of group g at the rotated tap, one box per column slab.
       const int b_rows = TUNA_LAST_K && cc == tg.c_chunks - 1 ? TUNA_LAST_K : kTbK;
 #pragma unroll
       for (int j = 0; j < kBSlabs; ++j) {
-        tuna_tma_tile_4d(dst + kStageA + j * b_rows * kBSlabN * 2, map_b, t.n0 + j * kBSlabN, R * S - 1 - tap,
+        tuna_tma_tile_4d(dst + kStageA + j * b_rows * kBSlabN * 2, map_b, t.n0 + j * kBSlabN, taps_all - 1 - tap,
                          cc * kTbK, t.g, bar);
       }
 #else

@@ -1,6 +1,7 @@
-// TunaHopperTmaFwd3d (a candidate) on 3-D (NDHWC) forward convolutions: TunaHopperTmaFwd's kernel
-// built with SPATIAL3 (a 5-D im2col map, the filter's depth taps walked after its rows), and NCDHW
-// through a channels-last adapter over it.
+// TunaHopperTmaFwd3d and TunaHopperTmaBwd3d (candidates) on 3-D (NDHWC) convolutions:
+// TunaHopperTmaFwd's kernel built with SPATIAL3 (a 5-D im2col map, the filter's depth taps walked
+// after its rows; stride-1 backward data with all taps rotated), and NCDHW forward through a
+// channels-last adapter over it.
 // Planning without a compiler (applicability and its limits, the map and phase words it asks
 // for, what other directions and builds refuse), NVRTC builds for sm_90a of every valid tile shape
 // of a layer, and, tagged "gpu", 3-D shapes (3x3x3 with padding, strides, dilation, a 1x3x3 and a
@@ -41,6 +42,15 @@ Problem Ndhwc(int64_t n, int64_t c, int64_t k, Dhw in, Dhw fil, Dhw pad, Dhw str
 
 // 3-D forward shapes: a 3D ResNet's 3x3x3 layers, a strided one, dilation, a (2+1)D-style 1x3x3,
 // a 7x7x7 stride-2 stem with C = 8, groups, K = 24 and 200 (N tails), odd extents (M tails), C = 80.
+Problem Bwd(Problem p) {
+  p.direction = Direction::kBackwardData;
+  return p;
+}
+
+// The stride-1 shapes of Shapes3d() as backward data, and dx channels C = 24 and C = 12 (12: the
+// rotated copy of w, C/G % 8 != 0).
+std::vector<Problem> BwdShapes3d();
+
 std::vector<Problem> Shapes3d() {
   return {
       Ndhwc(2, 64, 64, {8, 14, 14}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}),
@@ -53,6 +63,47 @@ std::vector<Problem> Shapes3d() {
       Ndhwc(1, 80, 200, {4, 10, 10}, {3, 1, 3}, {1, 0, 1}, {1, 1, 1}, {1, 1, 1}),
       Ndhwc(2, 256, 64, {4, 8, 8}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {1, 1, 1}),
   };
+}
+
+std::vector<Problem> BwdShapes3d() {
+  std::vector<Problem> out;
+  for (const Problem& p : Shapes3d()) {
+    if (p.stride[0] == 1 && p.stride[1] == 1 && p.stride[2] == 1) out.push_back(Bwd(p));
+  }
+  out.push_back(Bwd(Ndhwc(2, 24, 64, {6, 9, 9}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1})));
+  out.push_back(Bwd(Ndhwc(2, 12, 64, {6, 9, 9}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1})));
+  return out;
+}
+
+TEST_CASE("hopper tma bwd 3-D: stride-1 backward data with every tap rotated", "[solver]") {
+  const Target sm90 = testing::ArchTarget("sm_90");
+  solver::HopperTmaBwd3dSolver bwd;
+  bool listed = false;
+  for (const auto& [id, cand] : solver::CandidateGpuSolvers()) listed |= id == 1041 && cand->Name() == "TunaHopperTmaBwd3d";
+  CHECK(listed);
+  for (const Problem& p : BwdShapes3d()) {
+    INFO(p.Canonical());
+    REQUIRE(bwd.IsApplicable(sm90, p).ok());
+    CHECK(bwd.IsValid(sm90, p, bwd.DefaultConfig(sm90, p)).ok());
+    const solver::hopper_tma::ConvPlan plan = solver::hopper_tma::BackwardDataPlan(p);
+    REQUIRE(plan.spatial3);
+    CHECK(plan.Rows() == p.n * p.in[0] * p.in[1] * p.in[2]);  // every dx pixel
+    CHECK(plan.flip_w == (p.c % 8 == 0));
+    absl::StatusOr<solver::Solution> sol = bwd.GetSolution(sm90, p, bwd.DefaultConfig(sm90, p));
+    REQUIRE(sol.ok());
+    CHECK(sol->launches.size() == (plan.flip_w ? 1u : 2u));  // the rotated copy first where not in place
+    if (!plan.flip_w) CHECK(sol->workspace_bytes == static_cast<uint64_t>(p.c * p.k * 27) * 2);
+  }
+  Problem strided = Bwd(Shapes3d()[1]);
+  CHECK_THAT(std::string(bwd.IsApplicable(sm90, strided).message()), Catch::Contains("stride 1 only"));
+  CHECK_THAT(std::string(solver::HopperTmaBwdSolver().IsApplicable(sm90, Bwd(Shapes3d()[0])).message()),
+             Catch::Contains("2D only"));
+  // The depth of the plan: dy's 8 frames padded by dil * (T - 1) - pad = 1 on each side.
+  const solver::hopper_tma::ConvPlan plan = solver::hopper_tma::BackwardDataPlan(Bwd(Shapes3d()[0]));
+  CHECK(plan.depth.taps == 3);
+  CHECK(plan.depth.lower == -1);
+  CHECK(plan.depth.upper == -1);
+  CHECK(plan.phases[0].n_i == 8 * 14);
 }
 
 TEST_CASE("hopper tma fwd 3-D: applicability, the 5-D map and the depth words", "[solver]") {
@@ -141,11 +192,16 @@ TEST_CASE("hopper tma fwd 3-D: every valid tile shape builds for sm_90a", "[solv
       if (shapes.insert(key.values).second) builds.Build(p, c);
     }
   }
-  std::printf("%zu distinct sm_90a builds of 3-D forward\n", builds.distinct());
+  solver::HopperTmaBwd3dSolver bwd;
+  testing::Sm90aBuilds bwd_builds(*be, bwd, target);
+  for (const Problem& p : BwdShapes3d()) bwd_builds.Build(p, bwd.DefaultConfig(target, p));
+  std::printf("%zu distinct sm_90a builds of 3-D forward, %zu of backward data\n", builds.distinct(),
+              bwd_builds.distinct());
   CHECK(builds.distinct() >= 12);
+  CHECK(bwd_builds.distinct() >= 2);
 }
 
-TEST_CASE("hopper tma fwd 3-D matches the CPU reference on an sm_90 device", "[gpu]") {
+TEST_CASE("hopper tma fwd and bwd 3-D match the CPU reference on an sm_90 device", "[gpu]") {
   std::optional<testing::CudaDeviceForTest> cuda = testing::OpenCudaDeviceOrSkip(90, 90);
   if (!cuda) return;
   const Target target = cuda->target;
@@ -170,9 +226,19 @@ TEST_CASE("hopper tma fwd 3-D matches the CPU reference on an sm_90 device", "[g
     ncdhw.push_back(p);
   }
   testing::CheckOnDevice(checker, adapter, target, ncdhw, rng, -1, tally, 1);
-  std::printf("%zu 3-D problems and %zu NCDHW: %d runs, %d failures\n", problems.size(), ncdhw.size(), tally.runs,
-              tally.failures);
-  CHECK(tally.runs >= 90);
+  // Backward data (stride 1), FP16 and BF16.
+  solver::HopperTmaBwd3dSolver bwd;
+  std::vector<Problem> bwd_problems;
+  for (const Problem& p : BwdShapes3d()) {
+    bwd_problems.push_back(p);
+    Problem bf = p;
+    bf.data_type = DataType::kBf16;
+    bwd_problems.push_back(bf);
+  }
+  testing::CheckOnDevice(checker, bwd, target, bwd_problems, rng, -1, tally, 3);
+  std::printf("%zu 3-D forward problems, %zu NCDHW and %zu backward data: %d runs, %d failures\n", problems.size(),
+              ncdhw.size(), bwd_problems.size(), tally.runs, tally.failures);
+  CHECK(tally.runs >= 150);
   CHECK(tally.failures == 0);
 }
 

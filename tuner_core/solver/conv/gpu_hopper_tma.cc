@@ -349,6 +349,12 @@ ConvPlan BackwardDataPlan(const Problem& p) {
       plan.phases.push_back(q);
     }
   }
+  if (p.spatial_dims == 3 && plan.phases.size() == 1) {  // stride 1: dx depth x height rows
+    const DimPhase d = BwdDim(0, p.stride[0], p.pad[0], p.fil[0], p.dilation[0], o[0], p.in[0]);
+    plan.spatial3 = true;
+    plan.depth = {o[0], p.in[0], d.taps, d.off_step, d.lower, 1, d.upper};
+    plan.phases[0].n_i *= p.in[0];
+  }
   // In place where the filter's columns (dx's channels per group) make 16-byte rows for the copy
   // engine: no rotated copy, no workspace, one launch.
   plan.flip_w = plan.k / plan.groups % 8 == 0;

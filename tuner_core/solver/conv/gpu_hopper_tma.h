@@ -254,12 +254,25 @@ class HopperTmaFwd3dSolver : public HopperTmaFwdSolver {
 // C * R * S * K/G halves (w'). Thread-safe and stateless.
 class HopperTmaBwdSolver : public hopper_tma::TmaSolver {
  public:
-  HopperTmaBwdSolver() : TmaSolver("TunaHopperTmaBwd", Direction::kBackwardData, hopper_tma::BackwardDataPlan) {}
+  HopperTmaBwdSolver() : HopperTmaBwdSolver("TunaHopperTmaBwd") {}
   absl::StatusOr<Solution> GetSolution(const Target& target, const Problem& problem,
                                        const PerfConfig& config) const override;
 
  protected:
-  absl::Status Admits(const Problem& problem) const override;
+  explicit HopperTmaBwdSolver(std::string_view name)
+      : TmaSolver(name, Direction::kBackwardData, hopper_tma::BackwardDataPlan) {}
+  absl::Status Admits(const Problem& problem) const override;  // 2D backward data
+};
+
+// TunaHopperTmaBwd3d (id 1041, a candidate like TunaHopperTmaFwd3d): stride-1 backward data of 3-D
+// NDHWC problems as TunaHopperTmaFwd3d's forward over dy with all T x R x S filter taps rotated (read
+// so in place where C/G % 8 == 0, else tuna_flip_filter's copy). Thread-safe and stateless.
+class HopperTmaBwd3dSolver : public HopperTmaBwdSolver {
+ public:
+  HopperTmaBwd3dSolver() : HopperTmaBwdSolver("TunaHopperTmaBwd3d") {}
+
+ protected:
+  absl::Status Admits(const Problem& problem) const override;  // 3-D, stride 1
 };
 
 }  // namespace tuna::solver

@@ -73,6 +73,7 @@ SolverList GpuTunableSolvers() {
 SolverList CandidateGpuSolvers() {
   SolverList list;
   list.emplace_back(1040, std::make_unique<HopperTmaFwd3dSolver>());  // 3-D forward: compile-tested only
+  list.emplace_back(1041, std::make_unique<HopperTmaBwd3dSolver>());  // 3-D backward data, stride 1: the same
   return list;
 }
 
