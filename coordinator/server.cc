@@ -192,11 +192,12 @@ void CoordinatorServer::Shutdown() {
   if (reloader_.joinable()) reloader_.join();
   if (!server_) return;
   health_->Shutdown();  // NOT_SERVING; open Watch calls are told and ended
-  // Blocked long-polls live in the Coordinator: wake them, or Shutdown would wait for them.
-  std::thread stopper([this] { server_->Shutdown(std::chrono::system_clock::now() +
-                                                 std::chrono::seconds(2)); });
+  // The Coordinator first: it answers its blocked long-polls, refuses what arrives from now on and
+  // commits the queued reports, answering each, however long the database takes. Only then does
+  // the server stop, its 2 s grace for the calls still returning: a deadline running during the
+  // drain cancelled report calls whose reports were then committed (12 of 100 in a loaded CI run).
   coordinator_->Shutdown();
-  stopper.join();
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   server_.reset();
 }
 

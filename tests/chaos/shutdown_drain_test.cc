@@ -1,7 +1,9 @@
 // A coordinator told to stop (what SIGTERM does in `tuna coordinator`: CoordinatorServer::Shutdown)
 // commits the reports it has queued before it stops: 100 workers' reports arrive over gRPC while
 // the reporter commits one per transaction, the server is shut down with most of them still
-// queued, and every one of them is answered OK and applied. Real MariaDB, real gRPC on loopback.
+// queued, and every one of them is answered OK and applied — also when the commits take longer
+// than the server's grace period (a second connection holds the job table locked for 3 s across
+// the shutdown). Real MariaDB, real gRPC on loopback.
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "coordinator/coordinator.h"
 #include "coordinator/server.h"
 #include "tests/distributed/seed.h"
+#include "schema/store/database.h"
 #include "tests/fixtures/mariadb_fixture.h"
 #include "worker/coordinator_client.h"
 
@@ -76,7 +79,27 @@ TEST_CASE_METHOD(testing::MariadbTest, "shutdown commits the queued reports befo
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   const int64_t applied_before = applied();
+  // A slow database: the reporter's commits wait 3 s on a table lock, longer than the server's
+  // 2 s grace for the calls in flight.
+  schema::DatabaseOptions lock_options;
+  lock_options.connection = connection();
+  lock_options.pool_size = 1;
+  auto locker_db = schema::Database::Open(lock_options);
+  REQUIRE(locker_db.ok());
+  std::atomic<bool> locked{false};
+  std::thread locker([&] {
+    absl::Status st = (*locker_db)->WithConnection([&](schema::Connection& c) -> absl::Status {
+      if (absl::Status s = c.ExecuteUnprepared("LOCK TABLES job WRITE"); !s.ok()) return s;
+      locked = true;
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+      return c.ExecuteUnprepared("UNLOCK TABLES");
+    });
+    locked = true;
+    CHECK(st.ok());
+  });
+  while (!locked) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   (*server)->Shutdown();
+  locker.join();
   for (auto& t : senders) t.join();
   int ok = 0;
   for (const auto& st : answers) ok += st.ok();
