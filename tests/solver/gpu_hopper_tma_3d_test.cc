@@ -201,6 +201,17 @@ TEST_CASE("hopper tma fwd 3-D: every valid tile shape builds for sm_90a", "[solv
   CHECK(bwd_builds.distinct() >= 2);
 }
 
+// Each of `ps` as it is (FP16) and in BF16.
+std::vector<Problem> WithBf16(const std::vector<Problem>& ps) {
+  std::vector<Problem> out;
+  for (const Problem& p : ps) {
+    out.push_back(p);
+    out.push_back(p);
+    out.back().data_type = DataType::kBf16;
+  }
+  return out;
+}
+
 TEST_CASE("hopper tma fwd and bwd 3-D match the CPU reference on an sm_90 device", "[gpu]") {
   std::optional<testing::CudaDeviceForTest> cuda = testing::OpenCudaDeviceOrSkip(90, 90);
   if (!cuda) return;
@@ -209,13 +220,7 @@ TEST_CASE("hopper tma fwd and bwd 3-D match the CPU reference on an sm_90 device
   testing::ConvChecker checker(*cuda->backend, *cuda->device, target);
   testing::DeviceTally tally;
   std::mt19937_64 rng(3013);
-  std::vector<Problem> problems;
-  for (const Problem& p : Shapes3d()) {
-    problems.push_back(p);
-    Problem bf = p;
-    bf.data_type = DataType::kBf16;
-    problems.push_back(bf);
-  }
+  const std::vector<Problem> problems = WithBf16(Shapes3d());
   testing::CheckOnDevice(checker, fwd, target, problems, rng, -1, tally, 4);
   // NCDHW through the channels-last adapter.
   const solver::ChannelsLastAdapter adapter("TunaHopperTmaFwd3dNchw", std::make_unique<solver::HopperTmaFwd3dSolver>());
@@ -228,13 +233,7 @@ TEST_CASE("hopper tma fwd and bwd 3-D match the CPU reference on an sm_90 device
   testing::CheckOnDevice(checker, adapter, target, ncdhw, rng, -1, tally, 1);
   // Backward data (stride 1), FP16 and BF16.
   solver::HopperTmaBwd3dSolver bwd;
-  std::vector<Problem> bwd_problems;
-  for (const Problem& p : BwdShapes3d()) {
-    bwd_problems.push_back(p);
-    Problem bf = p;
-    bf.data_type = DataType::kBf16;
-    bwd_problems.push_back(bf);
-  }
+  const std::vector<Problem> bwd_problems = WithBf16(BwdShapes3d());
   testing::CheckOnDevice(checker, bwd, target, bwd_problems, rng, -1, tally, 3);
   std::printf("%zu 3-D forward problems, %zu NCDHW and %zu backward data: %d runs, %d failures\n", problems.size(),
               ncdhw.size(), bwd_problems.size(), tally.runs, tally.failures);
