@@ -665,19 +665,15 @@ TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, con
 #endif
       tuna_mbar_expect_tx(bar, bytes);
 #if NCHW_1X1
-      (void)c_base, (void)n_row, (void)R, (void)img, (void)h0, (void)w0;
+      (void)c_base, (void)img, (void)h0, (void)w0;
       // A: rows m0.. of w (K x C), TB_K channels (TRANS_A: w's columns m0.. of TB_K rows, one
-      // 64-column box per slab); B: pixels n0.. of image g's C x P matrix.
+      // 64-column box per slab).
 #if TRANS_A
 #pragma unroll
       for (int j = 0; j < kTbM / 64; ++j) tuna_tma_tile_2d(dst + j * 64 * kRowBytes, map_a, t.m0 + j * 64, cc * kTbK, bar);
 #else
       tuna_tma_tile_2d(dst, map_a, cc * kTbK, t.m0, bar);
 #endif
-#pragma unroll
-      for (int j = 0; j < kBSlabs; ++j) {
-        tuna_tma_tile_3d(dst + kStageA + j * kTbK * kBSlabN * 2, map_b, t.n0 + j * kBSlabN, cc * kTbK, t.g, bar);
-      }
 #elif SPATIAL3
       tuna_tma_im2col_5d(dst, map_a, c_base + cc * kTbK, w0, h0, d0, img, static_cast<unsigned short>(off_w),
                          static_cast<unsigned short>(off_h), static_cast<unsigned short>(off_d), bar);
@@ -686,6 +682,12 @@ TUNA_DEVICE void tuna_ws_produce(const TunaWsSmem& sm, const TunaPhases& ph, con
                          static_cast<unsigned short>(off_h), bar);
 #endif
 #if NCHW_1X1
+      (void)n_row, (void)R;
+      // B: pixels n0.. of image g's C x P matrix, one box per column slab.
+#pragma unroll
+      for (int j = 0; j < kBSlabs; ++j) {
+        tuna_tma_tile_3d(dst + kStageA + j * kTbK * kBSlabN * 2, map_b, t.n0 + j * kBSlabN, cc * kTbK, t.g, bar);
+      }
 #elif FLIP_W
       (void)n_row;
 #if SPATIAL3
