@@ -24,12 +24,17 @@ backend::TensorMapSpec::Swizzle RowSwizzle(int channels) {
   return channels == 16 ? Swizzle::k32B : channels == 32 ? Swizzle::k64B : Swizzle::k128B;
 }
 
-absl::Status CheckSm90aNhwc16(std::string_view solver, const Target& target, const Problem& p, Direction direction) {
+absl::Status CheckSm90a16(std::string_view solver, const Target& target, const Problem& p, Direction direction) {
   if (target.backend != backend::BackendKind::kCuda || target.SmVersion() != 90) {
     return NotApplicable(solver, "wgmma and TMA kernels are built for CUDA sm_90a only");
   }
   if (absl::Status st = CheckCommon(solver, target, p, direction); !st.ok()) return st;
   if (p.data_type != DataType::kFp16 && p.data_type != DataType::kBf16) return NotApplicable(solver, "FP16 and BF16 only");
+  return absl::OkStatus();
+}
+
+absl::Status CheckSm90aNhwc16(std::string_view solver, const Target& target, const Problem& p, Direction direction) {
+  if (absl::Status st = CheckSm90a16(solver, target, p, direction); !st.ok()) return st;
   if (p.spatial_dims != 2) return NotApplicable(solver, "2D only");
   if (p.in_layout != Layout::kNHWC || p.fil_layout != Layout::kNHWC || p.out_layout != Layout::kNHWC ||
       !IsDense(p.XDesc(), Layout::kNHWC) || !IsDense(p.WDesc(), Layout::kNHWC) || !IsDense(p.YDesc(), Layout::kNHWC)) {

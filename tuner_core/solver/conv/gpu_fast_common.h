@@ -56,8 +56,12 @@ bool IsDense(const TensorDesc& desc, Layout layout);
 // swizzle span: 16 -> 32 bytes, 32 -> 64, 64 -> 128.
 backend::TensorMapSpec::Swizzle RowSwizzle(int channels);
 
-// OK for what the TMA + wgmma kernels (sm_90a) take: a CUDA sm_90 target, a 2D FP16/BF16
-// convolution of `direction` with dense NHWC x, w and y; else NotApplicable naming `solver`.
+// OK for a CUDA sm_90 target (the sm_90a builds) and an FP16/BF16 convolution of `direction` that
+// passes CheckCommon; else NotApplicable naming `solver`. The layouts are the caller's.
+absl::Status CheckSm90a16(std::string_view solver, const Target& target, const Problem& problem, Direction direction);
+
+// OK for what the TMA + wgmma kernels (sm_90a) take: CheckSm90a16, and a 2D convolution with
+// dense NHWC x, w and y; else NotApplicable naming `solver`.
 absl::Status CheckSm90aNhwc16(std::string_view solver, const Target& target, const Problem& problem,
                               Direction direction);
 

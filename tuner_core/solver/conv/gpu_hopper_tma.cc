@@ -165,36 +165,11 @@ ConvPlan NchwGemmPlan(const Problem& p, int64_t red, int64_t rows, bool trans_a)
   return plan;
 }
 
-// The images' (C/G x P) matrices of an nchw plan's x: dims (P, C/G, images), boxes of `slab`
-// pixels (the kernel's kBSlabN) x `channels` x 1 image, in the swizzle of the slab's width.
-backend::TensorMapSpec NchwXMap(const ConvPlan& p, int slab, int channels) {
-  backend::TensorMapSpec m;
-  m.rank = 3;
-  m.element_bytes = 2;
-  const uint64_t pixels = static_cast<uint64_t>(p.k / p.groups), cg = static_cast<uint64_t>(p.c / p.groups);
-  m.dims = {pixels, cg, static_cast<uint64_t>(p.groups), 0, 0};
-  m.strides_bytes = {pixels * 2, cg * pixels * 2, 0, 0};
-  m.box = {static_cast<uint32_t>(slab), static_cast<uint32_t>(channels), 1, 0, 0};
-  m.swizzle = gpu::RowSwizzle(slab);
-  return m;
-}
-
-// The target (CUDA sm_90a), the problem's shape rules and its FP16/BF16 type: what the NCHW-GEMM and
-// 3-D plans check before their layouts (2D NHWC plans: gpu::CheckSm90aNhwc16).
-absl::Status CheckSm90a16(std::string_view solver, const Target& target, const Problem& p) {
-  if (target.backend != backend::BackendKind::kCuda || target.SmVersion() != 90) {
-    return NotApplicable(solver, "wgmma and TMA kernels are built for CUDA sm_90a only");
-  }
-  if (absl::Status st = gpu::CheckCommon(solver, target, p, p.direction); !st.ok()) return st;
-  if (p.data_type != DataType::kFp16 && p.data_type != DataType::kBf16) return NotApplicable(solver, "FP16 and BF16 only");
-  return absl::OkStatus();
-}
-
 // A 3-D problem for the kernel's SPATIAL3: the target, FP16/BF16, dense NDHWC tensors, the depth's
 // stride, box and filter offsets within the copy engine's limits (the height and width are
 // CheckApplicable's).
 absl::Status CheckNdhwc3d(std::string_view solver, const Target& target, const Problem& p, const ConvPlan& plan) {
-  if (absl::Status st = CheckSm90a16(solver, target, p); !st.ok()) return st;
+  if (absl::Status st = gpu::CheckSm90a16(solver, target, p, p.direction); !st.ok()) return st;
   if (p.in_layout != Layout::kNDHWC || p.fil_layout != Layout::kNDHWC || p.out_layout != Layout::kNDHWC ||
       !gpu::IsDense(p.XDesc(), Layout::kNHWC) || !gpu::IsDense(p.WDesc(), Layout::kNHWC) ||
       !gpu::IsDense(p.YDesc(), Layout::kNHWC)) {
@@ -213,7 +188,7 @@ absl::Status CheckNdhwc3d(std::string_view solver, const Target& target, const P
 }
 
 absl::Status CheckNchwGemm(std::string_view solver, const Target& target, const Problem& p, const ConvPlan& plan) {
-  if (absl::Status st = CheckSm90a16(solver, target, p); !st.ok()) return st;
+  if (absl::Status st = gpu::CheckSm90a16(solver, target, p, p.direction); !st.ok()) return st;
   if (!gpu::IsDense(p.XDesc(), Layout::kNCHW) || !gpu::IsDense(p.YDesc(), Layout::kNCHW) ||
       !gpu::IsDense(p.WDesc(), p.fil_layout)) {
     return NotApplicable(solver, "requires dense NCHW x and y and a dense w");
@@ -291,6 +266,17 @@ bool XTiled(const ConvPlan& p) {
   if (p.nchw || p.spatial3 || !Unphased(p) || p.r != 1 || p.s != 1 || p.hx != p.hy || p.wx != p.wy) return false;
   const Phase& q = p.phases[0];
   return q.lower_h == 0 && q.lower_w == 0 && q.estride_h == 1 && q.estride_w == 1;
+}
+
+backend::TensorMapSpec NchwMap(int64_t images, int64_t rows, int64_t pixels, int box_pixels, int box_rows) {
+  backend::TensorMapSpec m;
+  m.rank = 3;
+  m.element_bytes = 2;
+  m.dims = {static_cast<uint64_t>(pixels), static_cast<uint64_t>(rows), static_cast<uint64_t>(images), 0, 0};
+  m.strides_bytes = {static_cast<uint64_t>(pixels) * 2, static_cast<uint64_t>(rows * pixels) * 2, 0, 0};
+  m.box = {static_cast<uint32_t>(box_pixels), static_cast<uint32_t>(box_rows), 1, 0, 0};
+  m.swizzle = gpu::RowSwizzle(box_pixels);
+  return m;
 }
 
 backend::TensorMapSpec MatrixMap(int64_t channels, int64_t pixels, int box_pixels, int box_channels) {
@@ -577,7 +563,8 @@ Launch ConvLaunch(const Target& target, const ConvPlan& plan, const PerfConfig& 
     const int64_t red = plan.c / plan.groups;  // trans_a: the rows inner, 64-row boxes
     l.args.push_back(KernelArg::TensorMap(
         w, plan.trans_a ? MatrixMap(plan.wy, red, t.tb_k, 64) : MatrixMap(red, plan.wy, t.tb_m, t.tb_k), w_offset));
-    l.args.push_back(KernelArg::TensorMap(x, NchwXMap(plan, t.tb_n % 64 == 0 ? 64 : 32, t.tb_k)));
+    l.args.push_back(KernelArg::TensorMap(
+        x, NchwMap(plan.groups, red, plan.k / plan.groups, t.tb_n % 64 == 0 ? 64 : 32, t.tb_k)));  // kBSlabN
   } else {
     // One im2col map per phase; phases without taps (and the unused slots) repeat a real one.
     const Phase* any = &plan.phases[0];

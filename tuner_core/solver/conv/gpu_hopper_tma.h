@@ -112,6 +112,11 @@ bool XTiled(const ConvPlan& p);
 // matrix: a tiled map with boxes of `box_channels` x `box_pixels`, in the swizzle of that row width.
 backend::TensorMapSpec MatrixMap(int64_t channels, int64_t pixels, int box_pixels, int box_channels);
 
+// A dense NCHW tensor of `images` images of `rows` channels x `pixels` pixels as its (pixels, rows,
+// images) view: a tiled map with boxes of `box_pixels` x `box_rows` x 1 image, in the swizzle of
+// the box's pixel row (the NCHW GEMMs' B, TunaHopperTmaWrw's NCHW dy and x).
+backend::TensorMapSpec NchwMap(int64_t images, int64_t rows, int64_t pixels, int box_pixels, int box_rows);
+
 // The target and the original problem `p` (of any direction: type, layout, density), then the
 // plan (C/G % 64, phases, the copy engine's bounding boxes, sizes).
 absl::Status CheckApplicable(std::string_view solver, const Target& target, const Problem& p, const ConvPlan& plan);

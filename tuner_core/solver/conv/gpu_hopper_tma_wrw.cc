@@ -73,19 +73,6 @@ backend::TensorMapSpec DyMap(const Problem& p) {
 bool ThreeD(const Problem& p, int cluster, bool x_tiled) {
   return cluster == 1 && !hopper_tma::NchwGemm(p) && (p.k / p.groups) % 64 == 0 && (!x_tiled || (p.c / p.groups) % 64 == 0);
 }
-// NCHW: a (N, rows, P) tensor as (P, rows, N), boxes of 64 pixels x 64 rows x 1 image, 128-byte
-// swizzle: one K-major slab.
-backend::TensorMapSpec NchwMap(int64_t images, int64_t rows, int64_t pixels) {
-  backend::TensorMapSpec m;
-  m.rank = 3;
-  m.element_bytes = 2;
-  m.dims = {static_cast<uint64_t>(pixels), static_cast<uint64_t>(rows), static_cast<uint64_t>(images), 0, 0};
-  m.strides_bytes = {static_cast<uint64_t>(pixels) * 2, static_cast<uint64_t>(rows * pixels) * 2, 0, 0};
-  m.box = {kPixelsPerStage, kChunk, 1, 0, 0};
-  m.swizzle = gpu::RowSwizzle(kPixelsPerStage);
-  return m;
-}
-
 // A (rows, P) map as (64, P, rows / 64), boxes of `slabs` 64 x 64 slabs.
 backend::TensorMapSpec ThreeDMap(backend::TensorMapSpec m, int slabs) {
   const uint64_t rows = m.dims[0];
@@ -239,11 +226,16 @@ absl::StatusOr<Solution> HopperTmaWrwSolver::GetSolution(const Target& target, c
                                           : cluster * std::min<int64_t>(units, std::max(1, target.num_cu / cluster)));
   l.block.x = static_cast<uint32_t>(128 * (t.wg_m + 1));
   l.shared_bytes = SharedBytes(t.tb_m, t.tb_n, t.stages);
-  backend::TensorMapSpec xmap = x_tiled ? hopper_tma::MatrixMap(p.c, p.n * p.in[1] * p.in[2], kPixelsPerStage, kChunk)
-                                        : hopper_tma::XMap(plan, q, kPixelsPerStage);
-  if (three_d && x_tiled) xmap = ThreeDMap(xmap, t.tb_n / 64);
-  backend::TensorMapSpec dymap = three_d ? ThreeDMap(DyMap(p), t.tb_m / 64) : DyMap(p);
-  if (plan.nchw) xmap = NchwMap(p.n, p.c, p.in[1] * p.in[2]), dymap = NchwMap(p.n, p.k, p.in[1] * p.in[2]);
+  backend::TensorMapSpec xmap, dymap;
+  if (plan.nchw) {  // (P, channels, N) views: K-major 64 x 64 slabs
+    xmap = hopper_tma::NchwMap(p.n, p.c, p.in[1] * p.in[2], kPixelsPerStage, kChunk);
+    dymap = hopper_tma::NchwMap(p.n, p.k, p.in[1] * p.in[2], kPixelsPerStage, kChunk);
+  } else {
+    xmap = x_tiled ? hopper_tma::MatrixMap(p.c, p.n * p.in[1] * p.in[2], kPixelsPerStage, kChunk)
+                   : hopper_tma::XMap(plan, q, kPixelsPerStage);
+    if (three_d && x_tiled) xmap = ThreeDMap(xmap, t.tb_n / 64);
+    dymap = three_d ? ThreeDMap(DyMap(p), t.tb_m / 64) : DyMap(p);
+  }
   l.args = {KernelArg::TensorMap(BufferRole::kX, xmap), KernelArg::TensorMap(BufferRole::kY, dymap),
             KernelArg::Buffer(partials ? BufferRole::kWorkspace : BufferRole::kW), KernelArg::I64(0)};
   const Dhw o = p.Out();
