@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <random>
-#include <set>
 
 #include "catch2/catch.hpp"
 #include "tests/solver/cpu_solver_harness.h"
@@ -184,13 +183,7 @@ TEST_CASE("hopper tma fwd 3-D: every valid tile shape builds for sm_90a", "[solv
   for (const Problem& p : {Ndhwc(8, 64, 128, {8, 28, 28}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}),
                            Ndhwc(8, 80, 200, {8, 28, 28}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1,
                                  DataType::kBf16)}) {
-    const int stages = fwd.Space(target, p).IndexOf("STAGES");
-    std::set<std::vector<int64_t>> shapes;
-    for (const PerfConfig& c : AllValid(fwd, target, p)) {
-      PerfConfig key = c;
-      key.values[stages] = 0;
-      if (shapes.insert(key.values).second) builds.Build(p, c);
-    }
+    for (const PerfConfig& c : testing::OnePerTileShape(fwd, target, p)) builds.Build(p, c);
   }
   solver::HopperTmaBwd3dSolver bwd;
   testing::Sm90aBuilds bwd_builds(*be, bwd, target);

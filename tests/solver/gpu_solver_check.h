@@ -52,6 +52,21 @@ inline std::vector<solver::PerfConfig> AllValid(const solver::Solver& s, const s
   return out;
 }
 
+// One valid config of `p` per tile shape: the first of each set of valid configs that differ only in
+// their STAGES (the ring depth changes no code path), for compile tests.
+inline std::vector<solver::PerfConfig> OnePerTileShape(const solver::Solver& s, const solver::Target& t,
+                                                       const Problem& p) {
+  const int stages = s.Space(t, p).IndexOf("STAGES");
+  std::set<std::vector<int64_t>> shapes;
+  std::vector<solver::PerfConfig> out;
+  for (const solver::PerfConfig& c : AllValid(s, t, p)) {
+    std::vector<int64_t> shape = c.values;
+    shape[stages] = 0;
+    if (shapes.insert(shape).second) out.push_back(c);
+  }
+  return out;
+}
+
 // The valid configs of `p` whose value on axis index `axis` is `value`: the first `most` of them,
 // the last of those replaced by the last such config when there are more (most > 1: the first and
 // the last); empty when none is valid.
