@@ -28,6 +28,8 @@
 #                          depthwise solver; x_halo*_wrw: TunaHopperTmaWrw against TunaHopperHaloWrw; x_nchw16_*: FP16 NCHW, TunaHopperTma{Fwd,Bwd,Wrw} (1x1 layers as per-image GEMMs) and the *Nchw channels-last adapters against the solvers
 #                          that read NCHW natively) + cuDNN best, torch, cross-check
 #   x_r3d18_n8_fp16_{fwd,bwd}[:SECS] 3-D ResNet-18 FP16 NDHWC forward / backward data (data/r3d18_n8_fp16_*.txt): the candidates
+#   x_r2plus1d18_n8_fp16_{fwd,bwd,wrw}[:SECS] R(2+1)D-18 FP16 NDHWC (data/r2plus1d18_n8_fp16_*.txt): its (2+1)D layers on the
+#                          2-D solvers (flattened), the projections on the 3-D candidates and TunaIgemm
 #                          TunaHopperTma{Fwd,Bwd}3d against TunaIgemm{Fwd,Bwd} + cuDNN best (TunaHopperTmaBwd3d: stride-1 rows), cross-checked by this folder's
 #                          cudnn_best_torch3d.py (the shared tool is 2-D only; the same method)
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
@@ -86,6 +88,10 @@ for step in "$@"; do
         x_nchw*_wrw) sv=TunaHopperTmaWrw,TunaHopperTmaWrwNchw,TunaHopperHaloWrwNchw,TunaHopperWrwNchw,TunaIgemmWrw ;;
         x_r3d*_fwd) sv=TunaHopperTmaFwd3d,TunaIgemmFwd; extra="--candidates --no-legacy" ;;  # 3-D (NDHWC)
         x_r3d*_bwd) sv=TunaHopperTmaBwd3d,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
+        # R(2+1)D: 1x3x3 / 3x1x1 layers flattened to 2-D problems (problem/flatten.h), the 1x1x1 stride-2 projections 3-D
+        x_r2plus1d*_fwd) sv=TunaHopperTmaFwd,TunaHopperHaloFwd,TunaHopperFwd,TunaFastTcFwd,TunaSmallCTcFwd,TunaSmallCFwd,TunaHopperTmaFwd3d,TunaIgemmFwd; extra="--candidates --no-legacy" ;;
+        x_r2plus1d*_bwd) sv=TunaHopperTmaBwd,TunaHopperTmaBwd3d,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
+        x_r2plus1d*_wrw) sv=TunaHopperTmaWrw,TunaHopperHaloWrw,TunaHopperWrw,TunaIgemmWrw; extra="--no-legacy" ;;
         x_mobilenet_dw*_fwd) sv=TunaDepthwiseFwd ;;
         x_mobilenet_dw*_bwd) sv=TunaDepthwiseBwd ;;
         x_mobilenet_dw*_wrw) sv=TunaDepthwiseWrw ;;

@@ -49,6 +49,7 @@
 #include "tuner_core/reference/reference_conv.h"
 #include "tuner_core/reference/verify.h"
 #include "tuner_core/search/measure/device_compare.h"
+#include "tuner_core/solver/conv/flattening_solver.h"
 #include "tuner_core/solver/conv/solver_sets.h"
 #include "tuner_core/solver/invoker.h"
 #include "tuner_core/solver/registry.h"
@@ -150,7 +151,7 @@ class Bench {
       : opt_(o), be_(be), dev_(dev), timer_(timer), guard_(guard),
         target_(solver::TargetForDevice(backend::BackendKind::kCuda, dev.Info())) {
     if (opt_.candidates) {
-      for (auto& entry : solver::CandidateGpuSolvers()) tunable_.push_back(std::move(entry));
+      for (auto& entry : solver::Flattening(solver::CandidateGpuSolvers())) tunable_.push_back(std::move(entry));
     }
   }
 
@@ -698,8 +699,9 @@ class Bench {
   HangGuard& guard_;
   Target target_;
   DeviceBuffer cudnn_ws_;
-  solver::SolverList naive_ = solver::NaiveSolvers();
-  solver::SolverList tunable_ = solver::GpuTunableSolvers();
+  // As the builtin registry has them: 3-D problems with identity dimensions planned as 2-D ones.
+  solver::SolverList naive_ = solver::Flattening(solver::NaiveSolvers());
+  solver::SolverList tunable_ = solver::Flattening(solver::GpuTunableSolvers());
   std::map<std::string, std::vector<backend::CodeObject>> code_;
   std::map<std::string, std::string> compile_errors_;
   search::CompareKernelCache compare_kernels_;

@@ -61,7 +61,10 @@
 //          P = Ho*Wo; a pixel tile is 64 pixels of one image (the last one of an image partial:
 //          zeros), and both operands arrive K-major — per slab 64 channel rows of 64 pixels (128
 //          bytes) in the 128-byte swizzle, read with imm-trans 0 — through tiled maps of dy and x
-//          as (P, channels, N); not with X_TILED, TMA_3D, HALO or CLUSTER_N 2).
+//          as (P, channels, N); not with X_TILED, TMA_3D, HALO or CLUSTER_N 2), SPATIAL3 (0, 1: a 3-D
+//          problem of NDHWC tensors: P = N*Do*Ho*Wo, x through a 5-D im2col map (dims C, W, H, D, N;
+//          box offsets w, h, d), the filter's taps (T, R, S) in that order, dw (K, T, R, S, C/G); not
+//          with X_TILED, HALO or NCHW_1X1).
 // Arguments (NCHW_1X1: tmap_x and tmap_dy tiled maps of (Ho*Wo, C or K, N), box 64 x 64 x 1, 128-byte
 // swizzle): tmap_x (im2col of x: dims C, W, H, N; bounding box and element strides of the
 //          forward convolution; 64 channels x 64 pixels; 128-byte swizzle; with X_TILED a tiled map
@@ -97,6 +100,9 @@
 #endif
 #ifndef NCHW_1X1
 #define NCHW_1X1 0
+#endif
+#ifndef SPATIAL3
+#define SPATIAL3 0
 #endif
 #ifndef HALO
 #define HALO 0  // 1: TunaHopperHaloWrw (stride 1): pixel tiles of TILE_H x TILE_W, x's halo copied once per stage
@@ -148,9 +154,10 @@ constexpr int kAcc = kTbN / 2;  // FP32 accumulators per thread of one m64 wgmma
 constexpr int kCluster = CLUSTER_N;
 constexpr int kASlabsOwn = kASlabs / kCluster;  // dy slabs this block loads (and multicasts); TMA_3D: all, in one copy
 #if WG_M == 2
-// Register split (setmaxnreg): 384 threads x 168 at entry = 128 x 40 + 256 x 232.
-constexpr int kProducerRegs = 40;
-constexpr int kConsumerRegs = 232;
+// Register split (setmaxnreg): 384 threads x 168 at entry = 128 x 40 + 256 x 232 (SPATIAL3: the
+// producer's 5-D walk spills at 40; 128 x 56 + 256 x 224 leaves 1,024 unused).
+constexpr int kProducerRegs = SPATIAL3 ? 56 : 40;
+constexpr int kConsumerRegs = SPATIAL3 ? 224 : 232;
 #endif
 static_assert(kWgRows % 64 == 0, "each consumer warpgroup owns whole m64 slabs");
 static_assert(kTbN == 64 || kTbN == 128 || kTbN == 256 || (HALO && kTbN % 64 == 0 && kTbN <= 256), "wgmma N");
@@ -160,11 +167,13 @@ static_assert(kCluster == 1 || (kCluster == 2 && kASlabs % 2 == 0), "a cluster p
 static_assert(!STREAM_K || kCluster == 1, "stream-K deals whole iteration ranges to single blocks");
 static_assert(!TMA_3D || kCluster == 1, "one 3-D copy of the whole dy tile per block: no multicast halves");
 static_assert(!NCHW_1X1 || (!X_TILED && !TMA_3D && !HALO && kCluster == 1), "NCHW_1X1: its own copies, one block a unit");
+static_assert(!SPATIAL3 || (!X_TILED && !HALO && !NCHW_1X1), "SPATIAL3: x through the 5-D im2col map");
 
 // The problem as the kernel walks it.
 struct TunaWrwGeom {
-  int pixels, hw, Wo;                  // P = N*Ho*Wo, Ho*Wo, Wo
+  int pixels, hw, Wo;                  // P = N*Ho*Wo, Ho*Wo, Wo (SPATIAL3: N*Do*Ho*Wo, Do*Ho*Wo, Wo)
   int lower_h, lower_w, stride_h, stride_w, dil_h, dil_w, S;
+  int Ho, lower_d, stride_d, dil_d, RS;  // SPATIAL3: the depth's box origin, stride and dilation; R*S
   int Cg, Kpg, K, taps, chunks, groups, splits;
   int p_tiles;                         // pixel tiles: ceil(P / 64); HALO: N x tiles_h x tiles_w
   int tiles_w, tiles_hw;               // HALO: pixel tiles per image row and per image; NCHW_1X1: tiles_hw only
@@ -321,7 +330,14 @@ TUNA_DEVICE void tuna_wrw_produce(unsigned ring, unsigned full, unsigned empty, 
       }
 #else
       const int img = p0 / q.hw;
+#if SPATIAL3
+      const int rem_d = p0 - img * q.hw;
+      const int od = rem_d / (q.Ho * q.Wo);
+      const int rem = rem_d - od * q.Ho * q.Wo;
+      const int d0 = q.lower_d + q.stride_d * od;
+#else
       const int rem = p0 - img * q.hw;
+#endif
       const int oh = rem / q.Wo;
       const int h0 = q.lower_h + q.stride_h * oh;
       const int w0 = q.lower_w + q.stride_w * (rem - oh * q.Wo);
@@ -329,10 +345,19 @@ TUNA_DEVICE void tuna_wrw_produce(unsigned ring, unsigned full, unsigned empty, 
         const int slab = t.slab0 + j;
         const int tap = slab / q.chunks;
         const int chunk = slab - tap * q.chunks;
+#if SPATIAL3
+        const int td = tap / q.RS;  // taps in (T, R, S) order
+        const int rs = tap - td * q.RS;
+        const int r = rs / q.S;
+        tuna_tma_im2col_5d(dst + kStageA + j * kSlabBytes, tmap_x, t.g * q.Cg + chunk * 64, w0, h0, d0, img,
+                           static_cast<unsigned short>((rs - r * q.S) * q.dil_w),
+                           static_cast<unsigned short>(r * q.dil_h), static_cast<unsigned short>(td * q.dil_d), bar);
+#else
         const int r = tap / q.S;
         tuna_tma_im2col_4d(dst + kStageA + j * kSlabBytes, tmap_x, t.g * q.Cg + chunk * 64, w0, h0, img,
                            static_cast<unsigned short>((tap - r * q.S) * q.dil_w),
                            static_cast<unsigned short>(r * q.dil_h), bar);
+#endif
       }
 #endif
 #endif  // HALO
@@ -524,11 +549,17 @@ TUNA_DEVICE void tuna_wrw_consume(unsigned ring, unsigned full, unsigned empty, 
 }
 
 // Sizes: n_img, Ho, Wo (dy's), the forward im2col box origin (lower_h, lower_w = -pad), strides,
-// dilations, R, S, C/G, K, groups, chunks = ceil(C/G / 64), splits; partials: 1 writes FP32 slices.
+// dilations, R, S, C/G, K, groups, chunks = ceil(C/G / 64), splits; partials: 1 writes FP32 slices;
+// with SPATIAL3 then Do, the depth's origin (lower_d = -pad_d), stride, dilation and taps T.
 #if STREAM_K
 #define TUNA_WRW_SK_ARGS , float* TUNA_RESTRICT sk_ws, long long sk_off
 #else
 #define TUNA_WRW_SK_ARGS
+#endif
+#if SPATIAL3
+#define TUNA_WRW_3D_ARGS , int Do, int lower_d, int stride_d, int dil_d, int T
+#else
+#define TUNA_WRW_3D_ARGS
 #endif
 #if CLUSTER_N > 1
 #define TUNA_WRW_CLUSTER __cluster_dims__(CLUSTER_N, 1, 1)
@@ -539,7 +570,7 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1) TUNA_WRW_CLUSTER
     tuna_hopper_tma_wrw(const __grid_constant__ TunaTensorMap tmap_x, const __grid_constant__ TunaTensorMap tmap_dy,
                         void* TUNA_RESTRICT out, long long out_off, int n_img, int Ho, int Wo, int lower_h,
                         int lower_w, int stride_h, int stride_w, int dil_h, int dil_w, int R, int S, int Cg, int K,
-                        int groups, int chunks, int splits, int partials TUNA_WRW_SK_ARGS) {
+                        int groups, int chunks, int splits, int partials TUNA_WRW_SK_ARGS TUNA_WRW_3D_ARGS) {
   TUNA_DYNAMIC_SHARED(unsigned char, smem_raw);
   const unsigned raw_addr = tuna_smem_u32(smem_raw);
   const unsigned ring = raw_addr + ((1024 - (raw_addr & 1023)) & 1023);  // the swizzle repeats every 1024 B
@@ -550,6 +581,13 @@ TUNA_GLOBAL void __launch_bounds__(kThreads, 1) TUNA_WRW_CLUSTER
   q.lower_h = lower_h, q.lower_w = lower_w, q.stride_h = stride_h, q.stride_w = stride_w;
   q.dil_h = dil_h, q.dil_w = dil_w, q.S = S;
   q.Cg = Cg, q.K = K, q.Kpg = K / groups, q.taps = R * S, q.chunks = chunks, q.groups = groups, q.splits = splits;
+  q.Ho = Ho, q.RS = R * S;
+#if SPATIAL3
+  q.pixels *= Do, q.hw *= Do, q.taps *= T;
+  q.lower_d = lower_d, q.stride_d = stride_d, q.dil_d = dil_d;
+#else
+  q.lower_d = 0, q.stride_d = q.dil_d = 1;
+#endif
 #if HALO
   q.halo_r_step = stride_h == 2 && (dil_h & 1) ? 2 : 1;
   q.halo_q_step = q.halo_r_step * dil_h / stride_h;

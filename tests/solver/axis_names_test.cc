@@ -241,7 +241,7 @@ TEST_CASE("every -D a tunable solver emits is read by its kernel; every kernel a
     problems.push_back(testing::With(testing::ResNet50Layers()[0], dir, DataType::kFp32, Layout::kNCHW));
   }
   problems.push_back(testing::With(testing::ResNet50Layers()[0], Direction::kForward, DataType::kFp16, Layout::kNHWC));
-  {  // a 3-D forward and backward data (TunaHopperTma{Fwd,Bwd}3d)
+  {  // a 3-D layer in all three directions (TunaHopperTma{Fwd,Bwd,Wrw}3d)
     Problem p3 = testing::With(testing::ResNet50Layers()[2], Direction::kForward, DataType::kFp16, Layout::kNHWC);
     p3.spatial_dims = 3;
     p3.in = {4, 14, 14};
@@ -250,6 +250,8 @@ TEST_CASE("every -D a tunable solver emits is read by its kernel; every kernel a
     p3.in_layout = p3.fil_layout = p3.out_layout = Layout::kNDHWC;
     problems.push_back(p3);
     p3.direction = Direction::kBackwardData;  // TunaHopperTmaBwd3d
+    problems.push_back(p3);
+    p3.direction = Direction::kBackwardWeights;  // TunaHopperTmaWrw3d
     problems.push_back(p3);
   }
   std::set<std::string> checked;

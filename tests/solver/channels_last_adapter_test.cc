@@ -15,6 +15,7 @@
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/solver/conv/channels_last_adapter.h"
 #include "tuner_core/solver/conv/cpu_gemm_solver.h"
+#include "tuner_core/solver/conv/flattening_solver.h"
 #include "tuner_core/solver/conv/solver_sets.h"
 #include "tuner_core/solver/registry.h"
 
@@ -343,7 +344,7 @@ TEST_CASE("registered adapters: TunaHopperTma{Fwd,Bwd,Wrw}Nchw, TunaFastTcFwdNch
     const solver::RegisteredSolver* r = reg.ById(id);
     REQUIRE(r != nullptr);
     CHECK(r->solver->Name() == inner + "Nchw");
-    const auto* adapter = dynamic_cast<const ChannelsLastAdapter*>(r->solver);
+    const auto* adapter = dynamic_cast<const ChannelsLastAdapter*>(&solver::Unflattened(*r->solver));
     REQUIRE(adapter != nullptr);
     CHECK(adapter->inner().Name() == inner);
     const solver::Target& t = inner == "TunaMfmaFwd" ? *gfx : *sm90;

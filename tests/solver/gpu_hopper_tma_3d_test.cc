@@ -1,7 +1,8 @@
-// TunaHopperTmaFwd3d and TunaHopperTmaBwd3d (candidates) on 3-D (NDHWC) convolutions:
-// TunaHopperTmaFwd's kernel built with SPATIAL3 (a 5-D im2col map, the filter's depth taps walked
-// after its rows; stride-1 backward data with all taps rotated), and NCDHW forward through a
-// channels-last adapter over it.
+// TunaHopperTmaFwd3d, TunaHopperTmaBwd3d and TunaHopperTmaWrw3d (candidates) on 3-D (NDHWC)
+// convolutions: TunaHopperTmaFwd's kernel built with SPATIAL3 (a 5-D im2col map, the filter's depth
+// taps walked after its rows; stride-1 backward data with all taps rotated), NCDHW forward through a
+// channels-last adapter over it, and TunaHopperTmaWrw's kernel with SPATIAL3 (x's 5-D im2col boxes
+// per (T, R, S) tap, the reduction over every output pixel of every frame).
 // Planning without a compiler (applicability and its limits, the map and phase words it asks
 // for, what other directions and builds refuse), NVRTC builds for sm_90a of every valid tile shape
 // of a layer, and, tagged "gpu", 3-D shapes (3x3x3 with padding, strides, dilation, a 1x3x3 and a
@@ -15,6 +16,7 @@
 #include "tests/solver/cpu_solver_harness.h"
 #include "tests/solver/gpu_solver_check.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
+#include "tuner_core/problem/validate.h"
 #include "tuner_core/solver/conv/gpu_common.h"
 #include "tuner_core/solver/conv/channels_last_adapter.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma.h"
@@ -64,6 +66,14 @@ std::vector<Problem> Shapes3d() {
   };
 }
 
+// Every shape of Shapes3d() as backward weights, and C = 24 (a partial 64-channel chunk).
+std::vector<Problem> WrwShapes3d() {
+  std::vector<Problem> out = Shapes3d();
+  out.push_back(Ndhwc(2, 24, 64, {6, 9, 9}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}));
+  for (Problem& p : out) p.direction = Direction::kBackwardWeights;
+  return out;
+}
+
 std::vector<Problem> BwdShapes3d() {
   std::vector<Problem> out;
   for (const Problem& p : Shapes3d()) {
@@ -103,6 +113,58 @@ TEST_CASE("hopper tma bwd 3-D: stride-1 backward data with every tap rotated", "
   CHECK(plan.depth.lower == -1);
   CHECK(plan.depth.upper == -1);
   CHECK(plan.phases[0].n_i == 8 * 14);
+}
+
+TEST_CASE("hopper tma wrw 3-D: applicability, the 5-D map and the depth arguments", "[solver]") {
+  const Target sm90 = testing::ArchTarget("sm_90");
+  solver::HopperTmaWrw3dSolver wrw;
+  bool listed = false;
+  for (const auto& [id, cand] : solver::CandidateGpuSolvers()) listed |= id == 1042 && cand->Name() == "TunaHopperTmaWrw3d";
+  CHECK(listed);
+  for (const Problem& p : WrwShapes3d()) {
+    INFO(p.Canonical());
+    REQUIRE(wrw.IsApplicable(sm90, p).ok());
+    const PerfConfig def = wrw.DefaultConfig(sm90, p);
+    CHECK(wrw.IsValid(sm90, p, def).ok());
+    CHECK(!AllValid(wrw, sm90, p).empty());
+    absl::StatusOr<solver::Solution> sol = wrw.GetSolution(sm90, p, def);
+    REQUIRE(sol.ok());
+    const std::vector<std::string>& opts = sol->kernels[0].options;
+    CHECK(std::find(opts.begin(), opts.end(), "-DSPATIAL3=1") != opts.end());
+    CHECK(std::find(opts.begin(), opts.end(), "-DX_TILED=1") == opts.end());
+  }
+  CHECK_THAT(std::string(solver::HopperTmaWrwSolver().IsApplicable(sm90, WrwShapes3d()[0]).message()),
+             Catch::Contains("TunaHopperTmaWrw3d"));
+  Problem flat = WrwShapes3d()[0];
+  flat.spatial_dims = 2, flat.in[0] = flat.fil[0] = 1, flat.pad[0] = 0, flat.in_layout = flat.fil_layout =
+      flat.out_layout = Layout::kNHWC;
+  REQUIRE(ValidateProblem(flat).ok());  // the same layer without its depth
+  CHECK_THAT(std::string(wrw.IsApplicable(sm90, flat).message()), Catch::Contains("3-D only"));
+  // The launch of a 3x3x3 layer, N = 8, 8 x 14 x 14 frames, one split: the 5-D x map, dy as the
+  // (K, N*Do*Ho*Wo) matrix, the depth arguments after the 2-D ones.
+  Problem big = WrwShapes3d()[0];
+  big.n = 8;
+  const solver::SearchSpace space = wrw.Space(sm90, big);
+  const PerfConfig c = space.Make({{"TB_M", 64}, {"TB_N", 128}, {"WG_M", 1}, {"STAGES", 8}, {"SPLIT_K", 1},
+                                   {"CLUSTER_N", 1}, {"STREAM_K", 0}});
+  REQUIRE(wrw.IsValid(sm90, big, c).ok());
+  absl::StatusOr<solver::Solution> sol = wrw.GetSolution(sm90, big, c);
+  REQUIRE(sol.ok());
+  REQUIRE(sol->launches.size() == 1);
+  const solver::Launch& l = sol->launches[0];
+  const backend::TensorMapSpec& xm = l.args[0].tensor_map;
+  CHECK(xm.mode == backend::TensorMapSpec::Mode::kIm2col);
+  CHECK(xm.rank == 5);
+  CHECK(xm.dims[3] == 8);
+  CHECK(xm.lower_corner[2] == -1);
+  CHECK(xm.pixels_per_column == 64);
+  CHECK(l.args[1].tensor_map.dims[1] == 8 * 8 * 14 * 14);  // dy's P = N*Do*Ho*Wo (a (64, P, K / 64) view)
+  // x, dy, dw, its offset; n, Ho, Wo, lower_h, lower_w, strides, dilations, R, S, C/G, K, groups,
+  // chunks, splits, partials; then the depth: Do, lower_d, stride_d, dil_d, T.
+  REQUIRE(l.args.size() == 4 + 17 + 5);
+  std::vector<int64_t> args;
+  for (size_t i = 4; i < l.args.size(); ++i) args.push_back(l.args[i].i);
+  CHECK(args == std::vector<int64_t>{8, 14, 14, -1, -1, 1, 1, 1, 1, 3, 3, 64, 64, 1, 1, 1, 0, 8, -1, 1, 1, 3});
 }
 
 TEST_CASE("hopper tma fwd 3-D: applicability, the 5-D map and the depth words", "[solver]") {
@@ -188,10 +250,16 @@ TEST_CASE("hopper tma fwd 3-D: every valid tile shape builds for sm_90a", "[solv
   solver::HopperTmaBwd3dSolver bwd;
   testing::Sm90aBuilds bwd_builds(*be, bwd, target);
   for (const Problem& p : BwdShapes3d()) bwd_builds.Build(p, bwd.DefaultConfig(target, p));
-  std::printf("%zu distinct sm_90a builds of 3-D forward, %zu of backward data\n", builds.distinct(),
-              bwd_builds.distinct());
+  solver::HopperTmaWrw3dSolver wrw;
+  testing::Sm90aBuilds wrw_builds(*be, wrw, target);
+  Problem layer = Ndhwc(8, 128, 256, {8, 28, 28}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1});
+  layer.direction = Direction::kBackwardWeights;
+  for (const PerfConfig& c : testing::OnePerTileShape(wrw, target, layer)) wrw_builds.Build(layer, c);
+  std::printf("%zu distinct sm_90a builds of 3-D forward, %zu of backward data, %zu of backward weights\n",
+              builds.distinct(), bwd_builds.distinct(), wrw_builds.distinct());
   CHECK(builds.distinct() >= 12);
   CHECK(bwd_builds.distinct() >= 2);
+  CHECK(wrw_builds.distinct() >= 8);
 }
 
 // Each of `ps` as it is (FP16) and in BF16.
@@ -228,9 +296,13 @@ TEST_CASE("hopper tma fwd and bwd 3-D match the CPU reference on an sm_90 device
   solver::HopperTmaBwd3dSolver bwd;
   const std::vector<Problem> bwd_problems = WithBf16(BwdShapes3d());
   testing::CheckOnDevice(checker, bwd, target, bwd_problems, rng, -1, tally, 3);
-  std::printf("%zu 3-D forward problems, %zu NCDHW and %zu backward data: %d runs, %d failures\n", problems.size(),
-              ncdhw.size(), bwd_problems.size(), tally.runs, tally.failures);
-  CHECK(tally.runs >= 150);
+  // Backward weights, FP16 and BF16.
+  solver::HopperTmaWrw3dSolver wrw;
+  const std::vector<Problem> wrw_problems = WithBf16(WrwShapes3d());
+  testing::CheckOnDevice(checker, wrw, target, wrw_problems, rng, -1, tally, 3);
+  std::printf("%zu 3-D forward problems, %zu NCDHW, %zu backward data and %zu backward weights: %d runs, %d failures\n",
+              problems.size(), ncdhw.size(), bwd_problems.size(), wrw_problems.size(), tally.runs, tally.failures);
+  CHECK(tally.runs >= 200);
   CHECK(tally.failures == 0);
 }
 

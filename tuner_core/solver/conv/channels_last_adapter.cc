@@ -122,15 +122,15 @@ Problem ChannelsLast(const Problem& p) {
 }
 
 ChannelsLastAdapter::ChannelsLastAdapter(std::string name, std::unique_ptr<Solver> inner)
-    : name_(std::move(name)), inner_(std::move(inner)) {}
+    : WrappingSolver(std::move(inner)), name_(std::move(name)) {}
 
 absl::Status ChannelsLastAdapter::IsApplicable(const Target& target, const Problem& p) const {
   if (gpu::IsChannelsLast(p.in_layout) && gpu::IsChannelsLast(p.fil_layout) && gpu::IsChannelsLast(p.out_layout)) {
-    return NotApplicable(name_, absl::StrCat("x, w and y are channels-last already (", std::string(inner_->Name()), " runs it)"));
+    return NotApplicable(name_, absl::StrCat("x, w and y are channels-last already (", std::string(inner().Name()), " runs it)"));
   }
   if (p.data_type == DataType::kInt8) return NotApplicable(name_, "INT8 is not handled");
-  if (inner_->IsApplicable(target, p).ok()) {  // e.g. TunaHopperTmaFwd's per-image GEMMs of NCHW 1x1 layers
-    return NotApplicable(name_, absl::StrCat(std::string(inner_->Name()), " runs these layouts without copies"));
+  if (inner().IsApplicable(target, p).ok()) {  // e.g. TunaHopperTmaFwd's per-image GEMMs of NCHW 1x1 layers
+    return NotApplicable(name_, absl::StrCat(std::string(inner().Name()), " runs these layouts without copies"));
   }
   for (BufferRole role : kTensors) {
     if (gpu::IsChannelsLast(LayoutOf(p, role))) continue;
@@ -142,48 +142,48 @@ absl::Status ChannelsLastAdapter::IsApplicable(const Target& target, const Probl
       return NotApplicable(name_, "a tensor's channels or pixels exceed the layout kernel's 32-bit grid");
     }
   }
-  if (absl::Status st = inner_->IsApplicable(target, ChannelsLast(p)); !st.ok()) {
+  if (absl::Status st = inner().IsApplicable(target, ChannelsLast(p)); !st.ok()) {
     return NotApplicable(name_, absl::StrCat("on the channels-last problem: ", st.message()));
   }
   return absl::OkStatus();
 }
 
 SearchSpace ChannelsLastAdapter::Space(const Target& target, const Problem& p) const {
-  return inner_->Space(target, ChannelsLast(p));
+  return inner().Space(target, ChannelsLast(p));
 }
 
 PerfConfig ChannelsLastAdapter::DefaultConfig(const Target& target, const Problem& p) const {
-  return inner_->DefaultConfig(target, ChannelsLast(p));
+  return inner().DefaultConfig(target, ChannelsLast(p));
 }
 
 absl::Status ChannelsLastAdapter::IsValid(const Target& target, const Problem& p, const PerfConfig& config) const {
   if (absl::Status st = IsValidWhereApplicable(target, p, config); !st.ok()) return st;
-  return inner_->IsValid(target, ChannelsLast(p), config);
+  return inner().IsValid(target, ChannelsLast(p), config);
 }
 
 std::optional<PerfConfig> ChannelsLastAdapter::Specialize(const Target& target, const Problem& p,
                                                           const PerfConfig& config) const {
-  return inner_->Specialize(target, ChannelsLast(p), config);
+  return inner().Specialize(target, ChannelsLast(p), config);
 }
 
 absl::StatusOr<Solution> ChannelsLastAdapter::GetSolution(const Target& target, const Problem& p,
                                                           const PerfConfig& config) const {
   if (absl::Status st = IsApplicable(target, p); !st.ok()) return st;
-  absl::StatusOr<Solution> inner = inner_->GetSolution(target, ChannelsLast(p), config);
-  if (!inner.ok()) return inner.status();
-  const Regions regions(p, inner->workspace_bytes);
+  absl::StatusOr<Solution> sol = inner().GetSolution(target, ChannelsLast(p), config);
+  if (!sol.ok()) return sol.status();
+  const Regions regions(p, sol->workspace_bytes);
   Solution out;
-  out.kernels = inner->kernels;
+  out.kernels = sol->kernels;
   const int layout = static_cast<int>(out.kernels.size());
   out.kernels.push_back(LayoutBuild(target, p));
   out.workspace_bytes = regions.total;
-  for (BufferRole role : inner->zero_first) {
+  for (BufferRole role : sol->zero_first) {
     const auto [buffer, offset] = regions.Where(role);
     if (buffer != BufferRole::kWorkspace) {
       out.zero_first.push_back(role);
       continue;
     }
-    const uint64_t bytes = role == BufferRole::kWorkspace ? inner->workspace_bytes : TensorBytes(p, role);
+    const uint64_t bytes = role == BufferRole::kWorkspace ? sol->workspace_bytes : TensorBytes(p, role);
     if (bytes > 0) out.launches.push_back(FillZeroLaunch(layout, offset, bytes));
   }
   const BufferRole written = WrittenRole(p.direction);
@@ -194,7 +194,7 @@ absl::StatusOr<Solution> ChannelsLastAdapter::GetSolution(const Target& target, 
     out.launches.push_back(
         TransposeLaunch(layout, {role, 0}, regions.Where(role), v.batches, v.channels, v.pixels, elem_bytes));
   }
-  for (Launch l : inner->launches) {
+  for (Launch l : sol->launches) {
     for (KernelArg& a : l.args) {
       if (a.kind != KernelArg::Kind::kBuffer && a.kind != KernelArg::Kind::kTensorMap) continue;
       const auto [buffer, offset] = regions.Where(a.role);

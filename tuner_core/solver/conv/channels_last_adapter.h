@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tuner_core/solver/conv/wrapping_solver.h"
 #include "tuner_core/solver/solver.h"
 
 namespace tuna::solver {
@@ -31,18 +32,12 @@ namespace tuna::solver {
 // `p` with x, w and y in the channels-last layout of its dimensionality (NHWC, NDHWC).
 Problem ChannelsLast(const Problem& p);
 
-class ChannelsLastAdapter : public Solver {
+class ChannelsLastAdapter : public WrappingSolver {
  public:
   // `name`: the adapter's own (perf-db) name; `inner` must be non-null.
   ChannelsLastAdapter(std::string name, std::unique_ptr<Solver> inner);
 
   std::string_view Name() const override { return name_; }
-  Algorithm Algo() const override { return inner_->Algo(); }
-  bool IsTunable() const override { return inner_->IsTunable(); }
-  bool IsDynamic() const override { return inner_->IsDynamic(); }
-  bool IsGeneric(const Target& target) const override { return inner_->IsGeneric(target); }
-  std::vector<Direction> Directions() const override { return inner_->Directions(); }
-  const Solver& inner() const { return *inner_; }
 
   // NotApplicable where every tensor already is channels-last (the inner solver runs it itself),
   // for INT8, tensors that are not densely packed, sizes past the layout kernel's 32-bit rows and
@@ -53,7 +48,6 @@ class ChannelsLastAdapter : public Solver {
 
  private:
   std::string name_;
-  std::unique_ptr<Solver> inner_;
 };
 
 }  // namespace tuna::solver

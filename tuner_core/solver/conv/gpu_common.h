@@ -41,11 +41,11 @@ void Append2dStrides(std::vector<KernelArg>& args, const TensorDesc& desc);
 
 inline bool IsChannelsLast(Layout l) { return l == Layout::kNHWC || l == Layout::kNDHWC; }
 inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-// N*Ho*Wo of a 2D problem: the pixel rows of the implicit GEMMs (their M, or the reduction of
+// N*Do*Ho*Wo (2-D: N*Ho*Wo): the pixel rows of the implicit GEMMs (their M, or the reduction of
 // backward weights).
 inline int64_t OutputPixels(const Problem& p) {
   const Dhw o = p.Out();
-  return p.n * o[1] * o[2];
+  return p.n * o[0] * o[1] * o[2];  // 2-D: o[0] = 1
 }
 
 // Division by a run-time divisor d as a kernel does it without a divide: for 0 <= n < 2^31,

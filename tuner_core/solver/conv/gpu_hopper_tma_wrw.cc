@@ -20,8 +20,9 @@ constexpr int kChunk = 64;  // channels per B slab
 constexpr int kMaxStages = 8;
 
 int64_t Chunks(const Problem& p) { return CeilDiv(p.c / p.groups, kChunk); }
+int64_t Taps(const Problem& p) { return p.fil[0] * p.fil[1] * p.fil[2]; }  // T*R*S (2-D: T = 1)
 // GEMM N as the kernel tiles it: every tap's channels in whole 64-channel slabs.
-int64_t SlabColumns(const Problem& p) { return p.fil[1] * p.fil[2] * Chunks(p) * kChunk; }
+int64_t SlabColumns(const Problem& p) { return Taps(p) * Chunks(p) * kChunk; }
 // 64-pixel stages; NCHW 1x1 layers (hopper_tma::NchwGemm): per image, the last one partial.
 int64_t PixelTiles(const Problem& p) {
   if (hopper_tma::NchwGemm(p)) return p.n * CeilDiv(p.in[1] * p.in[2], kPixelsPerStage);
@@ -91,7 +92,7 @@ double PredictUs(const Problem& p, const HopperTile& t, int num_cu, bool x_tiled
   const double epilogue = t.tb_m * t.tb_n * (t.split_k > 1 ? 4.0 : 2.0) / kStoreBytesPerClk;
   double us = (rounds * (per_split * std::max(load, mma) + epilogue) + kBlockClk) / kClkPerUs;
   if (t.split_k > 1) {
-    const double dw = static_cast<double>(p.k) * p.fil[1] * p.fil[2] * (p.c / p.groups);
+    const double dw = static_cast<double>(p.k) * Taps(p) * (p.c / p.groups);
     us += (t.split_k * dw * 4 + dw * 2) / kReduceBytesPerUs + kReduceLaunchUs;
   }
   return us;
@@ -105,7 +106,8 @@ uint64_t HopperTmaWrwSolver::SharedBytes(int tb_m, int tb_n, int stages) {
 
 absl::Status HopperTmaWrwSolver::IsApplicable(const Target& target, const Problem& p) const {
   if (p.direction != Direction::kBackwardWeights) return NotApplicable(Name(), "backward weights only");
-  if (p.spatial_dims != 2) return NotApplicable(Name(), "2D only");
+  if (p.spatial_dims == 3 && !three_d_) return NotApplicable(Name(), "2D only (3-D: TunaHopperTmaWrw3d)");
+  if (p.spatial_dims != 3 && three_d_) return NotApplicable(Name(), "3-D only (2-D: TunaHopperTmaWrw)");
   if (absl::Status st = hopper_tma::CheckApplicable(Name(), target, p, hopper_tma::ForwardPlan(p)); !st.ok()) {
     return st;
   }
@@ -214,9 +216,10 @@ absl::StatusOr<Solution> HopperTmaWrwSolver::GetSolution(const Target& target, c
   const bool three_d = ThreeD(p, cluster, x_tiled);
   if (three_d) build.options.push_back("-DTMA_3D=1");
   if (plan.nchw) build.options.push_back("-DNCHW_1X1=1");
+  if (plan.spatial3) build.options.push_back("-DSPATIAL3=1");
   Solution sol;
   sol.kernels.push_back(build);
-  sol.workspace_bytes = partials ? static_cast<uint64_t>(t.split_k) * p.k * p.fil[1] * p.fil[2] * (p.c / p.groups) * 4 : 0;
+  sol.workspace_bytes = partials ? static_cast<uint64_t>(t.split_k) * p.k * Taps(p) * (p.c / p.groups) * 4 : 0;
   Launch l;
   l.kernel = 0;
   l.entry = "tuna_hopper_tma_wrw";
@@ -256,6 +259,9 @@ absl::StatusOr<Solution> HopperTmaWrwSolver::GetSolution(const Target& target, c
     clear.block.x = 256;
     clear.args = {KernelArg::Buffer(BufferRole::kWorkspace), KernelArg::I64(slots), KernelArg::I32(l.grid.x)};
     sol.launches.push_back(std::move(clear));
+  }
+  if (plan.spatial3) {  // the depth: Do, its box origin, stride, dilation and taps
+    for (int64_t v : {o[0], plan.depth.lower, p.stride[0], p.dilation[0], p.fil[0]}) l.args.push_back(KernelArg::I32(v));
   }
   sol.launches.push_back(std::move(l));
   if (partials) sol.launches.push_back(gpu::HopperWrwReduceLaunch(p, p.c / p.groups, t.split_k, 0));

@@ -51,6 +51,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "tuner_core/solver/conv/gpu_fast_common.h"
 #include "tuner_core/solver/solver.h"
@@ -59,12 +60,31 @@ namespace tuna::solver {
 
 class HopperTmaWrwSolver : public gpu::FastSolver {
  public:
-  HopperTmaWrwSolver() : FastSolver("TunaHopperTmaWrw", Direction::kBackwardWeights, /*dynamic=*/true) {}
+  HopperTmaWrwSolver() : HopperTmaWrwSolver("TunaHopperTmaWrw", /*three_d=*/false) {}
 
   TUNA_TUNABLE_SOLVER_VERBS
 
   // Dynamic shared memory of a config: 1 KiB of alignment, the ring, two mbarriers per stage.
   static uint64_t SharedBytes(int tb_m, int tb_n, int stages);
+
+ protected:
+  HopperTmaWrwSolver(std::string_view name, bool three_d)
+      : FastSolver(name, Direction::kBackwardWeights, /*dynamic=*/true), three_d_(three_d) {}
+
+ private:
+  bool three_d_;  // 3-D problems only (TunaHopperTmaWrw3d), else 2-D only
+};
+
+// TunaHopperTmaWrw3d (id 1042, a candidate: built and compile-tested, not yet run on a GPU):
+// TunaHopperTmaWrw's kernel on 3-D backward-weights problems of dense NDHWC tensors (-DSPATIAL3=1):
+// x through a 5-D im2col map (the forward's box: padding, strides and dilation in all three
+// dimensions, within -16..15 per dimension), the GEMM's N the T*R*S taps' channel chunks, the
+// reduction the N*Do*Ho*Wo output pixels; dw (K, T, R, S, C/G). Axes, validity and default those of
+// TunaHopperTmaWrw (no X_TILED: 1x1x1 stride-1 layers are 2-D problems, problem/flatten.h).
+// Thread-safe and stateless.
+class HopperTmaWrw3dSolver : public HopperTmaWrwSolver {
+ public:
+  HopperTmaWrw3dSolver() : HopperTmaWrwSolver("TunaHopperTmaWrw3d", /*three_d=*/true) {}
 };
 
 }  // namespace tuna::solver

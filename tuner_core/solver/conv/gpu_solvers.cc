@@ -3,6 +3,7 @@
 #include <string>
 
 #include "tuner_core/solver/conv/channels_last_adapter.h"
+#include "tuner_core/solver/conv/flattening_solver.h"
 
 #include "tuner_core/solver/conv/gpu_depthwise.h"
 #include "tuner_core/solver/conv/gpu_direct_tiled.h"
@@ -53,10 +54,11 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1028, std::make_unique<SmallCTcFwdSolver>());
   list.emplace_back(1029, std::make_unique<HopperHaloFwdSolver>());
   list.emplace_back(1030, std::make_unique<HopperHaloWrwSolver>());  // a candidate until 2026-12-05
-  // NCHW / NCDHW (and mixed) problems through the channels-last tensor-core solvers.
+  // NCHW / NCDHW (and mixed) problems through the channels-last tensor-core solvers; the inner
+  // solvers flatten (NCDHW 1x3x3 layers: NDHWC copies run as 2-D problems of N*D images).
   const auto nchw = [](std::unique_ptr<Solver> inner) {
     std::string name = std::string(inner->Name()) + "Nchw";
-    return std::make_unique<ChannelsLastAdapter>(std::move(name), std::move(inner));
+    return std::make_unique<ChannelsLastAdapter>(std::move(name), Flattening(std::move(inner)));
   };
   list.emplace_back(1031, nchw(std::make_unique<HopperTmaFwdSolver>()));
   list.emplace_back(1032, nchw(std::make_unique<HopperTmaBwdSolver>()));
@@ -74,6 +76,7 @@ SolverList CandidateGpuSolvers() {
   SolverList list;
   list.emplace_back(1040, std::make_unique<HopperTmaFwd3dSolver>());  // 3-D forward: compile-tested only
   list.emplace_back(1041, std::make_unique<HopperTmaBwd3dSolver>());  // 3-D backward data, stride 1: the same
+  list.emplace_back(1042, std::make_unique<HopperTmaWrw3dSolver>());  // 3-D backward weights: the same
   return list;
 }
 
