@@ -30,6 +30,8 @@
 #   x_r3d18_n8_fp16_{fwd,bwd}[:SECS] 3-D ResNet-18 FP16 NDHWC forward / backward data (data/r3d18_n8_fp16_*.txt): the candidates
 #   x_r2plus1d18_n8_fp16_{fwd,bwd,wrw}[:SECS] R(2+1)D-18 FP16 NDHWC (data/r2plus1d18_n8_fp16_*.txt): its (2+1)D layers on the
 #                          2-D solvers (flattened), the projections on the 3-D candidates and TunaIgemm
+#   x_r2plus1d18_n8_fp32_{fwd,bwd,wrw}[:SECS] the same network in FP32 NCDHW: the FP32 SIMT / Winograd solvers
+#                          flattened or through the *Ncdhw depth-as-batch candidates, against TunaIgemm
 #                          TunaHopperTma{Fwd,Bwd}3d against TunaIgemm{Fwd,Bwd} + cuDNN best (TunaHopperTmaBwd3d: stride-1 rows), cross-checked by this folder's
 #                          cudnn_best_torch3d.py (the shared tool is 2-D only; the same method)
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
@@ -88,6 +90,10 @@ for step in "$@"; do
         x_nchw*_wrw) sv=TunaHopperTmaWrw,TunaHopperTmaWrwNchw,TunaHopperHaloWrwNchw,TunaHopperWrwNchw,TunaIgemmWrw ;;
         x_r3d*_fwd) sv=TunaHopperTmaFwd3d,TunaIgemmFwd; extra="--candidates --no-legacy" ;;  # 3-D (NDHWC)
         x_r3d*_bwd) sv=TunaHopperTmaBwd3d,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
+        # R(2+1)D FP32 NCDHW: 3x1x1 / 1x1x1 flattened, 1x3x3 on the *Ncdhw depth-as-batch candidates, TunaIgemm the baseline
+        x_r2plus1d*fp32*_fwd) sv=TunaFastSimtFwd,TunaWinogradF4x3,TunaWinogradF2x3,TunaFastSimtFwdNcdhw,TunaWinogradF4x3Ncdhw,TunaWinogradF2x3Ncdhw,TunaIgemmFwd; extra="--candidates --no-legacy" ;;
+        x_r2plus1d*fp32*_bwd) sv=TunaFastSimtBwd,TunaWinogradF4x3,TunaWinogradF2x3,TunaFastSimtBwdNcdhw,TunaWinogradF4x3Ncdhw,TunaWinogradF2x3Ncdhw,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
+        x_r2plus1d*fp32*_wrw) sv=TunaFastSimtWrw,TunaWinogradWrw,TunaFastSimtWrwNcdhw,TunaWinogradWrwNcdhw,TunaIgemmWrw; extra="--candidates --no-legacy" ;;
         # R(2+1)D: 1x3x3 / 3x1x1 layers flattened to 2-D problems (problem/flatten.h), the 1x1x1 stride-2 projections 3-D
         x_r2plus1d*_fwd) sv=TunaHopperTmaFwd,TunaHopperHaloFwd,TunaHopperFwd,TunaFastTcFwd,TunaSmallCTcFwd,TunaSmallCFwd,TunaHopperTmaFwd3d,TunaIgemmFwd; extra="--candidates --no-legacy" ;;
         x_r2plus1d*_bwd) sv=TunaHopperTmaBwd,TunaHopperTmaBwd3d,TunaIgemmBwd; extra="--candidates --no-legacy" ;;

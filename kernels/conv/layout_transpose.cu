@@ -6,6 +6,9 @@
 // Entries tuna_batched_transpose (element words) and tuna_batched_transpose_packed (32-bit words;
 //   rows and cols multiples of 4 / TUNA_ELEM_BYTES) (src, dst, batches, rows, cols, tiles_cols):
 //   block kLtThreadsX x kLtThreadsY, grid.x = ceil(rows / kTile) * tiles_cols, grid.y <= batches.
+// Entries tuna_transpose_runs (element words) and tuna_transpose_runs_packed (32-bit words; run
+//   * TUNA_ELEM_BYTES a multiple of 4) (src, dst, batches, rows, cols, run in words): block
+//   kLtRunThreads, grid.x = rows * cols, grid.y <= batches.
 // Entry tuna_fill_zero(p, words): block kLtFillThreads, any grid.x (a grid-stride loop).
 #include "common/portability.h"
 #include "conv/layout_transpose_impl.h"
@@ -32,6 +35,25 @@ TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kLtThreads) void tuna_batched_transpose_packed(co
                                                                              tuna_i64 batches, int rows, int cols,
                                                                              int tiles_cols) {
   lt_transpose_blocks<tuna_u32>({src, dst, batches, rows, cols, tiles_cols});
+}
+
+template <typename W>
+TUNA_DEVICE void lt_move_runs(const W* src, W* dst, tuna_i64 batches, int rows, int cols, tuna_i64 run) {
+  for (tuna_i64 batch = TUNA_BID_Y; batch < batches; batch += TUNA_GDIM_Y) {
+    lt_move_run<W>(src, dst, batch, rows, cols, run, TUNA_BID_X, TUNA_TID_X, kLtRunThreads);
+  }
+}
+
+TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kLtRunThreads) void tuna_transpose_runs(const tuna_lt_elem* src, tuna_lt_elem* dst,
+                                                                      tuna_i64 batches, int rows, int cols,
+                                                                      tuna_i64 run) {
+  lt_move_runs<tuna_lt_elem>(src, dst, batches, rows, cols, run);
+}
+
+TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kLtRunThreads) void tuna_transpose_runs_packed(const tuna_u32* src, tuna_u32* dst,
+                                                                             tuna_i64 batches, int rows, int cols,
+                                                                             tuna_i64 run) {
+  lt_move_runs<tuna_u32>(src, dst, batches, rows, cols, run);
 }
 
 TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kLtFillThreads) void tuna_fill_zero(tuna_u32* p, tuna_i64 words) {

@@ -1,6 +1,7 @@
 // The body of the layout kernels (conv/layout_transpose.cu for CUDA and HIP, its cpu-backend twin
 // cpu_conv/layout_transpose.cc), used by the channels-last adapter solvers
-// (tuner_core/solver/conv/channels_last_adapter.h) to move a tensor between NCHW and NHWC.
+// (tuner_core/solver/conv/channels_last_adapter.h) to move a tensor between NCHW and NHWC, and by
+// the depth-as-batch adapters to move NCDHW tensors to (N, D, C, H, W) and back.
 //
 // A batched transpose: `src` holds `batches` row-major matrices of `rows` x `cols` elements, `dst`
 // receives their transposes (cols x rows), batch after batch. NCHW -> NHWC is rows = channels,
@@ -43,7 +44,7 @@ typedef tuna_u32 tuna_lt_elem;
 #endif
 
 enum { kLtTile = 32, kLtThreadsX = 32, kLtThreadsY = 8, kLtThreads = kLtThreadsX * kLtThreadsY };
-enum { kLtFillThreads = 256 };
+enum { kLtFillThreads = 256, kLtRunThreads = 256 };
 
 // Elements per memory word W, and a tile's side in elements.
 template <typename W>
@@ -105,6 +106,21 @@ TUNA_DEVICE void lt_store(const LtArgs& a, const LtTile& t, int tx, int ty, cons
     }
     dst[(tuna_i64)col * words_per_row + row / kPack] = (W)word;
   }
+}
+
+// A batched transpose of runs (the depth-as-batch adapter, tuner_core/solver/conv/depth_batch_adapter.h):
+// `src` holds `batches` row-major matrices of rows x cols runs of `run` words W each (a run: one
+// channel's H*W pixels); `dst` receives them as cols x rows matrices of the same runs. NCDHW ->
+// (N, D, C, H, W) is rows = C, cols = D; back, rows = D, cols = C. Block x of a batch moves run
+// x = (row, col), its threads striding over the run's words.
+template <typename W>
+TUNA_DEVICE void lt_move_run(const W* src, W* dst, tuna_i64 batch, int rows, int cols, tuna_i64 run, int rc,
+                             int first, int step) {
+  const int row = rc / cols, col = rc - (rc / cols) * cols;
+  const tuna_i64 matrix = batch * (tuna_i64)rows * cols;
+  const W* from = src + (matrix + (tuna_i64)row * cols + col) * run;
+  W* to = dst + (matrix + (tuna_i64)col * rows + row) * run;
+  for (tuna_i64 i = first; i < run; i += step) to[i] = from[i];
 }
 
 // Zeroes words first, first + step, ... below `words` of `p` (a grid-stride loop's share).

@@ -28,6 +28,23 @@ static void lt_transpose_block(const TunaCpuLaunch* launch, void** args) {
 TUNA_CPU_KERNEL(tuna_batched_transpose) { lt_transpose_block<tuna_lt_elem>(launch, args); }
 TUNA_CPU_KERNEL(tuna_batched_transpose_packed) { lt_transpose_block<tuna_u32>(launch, args); }
 
+template <typename W>
+static void lt_move_runs_block(const TunaCpuLaunch* launch, void** args) {
+  const W* src = tuna_arg<const W*>(args, 0);
+  W* dst = tuna_arg<W*>(args, 1);
+  const tuna_i64 batches = tuna_arg<tuna_i64>(args, 2);
+  const int rows = tuna_arg<int>(args, 3), cols = tuna_arg<int>(args, 4);
+  const tuna_i64 run = tuna_arg<tuna_i64>(args, 5);
+  for (tuna_i64 batch = launch->block_idx.y; batch < batches; batch += launch->grid.y) {
+    for (int tid = 0; tid < kLtRunThreads; ++tid) {
+      lt_move_run<W>(src, dst, batch, rows, cols, run, (int)launch->block_idx.x, tid, kLtRunThreads);
+    }
+  }
+}
+
+TUNA_CPU_KERNEL(tuna_transpose_runs) { lt_move_runs_block<tuna_lt_elem>(launch, args); }
+TUNA_CPU_KERNEL(tuna_transpose_runs_packed) { lt_move_runs_block<tuna_u32>(launch, args); }
+
 TUNA_CPU_KERNEL(tuna_fill_zero) {
   tuna_u32* p = tuna_arg<tuna_u32*>(args, 0);
   const tuna_i64 words = tuna_arg<tuna_i64>(args, 1);

@@ -241,7 +241,7 @@ TEST_CASE("every -D a tunable solver emits is read by its kernel; every kernel a
     problems.push_back(testing::With(testing::ResNet50Layers()[0], dir, DataType::kFp32, Layout::kNCHW));
   }
   problems.push_back(testing::With(testing::ResNet50Layers()[0], Direction::kForward, DataType::kFp16, Layout::kNHWC));
-  {  // a 3-D layer in all three directions (TunaHopperTma{Fwd,Bwd,Wrw}3d)
+  {  // a 3-D layer in all three directions (TunaHopperTma{Fwd,Bwd,Wrw}3d), then as FP32 NCDHW 1x3x3
     Problem p3 = testing::With(testing::ResNet50Layers()[2], Direction::kForward, DataType::kFp16, Layout::kNHWC);
     p3.spatial_dims = 3;
     p3.in = {4, 14, 14};
@@ -253,6 +253,14 @@ TEST_CASE("every -D a tunable solver emits is read by its kernel; every kernel a
     problems.push_back(p3);
     p3.direction = Direction::kBackwardWeights;  // TunaHopperTmaWrw3d
     problems.push_back(p3);
+    p3.fil = {1, 3, 3};  // FP32 NCDHW 1x3x3 in every direction (the *Ncdhw depth-as-batch candidates)
+    p3.pad = {0, 1, 1};
+    p3.data_type = DataType::kFp32;
+    p3.in_layout = p3.fil_layout = p3.out_layout = Layout::kNCDHW;
+    for (Direction dir : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
+      p3.direction = dir;
+      problems.push_back(p3);
+    }
   }
   std::set<std::string> checked;
   for (const auto& [id, s] : all) {

@@ -70,28 +70,8 @@ void CheckTranspose(backend::Backend& be, backend::Device& device, int bytes, bo
   t.args = {KernelArg::Buffer(BufferRole::kX), KernelArg::Buffer(BufferRole::kY, offset), KernelArg::I64(batches),
             KernelArg::I32(rows), KernelArg::I32(cols), KernelArg::I32(tiles_cols)};
   sol.launches = {t};
-  absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(be, sol, "cpu-x86_64");
-  REQUIRE(code.ok());
-  absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(device, sol, *code);
-  REQUIRE(inv.ok());
-  absl::StatusOr<backend::DeviceBuffer> x = device.Alloc(n), y = device.Alloc(n + offset);
-  REQUIRE((x.ok() && y.ok()));
-  REQUIRE(device.CopyToDevice(*x, src.data(), n).ok());
-  REQUIRE(device.Memset(*y, 0xab, n + offset).ok());
-  REQUIRE((*inv)->Run({&*x, nullptr, &*y, nullptr}).ok());
-  REQUIRE(device.Synchronize().ok());
-  std::vector<unsigned char> got(n + offset);
-  REQUIRE(device.CopyToHost(got.data(), *y, n + offset).ok());
-  for (int64_t i = 0; i < offset; ++i) REQUIRE(got[i] == 0xab);  // before the offset: untouched
-  int64_t wrong = 0;
-  for (int64_t b = 0; b < batches; ++b)
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) {
-        const size_t from = static_cast<size_t>((b * rows + r) * cols + c) * bytes;
-        const size_t to = offset + static_cast<size_t>((b * cols + c) * rows + r) * bytes;
-        wrong += std::memcmp(&src[from], &got[to], bytes) != 0;
-      }
-  CHECK(wrong == 0);
+  const std::vector<unsigned char> got = testing::RunOnCpu(be, device, sol, src, n + offset);
+  testing::CheckTransposed(src, got, batches, rows, cols, static_cast<size_t>(bytes), offset);
 }
 
 TEST_CASE("layout kernels on the cpu backend: batched transposes are exact, the fill zeroes its region only") {

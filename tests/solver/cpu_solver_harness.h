@@ -162,6 +162,41 @@ inline Problem Make3d(int64_t n, int64_t c, int64_t k, Dhw in, Dhw fil, Dhw pad,
   return p;
 }
 
+// Runs a layout-kernel solution (one launch reading the kX buffer, writing the kY buffer) on the
+// cpu backend: x holds `src`, y `y_bytes` bytes of 0xab first. Returns y's bytes afterwards.
+inline std::vector<unsigned char> RunOnCpu(backend::Backend& be, backend::Device& device, const solver::Solution& sol,
+                                           const std::vector<unsigned char>& src, size_t y_bytes) {
+  absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(be, sol, "cpu-x86_64");
+  REQUIRE(code.ok());
+  absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(device, sol, *code);
+  REQUIRE(inv.ok());
+  absl::StatusOr<backend::DeviceBuffer> x = device.Alloc(src.size()), y = device.Alloc(y_bytes);
+  REQUIRE((x.ok() && y.ok()));
+  REQUIRE(device.CopyToDevice(*x, src.data(), src.size()).ok());
+  REQUIRE(device.Memset(*y, 0xab, y_bytes).ok());
+  REQUIRE((*inv)->Run({&*x, nullptr, &*y, nullptr}).ok());
+  REQUIRE(device.Synchronize().ok());
+  std::vector<unsigned char> got(y_bytes);
+  REQUIRE(device.CopyToHost(got.data(), *y, y_bytes).ok());
+  return got;
+}
+
+// Checks that `got` holds, from byte `offset` on, the transposes of `src`'s `batches` row-major
+// rows x cols matrices of `unit` -byte units (an element, or a run of them), and 0xab before it.
+inline void CheckTransposed(const std::vector<unsigned char>& src, const std::vector<unsigned char>& got,
+                            int64_t batches, int64_t rows, int64_t cols, size_t unit, size_t offset) {
+  for (size_t i = 0; i < offset; ++i) REQUIRE(got[i] == 0xab);  // before the offset: untouched
+  int64_t wrong = 0;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        const size_t from = static_cast<size_t>((b * rows + r) * cols + c) * unit;
+        const size_t to = offset + static_cast<size_t>((b * cols + c) * rows + r) * unit;
+        wrong += std::memcmp(&src[from], &got[to], unit) != 0;
+      }
+  CHECK(wrong == 0);
+}
+
 // A dozen small forward problems (set .direction to use them for B and W): every data type,
 // NCHW / NHWC / mixed layouts, groups and depthwise, stride, padding, dilation, 1x1,
 // asymmetric filters, and 3D.

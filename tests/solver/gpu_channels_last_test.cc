@@ -2,7 +2,9 @@
 // TunaFastTcFwdNchw, TunaMfmaFwdNchw, TunaHopper{Wrw,HaloWrw,Fwd,HaloFwd}Nchw; conv/channels_last_adapter.h): the layout kernel builds with
 // NVRTC (sm_80, sm_90) and hiprtc (gfx908, gfx90a) for every element width, and (tag gpu) the
 // adapters run NCHW and mixed-layout problems of their direction against the CPU reference on an
-// sm_90 device: ResNet-50 layers at batch 2 in FP16 and BF16, and edge shapes.
+// sm_90 device: ResNet-50 layers at batch 2 in FP16 and BF16, and edge shapes; (tag gpu) 3-D layers
+// whose depth or height and width are identities on the registered 2-D solvers (flattened,
+// conv/flattening_solver.h) and the FP32 NCDHW depth-as-batch candidates (conv/depth_batch_adapter.h).
 #include <cstdio>
 #include <random>
 
@@ -12,6 +14,7 @@
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
 #include "tuner_core/backend/hip/hip_backend.h"
+#include "tuner_core/solver/conv/solver_sets.h"
 #include "tuner_core/solver/registry.h"
 
 namespace tuna {
@@ -39,7 +42,8 @@ TEST_CASE("layout kernel: NVRTC and hiprtc builds for every element width", "[so
       INFO(arch << " " << bytes << "-byte elements");
       solver::Solution sol;
       sol.kernels.push_back({"conv/layout_transpose.cu",
-                             {"tuna_batched_transpose", "tuna_batched_transpose_packed", "tuna_fill_zero"},
+                             {"tuna_batched_transpose", "tuna_batched_transpose_packed", "tuna_fill_zero",
+                              "tuna_transpose_runs", "tuna_transpose_runs_packed"},
                              {"-DTUNA_ELEM_BYTES=" + std::to_string(bytes)}});
       absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, sol, arch);
       if (!code.ok()) std::printf("%s\n", std::string(code.status().message()).substr(0, 3000).c_str());
@@ -103,6 +107,73 @@ TEST_CASE("channels-last adapters match the CPU reference on an sm_90 device", "
     testing::CheckOnDevice(checker, s, target, runnable, rng, -1, tally);
   }
   std::printf("%d problems, %d runs, %d failures\n", applicable, tally.runs, tally.failures);
+  CHECK(tally.failures == 0);
+}
+
+// A 3-D problem of batch 2 (C = 64, K = 96) in `dir`.
+Problem Make3d(Direction dir, DataType type, Layout layout, Dhw in, Dhw fil, Dhw pad, Dhw stride) {
+  Problem p;
+  p.spatial_dims = 3;
+  p.n = 2, p.c = 64, p.k = 96;
+  p.in = in, p.fil = fil, p.pad = pad, p.stride = stride;
+  p.in_layout = p.fil_layout = p.out_layout = layout;
+  p.data_type = type;
+  p.direction = dir;
+  return p;
+}
+
+TEST_CASE("3-D layers on the 2-D solvers (flattened; depth-as-batch candidates) match the CPU reference on an sm_90 device",
+          "[gpu]") {
+  std::optional<testing::CudaDeviceForTest> cuda = testing::OpenCudaDeviceOrSkip(90, 90);
+  if (!cuda) return;
+  const Target target = cuda->target;
+  testing::ConvChecker checker(*cuda->backend, *cuda->device, target);
+  testing::DeviceTally tally;
+  std::mt19937_64 rng(1043);
+  const Layout cf = Layout::kNCDHW, cl = Layout::kNDHWC;
+  // Registered solvers through FlatteningSolver: 1x3x3 NDHWC (N*D images), 3x1x1 with a depth
+  // stride ((D, H*W)), NCDHW 1x3x3 through the channels-last adapter, FP32 NCDHW 3x1x1 and 1x1x1.
+  struct Case {
+    std::string_view solver;
+    DataType type;
+    Layout layout;
+    Dhw fil, pad, stride;
+  };
+  const std::vector<Case> flat = {
+      {"TunaHopperTmaFwd", DataType::kFp16, cl, {1, 3, 3}, {0, 1, 1}, {1, 2, 2}},
+      {"TunaHopperTmaFwd", DataType::kBf16, cl, {3, 1, 1}, {1, 0, 0}, {2, 1, 1}},
+      {"TunaHopperTmaBwd", DataType::kFp16, cl, {1, 3, 3}, {0, 1, 1}, {1, 1, 1}},
+      {"TunaHopperTmaWrw", DataType::kFp16, cl, {3, 1, 1}, {1, 0, 0}, {1, 1, 1}},
+      {"TunaHopperTmaFwdNchw", DataType::kFp16, cf, {1, 3, 3}, {0, 1, 1}, {1, 1, 1}},
+      {"TunaHopperTmaWrwNchw", DataType::kFp16, cf, {1, 3, 3}, {0, 1, 1}, {1, 1, 1}},
+      {"TunaFastSimtFwd", DataType::kFp32, cf, {3, 1, 1}, {1, 0, 0}, {1, 1, 1}},
+      {"TunaFastSimtBwd", DataType::kFp32, cf, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}},
+      {"TunaFastSimtWrw", DataType::kFp32, cf, {3, 1, 1}, {1, 0, 0}, {1, 1, 1}},
+  };
+  for (const Case& c : flat) {
+    const solver::Solver& s = Registered(c.solver);
+    const Problem p = Make3d(s.Directions().front(), c.type, c.layout, {6, 12, 10}, c.fil, c.pad, c.stride);
+    INFO(c.solver << ": " << p.Canonical());
+    testing::CheckOnDevice(checker, s, target, {p}, rng, -1, tally, 3);
+  }
+  const int flat_runs = tally.runs;
+  // The *Ncdhw candidates on FP32 NCDHW 1xRxS layers: strides, a padded 1x1x3, one frame.
+  for (const auto& [id, s] : solver::CandidateGpuSolvers()) {
+    if (s->Name().find("Ncdhw") == std::string_view::npos) continue;
+    const Direction dir = s->Directions().front();
+    std::vector<Problem> problems;
+    for (const Problem& p : {Make3d(dir, DataType::kFp32, cf, {4, 14, 14}, {1, 3, 3}, {0, 1, 1}, {1, 1, 1}),
+                             Make3d(dir, DataType::kFp32, cf, {4, 15, 13}, {1, 3, 3}, {0, 1, 1}, {1, 2, 2}),
+                             Make3d(dir, DataType::kFp32, cf, {3, 9, 9}, {1, 1, 3}, {0, 1, 1}, {1, 1, 1}),
+                             Make3d(dir, DataType::kFp32, cf, {1, 12, 12}, {1, 3, 3}, {0, 1, 1}, {1, 1, 1})}) {
+      if (s->IsApplicable(target, p).ok()) problems.push_back(p);
+    }
+    INFO(s->Name() << ": " << problems.size() << " applicable");
+    CHECK(problems.size() >= 1);
+    testing::CheckOnDevice(checker, *s, target, problems, rng, -1, tally, 2);
+  }
+  std::printf("3-D on 2-D solvers: %d flattened runs, %d depth-as-batch runs, %d failures\n", flat_runs,
+              tally.runs - flat_runs, tally.failures);
   CHECK(tally.failures == 0);
 }
 

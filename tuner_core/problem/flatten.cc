@@ -29,6 +29,14 @@ void Plain(Problem& q, int to, int64_t extent) {
   q.in[to] = extent, q.fil[to] = 1, q.pad[to] = 0, q.stride[to] = 1, q.dilation[to] = 1;
 }
 
+// q, made 2-D (depth 1), with its pad mode normalised; nullopt where it is not a valid problem.
+std::optional<Problem> Finished(Problem q) {
+  Plain(q, 0, 1);
+  q.pad_mode = NormalizedPadMode(q);
+  if (!ValidateProblem(q).ok()) return std::nullopt;
+  return q;
+}
+
 }  // namespace
 
 std::optional<Problem> FlattenTo2d(const Problem& p) {
@@ -38,19 +46,23 @@ std::optional<Problem> FlattenTo2d(const Problem& p) {
     Take(q, 1, p, 0);
     Plain(q, 2, p.in[1] * p.in[2]);
   } else if (Identity(p, 0) && ChannelsLast(p.in_layout) && ChannelsLast(p.out_layout)) {  // N*D images
-    q.n = p.n * p.in[0];
-    Take(q, 1, p, 1);
-    Take(q, 2, p, 2);
+    return DepthAsBatch(p);
   } else if (Identity(p, 0) && Identity(p, 1)) {  // (D*H, W)
     Plain(q, 1, p.in[0] * p.in[1]);
     Take(q, 2, p, 2);
   } else {
     return std::nullopt;
   }
-  Plain(q, 0, 1);
-  q.pad_mode = NormalizedPadMode(q);
-  if (!ValidateProblem(q).ok()) return std::nullopt;
-  return q;
+  return Finished(q);
+}
+
+std::optional<Problem> DepthAsBatch(const Problem& p) {
+  if (p.spatial_dims != 3 || p.mode != ConvMode::kConv || !Identity(p, 0)) return std::nullopt;
+  Problem q = Base(p);
+  q.n = p.n * p.in[0];
+  Take(q, 1, p, 1);
+  Take(q, 2, p, 2);
+  return Finished(q);
 }
 
 }  // namespace tuna

@@ -26,4 +26,12 @@ namespace tuna {
 // rule above that applies, or the result is not a valid problem (an extent past the limits).
 std::optional<Problem> FlattenTo2d(const Problem& p);
 
+// A 3-D convolution-mode problem whose depth is an identity as the 2-D problem of N*D images of
+// H x W, each tensor's layout its 2-D counterpart (nullopt otherwise, or where the result is not a
+// valid problem). On p's bytes where x and y are channels-last (FlattenTo2d's second rule); a
+// channels-first x or y must first be permuted from (N, C, D, H, W) to (N, D, C, H, W) (the
+// depth-as-batch adapters, solver/conv/depth_batch_adapter.h). The filter, one depth tap, is the
+// same bytes in either case.
+std::optional<Problem> DepthAsBatch(const Problem& p);
+
 }  // namespace tuna

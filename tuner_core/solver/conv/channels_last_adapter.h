@@ -3,15 +3,9 @@
 //
 // ChannelsLastAdapter wraps one solver that handles NHWC / NDHWC tensors (`inner`, e.g.
 // TunaHopperTmaFwd) and offers it, under its own name and id, for the same problem with NCHW /
-// NCDHW (or mixed) tensors. Its planning is the inner solver's on ChannelsLast(problem): the same
-// space, default, validity and finishing step, so the params it stores are the inner solver's.
-// Its solution is the inner one with every tensor that is not already channels-last (nor one
-// whose layouts are the same bytes: one channel or one pixel, e.g. a 1x1 filter) moved to a
-// workspace region: the inputs transposed there first (kernels/conv/layout_transpose.cu), the
-// inner launches reading and writing the regions, the output transposed back last. The inner's
-// own workspace is a further region; inner buffers zeroed first that now live in the workspace
-// are zeroed by a fill launch of that region (the rest stay in Solution::zero_first). Regions are
-// 256-byte aligned, as the allocators align whole buffers.
+// NCDHW (or mixed) tensors: planned as the inner solver on ChannelsLast(problem), every tensor that
+// is not already channels-last (nor one whose layouts are the same bytes: one channel or one pixel,
+// e.g. a 1x1 filter) transposed into a workspace region and back (tensor_move_adapter.h).
 // Costs one read and one write of each moved tensor: the adapter pays where the inner kernel is
 // much faster than the solvers that read the layout natively (tensor cores against SIMT).
 // Not applicable where the inner solver runs the problem as it is (TunaHopperTmaFwd/Bwd on NCHW
@@ -24,30 +18,29 @@
 #include <string_view>
 #include <vector>
 
-#include "tuner_core/solver/conv/wrapping_solver.h"
-#include "tuner_core/solver/solver.h"
+#include "tuner_core/solver/conv/tensor_move_adapter.h"
 
 namespace tuna::solver {
 
 // `p` with x, w and y in the channels-last layout of its dimensionality (NHWC, NDHWC).
 Problem ChannelsLast(const Problem& p);
 
-class ChannelsLastAdapter : public WrappingSolver {
+class ChannelsLastAdapter : public TensorMoveAdapter {
  public:
   // `name`: the adapter's own (perf-db) name; `inner` must be non-null.
-  ChannelsLastAdapter(std::string name, std::unique_ptr<Solver> inner);
+  ChannelsLastAdapter(std::string name, std::unique_ptr<Solver> inner)
+      : TensorMoveAdapter(std::move(name), std::move(inner)) {}
 
-  std::string_view Name() const override { return name_; }
-
+ protected:
   // NotApplicable where every tensor already is channels-last (the inner solver runs it itself),
   // for INT8, tensors that are not densely packed, sizes past the layout kernel's 32-bit rows and
-  // columns, and where the inner solver refuses the channels-last problem (its reason quoted).
-  TUNA_TUNABLE_SOLVER_VERBS
-  std::optional<PerfConfig> Specialize(const Target& target, const Problem& problem,
-                                       const PerfConfig& config) const override;
-
- private:
-  std::string name_;
+  // columns, and where the inner solver runs the problem as it is.
+  absl::Status Admits(const Target& target, const Problem& problem) const override;
+  Problem Planned(const Problem& problem) const override { return ChannelsLast(problem); }
+  std::string_view PlannedWhat() const override { return "channels-last"; }
+  bool Moves(const Problem& problem, BufferRole role) const override;
+  std::vector<std::string> MoveEntries() const override;
+  Launch MoveLaunch(int kernel, const Problem& problem, BufferRole role, bool in, Place from, Place to) const override;
 };
 
 }  // namespace tuna::solver

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "tuner_core/solver/conv/channels_last_adapter.h"
+#include "tuner_core/solver/conv/depth_batch_adapter.h"
 #include "tuner_core/solver/conv/flattening_solver.h"
 
 #include "tuner_core/solver/conv/gpu_depthwise.h"
@@ -77,6 +78,19 @@ SolverList CandidateGpuSolvers() {
   list.emplace_back(1040, std::make_unique<HopperTmaFwd3dSolver>());  // 3-D forward: compile-tested only
   list.emplace_back(1041, std::make_unique<HopperTmaBwd3dSolver>());  // 3-D backward data, stride 1: the same
   list.emplace_back(1042, std::make_unique<HopperTmaWrw3dSolver>());  // 3-D backward weights: the same
+  // FP32 NCDHW layers whose depth is an identity (1xRxS) as 2-D problems of N*D images, x and y
+  // permuted into the workspace (conv/depth_batch_adapter.h): the layout kernel's runs entries are
+  // compile-tested, not yet run on a GPU.
+  const auto ncdhw = [](std::unique_ptr<Solver> inner) {
+    std::string name = std::string(inner->Name()) + "Ncdhw";
+    return std::make_unique<DepthBatchAdapter>(std::move(name), std::move(inner));
+  };
+  list.emplace_back(1043, ncdhw(std::make_unique<FastSimtFwdSolver>()));
+  list.emplace_back(1044, ncdhw(std::make_unique<FastSimtBwdSolver>()));
+  list.emplace_back(1045, ncdhw(std::make_unique<FastSimtWrwSolver>()));
+  list.emplace_back(1046, ncdhw(std::make_unique<WinogradF2x3Solver>()));
+  list.emplace_back(1047, ncdhw(std::make_unique<WinogradWrwSolver>()));
+  list.emplace_back(1048, ncdhw(std::make_unique<WinogradF4x3Solver>()));
   return list;
 }
 
