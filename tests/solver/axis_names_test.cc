@@ -253,6 +253,12 @@ TEST_CASE("every -D a tunable solver emits is read by its kernel; every kernel a
     problems.push_back(p3);
     p3.direction = Direction::kBackwardWeights;  // TunaHopperTmaWrw3d
     problems.push_back(p3);
+    Problem ncdhw = p3;  // the same as NCDHW in every direction (TunaHopperTma{Fwd,Bwd,Wrw}3dNchw)
+    ncdhw.in_layout = ncdhw.fil_layout = ncdhw.out_layout = Layout::kNCDHW;
+    for (Direction dir : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
+      ncdhw.direction = dir;
+      problems.push_back(ncdhw);
+    }
     p3.fil = {1, 3, 3};  // FP32 NCDHW 1x3x3 in every direction (the *Ncdhw depth-as-batch candidates)
     p3.pad = {0, 1, 1};
     p3.data_type = DataType::kFp32;

@@ -27,6 +27,23 @@
 #include "tuner_core/solver/conv/solver_sets.h"
 
 namespace tuna::solver {
+namespace {
+
+// `inner` on NCHW / NCDHW (and mixed) problems as "<name>Nchw": its channels-last problem, the
+// inner solver flattening it where it can (NCDHW 1x3x3 layers: NDHWC copies run as 2-D problems
+// of N*D images).
+std::unique_ptr<Solver> Nchw(std::unique_ptr<Solver> inner) {
+  std::string name = std::string(inner->Name()) + "Nchw";
+  return std::make_unique<ChannelsLastAdapter>(std::move(name), Flattening(std::move(inner)));
+}
+
+// A 2-D NCHW solver on NCDHW problems whose depth is an identity as "<name>Ncdhw" (N*D images).
+std::unique_ptr<Solver> Ncdhw(std::unique_ptr<Solver> inner) {
+  std::string name = std::string(inner->Name()) + "Ncdhw";
+  return std::make_unique<DepthBatchAdapter>(std::move(name), std::move(inner));
+}
+
+}  // namespace
 
 SolverList GpuTunableSolvers() {
   SolverList list;
@@ -55,21 +72,16 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1028, std::make_unique<SmallCTcFwdSolver>());
   list.emplace_back(1029, std::make_unique<HopperHaloFwdSolver>());
   list.emplace_back(1030, std::make_unique<HopperHaloWrwSolver>());  // a candidate until 2026-12-05
-  // NCHW / NCDHW (and mixed) problems through the channels-last tensor-core solvers; the inner
-  // solvers flatten (NCDHW 1x3x3 layers: NDHWC copies run as 2-D problems of N*D images).
-  const auto nchw = [](std::unique_ptr<Solver> inner) {
-    std::string name = std::string(inner->Name()) + "Nchw";
-    return std::make_unique<ChannelsLastAdapter>(std::move(name), Flattening(std::move(inner)));
-  };
-  list.emplace_back(1031, nchw(std::make_unique<HopperTmaFwdSolver>()));
-  list.emplace_back(1032, nchw(std::make_unique<HopperTmaBwdSolver>()));
-  list.emplace_back(1033, nchw(std::make_unique<HopperTmaWrwSolver>()));
-  list.emplace_back(1034, nchw(std::make_unique<FastTcFwdSolver>()));
-  list.emplace_back(1035, nchw(std::make_unique<MfmaFwdSolver>()));
-  list.emplace_back(1036, nchw(std::make_unique<HopperWrwSolver>()));  // e.g. the RGB stem's backward weights
-  list.emplace_back(1037, nchw(std::make_unique<HopperHaloWrwSolver>()));
-  list.emplace_back(1038, nchw(std::make_unique<HopperFwdSolver>()));
-  list.emplace_back(1039, nchw(std::make_unique<HopperHaloFwdSolver>()));
+  // NCHW / NCDHW (and mixed) problems through the channels-last tensor-core solvers.
+  list.emplace_back(1031, Nchw(std::make_unique<HopperTmaFwdSolver>()));
+  list.emplace_back(1032, Nchw(std::make_unique<HopperTmaBwdSolver>()));
+  list.emplace_back(1033, Nchw(std::make_unique<HopperTmaWrwSolver>()));
+  list.emplace_back(1034, Nchw(std::make_unique<FastTcFwdSolver>()));
+  list.emplace_back(1035, Nchw(std::make_unique<MfmaFwdSolver>()));
+  list.emplace_back(1036, Nchw(std::make_unique<HopperWrwSolver>()));  // e.g. the RGB stem's backward weights
+  list.emplace_back(1037, Nchw(std::make_unique<HopperHaloWrwSolver>()));
+  list.emplace_back(1038, Nchw(std::make_unique<HopperFwdSolver>()));
+  list.emplace_back(1039, Nchw(std::make_unique<HopperHaloFwdSolver>()));
   return list;
 }
 
@@ -81,16 +93,16 @@ SolverList CandidateGpuSolvers() {
   // FP32 NCDHW layers whose depth is an identity (1xRxS) as 2-D problems of N*D images, x and y
   // permuted into the workspace (conv/depth_batch_adapter.h): the layout kernel's runs entries are
   // compile-tested, not yet run on a GPU.
-  const auto ncdhw = [](std::unique_ptr<Solver> inner) {
-    std::string name = std::string(inner->Name()) + "Ncdhw";
-    return std::make_unique<DepthBatchAdapter>(std::move(name), std::move(inner));
-  };
-  list.emplace_back(1043, ncdhw(std::make_unique<FastSimtFwdSolver>()));
-  list.emplace_back(1044, ncdhw(std::make_unique<FastSimtBwdSolver>()));
-  list.emplace_back(1045, ncdhw(std::make_unique<FastSimtWrwSolver>()));
-  list.emplace_back(1046, ncdhw(std::make_unique<WinogradF2x3Solver>()));
-  list.emplace_back(1047, ncdhw(std::make_unique<WinogradWrwSolver>()));
-  list.emplace_back(1048, ncdhw(std::make_unique<WinogradF4x3Solver>()));
+  list.emplace_back(1043, Ncdhw(std::make_unique<FastSimtFwdSolver>()));
+  list.emplace_back(1044, Ncdhw(std::make_unique<FastSimtBwdSolver>()));
+  list.emplace_back(1045, Ncdhw(std::make_unique<FastSimtWrwSolver>()));
+  list.emplace_back(1046, Ncdhw(std::make_unique<WinogradF2x3Solver>()));
+  list.emplace_back(1047, Ncdhw(std::make_unique<WinogradWrwSolver>()));
+  list.emplace_back(1048, Ncdhw(std::make_unique<WinogradF4x3Solver>()));
+  // The 3-D TMA candidates on NCDHW (and mixed) problems through the channels-last adapter (NDHWC copies).
+  list.emplace_back(1049, Nchw(std::make_unique<HopperTmaFwd3dSolver>()));
+  list.emplace_back(1050, Nchw(std::make_unique<HopperTmaBwd3dSolver>()));
+  list.emplace_back(1051, Nchw(std::make_unique<HopperTmaWrw3dSolver>()));
   return list;
 }
 
