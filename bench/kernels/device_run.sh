@@ -27,7 +27,7 @@
 #                          direction (CONFIGS each, default 64; SOLVERS=a,b overrides; fwd: also TunaSmallCTcFwd; mobilenet_dw* files: the
 #                          depthwise solver; x_halo*_wrw: TunaHopperTmaWrw against TunaHopperHaloWrw; x_nchw16_*: FP16 NCHW, TunaHopperTma{Fwd,Bwd,Wrw} (1x1 layers as per-image GEMMs) and the *Nchw channels-last adapters against the solvers
 #                          that read NCHW natively) + cuDNN best, torch, cross-check
-#   x_r3d18_n8_fp16_{fwd,bwd}[:SECS] 3-D ResNet-18 FP16 NDHWC forward / backward data (data/r3d18_n8_fp16_*.txt): the candidates
+#   x_r3d18_n8_fp16_{fwd,bwd,wrw}[:SECS] 3-D ResNet-18 FP16 NDHWC (data/r3d18_n8_fp16_*.txt): the 3-D candidates
 #   x_r2plus1d18_n8_fp16_{fwd,bwd,wrw}[:SECS] R(2+1)D-18 FP16 NDHWC (data/r2plus1d18_n8_fp16_*.txt): its (2+1)D layers on the
 #                          2-D solvers (flattened), the projections on the 3-D candidates and TunaIgemm
 #   x_r2plus1d18_n8_fp32_{fwd,bwd,wrw}[:SECS] the same network in FP32 NCDHW: the FP32 SIMT / Winograd solvers
@@ -90,6 +90,7 @@ for step in "$@"; do
         x_nchw*_wrw) sv=TunaHopperTmaWrw,TunaHopperTmaWrwNchw,TunaHopperHaloWrwNchw,TunaHopperWrwNchw,TunaIgemmWrw ;;
         x_r3d*_fwd) sv=TunaHopperTmaFwd3d,TunaIgemmFwd; extra="--candidates --no-legacy" ;;  # 3-D (NDHWC)
         x_r3d*_bwd) sv=TunaHopperTmaBwd3d,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
+        x_r3d*_wrw) sv=TunaHopperTmaWrw3d,TunaIgemmWrw; extra="--candidates --no-legacy" ;;
         # R(2+1)D FP32 NCDHW: 3x1x1 / 1x1x1 flattened, 1x3x3 on the *Ncdhw depth-as-batch candidates, TunaIgemm the baseline
         x_r2plus1d*fp32*_fwd) sv=TunaFastSimtFwd,TunaWinogradF4x3,TunaWinogradF2x3,TunaFastSimtFwdNcdhw,TunaWinogradF4x3Ncdhw,TunaWinogradF2x3Ncdhw,TunaIgemmFwd; extra="--candidates --no-legacy" ;;
         x_r2plus1d*fp32*_bwd) sv=TunaFastSimtBwd,TunaWinogradF4x3,TunaWinogradF2x3,TunaFastSimtBwdNcdhw,TunaWinogradF4x3Ncdhw,TunaWinogradF2x3Ncdhw,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
