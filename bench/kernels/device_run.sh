@@ -96,9 +96,9 @@ for step in "$@"; do
         x_r2plus1d*fp32*_bwd) sv=TunaFastSimtBwd,TunaWinogradF4x3,TunaWinogradF2x3,TunaFastSimtBwdNcdhw,TunaWinogradF4x3Ncdhw,TunaWinogradF2x3Ncdhw,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
         x_r2plus1d*fp32*_wrw) sv=TunaFastSimtWrw,TunaWinogradWrw,TunaFastSimtWrwNcdhw,TunaWinogradWrwNcdhw,TunaIgemmWrw; extra="--candidates --no-legacy" ;;
         # R(2+1)D: 1x3x3 / 3x1x1 layers flattened to 2-D problems (problem/flatten.h), the 1x1x1 stride-2 projections 3-D
-        x_r2plus1d*_fwd) sv=TunaHopperTmaFwd,TunaHopperHaloFwd,TunaHopperFwd,TunaFastTcFwd,TunaSmallCTcFwd,TunaSmallCFwd,TunaHopperTmaFwd3d,TunaIgemmFwd; extra="--candidates --no-legacy" ;;
-        x_r2plus1d*_bwd) sv=TunaHopperTmaBwd,TunaHopperTmaBwd3d,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
-        x_r2plus1d*_wrw) sv=TunaHopperTmaWrw,TunaHopperHaloWrw,TunaHopperWrw,TunaIgemmWrw; extra="--no-legacy" ;;
+        x_r2plus1d*_fwd) sv=TunaHopperTmaFwd,TunaHopperHaloFwd,TunaHopperFwd,TunaFastTcFwd,TunaSmallCTcFwd,TunaSmallCFwd,TunaHopperTmaFwd3d,TunaHopperTmaFwdPad,TunaIgemmFwd; extra="--candidates --no-legacy" ;;
+        x_r2plus1d*_bwd) sv=TunaHopperTmaBwd,TunaHopperTmaBwd3d,TunaHopperTmaBwdPad,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
+        x_r2plus1d*_wrw) sv=TunaHopperTmaWrw,TunaHopperHaloWrw,TunaHopperWrw,TunaHopperTmaWrw3d,TunaHopperTmaWrwPad,TunaIgemmWrw; extra="--candidates --no-legacy" ;;
         x_mobilenet_dw*_fwd) sv=TunaDepthwiseFwd ;;
         x_mobilenet_dw*_bwd) sv=TunaDepthwiseBwd ;;
         x_mobilenet_dw*_wrw) sv=TunaDepthwiseWrw ;;

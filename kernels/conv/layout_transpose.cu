@@ -9,6 +9,8 @@
 // Entries tuna_transpose_runs (element words) and tuna_transpose_runs_packed (32-bit words; run
 //   * TUNA_ELEM_BYTES a multiple of 4) (src, dst, batches, rows, cols, run in words): block
 //   kLtRunThreads, grid.x = rows * cols, grid.y <= batches.
+// Entry tuna_pad_rows(src, dst, rows, src_cols, dst_cols): block kLtFillThreads, any grid.x (a
+//   grid-stride loop); pads (dst_cols > src_cols) or drops (dst_cols < src_cols) each row's tail.
 // Entry tuna_fill_zero(p, words): block kLtFillThreads, any grid.x (a grid-stride loop).
 #include "common/portability.h"
 #include "conv/layout_transpose_impl.h"
@@ -54,6 +56,12 @@ TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kLtRunThreads) void tuna_transpose_runs_packed(co
                                                                              tuna_i64 batches, int rows, int cols,
                                                                              tuna_i64 run) {
   lt_move_runs<tuna_u32>(src, dst, batches, rows, cols, run);
+}
+
+TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kLtFillThreads) void tuna_pad_rows(const tuna_lt_elem* src, tuna_lt_elem* dst,
+                                                                    tuna_i64 rows, int src_cols, int dst_cols) {
+  lt_pad_rows(src, dst, rows, src_cols, dst_cols, (tuna_i64)TUNA_BID_X * kLtFillThreads + TUNA_TID_X,
+              (tuna_i64)TUNA_GDIM_X * kLtFillThreads);
 }
 
 TUNA_GLOBAL TUNA_LAUNCH_BOUNDS(kLtFillThreads) void tuna_fill_zero(tuna_u32* p, tuna_i64 words) {

@@ -123,6 +123,19 @@ TUNA_DEVICE void lt_move_run(const W* src, W* dst, tuna_i64 batch, int rows, int
   for (tuna_i64 i = first; i < run; i += step) to[i] = from[i];
 }
 
+// Rows of channels padded and unpadded (the channel-pad adapters, tuner_core/solver/conv/channel_pad_adapter.h):
+// element i of dst's rows x dst_cols, for i = first, first + step, ...: src[row][col] where col <
+// src_cols, else zero (pad: dst_cols > src_cols; unpad: dst_cols < src_cols drops the tail).
+TUNA_DEVICE void lt_pad_rows(const tuna_lt_elem* src, tuna_lt_elem* dst, tuna_i64 rows, int src_cols, int dst_cols,
+                             tuna_i64 first, tuna_i64 step) {
+  const tuna_i64 n = rows * dst_cols;
+  for (tuna_i64 i = first; i < n; i += step) {
+    const tuna_i64 row = i / dst_cols;
+    const int col = (int)(i - row * dst_cols);
+    dst[i] = col < src_cols ? src[row * src_cols + col] : (tuna_lt_elem)0;
+  }
+}
+
 // Zeroes words first, first + step, ... below `words` of `p` (a grid-stride loop's share).
 TUNA_DEVICE void lt_fill_zero(tuna_u32* p, tuna_i64 words, tuna_i64 first, tuna_i64 step) {
   for (tuna_i64 i = first; i < words; i += step) p[i] = 0;

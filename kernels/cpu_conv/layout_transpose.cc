@@ -45,6 +45,17 @@ static void lt_move_runs_block(const TunaCpuLaunch* launch, void** args) {
 TUNA_CPU_KERNEL(tuna_transpose_runs) { lt_move_runs_block<tuna_lt_elem>(launch, args); }
 TUNA_CPU_KERNEL(tuna_transpose_runs_packed) { lt_move_runs_block<tuna_u32>(launch, args); }
 
+TUNA_CPU_KERNEL(tuna_pad_rows) {
+  const tuna_lt_elem* src = tuna_arg<const tuna_lt_elem*>(args, 0);
+  tuna_lt_elem* dst = tuna_arg<tuna_lt_elem*>(args, 1);
+  const tuna_i64 rows = tuna_arg<tuna_i64>(args, 2);
+  const int src_cols = tuna_arg<int>(args, 3), dst_cols = tuna_arg<int>(args, 4);
+  const tuna_i64 step = (tuna_i64)launch->grid.x * kLtFillThreads;
+  for (int tid = 0; tid < kLtFillThreads; ++tid) {
+    lt_pad_rows(src, dst, rows, src_cols, dst_cols, (tuna_i64)launch->block_idx.x * kLtFillThreads + tid, step);
+  }
+}
+
 TUNA_CPU_KERNEL(tuna_fill_zero) {
   tuna_u32* p = tuna_arg<tuna_u32*>(args, 0);
   const tuna_i64 words = tuna_arg<tuna_i64>(args, 1);

@@ -268,6 +268,15 @@ TEST_CASE("every -D a tunable solver emits is read by its kernel; every kernel a
       problems.push_back(p3);
     }
   }
+  for (Direction dir : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
+    // C or K off 16-byte rows (TunaHopperTma*Pad), padded to 104: TB_K 64 (TB_K 32, the default
+    // where C/G % 64 is 1..32, is emitted as a derived -DTB_K=32: see the TMA solvers' Space).
+    for (auto [c, k] : {std::pair{100, 64}, std::pair{64, 100}}) {
+      Problem odd = testing::With(testing::ResNet50Layers()[2], dir, DataType::kFp16, Layout::kNHWC);
+      odd.c = c, odd.k = k;
+      problems.push_back(odd);
+    }
+  }
   std::set<std::string> checked;
   for (const auto& [id, s] : all) {
     for (const std::string arch : {"sm_90", "gfx90a", "cpu-avx2"}) {  // gfx90a: TunaMfmaFwd

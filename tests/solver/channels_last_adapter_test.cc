@@ -151,11 +151,7 @@ TEST_CASE("channels-last adapter: NCHW, NCDHW and mixed problems of every direct
         CHECK(sol->workspace_bytes > inner->workspace_bytes);
         split += inner->workspace_bytes > 0;
         for (const solver::Launch& l : sol->launches) packed += l.entry == "tuna_batched_transpose_packed";
-        absl::StatusOr<reference::VerifyReport> report = h.Run(s, p, config);
-        INFO(report.status().ToString());
-        REQUIRE(report.ok());
-        INFO(report->Summary());
-        CHECK(report->ok);
+        testing::CheckMatchesReference(h, s, p, config);
         ++runs;
       }
     }

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "catch2/catch.hpp"
 #include "tuner_core/backend/cpu/cpu_backend.h"
 #include "tuner_core/reference/element.h"
 #include "tuner_core/reference/fill.h"
@@ -160,6 +161,16 @@ inline Problem Make3d(int64_t n, int64_t c, int64_t k, Dhw in, Dhw fil, Dhw pad,
   p.data_type = type;
   p.in_layout = il, p.fil_layout = fl, p.out_layout = ol;
   return p;
+}
+
+// Runs `s` on `p` with `config` through the harness and checks the result against the reference.
+inline void CheckMatchesReference(CpuSolverHarness& h, const solver::Solver& s, const Problem& p,
+                                  const solver::PerfConfig& config) {
+  absl::StatusOr<reference::VerifyReport> report = h.Run(s, p, config);
+  INFO(report.status().ToString());
+  REQUIRE(report.ok());
+  INFO(report->Summary());
+  CHECK(report->ok);
 }
 
 // Runs a layout-kernel solution (one launch reading the kX buffer, writing the kY buffer) on the

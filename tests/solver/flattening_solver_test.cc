@@ -75,11 +75,7 @@ TEST_CASE("flattening solver: 3-D problems with identity dimensions run on a 2-D
       const PerfConfig config = s.DefaultConfig(h.target(), p);
       CHECK(config == s.inner().DefaultConfig(h.target(), *FlattenTo2d(p)));
       REQUIRE(s.IsValid(h.target(), p, config).ok());
-      absl::StatusOr<reference::VerifyReport> report = h.Run(s, p, config);
-      INFO(report.status().ToString());
-      REQUIRE(report.ok());
-      INFO(report->Summary());
-      CHECK(report->ok);
+      testing::CheckMatchesReference(h, s, p, config);
       ++runs;
     }
   }

@@ -4,9 +4,11 @@
 // adapters run NCHW and mixed-layout problems of their direction against the CPU reference on an
 // sm_90 device: ResNet-50 layers at batch 2 in FP16 and BF16, and edge shapes; (tag gpu) 3-D layers
 // whose depth or height and width are identities on the registered 2-D solvers (flattened,
-// conv/flattening_solver.h) and the FP32 NCDHW depth-as-batch candidates (conv/depth_batch_adapter.h).
+// conv/flattening_solver.h) and the FP32 NCDHW depth-as-batch candidates (conv/depth_batch_adapter.h);
+// the channel-padded TMA candidates (conv/channel_pad_adapter.h).
 #include <cstdio>
 #include <random>
+#include <tuple>
 
 #include "catch2/catch.hpp"
 #include "tests/solver/cpu_solver_harness.h"
@@ -172,8 +174,28 @@ TEST_CASE("3-D layers on the 2-D solvers (flattened; depth-as-batch candidates) 
     CHECK(problems.size() >= 1);
     testing::CheckOnDevice(checker, *s, target, problems, rng, -1, tally, 2);
   }
-  std::printf("3-D on 2-D solvers: %d flattened runs, %d depth-as-batch runs, %d failures\n", flat_runs,
-              tally.runs - flat_runs, tally.failures);
+  const int batch_runs = tally.runs - flat_runs;
+  // The *Pad candidates: C/G or K/G off 16-byte rows (R(2+1)D's 230 and 45), groups, BF16, a 3-D layer.
+  for (const auto& [id, s] : solver::CandidateGpuSolvers()) {
+    if (!s->Name().ends_with("Pad")) continue;
+    const Direction dir = s->Directions().front();
+    std::vector<Problem> problems;
+    for (auto [c, k, g, type] : {std::tuple{230, 128, 1, DataType::kFp16}, std::tuple{64, 230, 1, DataType::kFp16},
+                                 std::tuple{45, 64, 1, DataType::kBf16}, std::tuple{64, 80, 4, DataType::kFp16}}) {
+      Problem p = testing::Make2d(2, c, k, 14, 13, 3, 3, 1, 1, 1, 1, 1, 1, g, type, Layout::kNHWC, Layout::kNHWC,
+                                  Layout::kNHWC);
+      p.direction = dir;
+      if (s->IsApplicable(target, p).ok()) problems.push_back(p);
+    }
+    Problem temporal = Make3d(dir, DataType::kFp16, cl, {6, 12, 10}, {3, 1, 1}, {1, 0, 0}, {1, 1, 1});
+    temporal.c = 230;
+    if (s->IsApplicable(target, temporal).ok()) problems.push_back(temporal);
+    INFO(s->Name() << ": " << problems.size() << " applicable");
+    CHECK(problems.size() >= 2);
+    testing::CheckOnDevice(checker, *s, target, problems, rng, -1, tally, 2);
+  }
+  std::printf("3-D on 2-D solvers: %d flattened runs, %d depth-as-batch runs; channel-padded: %d runs; %d failures\n",
+              flat_runs, batch_runs, tally.runs - flat_runs - batch_runs, tally.failures);
   CHECK(tally.failures == 0);
 }
 

@@ -2,6 +2,7 @@
 #include <memory>
 #include <string>
 
+#include "tuner_core/solver/conv/channel_pad_adapter.h"
 #include "tuner_core/solver/conv/channels_last_adapter.h"
 #include "tuner_core/solver/conv/depth_batch_adapter.h"
 #include "tuner_core/solver/conv/flattening_solver.h"
@@ -41,6 +42,12 @@ std::unique_ptr<Solver> Nchw(std::unique_ptr<Solver> inner) {
 std::unique_ptr<Solver> Ncdhw(std::unique_ptr<Solver> inner) {
   std::string name = std::string(inner->Name()) + "Ncdhw";
   return std::make_unique<DepthBatchAdapter>(std::move(name), std::move(inner));
+}
+
+// A channels-last solver on problems whose C/G or K/G is not whole 16-byte rows as "<name>Pad".
+std::unique_ptr<Solver> Padded(std::unique_ptr<Solver> inner) {
+  std::string name = std::string(inner->Name()) + "Pad";
+  return std::make_unique<ChannelPadAdapter>(std::move(name), Flattening(std::move(inner)));
 }
 
 }  // namespace
@@ -103,6 +110,11 @@ SolverList CandidateGpuSolvers() {
   list.emplace_back(1049, Nchw(std::make_unique<HopperTmaFwd3dSolver>()));
   list.emplace_back(1050, Nchw(std::make_unique<HopperTmaBwd3dSolver>()));
   list.emplace_back(1051, Nchw(std::make_unique<HopperTmaWrw3dSolver>()));
+  // The TMA solvers on channels-last problems whose C/G or K/G is off 16-byte rows, the channels
+  // padded by zeros into the workspace (conv/channel_pad_adapter.h).
+  list.emplace_back(1052, Padded(std::make_unique<HopperTmaFwdSolver>()));
+  list.emplace_back(1053, Padded(std::make_unique<HopperTmaBwdSolver>()));
+  list.emplace_back(1054, Padded(std::make_unique<HopperTmaWrwSolver>()));
   return list;
 }
 

@@ -44,12 +44,13 @@ struct Regions {
   int64_t inner_workspace = 0;
   uint64_t total = 0;
 
+  // `planned`: the tensors as the inner solver takes them (a region holds that form).
   template <typename MovesFn>
-  Regions(const Problem& p, uint64_t inner_workspace_bytes, MovesFn moves) {
+  Regions(const Problem& planned, uint64_t inner_workspace_bytes, MovesFn moves) {
     for (size_t i = 0; i < kTensors.size(); ++i) {
       if (!moves(kTensors[i])) continue;
       tensor[i] = static_cast<int64_t>(total);
-      total += AlignUp(TensorBytes(p, kTensors[i]));
+      total += AlignUp(TensorBytes(planned, kTensors[i]));
     }
     inner_workspace = static_cast<int64_t>(total);
     total += AlignUp(inner_workspace_bytes);
@@ -106,9 +107,10 @@ std::optional<PerfConfig> TensorMoveAdapter::Specialize(const Target& target, co
 absl::StatusOr<Solution> TensorMoveAdapter::GetSolution(const Target& target, const Problem& p,
                                                         const PerfConfig& config) const {
   if (absl::Status st = IsApplicable(target, p); !st.ok()) return st;
-  absl::StatusOr<Solution> sol = inner().GetSolution(target, Planned(p), config);
+  const Problem planned = Planned(p);
+  absl::StatusOr<Solution> sol = inner().GetSolution(target, planned, config);
   if (!sol.ok()) return sol.status();
-  const Regions regions(p, sol->workspace_bytes, [&](BufferRole role) { return Moves(p, role); });
+  const Regions regions(planned, sol->workspace_bytes, [&](BufferRole role) { return Moves(p, role); });
   Solution out;
   out.kernels = sol->kernels;
   const int layout = static_cast<int>(out.kernels.size());
@@ -120,7 +122,7 @@ absl::StatusOr<Solution> TensorMoveAdapter::GetSolution(const Target& target, co
       out.zero_first.push_back(role);
       continue;
     }
-    const uint64_t bytes = role == BufferRole::kWorkspace ? sol->workspace_bytes : TensorBytes(p, role);
+    const uint64_t bytes = role == BufferRole::kWorkspace ? sol->workspace_bytes : TensorBytes(planned, role);
     if (bytes > 0) out.launches.push_back(FillZeroLaunch(layout, offset, bytes));
   }
   const BufferRole written = WrittenRole(p.direction);

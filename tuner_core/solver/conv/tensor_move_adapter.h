@@ -1,12 +1,14 @@
 // A solver run on problems whose tensors its inner solver takes only once they are moved
-// (permuted) into workspace regions: the machinery of ChannelsLastAdapter (NCHW <-> NHWC) and
-// DepthBatchAdapter (NCDHW <-> N*D NCHW images).
+// (permuted or padded) into workspace regions: the machinery of ChannelsLastAdapter (NCHW <->
+// NHWC), DepthBatchAdapter (NCDHW <-> N*D NCHW images) and ChannelPadAdapter (channels padded to
+// whole 16-byte rows).
 //
 // A subclass says which problems it admits, the problem the inner solver plans (Planned), which
 // of x, w and y move, and the layout-kernel launch that moves one (kernels/conv/layout_transpose.cu,
 // body shared with a cpu twin). Planning is the inner solver's on Planned(problem): the same
 // space, default, validity and finishing step, so the params it stores are the inner solver's. The
-// solution is the inner one with every moved tensor in a workspace region: inputs moved there
+// solution is the inner one with every moved tensor in a workspace region (sized as the tensor of
+// Planned(problem)): inputs moved there
 // first, the inner launches reading and writing the regions (every buffer and tensor-map argument
 // remapped), the output moved back last. The inner's own workspace is a further region; inner
 // buffers zeroed first that now live in the workspace are zeroed by a fill launch of that region

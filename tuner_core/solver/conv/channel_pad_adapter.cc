@@ -1,0 +1,88 @@
+#include "tuner_core/solver/conv/channel_pad_adapter.h"
+
+#include <algorithm>
+
+#include "tuner_core/solver/conv/gpu_common.h"
+
+namespace tuna::solver {
+namespace {
+
+// The fill kernel's geometry, which tuna_pad_rows shares (kLtFillThreads).
+constexpr uint32_t kThreads = 256;
+constexpr int64_t kMaxBlocks = 4096;
+
+// Channels per 16-byte row of the data type.
+int64_t Unit(const Problem& p) { return 16 / static_cast<int64_t>(DataTypeSize(p.data_type)); }
+int64_t RoundUp(int64_t v, int64_t unit) { return (v + unit - 1) / unit * unit; }
+bool PadsC(const Problem& p) { return (p.c / p.groups) % Unit(p) != 0; }
+bool PadsK(const Problem& p) { return (p.k / p.groups) % Unit(p) != 0; }
+int64_t Taps(const Problem& p) { return p.fil[0] * p.fil[1] * p.fil[2]; }
+// Pixels of x (or of y) over every image.
+int64_t Pixels(const TensorDesc& d) { return d.dims[0] * d.dims[2] * d.dims[3] * d.dims[4]; }
+
+// A tensor as rows of `cols` elements, padded to (or cut from) `padded` columns.
+struct RowView {
+  int64_t rows = 0, cols = 0, padded = 0;
+};
+
+// How tensor `role` of p pads: x by C/G per pixel and group, y by K/G; w by its C/G channels per
+// (output channel, tap), or by its K/G rows (K/G * taps * C/G elements) per group.
+RowView ViewOf(const Problem& p, BufferRole role) {
+  const int64_t cg = p.c / p.groups, kg = p.k / p.groups, u = Unit(p);
+  if (role == BufferRole::kX) return {Pixels(p.XDesc()) * p.groups, cg, RoundUp(cg, u)};
+  if (role == BufferRole::kY) return {Pixels(p.YDesc()) * p.groups, kg, RoundUp(kg, u)};
+  if (PadsC(p)) return {p.k * Taps(p), cg, RoundUp(cg, u)};
+  const int64_t row = Taps(p) * cg;
+  return {p.groups, kg * row, RoundUp(kg, u) * row};
+}
+
+bool ChannelsLast(const Problem& p) {
+  return gpu::IsChannelsLast(p.in_layout) && gpu::IsChannelsLast(p.fil_layout) && gpu::IsChannelsLast(p.out_layout);
+}
+
+}  // namespace
+
+absl::Status ChannelPadAdapter::Admits(const Target& target, const Problem& p) const {
+  if (!ChannelsLast(p)) return NotApplicable(Name(), "channels-last x, w and y only");
+  if (p.data_type == DataType::kInt8) return NotApplicable(Name(), "FP32, FP16 and BF16 only");
+  if (!PadsC(p) && !PadsK(p)) return NotApplicable(Name(), "channels per group fill whole 16-byte rows already");
+  if (PadsC(p) && PadsK(p)) return NotApplicable(Name(), "pads C/G or K/G, not both");
+  for (BufferRole role : {BufferRole::kX, BufferRole::kW, BufferRole::kY}) {
+    if (ViewOf(p, role).padded > gpu::kMaxIndex) return NotApplicable(Name(), "a padded row past 32-bit columns");
+  }
+  if (inner().IsApplicable(target, p).ok()) {
+    return NotApplicable(Name(), std::string(inner().Name()) + " runs these channels as they are");
+  }
+  return absl::OkStatus();
+}
+
+Problem ChannelPadAdapter::Planned(const Problem& p) const {
+  Problem q = p;
+  q.c = p.groups * RoundUp(p.c / p.groups, Unit(p));
+  q.k = p.groups * RoundUp(p.k / p.groups, Unit(p));
+  return q;
+}
+
+// x moves where C/G grows, y where K/G grows, w where either does.
+bool ChannelPadAdapter::Moves(const Problem& p, BufferRole role) const {
+  if (role == BufferRole::kX) return PadsC(p);
+  if (role == BufferRole::kY) return PadsK(p);
+  return PadsC(p) || PadsK(p);
+}
+
+std::vector<std::string> ChannelPadAdapter::MoveEntries() const { return {"tuna_pad_rows", "tuna_fill_zero"}; }
+
+Launch ChannelPadAdapter::MoveLaunch(int kernel, const Problem& p, BufferRole role, bool in, Place from,
+                                     Place to) const {
+  const RowView v = ViewOf(p, role);
+  Launch l;
+  l.kernel = kernel;
+  l.entry = "tuna_pad_rows";
+  l.grid = {static_cast<uint32_t>(std::clamp<int64_t>(gpu::CeilDiv(v.rows * v.padded, kThreads), 1, kMaxBlocks)), 1, 1};
+  l.block = {kThreads, 1, 1};
+  l.args = {KernelArg::Buffer(from.first, from.second), KernelArg::Buffer(to.first, to.second), KernelArg::I64(v.rows),
+            KernelArg::I32(in ? v.cols : v.padded), KernelArg::I32(in ? v.padded : v.cols)};
+  return l;
+}
+
+}  // namespace tuna::solver

@@ -1,0 +1,45 @@
+// A channels-last solver whose copies need whole 16-byte channel rows (C/G and K/G multiples of 8
+// in FP16/BF16, of 4 in FP32: the TMA solvers) run on problems whose C/G or K/G is not one
+// (R(2+1)D's 45, 230, 460 and 921 mid channels; width-multiplied networks), with the channels
+// padded by zeros: the problem planned is the same convolution with C/G or K/G rounded up, which
+// computes the same numbers (zero channels add zero products).
+//
+// ChannelPadAdapter wraps one solver of NHWC / NDHWC problems (`inner`) and offers it, under its
+// own name and id: the inputs whose channels grow are copied padded into workspace regions (x: its
+// C/G per group; dy: its K/G; w: its rows per group (K/G) or its channels (C/G)), the inner
+// launches run on the regions, and a written tensor that grew is copied back without the padding
+// (kernels/conv/layout_transpose.cu, tuna_pad_rows; tensor_move_adapter.h has the rest). One of C/G
+// and K/G is padded, not both. Costs one read and one write of each padded tensor: it pays where
+// the inner kernel is much faster than those that read the rows as they are (TunaIgemm).
+// Stateless; thread-safe like every solver.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tuner_core/solver/conv/tensor_move_adapter.h"
+
+namespace tuna::solver {
+
+class ChannelPadAdapter : public TensorMoveAdapter {
+ public:
+  // `name`: the adapter's own (perf-db) name; `inner` must be non-null.
+  ChannelPadAdapter(std::string name, std::unique_ptr<Solver> inner)
+      : TensorMoveAdapter(std::move(name), std::move(inner)) {}
+
+ protected:
+  // NotApplicable unless x, w and y are channels-last, FP32, FP16 or BF16, exactly one of C/G and
+  // K/G is off a 16-byte row, the rows fit the layout kernel's 32-bit columns, and the inner
+  // solver does not run the problem as it is.
+  absl::Status Admits(const Target& target, const Problem& problem) const override;
+  Problem Planned(const Problem& problem) const override;
+  std::string_view PlannedWhat() const override { return "channel-padded"; }
+  bool Moves(const Problem& problem, BufferRole role) const override;
+  std::vector<std::string> MoveEntries() const override;
+  Launch MoveLaunch(int kernel, const Problem& problem, BufferRole role, bool in, Place from, Place to) const override;
+};
+
+}  // namespace tuna::solver
