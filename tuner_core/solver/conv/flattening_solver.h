@@ -7,7 +7,8 @@
 // buffers are the 3-D problem's (same element counts and order), so the solution runs on them and
 // is verified against the 3-D reference like any other. Problems FlattenTo2d leaves alone
 // (2-D ones, 3-D ones without identity dimensions) reach the inner solver unchanged.
-// The builtin registry wraps every solver so (builtin.cc), as do the channels-last adapters their
+// The builtin registry wraps every tunable solver so (builtin.cc; not the naive solvers, the device
+// reference results are verified against), as do the channels-last and channel-pad adapters their
 // inner solvers. Stateless; thread-safe like every solver.
 #pragma once
 
