@@ -82,6 +82,15 @@ TEST_CASE("flatten: the three rules, in order") {
     CHECK(q->in_layout == Layout::kNHWC);
     CHECK(q->fil_layout == Layout::kNCHW);
   }
+  SECTION("one frame, channels-first: N images") {
+    const Problem p = Make3d(kCf, kCf, kCf, {1, 7, 6}, {1, 3, 3}, {0, 1, 1}, {1, 2, 1});
+    const std::optional<Problem> q = FlattenTo2d(p);
+    REQUIRE(q.has_value());
+    CHECK(q->n == 2);
+    CHECK(q->in == Dhw{1, 7, 6});
+    CHECK(q->fil == Dhw{1, 3, 3});
+    CHECK(q->in_layout == Layout::kNCHW);
+  }
   SECTION("(D, H) identities, channels-first: 2-D (D*H, W)") {
     const Problem p = Make3d(kCf, kCf, kCf, {4, 5, 6}, {1, 1, 3}, {0, 0, 1}, {1, 1, 2});
     const std::optional<Problem> q = FlattenTo2d(p);
@@ -154,7 +163,7 @@ TEST_CASE("flatten: the 2-D problem computes the 3-D problem's numbers in every 
     }
     auto layout = [&] { return pick(0, 1) ? kCf : kCl; };
     p.in_layout = layout(), p.fil_layout = layout(), p.out_layout = layout();
-    if (rule == 1) p.in_layout = p.out_layout = kCl;
+    if (rule == 1 && p.in[0] > 1) p.in_layout = p.out_layout = kCl;  // one frame: any layout
     if (!ValidateProblem(p).ok()) continue;
     INFO(p);
     const std::optional<Problem> q = FlattenTo2d(p);

@@ -63,6 +63,8 @@ TEST_CASE("flattening solver: 3-D problems with identity dimensions run on a 2-D
       Make3d(DataType::kFp32, kCf, kCf, {3, 4, 5}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}),
       Make3d(DataType::kFp16, kCl, kCl, {3, 4, 5}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}),
       Make3d(DataType::kFp32, kCf, kCf, {3, 4, 9}, {1, 1, 3}, {0, 0, 1}, {1, 1, 2}),
+      // one frame, channels-first: NCDHW is NCHW
+      Make3d(DataType::kFp32, kCf, kCf, {1, 6, 5}, {1, 3, 3}, {0, 1, 1}, {1, 2, 1}),
   };
   int runs = 0;
   for (const Problem& base : problems) {
@@ -79,7 +81,7 @@ TEST_CASE("flattening solver: 3-D problems with identity dimensions run on a 2-D
       ++runs;
     }
   }
-  CHECK(runs == 21);
+  CHECK(runs == 24);
 }
 
 TEST_CASE("flattening solver: other problems reach the inner solver as they are") {

@@ -45,8 +45,8 @@ std::optional<Problem> FlattenTo2d(const Problem& p) {
   if (Identity(p, 1) && Identity(p, 2)) {  // (D, H*W)
     Take(q, 1, p, 0);
     Plain(q, 2, p.in[1] * p.in[2]);
-  } else if (Identity(p, 0) && ChannelsLast(p.in_layout) && ChannelsLast(p.out_layout)) {  // N*D images
-    return DepthAsBatch(p);
+  } else if (Identity(p, 0) && (p.in[0] == 1 || (ChannelsLast(p.in_layout) && ChannelsLast(p.out_layout)))) {
+    return DepthAsBatch(p);  // N*D images (one frame: any layout)
   } else if (Identity(p, 0) && Identity(p, 1)) {  // (D*H, W)
     Plain(q, 1, p.in[0] * p.in[1]);
     Take(q, 2, p, 2);

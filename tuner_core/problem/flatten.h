@@ -8,7 +8,8 @@
 //   (H, W) identities      2-D (D, H*W): the depth's filter, padding, stride and dilation become the
 //                          height's; any layout of each tensor (NCDHW -> NCHW, NDHWC -> NHWC);
 //   D identity, x and y    2-D (H, W) with N*D images: image (n, d) starts where depth slice d of
-//     channels-last        image n does (the filter, one depth tap, has the same bytes in NCHW / NHWC);
+//     channels-last (or   image n does (the filter, one depth tap, has the same bytes in NCHW / NHWC);
+//     one frame, D = 1)    with one frame, NCDHW is NCHW as well;
 //   (D, H) identities      2-D (D*H, W); any layouts.
 // The first rule that applies is taken. Convolution mode only (transposed problems are solved as
 // convolutions first, transpose.h); data type, groups, direction and pad mode are kept (the pad mode
@@ -28,7 +29,7 @@ std::optional<Problem> FlattenTo2d(const Problem& p);
 
 // A 3-D convolution-mode problem whose depth is an identity as the 2-D problem of N*D images of
 // H x W, each tensor's layout its 2-D counterpart (nullopt otherwise, or where the result is not a
-// valid problem). On p's bytes where x and y are channels-last (FlattenTo2d's second rule); a
+// valid problem). On p's bytes where x and y are channels-last or D = 1 (FlattenTo2d's second rule); a
 // channels-first x or y must first be permuted from (N, C, D, H, W) to (N, D, C, H, W) (the
 // depth-as-batch adapters, solver/conv/depth_batch_adapter.h). The filter, one depth tap, is the
 // same bytes in either case.
