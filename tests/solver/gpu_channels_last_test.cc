@@ -45,7 +45,7 @@ TEST_CASE("layout kernel: NVRTC and hiprtc builds for every element width", "[so
       solver::Solution sol;
       sol.kernels.push_back({"conv/layout_transpose.cu",
                              {"tuna_batched_transpose", "tuna_batched_transpose_packed", "tuna_fill_zero",
-                              "tuna_transpose_runs", "tuna_transpose_runs_packed"},
+                              "tuna_transpose_runs", "tuna_transpose_runs_packed", "tuna_pad_rows"},
                              {"-DTUNA_ELEM_BYTES=" + std::to_string(bytes)}});
       absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, sol, arch);
       if (!code.ok()) std::printf("%s\n", std::string(code.status().message()).substr(0, 3000).c_str());
