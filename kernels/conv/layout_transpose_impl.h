@@ -116,7 +116,7 @@ TUNA_DEVICE void lt_store(const LtArgs& a, const LtTile& t, int tx, int ty, cons
 template <typename W>
 TUNA_DEVICE void lt_move_run(const W* src, W* dst, tuna_i64 batch, int rows, int cols, tuna_i64 run, int rc,
                              int first, int step) {
-  const int row = rc / cols, col = rc - (rc / cols) * cols;
+  const int row = rc / cols, col = rc - row * cols;
   const tuna_i64 matrix = batch * (tuna_i64)rows * cols;
   const W* from = src + (matrix + (tuna_i64)row * cols + col) * run;
   W* to = dst + (matrix + (tuna_i64)col * rows + row) * run;

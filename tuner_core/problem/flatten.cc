@@ -6,8 +6,7 @@ namespace tuna {
 namespace {
 
 bool Identity(const Problem& p, int i) { return p.fil[i] == 1 && p.pad[i] == 0 && p.stride[i] == 1; }
-bool ChannelsLast(Layout l) { return l == Layout::kNHWC || l == Layout::kNDHWC; }
-Layout TwoD(Layout l) { return ChannelsLast(l) ? Layout::kNHWC : Layout::kNCHW; }
+Layout TwoD(Layout l) { return IsChannelsLast(l) ? Layout::kNHWC : Layout::kNCHW; }
 
 // The 2-D problem with p's tensors' layouts, everything else of p but the spatial fields.
 Problem Base(const Problem& p) {
@@ -45,7 +44,7 @@ std::optional<Problem> FlattenTo2d(const Problem& p) {
   if (Identity(p, 1) && Identity(p, 2)) {  // (D, H*W)
     Take(q, 1, p, 0);
     Plain(q, 2, p.in[1] * p.in[2]);
-  } else if (Identity(p, 0) && (p.in[0] == 1 || (ChannelsLast(p.in_layout) && ChannelsLast(p.out_layout)))) {
+  } else if (Identity(p, 0) && (p.in[0] == 1 || (IsChannelsLast(p.in_layout) && IsChannelsLast(p.out_layout)))) {
     return DepthAsBatch(p);  // N*D images (one frame: any layout)
   } else if (Identity(p, 0) && Identity(p, 1)) {  // (D*H, W)
     Plain(q, 1, p.in[0] * p.in[1]);

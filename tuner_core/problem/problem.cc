@@ -8,8 +8,6 @@
 namespace tuna {
 namespace {
 
-bool IsChannelsLast(Layout l) { return l == Layout::kNHWC || l == Layout::kNDHWC; }
-
 // Strides for dims (N, C, D, H, W) stored channels-first or channels-last.
 TensorDesc MakeDesc(std::array<int64_t, 5> dims, Layout layout) {
   TensorDesc d;
@@ -97,6 +95,8 @@ constexpr NamedValue<PadMode> kPadModeNames[] = {
 
 std::string_view DirectionName(Direction d) { return NameIn(kDirectionNames, d); }
 std::string_view DataTypeName(DataType t) { return NameIn(kDataTypeNames, t); }
+bool IsChannelsLast(Layout l) { return l == Layout::kNHWC || l == Layout::kNDHWC; }
+
 std::string_view LayoutName(Layout l) { return NameIn(kLayoutNames, l); }
 std::string_view PadModeName(PadMode m) { return NameIn(kPadModeNames, m); }
 

@@ -92,6 +92,7 @@ struct Problem {
 std::string_view DirectionName(Direction d);  // "F", "B", "W" (MIOpen's key letters)
 std::string_view DataTypeName(DataType t);    // "FP32", "FP16", "BF16", "INT8"
 std::string_view LayoutName(Layout l);        // "NCHW", ...
+bool IsChannelsLast(Layout l);                // NHWC or NDHWC
 std::string_view PadModeName(PadMode m);      // "default", "same", "valid" (MIOpenDriver -z)
 // kDefault when the mode gives the default output size for every dimension (or cannot apply:
 // trans mode, a dilation other than 1); otherwise `p.pad_mode` is kept.

@@ -1,22 +1,15 @@
 #include "tuner_core/solver/conv/channel_pad_adapter.h"
 
-#include <algorithm>
-
 #include "tuner_core/solver/conv/gpu_common.h"
 
 namespace tuna::solver {
 namespace {
 
-// The fill kernel's geometry, which tuna_pad_rows shares (kLtFillThreads).
-constexpr uint32_t kThreads = 256;
-constexpr int64_t kMaxBlocks = 4096;
-
-// Channels per 16-byte row of the data type.
+// Channels per 16-byte row of the data type, and `channels` rounded up to whole rows.
 int64_t Unit(const Problem& p) { return 16 / static_cast<int64_t>(DataTypeSize(p.data_type)); }
-int64_t RoundUp(int64_t v, int64_t unit) { return (v + unit - 1) / unit * unit; }
+int64_t Padded(const Problem& p, int64_t channels) { return gpu::CeilDiv(channels, Unit(p)) * Unit(p); }
 bool PadsC(const Problem& p) { return (p.c / p.groups) % Unit(p) != 0; }
 bool PadsK(const Problem& p) { return (p.k / p.groups) % Unit(p) != 0; }
-int64_t Taps(const Problem& p) { return p.fil[0] * p.fil[1] * p.fil[2]; }
 // Pixels of x (or of y) over every image.
 int64_t Pixels(const TensorDesc& d) { return d.dims[0] * d.dims[2] * d.dims[3] * d.dims[4]; }
 
@@ -28,26 +21,22 @@ struct RowView {
 // How tensor `role` of p pads: x by C/G per pixel and group, y by K/G; w by its C/G channels per
 // (output channel, tap), or by its K/G rows (K/G * taps * C/G elements) per group.
 RowView ViewOf(const Problem& p, BufferRole role) {
-  const int64_t cg = p.c / p.groups, kg = p.k / p.groups, u = Unit(p);
-  if (role == BufferRole::kX) return {Pixels(p.XDesc()) * p.groups, cg, RoundUp(cg, u)};
-  if (role == BufferRole::kY) return {Pixels(p.YDesc()) * p.groups, kg, RoundUp(kg, u)};
-  if (PadsC(p)) return {p.k * Taps(p), cg, RoundUp(cg, u)};
-  const int64_t row = Taps(p) * cg;
-  return {p.groups, kg * row, RoundUp(kg, u) * row};
-}
-
-bool ChannelsLast(const Problem& p) {
-  return gpu::IsChannelsLast(p.in_layout) && gpu::IsChannelsLast(p.fil_layout) && gpu::IsChannelsLast(p.out_layout);
+  const int64_t cg = p.c / p.groups, kg = p.k / p.groups;
+  if (role == BufferRole::kX) return {Pixels(p.XDesc()) * p.groups, cg, Padded(p, cg)};
+  if (role == BufferRole::kY) return {Pixels(p.YDesc()) * p.groups, kg, Padded(p, kg)};
+  if (PadsC(p)) return {p.k * gpu::FilterTaps(p), cg, Padded(p, cg)};
+  const int64_t row = gpu::FilterTaps(p) * cg;
+  return {p.groups, kg * row, Padded(p, kg) * row};
 }
 
 }  // namespace
 
 absl::Status ChannelPadAdapter::Admits(const Target& target, const Problem& p) const {
-  if (!ChannelsLast(p)) return NotApplicable(Name(), "channels-last x, w and y only");
+  if (!gpu::AllChannelsLast(p)) return NotApplicable(Name(), "channels-last x, w and y only");
   if (p.data_type == DataType::kInt8) return NotApplicable(Name(), "FP32, FP16 and BF16 only");
   if (!PadsC(p) && !PadsK(p)) return NotApplicable(Name(), "channels per group fill whole 16-byte rows already");
   if (PadsC(p) && PadsK(p)) return NotApplicable(Name(), "pads C/G or K/G, not both");
-  for (BufferRole role : {BufferRole::kX, BufferRole::kW, BufferRole::kY}) {
+  for (BufferRole role : kConvTensors) {
     if (ViewOf(p, role).padded > gpu::kMaxIndex) return NotApplicable(Name(), "a padded row past 32-bit columns");
   }
   if (inner().IsApplicable(target, p).ok()) {
@@ -58,8 +47,8 @@ absl::Status ChannelPadAdapter::Admits(const Target& target, const Problem& p) c
 
 Problem ChannelPadAdapter::Planned(const Problem& p) const {
   Problem q = p;
-  q.c = p.groups * RoundUp(p.c / p.groups, Unit(p));
-  q.k = p.groups * RoundUp(p.k / p.groups, Unit(p));
+  q.c = p.groups * Padded(p, p.c / p.groups);
+  q.k = p.groups * Padded(p, p.k / p.groups);
   return q;
 }
 
@@ -75,11 +64,7 @@ std::vector<std::string> ChannelPadAdapter::MoveEntries() const { return {"tuna_
 Launch ChannelPadAdapter::MoveLaunch(int kernel, const Problem& p, BufferRole role, bool in, Place from,
                                      Place to) const {
   const RowView v = ViewOf(p, role);
-  Launch l;
-  l.kernel = kernel;
-  l.entry = "tuna_pad_rows";
-  l.grid = {static_cast<uint32_t>(std::clamp<int64_t>(gpu::CeilDiv(v.rows * v.padded, kThreads), 1, kMaxBlocks)), 1, 1};
-  l.block = {kThreads, 1, 1};
+  Launch l = GridStrideLaunch(kernel, "tuna_pad_rows", v.rows * v.padded);
   l.args = {KernelArg::Buffer(from.first, from.second), KernelArg::Buffer(to.first, to.second), KernelArg::I64(v.rows),
             KernelArg::I32(in ? v.cols : v.padded), KernelArg::I32(in ? v.padded : v.cols)};
   return l;

@@ -15,7 +15,6 @@ namespace {
 // kTile words of one element or (packed) of 4 bytes.
 constexpr int64_t kTile = 32;
 constexpr uint32_t kThreadsX = 32, kThreadsY = 8;
-constexpr std::array<BufferRole, 3> kTensors = {BufferRole::kX, BufferRole::kW, BufferRole::kY};
 
 // A tensor (dims n|k, c, d, h, w) as `batches` matrices of channels x pixels (channels-first) or
 // pixels x channels (channels-last).
@@ -55,14 +54,14 @@ Problem ChannelsLast(const Problem& p) {
 }
 
 absl::Status ChannelsLastAdapter::Admits(const Target& target, const Problem& p) const {
-  if (gpu::IsChannelsLast(p.in_layout) && gpu::IsChannelsLast(p.fil_layout) && gpu::IsChannelsLast(p.out_layout)) {
+  if (gpu::AllChannelsLast(p)) {
     return NotApplicable(Name(), absl::StrCat("x, w and y are channels-last already (", std::string(inner().Name()), " runs it)"));
   }
   if (p.data_type == DataType::kInt8) return NotApplicable(Name(), "INT8 is not handled");
   if (inner().IsApplicable(target, p).ok()) {  // e.g. TunaHopperTmaFwd's per-image GEMMs of NCHW 1x1 layers
     return NotApplicable(Name(), absl::StrCat(std::string(inner().Name()), " runs these layouts without copies"));
   }
-  for (BufferRole role : kTensors) {
+  for (BufferRole role : kConvTensors) {
     if (gpu::IsChannelsLast(LayoutOf(p, role))) continue;
     const TensorDesc desc = DescOf(p, role);
     if (!gpu::IsDense(desc, Layout::kNCHW)) return NotApplicable(Name(), "requires densely packed tensors");

@@ -10,15 +10,13 @@ namespace {
 
 constexpr uint32_t kRunThreads = 256;  // kernels/conv/layout_transpose_impl.h: kLtRunThreads
 
-bool ChannelsFirst(Layout l) { return l == Layout::kNCHW || l == Layout::kNCDHW; }
-
 }  // namespace
 
 absl::Status DepthBatchAdapter::Admits(const Target& target, const Problem& p) const {
   if (p.spatial_dims != 3) return NotApplicable(Name(), "3-D only");
   if (FlattenTo2d(p).has_value()) return NotApplicable(Name(), "a 2-D problem on the same bytes: no copies needed");
   if (!DepthAsBatch(p).has_value()) return NotApplicable(Name(), "the depth is not an identity (one tap, no padding, stride 1)");
-  if (!ChannelsFirst(p.in_layout) || !ChannelsFirst(p.out_layout)) return NotApplicable(Name(), "NCDHW x and y only");
+  if (gpu::IsChannelsLast(p.in_layout) || gpu::IsChannelsLast(p.out_layout)) return NotApplicable(Name(), "NCDHW x and y only");
   if (p.data_type == DataType::kInt8) return NotApplicable(Name(), "INT8 is not handled");
   const Dhw o = p.Out();
   if (std::max(p.c, p.k) * std::max(p.in[0], o[0]) > gpu::kMaxIndex) {
@@ -34,7 +32,7 @@ Problem DepthBatchAdapter::Planned(const Problem& p) const { return DepthAsBatch
 
 // x and y move where more than one frame and one channel make the two orders differ; w never.
 bool DepthBatchAdapter::Moves(const Problem& p, BufferRole role) const {
-  if (role == BufferRole::kW || !ChannelsFirst(LayoutOf(p, role))) return false;
+  if (role == BufferRole::kW || gpu::IsChannelsLast(LayoutOf(p, role))) return false;
   const TensorDesc d = DescOf(p, role);
   return d.dims[1] > 1 && d.dims[2] > 1;
 }

@@ -39,7 +39,13 @@ void AppendStrides(std::vector<KernelArg>& args, const TensorDesc& desc);
 // depth dim skipped) as I64 arguments.
 void Append2dStrides(std::vector<KernelArg>& args, const TensorDesc& desc);
 
-inline bool IsChannelsLast(Layout l) { return l == Layout::kNHWC || l == Layout::kNDHWC; }
+using ::tuna::IsChannelsLast;  // problem.h
+// x, w and y all NHWC / NDHWC.
+inline bool AllChannelsLast(const Problem& p) {
+  return IsChannelsLast(p.in_layout) && IsChannelsLast(p.fil_layout) && IsChannelsLast(p.out_layout);
+}
+// The filter's taps per output and input channel: T*R*S (2-D: T = 1).
+inline int64_t FilterTaps(const Problem& p) { return p.fil[0] * p.fil[1] * p.fil[2]; }
 inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // N*Do*Ho*Wo (2-D: N*Ho*Wo): the pixel rows of the implicit GEMMs (their M, or the reduction of
 // backward weights).

@@ -99,7 +99,7 @@ bool WrwSplitsPay(int64_t tile_units, int split, int64_t pixel_tiles, int num_cu
 }
 
 Launch HopperWrwReduceLaunch(const Problem& p, int64_t cp, int split_k, int64_t ws_offset) {
-  const int64_t rows = p.k * p.fil[0] * p.fil[1] * p.fil[2];  // 2-D: fil[0] = 1
+  const int64_t rows = p.k * FilterTaps(p);
   const int64_t cg = p.c / p.groups;
   const int64_t threads = cp == cg ? rows * cg / 4 : rows * cg;  // unpadded: four elements a thread
   Launch r;

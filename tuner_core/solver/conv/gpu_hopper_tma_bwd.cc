@@ -18,7 +18,7 @@ absl::Status HopperTmaBwd3dSolver::Admits(const Problem& p) const {
   if (p.direction != Direction::kBackwardData) return NotApplicable(Name(), "backward data only");
   if (p.spatial_dims != 3) return NotApplicable(Name(), "3-D only");
   if (p.stride[0] != 1 || p.stride[1] != 1 || p.stride[2] != 1) return NotApplicable(Name(), "stride 1 only");
-  if (p.groups * p.fil[0] * p.fil[1] * p.fil[2] > gpu::kMaxGridYZ) {
+  if (p.groups * gpu::FilterTaps(p) > gpu::kMaxGridYZ) {
     return NotApplicable(Name(), "too many groups x taps for grid.z");
   }
   return absl::OkStatus();
@@ -35,7 +35,7 @@ absl::StatusOr<Solution> HopperTmaBwdSolver::GetSolution(const Target& target, c
         hopper_tma::ConvLaunch(target, plan, config, BufferRole::kY, BufferRole::kW, 0, BufferRole::kX));
     return sol;
   }
-  const int64_t taps = p.fil[0] * p.fil[1] * p.fil[2];  // 2D: fil[0] = 1
+  const int64_t taps = gpu::FilterTaps(p);
   const int64_t kpg = p.k / p.groups, cg = p.c / p.groups;
   sol.workspace_bytes = static_cast<uint64_t>(p.c * taps * kpg) * 2;
   Launch flip;

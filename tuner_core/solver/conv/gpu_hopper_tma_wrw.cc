@@ -20,9 +20,8 @@ constexpr int kChunk = 64;  // channels per B slab
 constexpr int kMaxStages = 8;
 
 int64_t Chunks(const Problem& p) { return CeilDiv(p.c / p.groups, kChunk); }
-int64_t Taps(const Problem& p) { return p.fil[0] * p.fil[1] * p.fil[2]; }  // T*R*S (2-D: T = 1)
 // GEMM N as the kernel tiles it: every tap's channels in whole 64-channel slabs.
-int64_t SlabColumns(const Problem& p) { return Taps(p) * Chunks(p) * kChunk; }
+int64_t SlabColumns(const Problem& p) { return gpu::FilterTaps(p) * Chunks(p) * kChunk; }
 // 64-pixel stages; NCHW 1x1 layers (hopper_tma::NchwGemm): per image, the last one partial.
 int64_t PixelTiles(const Problem& p) {
   if (hopper_tma::NchwGemm(p)) return p.n * CeilDiv(p.in[1] * p.in[2], kPixelsPerStage);
@@ -92,7 +91,7 @@ double PredictUs(const Problem& p, const HopperTile& t, int num_cu, bool x_tiled
   const double epilogue = t.tb_m * t.tb_n * (t.split_k > 1 ? 4.0 : 2.0) / kStoreBytesPerClk;
   double us = (rounds * (per_split * std::max(load, mma) + epilogue) + kBlockClk) / kClkPerUs;
   if (t.split_k > 1) {
-    const double dw = static_cast<double>(p.k) * Taps(p) * (p.c / p.groups);
+    const double dw = static_cast<double>(p.k) * gpu::FilterTaps(p) * (p.c / p.groups);
     us += (t.split_k * dw * 4 + dw * 2) / kReduceBytesPerUs + kReduceLaunchUs;
   }
   return us;
@@ -219,7 +218,7 @@ absl::StatusOr<Solution> HopperTmaWrwSolver::GetSolution(const Target& target, c
   if (plan.spatial3) build.options.push_back("-DSPATIAL3=1");
   Solution sol;
   sol.kernels.push_back(build);
-  sol.workspace_bytes = partials ? static_cast<uint64_t>(t.split_k) * p.k * Taps(p) * (p.c / p.groups) * 4 : 0;
+  sol.workspace_bytes = partials ? static_cast<uint64_t>(t.split_k) * p.k * gpu::FilterTaps(p) * (p.c / p.groups) * 4 : 0;
   Launch l;
   l.kernel = 0;
   l.entry = "tuna_hopper_tma_wrw";

@@ -1,6 +1,7 @@
 // tuna's tunable GPU solvers (ids 1001-1099, solver_sets.h). Ids are permanent: append only.
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "tuner_core/solver/conv/channel_pad_adapter.h"
 #include "tuner_core/solver/conv/channels_last_adapter.h"
@@ -30,25 +31,20 @@
 namespace tuna::solver {
 namespace {
 
-// `inner` on NCHW / NCDHW (and mixed) problems as "<name>Nchw": its channels-last problem, the
-// inner solver flattening it where it can (NCDHW 1x3x3 layers: NDHWC copies run as 2-D problems
-// of N*D images).
-std::unique_ptr<Solver> Nchw(std::unique_ptr<Solver> inner) {
-  std::string name = std::string(inner->Name()) + "Nchw";
-  return std::make_unique<ChannelsLastAdapter>(std::move(name), Flattening(std::move(inner)));
+// `inner` under "<its name><suffix>" through `Adapter`, the inner solver flattening the 3-D
+// problems that are 2-D ones (conv/flattening_solver.h).
+template <typename Adapter>
+std::unique_ptr<Solver> Adapted(std::string_view suffix, std::unique_ptr<Solver> inner) {
+  std::string name = std::string(inner->Name()) + std::string(suffix);
+  return std::make_unique<Adapter>(std::move(name), Flattening(std::move(inner)));
 }
-
-// A 2-D NCHW solver on NCDHW problems whose depth is an identity as "<name>Ncdhw" (N*D images).
-std::unique_ptr<Solver> Ncdhw(std::unique_ptr<Solver> inner) {
-  std::string name = std::string(inner->Name()) + "Ncdhw";
-  return std::make_unique<DepthBatchAdapter>(std::move(name), std::move(inner));
-}
-
-// A channels-last solver on problems whose C/G or K/G is not whole 16-byte rows as "<name>Pad".
-std::unique_ptr<Solver> Padded(std::unique_ptr<Solver> inner) {
-  std::string name = std::string(inner->Name()) + "Pad";
-  return std::make_unique<ChannelPadAdapter>(std::move(name), Flattening(std::move(inner)));
-}
+// NCHW / NCDHW (and mixed) problems on their channels-last form (NCDHW 1x3x3 layers: NDHWC copies
+// run as 2-D problems of N*D images).
+std::unique_ptr<Solver> Nchw(std::unique_ptr<Solver> inner) { return Adapted<ChannelsLastAdapter>("Nchw", std::move(inner)); }
+// A 2-D NCHW solver on NCDHW problems whose depth is an identity (N*D images).
+std::unique_ptr<Solver> Ncdhw(std::unique_ptr<Solver> inner) { return Adapted<DepthBatchAdapter>("Ncdhw", std::move(inner)); }
+// A channels-last solver on problems whose C/G or K/G is not whole 16-byte rows.
+std::unique_ptr<Solver> Padded(std::unique_ptr<Solver> inner) { return Adapted<ChannelPadAdapter>("Pad", std::move(inner)); }
 
 }  // namespace
 

@@ -10,11 +10,10 @@
 namespace tuna::solver {
 namespace {
 
-// The fill kernel's geometry (kernels/conv/layout_transpose_impl.h: kLtFillThreads).
+// The grid-stride entries' geometry (kernels/conv/layout_transpose_impl.h: kLtFillThreads).
 constexpr uint32_t kFillThreads = 256;
 constexpr int64_t kMaxFillBlocks = 4096;
 constexpr uint64_t kRegionAlign = 256;
-constexpr std::array<BufferRole, 3> kTensors = {BufferRole::kX, BufferRole::kW, BufferRole::kY};
 
 uint64_t AlignUp(uint64_t v) { return (v + kRegionAlign - 1) / kRegionAlign * kRegionAlign; }
 
@@ -28,11 +27,7 @@ KernelBuild LayoutBuild(const Target& target, const Problem& p, std::vector<std:
 
 Launch FillZeroLaunch(int kernel, int64_t offset, uint64_t bytes) {
   const int64_t words = static_cast<int64_t>((bytes + 3) / 4);  // the region is padded to kRegionAlign
-  Launch l;
-  l.kernel = kernel;
-  l.entry = "tuna_fill_zero";
-  l.grid = {static_cast<uint32_t>(std::clamp<int64_t>(gpu::CeilDiv(words, kFillThreads), 1, kMaxFillBlocks)), 1, 1};
-  l.block = {kFillThreads, 1, 1};
+  Launch l = GridStrideLaunch(kernel, "tuna_fill_zero", words);
   l.args = {KernelArg::Buffer(BufferRole::kWorkspace, offset), KernelArg::I64(words)};
   return l;
 }
@@ -47,10 +42,10 @@ struct Regions {
   // `planned`: the tensors as the inner solver takes them (a region holds that form).
   template <typename MovesFn>
   Regions(const Problem& planned, uint64_t inner_workspace_bytes, MovesFn moves) {
-    for (size_t i = 0; i < kTensors.size(); ++i) {
-      if (!moves(kTensors[i])) continue;
+    for (size_t i = 0; i < kConvTensors.size(); ++i) {
+      if (!moves(kConvTensors[i])) continue;
       tensor[i] = static_cast<int64_t>(total);
-      total += AlignUp(TensorBytes(planned, kTensors[i]));
+      total += AlignUp(TensorBytes(planned, kConvTensors[i]));
     }
     inner_workspace = static_cast<int64_t>(total);
     total += AlignUp(inner_workspace_bytes);
@@ -65,6 +60,15 @@ struct Regions {
 };
 
 }  // namespace
+
+Launch GridStrideLaunch(int kernel, std::string entry, int64_t items) {
+  Launch l;
+  l.kernel = kernel;
+  l.entry = std::move(entry);
+  l.grid = {static_cast<uint32_t>(std::clamp<int64_t>(gpu::CeilDiv(items, kFillThreads), 1, kMaxFillBlocks)), 1, 1};
+  l.block = {kFillThreads, 1, 1};
+  return l;
+}
 
 Layout LayoutOf(const Problem& p, BufferRole role) {
   return role == BufferRole::kX ? p.in_layout : role == BufferRole::kW ? p.fil_layout : p.out_layout;
@@ -126,7 +130,7 @@ absl::StatusOr<Solution> TensorMoveAdapter::GetSolution(const Target& target, co
     if (bytes > 0) out.launches.push_back(FillZeroLaunch(layout, offset, bytes));
   }
   const BufferRole written = WrittenRole(p.direction);
-  for (BufferRole role : kTensors) {  // the inputs, into the inner solver's layout
+  for (BufferRole role : kConvTensors) {  // the inputs, into the inner solver's layout
     if (role == written || !regions.Moved(role)) continue;
     out.launches.push_back(MoveLaunch(layout, p, role, /*in=*/true, {role, 0}, regions.Where(role)));
   }

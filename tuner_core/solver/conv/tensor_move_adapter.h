@@ -16,6 +16,7 @@
 // whole buffers. Stateless; thread-safe like every solver.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,7 +63,11 @@ class TensorMoveAdapter : public WrappingSolver {
   std::string name_;
 };
 
-// Helpers for subclasses: a tensor's layout, descriptor and bytes.
+// Helpers for subclasses: the convolution's tensors; a tensor's layout, descriptor and bytes; a
+// launch of one of the layout kernel's grid-stride entries (tuna_fill_zero, tuna_pad_rows) over
+// `items` elements (kLtFillThreads a block, at most 4096 blocks), its arguments left to the caller.
+inline constexpr std::array<BufferRole, 3> kConvTensors = {BufferRole::kX, BufferRole::kW, BufferRole::kY};
+Launch GridStrideLaunch(int kernel, std::string entry, int64_t items);
 Layout LayoutOf(const Problem& p, BufferRole role);
 TensorDesc DescOf(const Problem& p, BufferRole role);
 uint64_t TensorBytes(const Problem& p, BufferRole role);
