@@ -1,6 +1,6 @@
 // The body of the layout kernels (conv/layout_transpose.cu for CUDA and HIP, its cpu-backend twin
 // cpu_conv/layout_transpose.cc), used by the channels-last adapter solvers
-// (tuner_core/solver/conv/channels_last_adapter.h) to move a tensor between NCHW and NHWC, and by
+// (tuner_core/solver/conv/channel_order_adapter.h) to move a tensor between NCHW and NHWC, and by
 // the depth-as-batch adapters to move NCDHW tensors to (N, D, C, H, W) and back.
 //
 // A batched transpose: `src` holds `batches` row-major matrices of `rows` x `cols` elements, `dst`

@@ -9,7 +9,7 @@
 #include "catch2/catch.hpp"
 #include "kernels/sources.h"
 #include "tests/solver/gpu_test_problems.h"
-#include "tuner_core/solver/conv/channels_last_adapter.h"
+#include "tuner_core/solver/conv/channel_order_adapter.h"
 #include "tuner_core/solver/conv/solver_sets.h"
 #include "tuner_core/solver/perf_config.h"
 
@@ -192,6 +192,13 @@ TEST_CASE("params written with the old axis names read back by the new names") {
       // TB_M, TB_N, TB_K, WARP_M, WARP_N, STAGES (new with these names; MFMA, gfx908/gfx90a)
       {"TunaMfmaFwd", "128,128,32,64,64,2",
        {{"TB_M", 128}, {"TB_N", 128}, {"TB_K", 32}, {"WARP_M", 64}, {"WARP_N", 64}, {"STAGES", 2}}},
+      // The 3-D TMA solvers: the 2-D ones' axes (x_r3d18_n8_fp16_{fwd,bwd,wrw}.log, H100, 2026-12-05)
+      {"TunaHopperTmaFwd3d", "128,64,1,6,1,64,0,1",
+       {{"TB_M", 128}, {"TB_N", 64}, {"WG_M", 1}, {"STAGES", 6}, {"PINGPONG", 1}, {"TB_K", 64}, {"FIX_SIZES", 0}, {"SPLIT_K", 1}}},
+      {"TunaHopperTmaBwd3d", "128,128,1,4,0,64,0,1",
+       {{"TB_M", 128}, {"TB_N", 128}, {"WG_M", 1}, {"STAGES", 4}, {"PINGPONG", 0}, {"TB_K", 64}, {"FIX_SIZES", 0}, {"SPLIT_K", 1}}},
+      {"TunaHopperTmaWrw3d", "64,256,1,5,56,1,0",
+       {{"TB_M", 64}, {"TB_N", 256}, {"WG_M", 1}, {"STAGES", 5}, {"SPLIT_K", 56}, {"CLUSTER_N", 1}, {"STREAM_K", 0}}},
       // old: tile_m, tile_n, tile_k, micro_m, micro_n, split_k (cpu_gemm_test)
       {"TunaCpuGemmConv", "8,64,8,4,8,4",
        {{"TB_M", 8}, {"TB_N", 64}, {"TB_K", 8}, {"THREAD_M", 4}, {"THREAD_N", 8}, {"SPLIT_K", 4}}},
@@ -216,7 +223,7 @@ TEST_CASE("params written with the old axis names read back by the new names") {
     seen.insert(old.solver);
   }
   for (const auto& [id, s] : all) {  // every tunable solver (an adapter's params are its inner solver's)
-    if (dynamic_cast<const solver::ChannelsLastAdapter*>(s.get()) == nullptr) CHECK(seen.count(std::string(s->Name())) == 1);
+    if (dynamic_cast<const solver::TensorMoveAdapter*>(s.get()) == nullptr) CHECK(seen.count(std::string(s->Name())) == 1);
   }
 }
 
@@ -229,6 +236,7 @@ TEST_CASE("every -D a tunable solver emits is read by its kernel; every kernel a
       problems.push_back(testing::With(testing::ResNet50Layers()[layer], dir, DataType::kFp32, Layout::kNCHW));
       problems.push_back(testing::With(testing::ResNet50Layers()[layer], dir, DataType::kFp16, Layout::kNHWC));
       problems.push_back(testing::With(testing::ResNet50Layers()[layer], dir, DataType::kFp16, Layout::kNCHW));
+      problems.push_back(testing::With(testing::ResNet50Layers()[layer], dir, DataType::kFp32, Layout::kNHWC));  // *Nhwc
     }
   }
   for (Direction dir : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {

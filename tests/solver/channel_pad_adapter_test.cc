@@ -51,13 +51,13 @@ Problem Nhwc(DataType type, int64_t c, int64_t k, int64_t groups, int64_t fil, i
 }
 
 TEST_CASE("layout kernel on the cpu backend: rows padded with zeros and cut back exactly") {
-  std::unique_ptr<backend::Backend> be = backend::NewCpuBackend(backend::CpuBackendOptions::FromEnv());
-  if (!be->CompilerStatus().ok()) {
-    testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + be->CompilerStatus().ToString());
+  testing::CpuSolverHarness h;
+  if (!h.status().ok()) {
+    testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + h.status().ToString());
     return;
   }
-  absl::StatusOr<std::unique_ptr<backend::Device>> dev = be->OpenDevice(0);
-  REQUIRE(dev.ok());
+  backend::Backend& be = h.backend();
+  backend::Device& dev = h.device();
   for (int bytes : {2, 4}) {
     for (auto [cols, padded] : {std::pair{5, 8}, std::pair{8, 5}, std::pair{230, 232}}) {
       INFO(bytes << "-byte elements, rows of " << cols << " to " << padded);
@@ -74,7 +74,7 @@ TEST_CASE("layout kernel on the cpu backend: rows padded with zeros and cut back
                 KernelArg::I32(cols), KernelArg::I32(padded)};
       sol.launches = {l};
       const size_t out = static_cast<size_t>(rows * padded * bytes);
-      const std::vector<unsigned char> got = testing::RunOnCpu(*be, **dev, sol, src, out + 64);
+      const std::vector<unsigned char> got = testing::RunOnCpu(be, dev, sol, src, out + 64);
       int64_t wrong = 0;
       for (int64_t r = 0; r < rows; ++r) {
         for (int64_t c = 0; c < padded; ++c) {
@@ -160,7 +160,9 @@ TEST_CASE("channel-pad candidates: TunaHopperTma{Fwd,Bwd,Wrw}Pad on R(2+1)D's od
   temporal.n = 8, temporal.in = {1, 16, 28 * 28}, temporal.fil = {1, 3, 1}, temporal.pad = {0, 1, 0};
   REQUIRE(ValidateProblem(temporal).ok());
   int found = 0;
-  for (const auto& [id, s] : solver::CandidateGpuSolvers()) {
+  solver::SolverList all = solver::GpuTunableSolvers();  // 1052 registered, 1053-1054 candidates
+  for (auto& entry : solver::CandidateGpuSolvers()) all.push_back(std::move(entry));
+  for (const auto& [id, s] : all) {
     if (dynamic_cast<const ChannelPadAdapter*>(s.get()) == nullptr) continue;
     INFO(id << " " << s->Name());
     const Direction dir = s->Directions().front();

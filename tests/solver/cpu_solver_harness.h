@@ -45,6 +45,9 @@ class CpuSolverHarness {
   const absl::Status& status() const { return status_; }
   const solver::Target& target() const { return target_; }
   int compiles() const { return compiles_; }
+  // The cpu backend and its device 0 (valid where status() is OK), for tests that launch by hand.
+  backend::Backend& backend() { return *backend_; }
+  backend::Device& device() { return *device_; }
 
   // GetSolution → compile (cached) → run on fresh random inputs → compare with the reference.
   // The written buffer starts as all-ones bytes (NaN for floats), so an element the solution

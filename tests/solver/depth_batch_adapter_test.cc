@@ -83,13 +83,12 @@ TEST_CASE("layout kernel on the cpu backend: runs transposed exactly") {
     testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + h.status().ToString());
     return;
   }
-  std::unique_ptr<backend::Backend> be = backend::NewCpuBackend(backend::CpuBackendOptions::FromEnv());
-  absl::StatusOr<std::unique_ptr<backend::Device>> device = be->OpenDevice(0);
-  REQUIRE(device.ok());
+  backend::Backend& be = h.backend();
+  backend::Device& device = h.device();
   for (int bytes : {1, 2, 4}) {
-    CheckRuns(*be, **device, bytes, 5, 3, 300);  // runs longer than a block's 256 threads
-    CheckRuns(*be, **device, bytes, 3, 4, 7);    // odd runs: element by element below 4-byte elements
-    CheckRuns(*be, **device, bytes, 1, 6, 12);
+    CheckRuns(be, device, bytes, 5, 3, 300);  // runs longer than a block's 256 threads
+    CheckRuns(be, device, bytes, 3, 4, 7);    // odd runs: element by element below 4-byte elements
+    CheckRuns(be, device, bytes, 1, 6, 12);
   }
 }
 

@@ -1,11 +1,12 @@
 // The channels-last adapters of the tensor-core solvers (TunaHopperTma{Fwd,Bwd,Wrw}Nchw,
-// TunaFastTcFwdNchw, TunaMfmaFwdNchw, TunaHopper{Wrw,HaloWrw,Fwd,HaloFwd}Nchw; conv/channels_last_adapter.h): the layout kernel builds with
+// TunaFastTcFwdNchw, TunaMfmaFwdNchw, TunaHopper{Wrw,HaloWrw,Fwd,HaloFwd}Nchw; conv/channel_order_adapter.h): the layout kernel builds with
 // NVRTC (sm_80, sm_90) and hiprtc (gfx908, gfx90a) for every element width, and (tag gpu) the
 // adapters run NCHW and mixed-layout problems of their direction against the CPU reference on an
 // sm_90 device: ResNet-50 layers at batch 2 in FP16 and BF16, and edge shapes; (tag gpu) 3-D layers
 // whose depth or height and width are identities on the registered 2-D solvers (flattened,
 // conv/flattening_solver.h) and the FP32 NCDHW depth-as-batch candidates (conv/depth_batch_adapter.h);
-// the channel-padded TMA candidates (conv/channel_pad_adapter.h).
+// the channel-padded TMA solvers (conv/channel_pad_adapter.h); the SIMT and Winograd solvers on
+// FP32 NHWC and NDHWC through the channels-first adapter (*Nhwc).
 #include <cstdio>
 #include <random>
 #include <tuple>
@@ -175,8 +176,10 @@ TEST_CASE("3-D layers on the 2-D solvers (flattened; depth-as-batch candidates) 
     testing::CheckOnDevice(checker, *s, target, problems, rng, -1, tally, 2);
   }
   const int batch_runs = tally.runs - flat_runs;
-  // The *Pad candidates: C/G or K/G off 16-byte rows (R(2+1)D's 230 and 45), groups, BF16, a 3-D layer.
-  for (const auto& [id, s] : solver::CandidateGpuSolvers()) {
+  // The *Pad solvers (TunaHopperTmaFwdPad registered, the backward ones candidates): C/G or K/G off 16-byte rows (R(2+1)D's 230 and 45), groups, BF16, a 3-D layer.
+  solver::SolverList padded = solver::GpuTunableSolvers();  // 1052 registered; 1053-1054 candidates
+  for (auto& entry : solver::CandidateGpuSolvers()) padded.push_back(std::move(entry));
+  for (const auto& [id, s] : padded) {
     if (!s->Name().ends_with("Pad")) continue;
     const Direction dir = s->Directions().front();
     std::vector<Problem> problems;
@@ -194,8 +197,32 @@ TEST_CASE("3-D layers on the 2-D solvers (flattened; depth-as-batch candidates) 
     CHECK(problems.size() >= 2);
     testing::CheckOnDevice(checker, *s, target, problems, rng, -1, tally, 2);
   }
-  std::printf("3-D on 2-D solvers: %d flattened runs, %d depth-as-batch runs; channel-padded: %d runs; %d failures\n",
-              flat_runs, batch_runs, tally.runs - flat_runs - batch_runs, tally.failures);
+  const int pad_runs = tally.runs - flat_runs - batch_runs;
+  // The *Nhwc solvers on FP32 channels-last layers: 3x3 with stride and padding, a mixed
+  // NHWC/NCHW one, groups, and an NDHWC 1x3x3 layer (flattened to NHWC images, then NCHW copies).
+  for (std::string_view name : {"TunaFastSimtFwdNhwc", "TunaFastSimtBwdNhwc", "TunaFastSimtWrwNhwc", "TunaWinogradF2x3Nhwc",
+                                "TunaWinogradWrwNhwc", "TunaWinogradF4x3Nhwc"}) {
+    const solver::Solver& s = Registered(name);
+    const Direction dir = s.Directions().front();
+    const Layout l = Layout::kNHWC, c = Layout::kNCHW;
+    std::vector<Problem> problems;
+    for (Problem p : {testing::Make2d(2, 64, 64, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, DataType::kFp32, l, l, l),
+                      testing::Make2d(2, 32, 48, 15, 13, 3, 3, 1, 1, 2, 2, 1, 1, 1, DataType::kFp32, l, l, l),
+                      testing::Make2d(3, 24, 40, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, DataType::kFp32, l, c, l),
+                      testing::Make2d(2, 64, 64, 10, 10, 3, 3, 1, 1, 1, 1, 1, 1, 4, DataType::kFp32, l, l, l),
+                      Make3d(dir, DataType::kFp32, cl, {4, 12, 12}, {1, 3, 3}, {0, 1, 1}, {1, 1, 1})}) {
+      p.direction = dir;
+      if (s.IsApplicable(target, p).ok()) problems.push_back(p);
+    }
+    INFO(name << ": " << problems.size() << " applicable");
+    CHECK(problems.size() >= 2);
+    CHECK(s.IsApplicable(target, problems.back()).ok());
+    CHECK(problems.back().spatial_dims == 3);  // the NDHWC layer, through the registry's flattening
+    testing::CheckOnDevice(checker, s, target, problems, rng, -1, tally, 2);
+  }
+  std::printf("3-D on 2-D solvers: %d flattened runs, %d depth-as-batch runs; channel-padded: %d runs; "
+              "channels-first (FP32 NHWC, NDHWC): %d runs; %d failures\n",
+              flat_runs, batch_runs, pad_runs, tally.runs - flat_runs - batch_runs - pad_runs, tally.failures);
   CHECK(tally.failures == 0);
 }
 

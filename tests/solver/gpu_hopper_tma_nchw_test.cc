@@ -14,7 +14,7 @@
 #include "tests/solver/gpu_solver_check.h"
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
-#include "tuner_core/solver/conv/channels_last_adapter.h"
+#include "tuner_core/solver/conv/channel_order_adapter.h"
 #include "tuner_core/solver/conv/gpu_hopper_halo_wrw.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma.h"
 #include "tuner_core/solver/conv/gpu_hopper_tma_wrw.h"

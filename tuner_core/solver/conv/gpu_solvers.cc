@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "tuner_core/solver/conv/channel_pad_adapter.h"
-#include "tuner_core/solver/conv/channels_last_adapter.h"
+#include "tuner_core/solver/conv/channel_order_adapter.h"
 #include "tuner_core/solver/conv/depth_batch_adapter.h"
 #include "tuner_core/solver/conv/flattening_solver.h"
 
@@ -41,6 +41,8 @@ std::unique_ptr<Solver> Adapted(std::string_view suffix, std::unique_ptr<Solver>
 // NCHW / NCDHW (and mixed) problems on their channels-last form (NCDHW 1x3x3 layers: NDHWC copies
 // run as 2-D problems of N*D images).
 std::unique_ptr<Solver> Nchw(std::unique_ptr<Solver> inner) { return Adapted<ChannelsLastAdapter>("Nchw", std::move(inner)); }
+// NHWC / NDHWC (and mixed) problems on a channels-first solver's NCHW / NCDHW form.
+std::unique_ptr<Solver> Nhwc(std::unique_ptr<Solver> inner) { return Adapted<ChannelsFirstAdapter>("Nhwc", std::move(inner)); }
 // A 2-D NCHW solver on NCDHW problems whose depth is an identity (N*D images).
 std::unique_ptr<Solver> Ncdhw(std::unique_ptr<Solver> inner) { return Adapted<DepthBatchAdapter>("Ncdhw", std::move(inner)); }
 // A channels-last solver on problems whose C/G or K/G is not whole 16-byte rows.
@@ -85,30 +87,43 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1037, Nchw(std::make_unique<HopperHaloWrwSolver>()));
   list.emplace_back(1038, Nchw(std::make_unique<HopperFwdSolver>()));
   list.emplace_back(1039, Nchw(std::make_unique<HopperHaloFwdSolver>()));
+  // 3-D convolutions on the TMA kernels (candidates until 2026-12-05: verified on the H100, faster
+  // than TunaIgemm on every R3D-18 layer they take), NDHWC natively and NCDHW through the adapter.
+  list.emplace_back(1040, std::make_unique<HopperTmaFwd3dSolver>());
+  list.emplace_back(1041, std::make_unique<HopperTmaBwd3dSolver>());  // stride 1
+  list.emplace_back(1042, std::make_unique<HopperTmaWrw3dSolver>());
+  list.emplace_back(1049, Nchw(std::make_unique<HopperTmaFwd3dSolver>()));
+  list.emplace_back(1050, Nchw(std::make_unique<HopperTmaBwd3dSolver>()));
+  list.emplace_back(1051, Nchw(std::make_unique<HopperTmaWrw3dSolver>()));
+  // The TMA forward on channels-last problems whose C/G or K/G is off 16-byte rows, the channels
+  // padded by zeros into the workspace (conv/channel_pad_adapter.h; a candidate until 2026-12-05:
+  // verified and fastest on R(2+1)D's C / K = 45, 230, 460, 921 layers on the H100).
+  list.emplace_back(1052, Padded(std::make_unique<HopperTmaFwdSolver>()));
+  // FP32 channels-last problems (NHWC; NDHWC 1xRxS layers flattened to NHWC images) on the SIMT
+  // and Winograd solvers, which read NCHW only, through the channels-first adapter (NCHW copies;
+  // before, TunaIgemm and TunaDirectTiledFwd were all these layouts had; candidates until
+  // 2026-12-05: verified on the H100 and faster than those on every ResNet-50 layer).
+  list.emplace_back(1055, Nhwc(std::make_unique<FastSimtFwdSolver>()));
+  list.emplace_back(1056, Nhwc(std::make_unique<FastSimtBwdSolver>()));
+  list.emplace_back(1057, Nhwc(std::make_unique<FastSimtWrwSolver>()));
+  list.emplace_back(1058, Nhwc(std::make_unique<WinogradF2x3Solver>()));
+  list.emplace_back(1059, Nhwc(std::make_unique<WinogradWrwSolver>()));
+  list.emplace_back(1060, Nhwc(std::make_unique<WinogradF4x3Solver>()));
   return list;
 }
 
 SolverList CandidateGpuSolvers() {
   SolverList list;
-  list.emplace_back(1040, std::make_unique<HopperTmaFwd3dSolver>());  // 3-D forward: compile-tested only
-  list.emplace_back(1041, std::make_unique<HopperTmaBwd3dSolver>());  // 3-D backward data, stride 1: the same
-  list.emplace_back(1042, std::make_unique<HopperTmaWrw3dSolver>());  // 3-D backward weights: the same
   // FP32 NCDHW layers whose depth is an identity (1xRxS) as 2-D problems of N*D images, x and y
-  // permuted into the workspace (conv/depth_batch_adapter.h): the layout kernel's runs entries are
-  // compile-tested, not yet run on a GPU.
+  // permuted into the workspace (conv/depth_batch_adapter.h): the first verified on the H100
+  // (2026-12-05) before the device test's time ran out; the rest not yet run on a GPU.
   list.emplace_back(1043, Ncdhw(std::make_unique<FastSimtFwdSolver>()));
   list.emplace_back(1044, Ncdhw(std::make_unique<FastSimtBwdSolver>()));
   list.emplace_back(1045, Ncdhw(std::make_unique<FastSimtWrwSolver>()));
   list.emplace_back(1046, Ncdhw(std::make_unique<WinogradF2x3Solver>()));
   list.emplace_back(1047, Ncdhw(std::make_unique<WinogradWrwSolver>()));
   list.emplace_back(1048, Ncdhw(std::make_unique<WinogradF4x3Solver>()));
-  // The 3-D TMA candidates on NCDHW (and mixed) problems through the channels-last adapter (NDHWC copies).
-  list.emplace_back(1049, Nchw(std::make_unique<HopperTmaFwd3dSolver>()));
-  list.emplace_back(1050, Nchw(std::make_unique<HopperTmaBwd3dSolver>()));
-  list.emplace_back(1051, Nchw(std::make_unique<HopperTmaWrw3dSolver>()));
-  // The TMA solvers on channels-last problems whose C/G or K/G is off 16-byte rows, the channels
-  // padded by zeros into the workspace (conv/channel_pad_adapter.h).
-  list.emplace_back(1052, Padded(std::make_unique<HopperTmaFwdSolver>()));
+  // The TMA backward solvers with channels padded (conv/channel_pad_adapter.h), not yet run on a GPU.
   list.emplace_back(1053, Padded(std::make_unique<HopperTmaBwdSolver>()));
   list.emplace_back(1054, Padded(std::make_unique<HopperTmaWrwSolver>()));
   return list;

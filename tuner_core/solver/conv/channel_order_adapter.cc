@@ -1,4 +1,4 @@
-#include "tuner_core/solver/conv/channels_last_adapter.h"
+#include "tuner_core/solver/conv/channel_order_adapter.h"
 
 #include <algorithm>
 #include <array>
@@ -44,27 +44,36 @@ Launch TransposeLaunch(int kernel, std::pair<BufferRole, int64_t> src, std::pair
   return l;
 }
 
-}  // namespace
-
-Problem ChannelsLast(const Problem& p) {
+// `p` with x, w and y all in `layout2d` (2-D problems) or `layout3d`.
+Problem AllIn(const Problem& p, Layout layout2d, Layout layout3d) {
   Problem q = p;
-  const Layout cl = p.spatial_dims == 3 ? Layout::kNDHWC : Layout::kNHWC;
-  q.in_layout = q.fil_layout = q.out_layout = cl;
+  q.in_layout = q.fil_layout = q.out_layout = p.spatial_dims == 3 ? layout3d : layout2d;
   return q;
 }
 
-absl::Status ChannelsLastAdapter::Admits(const Target& target, const Problem& p) const {
-  if (gpu::AllChannelsLast(p)) {
-    return NotApplicable(Name(), absl::StrCat("x, w and y are channels-last already (", std::string(inner().Name()), " runs it)"));
+}  // namespace
+
+Problem ChannelsLast(const Problem& p) { return AllIn(p, Layout::kNHWC, Layout::kNDHWC); }
+Problem ChannelsFirst(const Problem& p) { return AllIn(p, Layout::kNCHW, Layout::kNCDHW); }
+
+Problem ChannelOrderAdapter::Planned(const Problem& p) const { return inner_last_ ? ChannelsLast(p) : ChannelsFirst(p); }
+
+absl::Status ChannelOrderAdapter::Admits(const Target& target, const Problem& p) const {
+  const auto in_order = [&](BufferRole role) { return gpu::IsChannelsLast(LayoutOf(p, role)) == inner_last_; };
+  if (std::all_of(kConvTensors.begin(), kConvTensors.end(), in_order)) {
+    return NotApplicable(Name(), absl::StrCat("x, w and y are ", std::string(PlannedWhat()), " already (",
+                                              std::string(inner().Name()), " runs it)"));
   }
   if (p.data_type == DataType::kInt8) return NotApplicable(Name(), "INT8 is not handled");
   if (inner().IsApplicable(target, p).ok()) {  // e.g. TunaHopperTmaFwd's per-image GEMMs of NCHW 1x1 layers
     return NotApplicable(Name(), absl::StrCat(std::string(inner().Name()), " runs these layouts without copies"));
   }
   for (BufferRole role : kConvTensors) {
-    if (gpu::IsChannelsLast(LayoutOf(p, role))) continue;
+    if (in_order(role)) continue;
     const TensorDesc desc = DescOf(p, role);
-    if (!gpu::IsDense(desc, Layout::kNCHW)) return NotApplicable(Name(), "requires densely packed tensors");
+    if (!gpu::IsDense(desc, inner_last_ ? Layout::kNCHW : Layout::kNHWC)) {
+      return NotApplicable(Name(), "requires densely packed tensors");
+    }
     const MatrixView v = ViewOf(desc);
     if (v.channels > gpu::kMaxIndex || v.pixels > gpu::kMaxIndex ||
         gpu::CeilDiv(v.channels, kTile) * gpu::CeilDiv(v.pixels, kTile) > gpu::kMaxIndex) {
@@ -74,23 +83,26 @@ absl::Status ChannelsLastAdapter::Admits(const Target& target, const Problem& p)
   return absl::OkStatus();
 }
 
-// A tensor moves unless channels-last already, or one channel or one pixel per batch (a 1x1
-// filter, C/G = 1), where both layouts are the same bytes.
-bool ChannelsLastAdapter::Moves(const Problem& p, BufferRole role) const {
+// A tensor moves unless in the inner's order already, or one channel or one pixel per batch (a
+// 1x1 filter, C/G = 1), where both orders are the same bytes.
+bool ChannelOrderAdapter::Moves(const Problem& p, BufferRole role) const {
   const MatrixView v = ViewOf(DescOf(p, role));
-  return !gpu::IsChannelsLast(LayoutOf(p, role)) && v.channels > 1 && v.pixels > 1;
+  return gpu::IsChannelsLast(LayoutOf(p, role)) != inner_last_ && v.channels > 1 && v.pixels > 1;
 }
 
-std::vector<std::string> ChannelsLastAdapter::MoveEntries() const {
+std::vector<std::string> ChannelOrderAdapter::MoveEntries() const {
   return {"tuna_batched_transpose", "tuna_batched_transpose_packed", "tuna_fill_zero"};
 }
 
-Launch ChannelsLastAdapter::MoveLaunch(int kernel, const Problem& p, BufferRole role, bool in, Place from,
+// Each batch's channels x pixels matrix transposed to pixels x channels where the source is
+// channels-first (moving into a channels-last inner, or back out of a channels-first one), else
+// the reverse.
+Launch ChannelOrderAdapter::MoveLaunch(int kernel, const Problem& p, BufferRole role, bool in, Place from,
                                        Place to) const {
   const MatrixView v = ViewOf(DescOf(p, role));
   const int64_t elem_bytes = static_cast<int64_t>(DataTypeSize(p.data_type));
-  return in ? TransposeLaunch(kernel, from, to, v.batches, v.channels, v.pixels, elem_bytes)
-            : TransposeLaunch(kernel, from, to, v.batches, v.pixels, v.channels, elem_bytes);
+  return in == inner_last_ ? TransposeLaunch(kernel, from, to, v.batches, v.channels, v.pixels, elem_bytes)
+                           : TransposeLaunch(kernel, from, to, v.batches, v.pixels, v.channels, elem_bytes);
 }
 
 }  // namespace tuna::solver

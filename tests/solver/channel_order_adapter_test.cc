@@ -1,10 +1,12 @@
-// ChannelsLastAdapter (conv/channels_last_adapter.h) and its layout kernels: the cpu backend's
-// twin of kernels/conv/layout_transpose.cu moves 1-, 2- and 4-byte elements exactly, element by
-// element and packed in 32-bit words, and zeroes a region and nothing else; the adapter runs NCHW, NCDHW and mixed-layout problems of every
-// direction through TunaCpuGemmConv (a channels-last-capable solver, here playing the inner one;
-// split-K configs use the inner workspace) and the results match the reference; its solution moves
-// exactly the tensors that are not channels-last, remaps every buffer and tensor-map argument and
-// zeroes what the inner solution zeroes; applicability, planning and the registered adapters.
+// ChannelsLastAdapter and ChannelsFirstAdapter (conv/channel_order_adapter.h) and their layout
+// kernels: the cpu backend's twin of kernels/conv/layout_transpose.cu moves 1-, 2- and 4-byte
+// elements exactly, element by element and packed in 32-bit words, and zeroes a region and nothing
+// else; the channels-last adapter runs NCHW, NCDHW and mixed-layout problems of every direction
+// through TunaCpuGemmConv restricted to channels-last tensors (here playing the inner one), the
+// channels-first adapter NHWC, NDHWC and mixed ones through it restricted to channels-first (split-K
+// configs use the inner workspace), and the results match the reference; a solution moves exactly
+// the tensors out of the inner's order, remaps every buffer and tensor-map argument and zeroes what
+// the inner solution zeroes; applicability, planning, the registered adapters and the candidates.
 #include <cstring>
 #include <numeric>
 #include <tuple>
@@ -13,7 +15,7 @@
 #include "tests/fixtures/skip.h"
 #include "tests/solver/cpu_solver_harness.h"
 #include "tests/solver/gpu_test_problems.h"
-#include "tuner_core/solver/conv/channels_last_adapter.h"
+#include "tuner_core/solver/conv/channel_order_adapter.h"
 #include "tuner_core/solver/conv/cpu_gemm_solver.h"
 #include "tuner_core/solver/conv/flattening_solver.h"
 #include "tuner_core/solver/conv/solver_sets.h"
@@ -30,10 +32,9 @@ using solver::Solution;
 
 constexpr Direction kDirs[] = {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights};
 
-bool AllChannelsLast(const Problem& p) {
-  auto cl = [](Layout l) { return l == Layout::kNHWC || l == Layout::kNDHWC; };
-  return cl(p.in_layout) && cl(p.fil_layout) && cl(p.out_layout);
-}
+bool IsLast(Layout l) { return l == Layout::kNHWC || l == Layout::kNDHWC; }
+bool AllChannelsLast(const Problem& p) { return IsLast(p.in_layout) && IsLast(p.fil_layout) && IsLast(p.out_layout); }
+bool AnyChannelsLast(const Problem& p) { return IsLast(p.in_layout) || IsLast(p.fil_layout) || IsLast(p.out_layout); }
 
 // TunaCpuGemmConv restricted to channels-last tensors, as the adapters' GPU inner solvers are
 // (the adapter steps aside where its inner solver takes the problem as it is).
@@ -41,6 +42,15 @@ class ChannelsLastCpuGemm : public solver::CpuGemmConvSolver {
  public:
   absl::Status IsApplicable(const solver::Target& target, const Problem& p) const override {
     if (!AllChannelsLast(p)) return solver::NotApplicable(Name(), "channels-last tensors only (test inner)");
+    return CpuGemmConvSolver::IsApplicable(target, p);
+  }
+};
+
+// The same restricted to channels-first tensors (the SIMT and Winograd solvers' NCHW).
+class ChannelsFirstCpuGemm : public solver::CpuGemmConvSolver {
+ public:
+  absl::Status IsApplicable(const solver::Target& target, const Problem& p) const override {
+    if (AnyChannelsLast(p)) return solver::NotApplicable(Name(), "channels-first tensors only (test inner)");
     return CpuGemmConvSolver::IsApplicable(target, p);
   }
 };
@@ -75,18 +85,18 @@ void CheckTranspose(backend::Backend& be, backend::Device& device, int bytes, bo
 }
 
 TEST_CASE("layout kernels on the cpu backend: batched transposes are exact, the fill zeroes its region only") {
-  std::unique_ptr<backend::Backend> be = backend::NewCpuBackend(backend::CpuBackendOptions::FromEnv());
-  if (!be->CompilerStatus().ok()) {
-    testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + be->CompilerStatus().ToString());
+  testing::CpuSolverHarness h;
+  if (!h.status().ok()) {
+    testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + h.status().ToString());
     return;
   }
-  absl::StatusOr<std::unique_ptr<backend::Device>> dev = be->OpenDevice(0);
-  REQUIRE(dev.ok());
+  backend::Backend& be = h.backend();
+  backend::Device& dev = h.device();
   for (int bytes : {1, 2, 4}) {
-    CheckTranspose(*be, **dev, bytes, false, 33, 70);  // tails in both directions
-    CheckTranspose(*be, **dev, bytes, false, 70, 33);
-    CheckTranspose(*be, **dev, bytes, true, 36, 264);  // multiples of 4: partial tiles of 32 / 64 / 128
-    CheckTranspose(*be, **dev, bytes, true, 264, 4);
+    CheckTranspose(be, dev, bytes, false, 33, 70);  // tails in both directions
+    CheckTranspose(be, dev, bytes, false, 70, 33);
+    CheckTranspose(be, dev, bytes, true, 36, 264);  // multiples of 4: partial tiles of 32 / 64 / 128
+    CheckTranspose(be, dev, bytes, true, 264, 4);
   }
   solver::Solution sol;
   sol.kernels.push_back({"cpu_conv/layout_transpose.cc",
@@ -98,37 +108,41 @@ TEST_CASE("layout kernels on the cpu backend: batched transposes are exact, the 
   fill.block = {256, 1, 1};
   fill.args = {KernelArg::Buffer(BufferRole::kW, 12), KernelArg::I64(37)};
   sol.launches = {fill};
-  absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, sol, "cpu-x86_64");
+  absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(be, sol, "cpu-x86_64");
   REQUIRE(code.ok());
-  absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(**dev, sol, *code);
+  absl::StatusOr<std::unique_ptr<solver::Invoker>> inv = solver::Invoker::Create(dev, sol, *code);
   REQUIRE(inv.ok());
-  absl::StatusOr<backend::DeviceBuffer> w = (*dev)->Alloc(256);
+  absl::StatusOr<backend::DeviceBuffer> w = dev.Alloc(256);
   REQUIRE(w.ok());
-  REQUIRE((*dev)->Memset(*w, 0xcd, 256).ok());
+  REQUIRE(dev.Memset(*w, 0xcd, 256).ok());
   REQUIRE((*inv)->Run({nullptr, &*w, nullptr, nullptr}).ok());
-  REQUIRE((*dev)->Synchronize().ok());
+  REQUIRE(dev.Synchronize().ok());
   std::vector<unsigned char> filled(256);
-  REQUIRE((*dev)->CopyToHost(filled.data(), *w, 256).ok());
+  REQUIRE(dev.CopyToHost(filled.data(), *w, 256).ok());
   for (int i = 0; i < 256; ++i) {
     INFO("filled byte " << i);
     CHECK(filled[i] == (i >= 12 && i < 12 + 37 * 4 ? 0 : 0xcd));
   }
 }
 
-TEST_CASE("channels-last adapter: NCHW, NCDHW and mixed problems of every direction match the reference") {
+// Runs `s` (whose inner solver takes channels-last tensors where `inner_last`, else
+// channels-first) on every small problem in every direction, at the default and a split-K config:
+// it refuses the problems already in the inner's order, moves exactly the others' tensors that
+// are out of it (with more than one channel and pixel) and matches the reference.
+void CheckAdapterRuns(const solver::ChannelOrderAdapter& s, bool inner_last) {
   testing::CpuSolverHarness h;
   if (!h.status().ok()) {
     testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + h.status().ToString());
     return;
   }
-  const ChannelsLastAdapter s = GemmAdapter();
+  const auto out_of_order = [&](Layout l) { return (l == Layout::kNHWC || l == Layout::kNDHWC) != inner_last; };
   int runs = 0, split = 0, packed = 0;
   for (const testing::NamedProblem& np : testing::SmallProblems()) {
     for (Direction dir : kDirs) {
       Problem p = np.problem;
       p.direction = dir;
       INFO(np.name << " dir " << DirectionName(dir) << ": " << p.Canonical());
-      if (AllChannelsLast(p)) {
+      if (!out_of_order(p.in_layout) && !out_of_order(p.fil_layout) && !out_of_order(p.out_layout)) {
         CHECK_FALSE(s.IsApplicable(h.target(), p).ok());
         continue;
       }
@@ -140,11 +154,11 @@ TEST_CASE("channels-last adapter: NCHW, NCDHW and mixed problems of every direct
         INFO("params " << config.ToString());
         absl::StatusOr<Solution> sol = s.GetSolution(h.target(), p, config);
         REQUIRE(sol.ok());
-        absl::StatusOr<Solution> inner = s.inner().GetSolution(h.target(), solver::ChannelsLast(p), config);
+        const Problem planned = inner_last ? solver::ChannelsLast(p) : solver::ChannelsFirst(p);
+        absl::StatusOr<Solution> inner = s.inner().GetSolution(h.target(), planned, config);
         REQUIRE(inner.ok());
-        // A tensor moves where channels-first with more than one channel and pixel.
-        auto moves = [](Layout l, const TensorDesc& d) {
-          return (l == Layout::kNCHW || l == Layout::kNCDHW) && d.dims[1] > 1 && d.dims[2] * d.dims[3] * d.dims[4] > 1;
+        auto moves = [&](Layout l, const TensorDesc& d) {
+          return out_of_order(l) && d.dims[1] > 1 && d.dims[2] * d.dims[3] * d.dims[4] > 1;
         };
         const int moved = moves(p.in_layout, p.XDesc()) + moves(p.fil_layout, p.WDesc()) + moves(p.out_layout, p.YDesc());
         CHECK(sol->launches.size() == inner->launches.size() + moved);
@@ -159,6 +173,15 @@ TEST_CASE("channels-last adapter: NCHW, NCDHW and mixed problems of every direct
   CHECK(runs >= 24);
   CHECK(split >= 3);  // the inner workspace, a region of the adapter's, in use
   CHECK(packed >= 2);  // 16-bit tensors of even channels and pixels moved by words
+}
+
+TEST_CASE("channels-last adapter: NCHW, NCDHW and mixed problems of every direction match the reference") {
+  CheckAdapterRuns(GemmAdapter(), /*inner_last=*/true);
+}
+
+TEST_CASE("channels-first adapter: NHWC, NDHWC and mixed problems of every direction match the reference") {
+  const solver::ChannelsFirstAdapter s("TestCpuGemmNhwc", std::make_unique<ChannelsFirstCpuGemm>());
+  CheckAdapterRuns(s, /*inner_last=*/false);
 }
 
 // An inner solver with a hand-made solution: zeroes y, x and its workspace first; one launch that
@@ -338,6 +361,43 @@ TEST_CASE("registered adapters: TunaHopperTma{Fwd,Bwd,Wrw}Nchw, TunaFastTcFwdNch
     CHECK_FALSE(adapter->IsApplicable(t, testing::With(layers[layer], dir, DataType::kFp32, Layout::kNCHW)).ok());
     const Problem native = testing::With(layers[5], dir, DataType::kFp16, Layout::kNCHW);
     CHECK(adapter->IsApplicable(t, native).ok() != adapter->inner().IsApplicable(t, native).ok());
+  }
+}
+
+TEST_CASE("registered channels-first adapters: the SIMT and Winograd solvers on FP32 NHWC and NDHWC (1055-1060)") {
+  const solver::SolverRegistry& reg = solver::SolverRegistry::Builtin();
+  absl::StatusOr<solver::Target> sm90 = solver::TargetForArch("sm_90");
+  REQUIRE(sm90.ok());
+  const std::vector<std::pair<uint64_t, std::string>> expect = {
+      {1055, "TunaFastSimtFwd"}, {1056, "TunaFastSimtBwd"}, {1057, "TunaFastSimtWrw"},
+      {1058, "TunaWinogradF2x3"}, {1059, "TunaWinogradWrw"}, {1060, "TunaWinogradF4x3"}};
+  const Problem layer = testing::ResNet50Layers()[2];  // 3x3, stride 1: every one of them applies
+  for (const auto& [id, inner] : expect) {
+    INFO(id << " " << inner);
+    const solver::RegisteredSolver* r = reg.ById(id);
+    REQUIRE(r != nullptr);
+    CHECK(r->solver->Name() == inner + "Nhwc");
+    const auto* adapter = dynamic_cast<const solver::ChannelsFirstAdapter*>(&solver::Unflattened(*r->solver));
+    REQUIRE(adapter != nullptr);
+    CHECK(adapter->inner().Name() == inner);
+    const Direction dir = adapter->Directions().front();
+    const Problem nhwc = testing::With(layer, dir, DataType::kFp32, Layout::kNHWC);
+    INFO(nhwc.Canonical());
+    CHECK(r->solver->IsApplicable(*sm90, nhwc).ok());
+    CHECK_FALSE(r->solver->IsApplicable(*sm90, solver::ChannelsFirst(nhwc)).ok());  // the inner runs NCHW itself
+    CHECK_FALSE(r->solver->IsApplicable(*sm90, testing::With(layer, dir, DataType::kFp16, Layout::kNHWC)).ok());
+    // An NDHWC 1x3x3 layer: flattened by the registry into N*D NHWC images, then moved to NCHW.
+    Problem p3 = nhwc;
+    p3.spatial_dims = 3;
+    p3.in = {4, nhwc.in[1], nhwc.in[2]};
+    p3.fil = {1, nhwc.fil[1], nhwc.fil[2]};
+    p3.pad = {0, nhwc.pad[1], nhwc.pad[2]};
+    p3.in_layout = p3.fil_layout = p3.out_layout = Layout::kNDHWC;
+    CHECK(r->solver->IsApplicable(*sm90, p3).ok());
+    const PerfConfig config = r->solver->DefaultConfig(*sm90, p3);
+    absl::StatusOr<Solution> sol = r->solver->GetSolution(*sm90, p3, config);
+    REQUIRE(sol.ok());
+    CHECK(sol->kernels.back().source == "conv/layout_transpose.cu");
   }
 }
 
