@@ -56,7 +56,7 @@ def count_sass(cuobjdump, data):
             for c in COUNTED:
                 if op == c:
                     counts[c] += 1
-    arch = re.search(r"arch = (sm_\w+)", out.stdout)
+    arch = re.search(r"code for (sm_\w+)", out.stdout) or re.search(r"arch = (sm_\w+)", out.stdout)
     return counts, arch.group(1) if arch else "?"
 
 

@@ -34,6 +34,8 @@
 #                          flattened or through the *Ncdhw depth-as-batch candidates, against TunaIgemm
 #                          TunaHopperTma{Fwd,Bwd}3d against TunaIgemm{Fwd,Bwd} + cuDNN best (TunaHopperTmaBwd3d: stride-1 rows), cross-checked by this folder's
 #                          cudnn_best_torch3d.py (the shared tool is 2-D only; the same method)
+#   x_resnet50_n32_fp32_nhwc_{fwd,bwd,wrw}[:SECS] ResNet-50 FP32 NHWC: the *Nhwc candidates (SIMT / Winograd on NCHW
+#                          copies) against TunaIgemm (and TunaDirectTiledFwd), the solvers FP32 NHWC had
 #   torchcudnn             use the libcudnn.so.9 that torch maps for the steps after it
 #   fixsizes[:SECS]        FP16 NHWC forward file on TunaHopperTmaFwd (CONFIGS, 16) (VARIANT=-D..: a third build): each
 #                          winner also rebuilt with its sizes compiled in (the finishing step every step runs), both
@@ -88,6 +90,10 @@ for step in "$@"; do
         x_nchw*_fwd) sv=TunaHopperTmaFwd,TunaHopperTmaFwdNchw,TunaHopperHaloFwdNchw,TunaHopperFwdNchw,TunaFastTcFwdNchw,TunaSmallCTcFwd,TunaIgemmFwd,TunaDirectTiledFwd ;;
         x_nchw*_bwd) sv=TunaHopperTmaBwd,TunaHopperTmaBwdNchw,TunaIgemmBwd ;;
         x_nchw*_wrw) sv=TunaHopperTmaWrw,TunaHopperTmaWrwNchw,TunaHopperHaloWrwNchw,TunaHopperWrwNchw,TunaIgemmWrw ;;
+        # FP32 NHWC: the SIMT / Winograd solvers through the channels-first adapter (*Nhwc candidates)
+        x_*fp32_nhwc_fwd) sv=TunaFastSimtFwdNhwc,TunaWinogradF4x3Nhwc,TunaWinogradF2x3Nhwc,TunaSmallCFwd,TunaIgemmFwd,TunaDirectTiledFwd; extra="--candidates --no-legacy" ;;
+        x_*fp32_nhwc_bwd) sv=TunaFastSimtBwdNhwc,TunaWinogradF4x3Nhwc,TunaWinogradF2x3Nhwc,TunaThinBwd,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
+        x_*fp32_nhwc_wrw) sv=TunaFastSimtWrwNhwc,TunaWinogradWrwNhwc,TunaIgemmWrw; extra="--candidates --no-legacy" ;;
         x_r3d*_fwd) sv=TunaHopperTmaFwd3d,TunaIgemmFwd; extra="--candidates --no-legacy" ;;  # 3-D (NDHWC)
         x_r3d*_bwd) sv=TunaHopperTmaBwd3d,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
         x_r3d*_wrw) sv=TunaHopperTmaWrw3d,TunaIgemmWrw; extra="--candidates --no-legacy" ;;
