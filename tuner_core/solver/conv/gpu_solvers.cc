@@ -48,6 +48,16 @@ std::unique_ptr<Solver> Ncdhw(std::unique_ptr<Solver> inner) { return Adapted<De
 // A channels-last solver on problems whose C/G or K/G is not whole 16-byte rows.
 std::unique_ptr<Solver> Padded(std::unique_ptr<Solver> inner) { return Adapted<ChannelPadAdapter>("Pad", std::move(inner)); }
 
+// The FP32 NCHW SIMT and Winograd solvers under `adapter`, ids first..first+5 in this order.
+void AddSimtFamily(SolverList& list, uint64_t first, std::unique_ptr<Solver> (*adapter)(std::unique_ptr<Solver>)) {
+  list.emplace_back(first, adapter(std::make_unique<FastSimtFwdSolver>()));
+  list.emplace_back(first + 1, adapter(std::make_unique<FastSimtBwdSolver>()));
+  list.emplace_back(first + 2, adapter(std::make_unique<FastSimtWrwSolver>()));
+  list.emplace_back(first + 3, adapter(std::make_unique<WinogradF2x3Solver>()));
+  list.emplace_back(first + 4, adapter(std::make_unique<WinogradWrwSolver>()));
+  list.emplace_back(first + 5, adapter(std::make_unique<WinogradF4x3Solver>()));
+}
+
 }  // namespace
 
 SolverList GpuTunableSolvers() {
@@ -103,12 +113,7 @@ SolverList GpuTunableSolvers() {
   // and Winograd solvers, which read NCHW only, through the channels-first adapter (NCHW copies;
   // before, TunaIgemm and TunaDirectTiledFwd were all these layouts had; candidates until
   // 2026-12-05: verified on the H100 and faster than those on every ResNet-50 layer).
-  list.emplace_back(1055, Nhwc(std::make_unique<FastSimtFwdSolver>()));
-  list.emplace_back(1056, Nhwc(std::make_unique<FastSimtBwdSolver>()));
-  list.emplace_back(1057, Nhwc(std::make_unique<FastSimtWrwSolver>()));
-  list.emplace_back(1058, Nhwc(std::make_unique<WinogradF2x3Solver>()));
-  list.emplace_back(1059, Nhwc(std::make_unique<WinogradWrwSolver>()));
-  list.emplace_back(1060, Nhwc(std::make_unique<WinogradF4x3Solver>()));
+  AddSimtFamily(list, 1055, Nhwc);  // TunaFastSimt{Fwd,Bwd,Wrw}Nhwc, TunaWinograd{F2x3,Wrw,F4x3}Nhwc
   return list;
 }
 
@@ -117,12 +122,7 @@ SolverList CandidateGpuSolvers() {
   // FP32 NCDHW layers whose depth is an identity (1xRxS) as 2-D problems of N*D images, x and y
   // permuted into the workspace (conv/depth_batch_adapter.h): the first verified on the H100
   // (2026-12-05) before the device test's time ran out; the rest not yet run on a GPU.
-  list.emplace_back(1043, Ncdhw(std::make_unique<FastSimtFwdSolver>()));
-  list.emplace_back(1044, Ncdhw(std::make_unique<FastSimtBwdSolver>()));
-  list.emplace_back(1045, Ncdhw(std::make_unique<FastSimtWrwSolver>()));
-  list.emplace_back(1046, Ncdhw(std::make_unique<WinogradF2x3Solver>()));
-  list.emplace_back(1047, Ncdhw(std::make_unique<WinogradWrwSolver>()));
-  list.emplace_back(1048, Ncdhw(std::make_unique<WinogradF4x3Solver>()));
+  AddSimtFamily(list, 1043, Ncdhw);  // TunaFastSimt{Fwd,Bwd,Wrw}Ncdhw, TunaWinograd{F2x3,Wrw,F4x3}Ncdhw
   // The TMA backward solvers with channels padded (conv/channel_pad_adapter.h), not yet run on a GPU.
   list.emplace_back(1053, Padded(std::make_unique<HopperTmaBwdSolver>()));
   list.emplace_back(1054, Padded(std::make_unique<HopperTmaWrwSolver>()));
