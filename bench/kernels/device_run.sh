@@ -41,6 +41,7 @@
 #                          winner also rebuilt with its sizes compiled in (the finishing step every step runs), both
 #                          timed, the geomean cost of run-time sizes printed (issue #17's "< 3 %")
 #   fromdb[:SECS]          --from-db data/fromdb (a perf db placed there), tuna rows + cuDNN best, torch on the rows' lines, cross-check
+# PACK=1: the step files packed into OUT/w.tgz at the end (one file to bring back).
 # BENCH_ARGS="...": more kernels_bench options for the x_* and wrw16/wrwbf16 steps (e.g. --print-screened,
 # --candidates with SOLVERS naming a candidate).
 # DATA=FILE (a driver file in the bundle) replaces the file of the fwd32, bwd32 and wrw32 steps;
@@ -153,4 +154,7 @@ for step in "$@"; do
   esac
 done
 for f in "$out"/*.raw.json; do [ -f "${f%.raw.json}.json" ] && rm -f "$f"; done
+# PACK=1: OUT/w as one OUT/w.tgz (the device transfer drops files past a count: a call of many
+# steps otherwise loses some of its JSON and logs).
+if [ "${PACK:-0}" = 1 ]; then tar czf "$top/w.tgz" -C "$top" w && rm -rf "$out" && echo "packed: $top/w.tgz"; fi
 echo "=== done $(date -u +%T)"
