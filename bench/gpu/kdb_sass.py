@@ -51,11 +51,8 @@ def count_sass(cuobjdump, data):
     counts = collections.Counter()
     for line in out.stdout.splitlines():
         m = re.match(r"\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", line)
-        if m:
-            op = m.group(1)
-            for c in COUNTED:
-                if op == c:
-                    counts[c] += 1
+        if m and m.group(1) in COUNTED:
+            counts[m.group(1)] += 1
     arch = re.search(r"code for (sm_\w+)", out.stdout) or re.search(r"arch = (sm_\w+)", out.stdout)
     return counts, arch.group(1) if arch else "?"
 

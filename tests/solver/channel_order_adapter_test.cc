@@ -12,11 +12,11 @@
 #include <tuple>
 
 #include "catch2/catch.hpp"
-#include "tests/fixtures/skip.h"
 #include "tests/solver/cpu_solver_harness.h"
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/solver/conv/channel_order_adapter.h"
 #include "tuner_core/solver/conv/cpu_gemm_solver.h"
+#include "tuner_core/solver/conv/gpu_common.h"
 #include "tuner_core/solver/conv/flattening_solver.h"
 #include "tuner_core/solver/conv/solver_sets.h"
 #include "tuner_core/solver/registry.h"
@@ -32,16 +32,16 @@ using solver::Solution;
 
 constexpr Direction kDirs[] = {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights};
 
-bool IsLast(Layout l) { return l == Layout::kNHWC || l == Layout::kNDHWC; }
-bool AllChannelsLast(const Problem& p) { return IsLast(p.in_layout) && IsLast(p.fil_layout) && IsLast(p.out_layout); }
-bool AnyChannelsLast(const Problem& p) { return IsLast(p.in_layout) || IsLast(p.fil_layout) || IsLast(p.out_layout); }
+bool AnyChannelsLast(const Problem& p) {
+  return IsChannelsLast(p.in_layout) || IsChannelsLast(p.fil_layout) || IsChannelsLast(p.out_layout);
+}
 
 // TunaCpuGemmConv restricted to channels-last tensors, as the adapters' GPU inner solvers are
 // (the adapter steps aside where its inner solver takes the problem as it is).
 class ChannelsLastCpuGemm : public solver::CpuGemmConvSolver {
  public:
   absl::Status IsApplicable(const solver::Target& target, const Problem& p) const override {
-    if (!AllChannelsLast(p)) return solver::NotApplicable(Name(), "channels-last tensors only (test inner)");
+    if (!solver::gpu::AllChannelsLast(p)) return solver::NotApplicable(Name(), "channels-last tensors only (test inner)");
     return CpuGemmConvSolver::IsApplicable(target, p);
   }
 };
@@ -86,10 +86,7 @@ void CheckTranspose(backend::Backend& be, backend::Device& device, int bytes, bo
 
 TEST_CASE("layout kernels on the cpu backend: batched transposes are exact, the fill zeroes its region only") {
   testing::CpuSolverHarness h;
-  if (!h.status().ok()) {
-    testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + h.status().ToString());
-    return;
-  }
+  if (h.Skipped()) return;
   backend::Backend& be = h.backend();
   backend::Device& dev = h.device();
   for (int bytes : {1, 2, 4}) {
@@ -131,11 +128,8 @@ TEST_CASE("layout kernels on the cpu backend: batched transposes are exact, the 
 // are out of it (with more than one channel and pixel) and matches the reference.
 void CheckAdapterRuns(const solver::ChannelOrderAdapter& s, bool inner_last) {
   testing::CpuSolverHarness h;
-  if (!h.status().ok()) {
-    testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + h.status().ToString());
-    return;
-  }
-  const auto out_of_order = [&](Layout l) { return (l == Layout::kNHWC || l == Layout::kNDHWC) != inner_last; };
+  if (h.Skipped()) return;
+  const auto out_of_order = [&](Layout l) { return IsChannelsLast(l) != inner_last; };
   int runs = 0, split = 0, packed = 0;
   for (const testing::NamedProblem& np : testing::SmallProblems()) {
     for (Direction dir : kDirs) {

@@ -7,7 +7,6 @@
 #include <random>
 
 #include "catch2/catch.hpp"
-#include "tests/fixtures/skip.h"
 #include "tests/solver/cpu_solver_harness.h"
 #include "tuner_core/solver/conv/cpu_gemm_solver.h"
 #include "tuner_core/solver/conv/naive_solvers.h"
@@ -24,10 +23,7 @@ constexpr Direction kDirs[] = {Direction::kForward, Direction::kBackwardData,
 
 TEST_CASE("cpu gemm default configs match the reference") {
   testing::CpuSolverHarness h;
-  if (!h.status().ok()) {
-    testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + h.status().ToString());
-    return;
-  }
+  if (h.Skipped()) return;
   const CpuGemmConvSolver s;
   int runs = 0;
   for (const testing::NamedProblem& np : testing::SmallProblems()) {
@@ -52,10 +48,7 @@ TEST_CASE("cpu gemm default configs match the reference") {
 
 TEST_CASE("cpu gemm split-K configs use the workspace and match the reference") {
   testing::CpuSolverHarness h;
-  if (!h.status().ok()) {
-    testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + h.status().ToString());
-    return;
-  }
+  if (h.Skipped()) return;
   const CpuGemmConvSolver s;
   // M = N = K = 72 in every direction (fwd K = Cg*taps, bwd K = Kg*taps, wrw K = N*P): five
   // chunks of 16, split in two shares.

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "catch2/catch.hpp"
+#include "tests/fixtures/skip.h"
 #include "tuner_core/backend/cpu/cpu_backend.h"
 #include "tuner_core/reference/element.h"
 #include "tuner_core/reference/fill.h"
@@ -43,6 +44,13 @@ class CpuSolverHarness {
 
   // Not OK when the host has no C++ compiler for the cpu backend.
   const absl::Status& status() const { return status_; }
+  // True where status() is not OK, after SkipUnlessCi (a warning here, a failed case under CI):
+  // the caller returns.
+  bool Skipped() const {
+    if (status_.ok()) return false;
+    SkipUnlessCi("no C++ compiler for the cpu backend: " + status_.ToString());
+    return true;
+  }
   const solver::Target& target() const { return target_; }
   int compiles() const { return compiles_; }
   // The cpu backend and its device 0 (valid where status() is OK), for tests that launch by hand.

@@ -8,7 +8,6 @@
 #include <cstring>
 
 #include "catch2/catch.hpp"
-#include "tests/fixtures/skip.h"
 #include "tests/solver/cpu_solver_harness.h"
 #include "tuner_core/problem/flatten.h"
 #include "tuner_core/problem/validate.h"
@@ -79,10 +78,7 @@ void CheckRuns(backend::Backend& be, backend::Device& device, int bytes, int64_t
 
 TEST_CASE("layout kernel on the cpu backend: runs transposed exactly") {
   testing::CpuSolverHarness h;
-  if (!h.status().ok()) {
-    testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + h.status().ToString());
-    return;
-  }
+  if (h.Skipped()) return;
   backend::Backend& be = h.backend();
   backend::Device& device = h.device();
   for (int bytes : {1, 2, 4}) {
@@ -94,10 +90,7 @@ TEST_CASE("layout kernel on the cpu backend: runs transposed exactly") {
 
 TEST_CASE("depth-as-batch adapter: NCDHW 1xRxS problems of every direction match the reference") {
   testing::CpuSolverHarness h;
-  if (!h.status().ok()) {
-    testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + h.status().ToString());
-    return;
-  }
+  if (h.Skipped()) return;
   const DepthBatchAdapter s = GemmAdapter();
   const std::vector<Problem> problems = {
       Make3d(DataType::kFp32, {4, 7, 6}, {1, 3, 3}, {0, 1, 1}, {1, 2, 2}),

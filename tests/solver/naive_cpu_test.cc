@@ -5,7 +5,6 @@
 #include <cstdio>
 
 #include "catch2/catch.hpp"
-#include "tests/fixtures/skip.h"
 #include "tests/solver/cpu_solver_harness.h"
 #include "tuner_core/solver/conv/naive_solvers.h"
 
@@ -17,10 +16,7 @@ using solver::PerfConfig;
 
 TEST_CASE("naive solvers match the reference on the cpu backend") {
   testing::CpuSolverHarness h;
-  if (!h.status().ok()) {
-    testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + h.status().ToString());
-    return;
-  }
+  if (h.Skipped()) return;
   int runs = 0;
   for (const testing::NamedProblem& np : testing::SmallProblems()) {
     for (Direction dir : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
@@ -44,10 +40,7 @@ TEST_CASE("naive solvers match the reference on the cpu backend") {
 
 TEST_CASE("naive forward handles INT8 with int32 output") {
   testing::CpuSolverHarness h;
-  if (!h.status().ok()) {
-    testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + h.status().ToString());
-    return;
-  }
+  if (h.Skipped()) return;
   const NaiveConvSolver s(Direction::kForward);
   for (int i : {0, 3, 9}) {  // NCHW, mixed layouts with groups, 3D
     Problem p = testing::SmallProblems()[i].problem;
