@@ -59,15 +59,16 @@ void Append(const std::vector<T>& from, std::vector<T>& to) {
 }
 
 // `pairs` grouped by config in the order configs first appear, each config's generic solvers
-// (Solver::IsGeneric) after its others, otherwise in the order given.
+// (Solver::IsGeneric on its problem) after its others, otherwise in the order given.
 std::vector<std::pair<int64_t, int64_t>> GenericLast(const std::vector<std::pair<int64_t, int64_t>>& pairs,
                                                      const std::map<int64_t, const solver::Solver*>& solvers,
+                                                     const std::map<int64_t, Problem>& problems,
                                                      const solver::Target& target) {
   std::vector<std::pair<int64_t, int64_t>> out;
   out.reserve(pairs.size());
   const auto groups = SplitByConfig(
       pairs, [](const auto& p) { return p.first; },
-      [&](const auto& p) { return solvers.at(p.second)->IsGeneric(target); });
+      [&](const auto& p) { return solvers.at(p.second)->IsGeneric(target, problems.at(p.first)); });
   for (const auto& [generic, others] : groups) {
     Append(others, out);
     Append(generic, out);
@@ -167,7 +168,11 @@ absl::StatusOr<LoadJobsReport> LoadJobs(schema::Database& db,
     }
   }
 
-  if (target.ok()) pairs = GenericLast(pairs, solvers, *target);
+  if (target.ok()) {
+    std::map<int64_t, Problem> problems;
+    for (const auto& c : *configs) problems.emplace(c.id, c.problem);
+    pairs = GenericLast(pairs, solvers, problems, *target);
+  }
   std::vector<schema::JobSpec> jobs;
   for (const auto& [config_id, solver_id] : pairs) {
     for (const std::string& kind : report.kinds) {

@@ -10,9 +10,12 @@
 // combination (NCHW/NHWC/NCDHW/NDHWC, each tensor its own) is handled by the strides alone, and
 // all index arithmetic is 64-bit.
 //
-// Element type: exactly one of -DTUNA_DTYPE_FP32 / FP16 / BF16 / INT8. Inputs are stored in
-// tuna_conv_in_t, products are summed in tuna_conv_acc_t (float; int32 for INT8) and the
-// written tensor is tuna_conv_out_t (the storage type; int32 for the INT8 forward output).
+// Element types: inputs of type In are summed in TunaConvTypes<In>::acc_t (float; int32 for
+// INT8) and written as TunaConvTypes<In>::out_t (In; int32 for the INT8 forward output), with
+// one rounding (TunaConvTypes<In>::store). A kernel of one type defines exactly one of
+// -DTUNA_DTYPE_FP32 / FP16 / BF16 / INT8, which names them tuna_conv_in_t, tuna_conv_out_t,
+// tuna_conv_acc_t and tuna_conv_store; a kernel with every type's entries (conv/naive_conv.cu)
+// defines TUNA_DTYPE_ALL before including this header and uses the templates.
 #pragma once
 
 struct TunaConvGeom {
@@ -50,24 +53,30 @@ struct TunaConvGeom {
   } while (0)
 
 // ---- Element types ----------------------------------------------------------------------------
+template <typename In>
+struct TunaConvTypes {
+  typedef In out_t;
+  typedef float acc_t;
+  // One rounding (nearest-even) of the accumulator to the written type.
+  static TUNA_DEVICE In store(float acc) { return tuna_from_float<In>(acc); }
+};
+template <>
+struct TunaConvTypes<tuna_i8> {  // forward only (MIOpen's int8 -> int32 convolution)
+  typedef tuna_i32 out_t;
+  typedef tuna_i32 acc_t;
+  static TUNA_DEVICE tuna_i32 store(tuna_i32 acc) { return acc; }
+};
+
 #if defined(TUNA_DTYPE_FP32)
 typedef float tuna_conv_in_t;
-typedef float tuna_conv_out_t;
-typedef float tuna_conv_acc_t;
 #elif defined(TUNA_DTYPE_FP16)
 typedef tuna_half tuna_conv_in_t;
-typedef tuna_half tuna_conv_out_t;
-typedef float tuna_conv_acc_t;
 #elif defined(TUNA_DTYPE_BF16)
 typedef tuna_bf16 tuna_conv_in_t;
-typedef tuna_bf16 tuna_conv_out_t;
-typedef float tuna_conv_acc_t;
 #elif defined(TUNA_DTYPE_INT8)
 typedef tuna_i8 tuna_conv_in_t;
-typedef tuna_i32 tuna_conv_out_t;  // forward only (MIOpen's int8 -> int32 convolution)
-typedef tuna_i32 tuna_conv_acc_t;
-#else
-#error "define one of TUNA_DTYPE_FP32, TUNA_DTYPE_FP16, TUNA_DTYPE_BF16, TUNA_DTYPE_INT8"
+#elif !defined(TUNA_DTYPE_ALL)
+#error "define one of TUNA_DTYPE_FP32, TUNA_DTYPE_FP16, TUNA_DTYPE_BF16, TUNA_DTYPE_INT8, TUNA_DTYPE_ALL"
 #endif
 
 TUNA_DEVICE float tuna_conv_load(float v) { return v; }
@@ -75,13 +84,10 @@ TUNA_DEVICE float tuna_conv_load(tuna_half v) { return tuna_half_to_float(v); }
 TUNA_DEVICE float tuna_conv_load(tuna_bf16 v) { return tuna_bf16_to_float(v); }
 TUNA_DEVICE tuna_i32 tuna_conv_load(tuna_i8 v) { return (tuna_i32)v; }
 
-// One rounding (nearest-even) of the accumulator to the written type.
-#if defined(TUNA_DTYPE_INT8)
-TUNA_DEVICE tuna_conv_out_t tuna_conv_store(tuna_i32 acc) { return acc; }
-#else
-TUNA_DEVICE tuna_conv_out_t tuna_conv_store(float acc) {
-  return tuna_from_float<tuna_conv_out_t>(acc);
-}
+#if !defined(TUNA_DTYPE_ALL)
+typedef TunaConvTypes<tuna_conv_in_t>::out_t tuna_conv_out_t;
+typedef TunaConvTypes<tuna_conv_in_t>::acc_t tuna_conv_acc_t;
+TUNA_DEVICE tuna_conv_out_t tuna_conv_store(tuna_conv_acc_t acc) { return TunaConvTypes<tuna_conv_in_t>::store(acc); }
 #endif
 
 // Output positions o (of a dimension with `out` positions) whose input position

@@ -19,7 +19,7 @@ class RuleSolver : public solver::Solver {
   RuleSolver(std::string name, bool tunable, std::vector<Direction> dirs, Rule rule, bool generic = false)
       : name_(std::move(name)), tunable_(tunable), dirs_(std::move(dirs)), rule_(std::move(rule)), generic_(generic) {}
   std::string_view Name() const override { return name_; }
-  bool IsGeneric(const solver::Target&) const override { return generic_; }
+  bool IsGeneric(const solver::Target&, const Problem&) const override { return generic_; }
   solver::Algorithm Algo() const override { return solver::Algorithm::kDirect; }
   bool IsTunable() const override { return tunable_; }
   std::vector<Direction> Directions() const override { return dirs_; }

@@ -25,7 +25,7 @@ class FaultSolver : public solver::Solver {
               std::optional<int64_t> specialized = std::nullopt)
       : faults_(std::move(faults)), spin_ms_(spin_ms), generic_(generic), specialized_(specialized) {}
   std::string_view Name() const override { return generic_ ? "TestGenericSolver" : "TestFaultSolver"; }
-  bool IsGeneric(const solver::Target&) const override { return generic_; }
+  bool IsGeneric(const solver::Target&, const Problem&) const override { return generic_; }
   solver::Algorithm Algo() const override { return solver::Algorithm::kDirect; }
   bool IsTunable() const override { return true; }
   std::vector<Direction> Directions() const override {

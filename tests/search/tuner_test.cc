@@ -663,5 +663,41 @@ TEST_CASE("a generic solver is searched briefly where a specialised one applies"
   }
 }
 
+// The builtin registry on sm_90 (planning only, no device): on an FP16 RGB stem the tensor-core
+// small-C solver is searched whole, while the SIMT one (FP16 on sm_80+) and the TMA forward with
+// C padded 3 -> 8 (62 % zeros) are generic there and get the capped budget; on FP32 the SIMT
+// one has the budget asked for again, and a 45-channel layer (48 padded: 6 % zeros) keeps the
+// padded TMA forward's own budget.
+TEST_CASE("generic on the problem: the small-C SIMT kernel in FP16 and heavily padded channels") {
+  absl::StatusOr<solver::Target> sm90 = solver::TargetForArch("sm_90");
+  REQUIRE(sm90.ok());
+  const solver::SolverRegistry& registry = solver::SolverRegistry::Builtin();
+  const std::string nhwc = " --in_layout NHWC --fil_layout NHWC --out_layout NHWC";
+  const Problem stem16 = ParseOne("convfp16 -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 1" + nhwc);
+  const Problem stem32 = ParseOne("conv -n 32 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2 -F 1" + nhwc);
+  const Problem mid45 = ParseOne("convfp16 -n 8 -c 45 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -F 1" + nhwc);
+  TuneOptions o;
+  o.strategy = StrategyKind::kModel;
+  o.budget = 48;
+  o.patience = 16;
+  o.whole_space = kWholeSpace;
+  const auto limits = [&](const char* name, const Problem& p) {
+    const solver::Solver& s = *registry.ByName(name)->solver;
+    REQUIRE(s.IsApplicable(*sm90, p).ok());
+    return LimitsOf(o, registry, *sm90, p, s);
+  };
+  CHECK(registry.ByName("TunaSmallCFwd")->solver->IsGeneric(*sm90, stem16));
+  CHECK_FALSE(registry.ByName("TunaSmallCFwd")->solver->IsGeneric(*sm90, stem32));
+  CHECK(registry.ByName("TunaHopperTmaFwdPad")->solver->IsGeneric(*sm90, stem16));
+  CHECK_FALSE(registry.ByName("TunaHopperTmaFwdPad")->solver->IsGeneric(*sm90, mid45));
+  CHECK(limits("TunaSmallCTcFwd", stem16).budget == 48);  // 268 valid points: past whole_space
+  CHECK(limits("TunaSmallCFwd", stem16).budget == kGenericBudget);
+  CHECK_FALSE(limits("TunaSmallCFwd", stem16).whole);
+  CHECK(limits("TunaHopperTmaFwdPad", stem16).budget == kGenericBudget);
+  CHECK(limits("TunaSmallCFwd", stem32).budget == 48);
+  const SearchLimits padded45 = limits("TunaHopperTmaFwdPad", mid45);
+  CHECK((padded45.whole || padded45.budget == 48));
+}
+
 }  // namespace
 }  // namespace tuna::search

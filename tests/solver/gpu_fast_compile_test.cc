@@ -42,9 +42,9 @@ TEST_CASE("fast solvers: applicability and default configs on ResNet-50", "[solv
   solver::WinogradF2x3Solver wino;
   solver::WinogradWrwSolver wino_wrw;
   // The HMMA tile is searched briefly where the wgmma family applies (sm_90), fully before it.
-  CHECK(tc.IsGeneric(*sm90));
-  CHECK_FALSE(tc.IsGeneric(*sm75));
-  CHECK_FALSE(simt.IsGeneric(*sm90));
+  CHECK(tc.IsGeneric(*sm90, layers[1]));
+  CHECK_FALSE(tc.IsGeneric(*sm75, layers[1]));
+  CHECK_FALSE(simt.IsGeneric(*sm90, layers[1]));
   for (const Problem& b : layers) {
     const Problem fb = testing::With(b, Direction::kBackwardData, DataType::kFp32, Layout::kNCHW);
     REQUIRE(simt_bwd.IsApplicable(*sm90, fb).ok());

@@ -123,9 +123,11 @@ TEST_CASE("naive solutions: kernel source, entry and launch per backend") {
   REQUIRE(g.ok());
   REQUIRE(g->kernels.size() == 1);
   CHECK(g->kernels[0].source == "conv/naive_conv.cu");
-  CHECK(g->kernels[0].entries == std::vector<std::string>{"naive_conv_bwd"});
-  CHECK(g->kernels[0].options == std::vector<std::string>{"-DTUNA_DTYPE_FP16"});
+  // Every type's entry of the direction: one build per (direction, arch).
+  CHECK(g->kernels[0].entries == std::vector<std::string>{"naive_conv_bwd_fp32", "naive_conv_bwd_fp16", "naive_conv_bwd_bf16"});
+  CHECK(g->kernels[0].options == std::vector<std::string>{"-DTUNA_NAIVE_DIR=1"});
   REQUIRE(g->launches.size() == 1);
+  CHECK(g->launches[0].entry == "naive_conv_bwd_fp16");
   CHECK(g->launches[0].block.x == 256);
   // One thread per written element (dx: 1*4*9*8 = 288 elements).
   CHECK(uint64_t(g->launches[0].grid.x) * g->launches[0].block.x >= 288);

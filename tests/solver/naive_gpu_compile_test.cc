@@ -1,8 +1,11 @@
 // The naive GPU kernel (kernels/conv/naive_conv.cu) compiles for every direction and data type:
 // hiprtc for gfx908 and gfx90a, NVRTC for sm_90. Each compiler is skipped with a message where
-// its library is missing. One compile per (arch, data type) exports all three entries, after
-// checking that the three solvers plan the same source and options (only the entry differs).
+// its library is missing. A solver plans the same build for every data type on an arch (source,
+// options and entries: one code object per direction and arch), launching the entry of the
+// problem's type, and each direction's build compiles with every entry in it.
+#include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "catch2/catch.hpp"
 #include "tests/solver/cpu_solver_harness.h"
@@ -17,36 +20,42 @@ namespace {
 using solver::NaiveConvSolver;
 using solver::PerfConfig;
 
-// The build of the three naive solvers for `type` on `arch`, with all three entries.
-solver::Solution AllEntries(const std::string& arch, DataType type) {
+// The one build of the naive solver of `dir` on `arch`, checked to be the same for every data
+// type, each type launching its own entry of that build.
+solver::Solution OneBuild(const std::string& arch, Direction dir) {
   absl::StatusOr<solver::Target> target = solver::TargetForArch(arch);
   REQUIRE(target.ok());
   Problem p = testing::SmallProblems()[3].problem;  // groups, mixed layouts
-  p.data_type = type;
+  p.direction = dir;
+  const NaiveConvSolver s(dir);
   solver::Solution all;
-  for (Direction dir : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
+  std::set<std::string> launched;
+  for (DataType type : {DataType::kFp32, DataType::kFp16, DataType::kBf16, DataType::kInt8}) {
     if (type == DataType::kInt8 && dir != Direction::kForward) continue;
-    p.direction = dir;
-    const NaiveConvSolver s(dir);
+    p.data_type = type;
     absl::StatusOr<solver::Solution> sol = s.GetSolution(*target, p, PerfConfig{});
-    INFO(sol.status().ToString());
+    INFO(DataTypeName(type) << " " << sol.status().ToString());
     REQUIRE(sol.ok());
     REQUIRE(sol->kernels.size() == 1);
     CHECK(sol->kernels[0].source == "conv/naive_conv.cu");
+    const std::vector<std::string>& entries = sol->kernels[0].entries;
+    CHECK(std::find(entries.begin(), entries.end(), sol->launches[0].entry) != entries.end());
+    launched.insert(sol->launches[0].entry);
     if (all.kernels.empty()) {
       all = *sol;
     } else {
       CHECK(sol->kernels[0].options == all.kernels[0].options);
+      CHECK(entries == all.kernels[0].entries);
     }
   }
-  all.kernels[0].entries = {"naive_conv_fwd", "naive_conv_bwd", "naive_conv_wrw"};
+  CHECK(launched.size() == all.kernels[0].entries.size());
   return all;
 }
 
 void CompileEverything(const backend::Backend& be, const std::string& arch) {
-  for (DataType type : {DataType::kFp32, DataType::kFp16, DataType::kBf16, DataType::kInt8}) {
-    INFO(arch << " " << DataTypeName(type));
-    const solver::Solution sol = AllEntries(arch, type);
+  for (Direction dir : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
+    INFO(arch << " " << DirectionName(dir));
+    const solver::Solution sol = OneBuild(arch, dir);
     absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(be, sol, arch);
     INFO(code.status().ToString());
     REQUIRE(code.ok());

@@ -373,10 +373,10 @@ uint64_t ValidUpTo(const solver::Solver& s, const solver::Target& target, const 
 
 uint64_t GenericCapped(const TuneOptions& options, const solver::SolverRegistry& registry,
                        const solver::Target& target, const Problem& problem, const solver::Solver& s) {
-  if (!s.IsGeneric(target) || options.generic_budget == 0 || options.budget <= options.generic_budget) return options.budget;
+  if (!s.IsGeneric(target, problem) || options.generic_budget == 0 || options.budget <= options.generic_budget) return options.budget;
   const std::vector<solver::RegisteredSolver> serving = Serving(registry, target, problem);
   const bool specialised = std::any_of(serving.begin(), serving.end(), [&](const solver::RegisteredSolver& r) {
-    return r.solver->IsTunable() && !r.solver->IsGeneric(target);
+    return r.solver->IsTunable() && !r.solver->IsGeneric(target, problem);
   });
   return specialised ? options.generic_budget : options.budget;
 }

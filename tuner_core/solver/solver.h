@@ -36,11 +36,12 @@ class Solver {
   virtual bool IsTunable() const = 0;
   // MIOpen's "dynamic": one compiled kernel serves every problem size (no -D of sizes).
   virtual bool IsDynamic() const { return false; }
-  // A generic fallback on `target` (any shape, no specialised data path, or a data path the
-  // target's own family supersedes): where a specialised tunable solver also applies to a
-  // problem, the tuner searches it briefly (search::kGenericBudget).
-  virtual bool IsGeneric(const Target& target) const {
-    (void)target;
+  // A generic fallback for `problem` on `target` (any shape, no specialised data path, a data
+  // path the target's own family supersedes, or one that wastes most of its work on this
+  // problem): where a specialised tunable solver also applies to the problem, the tuner searches
+  // it briefly (search::kGenericBudget), and its jobs come after the config's others (job_loader.h).
+  virtual bool IsGeneric(const Target& target, const Problem& problem) const {
+    (void)target, (void)problem;
     return false;
   }
   virtual std::vector<Direction> Directions() const = 0;

@@ -36,15 +36,11 @@ class ChannelOrderAdapter : public TensorMoveAdapter {
   ChannelOrderAdapter(std::string name, std::unique_ptr<Solver> inner, bool inner_last)
       : TensorMoveAdapter(std::move(name), std::move(inner)), inner_last_(inner_last) {}
 
-  // NotApplicable where every tensor already is in the inner's order (the inner solver runs it
-  // itself), for INT8, tensors that are not densely packed, sizes past the layout kernel's 32-bit
-  // rows and columns, and where the inner solver runs the problem as it is.
-  absl::Status Admits(const Target& target, const Problem& problem) const override;
-  Problem Planned(const Problem& problem) const override;
+  // Admits: NotApplicable where every tensor already is in the inner's order (the inner solver
+  // runs it itself), for INT8, tensors that are not densely packed, sizes past the layout kernel's
+  // 32-bit rows and columns, and where the inner solver runs the problem as it is.
+  TUNA_TENSOR_MOVE_VERBS
   std::string_view PlannedWhat() const override { return inner_last_ ? "channels-last" : "channels-first"; }
-  bool Moves(const Problem& problem, BufferRole role) const override;
-  std::vector<std::string> MoveEntries() const override;
-  Launch MoveLaunch(int kernel, const Problem& problem, BufferRole role, bool in, Place from, Place to) const override;
 
  private:
   bool inner_last_;

@@ -45,6 +45,12 @@ absl::Status ChannelPadAdapter::Admits(const Target& target, const Problem& p) c
   return absl::OkStatus();
 }
 
+bool ChannelPadAdapter::IsGeneric(const Target& target, const Problem& p) const {
+  const int64_t channels = PadsC(p) ? p.c / p.groups : p.k / p.groups;
+  const int64_t zeros = Padded(p, channels) - channels;
+  return 3 * zeros > Padded(p, channels) || TensorMoveAdapter::IsGeneric(target, p);
+}
+
 Problem ChannelPadAdapter::Planned(const Problem& p) const {
   Problem q = p;
   q.c = p.groups * Padded(p, p.c / p.groups);

@@ -30,16 +30,17 @@ class ChannelPadAdapter : public TensorMoveAdapter {
   ChannelPadAdapter(std::string name, std::unique_ptr<Solver> inner)
       : TensorMoveAdapter(std::move(name), std::move(inner)) {}
 
+  // Generic (searched briefly where a specialised solver applies too) where more than a third of
+  // the padded channels are zeros (an RGB stem's 3 -> 8: the small-C solvers' layers); otherwise
+  // as the inner solver.
+  bool IsGeneric(const Target& target, const Problem& problem) const override;
+
  protected:
-  // NotApplicable unless x, w and y are channels-last, FP32, FP16 or BF16, exactly one of C/G and
-  // K/G is off a 16-byte row, the rows fit the layout kernel's 32-bit columns, and the inner
-  // solver does not run the problem as it is.
-  absl::Status Admits(const Target& target, const Problem& problem) const override;
-  Problem Planned(const Problem& problem) const override;
+  // Admits: NotApplicable unless x, w and y are channels-last, FP32, FP16 or BF16, exactly one of
+  // C/G and K/G is off a 16-byte row, the rows fit the layout kernel's 32-bit columns, and the
+  // inner solver does not run the problem as it is.
+  TUNA_TENSOR_MOVE_VERBS
   std::string_view PlannedWhat() const override { return "channel-padded"; }
-  bool Moves(const Problem& problem, BufferRole role) const override;
-  std::vector<std::string> MoveEntries() const override;
-  Launch MoveLaunch(int kernel, const Problem& problem, BufferRole role, bool in, Place from, Place to) const override;
 };
 
 }  // namespace tuna::solver

@@ -30,15 +30,11 @@ class DepthBatchAdapter : public TensorMoveAdapter {
       : TensorMoveAdapter(std::move(name), std::move(inner)) {}
 
  protected:
-  // NotApplicable for 2-D problems, a depth that is not an identity, problems FlattenTo2d
+  // Admits: NotApplicable for 2-D problems, a depth that is not an identity, problems FlattenTo2d
   // flattens, channels-last x or y, INT8, runs past the layout kernel's 32-bit grid, and where the
   // inner solver runs the problem as it is.
-  absl::Status Admits(const Target& target, const Problem& problem) const override;
-  Problem Planned(const Problem& problem) const override;
+  TUNA_TENSOR_MOVE_VERBS
   std::string_view PlannedWhat() const override { return "depth-as-batch"; }
-  bool Moves(const Problem& problem, BufferRole role) const override;
-  std::vector<std::string> MoveEntries() const override;
-  Launch MoveLaunch(int kernel, const Problem& problem, BufferRole role, bool in, Place from, Place to) const override;
 };
 
 }  // namespace tuna::solver

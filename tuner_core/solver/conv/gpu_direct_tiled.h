@@ -27,7 +27,7 @@ class DirectTiledFwdSolver : public Solver {
   std::string_view Name() const override { return "TunaDirectTiledFwd"; }
   Algorithm Algo() const override { return Algorithm::kDirect; }
   bool IsTunable() const override { return true; }
-  bool IsGeneric(const Target&) const override { return true; }
+  bool IsGeneric(const Target&, const Problem&) const override { return true; }
   bool IsDynamic() const override { return true; }
   std::vector<Direction> Directions() const override { return {Direction::kForward}; }
 

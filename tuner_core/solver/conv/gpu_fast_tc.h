@@ -27,7 +27,7 @@ class FastTcFwdSolver : public gpu::FastSolver {
   // On sm_90 and later its mma.sync tiles issue HMMA only, about half of what the tensor cores
   // do with wgmma: the Hopper family (TunaHopperFwd, TunaHopperTmaFwd) won every FP16 NHWC
   // forward config of ResNet-50 on the H100/H200, so it is searched briefly where they apply.
-  bool IsGeneric(const Target& target) const override { return target.SmVersion() >= 90; }
+  bool IsGeneric(const Target& target, const Problem&) const override { return target.SmVersion() >= 90; }
 
   TUNA_TUNABLE_SOLVER_VERBS
 

@@ -52,7 +52,7 @@ class IgemmSolver : public Solver {
   std::string_view Name() const override { return name_; }
   Algorithm Algo() const override { return Algorithm::kImplicitGemm; }
   bool IsTunable() const override { return true; }
-  bool IsGeneric(const Target&) const override { return true; }
+  bool IsGeneric(const Target&, const Problem&) const override { return true; }
   bool IsDynamic() const override { return true; }  // sizes are kernel arguments
   std::vector<Direction> Directions() const override { return {direction_}; }
 

@@ -47,6 +47,11 @@ int64_t KTiles(const Problem& p, const Tile& t) { return CeilDiv(Kg(p), t.tb_k);
 
 }  // namespace
 
+bool SmallCFwdSolver::IsGeneric(const Target& target, const Problem& p) const {
+  return target.backend == backend::BackendKind::kCuda && target.SmVersion() >= 80 &&
+         (p.data_type == DataType::kFp16 || p.data_type == DataType::kBf16);
+}
+
 absl::Status SmallCFwdSolver::IsApplicable(const Target& target, const Problem& p) const {
   if (!target.IsGpu() && targets_ != SmallCTargets::kGpuAndCpu) return NotApplicable(Name(), "GPU targets only");
   if (absl::Status st = gpu::CheckConvShape(Name(), p, Direction::kForward); !st.ok()) return st;

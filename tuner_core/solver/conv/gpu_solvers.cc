@@ -48,6 +48,13 @@ std::unique_ptr<Solver> Ncdhw(std::unique_ptr<Solver> inner) { return Adapted<De
 // A channels-last solver on problems whose C/G or K/G is not whole 16-byte rows.
 std::unique_ptr<Solver> Padded(std::unique_ptr<Solver> inner) { return Adapted<ChannelPadAdapter>("Pad", std::move(inner)); }
 
+// `S` built for forward, backward data and backward weights, ids first..first+2 in this order.
+template <typename S>
+void AddDirections(SolverList& list, uint64_t first) {
+  const Direction directions[] = {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights};
+  for (uint64_t i = 0; i < 3; ++i) list.emplace_back(first + i, std::make_unique<S>(directions[i]));
+}
+
 // The FP32 NCHW SIMT and Winograd solvers under `adapter`, ids first..first+5 in this order.
 void AddSimtFamily(SolverList& list, uint64_t first, std::unique_ptr<Solver> (*adapter)(std::unique_ptr<Solver>)) {
   list.emplace_back(first, adapter(std::make_unique<FastSimtFwdSolver>()));
@@ -63,9 +70,7 @@ void AddSimtFamily(SolverList& list, uint64_t first, std::unique_ptr<Solver> (*a
 SolverList GpuTunableSolvers() {
   SolverList list;
   list.emplace_back(1001, std::make_unique<DirectTiledFwdSolver>());
-  list.emplace_back(1002, std::make_unique<IgemmSolver>(Direction::kForward));
-  list.emplace_back(1003, std::make_unique<IgemmSolver>(Direction::kBackwardData));
-  list.emplace_back(1004, std::make_unique<IgemmSolver>(Direction::kBackwardWeights));
+  AddDirections<IgemmSolver>(list, 1002);  // TunaIgemm{Fwd,Bwd,Wrw}
   list.emplace_back(1010, std::make_unique<FastTcFwdSolver>());
   list.emplace_back(1011, std::make_unique<FastSimtFwdSolver>());
   list.emplace_back(1012, std::make_unique<HopperFwdSolver>());
@@ -76,9 +81,7 @@ SolverList GpuTunableSolvers() {
   list.emplace_back(1017, std::make_unique<WinogradF2x3Solver>());
   list.emplace_back(1018, std::make_unique<WinogradWrwSolver>());
   list.emplace_back(1019, std::make_unique<HopperWrwSolver>());
-  list.emplace_back(1020, std::make_unique<DepthwiseSolver>(Direction::kForward));
-  list.emplace_back(1021, std::make_unique<DepthwiseSolver>(Direction::kBackwardData));
-  list.emplace_back(1022, std::make_unique<DepthwiseSolver>(Direction::kBackwardWeights));
+  AddDirections<DepthwiseSolver>(list, 1020);  // TunaDepthwise{Fwd,Bwd,Wrw}
   list.emplace_back(1023, std::make_unique<ThinBwdSolver>());
   list.emplace_back(1024, std::make_unique<MfmaFwdSolver>());
   list.emplace_back(1025, std::make_unique<HopperTmaWrwSolver>());

@@ -1,6 +1,6 @@
 // Kernel arguments and options shared by the naive solvers (naive_solvers.h) and the CPU GEMM
 // solver (cpu_gemm_solver.h): their kernels take the same 37 geometry integers
-// (kernels/conv/naive_conv_geom.h, TUNA_CONV_GEOM_PARAMS) and the same -DTUNA_DTYPE_* option.
+// (kernels/conv/naive_conv_geom.h, TUNA_CONV_GEOM_PARAMS); the CPU kernels the same -DTUNA_DTYPE_* option.
 #pragma once
 
 #include <cstdint>

@@ -26,6 +26,22 @@ const char* EntryName(Direction d) {
   return "naive_conv_fwd";
 }
 
+// The GPU kernel's entry for direction `d` and inputs of type `t` (kernels/conv/naive_conv.cu).
+std::string GpuEntryName(Direction d, DataType t) {
+  const char* suffix = t == DataType::kFp16 ? "_fp16" : t == DataType::kBf16 ? "_bf16" : t == DataType::kInt8 ? "_int8" : "_fp32";
+  return absl::StrCat(EntryName(d), suffix);
+}
+
+// One GPU build per (direction, arch) serves every problem and type: every type's entry of the
+// direction, the direction as the only option.
+std::vector<std::string> GpuEntries(Direction d) {
+  std::vector<std::string> all;
+  for (DataType t : {DataType::kFp32, DataType::kFp16, DataType::kBf16, DataType::kInt8}) {
+    if (t != DataType::kInt8 || d == Direction::kForward) all.push_back(GpuEntryName(d, t));
+  }
+  return all;
+}
+
 }  // namespace
 
 std::string_view NaiveConvSolver::Name() const {
@@ -66,13 +82,19 @@ absl::StatusOr<Solution> NaiveConvSolver::GetSolution(const Target& target, cons
   }
   const int64_t total = WrittenElementCount(problem, direction_);
   KernelBuild build;
-  build.source = target.IsGpu() ? "conv/naive_conv.cu" : "cpu_conv/naive_conv.cc";
-  build.entries = {EntryName(direction_)};
-  build.options = {DataTypeDefine(problem.data_type)};
-
   Launch launch;
   launch.kernel = 0;
-  launch.entry = EntryName(direction_);
+  if (target.IsGpu()) {
+    build.source = "conv/naive_conv.cu";
+    build.entries = GpuEntries(direction_);
+    build.options = {absl::StrCat("-DTUNA_NAIVE_DIR=", direction_ == Direction::kForward ? 0 : direction_ == Direction::kBackwardData ? 1 : 2)};
+    launch.entry = GpuEntryName(direction_, problem.data_type);
+  } else {
+    build.source = "cpu_conv/naive_conv.cc";
+    build.entries = {EntryName(direction_)};
+    build.options = {DataTypeDefine(problem.data_type)};
+    launch.entry = EntryName(direction_);
+  }
   if (target.IsGpu()) {
     const int64_t blocks = std::clamp<int64_t>((total + kGpuBlock - 1) / kGpuBlock, 1, kMaxGpuBlocks);
     launch.grid = {static_cast<uint32_t>(blocks), 1, 1};

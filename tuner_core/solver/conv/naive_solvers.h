@@ -2,8 +2,9 @@
 // one thread per element of the written tensor, on every backend (kernels/conv/naive_conv.cu for
 // CUDA/HIP, kernels/cpu_conv/naive_conv.cc for the CPU). Applicable to every valid conv-mode
 // problem of its direction: 2D/3D, any groups, stride, padding, dilation, every layout
-// combination, FP32/FP16/BF16, and INT8 forward (int32 output). Not tunable, and dynamic: one
-// code object per (data type, arch) serves every problem. Correctness first: it is also the
+// combination, FP32/FP16/BF16, and INT8 forward (int32 output). Not tunable, and dynamic: on a
+// GPU one code object per (direction, arch) serves every problem and data type (the entry names
+// the type); on the CPU one per (data type, direction). Correctness first: it is also the
 // GPU reference for problems too large for the CPU reference.
 #pragma once
 

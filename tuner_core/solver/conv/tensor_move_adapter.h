@@ -26,6 +26,15 @@
 
 #include "tuner_core/solver/conv/wrapping_solver.h"
 
+// The overrides every subclass declares (PlannedWhat aside, often inline).
+#define TUNA_TENSOR_MOVE_VERBS                                                                 \
+  absl::Status Admits(const Target& target, const Problem& problem) const override;            \
+  Problem Planned(const Problem& problem) const override;                                      \
+  bool Moves(const Problem& problem, BufferRole role) const override;                          \
+  std::vector<std::string> MoveEntries() const override;                                       \
+  Launch MoveLaunch(int kernel, const Problem& problem, BufferRole role, bool in, Place from, \
+                    Place to) const override;
+
 namespace tuna::solver {
 
 class TensorMoveAdapter : public WrappingSolver {

@@ -17,7 +17,9 @@ class WrappingSolver : public Solver {
   Algorithm Algo() const override { return inner_->Algo(); }
   bool IsTunable() const override { return inner_->IsTunable(); }
   bool IsDynamic() const override { return inner_->IsDynamic(); }
-  bool IsGeneric(const Target& target) const override { return inner_->IsGeneric(target); }
+  bool IsGeneric(const Target& target, const Problem& problem) const override {
+    return inner_->IsGeneric(target, problem);
+  }
   std::vector<Direction> Directions() const override { return inner_->Directions(); }
   const Solver& inner() const { return *inner_; }
 
