@@ -183,13 +183,16 @@ absl::StatusOr<LoadJobsReport> LoadJobs(schema::Database& db,
       jobs.push_back({config_id, solver_id, kind});
     }
   }
-  // On a GPU the find-only jobs fill the device while the first builds compile; on the CPU
-  // backend the device is the compiler's cores, so the order stays (the quickstart's tune step
-  // gained nothing with them ahead: docs/BENCHMARKS.md, CI rows of 2026-12-02).
+  // On a GPU the find-only jobs fill the device while the first builds compile: compiled first,
+  // and evaluated where no other job is ready (fillers); on the CPU backend the device is the
+  // compiler's cores, so the order stays (the quickstart's tune step gained nothing with them
+  // ahead: docs/BENCHMARKS.md, CI rows of 2026-12-02).
   if (target.ok() && target->IsGpu()) {
-    jobs = FindOnlyAhead(
-        jobs, [&](const schema::JobSpec& j) { return j.kind == "find" && !solvers.at(j.solver_id)->IsTunable(); },
-        kFindOnlyAhead);
+    const auto find_only = [&](const schema::JobSpec& j) {
+      return j.kind == "find" && !solvers.at(j.solver_id)->IsTunable();
+    };
+    jobs = FindOnlyAhead(jobs, find_only, kFindOnlyAhead);
+    for (schema::JobSpec& j : jobs) j.filler = find_only(j);
   }
   schema::JobStore job_store(db);
   if (options.progress) options.progress("jobs stored", 0, static_cast<int64_t>(jobs.size()));

@@ -11,7 +11,9 @@
 // kFindOnlyAhead configs ahead of the rest (FindOnlyAhead below): they need one cheap build
 // shared across configs and time slow kernels, so at a session's start they keep the devices
 // busy while the tunable solvers' first builds compile (measured: bench/gpu, issue #19's cold
-// start). On the CPU backend the device is the compiler's cores: the order stays.
+// start). They are also fillers (schema::JobSpec::filler): an eval claim takes them after the
+// other ready jobs, so they fill the moments no tunable job is ready instead of all running
+// first. On the CPU backend the device is the compiler's cores: the order stays, no fillers.
 #pragma once
 
 #include <cstddef>

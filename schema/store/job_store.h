@@ -20,6 +20,9 @@ struct JobSpec {
   int64_t config_id = 0;
   int64_t solver_id = 0;
   std::string kind;  // "perf" or "find"
+  // Eval claims take it after the other ready jobs of its priority (migration 012): a cheap job
+  // that keeps a device busy where nothing else is ready.
+  bool filler = false;
 };
 
 struct JobLoadCounts {

@@ -186,7 +186,10 @@ absl::StatusOr<std::vector<ClaimedJob>> LeaseStore::Claim(
           "AND (j.kind <> 'find' OR NOT EXISTS (SELECT 1 FROM job p WHERE "
           "p.session_id = j.session_id AND p.config_id = j.config_id AND "
           "p.solver_id = j.solver_id AND p.kind = 'perf' AND p.state NOT IN ('evaluated', 'failed', 'not_applicable', 'cancelled'))) "
-          "ORDER BY j.priority DESC, j.retries, j.id LIMIT ? FOR UPDATE SKIP LOCKED",
+          // Eval claims: fillers after the other ready jobs of their priority (idx_job_claim_eval).
+          + (step == JobStep::kEval ? "ORDER BY j.priority DESC, j.filler, j.retries, j.id "
+                                  : "ORDER BY j.priority DESC, j.retries, j.id ") +
+          "LIMIT ? FOR UPDATE SKIP LOCKED",
           q);
       if (!rows.ok()) return rows.status();
       for (const Row& r : *rows) {

@@ -173,6 +173,11 @@ TEST_CASE_METHOD(MariadbTest, "Import, solvers, session, applicability, jobs, st
                      "WHERE n.solver_id = 1002 AND n.kind = 'find' AND o.id < n.id") == 0);
   CHECK(Scalar(db(), "SELECT COUNT(*) FROM (SELECT solver_id FROM job WHERE kind = 'find' ORDER BY id "
                      "LIMIT 32) f WHERE f.solver_id <> 1002") == 0);
+  // They are the fillers (eval claims take them after the other ready jobs), and only they.
+  CHECK(Scalar(db(), absl::StrCat("SELECT COUNT(*) FROM job WHERE session_id = ", *session,
+                                  " AND filler = TRUE")) > 0);
+  CHECK(Scalar(db(), absl::StrCat("SELECT COUNT(*) FROM job WHERE session_id = ", *session,
+                                  " AND filler <> (kind = 'find' AND solver_id = 1002)")) == 0);
 
   // Some jobs finish or fail; status groups failures by reason.
   REQUIRE(db().Execute("UPDATE job SET state = 'failed', error = 'kernel timed out' WHERE id % 5 "
@@ -259,4 +264,5 @@ TEST_CASE_METHOD(MariadbTest, "Import, solvers, session, applicability, jobs, st
   REQUIRE(cpu_finds.ok());
   CHECK(Scalar(db(), absl::StrCat("SELECT COUNT(*) FROM (SELECT solver_id FROM job WHERE session_id = ",
                                   *session3, " ORDER BY id LIMIT 32) f WHERE f.solver_id <> 1002")) > 0);
+  CHECK(Scalar(db(), absl::StrCat("SELECT COUNT(*) FROM job WHERE session_id = ", *session3, " AND filler = TRUE")) == 0);
 }

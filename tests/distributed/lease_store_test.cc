@@ -76,6 +76,33 @@ TEST_CASE_METHOD(testing::MariadbTest, "claims hand out distinct jobs with a fen
   CHECK(eval->empty());
 }
 
+// Fillers (schema 12, job.filler: the naive find jobs on GPU targets): an eval claim takes them
+// after the other ready jobs of their priority; a compile claim keeps the id order.
+TEST_CASE_METHOD(testing::MariadbTest, "eval claims take fillers last, compile claims in id order", "[mariadb]") {
+  for (const char* state : {"new", "compiled"}) {
+    INFO(state);
+    auto seeded = testing::SeedQueue(db(), 4, 1, "find", state);
+    REQUIRE(seeded.ok());
+    auto ids = db().Query("SELECT id FROM job WHERE session_id = ? ORDER BY id", {seeded->session_id});
+    REQUIRE(ids.ok());
+    REQUIRE(ids->size() == 4);
+    const int64_t first = (*ids)[0].Int(0);
+    REQUIRE(db().Execute("UPDATE job SET filler = TRUE WHERE id IN (?, ?)", {first, first + 2}).ok());
+    LeaseStore store(db(), {});
+    const JobStep step = std::string(state) == "new" ? JobStep::kCompile : JobStep::kEval;
+    auto c = store.Claim(step, {seeded->session_id}, {{"a", 4}});
+    REQUIRE(c.ok());
+    REQUIRE(c->size() == 4);
+    std::vector<int64_t> order;
+    for (const auto& j : *c) order.push_back(j.job_id - first);
+    if (step == JobStep::kCompile) {
+      CHECK(order == std::vector<int64_t>{0, 1, 2, 3});
+    } else {
+      CHECK(order == std::vector<int64_t>{1, 3, 0, 2});
+    }
+  }
+}
+
 TEST_CASE_METHOD(testing::MariadbTest, "concurrent claims never lease a job twice", "[mariadb]") {
   auto seeded = testing::SeedQueue(db(), 100, 3);
   REQUIRE(seeded.ok());
