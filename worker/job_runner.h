@@ -121,8 +121,8 @@ class EvaluatorCache {
   int64_t prefetched() const { return prefetched_; }  // Gets served by a prefetch
 
   // Builds what the first evaluators on a GPU would otherwise build while their job waits: the
-  // comparison kernels (FP32, FP16, BF16 outputs) and the naive FP32 reference solvers (their
-  // code does not depend on the problem). Failures are left for the jobs to meet and report.
+  // comparison kernels (FP32, FP16, BF16 outputs) and the naive reference solvers (their code
+  // depends on the direction only: one build per direction serves every problem and type). Failures are left for the jobs to meet and report.
   void WarmUp(const backend::Backend& backend, backend::Device& device,
               const solver::SolverRegistry& registry);
 
