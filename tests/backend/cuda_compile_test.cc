@@ -1,4 +1,5 @@
 #include "catch2/catch.hpp"
+#include "tests/fixtures/skip.h"
 #include "tests/backend/test_kernels.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
 
@@ -10,7 +11,7 @@ using testing::GpuRequest;
 TEST_CASE("nvrtc compiles the portable kernel to a cubin and to PTX") {
   auto backend = NewCudaBackend(CudaBackendOptions::FromEnv());
   if (!backend->CompilerStatus().ok()) {
-    WARN("skipped (no NVRTC on this host): " << backend->CompilerStatus().ToString());
+    ::tuna::testing::SkipUnlessCi("compiler unavailable: " + backend->CompilerStatus().ToString());
     return;
   }
   absl::StatusOr<CodeObject> cubin = backend->Compile(GpuRequest("sm_90"));
@@ -36,7 +37,7 @@ TEST_CASE("nvrtc compiles the portable kernel to a cubin and to PTX") {
 TEST_CASE("nvrtc compile errors carry the log; unknown targets are refused") {
   auto backend = NewCudaBackend(CudaBackendOptions::FromEnv());
   if (!backend->CompilerStatus().ok()) {
-    WARN("skipped (no NVRTC on this host): " << backend->CompilerStatus().ToString());
+    ::tuna::testing::SkipUnlessCi("compiler unavailable: " + backend->CompilerStatus().ToString());
     return;
   }
   CompileRequest req = GpuRequest("sm_90");

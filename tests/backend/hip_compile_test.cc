@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "catch2/catch.hpp"
+#include "tests/fixtures/skip.h"
 #include "tests/backend/test_kernels.h"
 #include "tuner_core/backend/hip/hip_backend.h"
 
@@ -14,7 +15,7 @@ using testing::GpuRequest;
 TEST_CASE("hiprtc compiles the portable kernel for gfx908 and gfx90a") {
   auto backend = NewHipBackend(HipBackendOptions::FromEnv());
   if (!backend->CompilerStatus().ok()) {
-    WARN("skipped: " << backend->CompilerStatus().ToString());
+    ::tuna::testing::SkipUnlessCi("compiler unavailable: " + backend->CompilerStatus().ToString());
     return;
   }
   for (const char* arch : {"gfx908", "gfx90a"}) {
@@ -32,7 +33,7 @@ TEST_CASE("hiprtc compiles the portable kernel for gfx908 and gfx90a") {
 TEST_CASE("hiprtc reports targets it cannot compile as not supported, without crashing") {
   auto backend = NewHipBackend(HipBackendOptions::FromEnv());
   if (!backend->CompilerStatus().ok()) {
-    WARN("skipped: " << backend->CompilerStatus().ToString());
+    ::tuna::testing::SkipUnlessCi("compiler unavailable: " + backend->CompilerStatus().ToString());
     return;
   }
   if (backend->CompilerVersion().rfind("hiprtc 5.", 0) != 0) {
@@ -54,7 +55,7 @@ TEST_CASE("hiprtc reports targets it cannot compile as not supported, without cr
 TEST_CASE("hiprtc compile errors carry the log; bad targets are invalid") {
   auto backend = NewHipBackend(HipBackendOptions::FromEnv());
   if (!backend->CompilerStatus().ok()) {
-    WARN("skipped: " << backend->CompilerStatus().ToString());
+    ::tuna::testing::SkipUnlessCi("compiler unavailable: " + backend->CompilerStatus().ToString());
     return;
   }
   CompileRequest req = GpuRequest("gfx90a");
@@ -91,7 +92,7 @@ TEST_CASE("hiprtc compiles from many threads and two backends at once") {
   auto a = NewHipBackend(HipBackendOptions::FromEnv());
   auto b = NewHipBackend(HipBackendOptions::FromEnv());
   if (!a->CompilerStatus().ok()) {
-    WARN("skipped: " << a->CompilerStatus().ToString());
+    ::tuna::testing::SkipUnlessCi("compiler unavailable: " + a->CompilerStatus().ToString());
     return;
   }
   constexpr int kThreads = 8;

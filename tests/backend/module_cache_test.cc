@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "catch2/catch.hpp"
+#include "tests/fixtures/skip.h"
 #include "tests/backend/test_kernels.h"
 #include "tuner_core/backend/cpu/cpu_backend.h"
 #include "tuner_core/backend/module_cache.h"
@@ -15,17 +16,21 @@ struct Fixture {
   std::unique_ptr<Backend> backend = NewCpuBackend(CpuBackendOptions::FromEnv());
   std::unique_ptr<Device> device;
   std::vector<CodeObject> code;  // three builds: TUNA_SCALE 1, 2, 3
-  bool ok = false;
+  bool ok = false;  // false: no C++ compiler (skipped, or failed under CI)
   Fixture() {
-    if (!backend->CompilerStatus().ok()) return;
+    if (!backend->CompilerStatus().ok()) {
+      ::tuna::testing::SkipUnlessCi("no C++ compiler for the cpu backend: " + backend->CompilerStatus().ToString());
+      return;
+    }
     auto d = backend->OpenDevice(0);
-    if (!d.ok()) return;
+    REQUIRE(d.ok());
     device = *std::move(d);
     for (const char* scale : {"-DTUNA_SCALE=1.0f", "-DTUNA_SCALE=2.0f", "-DTUNA_SCALE=3.0f"}) {
       CompileRequest req = testing::CpuRequest(device->Info().arch);
       req.options = {scale};
       auto c = backend->Compile(req);
-      if (!c.ok()) return;
+      INFO(c.status().ToString());
+      REQUIRE(c.ok());
       code.push_back(*std::move(c));
     }
     ok = true;

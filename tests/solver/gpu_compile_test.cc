@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "catch2/catch.hpp"
+#include "tests/fixtures/skip.h"
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
 #include "tuner_core/backend/hip/hip_backend.h"
@@ -247,7 +248,7 @@ void CompileAll(const backend::Backend& be, const std::string& arch, int random_
 void CompileAllHip(const std::string& arch, int random_configs, int random_every) {
   std::unique_ptr<backend::Backend> hip = backend::NewHipBackend(backend::HipBackendOptions::FromEnv());
   if (absl::Status st = hip->CompilerStatus(); !st.ok()) {
-    WARN("skipping: hiprtc unavailable: " << st.message());
+    ::tuna::testing::SkipUnlessCi("compiler unavailable: " + st.ToString());
     return;
   }
   CompileAll(*hip, arch, random_configs, random_every);
@@ -260,7 +261,7 @@ TEST_CASE("GPU solver kernels compile with hiprtc for gfx908", "[gfx908]") { Com
 TEST_CASE("GPU solver kernels compile with NVRTC for sm_90", "[sm_90]") {
   std::unique_ptr<backend::Backend> cuda = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
   if (absl::Status st = cuda->CompilerStatus(); !st.ok()) {
-    WARN("skipping: NVRTC unavailable: " << st.message());
+    ::tuna::testing::SkipUnlessCi("compiler unavailable: " + st.ToString());
     return;
   }
   CompileAll(*cuda, "sm_90", 1, 6);

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "catch2/catch.hpp"
+#include "tests/fixtures/skip.h"
 #include "tests/solver/gpu_test_problems.h"
 #include "tuner_core/backend/hip/hip_backend.h"
 #include "tuner_core/solver/conv/gpu_mfma.h"
@@ -431,7 +432,7 @@ int64_t ScratchBytes(const std::string& elf, const std::string& symbol) {
 TEST_CASE("TunaMfmaFwd: hiprtc builds for gfx908 and gfx90a", "[solver][hiprtc]") {
   std::unique_ptr<backend::Backend> hip = backend::NewHipBackend(backend::HipBackendOptions::FromEnv());
   if (absl::Status st = hip->CompilerStatus(); !st.ok()) {
-    WARN("skipped: hiprtc unavailable: " << st.ToString());
+    ::tuna::testing::SkipUnlessCi("compiler unavailable: " + st.ToString());
     return;
   }
   const MfmaFwdSolver s;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "catch2/catch.hpp"
+#include "tests/fixtures/skip.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
 #include "tuner_core/backend/hip/hip_backend.h"
 #include "tuner_core/reference/element.h"
@@ -29,7 +30,7 @@ namespace tuna::testing {
 inline std::unique_ptr<backend::Backend> NvrtcBackendOrSkip() {
   std::unique_ptr<backend::Backend> be = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
   if (absl::Status st = be->CompilerStatus(); !st.ok()) {
-    WARN("skipping: NVRTC unavailable: " << st.message());
+    ::tuna::testing::SkipUnlessCi("compiler unavailable: " + st.ToString());
     return nullptr;
   }
   return be;
@@ -146,7 +147,9 @@ class PortableDefaultBuilds {
     REQUIRE(gfx.ok());
     sm90_ = *sm90;
     gfx90a_ = *gfx;
-    if (!has_nvrtc() && !hip_->CompilerStatus().ok()) WARN("no NVRTC and no hiprtc: nothing is built");
+    for (const backend::Backend* be : {cuda_.get(), hip_.get()}) {
+      if (!be->CompilerStatus().ok()) ::tuna::testing::SkipUnlessCi("compiler unavailable: " + be->CompilerStatus().ToString());
+    }
   }
   bool has_nvrtc() const { return cuda_->CompilerStatus().ok(); }
   int built() const { return built_; }

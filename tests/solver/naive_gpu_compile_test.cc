@@ -8,6 +8,7 @@
 #include <set>
 
 #include "catch2/catch.hpp"
+#include "tests/fixtures/skip.h"
 #include "tests/solver/cpu_solver_harness.h"
 #include "tuner_core/backend/cuda/cuda_backend.h"
 #include "tuner_core/backend/hip/hip_backend.h"
@@ -68,8 +69,7 @@ void CompileEverything(const backend::Backend& be, const std::string& arch) {
 TEST_CASE("naive kernel compiles with hiprtc for gfx908 and gfx90a") {
   std::unique_ptr<backend::Backend> hip = backend::NewHipBackend(backend::HipBackendOptions::FromEnv());
   if (!hip->CompilerStatus().ok()) {
-    WARN("skipping hiprtc: " << hip->CompilerStatus().ToString());
-    std::printf("SKIPPED hiprtc: %s\n", hip->CompilerStatus().ToString().c_str());
+    ::tuna::testing::SkipUnlessCi("compiler unavailable: " + hip->CompilerStatus().ToString());
     return;
   }
   for (const char* arch : {"gfx908", "gfx90a"}) CompileEverything(*hip, arch);
@@ -78,8 +78,7 @@ TEST_CASE("naive kernel compiles with hiprtc for gfx908 and gfx90a") {
 TEST_CASE("naive kernel compiles with NVRTC for sm_90") {
   std::unique_ptr<backend::Backend> cuda = backend::NewCudaBackend(backend::CudaBackendOptions::FromEnv());
   if (!cuda->CompilerStatus().ok()) {
-    WARN("skipping NVRTC: " << cuda->CompilerStatus().ToString());
-    std::printf("SKIPPED nvrtc: %s\n", cuda->CompilerStatus().ToString().c_str());
+    ::tuna::testing::SkipUnlessCi("compiler unavailable: " + cuda->CompilerStatus().ToString());
     return;
   }
   CompileEverything(*cuda, "sm_90");
