@@ -16,7 +16,8 @@
 # 1. tune: `tuna tune -f` of the ResNet-50 FP32 file (69 configs, all directions), then the FP16
 #    NHWC forward file, with no flags beyond -f and -o (default search: model-guided, budget 48,
 #    patience 16), nvidia-smi sampling every 100 ms: wall time of each, GPU busy (busy.py); each
-#    session's picks (`tuna report --json`) to OUT/report_<file>.json; then the FP32 file again
+#    session's picks (`tuna report --json`) to OUT/report_<file>.json, the logs packed into
+#    OUT/tune_logs.tar.xz (keep it with the results); then the FP32 file again
 #    (the first of FILES) on the same data dir: a second run must recompile nothing (cache hits).
 # 2. quality (after tune, same call; or later from the OUT of one): 12 layers of that run by a
 #    fixed rule (bench/search/quality.h: the 3 largest winning-solver spaces per file and
@@ -81,6 +82,10 @@ echo "both files: $(secs "$total") s (bar: <= 300 s)"
 kill "$smi" "$cpustat" 2>/dev/null
 cat "$out"/db_*/tune.log >"$out/tune_all.log" 2>/dev/null
 python3 "$here/busy.py" "$out/gpu_util.csv" "$out/tune_all.log" "$out/cpu_stat.txt" | tee "$out/gpu_busy.txt"
+# The step's logs in one file: a device call's transfer drops files past a count, and the
+# timelines (where the lanes waited, for which builds) are what the next change is made from.
+(cd "$out" && tar -cJf tune_logs.tar.xz tune_all.log gpu_util.csv cpu_stat.txt gpu_busy.txt tune_*.txt tune_*.err \
+  2>/dev/null) || echo "tune logs: not packed"
 
 if [[ "${AGAIN:-1}" == 1 ]]; then
 start=$(date +%s.%N)
