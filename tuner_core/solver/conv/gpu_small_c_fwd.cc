@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "tuner_core/solver/conv/gpu_common.h"
 #include "tuner_core/solver/conv/gpu_small_c_common.h"
+#include "tuner_core/solver/conv/gpu_small_c_tc_fwd.h"
 
 namespace tuna::solver {
 namespace {
@@ -48,8 +49,7 @@ int64_t KTiles(const Problem& p, const Tile& t) { return CeilDiv(Kg(p), t.tb_k);
 }  // namespace
 
 bool SmallCFwdSolver::IsGeneric(const Target& target, const Problem& p) const {
-  return target.backend == backend::BackendKind::kCuda && target.SmVersion() >= 80 &&
-         (p.data_type == DataType::kFp16 || p.data_type == DataType::kBf16);
+  return SmallCTcFwdSolver().IsApplicable(target, p).ok();
 }
 
 absl::Status SmallCFwdSolver::IsApplicable(const Target& target, const Problem& p) const {

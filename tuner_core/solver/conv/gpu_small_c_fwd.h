@@ -49,7 +49,7 @@ class SmallCFwdSolver : public Solver {
   bool IsTunable() const override { return true; }
   std::vector<Direction> Directions() const override { return {Direction::kForward}; }
 
-  // FP16/BF16 on CUDA sm_80+, where TunaSmallCTcFwd runs the same layers on the tensor cores.
+  // Where TunaSmallCTcFwd applies (FP16/BF16 on CUDA sm_80+): it runs the layer on the tensor cores.
   bool IsGeneric(const Target& target, const Problem& problem) const override;
   TUNA_TUNABLE_SOLVER_VERBS
   // UNROLL_R 1 for filters of more than one row.
