@@ -188,11 +188,8 @@ absl::StatusOr<LoadJobsReport> LoadJobs(schema::Database& db,
   // compiler's cores, so the order stays (the quickstart's tune step gained nothing with them
   // ahead: docs/BENCHMARKS.md, CI rows of 2026-12-02).
   if (target.ok() && target->IsGpu()) {
-    const auto find_only = [&](const schema::JobSpec& j) {
-      return j.kind == "find" && !solvers.at(j.solver_id)->IsTunable();
-    };
-    jobs = FindOnlyAhead(jobs, find_only, kFindOnlyAhead);
-    for (schema::JobSpec& j : jobs) j.filler = find_only(j);
+    for (schema::JobSpec& j : jobs) j.filler = j.kind == "find" && !solvers.at(j.solver_id)->IsTunable();
+    jobs = FindOnlyAhead(jobs, [](const schema::JobSpec& j) { return j.filler; }, kFindOnlyAhead);
   }
   schema::JobStore job_store(db);
   if (options.progress) options.progress("jobs stored", 0, static_cast<int64_t>(jobs.size()));

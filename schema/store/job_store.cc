@@ -37,7 +37,8 @@ absl::StatusOr<JobLoadCounts> JobStore::Load(int64_t session_id, const std::vect
     for (size_t begin = 0; begin < jobs.size(); begin += kChunk) {
       const size_t end = std::min(jobs.size(), begin + kChunk);
       Params params;
-      params.reserve((end - begin) * 7);
+      constexpr size_t kColumns = 7;  // of the INSERT below
+      params.reserve((end - begin) * kColumns);
       for (size_t k = begin; k < end; ++k) {
         params.push_back(session_id);
         params.push_back(jobs[k].config_id);
@@ -50,7 +51,7 @@ absl::StatusOr<JobLoadCounts> JobStore::Load(int64_t session_id, const std::vect
       auto n = c.Execute(
           absl::StrCat("INSERT INTO job (session_id, config_id, solver_id, kind, state, label, filler) "
                        "VALUES ",
-                       RowPlaceholders(end - begin, 7), " ON DUPLICATE KEY UPDATE id = id"),
+                       RowPlaceholders(end - begin, kColumns), " ON DUPLICATE KEY UPDATE id = id"),
           params);
       if (!n.ok()) return n.status();
       if (progress) progress(static_cast<int64_t>(end), static_cast<int64_t>(jobs.size()));

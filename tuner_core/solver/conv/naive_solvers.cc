@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "tuner_core/problem/validate.h"
 #include "tuner_core/solver/conv/naive_args.h"
@@ -28,8 +29,7 @@ const char* EntryName(Direction d) {
 
 // The GPU kernel's entry for direction `d` and inputs of type `t` (kernels/conv/naive_conv.cu).
 std::string GpuEntryName(Direction d, DataType t) {
-  const char* suffix = t == DataType::kFp16 ? "_fp16" : t == DataType::kBf16 ? "_bf16" : t == DataType::kInt8 ? "_int8" : "_fp32";
-  return absl::StrCat(EntryName(d), suffix);
+  return absl::StrCat(EntryName(d), "_", absl::AsciiStrToLower(std::string(DataTypeName(t))));
 }
 
 // One GPU build per (direction, arch) serves every problem and type: every type's entry of the
@@ -89,17 +89,14 @@ absl::StatusOr<Solution> NaiveConvSolver::GetSolution(const Target& target, cons
     build.entries = GpuEntries(direction_);
     build.options = {absl::StrCat("-DTUNA_NAIVE_DIR=", direction_ == Direction::kForward ? 0 : direction_ == Direction::kBackwardData ? 1 : 2)};
     launch.entry = GpuEntryName(direction_, problem.data_type);
+    const int64_t blocks = std::clamp<int64_t>((total + kGpuBlock - 1) / kGpuBlock, 1, kMaxGpuBlocks);
+    launch.grid = {static_cast<uint32_t>(blocks), 1, 1};
+    launch.block = {kGpuBlock, 1, 1};
   } else {
     build.source = "cpu_conv/naive_conv.cc";
     build.entries = {EntryName(direction_)};
     build.options = {DataTypeDefine(problem.data_type)};
     launch.entry = EntryName(direction_);
-  }
-  if (target.IsGpu()) {
-    const int64_t blocks = std::clamp<int64_t>((total + kGpuBlock - 1) / kGpuBlock, 1, kMaxGpuBlocks);
-    launch.grid = {static_cast<uint32_t>(blocks), 1, 1};
-    launch.block = {kGpuBlock, 1, 1};
-  } else {
     const int64_t want = std::max<int64_t>(kMinCpuBlocks, kCpuBlocksPerThread * std::max(1, target.num_cu));
     launch.grid = {static_cast<uint32_t>(std::clamp<int64_t>(total, 1, want)), 1, 1};
     launch.block = {1, 1, 1};
