@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "schema/migrate/embedded_migrations.h"
 #include "schema/migrate/sql_text.h"
 #include "spdlog/spdlog.h"
@@ -64,7 +65,25 @@ absl::Status ApplyOne(Connection& c, const Migration& m) {
   return c.ExecuteUnprepared("COMMIT");
 }
 
+// The checksums named on `-- tuna:replaces-checksum <hex>` lines.
+std::vector<std::string> ReplacedChecksums(const std::string& sql) {
+  static const std::regex kLine(R"(-- tuna:replaces-checksum ([0-9a-f]{64})\s*)");
+  std::vector<std::string> out;
+  for (absl::string_view line : absl::StrSplit(sql, '\n')) {
+    std::smatch m;
+    std::string text(line);
+    if (std::regex_match(text, m, kLine)) out.push_back(m[1].str());
+  }
+  return out;
+}
+
 }  // namespace
+
+bool Migration::Matches(const std::string& applied_checksum) const {
+  return applied_checksum == checksum ||
+         std::find(replaced_checksums.begin(), replaced_checksums.end(), applied_checksum) !=
+             replaced_checksums.end();
+}
 
 absl::StatusOr<std::vector<Migration>> LoadMigrations(
     const std::vector<std::pair<std::string, std::string>>& files) {
@@ -89,7 +108,7 @@ absl::StatusOr<std::vector<Migration>> LoadMigrations(
     if (SplitSqlStatements(sql).empty()) {
       return absl::InvalidArgumentError(absl::StrCat("migration ", file, " has no statements"));
     }
-    out.push_back({version, m[2].str(), file, sql, MigrationChecksum(sql)});
+    out.push_back({version, m[2].str(), file, sql, MigrationChecksum(sql), ReplacedChecksums(sql)});
   }
   std::sort(out.begin(), out.end(),
             [](const Migration& a, const Migration& b) { return a.version < b.version; });
@@ -131,7 +150,7 @@ absl::StatusOr<MigrationReport> Migrate(Database& db, const std::vector<Migratio
               "the database has schema migration ", a.version, " (", a.name,
               ") which this tuna does not know: the database is newer than this binary"));
         }
-        if (it->second->checksum != a.checksum) {
+        if (!it->second->Matches(a.checksum)) {
           return absl::FailedPreconditionError(absl::StrCat(
               "migration ", it->second->file_name, " was changed after it was applied (checksum ",
               a.checksum.substr(0, 12), "... in the database, ",

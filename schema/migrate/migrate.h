@@ -7,7 +7,11 @@
 //   schema_version row. MariaDB commits DDL implicitly, so only DML is truly atomic; migrations
 //   are written to be re-runnable (IF NOT EXISTS) so an interrupted one can be run again.
 // - An applied migration whose checksum differs from the binary's is FailedPrecondition (never
-//   edit a released migration; add a new one). A database newer than the binary (versions the
+//   edit a released migration; add a new one). Recorded rewrites (Liquibase's validCheckSum): a
+//   migration rewritten without changing the schema it creates names each earlier text's
+//   checksum on a line `-- tuna:replaces-checksum <64 hex>`, and databases that applied an
+//   earlier text are accepted as they are (their schema_version row keeps the old checksum).
+//   A test must show that both texts create the same schema. A database newer than the binary (versions the
 //   binary does not know) is FailedPrecondition too: an old tuna must not write to a new schema.
 #pragma once
 
@@ -26,6 +30,11 @@ struct Migration {
   std::string file_name;  // "001_initial.sql"
   std::string sql;
   std::string checksum;   // MigrationChecksum(sql)
+  // Checksums of earlier texts this one replaces (`-- tuna:replaces-checksum` lines).
+  std::vector<std::string> replaced_checksums;
+
+  // True when a database that recorded `applied_checksum` applied this migration.
+  bool Matches(const std::string& applied_checksum) const;
 };
 
 // Builds migrations from (file name, SQL) pairs: names must be NNN_name.sql with NNN > 0, unique

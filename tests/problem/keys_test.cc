@@ -1,12 +1,12 @@
 #include "tuner_core/problem/keys.h"
 
-#include <bzlib.h>
 #include <sqlite3.h>
 
 #include <map>
 #include <sstream>
 
 #include "catch2/catch.hpp"
+#include "tests/fixtures/bunzip2.h"
 #include "tests/problem/test_util.h"
 #include "tuner_core/problem/driver_line.h"
 
@@ -263,28 +263,10 @@ size_t CheckAllKeys(const std::string& text, size_t* older) {
   return count;
 }
 
-std::string Bunzip2(const std::string& compressed) {
-  bz_stream bz{};
-  REQUIRE(BZ2_bzDecompressInit(&bz, 0, 0) == BZ_OK);
-  std::string out;
-  std::vector<char> buf(1 << 20);
-  bz.next_in = const_cast<char*>(compressed.data());
-  bz.avail_in = static_cast<unsigned>(compressed.size());
-  int rc = BZ_OK;
-  while (rc == BZ_OK) {
-    bz.next_out = buf.data();
-    bz.avail_out = static_cast<unsigned>(buf.size());
-    rc = BZ2_bzDecompress(&bz);
-    out.append(buf.data(), buf.size() - bz.avail_out);
-  }
-  BZ2_bzDecompressEnd(&bz);
-  REQUIRE(rc == BZ_STREAM_END);
-  return out;
-}
-
 TEST_CASE("every key of MIOpen's MI100 find db (gfx90878, 183,610 keys) parses and prints back") {
   const std::string text =
-      Bunzip2(testing::ReadFile(DataPath("miopen/gfx90878.HIP.fdb.txt.bz2")));
+      testing::Bunzip2(testing::ReadFile(DataPath("miopen/gfx90878.HIP.fdb.txt.bz2")));
+  REQUIRE_FALSE(text.empty());
   size_t older = 0;
   CHECK(CheckAllKeys(text, &older) == 183610);
   CHECK(older == 48);  // the INT8 keys, written INT8INT8INT32 today

@@ -1,10 +1,16 @@
 // The migration runner against a real MariaDB.
+#include <fstream>
+#include <map>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "catch2/catch.hpp"
 #include "schema/migrate/migrate.h"
+#include "schema/migrate/sql_text.h"
 #include "schema/store/database.h"
+#include "tests/fixtures/bunzip2.h"
 #include "tests/fixtures/mariadb_fixture.h"
 
 using tuna::schema::Migration;
@@ -24,6 +30,28 @@ std::set<std::string> Tables(tuna::schema::Database& db) {
     }
   }
   return out;
+}
+
+// SHOW CREATE TABLE of every table and view, AUTO_INCREMENT counters left out.
+std::map<std::string, std::string> Schema(tuna::schema::Database& db) {
+  std::map<std::string, std::string> out;
+  auto tables = db.Query(
+      "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() "
+      "AND table_name <> 'schema_version'");
+  if (!tables.ok()) return out;
+  static const std::regex kCounter(R"( AUTO_INCREMENT=[0-9]+)");
+  for (const auto& t : *tables) {
+    auto ddl = db.Query("SHOW CREATE TABLE `" + t.String("name") + "`");
+    if (ddl.ok()) out[t.String("name")] = std::regex_replace((*ddl)[0].String(1), kCounter, "");
+  }
+  return out;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace
@@ -136,4 +164,59 @@ TEST_CASE("A failing migration names its file and statement and is not recorded"
   auto rows = t->db->Query("SELECT COUNT(*) FROM ok1");
   REQUIRE(rows.ok());
   CHECK((*rows)[0].Int(0) == 0);
+}
+
+TEST_CASE("A recorded rewrite of 001 accepts databases of the first text and makes the same schema",
+          "[mariadb][migrate]") {
+  auto latest = tuna::schema::EmbeddedMigrations();
+  REQUIRE(latest.ok());
+  // Kept compressed: an archive of the applied text, not a second copy to maintain.
+  const std::string first_text =
+      tuna::testing::Bunzip2(ReadText("tests/schema/testdata/001_initial_first_text.sql.bz2"));
+  REQUIRE(first_text.size() > 1000);
+  REQUIRE_FALSE(latest->front().checksum == tuna::schema::MigrationChecksum(first_text));
+  CHECK(latest->front().Matches(tuna::schema::MigrationChecksum(first_text)));
+
+  // A database that applied the first text, then the rest from this binary.
+  auto old_db = CreateTestDatabase(/*migrate=*/false);
+  REQUIRE(old_db.ok());
+  auto first = tuna::schema::LoadMigrations({{"001_initial.sql", first_text}});
+  REQUIRE(first.ok());
+  REQUIRE(tuna::schema::Migrate(*old_db->db, *first).ok());
+  auto upgraded = tuna::schema::MigrateToLatest(*old_db->db);
+  REQUIRE(upgraded.ok());
+  CHECK(upgraded->from_version == 1);
+  CHECK(upgraded->to_version == latest->back().version);
+
+  // A fresh database from this binary, and 001 again after it (re-runnable).
+  auto new_db = CreateTestDatabase(/*migrate=*/false);
+  REQUIRE(new_db.ok());
+  REQUIRE(tuna::schema::MigrateToLatest(*new_db->db).ok());
+  REQUIRE(tuna::schema::SplitSqlStatements(latest->front().sql).size() > 10);
+  for (const auto& statement : tuna::schema::SplitSqlStatements(latest->front().sql)) {
+    INFO(statement.substr(0, 60));
+    REQUIRE(new_db->db->Execute(statement).ok());
+  }
+
+  auto old_schema = Schema(*old_db->db);
+  auto new_schema = Schema(*new_db->db);
+  REQUIRE(old_schema.count("find_result") == 1);
+  REQUIRE(old_schema.size() == new_schema.size());
+  for (const auto& [name, ddl] : old_schema) {
+    INFO(name);
+    CHECK(new_schema[name] == ddl);
+  }
+
+  // Any other text is still refused.
+  std::vector<std::pair<std::string, std::string>> edited = {
+      {"001_initial.sql", first_text + "\n-- edited\n"}};
+  for (size_t i = 1; i < latest->size(); ++i) {
+    edited.emplace_back((*latest)[i].file_name, (*latest)[i].sql);
+  }
+  auto other = tuna::schema::LoadMigrations(edited);
+  REQUIRE(other.ok());
+  auto refused = tuna::schema::Migrate(*old_db->db, *other);
+  CHECK(refused.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(std::string(refused.status().message()).find("001_initial.sql was changed") !=
+        std::string::npos);
 }
