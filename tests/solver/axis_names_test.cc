@@ -267,7 +267,7 @@ TEST_CASE("every -D a tunable solver emits is read by its kernel; every kernel a
       ncdhw.direction = dir;
       problems.push_back(ncdhw);
     }
-    p3.fil = {1, 3, 3};  // FP32 NCDHW 1x3x3 in every direction (the *Ncdhw depth-as-batch candidates)
+    p3.fil = {1, 3, 3};  // FP32 NCDHW 1x3x3 in every direction (the *Ncdhw depth-as-batch solvers)
     p3.pad = {0, 1, 1};
     p3.data_type = DataType::kFp32;
     p3.in_layout = p3.fil_layout = p3.out_layout = Layout::kNCDHW;

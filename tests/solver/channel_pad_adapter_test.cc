@@ -153,8 +153,7 @@ TEST_CASE("channel-pad candidates: TunaHopperTma{Fwd,Bwd,Wrw}Pad on R(2+1)D's od
   temporal.n = 8, temporal.in = {1, 16, 28 * 28}, temporal.fil = {1, 3, 1}, temporal.pad = {0, 1, 0};
   REQUIRE(ValidateProblem(temporal).ok());
   int found = 0;
-  solver::SolverList all = solver::GpuTunableSolvers();  // 1052 registered, 1053-1054 candidates
-  for (auto& entry : solver::CandidateGpuSolvers()) all.push_back(std::move(entry));
+  const solver::SolverList all = solver::GpuTunableSolvers();  // 1052-1054
   for (const auto& [id, s] : all) {
     if (dynamic_cast<const ChannelPadAdapter*>(s.get()) == nullptr) continue;
     INFO(id << " " << s->Name());

@@ -149,13 +149,13 @@ TEST_CASE("depth-as-batch adapter: applicability") {
   CHECK_THAT(why(i8), Catch::Contains("INT8"));
 }
 
-TEST_CASE("depth-as-batch candidates: the FP32 SIMT and Winograd solvers on R(2+1)D's NCDHW layers") {
+TEST_CASE("depth-as-batch solvers: the FP32 SIMT and Winograd solvers on R(2+1)D's NCDHW layers") {
   absl::StatusOr<solver::Target> sm90 = solver::TargetForArch("sm_90");
   REQUIRE(sm90.ok());
   Problem layer = Make3d(DataType::kFp32, {8, 28, 28}, {1, 3, 3}, {0, 1, 1}, {1, 1, 1}, 128, 288);
   layer.n = 8;
   int found = 0;
-  for (const auto& [id, s] : solver::CandidateGpuSolvers()) {
+  for (const auto& [id, s] : solver::GpuTunableSolvers()) {
     const auto* adapter = dynamic_cast<const DepthBatchAdapter*>(s.get());
     if (adapter == nullptr) continue;
     INFO(id << " " << s->Name());

@@ -4,7 +4,7 @@
 // adapters run NCHW and mixed-layout problems of their direction against the CPU reference on an
 // sm_90 device: ResNet-50 layers at batch 2 in FP16 and BF16, and edge shapes; (tag gpu) 3-D layers
 // whose depth or height and width are identities on the registered 2-D solvers (flattened,
-// conv/flattening_solver.h) and the FP32 NCDHW depth-as-batch candidates (conv/depth_batch_adapter.h);
+// conv/flattening_solver.h) and the FP32 NCDHW depth-as-batch solvers (conv/depth_batch_adapter.h);
 // the channel-padded TMA solvers (conv/channel_pad_adapter.h); the SIMT and Winograd solvers on
 // FP32 NHWC and NDHWC through the channels-first adapter (*Nhwc).
 #include <cstdio>
@@ -126,7 +126,7 @@ Problem Make3d(Direction dir, DataType type, Layout layout, Dhw in, Dhw fil, Dhw
   return p;
 }
 
-TEST_CASE("3-D layers on the 2-D solvers (flattened; depth-as-batch candidates) match the CPU reference on an sm_90 device",
+TEST_CASE("3-D layers on the 2-D solvers (flattened; depth-as-batch) match the CPU reference on an sm_90 device",
           "[gpu]") {
   std::optional<testing::CudaDeviceForTest> cuda = testing::OpenCudaDeviceOrSkip(90, 90);
   if (!cuda) return;
@@ -161,8 +161,10 @@ TEST_CASE("3-D layers on the 2-D solvers (flattened; depth-as-batch candidates) 
     testing::CheckOnDevice(checker, s, target, {p}, rng, -1, tally, 3);
   }
   const int flat_runs = tally.runs;
-  // The *Ncdhw candidates on FP32 NCDHW 1xRxS layers: strides, a padded 1x1x3, one frame.
-  for (const auto& [id, s] : solver::CandidateGpuSolvers()) {
+  // The *Ncdhw solvers on FP32 NCDHW 1xRxS layers: strides, a padded 1x1x3, one frame.
+  const solver::SolverList registered = solver::GpuTunableSolvers();
+  int depth_batch = 0;
+  for (const auto& [id, s] : registered) {
     if (s->Name().find("Ncdhw") == std::string_view::npos) continue;
     const Direction dir = s->Directions().front();
     std::vector<Problem> problems;
@@ -175,13 +177,15 @@ TEST_CASE("3-D layers on the 2-D solvers (flattened; depth-as-batch candidates) 
     INFO(s->Name() << ": " << problems.size() << " applicable");
     CHECK(problems.size() >= 1);
     testing::CheckOnDevice(checker, *s, target, problems, rng, -1, tally, 2);
+    ++depth_batch;
   }
+  CHECK(depth_batch == 6);
   const int batch_runs = tally.runs - flat_runs;
-  // The *Pad solvers (TunaHopperTmaFwdPad registered, the backward ones candidates): C/G or K/G off 16-byte rows (R(2+1)D's 230 and 45), groups, BF16, a 3-D layer.
-  solver::SolverList padded = solver::GpuTunableSolvers();  // 1052 registered; 1053-1054 candidates
-  for (auto& entry : solver::CandidateGpuSolvers()) padded.push_back(std::move(entry));
-  for (const auto& [id, s] : padded) {
+  // The *Pad solvers (1052-1054): C/G or K/G off 16-byte rows (R(2+1)D's 230 and 45), groups, BF16, a 3-D layer.
+  int padded = 0;
+  for (const auto& [id, s] : registered) {
     if (!s->Name().ends_with("Pad")) continue;
+    ++padded;
     const Direction dir = s->Directions().front();
     std::vector<Problem> problems;
     for (auto [c, k, g, type] : {std::tuple{230, 128, 1, DataType::kFp16}, std::tuple{64, 230, 1, DataType::kFp16},
@@ -198,6 +202,7 @@ TEST_CASE("3-D layers on the 2-D solvers (flattened; depth-as-batch candidates) 
     CHECK(problems.size() >= 2);
     testing::CheckOnDevice(checker, *s, target, problems, rng, -1, tally, 2);
   }
+  CHECK(padded == 3);
   const int pad_runs = tally.runs - flat_runs - batch_runs;
   // The *Nhwc solvers on FP32 channels-last layers: 3x3 with stride and padding, a mixed
   // NHWC/NCHW one, groups, and an NDHWC 1x3x3 layer (flattened to NHWC images, then NCHW copies).

@@ -3,9 +3,9 @@
 //   85, 86, 87   ConvDirectNaiveConv{Fwd,Bwd,Wrw}: every backend (MIOpen's names and ids)
 //   1001-1099    tuna's tunable GPU solvers (CUDA and HIP); 1031-1039 are channels-last solvers
 //                run on NCHW problems (<inner name>Nchw, conv/channel_order_adapter.h), 1040-1042
-//                the 3-D TMA solvers, 1043-1048 (candidates) 2-D NCHW solvers run on NCDHW 1xRxS
+//                the 3-D TMA solvers, 1043-1048 2-D NCHW solvers run on NCDHW 1xRxS
 //                problems (<inner name>Ncdhw, conv/depth_batch_adapter.h), 1049-1051 the 3-D TMA
-//                solvers on NCDHW, 1052 (1053-1054 candidates) the TMA solvers with channels padded
+//                solvers on NCDHW, 1052-1054 the TMA solvers with channels padded
 //                (<inner name>Pad, conv/channel_pad_adapter.h), 1055-1060 NCHW solvers run on NHWC /
 //                NDHWC problems (<inner name>Nhwc, conv/channel_order_adapter.h)
 //   2001-2099    tuna's tunable CPU solvers
