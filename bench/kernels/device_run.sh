@@ -31,7 +31,8 @@
 #   x_r2plus1d18_n8_fp16_{fwd,bwd,wrw}[:SECS] R(2+1)D-18 FP16 NDHWC (data/r2plus1d18_n8_fp16_*.txt): its (2+1)D layers on the
 #                          2-D solvers (flattened), the projections on the 3-D candidates and TunaIgemm
 #   x_r2plus1d18_n8_fp32_{fwd,bwd,wrw}[:SECS] the same network in FP32 NCDHW: the FP32 SIMT / Winograd solvers
-#                          flattened or through the *Ncdhw depth-as-batch candidates, against TunaIgemm
+#                          flattened or through the *Ncdhw depth-as-batch solvers, the stride-2 1x1x1 projections through
+#                          the *Strided candidates, against TunaIgemm (x_r2plus1d18_proj_n8_*: those projections alone)
 #                          TunaHopperTma{Fwd,Bwd}3d against TunaIgemm{Fwd,Bwd} + cuDNN best (TunaHopperTmaBwd3d: stride-1 rows), cross-checked by this folder's
 #                          cudnn_best_torch3d.py (the shared tool is 2-D only; the same method)
 #   x_resnet50_n32_fp32_nhwc_{fwd,bwd,wrw}[:SECS] ResNet-50 FP32 NHWC: the *Nhwc candidates (SIMT / Winograd on NCHW
@@ -96,15 +97,15 @@ for step in "$@"; do
         x_*fp32_nhwc_bwd) sv=TunaFastSimtBwdNhwc,TunaWinogradF4x3Nhwc,TunaWinogradF2x3Nhwc,TunaThinBwd,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
         x_*fp32_nhwc_wrw) sv=TunaFastSimtWrwNhwc,TunaWinogradWrwNhwc,TunaIgemmWrw; extra="--candidates --no-legacy" ;;
         x_r3d*_fwd) sv=TunaHopperTmaFwd3d,TunaIgemmFwd; extra="--candidates --no-legacy" ;;  # 3-D (NDHWC)
-        x_r3d*_bwd) sv=TunaHopperTmaBwd3d,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
+        x_r3d*_bwd) sv=TunaHopperTmaBwd3d,TunaHopperTmaBwdStrided,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
         x_r3d*_wrw) sv=TunaHopperTmaWrw3d,TunaIgemmWrw; extra="--candidates --no-legacy" ;;
         # R(2+1)D FP32 NCDHW: 3x1x1 / 1x1x1 flattened, 1x3x3 on the *Ncdhw depth-as-batch candidates, TunaIgemm the baseline
-        x_r2plus1d*fp32*_fwd) sv=TunaFastSimtFwd,TunaWinogradF4x3,TunaWinogradF2x3,TunaFastSimtFwdNcdhw,TunaWinogradF4x3Ncdhw,TunaWinogradF2x3Ncdhw,TunaIgemmFwd; extra="--candidates --no-legacy" ;;
-        x_r2plus1d*fp32*_bwd) sv=TunaFastSimtBwd,TunaWinogradF4x3,TunaWinogradF2x3,TunaFastSimtBwdNcdhw,TunaWinogradF4x3Ncdhw,TunaWinogradF2x3Ncdhw,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
-        x_r2plus1d*fp32*_wrw) sv=TunaFastSimtWrw,TunaWinogradWrw,TunaFastSimtWrwNcdhw,TunaWinogradWrwNcdhw,TunaIgemmWrw; extra="--candidates --no-legacy" ;;
+        x_r2plus1d*fp32*_fwd) sv=TunaFastSimtFwd,TunaWinogradF4x3,TunaWinogradF2x3,TunaFastSimtFwdNcdhw,TunaWinogradF4x3Ncdhw,TunaWinogradF2x3Ncdhw,TunaFastSimtFwdStrided,TunaIgemmFwd; extra="--candidates --no-legacy" ;;
+        x_r2plus1d*fp32*_bwd) sv=TunaFastSimtBwd,TunaWinogradF4x3,TunaWinogradF2x3,TunaFastSimtBwdNcdhw,TunaWinogradF4x3Ncdhw,TunaWinogradF2x3Ncdhw,TunaFastSimtBwdStrided,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
+        x_r2plus1d*fp32*_wrw) sv=TunaFastSimtWrw,TunaWinogradWrw,TunaFastSimtWrwNcdhw,TunaWinogradWrwNcdhw,TunaFastSimtWrwStrided,TunaIgemmWrw; extra="--candidates --no-legacy" ;;
         # R(2+1)D: 1x3x3 / 3x1x1 layers flattened to 2-D problems (problem/flatten.h), the 1x1x1 stride-2 projections 3-D
         x_r2plus1d*_fwd) sv=TunaHopperTmaFwd,TunaHopperHaloFwd,TunaHopperFwd,TunaFastTcFwd,TunaSmallCTcFwd,TunaSmallCFwd,TunaHopperTmaFwd3d,TunaHopperTmaFwdPad,TunaIgemmFwd; extra="--candidates --no-legacy" ;;
-        x_r2plus1d*_bwd) sv=TunaHopperTmaBwd,TunaHopperTmaBwd3d,TunaHopperTmaBwdPad,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
+        x_r2plus1d*_bwd) sv=TunaHopperTmaBwd,TunaHopperTmaBwd3d,TunaHopperTmaBwdPad,TunaHopperTmaBwdStrided,TunaIgemmBwd; extra="--candidates --no-legacy" ;;
         x_r2plus1d*_wrw) sv=TunaHopperTmaWrw,TunaHopperHaloWrw,TunaHopperWrw,TunaHopperTmaWrw3d,TunaHopperTmaWrwPad,TunaIgemmWrw; extra="--candidates --no-legacy" ;;
         x_mobilenet_dw*_fwd) sv=TunaDepthwiseFwd ;;
         x_mobilenet_dw*_bwd) sv=TunaDepthwiseBwd ;;

@@ -1,7 +1,8 @@
 // The body of the layout kernels (conv/layout_transpose.cu for CUDA and HIP, its cpu-backend twin
 // cpu_conv/layout_transpose.cc), used by the channels-last adapter solvers
 // (tuner_core/solver/conv/channel_order_adapter.h) to move a tensor between NCHW and NHWC, and by
-// the depth-as-batch adapters to move NCDHW tensors to (N, D, C, H, W) and back.
+// the depth-as-batch adapters to move NCDHW tensors to (N, D, C, H, W) and back, and by the strided
+// adapters to copy a strided 1x1 layer's lattice of x out and back.
 //
 // A batched transpose: `src` holds `batches` row-major matrices of `rows` x `cols` elements, `dst`
 // receives their transposes (cols x rows), batch after batch. NCHW -> NHWC is rows = channels,
@@ -44,7 +45,7 @@ typedef tuna_u32 tuna_lt_elem;
 #endif
 
 enum { kLtTile = 32, kLtThreadsX = 32, kLtThreadsY = 8, kLtThreads = kLtThreadsX * kLtThreadsY };
-enum { kLtFillThreads = 256, kLtRunThreads = 256 };
+enum { kLtFillThreads = 256, kLtRunThreads = 256, kLtLatticeWarps = 8 };
 
 // Elements per memory word W, and a tile's side in elements.
 template <typename W>
@@ -133,6 +134,50 @@ TUNA_DEVICE void lt_pad_rows(const tuna_lt_elem* src, tuna_lt_elem* dst, tuna_i6
     const tuna_i64 row = i / dst_cols;
     const int col = (int)(i - row * dst_cols);
     dst[i] = col < src_cols ? src[row * src_cols + col] : (tuna_lt_elem)0;
+  }
+}
+
+// Strided 1x1 layers (the strided adapters, tuner_core/solver/conv/strided_adapter.h): a tensor
+// seen as [outer][D][H][W][inner] words (channels-first: outer = N*C, inner = one element;
+// channels-last: outer = N, inner = the C elements, or their 32-bit words) and its lattice, the
+// frames, rows and columns at multiples of the strides ([outer][Dl][Hl][Wl][inner]).
+struct LtLattice {
+  int full[3], lat[3], stride[3], inner;
+};
+
+// Row `row` of dst, words first, first + step, ... of the row (inner == 1: its columns; else each
+// column's inner words). Gather: dst is the lattice (rows outer x Dl x Hl of Wl columns), read from
+// the tensor src. Scatter: dst is the tensor (rows outer x D x H of W columns), the lattice src's
+// words on the lattice and zero elsewhere.
+template <typename W>
+TUNA_DEVICE void lt_lattice_row(const W* src, W* dst, const LtLattice& g, int gather, int row, int first, int step) {
+  const int* rows = gather ? g.lat : g.full;
+  const int h = row % rows[1], t = row / rows[1];
+  const int d = t % rows[0], outer = t / rows[0];
+  const int cols = gather ? g.lat[2] : g.full[2], inner = g.inner;
+  W* to = dst + (tuna_i64)row * cols * inner;
+  tuna_i64 from = 0;  // the source row's first word
+  int on = 1;         // scatter: this row of the tensor is on the lattice
+  if (gather) {
+    from = (((tuna_i64)outer * g.full[0] + d * g.stride[0]) * g.full[1] + h * g.stride[1]) * g.full[2] * inner;
+  } else {
+    on = d % g.stride[0] == 0 && h % g.stride[1] == 0;
+    from = (((tuna_i64)outer * g.lat[0] + d / g.stride[0]) * g.lat[1] + h / g.stride[1]) * g.lat[2] * inner;
+  }
+  if (inner == 1) {
+    for (int w = first; w < cols; w += step) {
+      if (gather) {
+        to[w] = src[from + (tuna_i64)w * g.stride[2]];
+      } else {
+        to[w] = on && w % g.stride[2] == 0 ? src[from + w / g.stride[2]] : (W)0;
+      }
+    }
+    return;
+  }
+  for (int w = 0; w < cols; ++w) {
+    const int keep = gather || (on && w % g.stride[2] == 0);
+    const tuna_i64 col = from + (tuna_i64)(gather ? w * g.stride[2] : w / g.stride[2]) * inner;
+    for (int i = first; i < inner; i += step) to[w * inner + i] = keep ? src[col + i] : (W)0;
   }
 }
 

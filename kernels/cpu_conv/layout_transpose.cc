@@ -56,6 +56,29 @@ TUNA_CPU_KERNEL(tuna_pad_rows) {
   }
 }
 
+template <typename W>
+static void lt_lattice_block(const TunaCpuLaunch* launch, void** args) {
+  const W* src = tuna_arg<const W*>(args, 0);
+  W* dst = tuna_arg<W*>(args, 1);
+  const int rows = tuna_arg<int>(args, 2);
+  LtLattice g;
+  for (int i = 0; i < 3; ++i) {
+    g.full[i] = tuna_arg<int>(args, 3 + i);
+    g.lat[i] = tuna_arg<int>(args, 6 + i);
+    g.stride[i] = tuna_arg<int>(args, 9 + i);
+  }
+  g.inner = tuna_arg<int>(args, 12);
+  const int gather = tuna_arg<int>(args, 13);
+  for (int row = (int)launch->block_idx.x * kLtLatticeWarps; row < rows; row += (int)launch->grid.x * kLtLatticeWarps) {
+    for (int warp = 0; warp < kLtLatticeWarps && row + warp < rows; ++warp) {
+      for (int lane = 0; lane < 32; ++lane) lt_lattice_row<W>(src, dst, g, gather, row + warp, lane, 32);
+    }
+  }
+}
+
+TUNA_CPU_KERNEL(tuna_lattice_rows) { lt_lattice_block<tuna_lt_elem>(launch, args); }
+TUNA_CPU_KERNEL(tuna_lattice_rows_packed) { lt_lattice_block<tuna_u32>(launch, args); }
+
 TUNA_CPU_KERNEL(tuna_fill_zero) {
   tuna_u32* p = tuna_arg<tuna_u32*>(args, 0);
   const tuna_i64 words = tuna_arg<tuna_i64>(args, 1);

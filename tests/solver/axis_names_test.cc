@@ -267,6 +267,17 @@ TEST_CASE("every -D a tunable solver emits is read by its kernel; every kernel a
       ncdhw.direction = dir;
       problems.push_back(ncdhw);
     }
+    Problem proj = p3;  // a stride-2 1x1x1 projection: FP32 NCDHW and FP16 NDHWC (the *Strided adapters)
+    proj.fil = {1, 1, 1}, proj.pad = {0, 0, 0}, proj.stride = {2, 2, 2};
+    for (Direction dir : {Direction::kForward, Direction::kBackwardData, Direction::kBackwardWeights}) {
+      proj.direction = dir;
+      proj.data_type = DataType::kFp16;
+      proj.in_layout = proj.fil_layout = proj.out_layout = Layout::kNDHWC;
+      problems.push_back(proj);
+      proj.data_type = DataType::kFp32;
+      proj.in_layout = proj.fil_layout = proj.out_layout = Layout::kNCDHW;
+      problems.push_back(proj);
+    }
     p3.fil = {1, 3, 3};  // FP32 NCDHW 1x3x3 in every direction (the *Ncdhw depth-as-batch solvers)
     p3.pad = {0, 1, 1};
     p3.data_type = DataType::kFp32;

@@ -47,7 +47,8 @@ TEST_CASE("layout kernel: NVRTC and hiprtc builds for every element width", "[so
       solver::Solution sol;
       sol.kernels.push_back({"conv/layout_transpose.cu",
                              {"tuna_batched_transpose", "tuna_batched_transpose_packed", "tuna_fill_zero",
-                              "tuna_transpose_runs", "tuna_transpose_runs_packed", "tuna_pad_rows"},
+                              "tuna_transpose_runs", "tuna_transpose_runs_packed", "tuna_pad_rows", "tuna_lattice_rows",
+                              "tuna_lattice_rows_packed"},
                              {"-DTUNA_ELEM_BYTES=" + std::to_string(bytes)}});
       absl::StatusOr<std::vector<backend::CodeObject>> code = solver::CompileSolution(*be, sol, arch);
       if (!code.ok()) std::printf("%s\n", std::string(code.status().message()).substr(0, 3000).c_str());
@@ -226,9 +227,31 @@ TEST_CASE("3-D layers on the 2-D solvers (flattened; depth-as-batch) match the C
     CHECK(problems.back().spatial_dims == 3);  // the NDHWC layer, through the registry's flattening
     testing::CheckOnDevice(checker, s, target, problems, rng, -1, tally, 2);
   }
+  const int nhwc_runs = tally.runs - flat_runs - batch_runs - pad_runs;
+  // The *Strided candidates: stride-2 1x1x1 projections (FP32 NCDHW on the SIMT solvers, FP16 / BF16
+  // NDHWC backward data on the TMA kernel), sizes the strides do not divide, a depth stride alone.
+  int strided = 0;
+  for (const auto& [id, s] : solver::CandidateGpuSolvers()) {
+    if (!s->Name().ends_with("Strided")) continue;
+    ++strided;
+    const Direction dir = s->Directions().front();
+    const bool tma = s->Name().find("Tma") != std::string_view::npos;
+    std::vector<Problem> problems;
+    for (auto [in, stride, type] : {std::tuple{Dhw{6, 12, 10}, Dhw{2, 2, 2}, tma ? DataType::kFp16 : DataType::kFp32},
+                                    std::tuple{Dhw{5, 13, 11}, Dhw{2, 2, 2}, tma ? DataType::kBf16 : DataType::kFp32},
+                                    std::tuple{Dhw{6, 8, 8}, Dhw{2, 1, 1}, tma ? DataType::kFp16 : DataType::kFp32}}) {
+      Problem p = Make3d(dir, type, tma ? cl : cf, in, {1, 1, 1}, {0, 0, 0}, stride);
+      if (s->IsApplicable(target, p).ok()) problems.push_back(p);
+    }
+    INFO(s->Name() << ": " << problems.size() << " applicable");
+    CHECK(problems.size() == 3);
+    testing::CheckOnDevice(checker, *s, target, problems, rng, -1, tally, 2);
+  }
+  CHECK(strided == 4);
   std::printf("3-D on 2-D solvers: %d flattened runs, %d depth-as-batch runs; channel-padded: %d runs; "
-              "channels-first (FP32 NHWC, NDHWC): %d runs; %d failures\n",
-              flat_runs, batch_runs, pad_runs, tally.runs - flat_runs - batch_runs - pad_runs, tally.failures);
+              "channels-first (FP32 NHWC, NDHWC): %d runs; strided 1x1x1: %d runs; %d failures\n",
+              flat_runs, batch_runs, pad_runs, nhwc_runs, tally.runs - flat_runs - batch_runs - pad_runs - nhwc_runs,
+              tally.failures);
   CHECK(tally.failures == 0);
 }
 

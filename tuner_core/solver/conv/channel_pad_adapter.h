@@ -14,11 +14,7 @@
 // Stateless; thread-safe like every solver.
 #pragma once
 
-#include <memory>
-#include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 #include "tuner_core/solver/conv/tensor_move_adapter.h"
 
@@ -26,9 +22,7 @@ namespace tuna::solver {
 
 class ChannelPadAdapter : public TensorMoveAdapter {
  public:
-  // `name`: the adapter's own (perf-db) name; `inner` must be non-null.
-  ChannelPadAdapter(std::string name, std::unique_ptr<Solver> inner)
-      : TensorMoveAdapter(std::move(name), std::move(inner)) {}
+  using TensorMoveAdapter::TensorMoveAdapter;  // (name, inner)
 
   // Generic (searched briefly where a specialised solver applies too) where more than a third of
   // the padded channels are zeros (an RGB stem's 3 -> 8: the small-C solvers' layers); otherwise

@@ -13,11 +13,7 @@
 // Stateless; thread-safe like every solver.
 #pragma once
 
-#include <memory>
-#include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 #include "tuner_core/solver/conv/tensor_move_adapter.h"
 
@@ -25,9 +21,7 @@ namespace tuna::solver {
 
 class DepthBatchAdapter : public TensorMoveAdapter {
  public:
-  // `name`: the adapter's own (perf-db) name; `inner` must be non-null.
-  DepthBatchAdapter(std::string name, std::unique_ptr<Solver> inner)
-      : TensorMoveAdapter(std::move(name), std::move(inner)) {}
+  using TensorMoveAdapter::TensorMoveAdapter;  // (name, inner)
 
  protected:
   // Admits: NotApplicable for 2-D problems, a depth that is not an identity, problems FlattenTo2d

@@ -7,6 +7,7 @@
 #include "tuner_core/solver/conv/channel_order_adapter.h"
 #include "tuner_core/solver/conv/depth_batch_adapter.h"
 #include "tuner_core/solver/conv/flattening_solver.h"
+#include "tuner_core/solver/conv/strided_adapter.h"
 
 #include "tuner_core/solver/conv/gpu_depthwise.h"
 #include "tuner_core/solver/conv/gpu_direct_tiled.h"
@@ -47,6 +48,8 @@ std::unique_ptr<Solver> Nhwc(std::unique_ptr<Solver> inner) { return Adapted<Cha
 std::unique_ptr<Solver> Ncdhw(std::unique_ptr<Solver> inner) { return Adapted<DepthBatchAdapter>("Ncdhw", std::move(inner)); }
 // A channels-last solver on problems whose C/G or K/G is not whole 16-byte rows.
 std::unique_ptr<Solver> Padded(std::unique_ptr<Solver> inner) { return Adapted<ChannelPadAdapter>("Pad", std::move(inner)); }
+// A stride-1 solver on strided 1x1 (1x1x1) layers, on the lattice of x they read.
+std::unique_ptr<Solver> Strided(std::unique_ptr<Solver> inner) { return Adapted<StridedAdapter>("Strided", std::move(inner)); }
 
 // `S` built for forward, backward data and backward weights, ids first..first+2 in this order.
 template <typename S>
@@ -130,8 +133,15 @@ SolverList GpuTunableSolvers() {
 }
 
 SolverList CandidateGpuSolvers() {
-  // None now: the last ones (1043-1048, 1053-1054) were registered on 2026-12-06.
-  return {};
+  SolverList list;
+  // Strided 1x1x1 projections of 3-D networks (conv/strided_adapter.h): FP32 on the SIMT solvers,
+  // FP16/BF16 channels-last backward data on the TMA kernel (the 3-D TMA solvers take the forward
+  // and backward-weights projections already). Not yet run on a GPU.
+  list.emplace_back(1061, Strided(std::make_unique<FastSimtFwdSolver>()));
+  list.emplace_back(1062, Strided(std::make_unique<FastSimtBwdSolver>()));
+  list.emplace_back(1063, Strided(std::make_unique<FastSimtWrwSolver>()));
+  list.emplace_back(1064, Strided(std::make_unique<HopperTmaBwdSolver>()));
+  return list;
 }
 
 }  // namespace tuna::solver

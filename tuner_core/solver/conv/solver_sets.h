@@ -7,7 +7,9 @@
 //                problems (<inner name>Ncdhw, conv/depth_batch_adapter.h), 1049-1051 the 3-D TMA
 //                solvers on NCDHW, 1052-1054 the TMA solvers with channels padded
 //                (<inner name>Pad, conv/channel_pad_adapter.h), 1055-1060 NCHW solvers run on NHWC /
-//                NDHWC problems (<inner name>Nhwc, conv/channel_order_adapter.h)
+//                NDHWC problems (<inner name>Nhwc, conv/channel_order_adapter.h), 1061-1064
+//                (candidates) stride-1 solvers on strided 1x1 layers (<inner name>Strided,
+//                conv/strided_adapter.h)
 //   2001-2099    tuna's tunable CPU solvers
 // Candidates: GPU solvers written but not yet verified on a GPU. Never in the builtin registry
 // (tune jobs, the runtime): bench/kernels times them with --candidates, and a candidate moves into

@@ -39,6 +39,11 @@ namespace tuna::solver {
 
 class TensorMoveAdapter : public WrappingSolver {
  public:
+  // `name`: the adapter's own (perf-db) name; `inner` must be non-null. Subclasses inherit it
+  // (`using TensorMoveAdapter::TensorMoveAdapter`) unless they keep more state.
+  TensorMoveAdapter(std::string name, std::unique_ptr<Solver> inner)
+      : WrappingSolver(std::move(inner)), name_(std::move(name)) {}
+
   std::string_view Name() const override { return name_; }
 
   // Admits(problem), then the inner solver on Planned(problem) (its refusal quoted).
@@ -49,10 +54,6 @@ class TensorMoveAdapter : public WrappingSolver {
  protected:
   // A buffer of the solution and a byte offset into it.
   using Place = std::pair<BufferRole, int64_t>;
-
-  // `name`: the adapter's own (perf-db) name; `inner` must be non-null.
-  TensorMoveAdapter(std::string name, std::unique_ptr<Solver> inner)
-      : WrappingSolver(std::move(inner)), name_(std::move(name)) {}
 
   // OK where the adapter's moves apply to `problem` (NotApplicable naming the adapter otherwise).
   virtual absl::Status Admits(const Target& target, const Problem& problem) const = 0;
