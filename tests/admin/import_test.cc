@@ -1,5 +1,4 @@
 // `tuna import` against a real MariaDB: counts, idempotence, atomicity, verbatim tags.
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -10,6 +9,7 @@
 #include "catch2/catch.hpp"
 #include "schema/store/config_store.h"
 #include "tests/fixtures/mariadb_fixture.h"
+#include "tests/fixtures/read_file.h"
 
 using tuna::admin::ImportDriverFile;
 using tuna::admin::ImportDriverText;
@@ -19,13 +19,6 @@ using tuna::testing::MariadbTest;
 namespace {
 
 const char* kResnet = "tests/admin/testdata/resnet50_n32.txt";
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 ImportOptions Tag(const std::string& tag, bool recurrent = false) {
   ImportOptions o;
@@ -125,7 +118,7 @@ TEST_CASE_METHOD(MariadbTest, "A bad line anywhere: error names every bad line, 
   REQUIRE(ImportDriverFile(db(), kResnet, Tag("before")).ok());
   const std::string before = Fingerprint(db());
 
-  std::string text = ReadFile(kResnet);
+  std::string text = tuna::testing::ReadFile(kResnet);
   std::vector<std::string> lines;
   std::stringstream ss(text);
   for (std::string l; std::getline(ss, l);) lines.push_back(l);

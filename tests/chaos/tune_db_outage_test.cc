@@ -14,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <thread>
 
@@ -23,6 +22,7 @@
 #include "schema/store/database.h"
 #include "tests/chaos/chaos_util.h"
 #include "tests/distributed/worker_test_util.h"
+#include "tests/fixtures/read_file.h"
 
 namespace tuna {
 namespace {
@@ -78,13 +78,6 @@ std::unique_ptr<schema::Database> OpenDb(const TuneEnv& e) {
   return std::move(*db);
 }
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 int ExitCode(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -100 - WTERMSIG(status); }
 
 TEST_CASE("tune -f rides out a MariaDB kill -9 and restart and exports everything",
@@ -131,7 +124,7 @@ TEST_CASE("tune -f rides out a MariaDB kill -9 and restart and exports everythin
   // notices the outage, and a 300 s outage came back 300.0 s after that (at the former 300 s
   // default a slower restart stopped the run).
   std::smatch wait_for;
-  const std::string text = ReadText(log);
+  const std::string text = testing::ReadFile(log);
   REQUIRE(std::regex_search(text, wait_for, std::regex(R"(waiting for database .*; up to (\d+) s)")));
   CHECK(std::stoi(wait_for[1].str()) >= 600);
   CHECK(testing::CountLines(log, "files written:") == 1);

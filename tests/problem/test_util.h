@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/fixtures/read_file.h"
 #include "tuner_core/problem/driver_line.h"
 #include "tuner_core/problem/problem.h"
 #include "tuner_core/problem/validate.h"
@@ -28,13 +29,6 @@ inline std::string DataPath(const std::string& rel) {
     return std::string(env) + "/" + rel;
   }
   return "tests/problem/testdata/" + rel;
-}
-
-inline std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // A random problem that passes ValidateProblem: 2D and 3D, groups, all layouts, directions,

@@ -154,7 +154,7 @@ TEST_CASE("tuna driver -s 1: search writes the user perf db") {
   for (const auto& e : std::filesystem::directory_iterator(user.str())) {
     if (e.path().string().ends_with(".udb.txt")) {
       found = true;
-      CHECK(testing::ReadAll(e.path().string()).find("TunaCpuGemmConv:") != std::string::npos);
+      CHECK(testing::ReadFile(e.path().string()).find("TunaCpuGemmConv:") != std::string::npos);
     }
   }
   CHECK(found);

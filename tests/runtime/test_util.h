@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/fixtures/read_file.h"
 #include "tuner_core/backend/cpu/cpu_backend.h"
 #include "tuner_core/problem/driver_line.h"
 #include "tuner_core/problem/transpose.h"
@@ -48,12 +49,6 @@ class TempDir {
 };
 
 inline bool FileExists(const std::string& p) { return std::filesystem::exists(p); }
-inline std::string ReadAll(const std::string& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 inline Problem ParseOne(const std::string& line) {
   auto v = ParseDriverLine(line);

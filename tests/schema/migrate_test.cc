@@ -1,9 +1,7 @@
 // The migration runner against a real MariaDB.
-#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include "catch2/catch.hpp"
@@ -12,6 +10,7 @@
 #include "schema/store/database.h"
 #include "tests/fixtures/bunzip2.h"
 #include "tests/fixtures/mariadb_fixture.h"
+#include "tests/fixtures/read_file.h"
 
 using tuna::schema::Migration;
 using tuna::testing::CreateTestDatabase;
@@ -45,13 +44,6 @@ std::map<std::string, std::string> Schema(tuna::schema::Database& db) {
     if (ddl.ok()) out[t.String("name")] = std::regex_replace((*ddl)[0].String(1), kCounter, "");
   }
   return out;
-}
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 }  // namespace
@@ -172,7 +164,7 @@ TEST_CASE("A recorded rewrite of 001 accepts databases of the first text and mak
   REQUIRE(latest.ok());
   // Kept compressed: an archive of the applied text, not a second copy to maintain.
   const std::string first_text =
-      tuna::testing::Bunzip2(ReadText("tests/schema/testdata/001_initial_first_text.sql.bz2"));
+      tuna::testing::Bunzip2(tuna::testing::ReadFile("tests/schema/testdata/001_initial_first_text.sql.bz2"));
   REQUIRE(first_text.size() > 1000);
   REQUIRE_FALSE(latest->front().checksum == tuna::schema::MigrationChecksum(first_text));
   CHECK(latest->front().Matches(tuna::schema::MigrationChecksum(first_text)));
