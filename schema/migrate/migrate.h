@@ -11,8 +11,9 @@
 //   migration rewritten without changing the schema it creates names each earlier text's
 //   checksum on a line `-- tuna:replaces-checksum <64 hex>`, and databases that applied an
 //   earlier text are accepted as they are (their schema_version row keeps the old checksum).
-//   A test must show that both texts create the same schema. A database newer than the binary (versions the
-//   binary does not know) is FailedPrecondition too: an old tuna must not write to a new schema.
+//   A test must show that both texts create the same schema. A database newer than the binary
+//   (versions the binary does not know) is FailedPrecondition too: an old tuna must not write to
+//   a new schema.
 #pragma once
 
 #include <string>
